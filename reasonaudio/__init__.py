@@ -1,0 +1,3 @@
+"""ReasonAudio testbed: reasoning-intensive text-to-audio retrieval over Qdrant."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""Metrics, evaluation runs, comparisons, reports and plots."""

@@ -1,0 +1,99 @@
+"""`bench`: the command line. Thin: parse flags, call library functions, print with rich.
+
+Errors a user can cause (:class:`ReasonAudioError`) end as one line on stderr and exit code 2;
+anything else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.console import Console
+from typer.core import TyperGroup
+
+from reasonaudio.errors import ReasonAudioError
+
+console = Console()
+err_console = Console(stderr=True)
+
+USER_ERROR_EXIT = 2
+
+
+class _UserErrorGroup(TyperGroup):
+    """Turns ReasonAudioError from any subcommand into one line and a non-zero exit."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ReasonAudioError as exc:
+            err_console.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False,
+                              soft_wrap=True)
+            raise typer.Exit(USER_ERROR_EXIT) from None
+
+
+def _app(**kwargs: Any) -> typer.Typer:
+    return typer.Typer(cls=_UserErrorGroup, no_args_is_help=True, add_completion=False,
+                       pretty_exceptions_show_locals=False, **kwargs)
+
+
+app = _app(help="ReasonAudio testbed: build the benchmark, ingest into Qdrant, search, evaluate.")
+atoms_app = _app(help="Atom banks: check and fetch the source recordings.")
+app.add_typer(atoms_app, name="atoms")
+
+DataOpt = typer.Option(..., "--data", "-d", help="Benchmark directory (from `bench build`).")
+
+
+def main() -> None:  # console-script entry point
+    app()
+
+
+# --- build / info / render -------------------------------------------------------------------
+
+@app.command()
+def build(
+    out: Path = typer.Option(..., "--out", "-o", help="Directory to write (atomically)."),
+    atoms: str = typer.Option("synthetic", help="synthetic | PATH (folder bank) | fsd50k:PATH"),
+    seed: int = typer.Option(0, help="Seed for every random choice; same seed, same bytes."),
+    clips: int = typer.Option(10_000, help="Number of clips (60% sequential, 40% overlap)."),
+    queries: int = typer.Option(1_000, help="Number of queries, split evenly over the 5 tasks."),
+    audio: Optional[str] = typer.Option(None, help="Also write every clip's audio: flac | wav."),
+    force: bool = typer.Option(False, "--force", help="Replace OUT if it exists."),
+) -> None:
+    """Build a benchmark directory: corpus, queries, qrels, choices, atoms, manifest."""
+    from reasonaudio.ingest.build import BuildParams, build_benchmark
+    from reasonaudio.ingest.report import print_build_summary
+
+    params = BuildParams(atoms=atoms, seed=seed, n_clips=clips, n_queries=queries, audio=audio)
+    summary = build_benchmark(out, params, overwrite=force, console=console)
+    print_build_summary(console, out, summary)
+
+
+@app.command()
+def info(data: Path = DataOpt) -> None:
+    """Counts by mode and task, events per clip, relevant clips and hard negatives per query."""
+    from reasonaudio.ingest.benchmark import load_benchmark
+    from reasonaudio.ingest.report import print_info
+
+    print_info(console, load_benchmark(data))
+
+
+@app.command()
+def render(
+    clip_id: str = typer.Argument(..., help="Clip id, e.g. clip-00042."),
+    data: Path = DataOpt,
+    out: Path = typer.Option(..., "--out", "-o", help="Output audio file (.wav or .flac)."),
+    atoms: Optional[str] = typer.Option(None, help="Atom bank, if not the one the manifest names."),
+) -> None:
+    """Render one clip's audio from its spec (sample-identical on every call)."""
+    from reasonaudio.ingest.benchmark import load_benchmark
+    from reasonaudio.ingest.render import render_clip_to_file
+
+    bench = load_benchmark(data)
+    seconds = render_clip_to_file(bench, clip_id, out, bank_spec=atoms)
+    console.print(f"wrote {out} ({seconds:.2f} s)")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

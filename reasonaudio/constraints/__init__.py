@@ -1,0 +1,1 @@
+"""Query logic: AST, semantics, vectorised judge, text parser and Qdrant filter translation."""

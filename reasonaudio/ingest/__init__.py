@@ -1,0 +1,1 @@
+"""Atom banks, clip composer, renderer, query generator, benchmark files and embedding ingest."""

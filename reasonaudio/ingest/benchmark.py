@@ -1,0 +1,190 @@
+"""Reading a benchmark directory (BEIR layout, DESIGN 3) into typed objects.
+
+Every consumer (search, ingest, eval) goes through :func:`load_benchmark`, so a half-written or
+hand-edited directory fails here with the file and field named, not deep inside a retriever.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from reasonaudio.constraints.logic import Node, from_json, to_json
+from reasonaudio.errors import DataError
+from reasonaudio.fileio import read_json, read_jsonl, sha256_file
+from reasonaudio.ingest.atoms import Atom
+from reasonaudio.ingest.spec import Clip
+
+TASKS = ("negation", "order", "overlap", "duration", "mix")
+
+CORPUS = "corpus.jsonl"
+QUERIES = "queries.jsonl"
+QRELS = "qrels/test.tsv"
+CHOICES = "choices.jsonl"
+ATOMS = "atoms.jsonl"
+MANIFEST = "manifest.json"
+BENCHMARK_FILES = (CORPUS, QUERIES, QRELS, CHOICES, ATOMS)
+QRELS_HEADER = "query-id\tcorpus-id\tscore"
+
+
+@dataclass(frozen=True)
+class Query:
+    id: str
+    text: str
+    task: str
+    logic: Node
+    extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def to_json(self) -> dict[str, Any]:
+        out = {"_id": self.id, "text": self.text, "task": self.task, "logic": to_json(self.logic)}
+        out.update(self.extra)
+        return out
+
+    @classmethod
+    def from_json(cls, obj: Any, where: str = QUERIES) -> "Query":
+        if not isinstance(obj, dict):
+            raise DataError(f"{where}: expected a JSON object")
+        for key in ("_id", "text", "task", "logic"):
+            if key not in obj:
+                raise DataError(f"{where}: missing field {key!r}")
+        if obj["task"] not in TASKS:
+            raise DataError(f"{where} ({obj['_id']}): field 'task' must be one of {TASKS}, "
+                            f"got {obj['task']!r}")
+        logic = from_json(obj["logic"], f"{where} ({obj['_id']}).logic")
+        return cls(str(obj["_id"]), str(obj["text"]), obj["task"], logic,
+                   {k: v for k, v in obj.items() if k not in ("_id", "text", "task", "logic")})
+
+
+@dataclass(frozen=True)
+class Choice:
+    query_id: str
+    positive: str
+    negative: str
+
+
+def write_qrels(path: Path, qrels: dict[str, list[str]]) -> None:
+    """One row per relevant pair, score 1, queries and clips in id order."""
+    with open(path, "w", encoding="utf-8", newline="\n") as fh:
+        fh.write(QRELS_HEADER + "\n")
+        for qid in sorted(qrels):
+            for cid in sorted(qrels[qid]):
+                fh.write(f"{qid}\t{cid}\t1\n")
+
+
+def read_qrels(path: Path) -> dict[str, set[str]]:
+    if not path.is_file():
+        raise DataError(f"{path}: file not found")
+    out: dict[str, set[str]] = {}
+    with open(path, encoding="utf-8") as fh:
+        header = fh.readline().rstrip("\n")
+        if header != QRELS_HEADER:
+            raise DataError(f"{path}:1: expected header {QRELS_HEADER!r}, got {header!r}")
+        for lineno, line in enumerate(fh, 2):
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) != 3:
+                raise DataError(f"{path}:{lineno}: expected 3 tab-separated fields, got {len(parts)}")
+            qid, cid, score = parts
+            try:
+                relevant = int(score) > 0
+            except ValueError:
+                raise DataError(f"{path}:{lineno}: score must be an integer, got {score!r}") from None
+            if relevant:
+                out.setdefault(qid, set()).add(cid)
+    return out
+
+
+class Benchmark:
+    """A loaded benchmark directory. Large parts load lazily; ids are checked on load."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        if not self.root.is_dir():
+            raise DataError(f"{self.root}: benchmark directory not found (build one with `bench build --out DIR`)")
+        manifest_path = self.root / MANIFEST
+        if not manifest_path.is_file():
+            raise DataError(f"{self.root}: no {MANIFEST}; not a complete benchmark directory "
+                            "(an interrupted build, or not built by `bench build`)")
+        self.manifest: dict[str, Any] = read_json(manifest_path)
+
+    @cached_property
+    def clips(self) -> list[Clip]:
+        path = self.root / CORPUS
+        clips = [Clip.from_json(o, f"{path}:{i + 1}") for i, o in enumerate(read_jsonl(path))]
+        ids = [c.id for c in clips]
+        if len(set(ids)) != len(ids):
+            raise DataError(f"{path}: duplicate clip ids")
+        return clips
+
+    @cached_property
+    def clip_by_id(self) -> dict[str, Clip]:
+        return {c.id: c for c in self.clips}
+
+    @cached_property
+    def queries(self) -> list[Query]:
+        path = self.root / QUERIES
+        queries = [Query.from_json(o, f"{path}:{i + 1}") for i, o in enumerate(read_jsonl(path))]
+        ids = [q.id for q in queries]
+        if len(set(ids)) != len(ids):
+            raise DataError(f"{path}: duplicate query ids")
+        clash = set(ids) & set(self.clip_by_id)
+        if clash:
+            raise DataError(f"{path}: query ids also used as clip ids: {sorted(clash)[:3]}")
+        return queries
+
+    @cached_property
+    def query_by_id(self) -> dict[str, Query]:
+        return {q.id: q for q in self.queries}
+
+    @cached_property
+    def qrels(self) -> dict[str, set[str]]:
+        path = self.root / QRELS
+        qrels = read_qrels(path)
+        for qid, cids in qrels.items():
+            if qid not in self.query_by_id:
+                raise DataError(f"{path}: unknown query id {qid!r}")
+            missing = cids - self.clip_by_id.keys()
+            if missing:
+                raise DataError(f"{path}: unknown clip id {sorted(missing)[0]!r} for {qid}")
+        return qrels
+
+    @cached_property
+    def choices(self) -> list[Choice]:
+        path = self.root / CHOICES
+        out = []
+        for i, o in enumerate(read_jsonl(path)):
+            try:
+                out.append(Choice(o["query_id"], o["positive"], o["negative"]))
+            except (KeyError, TypeError):
+                raise DataError(f"{path}:{i + 1}: needs fields query_id, positive, negative") from None
+        return out
+
+    @cached_property
+    def atoms(self) -> list[Atom]:
+        path = self.root / ATOMS
+        return [Atom.from_json(o, f"{path}:{i + 1}") for i, o in enumerate(read_jsonl(path))]
+
+    @cached_property
+    def labels(self) -> tuple[str, ...]:
+        """The bank's vocabulary: every class label, sorted."""
+        return tuple(sorted({a.label for a in self.atoms}))
+
+    @property
+    def seed(self) -> int:
+        return int(self.manifest.get("seed", 0))
+
+    def verify(self) -> None:
+        """Check every file against the sha256 the manifest recorded."""
+        files = self.manifest.get("files", {})
+        for name in BENCHMARK_FILES:
+            path = self.root / name
+            if not path.is_file():
+                raise DataError(f"{path}: file listed in DESIGN 3 is missing")
+            want = files.get(name, {}).get("sha256")
+            if want and sha256_file(path) != want:
+                raise DataError(f"{path}: sha256 differs from {MANIFEST}; the file was changed after the build")
+
+
+def load_benchmark(root: Path | str) -> Benchmark:
+    return Benchmark(Path(root))

@@ -1,0 +1,106 @@
+"""Clip specs: the metadata of a composite clip, enough to re-render it exactly (Scaper-style).
+
+A clip is data, not audio: events with labels, times, the atom each was cut from and its gain.
+The renderer turns a spec plus the atom bank into samples on demand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from reasonaudio.errors import DataError
+
+MODES = ("sequential", "overlap")
+
+
+@dataclass(frozen=True)
+class Event:
+    label: str
+    onset: float
+    """seconds from the clip start, rounded to ms"""
+    offset: float
+    atom_id: str
+    gain_db: float
+    """gain relative to the bank's loudness reference (see the manifest's render parameters)"""
+
+    @property
+    def duration(self) -> float:
+        return round(self.offset - self.onset, 3)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"label": self.label, "onset": self.onset, "offset": self.offset,
+                "atom_id": self.atom_id, "gain_db": self.gain_db}
+
+
+@dataclass(frozen=True)
+class Clip:
+    id: str
+    mode: str
+    duration: float
+    sample_rate: int
+    events: tuple[Event, ...]
+    extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    """other corpus fields kept as they were read (e.g. which query planted the clip)"""
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return tuple(e.label for e in self.events)
+
+    def event(self, label: str) -> Event | None:
+        for e in self.events:
+            if e.label == label:
+                return e
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"_id": self.id, "mode": self.mode, "duration": self.duration,
+                               "sample_rate": self.sample_rate,
+                               "events": [e.to_json() for e in self.events]}
+        out.update(self.extra)
+        return out
+
+    @classmethod
+    def from_json(cls, obj: Any, where: str = "corpus") -> "Clip":
+        if not isinstance(obj, dict):
+            raise DataError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+        try:
+            clip_id = obj["_id"]
+            mode = obj["mode"]
+            duration = float(obj["duration"])
+            sample_rate = int(obj["sample_rate"])
+            raw_events = obj["events"]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise DataError(f"{where}: missing or malformed field {exc}") from None
+        if mode not in MODES:
+            raise DataError(f"{where} ({clip_id}): field 'mode' must be one of {MODES}, got {mode!r}")
+        events = []
+        for i, e in enumerate(raw_events):
+            try:
+                events.append(Event(str(e["label"]), float(e["onset"]), float(e["offset"]),
+                                    str(e["atom_id"]), float(e["gain_db"])))
+            except (KeyError, TypeError, ValueError) as exc:
+                raise DataError(f"{where} ({clip_id}): events[{i}] missing or malformed field {exc}") from None
+        clip = cls(clip_id, mode, duration, sample_rate, tuple(events),
+                   {k: v for k, v in obj.items()
+                    if k not in ("_id", "mode", "duration", "sample_rate", "events")})
+        validate_clip(clip, where)
+        return clip
+
+
+def validate_clip(clip: Clip, where: str = "corpus") -> None:
+    """DESIGN 3 invariants: times in range, one event per label, mode consistent with times."""
+    seen: set[str] = set()
+    for e in clip.events:
+        if e.label in seen:
+            raise DataError(f"{where} ({clip.id}): label {e.label!r} occurs twice")
+        seen.add(e.label)
+        if not (0 <= e.onset < e.offset <= clip.duration + 1e-9):
+            raise DataError(f"{where} ({clip.id}): event {e.label!r} needs 0 <= onset < offset <= "
+                            f"duration, got onset={e.onset}, offset={e.offset}, duration={clip.duration}")
+    if clip.mode == "sequential":
+        ordered = sorted(clip.events, key=lambda e: e.onset)
+        for x, y in zip(ordered, ordered[1:]):
+            if x.offset > y.onset + 1e-9:
+                raise DataError(f"{where} ({clip.id}): sequential clip has intersecting events "
+                                f"{x.label!r} and {y.label!r}")

@@ -1,0 +1,1 @@
+"""Model registry shared by ingest and retrievers."""

@@ -1,0 +1,1 @@
+"""Retrievers: oracle payload filter, baselines, per-model vector search, two-stage pipelines."""

@@ -1,0 +1,1 @@
+"""Qdrant access shared by ingest and retrievers (embedded backends and real servers)."""
