@@ -1,0 +1,45 @@
+"""What every retriever is: query text in, ranked clip ids out.
+
+All retrievers take the query *text* (the oracle parses it too), so a run measures the whole
+pipeline. One tie rule everywhere: score descending, then clip id ascending.
+"""
+
+from __future__ import annotations
+
+import abc
+import heapq
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Sequence
+
+
+@dataclass(frozen=True)
+class Hit:
+    clip_id: str
+    score: float
+
+
+def rank(scores: Mapping[str, float] | Iterable[tuple[str, float]], k: int | None = None) -> list[Hit]:
+    """Order (clip id, score) pairs by score descending, then clip id ascending; keep ``k``."""
+    items = scores.items() if isinstance(scores, Mapping) else scores
+    key = lambda item: (-float(item[1]), item[0])  # noqa: E731
+    ordered = (heapq.nsmallest(k, items, key=key) if k is not None else sorted(items, key=key))
+    return [Hit(cid, float(s)) for cid, s in ordered]
+
+
+class Retriever(abc.ABC):
+    """A named way to rank the corpus for a query."""
+
+    name: str = "retriever"
+
+    @abc.abstractmethod
+    def search(self, text: str, k: int) -> list[Hit]:
+        """The top ``k`` clips for ``text``, ranked by :func:`rank`'s rule."""
+
+    def score(self, text: str, clip_ids: Sequence[str]) -> list[float]:
+        """Scores of given clips (multiple choice). Default: a clip outside the top 1000 scores -inf."""
+        found = {h.clip_id: h.score for h in self.search(text, max(1000, len(clip_ids)))}
+        return [found.get(cid, float("-inf")) for cid in clip_ids]
+
+    def describe(self) -> dict[str, Any]:
+        """What a results file records about this retriever (model, revision, parameters)."""
+        return {"name": self.name}
