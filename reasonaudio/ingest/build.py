@@ -1,0 +1,233 @@
+"""`bench build`: atom bank -> clip specs -> queries -> qrels -> benchmark directory.
+
+The directory is written into a temporary sibling and renamed at the end, so an interrupted build
+never leaves a directory that looks complete. Everything random is drawn from one
+``random.Random`` seeded with a string derived from ``--seed`` (string seeds are hashed with
+SHA-512 by CPython, independent of PYTHONHASHSEED), so the same seed gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import platform
+import random
+from dataclasses import asdict, dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from reasonaudio import __version__
+from reasonaudio.constraints.judge import ClipIndex
+from reasonaudio.constraints.logic import to_json
+from reasonaudio.constraints.semantics import holds, intervals
+from reasonaudio.errors import DataError
+from reasonaudio.fileio import atomic_dir, sha256_file, write_json, write_jsonl
+from reasonaudio.ingest.atoms import AtomBank, open_bank
+from reasonaudio.ingest.benchmark import (ATOMS, CHOICES, CORPUS, MANIFEST, QRELS, QUERIES, TASKS,
+                                          write_qrels)
+from reasonaudio.ingest.compose import ComposeParams, Composer, check_margins, clip_mode
+from reasonaudio.ingest.queries import PlantedQuery, QueryPlanter
+from reasonaudio.ingest.spec import Clip
+
+FORMAT_VERSION = 1
+OVERLAP_SHARE = 0.4
+MAX_TRIES = 200
+
+
+@dataclass(frozen=True)
+class BuildParams:
+    atoms: str = "synthetic"
+    seed: int = 0
+    n_clips: int = 10_000
+    n_queries: int = 1_000
+    audio: str | None = None
+    compose: ComposeParams = ComposeParams()
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["compose"] = self.compose.to_json()
+        return out
+
+
+@dataclass
+class BuildResult:
+    clips: list[Clip]
+    queries: list[dict[str, Any]]
+    qrels: dict[str, list[str]]
+    choices: list[dict[str, str]]
+    hard_negatives: dict[str, int]
+    adjustments: dict[str, int]
+
+
+def versions() -> dict[str, str]:
+    """Versions recorded in every artefact (python and the packages that shape the output)."""
+    out = {"reasonaudio": __version__, "python": platform.python_version()}
+    for pkg in ("numpy", "soundfile", "soxr", "pyloudnorm", "qdrant-client", "qdrant-edge-py",
+                "torch", "transformers"):
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def _per_task(n_queries: int) -> dict[str, int]:
+    base, extra = divmod(n_queries, len(TASKS))
+    return {t: base + (1 if i < extra else 0) for i, t in enumerate(TASKS)}
+
+
+def _validate(params: BuildParams, bank: AtomBank) -> None:
+    if params.n_clips <= 0:
+        raise DataError(f"--clips must be positive, got {params.n_clips}")
+    if params.n_queries < 0:
+        raise DataError(f"--queries must be zero or positive, got {params.n_queries}")
+    if params.n_clips < 2 * params.n_queries:
+        raise DataError(f"--clips {params.n_clips} is too few for --queries {params.n_queries}: "
+                        "every query plants a positive and a hard-negative clip (need clips >= 2 x queries)")
+    if len(bank.labels) < params.compose.max_events:
+        raise DataError(f"atom bank {params.atoms!r} has {len(bank.labels)} classes; "
+                        f"at least {params.compose.max_events} are needed")
+    if params.audio not in (None, "flac", "wav"):
+        raise DataError(f"--audio must be flac or wav, got {params.audio!r}")
+
+
+def _plant(planter: QueryPlanter, task: str, seen: set[str], counts: dict[str, int]) -> PlantedQuery:
+    for _ in range(MAX_TRIES):
+        try:
+            pq = planter.plant(task)
+        except ValueError:
+            counts["query redrawn: layout did not fit"] = counts.get("query redrawn: layout did not fit", 0) + 1
+            continue
+        key = str(to_json(pq.logic))
+        if key in seen:
+            continue
+        seen.add(key)
+        pos, neg = intervals(pq.positive.events), intervals(pq.negative.events)
+        if not holds(pq.logic, pos) or holds(pq.logic, neg):
+            raise AssertionError(f"planted pair for {task} does not discriminate: {pq}")
+        return pq
+    raise DataError(f"could not draw a new {task} query after {MAX_TRIES} tries; "
+                    "the atom bank has too few classes for this many queries")
+
+
+def compose_benchmark(params: BuildParams, bank: AtomBank,
+                      console: Console | None = None) -> BuildResult:
+    """Everything but the files: clips, queries, qrels, choices (pure, seeded)."""
+    from reasonaudio.constraints.templates import render_query
+
+    _validate(params, bank)
+    rng = random.Random(f"reasonaudio-build-{params.seed}")
+    composer = Composer(bank, params.compose, rng)
+    planter = QueryPlanter(composer)
+
+    planted: list[PlantedQuery] = []
+    seen: set[str] = set()
+    for task, n in _per_task(params.n_queries).items():
+        for _ in range(n):
+            planted.append(_plant(planter, task, seen, composer.adjustments))
+
+    planted_clips = [c for pq in planted for c in (pq.positive, pq.negative)]
+    n_overlap = round(params.n_clips * OVERLAP_SHARE)
+    want = {"overlap": n_overlap, "sequential": params.n_clips - n_overlap}
+    for mode in want:
+        have = sum(c.mode == mode for c in planted_clips)
+        if have > want[mode]:
+            raise DataError(f"the {len(planted)} queries plant {have} {mode} clips, more than the "
+                            f"{want[mode]} {mode} clips of --clips {params.n_clips}; raise --clips")
+        want[mode] -= have
+    fill: list[Clip] = []
+    for mode in ("sequential", "overlap"):
+        for _ in range(want[mode]):
+            for _ in range(MAX_TRIES):
+                try:
+                    fill.append(composer.random_clip(mode))
+                    break
+                except ValueError:
+                    composer.note("fill clip redrawn: layout did not fit")
+            else:
+                raise DataError(f"could not compose a {mode} clip in {MAX_TRIES} tries")
+
+    # Shuffle, then number: ids carry no hint of which clips were planted for which query.
+    tagged = [(c, i) for i, c in enumerate(planted_clips)] + [(c, -1) for c in fill]
+    rng.shuffle(tagged)
+    width = max(5, len(str(params.n_clips - 1)))
+    clips: list[Clip] = []
+    planted_id: dict[int, str] = {}
+    for n, (clip, planted_index) in enumerate(tagged):
+        cid = f"clip-{n:0{width}d}"
+        clip = Clip(cid, clip.mode, clip.duration, clip.sample_rate, clip.events)
+        if clip_mode(clip) != clip.mode:
+            raise AssertionError(f"{cid}: composed as {clip.mode} but times say {clip_mode(clip)}")
+        check_margins(clip, params.compose)
+        clips.append(clip)
+        if planted_index >= 0:
+            planted_id[planted_index] = cid
+
+    index = ClipIndex(clips)
+    qwidth = max(4, len(str(max(params.n_queries - 1, 0))))
+    queries, qrels, choices, hard = [], {}, [], {}
+    for qn, pq in enumerate(planted):
+        qid = f"q-{qn:0{qwidth}d}"
+        text, template = render_query(pq.logic, pq.task, rng)
+        queries.append({"_id": qid, "text": text, "task": pq.task, "logic": to_json(pq.logic),
+                        "shape": pq.shape, "template": template})
+        relevant = index.relevant(pq.logic)
+        negatives = index.hard_negatives(pq.logic)
+        pos_id, neg_id = planted_id[2 * qn], planted_id[2 * qn + 1]
+        qrels[qid] = index.ids(relevant)
+        hard[qid] = int(negatives.sum())
+        if pos_id not in qrels[qid] or neg_id not in index.ids(negatives):
+            raise AssertionError(f"{qid}: planted pair lost after numbering")
+        choices.append({"query_id": qid, "positive": pos_id, "negative": neg_id,
+                        "violation": pq.violation})
+    return BuildResult(clips, queries, qrels, choices, hard, dict(sorted(composer.adjustments.items())))
+
+
+def build_benchmark(out: Path | str, params: BuildParams, overwrite: bool = False,
+                    console: Console | None = None) -> dict[str, Any]:
+    """Compose and write a benchmark directory atomically; returns the manifest."""
+    out = Path(out)
+    if out.exists() and not overwrite:
+        raise DataError(f"{out}: already exists (pass --force to replace it)")
+    bank = open_bank(params.atoms)
+    result = compose_benchmark(params, bank, console)
+    with atomic_dir(out, overwrite=overwrite) as tmp:
+        write_jsonl(tmp / CORPUS, (c.to_json() for c in result.clips))
+        write_jsonl(tmp / QUERIES, result.queries)
+        (tmp / "qrels").mkdir()
+        write_qrels(tmp / QRELS, result.qrels)
+        write_jsonl(tmp / CHOICES, result.choices)
+        write_jsonl(tmp / ATOMS, (a.to_json() for a in bank.atoms))
+        manifest = _manifest(params, bank, result, tmp)
+        if params.audio:
+            from reasonaudio.ingest.render import RenderParams, write_clip_audio
+
+            write_clip_audio(tmp / "audio", result.clips, bank, params.audio, RenderParams())
+        write_json(tmp / MANIFEST, manifest)
+    return manifest
+
+
+def _manifest(params: BuildParams, bank: AtomBank, result: BuildResult, root: Path) -> dict[str, Any]:
+    from reasonaudio.ingest.render import RenderParams
+
+    modes = {m: sum(c.mode == m for c in result.clips) for m in ("sequential", "overlap")}
+    tasks = {t: sum(q["task"] == t for q in result.queries) for t in TASKS}
+    files = {}
+    for name in (CORPUS, QUERIES, QRELS, CHOICES, ATOMS):
+        path = root / name
+        files[name] = {"sha256": sha256_file(path), "bytes": path.stat().st_size}
+    return {
+        "format": "reasonaudio-benchmark", "format_version": FORMAT_VERSION,
+        "seed": params.seed,
+        "parameters": params.to_json(),
+        "render": asdict(RenderParams()),
+        "bank": bank.describe(),
+        "versions": versions(),
+        "counts": {"clips": len(result.clips), "clips_by_mode": modes,
+                   "queries": len(result.queries), "queries_by_task": tasks,
+                   "qrels": sum(len(v) for v in result.qrels.values()),
+                   "atoms": len(bank.atoms), "classes": len(bank.labels)},
+        "adjustments": result.adjustments,
+        "files": files,
+    }
