@@ -7,3 +7,19 @@ import os
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+
+from pathlib import Path
+
+import pytest
+
+SMALL_BUILD = dict(atoms="synthetic", seed=0, n_clips=300, n_queries=50)
+
+
+@pytest.fixture(scope="session")
+def small_bench_dir(tmp_path_factory) -> Path:
+    """A built benchmark (synthetic bank, seed 0, 300 clips, 50 queries). Treat as read-only."""
+    from reasonaudio.ingest.build import BuildParams, build_benchmark
+
+    out = tmp_path_factory.mktemp("bench") / "small"
+    build_benchmark(out, BuildParams(**SMALL_BUILD))
+    return out

