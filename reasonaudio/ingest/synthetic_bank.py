@@ -25,7 +25,7 @@ from threading import Lock
 from typing import Any, Callable
 
 import numpy as np
-from scipy import signal
+from scipy import fft, signal
 
 from reasonaudio.errors import DataError
 from reasonaudio.ingest.atoms import Atom, AtomBank
@@ -240,14 +240,13 @@ def _t(n: int) -> np.ndarray:
 
 def _shaped_noise(rng: np.random.Generator, n: int, alpha: float) -> np.ndarray:
     """Noise with power spectrum ~ 1/f^alpha (0 white, 1 pink, 2 brown, -1 blue)."""
-    white = rng.standard_normal(n)
     if alpha == 0:
-        return white
-    spec = np.fft.rfft(white)
-    f = np.fft.rfftfreq(n, 1 / SR)
-    f[0] = f[1] if n > 1 else 1.0
+        return rng.standard_normal(n)
+    m = fft.next_fast_len(n, real=True)  # an awkward n (large prime factors) makes the FFT slow
+    spec = np.fft.rfft(rng.standard_normal(m))
+    f = np.fft.rfftfreq(m, 1 / SR)
     spec *= np.maximum(f, 20.0) ** (-alpha / 2)
-    return np.fft.irfft(spec, n)
+    return np.fft.irfft(spec, m)[:n]
 
 
 def _bandpass(x: np.ndarray, lo: float, hi: float, order: int = 4) -> np.ndarray:
@@ -403,7 +402,7 @@ def _gen_band(rng, n, p, j):
     x = rng.standard_normal(n)
     if tex == "whoosh":
         # time-varying band-pass by frame-wise FFT shaping: the centre glides an octave up and down
-        frame, hop = 2048, 512
+        frame, hop = 2048, 1024
         pad = np.concatenate([np.zeros(frame), x, np.zeros(frame)])
         win = np.hanning(frame)
         freqs = np.fft.rfftfreq(frame, 1 / SR)
@@ -459,9 +458,12 @@ def _gen_metal(rng, n, p, j):
         amps = list(rng.uniform(0.3, 1.0, size=10))
         tau = min(0.25, dur / 6)
     x = np.zeros(n)
-    for i, (r, a) in enumerate(zip(ratios, amps)):
+    env = np.exp(-t / tau)
+    step = np.exp(-0.3 * t / tau)  # partial i decays (1 + 0.3 i) times faster than the first
+    for r, a in zip(ratios, amps):
         if r * f < 0.45 * SR:
-            x += a * np.sin(2 * np.pi * r * f * t + rng.uniform(0, 2 * np.pi)) * np.exp(-t * (1 + 0.3 * i) / tau)
+            x += a * np.sin(2 * np.pi * r * f * t + rng.uniform(0, 2 * np.pi)) * env
+        env = env * step
     if kind == "gong":
         x *= 1 - np.exp(-t / 0.05)
     if kind in ("clang", "bell"):
