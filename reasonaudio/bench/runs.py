@@ -1,0 +1,117 @@
+"""Runs (query id -> ranked clip ids with scores) and TREC run files.
+
+A TREC run file has one line per retrieved clip: ``qid Q0 docid rank score tag`` (space
+separated, rank from 1). We write ranks in the run's order (score descending, then clip id
+ascending, the project's tie rule) and read them back ordered by the rank column, so metrics see
+exactly the order the retriever produced. Note that ``trec_eval`` itself re-sorts by score and
+breaks ties by doc id *descending*; with tied scores its numbers can differ from ours.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from reasonaudio.errors import DataError
+from reasonaudio.fileio import atomic_file
+from reasonaudio.retrievers.base import Hit
+
+_TOKEN = re.compile(r"^\S+$")
+
+
+@dataclass
+class Run:
+    """A retriever's answers: query id -> hits, best first. Queries it did not answer are absent."""
+
+    tag: str
+    hits: dict[str, list[Hit]] = field(default_factory=dict)
+
+    def ranking(self, qid: str) -> list[str]:
+        return [h.clip_id for h in self.hits.get(qid, ())]
+
+    def __len__(self) -> int:
+        return len(self.hits)
+
+
+def _score_text(score: float) -> str:
+    # repr round-trips a float exactly; TREC tools read inf/-inf/nan with strtod too.
+    if math.isnan(score):
+        return "nan"
+    if math.isinf(score):
+        return "inf" if score > 0 else "-inf"
+    return repr(float(score))
+
+
+def trec_lines(run: Run, qids: Iterable[str] | None = None) -> Iterable[str]:
+    """Lines of ``run`` as a TREC run file, queries in ``qids`` order (default: sorted)."""
+    tag = run.tag
+    if not _TOKEN.match(tag):
+        tag = re.sub(r"\s+", "_", tag) or "run"
+    for qid in (sorted(run.hits) if qids is None else qids):
+        for r, hit in enumerate(run.hits.get(qid, ()), 1):
+            yield f"{qid} Q0 {hit.clip_id} {r} {_score_text(hit.score)} {tag}\n"
+
+
+def write_trec(path: Path | str, run: Run, qids: Iterable[str] | None = None) -> Path:
+    """Write ``run`` atomically as a TREC run file; returns the path."""
+    path = Path(path)
+    for qid, hits in run.hits.items():
+        for h in hits:
+            if not _TOKEN.match(qid) or not _TOKEN.match(h.clip_id):
+                raise DataError(f"{path}: ids in a TREC run file cannot contain spaces "
+                                f"(query {qid!r}, clip {h.clip_id!r})")
+    with atomic_file(path, "w", encoding="utf-8", newline="\n") as fh:
+        fh.writelines(trec_lines(run, qids))
+    return path
+
+
+def read_trec(path: Path | str, tag: str | None = None) -> Run:
+    """Read a TREC run file; each query's hits are ordered by the rank column.
+
+    Lines must have six whitespace-separated fields with an integer rank and a float score;
+    a clip may appear once per query and a rank once per query. ``tag`` (default: the file's
+    tag column, which must be the same on every line) names the run.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"{path}: run file not found")
+    rows: dict[str, list[tuple[int, str, float]]] = {}
+    tags: set[str] = set()
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            parts = line.split()
+            if len(parts) != 6:
+                raise DataError(f"{path}:{lineno}: expected 6 fields 'qid Q0 docid rank score tag', "
+                                f"got {len(parts)}")
+            qid, _q0, cid, rank_s, score_s, run_tag = parts
+            try:
+                rnk = int(rank_s)
+            except ValueError:
+                raise DataError(f"{path}:{lineno}: rank must be an integer, got {rank_s!r}") from None
+            try:
+                score = float(score_s)
+            except ValueError:
+                raise DataError(f"{path}:{lineno}: score must be a number, got {score_s!r}") from None
+            rows.setdefault(qid, []).append((rnk, cid, score))
+            tags.add(run_tag)
+    if tag is None:
+        if len(tags) > 1:
+            raise DataError(f"{path}: more than one run tag ({', '.join(sorted(tags)[:3])}); "
+                            "one file holds one run")
+        tag = next(iter(tags), path.stem)
+    run = Run(tag)
+    for qid, items in rows.items():
+        items.sort(key=lambda t: t[0])
+        ranks = [t[0] for t in items]
+        if len(set(ranks)) != len(ranks):
+            raise DataError(f"{path}: query {qid!r} has a repeated rank")
+        cids = [t[1] for t in items]
+        if len(set(cids)) != len(cids):
+            raise DataError(f"{path}: query {qid!r} lists a clip twice")
+        run.hits[qid] = [Hit(cid, score) for _, cid, score in items]
+    return run
