@@ -327,9 +327,10 @@ def _gen_sweep(rng, n, p, j):
 
 
 def _click_grain(kind: str, rng: np.random.Generator) -> np.ndarray:
-    if kind == "clicking":
-        g = np.zeros(96)
-        g[0], g[1], g[2] = 1.0, -0.6, 0.25
+    if kind == "clicking":  # an impulse plus a 1 ms broadband tail (a bare impulse is all peak)
+        m = int(0.008 * SR)
+        g = 0.6 * _highpass(rng.standard_normal(m), 1000.0) * _decay(m, 0.0012, attack=0.0)
+        g[0] += 1.0
         return g
     if kind == "ticking":
         m = int(0.004 * SR)
