@@ -95,5 +95,67 @@ def render(
     console.print(f"wrote {out} ({seconds:.2f} s)")
 
 
+# --- eval / compare / report (bench/) ---------------------------------------------------------
+
+@app.command("eval")
+def eval_(
+    data: Path = DataOpt,
+    retriever: list[str] = typer.Option(..., "--retriever", "-r",
+                                        help="Retriever name (repeat for several)."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the results as JSON."),
+    trec: Optional[Path] = typer.Option(None, "--trec", help="Write one TREC run file per retriever here."),
+    depth: int = typer.Option(100, "--depth", "-k", help="Clips each retriever returns per query."),
+) -> None:
+    """Evaluate retrievers on every query: per-task Acc@1 / nDCG@10 and multiple choice."""
+    from reasonaudio.bench.evaluate import evaluate_retrievers
+    from reasonaudio.bench.report import print_eval_tables, write_results_json
+    from reasonaudio.ingest.benchmark import load_benchmark
+
+    results = evaluate_retrievers(load_benchmark(data), retriever, depth=depth, trec_dir=trec,
+                                  console=console)
+    print_eval_tables(console, results)
+    if json_out is not None:
+        write_results_json(json_out, results)
+        console.print(f"wrote {json_out}")
+
+
+@app.command()
+def compare(
+    a: str = typer.Argument(..., help="Retriever A."),
+    b: str = typer.Argument(..., help="Retriever B."),
+    data: Path = DataOpt,
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the comparison as JSON."),
+    depth: int = typer.Option(100, "--depth", "-k", help="Depth if a retriever must be evaluated."),
+) -> None:
+    """A - B per task with a paired randomization test (10,000 permutations, seed 0)."""
+    from reasonaudio.bench.compare import compare as compare_results
+    from reasonaudio.bench.evaluate import ensure_results
+    from reasonaudio.bench.report import print_comparison, write_json
+    from reasonaudio.ingest.benchmark import load_benchmark
+
+    results = ensure_results(load_benchmark(data), [a, b], depth=depth, console=console)
+    comparison = compare_results(results.runs[a], results.runs[b])
+    print_comparison(console, comparison)
+    if json_out is not None:
+        write_json(json_out, comparison.to_json())
+        console.print(f"wrote {json_out}")
+
+
+@app.command()
+def report(
+    data: Path = DataOpt,
+    out: Optional[Path] = typer.Option(None, "--out", "-o",
+                                       help="Folder for PNG plots (default DATA/results/plots)."),
+    retriever: Optional[list[str]] = typer.Option(None, "--retriever", "-r",
+                                                  help="Only these retrievers (default: all saved)."),
+    projection: str = typer.Option("pca", help="2-D projection of embeddings: pca | tsne."),
+) -> None:
+    """Saved results as tables and PNG plots (no recomputation)."""
+    from reasonaudio.bench.report import run_report
+    from reasonaudio.ingest.benchmark import load_benchmark
+
+    run_report(console, load_benchmark(data), out, retriever or None, projection)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

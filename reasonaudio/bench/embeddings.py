@@ -1,0 +1,107 @@
+"""The embedding hook: what an embedding retriever exposes so reports can draw its space.
+
+A retriever is an *embedding retriever* when it has both
+
+- ``embed_text(text) -> np.ndarray`` (the query's text vector, shape ``(d,)``), and
+- ``clip_vectors(clip_ids) -> np.ndarray`` of shape ``(len(clip_ids), d)`` (or a mapping
+  clip id -> vector) with the stored audio vectors of those clips.
+
+At eval time, for one query per task (the first by id that has a relevant clip and a hard
+negative) we save the query vector with up to :data:`MAX_PER_KIND` positives and hard negatives
+(first by id) to ``DATA/results/<slug>.embeddings.npz``, so ``bench report`` can project them
+without loading the model again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from reasonaudio.fileio import atomic_file
+from reasonaudio.ingest.benchmark import TASKS, Benchmark
+
+MAX_PER_KIND = 12
+KINDS = ("positive", "hard_negative")
+
+
+def has_embedding_hook(retriever: Any) -> bool:
+    return callable(getattr(retriever, "embed_text", None)) and callable(
+        getattr(retriever, "clip_vectors", None))
+
+
+def _vectors(retriever: Any, clip_ids: list[str]) -> np.ndarray:
+    got = retriever.clip_vectors(clip_ids)
+    if isinstance(got, dict):
+        got = [got[c] for c in clip_ids]
+    arr = np.asarray(got, dtype=np.float32)
+    if arr.ndim != 2 or arr.shape[0] != len(clip_ids):
+        raise ValueError(f"clip_vectors returned shape {arr.shape} for {len(clip_ids)} clips")
+    return arr
+
+
+@dataclass
+class ProjectionQuery:
+    """One query's text vector and its positive / hard-negative clip vectors."""
+
+    query_id: str
+    task: str
+    text: str
+    query_vector: np.ndarray
+    clip_ids: list[str]
+    kinds: list[str]
+    clip_vectors: np.ndarray
+
+
+def collect(bench: Benchmark, retriever: Any) -> list[ProjectionQuery]:
+    from reasonaudio.bench.evaluate import hard_negatives
+
+    hard = hard_negatives(bench)
+    out = []
+    for task in TASKS:
+        for q in sorted((q for q in bench.queries if q.task == task), key=lambda q: q.id):
+            pos = sorted(bench.qrels.get(q.id, ()))[:MAX_PER_KIND]
+            neg = sorted(hard.get(q.id, ()))[:MAX_PER_KIND]
+            if not pos or not neg:
+                continue
+            ids = pos + neg
+            qv = np.asarray(retriever.embed_text(q.text), dtype=np.float32).reshape(-1)
+            cv = _vectors(retriever, ids)
+            if cv.shape[1] != qv.shape[0]:
+                raise ValueError(f"text vector has {qv.shape[0]} dims, clip vectors {cv.shape[1]}")
+            out.append(ProjectionQuery(q.id, task, q.text, qv, ids,
+                                       ["positive"] * len(pos) + ["hard_negative"] * len(neg), cv))
+            break
+    return out
+
+
+def save_projection_data(bench: Benchmark, retriever: Any, name: str) -> None:
+    from reasonaudio.bench.results import embeddings_path
+
+    items = collect(bench, retriever)
+    if not items:
+        return
+    arrays: dict[str, np.ndarray] = {
+        "query_ids": np.array([p.query_id for p in items]),
+        "tasks": np.array([p.task for p in items]),
+        "texts": np.array([p.text for p in items]),
+        "query_vectors": np.stack([p.query_vector for p in items]),
+        "clip_query": np.concatenate([np.full(len(p.clip_ids), i) for i, p in enumerate(items)]),
+        "clip_ids": np.array([c for p in items for c in p.clip_ids]),
+        "clip_kinds": np.array([k for p in items for k in p.kinds]),
+        "clip_vectors": np.concatenate([p.clip_vectors for p in items]),
+    }
+    with atomic_file(embeddings_path(bench, name), "wb") as fh:
+        np.savez_compressed(fh, **arrays)
+
+
+def load_projection_data(path: Any) -> list[ProjectionQuery]:
+    with np.load(path, allow_pickle=False) as z:
+        out = []
+        for i, qid in enumerate(z["query_ids"]):
+            mask = z["clip_query"] == i
+            out.append(ProjectionQuery(str(qid), str(z["tasks"][i]), str(z["texts"][i]),
+                                       z["query_vectors"][i], [str(c) for c in z["clip_ids"][mask]],
+                                       [str(k) for k in z["clip_kinds"][mask]], z["clip_vectors"][mask]))
+        return out

@@ -1,0 +1,225 @@
+"""Evaluation results: in memory, as the ``--json`` shape, and saved under ``DATA/results/``.
+
+Layout of ``DATA/results/`` (every file written atomically):
+
+- ``<slug>.json``            one retriever's result: per-query values, means, describe(), depth,
+                             versions, benchmark fingerprint
+- ``runs/<slug>.trec``       its run as a TREC run file
+- ``<slug>.embeddings.npz``  for an embedding retriever: query/clip vectors for the projection plot
+
+``<slug>`` is the retriever name made file-safe (plus a short hash when that changed it). A
+result is tied to its benchmark by the sha256 of ``manifest.json``; results from another build
+of the directory are reported as stale and not used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import platform
+import re
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Iterable
+
+from reasonaudio.bench.metrics import METRICS, aggregate
+from reasonaudio.errors import DataError
+from reasonaudio.fileio import atomic_file, read_json, sha256_file
+from reasonaudio.ingest.benchmark import MANIFEST, TASKS, Benchmark
+
+RESULTS_DIR = "results"
+FORMAT = "reasonaudio-results/1"
+VERSIONED_PACKAGES = ("numpy", "qdrant-client", "qdrant-edge-py", "torch", "transformers",
+                      "sentence-transformers", "onnxruntime", "reasonaudio")
+
+
+def versions() -> dict[str, str | None]:
+    """Python and package versions (installed metadata; nothing heavy is imported)."""
+    out: dict[str, str | None] = {"python": platform.python_version()}
+    for name in VERSIONED_PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def fingerprint(bench: Benchmark) -> str:
+    """sha256 of the manifest, which itself records the sha256 of every benchmark file."""
+    return sha256_file(bench.root / MANIFEST)
+
+
+def data_summary(bench: Benchmark) -> dict[str, Any]:
+    """What a results file says about the benchmark it was computed on."""
+    per_task = {t: 0 for t in TASKS}
+    for q in bench.queries:
+        per_task[q.task] += 1
+    manifest = {k: v for k, v in bench.manifest.items() if k != "files"}
+    return {
+        "path": str(bench.root),
+        "fingerprint": fingerprint(bench),
+        "seed": bench.seed,
+        "n_clips": len(bench.clips),
+        "n_queries": len(bench.queries),
+        "queries_per_task": per_task,
+        "n_choices": len(bench.choices),
+        "manifest": manifest,
+    }
+
+
+def slug(name: str) -> str:
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "retriever"
+    if safe != name:
+        safe += "-" + hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
+    return safe
+
+
+@dataclass
+class RetrieverResult:
+    """One retriever on one benchmark."""
+
+    name: str
+    per_query: dict[str, dict[str, float]]
+    """query id -> metric -> value (``mc_acc`` only where the query has a choice)"""
+    task_of: dict[str, str]
+    overall: dict[str, float] = field(default_factory=dict)
+    per_task: dict[str, dict[str, float]] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    describe: dict[str, Any] = field(default_factory=dict)
+    depth: int = 100
+    timing: dict[str, float] = field(default_factory=dict)
+    """seconds spent; the only field that differs between two identical evaluations"""
+    fingerprint: str = ""
+    versions: dict[str, Any] = field(default_factory=dict)
+    failures: dict[str, str] = field(default_factory=dict)
+    """query id -> why the retriever could not answer it (those queries score 0)"""
+
+    def __post_init__(self) -> None:
+        if not self.overall:
+            self.recompute()
+
+    def recompute(self) -> None:
+        agg = aggregate(self.per_query, self.task_of, TASKS, METRICS)
+        self.overall, self.per_task, self.counts = agg.overall, agg.per_task, agg.counts
+
+    def values(self, metric: str, qids: Iterable[str]) -> list[float]:
+        """Per-query values in ``qids`` order (0 for a query missing the metric)."""
+        return [float(self.per_query.get(q, {}).get(metric, 0.0)) for q in qids]
+
+    def summary_json(self) -> dict[str, Any]:
+        return {"overall": dict(self.overall), "per_task": {t: dict(v) for t, v in self.per_task.items()}}
+
+    def to_json(self) -> dict[str, Any]:
+        out = self.summary_json()
+        out.update({
+            "format": FORMAT,
+            "name": self.name,
+            "describe": self.describe,
+            "depth": self.depth,
+            "counts": self.counts,
+            "timing": self.timing,
+            "fingerprint": self.fingerprint,
+            "versions": self.versions,
+            "failures": self.failures,
+            "per_query": {q: {"task": self.task_of[q], **self.per_query.get(q, {})}
+                          for q in sorted(self.task_of)},
+        })
+        return out
+
+    @classmethod
+    def from_json(cls, obj: Any, where: str) -> "RetrieverResult":
+        if not isinstance(obj, dict) or obj.get("format") != FORMAT:
+            raise DataError(f"{where}: not a results file of format {FORMAT!r}")
+        try:
+            per_query_raw = obj["per_query"]
+            task_of = {q: str(v["task"]) for q, v in per_query_raw.items()}
+            per_query = {q: {m: float(x) for m, x in v.items() if m in METRICS}
+                         for q, v in per_query_raw.items()}
+            return cls(name=str(obj["name"]), per_query=per_query, task_of=task_of,
+                       describe=dict(obj.get("describe", {})), depth=int(obj.get("depth", 100)),
+                       timing=dict(obj.get("timing", {})), fingerprint=str(obj.get("fingerprint", "")),
+                       versions=dict(obj.get("versions", {})),
+                       failures=dict(obj.get("failures", {})))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise DataError(f"{where}: malformed results file ({exc})") from None
+
+
+@dataclass
+class Results:
+    """Every retriever evaluated on one benchmark (the ``--json`` document)."""
+
+    data: dict[str, Any]
+    versions: dict[str, Any]
+    runs: dict[str, RetrieverResult] = field(default_factory=dict)
+    stale: list[str] = field(default_factory=list)
+    """names of saved results that belong to another build of the benchmark (not in ``runs``)"""
+
+    def to_json(self, per_query: bool = True) -> dict[str, Any]:
+        runs = {}
+        for name, r in self.runs.items():
+            entry = r.summary_json()
+            entry.update({"describe": r.describe, "depth": r.depth, "counts": r.counts,
+                          "timing": r.timing, "failures": r.failures})
+            if per_query:
+                entry["per_query"] = r.to_json()["per_query"]
+            runs[name] = entry
+        return {"data": self.data, "versions": self.versions, "runs": runs}
+
+
+def results_dir(bench: Benchmark) -> Path:
+    return bench.root / RESULTS_DIR
+
+
+def result_path(bench: Benchmark, name: str) -> Path:
+    return results_dir(bench) / f"{slug(name)}.json"
+
+
+def run_path(bench: Benchmark, name: str) -> Path:
+    return results_dir(bench) / "runs" / f"{slug(name)}.trec"
+
+
+def embeddings_path(bench: Benchmark, name: str) -> Path:
+    return results_dir(bench) / f"{slug(name)}.embeddings.npz"
+
+
+def save_result(bench: Benchmark, result: RetrieverResult) -> Path:
+    import json
+
+    path = result_path(bench, result.name)
+    with atomic_file(path, "w", encoding="utf-8", newline="\n") as fh:
+        fh.write(json.dumps(result.to_json(), ensure_ascii=False, indent=1, allow_nan=False) + "\n")
+    return path
+
+
+def load_result(bench: Benchmark, name: str) -> RetrieverResult | None:
+    """The saved result of ``name`` on this build of the benchmark, or None (missing or stale)."""
+    path = result_path(bench, name)
+    if not path.is_file():
+        return None
+    result = RetrieverResult.from_json(read_json(path), str(path))
+    if result.fingerprint != fingerprint(bench):
+        return None
+    return result
+
+
+def load_results(bench: Benchmark, names: Iterable[str] | None = None) -> Results:
+    """Saved results (all, or ``names`` in that order); stale ones listed in ``Results.stale``."""
+    fp = fingerprint(bench)
+    found: dict[str, RetrieverResult] = {}
+    stale: list[str] = []
+    folder = results_dir(bench)
+    if folder.is_dir():
+        for path in sorted(folder.glob("*.json")):
+            try:
+                r = RetrieverResult.from_json(read_json(path), str(path))
+            except DataError:
+                continue
+            if r.fingerprint != fp:
+                stale.append(r.name)
+            else:
+                found[r.name] = r
+    if names is not None:
+        found = {n: found[n] for n in names if n in found}
+    else:
+        found = dict(sorted(found.items()))
+    return Results(data_summary(bench), versions(), found, sorted(stale))
