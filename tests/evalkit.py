@@ -144,12 +144,23 @@ class EmbeddingFake(OracleFake):
         self.vecs = {c.id: rng.normal(size=dim).astype(np.float32) for c in bench.clips}
         self.dim = dim
 
-    def embed_text(self, text: str) -> np.ndarray:
+    def query_vector(self, text: str) -> np.ndarray:
         seed = sum(map(ord, text))
         return np.random.default_rng(seed).normal(size=self.dim).astype(np.float32)
 
     def clip_vectors(self, clip_ids: Sequence[str]) -> np.ndarray:
         return np.stack([self.vecs[c] for c in clip_ids])
+
+
+class BatchedEmbeddingFake(EmbeddingFake):
+    """The other text hook: ``embed_text`` batched like the model interface."""
+
+    name = "batched-embed-fake"
+    query_vector = None  # type: ignore[assignment]
+
+    def embed_text(self, texts: Sequence[str]) -> np.ndarray:
+        assert not isinstance(texts, str)
+        return np.stack([EmbeddingFake.query_vector(self, t) for t in texts])
 
 
 FAKES = {"oracle-fake": OracleFake, "constant-fake": ConstantFake, "bag-fake": BagFake,

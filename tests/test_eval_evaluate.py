@@ -153,6 +153,9 @@ def test_embedding_hook_saved_and_failure_only_warns(bench, capsys):
     assert [p.task for p in items] == list(TASKS)
     assert items[0].query_id == "q-0000" and items[0].kinds.count("hard_negative") == 1
     assert items[0].clip_vectors.shape == (5, 16)
+    evaluate_retrievers(bench, [evalkit.BatchedEmbeddingFake(bench)], show_progress=False)
+    batched = load_projection_data(embeddings_path(bench, "batched-embed-fake"))
+    assert all((a.query_vector == b.query_vector).all() for a, b in zip(items, batched))
     res = evaluate_retrievers(bench, [BrokenEmbedding(bench)], show_progress=False,
                               console=Console(stderr=True))
     assert res.runs["broken-embed"].overall["acc@1"] == 1.0

@@ -2,7 +2,8 @@
 
 A retriever is an *embedding retriever* when it has both
 
-- ``embed_text(text) -> np.ndarray`` (the query's text vector, shape ``(d,)``), and
+- ``query_vector(text) -> np.ndarray`` (the query's text vector, shape ``(d,)``), or instead
+  ``embed_text(texts)`` batched like the model interface (``[text]`` in, ``(1, d)`` out), and
 - ``clip_vectors(clip_ids) -> np.ndarray`` of shape ``(len(clip_ids), d)`` (or a mapping
   clip id -> vector) with the stored audio vectors of those clips.
 
@@ -27,8 +28,22 @@ KINDS = ("positive", "hard_negative")
 
 
 def has_embedding_hook(retriever: Any) -> bool:
-    return callable(getattr(retriever, "embed_text", None)) and callable(
-        getattr(retriever, "clip_vectors", None))
+    text = callable(getattr(retriever, "query_vector", None)) or callable(
+        getattr(retriever, "embed_text", None))
+    return text and callable(getattr(retriever, "clip_vectors", None))
+
+
+def query_vector(retriever: Any, text: str) -> np.ndarray:
+    """The text vector of ``text``, through whichever hook the retriever has."""
+    if callable(getattr(retriever, "query_vector", None)):
+        vec = np.asarray(retriever.query_vector(text), dtype=np.float32)
+    else:
+        vec = np.asarray(retriever.embed_text([text]), dtype=np.float32)
+        if vec.ndim == 2 and vec.shape[0] == 1:
+            vec = vec[0]
+    if vec.ndim != 1:
+        raise ValueError(f"text embedding has shape {vec.shape}, expected one vector")
+    return vec
 
 
 def _vectors(retriever: Any, clip_ids: list[str]) -> np.ndarray:
@@ -66,7 +81,7 @@ def collect(bench: Benchmark, retriever: Any) -> list[ProjectionQuery]:
             if not pos or not neg:
                 continue
             ids = pos + neg
-            qv = np.asarray(retriever.embed_text(q.text), dtype=np.float32).reshape(-1)
+            qv = query_vector(retriever, q.text)
             cv = _vectors(retriever, ids)
             if cv.shape[1] != qv.shape[0]:
                 raise ValueError(f"text vector has {qv.shape[0]} dims, clip vectors {cv.shape[1]}")

@@ -1,0 +1,112 @@
+"""Evaluation on a benchmark from the real builder (conftest's small_bench_dir, copied: eval
+writes results/ into the data directory).
+
+Retrievers here are test doubles built on the judge, so this checks that metrics, qrels, hard
+negatives and choices agree with each other; the registry's real retrievers are tested below
+when the registry is there.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+from typing import Sequence
+
+import pytest
+
+from reasonaudio.bench.evaluate import evaluate_retrievers, hard_negatives
+from reasonaudio.bench.metrics import METRICS
+from reasonaudio.constraints.judge import ClipIndex
+from reasonaudio.constraints.logic import labels
+from reasonaudio.ingest.benchmark import TASKS, Benchmark, load_benchmark
+from reasonaudio.retrievers.base import Hit, Retriever, rank
+
+
+@pytest.fixture(scope="module")
+def built(small_bench_dir, tmp_path_factory) -> Benchmark:
+    dest = tmp_path_factory.mktemp("built") / "bench"
+    shutil.copytree(small_bench_dir, dest)
+    return load_benchmark(dest)
+
+
+class JudgeOracle(Retriever):
+    """Relevance from the query's logic (not from qrels): clips the judge admits, by id."""
+
+    name = "judge-oracle"
+
+    def __init__(self, bench: Benchmark) -> None:
+        self.index = ClipIndex(bench.clips)
+        self.logic = {q.text: q.logic for q in bench.queries}
+
+    def search(self, text: str, k: int) -> list[Hit]:
+        return [Hit(c, 1.0) for c in self.index.ids(self.index.relevant(self.logic[text]))[:k]]
+
+
+class BagOfLabels(Retriever):
+    """Counts the query's labels present in a clip: blind to order, overlap, duration, negation."""
+
+    name = "bag-of-labels"
+
+    def __init__(self, bench: Benchmark) -> None:
+        self.clips = [(c.id, set(c.labels)) for c in bench.clips]
+        self.need = {q.text: set(labels(q.logic)) for q in bench.queries}
+
+    def _scores(self, text: str) -> dict[str, float]:
+        need = self.need[text]
+        return {cid: float(len(need & ls)) for cid, ls in self.clips}
+
+    def search(self, text: str, k: int) -> list[Hit]:
+        return rank(self._scores(text), k)
+
+    def score(self, text: str, clip_ids: Sequence[str]) -> list[float]:
+        s = self._scores(text)
+        return [s[c] for c in clip_ids]
+
+
+class Shuffle(Retriever):
+    """Seeded random scores."""
+
+    name = "shuffle"
+
+    def __init__(self, bench: Benchmark) -> None:
+        self.ids = [c.id for c in bench.clips]
+        self.rng = random.Random(0)
+
+    def search(self, text: str, k: int) -> list[Hit]:
+        return rank({c: self.rng.random() for c in self.ids}, k)
+
+    def score(self, text: str, clip_ids: Sequence[str]) -> list[float]:
+        return [self.rng.random() for _ in clip_ids]
+
+
+def test_choices_agree_with_qrels_and_hard_negatives(built):
+    hn = hard_negatives(built)
+    assert len(built.choices) == len(built.queries)
+    for ch in built.choices:
+        assert ch.positive in built.qrels[ch.query_id]
+        assert ch.negative in hn[ch.query_id]
+    assert all(hn[q.id] for q in built.queries)           # DESIGN 3: every query has one
+
+
+def test_judge_oracle_perfect_bag_and_random_at_chance(built):
+    res = evaluate_retrievers(built, [JudgeOracle(built), BagOfLabels(built), Shuffle(built)],
+                              show_progress=False, save=False)
+    oracle = res.runs["judge-oracle"]
+    assert set(oracle.per_task) == set(TASKS)
+    for t in TASKS:
+        assert oracle.per_task[t]["acc@1"] == 1.0 and oracle.per_task[t]["ndcg@10"] == 1.0
+    # The judge oracle's search cannot be asked for scores, so MC uses the default (top-1000)
+    assert oracle.overall["mc_acc"] == 1.0
+    assert set(oracle.overall) == set(METRICS)
+    # Bag of labels: the positive and its hard negative hold the same labels -> ties, except
+    # negation (and mix queries with a negated sound) where the excluded sound adds a match to
+    # the hard negative.
+    bag = res.runs["bag-of-labels"]
+    for t in ("order", "overlap", "duration"):
+        assert bag.per_task[t]["mc_acc"] == 0.5
+    assert bag.per_task["mix"]["mc_acc"] <= 0.5
+    assert bag.per_task["negation"]["mc_acc"] == 0.0
+    assert bag.overall["hnsr@10"] < 0.2
+    shuffle = res.runs["shuffle"]
+    assert 0.3 <= shuffle.overall["mc_acc"] <= 0.7       # 50 coin flips
+    assert shuffle.overall["acc@1"] < 0.2
