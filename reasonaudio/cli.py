@@ -34,8 +34,9 @@ class _UserErrorGroup(TyperGroup):
 
 
 def _app(**kwargs: Any) -> typer.Typer:
+    # rich_markup_mode=None: usage errors stay one plain line ("Error: Invalid value ...").
     return typer.Typer(cls=_UserErrorGroup, no_args_is_help=True, add_completion=False,
-                       pretty_exceptions_show_locals=False, **kwargs)
+                       pretty_exceptions_show_locals=False, rich_markup_mode=None, **kwargs)
 
 
 app = _app(help="ReasonAudio testbed: build the benchmark, ingest into Qdrant, search, evaluate.")

@@ -64,9 +64,8 @@ def print_info(console: Console, bench: Benchmark) -> dict[str, Any]:
         hist.add_row(str(n), str(count), "█" * max(1, round(30 * count / most)))
     console.print(hist)
 
-    table = Table(title="queries per task")
-    for col in ("task", "queries", "relevant (median / max)", "hard negatives (median / max)",
-                "without relevant", "without hard negative"):
+    table = Table(title="queries per task", caption="relevant, hard negatives: median / max per query")
+    for col in ("task", "queries", "relevant", "hard negatives", "none relevant", "no hard neg."):
         table.add_column(col, justify="right" if col != "task" else "left")
     for task, row in stats["per_task"].items():
         table.add_row(task, str(row["queries"]),
