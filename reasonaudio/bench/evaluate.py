@@ -7,6 +7,7 @@ negatives from the judge (clips with every label the query mentions that are not
 
 from __future__ import annotations
 
+import json
 import time
 import weakref
 from contextlib import nullcontext
@@ -75,7 +76,7 @@ def run_retriever(bench: Benchmark, retriever: Retriever, depth: int = DEFAULT_D
     run = Run(tag or retriever.name)
     for q in bench.queries:
         try:
-            run.hits[q.id] = list(retriever.search(q.text, depth))
+            run.hits[q.id] = list(retriever.search(q.text, depth))[:depth]
         except QueryParseError as exc:
             if failures is not None:
                 failures[q.id] = str(exc)
@@ -162,7 +163,8 @@ def evaluate_retriever(bench: Benchmark, retriever: Retriever, depth: int = DEFA
     t2 = time.perf_counter()
     if progress:
         progress.update(task, description=f"{name}: done", completed=n_c)
-    describe = retriever.describe() or {"name": name}
+    # describe() may hold paths or other objects: keep what JSON can say about them.
+    describe = json.loads(json.dumps(retriever.describe() or {"name": name}, default=str))
     result = evaluate_run(bench, run, name=name, mc=mc, depth=depth, describe=describe)
     result.timing = {"search_s": round(t1 - t0, 3), "choices_s": round(t2 - t1, 3),
                      "search_ms_per_query": round(1000 * (t1 - t0) / max(n_q, 1), 3)}
