@@ -96,6 +96,22 @@ def render(
     console.print(f"wrote {out} ({seconds:.2f} s)")
 
 
+# --- atoms check ------------------------------------------------------------------------------
+
+@atoms_app.command("check")
+def atoms_check(
+    source: str = typer.Argument(..., help="synthetic | synthetic:N | PATH (folder bank) | fsd50k:PATH"),
+    quick: bool = typer.Option(False, "--quick", help="Metadata only: do not decode every file."),
+) -> None:
+    """Validate an atom bank (every file readable, non-empty) and summarise it."""
+    from reasonaudio.ingest.bank_check import check_bank, print_bank_report
+
+    report = check_bank(source, decode=not quick, console=err_console)
+    print_bank_report(console, report, err_console=err_console)
+    if not report.ok:
+        raise typer.Exit(USER_ERROR_EXIT)
+
+
 # --- eval / compare / report (bench/) ---------------------------------------------------------
 
 @app.command("eval")
@@ -156,6 +172,41 @@ def report(
     from reasonaudio.ingest.benchmark import load_benchmark
 
     run_report(console, load_benchmark(data), out, retriever or None, projection)
+
+
+# --- parse -----------------------------------------------------------------------------------
+
+@app.command("parse")
+def parse_cmd(
+    text: str = typer.Argument(..., help="Query text, e.g. \"dog barking but no siren\"."),
+    data: Optional[Path] = typer.Option(None, "--data", "-d",
+                                        help="Benchmark directory; its atoms give the labels."),
+    labels: Optional[Path] = typer.Option(None, "--labels",
+                                          help="Instead of --data: a file with one label per line."),
+    as_json: bool = typer.Option(False, "--json", help='Print only {"logic": ...} as JSON.'),
+) -> None:
+    """Read query text into logic over the bank's labels (what the oracle retriever runs)."""
+    import json
+
+    from reasonaudio.constraints.display import print_parse, vocabulary_source
+    from reasonaudio.constraints.logic import to_json
+    from reasonaudio.constraints.parser import parse_detailed
+
+    result = parse_detailed(text, vocabulary_source(data, labels))
+    if as_json:
+        typer.echo(json.dumps({"logic": to_json(result.logic)}))
+    else:
+        print_parse(console, text, result)
+
+
+# --- models (models/) -------------------------------------------------------------------------
+
+@app.command("models")
+def models_cmd() -> None:
+    """List the model registry and whether each model can load here (nothing is downloaded)."""
+    from reasonaudio.models.listing import print_models
+
+    print_models(console)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -197,7 +197,9 @@ class FolderBank(FileBank):
         self.manifest_name = manifest
 
     @classmethod
-    def from_path(cls, path: str | Path) -> "FolderBank":
+    def from_path(cls, path: str | Path, errors: list[str] | None = None) -> "FolderBank":
+        """Open a folder bank. Bad files raise, or, when ``errors`` is a list, are skipped and
+        their messages appended to it (``bench atoms check`` lists every bad file at once)."""
         root = Path(path).expanduser()
         if not root.exists():
             raise DataError(f"{root}: atom bank folder not found (expected ROOT/<label>/*.wav, "
@@ -237,9 +239,17 @@ class FolderBank(FileBank):
         for rel, (label, source, lic, where) in sorted(entries.items()):
             if not label or not re.search(r"[a-z]", label):
                 raise DataError(f"{where}: label {label!r} is empty after normalisation")
-            info = probe_audio(root / rel, str(root / rel) if where == rel else where)
+            try:
+                info = probe_audio(root / rel, str(root / rel) if where == rel else where)
+            except DataError as exc:
+                if errors is None:
+                    raise
+                errors.append(str(exc))
+                continue
             atoms.append(Atom(atom_id=rel, label=label, path=rel, sample_rate=info.sample_rate,
                               duration=round(info.duration, 6), source=source, license=lic))
+        if not atoms:
+            raise DataError(f"{root}: no readable audio files")
         _check_labels({a.label for a in atoms}, str(root))
         return cls(root, atoms, manifest.name if manifest else None)
 

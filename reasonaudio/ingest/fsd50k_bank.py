@@ -200,7 +200,10 @@ class FSD50KBank(FileBank):
         self.info = info
 
     @classmethod
-    def from_path(cls, path: str | Path, n_classes: int = 200, files_per_class: int = 3) -> "FSD50KBank":
+    def from_path(cls, path: str | Path, n_classes: int = 200, files_per_class: int = 3,
+                  errors: list[str] | None = None) -> "FSD50KBank":
+        """Pick the bank from a local copy. A missing or bad audio file raises, or, when
+        ``errors`` is a list, is skipped (the next clip of its class is tried) and reported there."""
         root, opts = parse_spec(path)
         n_classes = opts.get("classes", n_classes)
         files_per_class = opts.get("files", files_per_class)
@@ -250,7 +253,13 @@ class FSD50KBank(FileBank):
             picked = []
             for row in candidates[leaf]:
                 rel = f"{SPLITS[row.split]}/{row.fname}.wav"
-                info = probe_audio(root / rel, f"{root / rel} ({row.where})")
+                try:
+                    info = probe_audio(root / rel, f"{root / rel} ({row.where})")
+                except DataError as exc:
+                    if errors is None:
+                        raise
+                    errors.append(str(exc))
+                    continue
                 if not MIN_SECONDS <= info.duration <= MAX_SECONDS:
                     continue
                 lic, uploader = licences.get(row.fname, ("unknown", ""))
