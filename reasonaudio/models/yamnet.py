@@ -243,15 +243,23 @@ class YamnetTagger:
         q = np.rint(patches / self._in_scale + self._in_zp)
         return np.clip(q, 0, 255).astype(np.uint8)[:, None]
 
-    def patch_scores(self, patches: np.ndarray) -> np.ndarray:
-        """(n, 521) probabilities for (n, 96, 64) log-mel patches, in runs of bounded size."""
-        out = np.empty((len(patches), N_CLASSES), dtype=np.float32)
+    def patch_codes(self, patches: np.ndarray) -> np.ndarray:
+        """(n, 521) uint8: the model's own quantised outputs (exact, 4x smaller than floats)."""
+        out = np.empty((len(patches), N_CLASSES), dtype=np.uint8)
         for start in range(0, len(patches), self._max_patches):
             chunk = self._quantise(patches[start:start + self._max_patches])
-            raw = self._session.run(None, {self._input: chunk})[0].reshape(len(chunk), N_CLASSES)
-            logits = self._out_scale * (raw.astype(np.float32) - self._out_zp)
-            out[start:start + len(chunk)] = 1.0 / (1.0 + np.exp(-np.clip(logits, -60.0, 60.0)))
+            raw = self._session.run(None, {self._input: chunk})[0]
+            out[start:start + len(chunk)] = np.asarray(raw).reshape(len(chunk), N_CLASSES)
         return out
+
+    def decode(self, codes: np.ndarray) -> np.ndarray:
+        """Quantised outputs -> probabilities (sigmoid of the dequantised logits)."""
+        logits = self._out_scale * (np.asarray(codes).astype(np.float32) - self._out_zp)
+        return (1.0 / (1.0 + np.exp(-np.clip(logits, -60.0, 60.0)))).astype(np.float32)
+
+    def patch_scores(self, patches: np.ndarray) -> np.ndarray:
+        """(n, 521) probabilities for (n, 96, 64) log-mel patches, in runs of bounded size."""
+        return self.decode(self.patch_codes(patches))
 
     def frame_scores(self, wave: np.ndarray, sample_rate: int = SAMPLE_RATE) -> np.ndarray:
         """(frames, 521) probabilities for one mono waveform."""

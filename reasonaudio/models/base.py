@@ -1,0 +1,111 @@
+"""What a loaded model offers ingest and retrievers: audio and/or text in, unit vectors out.
+
+One small interface for CLAP, text embedders and the tagger, so ingest and search never branch on
+the model. ``identity()`` is what makes two sets of vectors comparable (model, exact weights,
+window policy): it keys the embedding cache and is stored with the collection.
+"""
+
+from __future__ import annotations
+
+import abc
+import os
+from typing import Any, Hashable, Sequence
+
+import numpy as np
+
+from reasonaudio.errors import ModelError
+from reasonaudio.models.batching import FixedBatcher, run_all
+from reasonaudio.models.registry import ModelRecord
+from reasonaudio.models.windowing import l2_normalise
+
+
+class Embedder(abc.ABC):
+    record: ModelRecord
+    revision: str
+    """the exact weights (hub commit or content hash)"""
+    dimension: int
+    sample_rate: int | None = None
+    device: str = "cpu"
+
+    @property
+    def name(self) -> str:
+        return self.record.name
+
+    unit_batch: int = 8
+    """units per model call; every call gets exactly this many (see models/batching.py)"""
+
+    # --- units: what one model call consumes ------------------------------------------------
+    def audio_units(self, wave: np.ndarray) -> list[Any]:
+        """A mono waveform at :attr:`sample_rate` cut into model inputs (windows, patches)."""
+        raise ModelError(f"model {self.name!r} has no audio tower (towers: {', '.join(self.record.towers)})")
+
+    def text_units(self, text: str) -> list[Any]:
+        raise ModelError(f"model {self.name!r} has no text tower; for text search over its "
+                         "output use a two-stage pipeline, e.g. two-stage:yamnet-caption+minilm")
+
+    def unit_key(self, unit: Any) -> Hashable:
+        """Units with equal keys share a batch shape (e.g. texts padded to one length)."""
+        return None
+
+    def pad_unit(self, key: Hashable) -> Any:
+        """A filler unit of shape ``key`` for the last, partial batch."""
+        raise NotImplementedError
+
+    def run_units(self, units: list[Any]) -> np.ndarray:
+        """One model call: a row per unit (all units share one key)."""
+        raise NotImplementedError
+
+    def pool(self, rows: np.ndarray) -> np.ndarray:
+        """An item's rows (its units' outputs, in order) -> its unit vector: the mean of the
+        L2-normalised rows, normalised again (one row: just normalised)."""
+        return l2_normalise(l2_normalise(rows).mean(axis=0))
+
+    def batcher(self) -> FixedBatcher:
+        return FixedBatcher(self.run_units, self.unit_batch, self.pad_unit, self.unit_key)
+
+    # --- whole items ------------------------------------------------------------------------
+    def embed_units(self, unit_lists: Sequence[Sequence[Any]]) -> np.ndarray:
+        if not unit_lists:
+            return np.zeros((0, self.dimension), np.float32)
+        rows = run_all(self.run_units, self.unit_batch, self.pad_unit, unit_lists, self.unit_key)
+        return np.stack([self.pool(r) for r in rows]).astype(np.float32)
+
+    def embed_audio(self, waves: Sequence[np.ndarray]) -> np.ndarray:
+        """(n, dimension) float32 unit vectors for mono waveforms at :attr:`sample_rate`;
+        each row independent of the others in the call."""
+        return self.embed_units([self.audio_units(np.asarray(w, dtype=np.float32).reshape(-1))
+                                 for w in waves])
+
+    def embed_text(self, texts: Sequence[str]) -> np.ndarray:
+        """(n, dimension) float32 unit vectors."""
+        return self.embed_units([self.text_units(t) for t in texts])
+
+    def policy(self) -> dict[str, Any]:
+        """How audio becomes one vector (windows, pooling); empty for text-only models."""
+        return {}
+
+    def identity(self) -> dict[str, Any]:
+        return {"model": self.name, "hub_id": self.record.hub_id, "revision": self.revision,
+                "dimension": self.dimension, "distance": self.record.distance,
+                "sample_rate": self.sample_rate, "policy": self.policy()}
+
+
+def torch_device(device: str) -> str:
+    """Validate ``--device``: ``cpu`` or ``cuda`` (only where torch sees a GPU)."""
+    if device not in ("cpu", "cuda") and not device.startswith("cuda:"):
+        raise ModelError(f"--device must be cpu or cuda, got {device!r}")
+    if device.startswith("cuda"):
+        import torch
+
+        if not torch.cuda.is_available():
+            raise ModelError(f"--device {device}: torch sees no CUDA GPU here (use --device cpu)")
+    return device
+
+
+def set_torch_threads() -> None:
+    """Use every core for intra-op work, once (torch's default can be lower inside containers)."""
+    import torch
+
+    want = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if torch.get_num_threads() != want:
+        torch.set_num_threads(want)

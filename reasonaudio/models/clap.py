@@ -1,0 +1,119 @@
+"""CLAP through transformers (``ClapModel``): audio and text towers in one 512-d space.
+
+Why the care: the feature extractor's default ``truncation="fusion"`` feeds 4 channels and fails
+on the unfused checkpoints, and ``rand_trunc`` crops longer input at random. We always hand it
+exactly one window (``rand_trunc`` then has nothing to crop; shorter clips are repeat-padded),
+cut long clips into deterministic sliding windows (:mod:`reasonaudio.models.windowing`) and pool
+(mean of L2-normalised window embeddings, normalised again). The window length comes from the
+checkpoint's own feature extractor, so tiny test models with a shorter window work the same way.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Hashable
+
+import numpy as np
+
+from reasonaudio.errors import ModelError
+from reasonaudio.models.base import Embedder, set_torch_threads, torch_device
+from reasonaudio.models.hub import resolve_weights
+from reasonaudio.models.registry import ModelRecord
+from reasonaudio.models.windowing import WindowPolicy
+
+TRUNCATION = "rand_trunc"
+PADDING = "repeatpad"
+TEXT_BUCKET = 16
+"""texts are padded to a multiple of this many tokens (a fixed shape per length class)"""
+AUDIO = "audio"
+
+
+def first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def _tensor(output: Any) -> Any:
+    """transformers 5 returns BaseModelOutputWithPooling from get_*_features; 4.x a tensor."""
+    return output.pooler_output if hasattr(output, "pooler_output") else output
+
+
+class ClapEmbedder(Embedder):
+    def __init__(self, record: ModelRecord, *, model_path: str | None = None, device: str = "cpu",
+                 batch_size: int | None = None) -> None:
+        self.record = record
+        self.device = torch_device(device)
+        weights = resolve_weights(record.name, record.hub_id, record.revision, model_path)
+        self.revision = weights.revision
+        self.weights_source = weights.source
+        import torch
+        from transformers import AutoTokenizer, ClapFeatureExtractor, ClapModel
+
+        set_torch_threads()
+        try:
+            self.model = ClapModel.from_pretrained(str(weights.path)).eval().to(self.device)
+            self.features = ClapFeatureExtractor.from_pretrained(str(weights.path))
+            self.tokenizer = AutoTokenizer.from_pretrained(str(weights.path))
+        except (OSError, ValueError, KeyError) as exc:
+            raise ModelError(f"model {record.name!r}: cannot load a CLAP checkpoint from "
+                             f"{weights.path} ({first_line(exc)})") from None
+        self._torch = torch
+        self.sample_rate = int(self.features.sampling_rate)
+        self.window_samples = int(self.features.nb_max_samples)
+        window = self.window_samples / self.sample_rate
+        ratio = (record.hop_seconds or window) / (record.window_seconds or window)
+        self.window = WindowPolicy(window_seconds=round(window, 6), hop_seconds=round(window * ratio, 6),
+                                   pooling=record.pooling)
+        self.dimension = int(self.model.config.projection_dim)
+        self.unit_batch = batch_size or (32 if self.device.startswith("cuda") else 8)
+        text_cfg = self.model.config.text_config
+        self.max_tokens = int(min(self.tokenizer.model_max_length, text_cfg.max_position_embeddings - 2))
+
+    def policy(self) -> dict[str, Any]:
+        return {**self.window.describe(), "feature_extractor": {"truncation": TRUNCATION, "padding": PADDING}}
+
+    # --- units --------------------------------------------------------------------------------
+    def audio_units(self, wave: np.ndarray) -> list[Any]:
+        if wave.size == 0:
+            raise ModelError(f"model {self.name!r}: cannot embed an empty waveform")
+        return self.window.cut(wave, self.sample_rate)
+
+    def text_units(self, text: str) -> list[Any]:
+        n = len(self.tokenizer(text, truncation=True, max_length=self.max_tokens)["input_ids"])
+        return [(text, min(self.max_tokens, TEXT_BUCKET * math.ceil(n / TEXT_BUCKET)))]
+
+    def unit_key(self, unit: Any) -> Hashable:
+        return unit[1] if isinstance(unit, tuple) else AUDIO
+
+    def pad_unit(self, key: Hashable) -> Any:
+        return np.zeros(self.window_samples, np.float32) if key == AUDIO else ("", key)
+
+    def run_units(self, units: list[Any]) -> np.ndarray:
+        if isinstance(units[0], tuple):
+            return self.text_rows([t for t, _ in units], int(units[0][1]))
+        return self.window_rows(units)
+
+    def window_rows(self, windows: list[np.ndarray]) -> np.ndarray:
+        """Raw audio-tower outputs, one per window of at most the model's length."""
+        torch = self._torch
+        feats = self.features([np.asarray(w, dtype=np.float32) for w in windows],
+                              sampling_rate=self.sample_rate, return_tensors="pt",
+                              truncation=TRUNCATION, padding=PADDING)
+        with torch.inference_mode():
+            out = self.model.get_audio_features(input_features=feats["input_features"].to(self.device),
+                                                is_longer=feats["is_longer"].to(self.device))
+        return _tensor(out).float().cpu().numpy()
+
+    def text_rows(self, texts: list[str], length: int) -> np.ndarray:
+        torch = self._torch
+        tok = self.tokenizer(texts, padding="max_length", truncation=True, max_length=length,
+                             return_tensors="pt")
+        with torch.inference_mode():
+            out = self.model.get_text_features(input_ids=tok["input_ids"].to(self.device),
+                                               attention_mask=tok["attention_mask"].to(self.device))
+        return _tensor(out).float().cpu().numpy()
+
+
+def load(record: ModelRecord, *, model_path: str | None = None, device: str = "cpu",
+         batch_size: int | None = None) -> ClapEmbedder:
+    return ClapEmbedder(record, model_path=model_path, device=device, batch_size=batch_size)

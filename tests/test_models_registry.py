@@ -1,0 +1,91 @@
+"""The model registry: records, availability without downloading, `bench models`, text models."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from model_fixtures import minilm
+from reasonaudio.errors import ModelError
+from reasonaudio.models.batching import FixedBatcher, run_all
+from reasonaudio.models.registry import RECORDS, availability, get_record, load_model, names
+
+
+def test_records_are_complete_and_unique():
+    assert set(names()) >= {"clap", "clap-large", "laion-clap", "minilm", "bge-m3", "yamnet"}
+    assert len(set(names())) == len(RECORDS)
+    for r in RECORDS:
+        assert r.kind in ("audio-text", "text", "tagger")
+        assert r.dimension > 0 and r.distance == "Cosine" and ":" in r.loader
+        assert r.has_audio == ("audio" in r.towers) and r.licence
+        if r.has_audio:
+            assert r.sample_rate and r.window_seconds and r.hop_seconds <= r.window_seconds
+    assert get_record("clap").hub_id == "laion/clap-htsat-unfused"
+    assert get_record("clap-large").hub_id == "laion/larger_clap_general"
+
+
+def test_unknown_model_and_missing_extra():
+    with pytest.raises(ModelError, match="unknown model 'nope'.*clap"):
+        get_record("nope")
+    if importlib.util.find_spec("FlagEmbedding") is None:
+        with pytest.raises(ModelError, match=r"reasonaudio\[bge\]"):
+            load_model("bge-m3")
+        ok, why = availability(get_record("bge-m3"))
+        assert not ok and "bge" in why
+
+
+def test_availability_never_downloads(monkeypatch, tmp_path):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    ok, why = availability(get_record("clap"))
+    assert not ok and "--model-path" in why
+    assert availability(get_record("minilm"))[0]
+
+
+def test_bench_models_lists_every_record():
+    from reasonaudio.cli import app
+
+    result = CliRunner().invoke(app, ["models"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    for name in names():
+        assert name in result.output
+    assert "laion/clap-htsat-unfused" in result.output
+
+
+def test_minilm_runs_offline_and_ranks_sensibly():
+    m = minilm()
+    vecs = m.embed_text(["a dog barks", "a dog is barking loudly", "heavy rain falls"])
+    assert vecs.shape == (3, 384)
+    assert vecs[0] @ vecs[1] > vecs[0] @ vecs[2]
+    ref = m.model.encode(["a dog barks"], normalize_embeddings=True)
+    assert np.allclose(ref[0], vecs[0], atol=1e-5)
+    assert m.identity()["revision"].startswith("sha256:")
+    with pytest.raises(ModelError, match="no audio tower"):
+        m.embed_audio([np.zeros(10, np.float32)])
+
+
+def test_fixed_batcher_pads_the_last_batch_and_keeps_item_order():
+    seen = []
+
+    def run(units):
+        seen.append(len(units))
+        return np.array([[u] for u in units], dtype=np.float32)
+
+    rows = run_all(run, 4, lambda key: -1, [[1, 2], [3], [4, 5, 6], [7]])
+    assert seen == [4, 4] and [r[:, 0].tolist() for r in rows] == [[1, 2], [3], [4, 5, 6], [7]]
+    runs = []
+
+    def run_pairs(units):
+        runs.append([u[1] for u in units])
+        return np.array([[u[1]] for u in units], dtype=np.float32)
+
+    b = FixedBatcher(run_pairs, 3, lambda key: (key, 0), shape_key=lambda u: u[0])
+    assert b.add("a", [("x", 1), ("y", 2)]) == []
+    done = b.add("b", [("x", 3), ("x", 4)])  # fills the "x" batch: b completes, a waits for "y"
+    assert [k for k, _ in done] == ["b"] and runs == [[1, 3, 4]]
+    done = b.flush()
+    assert [k for k, _ in done] == ["a"] and done[0][1][:, 0].tolist() == [1, 2]
+    assert runs[-1] == [2, 0, 0] and b.padded_units == 2
