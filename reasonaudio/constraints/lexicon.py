@@ -1,0 +1,102 @@
+"""The query language's words: what each connective, filler, unit and number word means.
+
+Kept apart from the parser so the vocabulary of the language can be read (and documented in
+docs/query-language.md) in one place. Keys are case-folded query words; phrases are matched
+longest first and win over single words.
+"""
+
+from __future__ import annotations
+
+FWD, REV, OVL, NEG, NOR, AND, OR = "fwd", "rev", "ovl", "neg", "nor", "and", "or"
+FIRST, EACH, ORDER, STOP, COMMA, DUR = "first", "each", "order", "stop", "comma", "dur"
+FILLER, NUM, UNIT, DURCUE, CMP, UNSUPPORTED = "filler", "num", "unit", "durcue", "cmp", "unsupported"
+
+PHRASES: dict[tuple[str, ...], str] = {
+    ("at", "the", "same", "time", "as"): OVL, ("at", "the", "same", "time"): OVL,
+    ("the", "same", "time", "as"): OVL, ("same", "time", "as"): OVL, ("same", "time"): OVL,
+    ("at", "once"): OVL, ("in", "parallel"): OVL, ("together", "with"): OVL,
+    ("in", "the", "background"): FILLER, ("in", "the", "foreground"): FILLER,
+    ("as", "well", "as"): AND, ("along", "with"): AND,
+    ("followed", "by"): FWD, ("preceded", "by"): REV, ("and", "then"): FWD,
+    ("after", "that"): FWD, ("after", "which"): FWD, ("after", "this"): FWD,
+    ("prior", "to"): FWD, ("earlier", "than"): FWD, ("later", "than"): REV, ("at", "last"): FWD,
+    ("in", "that", "order"): ORDER, ("in", "this", "order"): ORDER, ("in", "order"): ORDER,
+    ("one", "after", "the", "other"): ORDER, ("one", "after", "another"): ORDER,
+    ("in", "sequence"): ORDER, ("in", "sequential", "order"): ORDER,
+    ("free", "of"): NEG, ("but", "not"): NEG, ("but", "no"): NEG, ("and", "not"): NEG,
+    ("and", "no"): NEG,
+    ("more", "than"): CMP, ("less", "than"): CMP, ("fewer", "than"): CMP, ("at", "least"): CMP,
+    ("at", "most"): CMP, ("longer", "than"): CMP, ("shorter", "than"): CMP, ("up", "to"): CMP,
+    ("no", "more", "than"): CMP, ("no", "less", "than"): CMP, ("no", "longer", "than"): CMP,
+}
+PHRASE_MAX = max(len(p) for p in PHRASES)
+
+WORDS: dict[str, str] = {}
+for _kind, _words in {
+    FWD: "then before next later afterwards afterward subsequently finally eventually lastly "
+         "precedes precede preceding until till thereafter followed",
+    REV: "after follows follow following",
+    OVL: "while whilst during overlapping overlaps overlap overlapped simultaneously simultaneous "
+         "concurrently concurrent together amid amidst meanwhile alongside as",
+    NEG: "no not without excluding exclude excludes excluded except never none neither lacking "
+         "lacks lack minus",
+    NOR: "nor",
+    AND: "and with plus but",
+    OR: "or",
+    FIRST: "first firstly initially",
+    EACH: "each",
+    UNIT: "second seconds sec secs s minute minutes min mins ms millisecond milliseconds",
+    DURCUE: "for lasting lasts last lasted long",
+    CMP: "than more less least most longer shorter under between within exceeding",
+    FILLER: "a an the some any sound sounds noise noises audio clip clips recording recordings "
+            "track of is are was were be been being can could will would should may might must "
+            "do does did has have having had contains contain containing contained includes "
+            "include including included featuring features feature there it its this that which "
+            "who whose where in on at to by from heard hear hears hearing audible sounding "
+            "occurs occur occurring occurred happens happen happening happened plays play playing "
+            "played present clearly also too just both either continuously continuous constantly "
+            "steadily uninterrupted approximately around about roughly nearly almost approx "
+            "exactly circa duration goes going keeps keep continues continue continuing comes "
+            "come coming appears appear appearing me find show search looking look want i we "
+            "give get query something background foreground event events",
+}.items():
+    for _w in _words.split():
+        WORDS[_w] = _kind
+for _p in ",([)]":
+    WORDS[_p] = COMMA
+for _p in ".;:!?":
+    WORDS[_p] = STOP
+WORDS.update({"&": AND, "+": AND, "/": OR, "~": FILLER})
+
+UNSUPPORTED_WORDS: dict[str, str] = {
+    "only": "'only' (no other sounds) cannot be expressed; name the sounds to exclude with 'no'",
+    "twice": "a sound occurs at most once per clip, so repetitions cannot be asked for",
+    "again": "a sound occurs at most once per clip, so repetitions cannot be asked for",
+    "repeatedly": "a sound occurs at most once per clip, so repetitions cannot be asked for",
+    "when": "'when' is not read; use 'while' for overlap or 'then'/'after' for order",
+    "whenever": "'whenever' is not read; use 'while' for overlap",
+    "if": "conditions ('if') cannot be expressed; use and/or/no",
+    "starts": "event starts and ends cannot be asked for separately; 'A before B' means A ends "
+              "before B starts",
+    "start": "event starts and ends cannot be asked for separately; 'A before B' means A ends "
+             "before B starts",
+    "begins": "event starts and ends cannot be asked for separately; 'A before B' means A ends "
+              "before B starts",
+    "ends": "event starts and ends cannot be asked for separately; 'A before B' means A ends "
+            "before B starts",
+    "louder": "loudness cannot be asked for", "quieter": "loudness cannot be asked for",
+    "softer": "loudness cannot be asked for",
+}
+
+LEFT_DUR_WORDS = frozenset({"for", "lasting", "lasts", "last", "lasted"})
+PREFIX_SEQ_WORDS = frozenset({"after", "before", "following"})
+UNIT_SECONDS = {"second": 1.0, "seconds": 1.0, "sec": 1.0, "secs": 1.0, "s": 1.0,
+                "minute": 60.0, "minutes": 60.0, "min": 60.0, "mins": 60.0,
+                "ms": 0.001, "millisecond": 0.001, "milliseconds": 0.001}
+ONES = {w: i for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen".split())}
+TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
+         "eighty": 80, "ninety": 90}
+DUR_CMP_MSG = ("only 'about N seconds' durations can be asked for (the judge allows "
+                "max(0.5 s, 15%) either side); bounds such as {w!r} cannot be expressed")

@@ -1,0 +1,212 @@
+"""Label matching: which words of a query name which label of the bank's vocabulary.
+
+Query text says "dogs barking", "a dog barks" or "Dog Barking sound" where the bank's label is
+``dog barking``. Both sides go through the same tokenizer and a small suffix stemmer (plurals,
+-ing/-s verb forms, silent e), so the forms meet in the middle; matching is then a greedy
+longest match over a trie of stemmed labels, so ``church bell`` wins over ``bell``. A two-word
+label whose second word is an -ing form also matches reversed ("barking dog"). Anything that
+cannot be told apart (two labels with one stemmed form, two labels that overlap in the text) is
+reported, never guessed.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Iterable, Sequence
+
+from reasonaudio.errors import QueryParseError
+
+_TOKEN_RE = re.compile(r"\d+(?:\.\d+)?|[^\W\d_]+(?:['\u2019][^\W\d_]+)*|[^\w\s]")
+_PUNCT_KEPT = frozenset(",;.:!?()[]/&+~")
+_CONTRACTIONS = {"can't": ("can", "not"), "won't": ("will", "not"), "shan't": ("shall", "not"),
+                 "cannot": ("can", "not")}
+AUX_INSIDE_LABEL = frozenset({"is", "are"})
+"""Words skipped between the words of one label: "a dog is barking"."""
+SOUND_WORDS = frozenset({"sound", "sounds", "noise", "noises"})
+"""Absorbed right after a label: "siren sound", "dog barking noise"."""
+
+
+@dataclass(frozen=True)
+class Token:
+    """One word, number or punctuation mark of the query, with its place in the original text."""
+    text: str
+    """case-folded surface form (contractions expanded: "doesn't" -> "does", "not")"""
+    start: int
+    end: int
+    kind: str
+    """``word``, ``num`` or ``punct``"""
+
+
+def tokenize(text: str) -> list[Token]:
+    """Words, numbers and the punctuation the parser reads; hyphens and quotes act as spaces."""
+    out: list[Token] = []
+    for m in _TOKEN_RE.finditer(text):
+        raw, start, end = m.group(0), m.start(), m.end()
+        if raw[0].isdigit():
+            out.append(Token(raw, start, end, "num"))
+            continue
+        if not raw[0].isalpha():
+            if raw in _PUNCT_KEPT:
+                out.append(Token(raw, start, end, "punct"))
+            continue
+        word = raw.casefold().replace("\u2019", "'")
+        if word in _CONTRACTIONS:
+            a, b = _CONTRACTIONS[word]
+            out += [Token(a, start, end, "word"), Token(b, start, end, "word")]
+        elif word.endswith("n't"):
+            out += [Token(word[:-3], start, end, "word"), Token("not", start, end, "word")]
+        elif "'" in word:
+            out.append(Token(word.split("'")[0], start, end, "word"))  # dog's -> dog, it's -> it
+        else:
+            out.append(Token(word, start, end, "word"))
+    return out
+
+
+_KEEP_DOUBLE = frozenset("lsz")
+
+
+def stem(word: str) -> str:
+    """A deliberately small suffix stripper: barking/barks -> bark, whistles/whistling ->
+    whistl, humming -> hum, flies -> fly. Applied to labels and queries alike, so it only has to
+    be consistent, not linguistically right."""
+    w = word.casefold()
+    if not w.isalpha():
+        return w
+    if len(w) > 4 and w.endswith("ies"):
+        w = w[:-3] + "y"
+    elif len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        w = w[:-1]
+    if len(w) > 5 and w.endswith("ing"):
+        w = w[:-3]
+        if len(w) > 2 and w[-1] == w[-2] and w[-1] not in _KEEP_DOUBLE and w[-1] not in "aeiou":
+            w = w[:-1]
+    if len(w) > 3 and w.endswith("e") and not w.endswith("ee"):
+        w = w[:-1]
+    return w
+
+
+def label_words(label: str) -> tuple[str, ...]:
+    """The stemmed words of a label, as matched against the query."""
+    return tuple(stem(t.text) for t in tokenize(label) if t.kind != "punct")
+
+
+@dataclass(frozen=True)
+class LabelMatch:
+    """Tokens ``[first, last)`` of the query name ``label``."""
+    label: str
+    first: int
+    last: int
+    start: int
+    end: int
+    text: str
+    """the words of the query as written"""
+
+
+class Vocabulary:
+    """A bank's labels, indexed for matching inside query text."""
+
+    def __init__(self, labels: Iterable[str]) -> None:
+        self.labels: tuple[str, ...] = tuple(dict.fromkeys(str(x) for x in labels))
+        if not self.labels:
+            raise QueryParseError("the vocabulary is empty: the benchmark's atoms.jsonl has no labels")
+        forms: dict[tuple[str, ...], dict[str, bool]] = {}
+        for label in self.labels:
+            words = label_words(label)
+            if not words:
+                continue
+            forms.setdefault(words, {})[label] = False
+            raw = [t.text for t in tokenize(label) if t.kind == "word"]
+            if len(words) == 2 and len(raw) == 2 and raw[1].endswith("ing"):
+                forms.setdefault((words[1], words[0]), {}).setdefault(label, True)
+        self._trie: dict = {}
+        for words, labs in forms.items():
+            exact = [lab for lab, variant in labs.items() if not variant]
+            chosen = tuple(sorted(exact or labs))
+            node = self._trie
+            for w in words:
+                node = node.setdefault(w, {})
+            node[None] = chosen
+        self._stems = {label: set(label_words(label)) for label in self.labels}
+
+    def _ends_at(self, stems: Sequence[str], raw: Sequence[str], i: int) -> list[tuple[int, tuple[str, ...]]]:
+        """Every label match starting at token i: (end token, labels with that form)."""
+        out = []
+        node, j = self._trie, i
+        while j < len(stems):
+            nxt = node.get(stems[j])
+            if nxt is None:
+                if j > i and raw[j] in AUX_INSIDE_LABEL:
+                    j += 1
+                    continue
+                break
+            node, j = nxt, j + 1
+            if None in node:
+                out.append((j, node[None]))
+        return out
+
+    def find(self, tokens: Sequence[Token]) -> list[LabelMatch]:
+        """Greedy longest matches, left to right; QueryParseError when the reading is ambiguous."""
+        stems = [stem(t.text) if t.kind != "punct" else "\0" for t in tokens]
+        raw = [t.text for t in tokens]
+        matches: list[LabelMatch] = []
+        i = 0
+        while i < len(tokens):
+            ends = self._ends_at(stems, raw, i)
+            if not ends:
+                i += 1
+                continue
+            end, labs = max(ends)
+            words = _surface(tokens, i, end)
+            if len(labs) > 1:
+                raise QueryParseError(f"ambiguous sound {words!r}: it matches the labels "
+                                      f"{_quote(labs)} equally; write the label exactly")
+            for j in range(i + 1, end):
+                longer = [(e, ls) for e, ls in self._ends_at(stems, raw, j) if e > end]
+                if longer:
+                    e, ls = max(longer)
+                    raise QueryParseError(
+                        f"ambiguous sounds in {_surface(tokens, i, e)!r}: {words!r} "
+                        f"({labs[0]!r}) overlaps {_surface(tokens, j, e)!r} ({ls[0]!r}); "
+                        "separate the sounds with a word such as 'and' or 'then'")
+            if end < len(tokens) and raw[end] in SOUND_WORDS and not any(
+                    e > end + 1 for e, _ in self._ends_at(stems, raw, end)):
+                end += 1
+            matches.append(LabelMatch(labs[0], i, end, tokens[i].start, tokens[end - 1].end,
+                                      _surface(tokens, i, end)))
+            i = end
+        return matches
+
+    def nearest(self, phrase: str, n: int = 3) -> list[str]:
+        """Labels closest to an unknown phrase: shared word stems first, then spelling."""
+        want = set(label_words(phrase))
+        p = phrase.casefold()
+        scored = []
+        for label in self.labels:
+            shared = len(want & self._stems[label])
+            ratio = difflib.SequenceMatcher(None, p, label).ratio()
+            scored.append((shared, ratio, label))
+        scored.sort(key=lambda s: (-s[0], -s[1], s[2]))
+        return [label for shared, ratio, label in scored[:n] if shared or ratio >= 0.4]
+
+
+def _surface(tokens: Sequence[Token], i: int, j: int) -> str:
+    return " ".join(t.text for t in tokens[i:j])
+
+
+def _quote(items: Iterable[str]) -> str:
+    return ", ".join(repr(x) for x in items)
+
+
+@lru_cache(maxsize=16)
+def _cached(labels: tuple[str, ...]) -> Vocabulary:
+    return Vocabulary(labels)
+
+
+def vocabulary(labels: Iterable[str] | Vocabulary) -> Vocabulary:
+    """A (cached) :class:`Vocabulary` for these labels; parsing 1,000 queries builds it once."""
+    if isinstance(labels, Vocabulary):
+        return labels
+    return _cached(tuple(labels))

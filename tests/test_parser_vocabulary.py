@@ -1,0 +1,74 @@
+"""Label matching: tokenizer, stemmer, longest match, reversed -ing forms, nearest labels."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from reasonaudio.constraints.vocabulary import Vocabulary, label_words, stem, tokenize, vocabulary
+
+
+@pytest.mark.parametrize("a,b", [
+    ("barking", "barks"), ("dogs", "dog"), ("whistles", "whistling"), ("whistle", "whistling"),
+    ("humming", "hums"), ("buzzing", "buzzes"), ("flies", "flying"), ("rising", "rises"),
+    ("dripping", "drips"), ("bells", "bell"), ("churches", "church"), ("running", "runs"),
+    ("crackling", "crackle"), ("tones", "tone"),
+])
+def test_stem_meets_in_the_middle(a, b) -> None:
+    assert stem(a) == stem(b)
+
+
+@pytest.mark.parametrize("word", ["glass", "bus", "ring", "sing", "is", "hiss"])
+def test_stem_leaves_short_and_ss_words(word) -> None:
+    assert stem(word) in (word, word.rstrip("s")) and len(stem(word)) >= 2
+
+
+def test_tokenize_expands_contractions_and_keeps_offsets() -> None:
+    toks = tokenize("Dog's bark, doesn't stop; 10s")
+    assert [t.text for t in toks] == ["dog", "bark", ",", "does", "not", "stop", ";", "10", "s"]
+    assert toks[0].start == 0 and toks[-2].kind == "num"
+
+
+def test_find_prefers_longest_label_and_reports_text() -> None:
+    v = Vocabulary(["bell", "church bell", "rain"])
+    found = v.find(tokenize("Church Bells then rain sound"))
+    assert [(m.label, m.text) for m in found] == [("church bell", "church bells"),
+                                                    ("rain", "rain sound")]
+
+
+def test_reversed_ing_label() -> None:
+    v = Vocabulary(["dog barking", "car horn"])
+    assert [m.label for m in v.find(tokenize("a barking dog"))] == ["dog barking"]
+    assert v.find(tokenize("horn car")) == []  # only participle labels are reversed
+
+
+def test_nearest_prefers_shared_words() -> None:
+    v = Vocabulary(["dog barking", "dog growling", "rain", "thunder"])
+    assert v.nearest("dog howling")[:2] == ["dog growling", "dog barking"] or \
+        set(v.nearest("dog howling")[:2]) == {"dog growling", "dog barking"}
+    assert v.nearest("zzzzqqq") == []
+
+
+def test_vocabulary_is_cached() -> None:
+    assert vocabulary(("rain", "thunder")) is vocabulary(("rain", "thunder"))
+
+
+def test_synthetic_labels_are_all_distinct_after_stemming() -> None:
+    """No two labels of the default bank collapse to one form (that would be an ambiguity)."""
+    from reasonaudio.ingest.synthetic_bank import RECIPES
+
+    labels = [r.label for r in RECIPES]
+    forms = [label_words(x) for x in labels]
+    assert len(set(forms)) == len(forms)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from(["dog barking", "rain", "low hum", "church bell", "bell",
+                                 "fast click train"]), min_size=1, max_size=5, unique=True))
+def test_every_label_finds_itself_in_any_case(labels) -> None:
+    v = Vocabulary(labels)
+    for label in labels:
+        for form in (label, label.upper(), label.title(), label + " sound"):
+            found = v.find(tokenize(form))
+            assert [m.label for m in found] == [label]
