@@ -190,6 +190,10 @@ def test_render_clip_to_file_wav_and_flac(bench_dir, tmp_path, bank):
         assert sr == SR and len(y) == len(want)
         assert sf.info(out).subtype == "PCM_16"
         assert np.max(np.abs(y - want)) < 2 / 32768
+    wav, _ = sf.read(tmp_path / "one.wav", dtype="int16")
+    flac, _ = sf.read(tmp_path / "one.flac", dtype="int16")
+    assert np.array_equal(wav, flac)  # one quantisation for both formats
+    assert np.array_equal(wav, np.rint(want.astype(np.float64) * 32767).astype(np.int16))
     first = (tmp_path / "one.flac").read_bytes()
     render_clip_to_file(bench, "clip-00000", tmp_path / "one.flac")
     assert (tmp_path / "one.flac").read_bytes() == first

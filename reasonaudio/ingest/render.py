@@ -240,10 +240,15 @@ def _format_for(path: Path) -> str:
 
 
 def write_audio(path: Path, audio: np.ndarray, sr: int) -> None:
-    """16-bit PCM WAV or FLAC by suffix, written atomically."""
+    """16-bit PCM WAV or FLAC by suffix, written atomically.
+
+    Quantised here (round half to even of x * 32767, clipped) rather than by libsndfile, whose
+    WAV and FLAC writers round differently: the same clip gives the same samples in both formats.
+    """
     fmt = _format_for(path)
+    pcm = np.clip(np.rint(np.asarray(audio, dtype=np.float64) * 32767.0), -32768, 32767).astype(np.int16)
     with atomic_file(path, "wb") as fh:
-        sf.write(fh, audio, sr, format=fmt, subtype=SUBTYPE)
+        sf.write(fh, pcm, sr, format=fmt, subtype=SUBTYPE)
 
 
 def render_clip_to_file(bench: Any, clip_id: str, out: Path, bank_spec: str | None = None) -> float:
