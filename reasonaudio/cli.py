@@ -122,6 +122,9 @@ def eval_(
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the results as JSON."),
     trec: Optional[Path] = typer.Option(None, "--trec", help="Write one TREC run file per retriever here."),
     depth: int = typer.Option(100, "--depth", "-k", help="Clips each retriever returns per query."),
+    backend: Optional[str] = typer.Option(None, "--backend", help="Embedded store: edge (default) | local."),
+    qdrant_url: Optional[str] = typer.Option(None, "--qdrant-url", envvar="QDRANT_URL",
+                                             help="Qdrant server URL (API key from QDRANT_API_KEY only)."),
 ) -> None:
     """Evaluate retrievers on every query: per-task Acc@1 / nDCG@10 and multiple choice."""
     from reasonaudio.bench.evaluate import evaluate_retrievers
@@ -129,7 +132,7 @@ def eval_(
     from reasonaudio.ingest.benchmark import load_benchmark
 
     results = evaluate_retrievers(load_benchmark(data), retriever, depth=depth, trec_dir=trec,
-                                  console=console)
+                                  console=console, backend=backend, url=qdrant_url)
     print_eval_tables(console, results)
     if json_out is not None:
         write_results_json(json_out, results)
@@ -143,6 +146,9 @@ def compare(
     data: Path = DataOpt,
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the comparison as JSON."),
     depth: int = typer.Option(100, "--depth", "-k", help="Depth if a retriever must be evaluated."),
+    backend: Optional[str] = typer.Option(None, "--backend", help="Embedded store: edge (default) | local."),
+    qdrant_url: Optional[str] = typer.Option(None, "--qdrant-url", envvar="QDRANT_URL",
+                                             help="Qdrant server URL (API key from QDRANT_API_KEY only)."),
 ) -> None:
     """A - B per task with a paired randomization test (10,000 permutations, seed 0)."""
     from reasonaudio.bench.compare import compare as compare_results
@@ -150,7 +156,8 @@ def compare(
     from reasonaudio.bench.report import print_comparison, write_json
     from reasonaudio.ingest.benchmark import load_benchmark
 
-    results = ensure_results(load_benchmark(data), [a, b], depth=depth, console=console)
+    results = ensure_results(load_benchmark(data), [a, b], depth=depth, console=console,
+                             backend=backend, url=qdrant_url)
     comparison = compare_results(results.runs[a], results.runs[b])
     print_comparison(console, comparison)
     if json_out is not None:

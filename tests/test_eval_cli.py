@@ -8,10 +8,9 @@ import pytest
 from typer.testing import CliRunner
 
 import evalkit
-from reasonaudio.bench import evaluate as evaluate_mod
 from reasonaudio.bench.metrics import METRICS
 from reasonaudio.cli import app
-from reasonaudio.errors import ReasonAudioError
+from reasonaudio.retrievers import registry
 from reasonaudio.ingest.benchmark import TASKS
 
 runner = CliRunner()
@@ -21,12 +20,9 @@ runner = CliRunner()
 def bench(tmp_path, monkeypatch):
     b = evalkit.write_bench(tmp_path / "bench")
 
-    def resolve(bench, item, options):
-        if item not in evalkit.FAKES:
-            raise ReasonAudioError(f"unknown retriever {item!r}")
-        return evalkit.FAKES[item](bench)
-
-    monkeypatch.setattr(evaluate_mod, "_resolve", resolve)
+    for name, cls in evalkit.FAKES.items():
+        spec = registry.RetrieverSpec(name, lambda n, bench, store, _cls=cls, **_: _cls(bench), "test")
+        monkeypatch.setitem(registry._REGISTRY, name, spec)
     return b
 
 

@@ -144,6 +144,19 @@ def _resolve(bench: Benchmark, item: str | Retriever, options: Mapping[str, Any]
     return get_retriever(item, bench, **dict(options))
 
 
+def _accepts(name: str, key: str) -> bool:
+    """Whether the registry's builder for ``name`` takes keyword ``key`` (or ``**kwargs``)."""
+    import inspect
+
+    from reasonaudio.retrievers.registry import spec_for
+
+    try:
+        params = inspect.signature(spec_for(name).build).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.kind is p.VAR_KEYWORD or p.name == key for p in params)
+
+
 def evaluate_retriever(bench: Benchmark, retriever: Retriever, depth: int = DEFAULT_DEPTH,
                        progress: Progress | None = None, name: str | None = None,
                        trec_dir: Path | None = None, save: bool = True,
@@ -204,32 +217,53 @@ def _save_embeddings(bench: Benchmark, retriever: Retriever, name: str,
 def evaluate_retrievers(bench: Benchmark, names: Sequence[str | Retriever], depth: int = DEFAULT_DEPTH,
                         options: Mapping[str, Any] | None = None, trec_dir: Path | None = None,
                         save: bool = True, console: Console | None = None,
-                        show_progress: bool = True) -> Results:
+                        show_progress: bool = True, backend: str | None = None,
+                        url: str | None = None, store: Any = None) -> Results:
     """Evaluate retrievers (registry names or Retriever objects) on every query of ``bench``.
 
     Each retriever's run, per-query metrics and multiple-choice values are saved under
     ``DATA/results/`` (unless ``save=False``) so ``bench report`` and ``bench compare`` need no
-    recomputation; ``trec_dir`` also gets one TREC run file per retriever.
+    recomputation; ``trec_dir`` also gets one TREC run file per retriever. Named retrievers share
+    one store, opened here (``backend`` / ``url`` as in ``open_store``) unless ``store`` is given.
     """
     if depth < 1:
         raise ReasonAudioError(f"depth must be at least 1, got {depth}")
     if not names:
         raise ReasonAudioError("no retriever to evaluate (pass --retriever NAME)")
     results = Results(data_summary(bench), versions())
+    own_store = None
+    if store is None and any(isinstance(n, str) for n in names):
+        from reasonaudio.retrievers.registry import spec_for
+        from reasonaudio.store.open import open_store
+
+        for n in names:  # unknown names fail before anything is opened or loaded
+            if isinstance(n, str):
+                spec_for(n)
+        store = own_store = open_store(bench.root, backend, url)
     progress = _progress(console, show_progress)
-    with progress if progress is not None else nullcontext():
-        for item in names:
-            retriever = _resolve(bench, item, options or {})
-            name = item if isinstance(item, str) else retriever.name
-            if name in results.runs:
-                continue
-            results.runs[name] = evaluate_retriever(bench, retriever, depth, progress, name,
-                                                    trec_dir, save, console)
+    try:
+        with progress if progress is not None else nullcontext():
+            for item in names:
+                opts = dict(options or {})
+                if isinstance(item, str) and store is not None:
+                    opts["store"] = store
+                    if console is not None and _accepts(item, "notify"):
+                        opts.setdefault("notify", lambda msg: console.print(msg, soft_wrap=True))
+                retriever = _resolve(bench, item, opts)
+                name = item if isinstance(item, str) else retriever.name
+                if name in results.runs:
+                    continue
+                results.runs[name] = evaluate_retriever(bench, retriever, depth, progress, name,
+                                                        trec_dir, save, console)
+    finally:
+        if own_store is not None:
+            own_store.close()
     return results
 
 
 def ensure_results(bench: Benchmark, names: Sequence[str], depth: int = DEFAULT_DEPTH,
-                   console: Console | None = None, show_progress: bool = True) -> Results:
+                   console: Console | None = None, show_progress: bool = True,
+                   backend: str | None = None, url: str | None = None) -> Results:
     """Saved results for ``names``; any missing (or stale) one is evaluated now, saying so."""
     from reasonaudio.bench.results import load_result
 
@@ -246,7 +280,7 @@ def ensure_results(bench: Benchmark, names: Sequence[str], depth: int = DEFAULT_
             console.print(f"no saved results for {', '.join(missing)} on this benchmark: "
                           "evaluating now (saved under results/ for next time)", soft_wrap=True)
         fresh = evaluate_retrievers(bench, missing, depth=depth, console=console,
-                                    show_progress=show_progress)
+                                    show_progress=show_progress, backend=backend, url=url)
         results.runs.update(fresh.runs)
     results.runs = {n: results.runs[n] for n in names}
     return results
