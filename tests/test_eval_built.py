@@ -110,3 +110,31 @@ def test_judge_oracle_perfect_bag_and_random_at_chance(built):
     shuffle = res.runs["shuffle"]
     assert 0.3 <= shuffle.overall["mc_acc"] <= 0.7       # 50 coin flips
     assert shuffle.overall["acc@1"] < 0.2
+
+
+def test_registry_retrievers_end_to_end(built, tmp_path):
+    """The real oracle (parser + Qdrant payload filter), random and bag-of-sounds via `bench eval`."""
+    pytest.importorskip("reasonaudio.retrievers.registry")
+    from typer.testing import CliRunner
+
+    from reasonaudio.cli import app
+
+    out = tmp_path / "res.json"
+    res = CliRunner().invoke(app, ["eval", "--data", str(built.root), "-r", "oracle", "-r", "random",
+                                   "-r", "bag-of-sounds", "--json", str(out)])
+    assert res.exit_code == 0, res.output
+    import json
+
+    runs = json.loads(out.read_text())["runs"]
+    for t in TASKS:
+        assert runs["oracle"]["per_task"][t]["acc@1"] == 1.0
+        assert runs["oracle"]["per_task"][t]["ndcg@10"] == 1.0
+    assert runs["oracle"]["overall"]["mc_acc"] == 1.0
+    assert 0.3 <= runs["random"]["overall"]["mc_acc"] <= 0.7
+    assert runs["bag-of-sounds"]["per_task"]["negation"]["mc_acc"] == 0.0
+    cmp = CliRunner().invoke(app, ["compare", "oracle", "bag-of-sounds", "--data", str(built.root)])
+    assert cmp.exit_code == 0 and "evaluating now" not in cmp.output
+    rep = CliRunner().invoke(app, ["report", "--data", str(built.root), "--out", str(tmp_path / "p")])
+    assert rep.exit_code == 0, rep.output
+    assert "projection plot skipped" in rep.output         # no embedding retriever here
+    assert [p.name for p in (tmp_path / "p").iterdir()] == ["metrics_by_task.png"]

@@ -64,12 +64,6 @@ def test_report_tables_and_pngs(bench, tmp_path):
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_report_without_embeddings_says_so(bench, tmp_path):
-    runner.invoke(app, ["eval", "--data", str(bench.root), "-r", "constant-fake"])
-    res = runner.invoke(app, ["report", "--data", str(bench.root), "--out", str(tmp_path / "p")])
-    assert res.exit_code == 0 and "projection plot skipped" in res.output
-
-
 @pytest.mark.parametrize("args,msg", [
     (["report"], "no saved results"),
     (["report", "-r", "nope"], "no saved results for nope"),
@@ -87,11 +81,7 @@ def test_missing_benchmark_dir(tmp_path):
     assert res.exit_code == 2 and "not found" in res.output
 
 
-def test_report_projection_option_checked(bench, tmp_path):
-    runner.invoke(app, ["eval", "--data", str(bench.root), "-r", "embed-fake"])
+def test_report_projection_option_checked(bench):
+    runner.invoke(app, ["eval", "--data", str(bench.root), "-r", "constant-fake"])
     res = runner.invoke(app, ["report", "--data", str(bench.root), "--projection", "umap"])
     assert res.exit_code == 2 and "--projection" in res.output
-    res = runner.invoke(app, ["report", "--data", str(bench.root), "--projection", "tsne",
-                              "--out", str(tmp_path / "t")])
-    assert res.exit_code == 0, res.output
-    assert (tmp_path / "t" / "projection_embed-fake.png").is_file()

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any, Sequence
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -19,6 +20,10 @@ from reasonaudio.bench.significance import ALPHA
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import atomic_file
 from reasonaudio.ingest.benchmark import TASKS, Benchmark
+
+
+_COMPACT = dict(box=box.SIMPLE_HEAD, pad_edge=False)
+"""Tables without vertical rules, so seven columns of numbers fit an 80-column terminal."""
 
 
 def ordered(results: Results) -> list[RetrieverResult]:
@@ -54,10 +59,10 @@ def eval_table(results: Results) -> Table:
     groups = _groups(rs)
     n = rs[0].counts if rs else {}
     table = Table(title="Retrieval: Acc@1 / nDCG@10 (per task, macro mean over queries)",
-                  title_justify="left")
+                  title_justify="left", **_COMPACT)
     table.add_column("retriever", style="cyan", no_wrap=True)
     for g in groups:
-        table.add_column(f"{g}\n(n={n.get(g, 0)})", justify="center",
+        table.add_column(f"{g}\n(n={n.get(g, 0)})", justify="center", min_width=len(g),
                          style="bold" if g == OVERALL else None)
     for r in rs:
         cells = []
@@ -73,8 +78,8 @@ def mc_table(results: Results) -> Table:
     """Rows: retrievers; columns: tasks and overall; cells: multiple-choice accuracy."""
     rs = ordered(results)
     groups = _groups(rs)
-    table = Table(title="Multiple choice: positive vs hard negative (chance 0.500, ties count half)",
-                  title_justify="left")
+    table = Table(title="Multiple choice: positive vs hard negative (chance 0.5, ties count half)",
+                  title_justify="left", **_COMPACT)
     table.add_column("retriever", style="cyan", no_wrap=True)
     for g in groups:
         table.add_column(g, justify="right")
@@ -84,19 +89,24 @@ def mc_table(results: Results) -> Table:
     return table
 
 
+_SHORT = {**LABELS, "recall@10": "R@10", "mc_acc": "MC"}
+
+
 def detail_table(results: Results) -> Table:
-    """Rows: retrievers; columns: every metric overall, plus search latency."""
+    """Rows: retrievers; columns: every metric overall; caption: search time per query."""
     rs = ordered(results)
-    table = Table(title="All metrics, overall", title_justify="left")
+    times = [f"{r.name} {r.timing['search_ms_per_query']:.1f}" for r in rs
+             if "search_ms_per_query" in r.timing]
+    table = Table(title="All metrics, overall (R@10 = Recall@10, MC = multiple choice)",
+                  title_justify="left",
+                  caption=("search ms per query: " + ", ".join(times)) if times else None,
+                  caption_justify="left", **_COMPACT)
     table.add_column("retriever", style="cyan", no_wrap=True)
     for m in METRICS:
-        table.add_column(LABELS[m], justify="right")
-    table.add_column("ms/query", justify="right", style="dim")
+        table.add_column(_SHORT[m], justify="right", min_width=max(5, len(_SHORT[m])))
     for r in rs:
-        ms = r.timing.get("search_ms_per_query")
         table.add_row(r.name, *[_fmt(v, v == _best(rs, OVERALL, m))
-                                for m in METRICS for v in [_value(r, OVERALL, m)]],
-                      "-" if ms is None else f"{ms:.1f}")
+                                for m in METRICS for v in [_value(r, OVERALL, m)]])
     return table
 
 
@@ -166,9 +176,11 @@ def write_results_json(path: Path, results: Results) -> None:
 def run_report(console: Console, bench: Benchmark, out: Path | None = None,
                names: Sequence[str] | None = None, projection: str = "pca") -> list[Path]:
     """``bench report``: tables and PNG plots from saved results; returns the PNG paths."""
-    from reasonaudio.bench.plots import plot_report
+    from reasonaudio.bench.plots import PROJECTIONS, plot_report
     from reasonaudio.bench.results import load_results, results_dir
 
+    if projection not in PROJECTIONS:
+        raise DataError(f"--projection must be one of {', '.join(PROJECTIONS)}, got {projection!r}")
     results = load_results(bench, names)
     if names:
         missing = [n for n in names if n not in results.runs]
