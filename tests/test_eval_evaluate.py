@@ -84,7 +84,7 @@ def test_saved_results_and_json_shape(bench):
     assert result_path(bench, "oracle-fake").is_file()
     assert read_trec(run_path(bench, "constant-fake")).ranking("q-0003")[:2] == ["clip-00000", "clip-00001"]
     loaded = load_results(bench)
-    assert list(loaded.runs) == ["constant-fake", "oracle-fake"]
+    assert list(loaded.runs) == ["constant-fake", "oracle-fake"]   # "oracle" itself would lead
     for name, r in res.runs.items():
         assert loaded.runs[name].overall == r.overall
         assert loaded.runs[name].per_query == r.per_query

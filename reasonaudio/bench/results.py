@@ -203,7 +203,8 @@ def load_result(bench: Benchmark, name: str) -> RetrieverResult | None:
 
 
 def load_results(bench: Benchmark, names: Iterable[str] | None = None) -> Results:
-    """Saved results (all, or ``names`` in that order); stale ones listed in ``Results.stale``."""
+    """Saved results (``names`` in that order, or all: oracle first, then by name); results of
+    another build of the benchmark are listed in ``Results.stale``."""
     fp = fingerprint(bench)
     found: dict[str, RetrieverResult] = {}
     stale: list[str] = []
@@ -220,6 +221,6 @@ def load_results(bench: Benchmark, names: Iterable[str] | None = None) -> Result
                 found[r.name] = r
     if names is not None:
         found = {n: found[n] for n in names if n in found}
-    else:
-        found = dict(sorted(found.items()))
+    else:  # the upper bound first, then by name
+        found = dict(sorted(found.items(), key=lambda kv: (kv[0] != "oracle", kv[0])))
     return Results(data_summary(bench), versions(), found, sorted(stale))
