@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import platform
 import random
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -70,6 +70,18 @@ def versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             pass
     return out
+
+
+def absolute_bank_spec(spec: str) -> str:
+    """Folder and FSD50K specs with an absolute path, so `bench render` finds the bank from anywhere."""
+    if spec == "synthetic" or spec.startswith("synthetic:"):
+        return spec
+    prefix, path = ("fsd50k:", spec[len("fsd50k:"):]) if spec.startswith("fsd50k:") else ("", spec)
+    query = ""
+    if "?" in path:
+        path, query = path.split("?", 1)
+        query = "?" + query
+    return f"{prefix}{Path(path).expanduser().absolute()}{query}"
 
 
 def _per_task(n_queries: int) -> dict[str, int]:
@@ -190,6 +202,7 @@ def build_benchmark(out: Path | str, params: BuildParams, overwrite: bool = Fals
     out = Path(out)
     if out.exists() and not overwrite:
         raise DataError(f"{out}: already exists (pass --force to replace it)")
+    params = replace(params, atoms=absolute_bank_spec(params.atoms))
     bank = open_bank(params.atoms)
     result = compose_benchmark(params, bank, console)
     with atomic_dir(out, overwrite=overwrite) as tmp:
