@@ -39,7 +39,8 @@ from reasonaudio.constraints.lexicon import (AND, CMP, COMMA, DUR, DUR_CMP_MSG, 
                                              UNSUPPORTED_WORDS, WORDS)
 from reasonaudio.constraints.logic import (And, Before, Has, Lasts, Node, Not, Or, Overlap, leaf_labels,
                                            to_json)
-from reasonaudio.constraints.vocabulary import LabelMatch, Token, Vocabulary, tokenize, vocabulary
+from reasonaudio.constraints.vocabulary import (SOUND_WORDS, LabelMatch, Token, Vocabulary, tokenize,
+                                                vocabulary)
 from reasonaudio.errors import QueryParseError
 
 __all__ = ["ParseResult", "parse", "parse_detailed", "canonical", "same_logic",
@@ -171,6 +172,8 @@ def _items(text: str, tokens: list[Token], matches: list[LabelMatch],
             unknown.append(i)
             i += 1
             continue
+        if unknown and w in SOUND_WORDS:
+            unknown.append(i)   # "white noise": report the whole name, not just "white"
         flush_unknown()
         if kind == CMP:
             raise QueryParseError(f"cannot read {text!r}: " + DUR_CMP_MSG.format(w=w))
@@ -413,6 +416,9 @@ def _classify(text: str, span: list[_Item], left: Optional[_Item], right: Option
             else:  # pragma: no cover - every kind is handled above
                 raise err(f"unexpected {c.text!r}")
         else:
+            if c.kind == NEG and linker_kind == OR:
+                raise err("'or' with an excluded sound ('A or no B') is not supported; "
+                          "'or' can only join plain sounds")
             if c.kind == NEG:
                 link.neg_right = True
             elif c.kind == OVL:

@@ -19,7 +19,7 @@ from typing import Iterable, Sequence
 
 from reasonaudio.errors import QueryParseError
 
-_TOKEN_RE = re.compile(r"\d+(?:\.\d+)?|[^\W\d_]+(?:['\u2019][^\W\d_]+)*|[^\w\s]")
+_TOKEN_RE = re.compile(r"[0-9]+(?:\.[0-9]+)?|[^\W\d_]+(?:['\u2019][^\W\d_]+)*|[^\w\s]")
 _PUNCT_KEPT = frozenset(",;.:!?()[]/&+~")
 _CONTRACTIONS = {"can't": ("can", "not"), "won't": ("will", "not"), "shan't": ("shall", "not"),
                  "cannot": ("can", "not")}
@@ -45,10 +45,10 @@ def tokenize(text: str) -> list[Token]:
     out: list[Token] = []
     for m in _TOKEN_RE.finditer(text):
         raw, start, end = m.group(0), m.start(), m.end()
-        if raw[0].isdigit():
+        if raw[0] in "0123456789":
             out.append(Token(raw, start, end, "num"))
             continue
-        if not raw[0].isalpha():
+        if not raw[0].isalpha() or raw[0].isdigit():
             if raw in _PUNCT_KEPT:
                 out.append(Token(raw, start, end, "punct"))
             continue
