@@ -2,7 +2,8 @@
 
 Hypothesis draws labels from vocabularies that try to confuse the parser: the synthetic bank's
 labels (words such as low/high/fast/noise), labels that share words (dog barking / dog growling,
-bell / church bell), and labels containing query words (first, no, long, sound of).
+bell / church bell), labels containing query words (first, no, long, sound of) and folder-bank
+labels with punctuation (rock & roll, fill (with liquid)).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from reasonaudio.constraints.templates import SHAPES, TASK_SHAPES, _format_slots
 TRICKY = ["dog barking", "dog growling", "car horn", "car engine", "rain", "thunder", "siren",
           "church bell", "bell", "low hum", "high whistle", "fast click train", "white noise",
           "sound of waves", "long beep", "first light chime", "no signal tone", "bird chirping",
-          "hammering", "glass breaking"]
+          "hammering", "glass breaking", "rock & roll", "fill (with liquid)", "hi-hat"]
 
 
 def synthetic_labels() -> list[str]:

@@ -72,3 +72,11 @@ def test_every_label_finds_itself_in_any_case(labels) -> None:
         for form in (label, label.upper(), label.title(), label + " sound"):
             found = v.find(tokenize(form))
             assert [m.label for m in found] == [label]
+
+
+def test_labels_with_punctuation_and_auxiliaries() -> None:
+    v = Vocabulary(["rock & roll", "fill (with liquid)", "hi-hat", "dog barking"])
+    assert [m.label for m in v.find(tokenize("Rock & Roll, fill (with liquid), hi hat"))] == \
+        ["rock & roll", "fill (with liquid)", "hi-hat"]
+    assert [m.label for m in v.find(tokenize("fill with liquid"))] == ["fill (with liquid)"]
+    assert [m.label for m in v.find(tokenize("the dog is barking"))] == ["dog barking"]

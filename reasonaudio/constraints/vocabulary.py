@@ -25,6 +25,9 @@ _CONTRACTIONS = {"can't": ("can", "not"), "won't": ("will", "not"), "shan't": ("
                  "cannot": ("can", "not")}
 AUX_INSIDE_LABEL = frozenset({"is", "are"})
 """Words skipped between the words of one label: "a dog is barking"."""
+PUNCT_INSIDE_LABEL = frozenset("()[]/&+~")
+"""Punctuation skipped between the words of one label, as the label's own tokenization drops it:
+"rock & roll", "fill (with liquid)"."""
 SOUND_WORDS = frozenset({"sound", "sounds", "noise", "noises"})
 """Absorbed right after a label: "siren sound", "dog barking noise"."""
 
@@ -138,7 +141,7 @@ class Vocabulary:
         while j < len(stems):
             nxt = node.get(stems[j])
             if nxt is None:
-                if j > i and raw[j] in AUX_INSIDE_LABEL:
+                if j > i and (raw[j] in AUX_INSIDE_LABEL or raw[j] in PUNCT_INSIDE_LABEL):
                     j += 1
                     continue
                 break
