@@ -125,14 +125,19 @@ def eval_(
     backend: Optional[str] = typer.Option(None, "--backend", help="Embedded store: edge (default) | local."),
     qdrant_url: Optional[str] = typer.Option(None, "--qdrant-url", envvar="QDRANT_URL",
                                              help="Qdrant server URL (API key from QDRANT_API_KEY only)."),
+    model_path: Optional[list[str]] = typer.Option(None, "--model-path",
+                                                   help="Local weights: PATH, or NAME=PATH for one retriever."),
+    device: Optional[str] = typer.Option(None, "--device", help="cpu (default) | cuda for model retrievers."),
 ) -> None:
     """Evaluate retrievers on every query: per-task Acc@1 / nDCG@10 and multiple choice."""
-    from reasonaudio.bench.evaluate import evaluate_retrievers
+    from reasonaudio.bench.evaluate import evaluate_retrievers, model_options
     from reasonaudio.bench.report import print_eval_tables, write_results_json
     from reasonaudio.ingest.benchmark import load_benchmark
 
+    options, per_retriever = model_options(model_path or (), device)
     results = evaluate_retrievers(load_benchmark(data), retriever, depth=depth, trec_dir=trec,
-                                  console=console, backend=backend, url=qdrant_url)
+                                  console=console, backend=backend, url=qdrant_url,
+                                  options=options, retriever_options=per_retriever)
     print_eval_tables(console, results)
     if json_out is not None:
         write_results_json(json_out, results)
@@ -149,15 +154,20 @@ def compare(
     backend: Optional[str] = typer.Option(None, "--backend", help="Embedded store: edge (default) | local."),
     qdrant_url: Optional[str] = typer.Option(None, "--qdrant-url", envvar="QDRANT_URL",
                                              help="Qdrant server URL (API key from QDRANT_API_KEY only)."),
+    model_path: Optional[list[str]] = typer.Option(None, "--model-path",
+                                                   help="Local weights: PATH, or NAME=PATH for one retriever."),
+    device: Optional[str] = typer.Option(None, "--device", help="cpu (default) | cuda for model retrievers."),
 ) -> None:
     """A - B per task with a paired randomization test (10,000 permutations, seed 0)."""
     from reasonaudio.bench.compare import compare as compare_results
-    from reasonaudio.bench.evaluate import ensure_results
+    from reasonaudio.bench.evaluate import ensure_results, model_options
     from reasonaudio.bench.report import print_comparison, write_json
     from reasonaudio.ingest.benchmark import load_benchmark
 
+    options, per_retriever = model_options(model_path or (), device)
     results = ensure_results(load_benchmark(data), [a, b], depth=depth, console=console,
-                             backend=backend, url=qdrant_url)
+                             backend=backend, url=qdrant_url, options=options,
+                             retriever_options=per_retriever)
     comparison = compare_results(results.runs[a], results.runs[b])
     print_comparison(console, comparison)
     if json_out is not None:

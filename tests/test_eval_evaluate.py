@@ -178,3 +178,29 @@ def test_depth_limits_the_run(bench):
 
 def test_retriever_is_a_retriever():
     assert issubclass(evalkit.OracleFake, Retriever)
+
+
+def test_model_options_from_cli():
+    from reasonaudio.bench.evaluate import model_options
+
+    assert model_options(["/w/clap", "bge-m3=/w/bge"], "cpu") == (
+        {"device": "cpu", "model_path": "/w/clap"}, {"bge-m3": {"model_path": "/w/bge"}})
+    with pytest.raises(ReasonAudioError, match="NAME=PATH"):
+        model_options(["=/w"])
+
+
+def test_retriever_options_reach_the_builder(bench, monkeypatch):
+    from reasonaudio.retrievers import registry
+
+    seen = {}
+
+    def build(name, bench, store, **opts):
+        seen[name] = opts
+        return evalkit.ConstantFake(bench)
+
+    for n in ("a", "b"):
+        monkeypatch.setitem(registry._REGISTRY, n, registry.RetrieverSpec(n, build, "test"))
+    evaluate_retrievers(bench, ["a", "b"], options={"device": "cpu", "model_path": "/g"},
+                        retriever_options={"b": {"model_path": "/b"}}, show_progress=False)
+    assert seen["a"]["model_path"] == "/g" and seen["b"]["model_path"] == "/b"
+    assert seen["a"]["device"] == "cpu"

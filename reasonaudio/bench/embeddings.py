@@ -7,8 +7,8 @@ A retriever is an *embedding retriever* when it has both
 - ``clip_vectors(clip_ids) -> np.ndarray`` of shape ``(len(clip_ids), d)`` (or a mapping
   clip id -> vector) with the stored audio vectors of those clips.
 
-At eval time, for one query per task (the first by id that has a relevant clip and a hard
-negative) we save the query vector with up to :data:`MAX_PER_KIND` positives and hard negatives
+At eval time, for one query per task (the one with the most relevant clips plus hard
+negatives, each capped at :data:`MAX_PER_KIND`, first by id on ties) we save the query vector with up to :data:`MAX_PER_KIND` positives and hard negatives
 (first by id) to ``DATA/results/<slug>.embeddings.npz``, so ``bench report`` can project them
 without loading the model again.
 """
@@ -75,19 +75,30 @@ def collect(bench: Benchmark, retriever: Any) -> list[ProjectionQuery]:
     hard = hard_negatives(bench)
     out = []
     for task in TASKS:
-        for q in sorted((q for q in bench.queries if q.task == task), key=lambda q: q.id):
-            pos = sorted(bench.qrels.get(q.id, ()))[:MAX_PER_KIND]
-            neg = sorted(hard.get(q.id, ()))[:MAX_PER_KIND]
-            if not pos or not neg:
+        # The query with the most positives and hard negatives (each capped), first by id on
+        # ties: the richest picture the task offers, chosen the same way every time.
+        best: tuple[int, str] | None = None
+        for q in bench.queries:
+            if q.task != task:
                 continue
-            ids = pos + neg
-            qv = query_vector(retriever, q.text)
-            cv = _vectors(retriever, ids)
-            if cv.shape[1] != qv.shape[0]:
-                raise ValueError(f"text vector has {qv.shape[0]} dims, clip vectors {cv.shape[1]}")
-            out.append(ProjectionQuery(q.id, task, q.text, qv, ids,
-                                       ["positive"] * len(pos) + ["hard_negative"] * len(neg), cv))
-            break
+            n_pos = min(len(bench.qrels.get(q.id, ())), MAX_PER_KIND)
+            n_neg = min(len(hard.get(q.id, ())), MAX_PER_KIND)
+            if n_pos and n_neg:
+                key = (-(n_pos + n_neg), q.id)
+                if best is None or key < best:
+                    best = key
+        if best is None:
+            continue
+        q = bench.query_by_id[best[1]]
+        pos = sorted(bench.qrels.get(q.id, ()))[:MAX_PER_KIND]
+        neg = sorted(hard.get(q.id, ()))[:MAX_PER_KIND]
+        ids = pos + neg
+        qv = query_vector(retriever, q.text)
+        cv = _vectors(retriever, ids)
+        if cv.shape[1] != qv.shape[0]:
+            raise ValueError(f"text vector has {qv.shape[0]} dims, clip vectors {cv.shape[1]}")
+        out.append(ProjectionQuery(q.id, task, q.text, qv, ids,
+                                   ["positive"] * len(pos) + ["hard_negative"] * len(neg), cv))
     return out
 
 

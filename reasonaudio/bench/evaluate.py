@@ -218,13 +218,16 @@ def evaluate_retrievers(bench: Benchmark, names: Sequence[str | Retriever], dept
                         options: Mapping[str, Any] | None = None, trec_dir: Path | None = None,
                         save: bool = True, console: Console | None = None,
                         show_progress: bool = True, backend: str | None = None,
-                        url: str | None = None, store: Any = None) -> Results:
+                        url: str | None = None, store: Any = None,
+                        retriever_options: Mapping[str, Mapping[str, Any]] | None = None) -> Results:
     """Evaluate retrievers (registry names or Retriever objects) on every query of ``bench``.
 
     Each retriever's run, per-query metrics and multiple-choice values are saved under
     ``DATA/results/`` (unless ``save=False``) so ``bench report`` and ``bench compare`` need no
     recomputation; ``trec_dir`` also gets one TREC run file per retriever. Named retrievers share
     one store, opened here (``backend`` / ``url`` as in ``open_store``) unless ``store`` is given.
+    ``options`` go to every named retriever's builder, ``retriever_options[name]`` to one
+    (e.g. ``{"clap": {"model_path": ...}}``), overriding ``options``.
     """
     if depth < 1:
         raise ReasonAudioError(f"depth must be at least 1, got {depth}")
@@ -245,6 +248,8 @@ def evaluate_retrievers(bench: Benchmark, names: Sequence[str | Retriever], dept
         with progress if progress is not None else nullcontext():
             for item in names:
                 opts = dict(options or {})
+                if isinstance(item, str):
+                    opts.update((retriever_options or {}).get(item, {}))
                 if isinstance(item, str) and store is not None:
                     opts["store"] = store
                     if console is not None and _accepts(item, "notify"):
@@ -263,7 +268,9 @@ def evaluate_retrievers(bench: Benchmark, names: Sequence[str | Retriever], dept
 
 def ensure_results(bench: Benchmark, names: Sequence[str], depth: int = DEFAULT_DEPTH,
                    console: Console | None = None, show_progress: bool = True,
-                   backend: str | None = None, url: str | None = None) -> Results:
+                   backend: str | None = None, url: str | None = None,
+                   options: Mapping[str, Any] | None = None,
+                   retriever_options: Mapping[str, Mapping[str, Any]] | None = None) -> Results:
     """Saved results for ``names``; any missing (or stale) one is evaluated now, saying so."""
     from reasonaudio.bench.results import load_result
 
@@ -280,7 +287,30 @@ def ensure_results(bench: Benchmark, names: Sequence[str], depth: int = DEFAULT_
             console.print(f"no saved results for {', '.join(missing)} on this benchmark: "
                           "evaluating now (saved under results/ for next time)", soft_wrap=True)
         fresh = evaluate_retrievers(bench, missing, depth=depth, console=console,
-                                    show_progress=show_progress, backend=backend, url=url)
+                                    show_progress=show_progress, backend=backend, url=url,
+                                    options=options, retriever_options=retriever_options)
         results.runs.update(fresh.runs)
     results.runs = {n: results.runs[n] for n in names}
     return results
+
+
+def model_options(model_paths: Sequence[str] = (), device: str | None = None
+                  ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """CLI ``--model-path [NAME=]PATH`` and ``--device`` as (options, retriever_options).
+
+    ``NAME=PATH`` gives one retriever its weights; a bare ``PATH`` goes to every model retriever
+    (builders that load no model ignore it).
+    """
+    options: dict[str, Any] = {}
+    per: dict[str, dict[str, Any]] = {}
+    if device:
+        options["device"] = device
+    for item in model_paths:
+        name, sep, path = item.partition("=")
+        if sep and name and path:
+            per.setdefault(name, {})["model_path"] = path
+        elif not sep:
+            options["model_path"] = item
+        else:
+            raise ReasonAudioError(f"--model-path {item!r}: expected PATH or NAME=PATH")
+    return options, per

@@ -125,8 +125,9 @@ def plot_projection(name: str, items: Sequence[ProjectionQuery], out: Path,
     rows = -(-len(items) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(5.0 * cols, 4.8 * rows + 0.6), squeeze=False,
                              layout="constrained")
-    style = {"positive": dict(c="#2ca02c", marker="o", label="relevant clip"),
-             "hard_negative": dict(c="#d62728", marker="X", label="hard negative")}
+    # relevant clips drawn on top, so one that shares a spot with a hard negative stays visible
+    style = {"positive": dict(c="#2ca02c", marker="o", label="relevant clip", zorder=4),
+             "hard_negative": dict(c="#d62728", marker="X", label="hard negative", zorder=3)}
     axis = "PC" if method == "pca" else "t-SNE "
     for ax, p in zip(axes.flat, items):
         pts = np.vstack([p.query_vector[None, :], p.clip_vectors])
@@ -138,7 +139,8 @@ def plot_projection(name: str, items: Sequence[ProjectionQuery], out: Path,
             mask = kinds == kind
             if mask.any():
                 ax.scatter(xy[1:][mask, 0], xy[1:][mask, 1], s=52, alpha=0.85, edgecolor="white",
-                           linewidth=0.6, c=st["c"], marker=st["marker"], label=st["label"])
+                           linewidth=0.6, c=st["c"], marker=st["marker"], label=st["label"],
+                           zorder=st["zorder"])
                 cos.append(f"{'relevant' if kind == 'positive' else 'hard neg.'} "
                            f"{sims[mask].mean():+.3f} (n={int(mask.sum())})")
         ax.scatter(xy[0, 0], xy[0, 1], s=280, c="#1f77b4", marker="*", edgecolor="black",
@@ -148,6 +150,7 @@ def plot_projection(name: str, items: Sequence[ProjectionQuery], out: Path,
         ax.text(0.02, 0.02, "mean cos to query: " + ", ".join(cos), transform=ax.transAxes,
                 fontsize=7.5, va="bottom", ha="left",
                 bbox=dict(boxstyle="round,pad=0.3", fc="white", ec="0.7", alpha=0.9))
+        ax.set_aspect("equal", adjustable="datalim")  # distances drawn to scale on both axes
         ax.margins(0.15)
         y0, y1 = ax.get_ylim()
         ax.set_ylim(y0 - 0.12 * (y1 - y0), y1)  # room for the cosine box
