@@ -35,3 +35,38 @@ def minilm():
     from reasonaudio.models.registry import load_model
 
     return load_model("minilm")
+
+
+def copy_bench(src: Path, dst: Path) -> Path:
+    """A private copy of a built benchmark (its files only), so a test's store starts empty."""
+    dst.mkdir(parents=True, exist_ok=True)
+    for item in Path(src).iterdir():
+        if item.name == "qdrant" or item.name == "results":
+            continue
+        if item.is_dir():
+            shutil.copytree(item, dst / item.name)
+        else:
+            shutil.copy2(item, dst / item.name)
+    return dst
+
+
+def stored_vectors(bench_dir: Path, collection: str) -> dict:
+    """clip id -> stored vector, read straight from the embedded Edge shard."""
+    import numpy as np
+    import qdrant_edge as qe
+
+    shard = qe.EdgeShard.load(str(Path(bench_dir) / "qdrant" / "edge" / collection / "shard"))
+    try:
+        out = {}
+        offset = None
+        while True:
+            records, offset = shard.scroll(qe.ScrollRequest(offset=offset, limit=1000, with_payload=True,
+                                                            with_vector=True))
+            for r in records:
+                cid = r.payload["clip_id"]
+                assert cid not in out, f"duplicate point for {cid}"
+                out[cid] = np.asarray(r.vector, dtype=np.float32)
+            if offset is None:
+                return out
+    finally:
+        shard.close()

@@ -1,0 +1,55 @@
+"""Two-stage retrievers: audio -> caption -> text embedding, searched with the same text model.
+
+``two-stage:CAPTIONER+EMBEDDER`` (e.g. ``two-stage:oracle-caption+minilm``) searches the
+collection ``reasonaudio-two-stage-CAPTIONER-EMBEDDER`` made by
+``bench ingest --model two-stage:CAPTIONER+EMBEDDER``; the query is embedded by EMBEDDER. With
+``oracle-caption`` the captions are the ground truth, so what remains is whether a text embedder
+can read order, overlap, duration and negation; the clip's caption sits in the payload
+(:meth:`TwoStageRetriever.captions`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from reasonaudio.errors import StoreError
+from reasonaudio.ingest.benchmark import Benchmark
+from reasonaudio.retrievers.vector import VectorRetriever
+from reasonaudio.store.base import Store, collection_name
+
+
+class TwoStageRetriever(VectorRetriever):
+    def check_compatible(self, command: str) -> None:
+        if self.meta.dimension != self.embedder.dimension:
+            raise StoreError(f"collection {self.collection!r} holds {self.meta.dimension}-d vectors; "
+                             f"{self.embedder.name!r} makes {self.embedder.dimension}-d ones "
+                             f"(rerun `{command} --force`)")
+        if not self.meta.revision.endswith("+" + self.embedder.revision):
+            raise StoreError(f"collection {self.collection!r} was embedded with other "
+                             f"{self.embedder.name} weights ({self.meta.revision.split('+')[-1]}, "
+                             f"loaded {self.embedder.revision}); rerun `{command} --force`")
+
+    def captions(self, clip_ids: Sequence[str]) -> dict[str, str]:
+        """The stored caption of each clip (what the text model saw)."""
+        found = self.store.retrieve(self.collection, list(clip_ids), fields=("clip_id", "caption"))
+        return {f.clip_id: str((f.payload or {}).get("caption", "")) for f in found}
+
+
+def build_two_stage(name: str, bench: Benchmark, store: Store, *, model_path: str | None = None,
+                    device: str = "cpu", batch_size: int | None = None, **_: Any) -> TwoStageRetriever:
+    from reasonaudio.errors import ModelError
+    from reasonaudio.ingest.captions import CAPTIONERS
+    from reasonaudio.ingest.embed import parse_two_stage
+    from reasonaudio.models.registry import get_record, load_model
+
+    captioner, embedder_name = parse_two_stage(name)
+    if captioner not in CAPTIONERS:
+        raise ModelError(f"unknown captioner {captioner!r} in {name!r}; known: {', '.join(CAPTIONERS)}")
+    if not get_record(embedder_name).has_text:
+        raise ModelError(f"{name}: {embedder_name!r} has no text tower; use minilm or bge-m3")
+    embedder = load_model(embedder_name, model_path=model_path, device=device, batch_size=batch_size)
+    hint = f"bench ingest --data {bench.root} --model {name}"
+    if model_path:
+        hint += f" --model-path {model_path}"
+    return TwoStageRetriever(name, bench, store, embedder, collection=collection_name(name),
+                             ingest_hint=hint)
