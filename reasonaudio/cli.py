@@ -226,5 +226,91 @@ def models_cmd() -> None:
     print_models(console)
 
 
+# --- store: ingest / search (store/, retrievers/) ---------------------------------------------
+
+BackendOpt = typer.Option(None, "--backend",
+                          help="Embedded store: edge (default) | local. A URL selects the server.")
+QdrantUrlOpt = typer.Option(None, "--qdrant-url", envvar="QDRANT_URL", show_envvar=True,
+                            help="Qdrant server URL (API key from QDRANT_API_KEY only).")
+
+
+@app.command()
+def ingest(
+    data: Path = DataOpt,
+    model: str = typer.Option(..., "--model", "-m",
+                              help="none = the payload-only collection (oracle, baselines)."),
+    backend: Optional[str] = BackendOpt,
+    qdrant_url: Optional[str] = QdrantUrlOpt,
+    force: bool = typer.Option(False, "--force", help="Drop and reload the collection."),
+    shard_number: Optional[int] = typer.Option(None, help="Server only: shards at creation."),
+    replication_factor: Optional[int] = typer.Option(None, help="Server only: replicas per shard."),
+) -> None:
+    """Load a Qdrant collection for the benchmark (idempotent; an interrupted load resumes)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from reasonaudio.errors import ModelError
+    from reasonaudio.ingest.benchmark import load_benchmark
+    from reasonaudio.store.ingest import ingest_payload
+    from reasonaudio.store.open import open_store
+
+    bench = load_benchmark(data)
+    if model != "none":
+        raise ModelError(f"--model {model!r}: model ingest is not available yet; "
+                         "use --model none for the payload-only collection")
+    with open_store(bench.root, backend, qdrant_url) as store, \
+            Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                     TimeElapsedColumn(), console=console) as progress:
+        task = progress.add_task(f"payload -> {store.backend}", total=len(bench.clips))
+        result = ingest_payload(bench, store, force=force, shard_number=shard_number,
+                                replication_factor=replication_factor,
+                                progress=lambda done, total: progress.update(task, completed=done))
+    how = ("already complete" if result.upserted == 0 else
+           f"{'resumed, ' if result.resumed else ''}{result.upserted} points written")
+    console.print(f"{result.collection}: {result.points} points ({how}) in {result.seconds:.1f} s "
+                  f"[{store.backend}]")
+
+
+@app.command()
+def search(
+    text: str = typer.Argument(..., help="Query text, e.g. \"dog barking but no siren\"."),
+    data: Path = DataOpt,
+    retriever: str = typer.Option("oracle", "--retriever", "-r",
+                                  help="oracle | bag-of-sounds | random | a model retriever."),
+    k: int = typer.Option(10, "-k", min=1, help="Number of hits."),
+    as_json: bool = typer.Option(False, "--json",
+                                 help='Print only {"logic": ..., "hits": [{"id", "score"}]}.'),
+    backend: Optional[str] = BackendOpt,
+    qdrant_url: Optional[str] = QdrantUrlOpt,
+) -> None:
+    """One query: its logic, then the hits with event timelines and a check per constraint."""
+    import json
+
+    from reasonaudio.constraints.parser import parse
+    from reasonaudio.errors import QueryParseError
+    from reasonaudio.ingest.benchmark import load_benchmark
+    from reasonaudio.retrievers.explain import print_search, search_json
+    from reasonaudio.retrievers.registry import get_retriever, spec_for
+
+    bench = load_benchmark(data)
+    spec = spec_for(retriever)
+    try:
+        logic = parse(text, bench.labels)
+    except QueryParseError as exc:
+        if spec.needs_logic or not text.strip():
+            raise
+        logic = None
+        err_console.print(f"[yellow]note:[/] no constraint checks: {exc}", highlight=False)
+    note = lambda msg: err_console.print(f"[dim]{msg}[/]", highlight=False)  # noqa: E731
+    found = get_retriever(retriever, bench, backend=backend, url=qdrant_url, notify=note)
+    try:
+        hits = found.search(text, k)
+    finally:
+        if getattr(found, "store", None) is not None:
+            found.store.close()
+    if as_json:
+        typer.echo(json.dumps(search_json(logic, hits)))
+    else:
+        print_search(console, bench, text, logic, hits, retriever, k)
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -1,0 +1,143 @@
+"""Why each hit does or does not satisfy the query: event timelines and per-constraint checks.
+
+Used by ``bench search`` for every retriever (oracle, baselines, vector search): the checks
+come from the judge's semantics (``semantics.evaluate``), not from the retriever, so a wrong
+hit of a learned retriever shows which constraint it breaks.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from reasonaudio.constraints.logic import Node, conjuncts, describe, labels, to_json
+from reasonaudio.constraints.semantics import evaluate
+from reasonaudio.ingest.benchmark import Benchmark
+from reasonaudio.ingest.spec import Clip
+from reasonaudio.retrievers.base import Hit
+
+YES = "[green]✓[/]"
+NO = "[red]✗[/]"
+LABEL_WIDTH = 16
+
+
+def bar(onset: float, offset: float, duration: float, width: int) -> str:
+    """``width`` cells over the clip; a cell is filled when the event covers any part of it."""
+    if duration <= 0:
+        return "·" * width
+    cells = []
+    for i in range(width):
+        lo, hi = duration * i / width, duration * (i + 1) / width
+        cells.append("█" if onset < hi and offset > lo else "·")
+    return "".join(cells)
+
+
+def timeline(clip: Clip, width: int = 24, mentioned: Iterable[str] = (),
+             times: bool = True) -> Text:
+    """One line per event in onset order: label, bar over the clip, onset-offset in seconds.
+
+    Sounds the query mentions are bold; the others are dimmed.
+    """
+    mentioned = set(mentioned)
+    out = Text()
+    for i, e in enumerate(sorted(clip.events, key=lambda e: (e.onset, e.label))):
+        if i:
+            out.append("\n")
+        name = e.label if len(e.label) <= LABEL_WIDTH else e.label[:LABEL_WIDTH - 1] + "…"
+        style = "bold" if e.label in mentioned else "dim"
+        out.append(f"{name:<{LABEL_WIDTH}} ", style=style)
+        out.append(bar(e.onset, e.offset, clip.duration, width),
+                   style="cyan" if e.label in mentioned else "dim")
+        if times:
+            out.append(f" {e.onset:5.2f}-{e.offset:5.2f}s", style="dim")
+    return out
+
+
+def checks(logic: Node, clip: Clip) -> list[bool]:
+    """Whether the clip satisfies each top-level constraint of ``logic`` (``logic.conjuncts``)."""
+    return [evaluate(c, clip.events) for c in conjuncts(logic)]
+
+
+def hits_table(bench: Benchmark, hits: Sequence[Hit], logic: Node | None, *,
+               title: str | None = None, width: int = 24, times: bool = True) -> Table:
+    """Rank, clip, score, timeline, one ✓/✗ column per constraint (numbered as in
+    :func:`constraint_legend`) and, for several constraints, one for the whole query."""
+    table = Table(title=title, show_lines=True, title_justify="left")
+    table.add_column("#", justify="right", no_wrap=True, min_width=2)
+    table.add_column("clip", no_wrap=True)
+    table.add_column("score", justify="right", no_wrap=True, min_width=5)
+    table.add_column("events over the clip", no_wrap=True, overflow="ellipsis")
+    parts = conjuncts(logic) if logic is not None else ()
+    for i, _ in enumerate(parts, 1):
+        table.add_column(f"C{i}", justify="center", no_wrap=True, min_width=2)
+    if len(parts) > 1:
+        table.add_column("all", justify="center", no_wrap=True, min_width=3)
+    mentioned = labels(logic) if logic is not None else ()
+    for rank_, hit in enumerate(hits, 1):
+        clip = bench.clip_by_id.get(hit.clip_id)
+        if clip is None:
+            table.add_row(str(rank_), hit.clip_id, f"{hit.score:.3g}", "[red]not in the corpus[/]")
+            continue
+        row: list[Any] = [str(rank_), f"{clip.id}\n[dim]{clip.mode}\n{clip.duration:.2f} s[/]",
+                          f"{hit.score:.3g}", timeline(clip, width, mentioned, times)]
+        if logic is not None:
+            marks = checks(logic, clip)
+            row += [YES if ok else NO for ok in marks]
+            if len(parts) > 1:
+                row.append(YES if all(marks) else NO)
+        table.add_row(*row)
+    return table
+
+
+def constraint_legend(logic: Node) -> Text:
+    """``C1 has(dog barking)   C2 !has(siren)``: what each check column of the table tests."""
+    out = Text()
+    for i, part in enumerate(conjuncts(logic), 1):
+        if i > 1:
+            out.append("\n")
+        out.append(f"  C{i}  ", style="bold")
+        out.append(describe(part))
+    return out
+
+
+def search_json(logic: Node | None, hits: Sequence[Hit]) -> dict[str, Any]:
+    """The ``--json`` form of a search: ``{"logic": ..., "hits": [{"id", "score"}, ...]}``."""
+    return {"logic": to_json(logic) if logic is not None else None,
+            "hits": [{"id": h.clip_id, "score": float(h.score)} for h in hits]}
+
+
+def bar_width(console_width: int, logic: Node | None) -> tuple[int, bool]:
+    """Timeline cells that fit beside the other columns (8 to 30), and whether the event times
+    fit too (they go first on a narrow terminal)."""
+    n = len(conjuncts(logic)) if logic is not None else 0
+    checks_w = 5 * (n + (1 if n > 1 else 0))
+    fixed = 5 + 13 + 8 + (LABEL_WIDTH + 1) + 3 + checks_w + 2
+    if console_width - fixed - 13 >= 8:
+        return min(30, console_width - fixed - 13), True
+    return max(8, min(30, console_width - fixed)), False
+
+
+def render_search(bench: Benchmark, text: str, logic: Node | None, hits: Sequence[Hit],
+                  retriever: str, k: int, width: int = 100) -> Group:
+    """Everything ``bench search`` prints: the query, its logic, then the hits table."""
+    head = Text()
+    head.append("query  ", style="bold")
+    head.append(text)
+    head.append("\nlogic  ", style="bold")
+    head.append(describe(logic) if logic is not None else "(not parsed: no constraint checks)")
+    parts: list[Any] = [head]
+    if logic is not None:
+        parts.append(constraint_legend(logic))
+    if not hits:
+        return Group(*parts, Text(f"{retriever}: no clip matches", style="yellow"))
+    title = f"{retriever}: {len(hits)} hit{'s' if len(hits) != 1 else ''} (k={k})"
+    cells, times = bar_width(width, logic)
+    return Group(*parts, hits_table(bench, hits, logic, title=title, width=cells, times=times))
+
+
+def print_search(console: Console, *args: Any, **kwargs: Any) -> None:
+    """:func:`render_search` sized to the console."""
+    console.print(render_search(*args, width=console.width, **kwargs))

@@ -1,0 +1,233 @@
+"""The one interface every Qdrant backend implements, and what a collection records about itself.
+
+Ingest and retrievers only see :class:`Store`, so the embedded default, qdrant-client's local
+mode and a real server (or cluster) are interchangeable. Filters are qdrant-client's
+``models.Filter`` (the REST schema); a backend with its own classes (Qdrant Edge) converts them.
+Points are addressed by clip id: the backend maps it to a uuid5 point id
+(:func:`reasonaudio.store.payload.point_id`) and keeps the clip id in the payload.
+"""
+
+from __future__ import annotations
+
+import abc
+import re
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Iterable, Iterator, Sequence
+
+from reasonaudio.errors import StoreError
+
+COLLECTION_PREFIX = "reasonaudio-"
+PAYLOAD_MODEL = "none"
+"""The pseudo model of the payload-only collection the oracle and baselines search."""
+
+META_KEY = "reasonaudio"
+"""Key under which our record sits in a server's collection metadata."""
+
+STATE_LOADING = "loading"
+STATE_COMPLETE = "complete"
+
+DISTANCES = ("cosine", "dot", "euclid", "manhattan")
+
+
+def collection_name(model: str) -> str:
+    """``reasonaudio-<model>``; characters a collection name or a folder should not hold become ``-``."""
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", model.strip()).strip("-.")
+    if not slug:
+        raise StoreError(f"model name {model!r} gives an empty collection name")
+    return COLLECTION_PREFIX + ("payload" if model == PAYLOAD_MODEL else slug)
+
+
+@dataclass(frozen=True)
+class CollectionMeta:
+    """What a collection records about how its points were made (DESIGN 4).
+
+    ``state`` is ``loading`` from creation until every point is in, then ``complete``: an
+    interrupted ingest leaves ``loading`` behind, which the next ingest detects and resumes.
+    ``corpus_sha256`` ties the collection to one benchmark corpus (a server may hold several).
+    """
+
+    model: str
+    revision: str
+    dimension: int
+    distance: str
+    pooling: str
+    corpus_sha256: str = ""
+    points: int = 0
+    state: str = STATE_LOADING
+    extra: dict[str, Any] = field(default_factory=dict)
+    schema: int = 1
+
+    def __post_init__(self) -> None:
+        if self.distance not in DISTANCES:
+            raise ValueError(f"distance must be one of {DISTANCES}, got {self.distance!r}")
+        if self.dimension < 1:
+            raise ValueError(f"dimension must be >= 1, got {self.dimension}")
+
+    @property
+    def complete(self) -> bool:
+        return self.state == STATE_COMPLETE
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, obj: Any, where: str) -> "CollectionMeta":
+        if not isinstance(obj, dict):
+            raise StoreError(f"{where}: collection metadata missing or not an object "
+                             "(not created by reasonaudio?)")
+        try:
+            return cls(model=str(obj["model"]), revision=str(obj["revision"]),
+                       dimension=int(obj["dimension"]), distance=str(obj["distance"]),
+                       pooling=str(obj["pooling"]), corpus_sha256=str(obj.get("corpus_sha256", "")),
+                       points=int(obj.get("points", 0)), state=str(obj.get("state", STATE_LOADING)),
+                       extra=dict(obj.get("extra") or {}), schema=int(obj.get("schema", 1)))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise StoreError(f"{where}: malformed collection metadata ({exc})") from None
+
+    def with_(self, **changes: Any) -> "CollectionMeta":
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class PointIn:
+    """A point to upsert: the clip it stands for, its vector and its payload."""
+
+    clip_id: str
+    vector: Sequence[float]
+    payload: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Found:
+    """A point coming back from a query, scroll or retrieve (score 0 where nothing was scored)."""
+
+    clip_id: str
+    score: float = 0.0
+    payload: dict[str, Any] | None = None
+
+
+Fields = bool | Sequence[str]
+"""Which payload to return: ``True`` all, ``False`` none, or a list of top-level keys."""
+
+ID_FIELD = "clip_id"
+
+
+class Store(abc.ABC):
+    """A set of named collections in one Qdrant backend."""
+
+    backend: str = "store"
+
+    # --- collections ---------------------------------------------------------------------
+    @abc.abstractmethod
+    def collections(self) -> list[str]:
+        """Names of every collection this backend holds."""
+
+    def exists(self, name: str) -> bool:
+        return name in self.collections()
+
+    @abc.abstractmethod
+    def create(self, name: str, meta: CollectionMeta, *, index_labels: Sequence[str] = (),
+               shard_number: int | None = None, replication_factor: int | None = None) -> None:
+        """Create ``name`` (it must not exist) with payload indexes on the filter fields.
+
+        ``index_labels`` are the labels whose ``dur."<label>"`` key gets a float index.
+        ``shard_number`` / ``replication_factor`` only mean something on a server.
+        """
+
+    @abc.abstractmethod
+    def meta(self, name: str) -> CollectionMeta:
+        """The collection's record; :class:`StoreError` naming the collection if it is missing."""
+
+    @abc.abstractmethod
+    def set_meta(self, name: str, meta: CollectionMeta) -> None:
+        """Replace the collection's record (used to mark an ingest complete)."""
+
+    @abc.abstractmethod
+    def drop(self, name: str) -> None:
+        """Delete the collection and its points (no error if it does not exist)."""
+
+    # --- points --------------------------------------------------------------------------
+    @abc.abstractmethod
+    def upsert(self, name: str, points: Sequence[PointIn]) -> None:
+        """Insert or replace one batch of points (callers batch; see ``ingest``)."""
+
+    @abc.abstractmethod
+    def query(self, name: str, vector: Sequence[float], k: int, flt: Any = None,
+              fields: Fields = False) -> list[Found]:
+        """The ``k`` nearest points to ``vector`` (optionally among those ``flt`` admits)."""
+
+    @abc.abstractmethod
+    def scroll(self, name: str, flt: Any = None, fields: Fields = (ID_FIELD,),
+               batch: int = 2048) -> Iterator[Found]:
+        """Every point ``flt`` admits (all points when ``None``), in point-id order."""
+
+    @abc.abstractmethod
+    def count(self, name: str, flt: Any = None) -> int:
+        """Exact number of points ``flt`` admits."""
+
+    @abc.abstractmethod
+    def retrieve(self, name: str, clip_ids: Sequence[str], fields: Fields = (ID_FIELD,)) -> list[Found]:
+        """The points of these clips that exist (missing ones are left out)."""
+
+    @abc.abstractmethod
+    def delete(self, name: str, clip_ids: Sequence[str]) -> None:
+        """Remove the points of these clips."""
+
+    def close(self) -> None:
+        """Release files, locks and connections."""
+
+    # --- conveniences built on the primitives ---------------------------------------------
+    def matching_ids(self, name: str, flt: Any = None) -> list[str]:
+        """Clip ids of every point ``flt`` admits, sorted ascending."""
+        return sorted(f.clip_id for f in self.scroll(name, flt, fields=(ID_FIELD,)))
+
+    def existing_ids(self, name: str, clip_ids: Sequence[str], batch: int = 1024) -> set[str]:
+        """Which of ``clip_ids`` already have a point (resumable ingest)."""
+        out: set[str] = set()
+        for i in range(0, len(clip_ids), batch):
+            out.update(f.clip_id for f in self.retrieve(name, clip_ids[i:i + batch]))
+        return out
+
+    def describe(self) -> dict[str, Any]:
+        """Where the data lives, for results files (never credentials)."""
+        return {"backend": self.backend}
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def payload_fields(fields: Fields) -> bool | list[str]:
+    """Normalise ``fields``; the clip id always comes back so hits can be named."""
+    if fields is True:
+        return True
+    if fields is False:
+        return [ID_FIELD]
+    out = list(fields)
+    if ID_FIELD not in out:
+        out.insert(0, ID_FIELD)
+    return out
+
+
+def found_from_payload(payload: dict[str, Any] | None, score: float, fields: Fields,
+                       where: str) -> Found:
+    """Build a :class:`Found`; a point without a clip id is foreign data, named as such."""
+    if not payload or ID_FIELD not in payload:
+        raise StoreError(f"{where}: a point has no {ID_FIELD!r} in its payload "
+                         "(the collection was not written by reasonaudio)")
+    clip_id = str(payload[ID_FIELD])
+    keep = None if fields is False else payload
+    return Found(clip_id, float(score), keep)
+
+
+def batched(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    batch: list[Any] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch

@@ -1,0 +1,255 @@
+"""qdrant-client backends: local mode (``QdrantClient(path=...)``, pure Python, on disk) and a
+real server or cluster (``QdrantClient(url=...)``).
+
+Both keep our :class:`CollectionMeta` in the collection's own metadata under ``"reasonaudio"``.
+On a server, collections get payload indexes (keyword on ``labels``/``before``/``overlaps``,
+float on every ``dur."<label>"``) and may be sharded/replicated at creation. The API key comes
+from the environment only and is never printed, logged or written.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import re
+import warnings
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+from qdrant_client import QdrantClient
+from qdrant_client.http import models
+from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
+
+from reasonaudio.errors import StoreError
+from reasonaudio.store.base import (
+    META_KEY, CollectionMeta, Fields, Found, PointIn, Store, found_from_payload, payload_fields,
+)
+from reasonaudio.store.payload import KEYWORD_FIELDS, dur_key, point_id
+
+_DISTANCE = {"cosine": models.Distance.COSINE, "dot": models.Distance.DOT,
+             "euclid": models.Distance.EUCLID, "manhattan": models.Distance.MANHATTAN}
+
+PROBE_TIMEOUT_S = 5
+"""How long an unreachable server may take to say so, at open."""
+REQUEST_TIMEOUT_S = 120
+"""Per-request timeout once connected (large upsert batches on a busy cluster)."""
+
+
+def redact_url(url: str) -> str:
+    """The URL without any user:password part, for messages."""
+    return re.sub(r"//[^/@]*@", "//", url)
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, UnexpectedResponse):
+        body = exc.content.decode("utf-8", "replace").strip() if exc.content else ""
+        return f"HTTP {exc.status_code}{': ' + body[:200] if body else ''}"
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0][:200]
+
+
+_LOCAL: dict[str, list[Any]] = {}
+"""Local-mode folder -> [QdrantClient, users]. Local mode locks its folder, so one process
+opens it once and every ClientStore of the process shares that client."""
+
+
+@atexit.register
+def _close_all_local() -> None:
+    """Close local-mode clients before interpreter teardown (their __del__ fails noisily then)."""
+    while _LOCAL:
+        _, (client, _users) = _LOCAL.popitem()
+        with contextlib.suppress(Exception):
+            client.close()
+
+
+def _acquire_local(key: str) -> QdrantClient:
+    entry = _LOCAL.get(key)
+    if entry is None:
+        try:
+            entry = _LOCAL[key] = [QdrantClient(path=key), 0]
+        except RuntimeError as exc:  # "already accessed by another instance"
+            raise StoreError(f"{key}: {_reason(exc)}") from None
+    entry[1] += 1
+    return entry[0]
+
+
+def _release_local(key: str) -> None:
+    entry = _LOCAL.get(key)
+    if entry is None:
+        return
+    entry[1] -= 1
+    if entry[1] <= 0:
+        del _LOCAL[key]
+        with contextlib.suppress(Exception):
+            entry[0].close()
+
+
+class ClientStore(Store):
+    """A store reached through qdrant-client: local mode (``path``) or a server (``url``)."""
+
+    def __init__(self, *, path: Path | None = None, url: str | None = None,
+                 api_key: str | None = None) -> None:
+        if (path is None) == (url is None):
+            raise ValueError("give exactly one of path= or url=")
+        self.path = Path(path) if path is not None else None
+        self.url = url
+        self.backend = "local" if path is not None else "server"
+        self.where = str(self.path) if self.path is not None else redact_url(url or "")
+        self._key: str | None = None
+        if self.path is not None:
+            self.path.mkdir(parents=True, exist_ok=True)
+            self._key = str(self.path.resolve())
+            self.client = _acquire_local(self._key)
+        else:
+            self._probe(url or "", api_key)
+            self.client = QdrantClient(url=url, api_key=api_key, timeout=REQUEST_TIMEOUT_S,
+                                       check_compatibility=False)
+
+    def _probe(self, url: str, api_key: str | None) -> None:
+        """Fail fast, in one line, when the server is unreachable or refuses the key."""
+        with warnings.catch_warnings():  # the real client below warns about http + key once
+            warnings.simplefilter("ignore")
+            probe = QdrantClient(url=url, api_key=api_key, timeout=PROBE_TIMEOUT_S,
+                                 check_compatibility=False)
+        try:
+            probe.get_collections()
+        except UnexpectedResponse as exc:
+            if exc.status_code in (401, 403):
+                raise StoreError(f"Qdrant server at {redact_url(url)} refused the request "
+                                 f"(HTTP {exc.status_code}); set QDRANT_API_KEY") from None
+            raise StoreError(f"Qdrant server at {redact_url(url)}: {_reason(exc)}") from None
+        except (ResponseHandlingException, OSError) as exc:
+            raise StoreError(f"cannot reach Qdrant server at {redact_url(url)} "
+                             f"({_reason(exc)})") from None
+        except Exception as exc:  # httpx errors and anything else from the transport
+            if type(exc).__module__.startswith(("httpx", "httpcore")):
+                raise StoreError(f"cannot reach Qdrant server at {redact_url(url)} "
+                                 f"({_reason(exc)})") from None
+            raise
+        finally:
+            with contextlib.suppress(Exception):
+                probe.close()
+
+    @contextlib.contextmanager
+    def _errors(self, what: str) -> Iterator[None]:
+        """Server-side failures as one StoreError line; bugs keep their traceback."""
+        try:
+            yield
+        except UnexpectedResponse as exc:
+            raise StoreError(f"Qdrant at {self.where}: {what} failed ({_reason(exc)})") from None
+        except ResponseHandlingException as exc:
+            raise StoreError(f"Qdrant at {self.where}: {what} failed, server unreachable "
+                             f"({_reason(exc)})") from None
+
+    def _require(self, name: str) -> None:
+        if not self.exists(name):
+            raise StoreError(f"collection {name!r} not found in Qdrant at {self.where} "
+                             f"({self.backend})")
+
+    # --- collections ---------------------------------------------------------------------
+    def collections(self) -> list[str]:
+        with self._errors("listing collections"):
+            return sorted(c.name for c in self.client.get_collections().collections)
+
+    def exists(self, name: str) -> bool:
+        with self._errors(f"checking collection {name!r}"):
+            return bool(self.client.collection_exists(name))
+
+    def create(self, name: str, meta: CollectionMeta, *, index_labels: Sequence[str] = (),
+               shard_number: int | None = None, replication_factor: int | None = None) -> None:
+        if self.exists(name):
+            raise StoreError(f"collection {name!r} already exists in Qdrant at {self.where}")
+        opts: dict[str, Any] = {}
+        if self.backend == "server":
+            opts = {"shard_number": shard_number, "replication_factor": replication_factor}
+        with self._errors(f"creating collection {name!r}"):
+            self.client.create_collection(
+                name, vectors_config=models.VectorParams(size=meta.dimension,
+                                                         distance=_DISTANCE[meta.distance]),
+                metadata={META_KEY: meta.to_json()}, **opts)
+            if self.backend == "server":  # local mode ignores payload indexes (and warns)
+                for key in KEYWORD_FIELDS:
+                    self.client.create_payload_index(name, key, models.PayloadSchemaType.KEYWORD)
+                for label in index_labels:
+                    self.client.create_payload_index(name, dur_key(label),
+                                                     models.PayloadSchemaType.FLOAT)
+
+    def meta(self, name: str) -> CollectionMeta:
+        self._require(name)
+        with self._errors(f"reading collection {name!r}"):
+            info = self.client.get_collection(name)
+        raw = (getattr(info.config, "metadata", None) or {}).get(META_KEY)
+        if raw is None:
+            raise StoreError(f"collection {name!r} in Qdrant at {self.where} has no reasonaudio "
+                             "metadata (created by something else, or a server too old to keep "
+                             "collection metadata)")
+        return CollectionMeta.from_json(raw, f"collection {name!r}")
+
+    def set_meta(self, name: str, meta: CollectionMeta) -> None:
+        self._require(name)
+        with self._errors(f"updating collection {name!r}"):
+            self.client.update_collection(name, metadata={META_KEY: meta.to_json()})
+
+    def drop(self, name: str) -> None:
+        with self._errors(f"deleting collection {name!r}"):
+            if self.client.collection_exists(name):
+                self.client.delete_collection(name)
+
+    # --- points --------------------------------------------------------------------------
+    def upsert(self, name: str, points: Sequence[PointIn]) -> None:
+        structs = [models.PointStruct(id=point_id(p.clip_id), vector=[float(x) for x in p.vector],
+                                      payload=p.payload) for p in points]
+        with self._errors(f"upserting into {name!r}"):
+            self.client.upsert(name, points=structs, wait=True)
+
+    def query(self, name: str, vector: Sequence[float], k: int, flt: Any = None,
+              fields: Fields = False) -> list[Found]:
+        self._require(name)
+        with self._errors(f"querying {name!r}"):
+            res = self.client.query_points(name, query=[float(x) for x in vector], limit=k,
+                                           query_filter=flt, with_payload=payload_fields(fields),
+                                           with_vectors=False)
+        return [found_from_payload(p.payload, p.score, fields, name) for p in res.points]
+
+    def scroll(self, name: str, flt: Any = None, fields: Fields = ("clip_id",),
+               batch: int = 2048) -> Iterator[Found]:
+        self._require(name)
+        offset = None
+        while True:
+            with self._errors(f"scrolling {name!r}"):
+                records, offset = self.client.scroll(name, scroll_filter=flt, limit=batch,
+                                                     offset=offset,
+                                                     with_payload=payload_fields(fields),
+                                                     with_vectors=False)
+            for r in records:
+                yield found_from_payload(r.payload, 0.0, fields, name)
+            if offset is None:
+                return
+
+    def count(self, name: str, flt: Any = None) -> int:
+        self._require(name)
+        with self._errors(f"counting {name!r}"):
+            return int(self.client.count(name, count_filter=flt, exact=True).count)
+
+    def retrieve(self, name: str, clip_ids: Sequence[str], fields: Fields = ("clip_id",)) -> list[Found]:
+        self._require(name)
+        with self._errors(f"retrieving from {name!r}"):
+            records = self.client.retrieve(name, ids=[point_id(c) for c in clip_ids],
+                                           with_payload=payload_fields(fields), with_vectors=False)
+        return [found_from_payload(r.payload, 0.0, fields, name) for r in records]
+
+    def delete(self, name: str, clip_ids: Sequence[str]) -> None:
+        with self._errors(f"deleting points from {name!r}"):
+            self.client.delete(name, points_selector=models.PointIdsList(
+                points=[point_id(c) for c in clip_ids]), wait=True)
+
+    def close(self) -> None:
+        if self._key is not None:
+            _release_local(self._key)
+            self._key = None
+            return
+        with contextlib.suppress(Exception):
+            self.client.close()
+
+    def describe(self) -> dict[str, Any]:
+        return {"backend": self.backend, "location": self.where}

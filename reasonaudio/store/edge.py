@@ -1,0 +1,286 @@
+"""Qdrant Edge backend: the server's Rust engine in-process (``qdrant-edge-py``), one shard per
+collection, kept on disk under the benchmark (``DATA/qdrant/edge/<collection>/``).
+
+Layout of a collection folder::
+
+    shard/            the EdgeShard's files (segments, WAL, edge_config.json)
+    collection.json   our CollectionMeta (Edge has no collection metadata), written last
+
+A folder without ``collection.json`` is a create that was interrupted; it is removed and made
+again. Filters arrive as qdrant-client ``models.Filter`` and are translated to Edge's own
+mirror classes by :func:`to_edge_filter`.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import shutil
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import qdrant_edge as qe
+from qdrant_client.http import models
+
+from reasonaudio.errors import StoreError
+from reasonaudio.fileio import atomic_file
+from reasonaudio.store.base import (
+    CollectionMeta, Fields, Found, PointIn, Store, found_from_payload, payload_fields,
+)
+from reasonaudio.store.payload import KEYWORD_FIELDS, dur_key, point_id
+
+META_FILE = "collection.json"
+SHARD_DIR = "shard"
+
+_DISTANCE = {"cosine": qe.Distance.Cosine, "dot": qe.Distance.Dot,
+             "euclid": qe.Distance.Euclid, "manhattan": qe.Distance.Manhattan}
+
+
+# --- filter translation: qdrant-client models -> qdrant_edge classes ------------------------
+
+def _as_list(value: Any) -> list[Any] | None:
+    if value is None:
+        return None
+    return list(value) if isinstance(value, list) else [value]
+
+
+def _edge_match(match: Any) -> Any:
+    if isinstance(match, models.MatchValue):
+        if isinstance(match.value, bool):  # Edge 0.9.0 stores True as 1 (DESIGN 4)
+            raise TypeError("boolean MatchValue is not supported on Qdrant Edge 0.9.0")
+        return qe.MatchValue(match.value)
+    if isinstance(match, models.MatchAny):
+        return qe.MatchAny(list(match.any))
+    if isinstance(match, models.MatchExcept):
+        return qe.MatchExcept(list(match.except_))
+    if isinstance(match, models.MatchText):
+        return qe.MatchText(match.text)
+    raise TypeError(f"match {type(match).__name__} has no Qdrant Edge translation here")
+
+
+def _edge_condition(cond: Any) -> Any:
+    if isinstance(cond, models.Filter):
+        return to_edge_filter(cond)
+    if isinstance(cond, models.FieldCondition):
+        rng = None
+        if cond.range is not None:
+            r = cond.range
+            rng = qe.RangeFloat(gte=r.gte, gt=r.gt, lte=r.lte, lt=r.lt)
+        other = (cond.geo_bounding_box, cond.geo_radius, cond.geo_polygon, cond.values_count)
+        if any(o is not None for o in other):
+            raise TypeError(f"field condition on {cond.key!r} uses a kind Edge translation lacks")
+        return qe.FieldCondition(key=cond.key, match=_edge_match(cond.match) if cond.match else None,
+                                 range=rng, is_empty=cond.is_empty, is_null=cond.is_null)
+    if isinstance(cond, models.IsEmptyCondition):
+        return qe.IsEmptyCondition(cond.is_empty.key)
+    if isinstance(cond, models.IsNullCondition):
+        return qe.IsNullCondition(cond.is_null.key)
+    if isinstance(cond, models.HasIdCondition):
+        return qe.HasIdCondition(set(str(i) for i in cond.has_id))
+    if isinstance(cond, models.NestedCondition):
+        return qe.NestedCondition(cond.nested.key, to_edge_filter(cond.nested.filter))
+    raise TypeError(f"condition {type(cond).__name__} has no Qdrant Edge translation here")
+
+
+def to_edge_filter(flt: models.Filter | None) -> qe.Filter | None:
+    """The same filter in qdrant_edge's classes (must/should/must_not, nested filters)."""
+    if flt is None:
+        return None
+    if flt.min_should is not None:
+        raise TypeError("min_should has no Qdrant Edge translation here")
+    conv = lambda conds: (None if conds is None  # noqa: E731
+                          else [_edge_condition(c) for c in _as_list(conds)])
+    return qe.Filter(must=conv(flt.must), should=conv(flt.should), must_not=conv(flt.must_not))
+
+
+def _selector(fields: Fields) -> Any:
+    sel = payload_fields(fields)
+    return True if sel is True else qe.PayloadSelector.Include(sel)
+
+
+# --- the store -----------------------------------------------------------------------------
+
+_OPEN: dict[str, list[Any]] = {}
+"""Shard path -> [EdgeShard, number of EdgeStore objects using it]. An Edge shard holds a lock
+on its WAL, so one process may open it only once: every EdgeStore of this process shares it."""
+
+
+@atexit.register
+def _close_all() -> None:
+    """Flush and close shards still open at exit (a CLI command that never called close())."""
+    while _OPEN:
+        _, (shard, _users) = _OPEN.popitem()
+        try:
+            shard.flush()
+            shard.close()
+        except Exception:  # noqa: BLE001 (exit path: nothing left to report to)
+            pass
+
+
+def _busy(path: Path, exc: BaseException) -> StoreError:
+    text = str(exc)
+    if "WouldBlock" in text:
+        return StoreError(f"{path}: the Qdrant Edge shard is open in another process (Edge allows "
+                          "one at a time); wait for it, or use --backend local or a server")
+    return StoreError(f"{path}: cannot open Qdrant Edge shard ({text.splitlines()[0][:200]})")
+
+
+class EdgeStore(Store):
+    """Collections as Qdrant Edge shards in folders under ``root``."""
+
+    backend = "edge"
+
+    def __init__(self, root: Path, float_indexes: bool = False) -> None:
+        self.root = Path(root)
+        self.float_indexes = float_indexes
+        """Float indexes on ``dur."<label>"``: off by default. Edge 0.9.0 spends about 0.15 s
+        creating each one (30 s for 200 labels), while the ``has`` guard the translator puts
+        beside every duration range already lets the planner start from the keyword index."""
+        self._held: set[str] = set()
+
+    def _dir(self, name: str) -> Path:
+        return self.root / name
+
+    def _key(self, name: str) -> str:
+        return str((self._dir(name) / SHARD_DIR).resolve())
+
+    def _hold(self, key: str, shard: qe.EdgeShard | None = None) -> qe.EdgeShard:
+        entry = _OPEN.get(key)
+        if entry is None:
+            if shard is None:
+                try:
+                    shard = qe.EdgeShard.load(key)
+                except Exception as exc:  # the Rust side raises plain exceptions
+                    raise _busy(Path(key).parent, exc) from None
+            entry = _OPEN[key] = [shard, 0]
+            self._held.discard(key)
+        if key not in self._held:
+            entry[1] += 1
+            self._held.add(key)
+        return entry[0]
+
+    def _shard(self, name: str) -> qe.EdgeShard:
+        key = self._key(name)
+        if key not in _OPEN and not self.exists(name):
+            raise StoreError(f"collection {name!r} not found in {self.root} (Qdrant Edge)")
+        return self._hold(key)
+
+    def _forget(self, key: str) -> None:
+        entry = _OPEN.pop(key, None)
+        self._held.discard(key)
+        if entry is not None:
+            entry[0].close()
+
+    def collections(self) -> list[str]:
+        if not self.root.is_dir():
+            return []
+        return sorted(p.name for p in self.root.iterdir()
+                      if (p / META_FILE).is_file() and (p / SHARD_DIR).is_dir())
+
+    def exists(self, name: str) -> bool:
+        d = self._dir(name)
+        return (d / META_FILE).is_file() and (d / SHARD_DIR).is_dir()
+
+    def create(self, name: str, meta: CollectionMeta, *, index_labels: Sequence[str] = (),
+               shard_number: int | None = None, replication_factor: int | None = None) -> None:
+        if self.exists(name):
+            raise StoreError(f"collection {name!r} already exists in {self.root}")
+        d = self._dir(name)
+        self._forget(self._key(name))
+        if d.exists():  # an interrupted create: no collection.json was written
+            shutil.rmtree(d)
+        d.mkdir(parents=True)
+        config = qe.EdgeConfig(vectors=qe.EdgeVectorParams(size=meta.dimension,
+                                                           distance=_DISTANCE[meta.distance]))
+        try:
+            shard = qe.EdgeShard.create(str(d / SHARD_DIR), config)
+        except Exception as exc:
+            raise _busy(d, exc) from None
+        for key in KEYWORD_FIELDS:
+            shard.update(qe.UpdateOperation.create_field_index(key, qe.PayloadSchemaType.Keyword))
+        for label in (index_labels if self.float_indexes else ()):
+            shard.update(qe.UpdateOperation.create_field_index(dur_key(label),
+                                                               qe.PayloadSchemaType.Float))
+        shard.flush()
+        self._hold(self._key(name), shard)
+        self._write_meta(name, meta)
+
+    def _write_meta(self, name: str, meta: CollectionMeta) -> None:
+        with atomic_file(self._dir(name) / META_FILE, encoding="utf-8") as fh:
+            json.dump(meta.to_json(), fh, indent=2, sort_keys=True)
+            fh.write("\n")
+
+    def meta(self, name: str) -> CollectionMeta:
+        path = self._dir(name) / META_FILE
+        if not self.exists(name):
+            raise StoreError(f"collection {name!r} not found in {self.root} (Qdrant Edge)")
+        try:
+            obj = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise StoreError(f"{path}: unreadable collection metadata ({exc})") from None
+        return CollectionMeta.from_json(obj, str(path))
+
+    def set_meta(self, name: str, meta: CollectionMeta) -> None:
+        self._shard(name).flush()  # points first, then the record that says they are there
+        self._write_meta(name, meta)
+
+    def drop(self, name: str) -> None:
+        self._forget(self._key(name))
+        d = self._dir(name)
+        if d.exists():
+            (d / META_FILE).unlink(missing_ok=True)  # no longer looks complete, even if rmtree dies
+            shutil.rmtree(d)
+
+    def upsert(self, name: str, points: Sequence[PointIn]) -> None:
+        shard = self._shard(name)
+        edge_points = [qe.Point(point_id(p.clip_id), [float(x) for x in p.vector], p.payload)
+                       for p in points]
+        shard.update(qe.UpdateOperation.upsert_points(edge_points))
+
+    def query(self, name: str, vector: Sequence[float], k: int, flt: Any = None,
+              fields: Fields = False) -> list[Found]:
+        req = qe.QueryRequest(limit=k, query=qe.Query.Nearest([float(x) for x in vector]),
+                              filter=to_edge_filter(flt), with_payload=_selector(fields),
+                              with_vector=False)
+        return [found_from_payload(p.payload, p.score, fields, name)
+                for p in self._shard(name).query(req)]
+
+    def scroll(self, name: str, flt: Any = None, fields: Fields = ("clip_id",),
+               batch: int = 2048) -> Iterator[Found]:
+        shard = self._shard(name)
+        eflt = to_edge_filter(flt)
+        sel = _selector(fields)
+        offset = None
+        while True:
+            records, offset = shard.scroll(qe.ScrollRequest(offset=offset, limit=batch, filter=eflt,
+                                                            with_payload=sel, with_vector=False))
+            for r in records:
+                yield found_from_payload(r.payload, 0.0, fields, name)
+            if offset is None:
+                return
+
+    def count(self, name: str, flt: Any = None) -> int:
+        return int(self._shard(name).count(qe.CountRequest(exact=True, filter=to_edge_filter(flt))))
+
+    def retrieve(self, name: str, clip_ids: Sequence[str], fields: Fields = ("clip_id",)) -> list[Found]:
+        records = self._shard(name).retrieve([point_id(c) for c in clip_ids],
+                                             with_payload=_selector(fields), with_vector=False)
+        return [found_from_payload(r.payload, 0.0, fields, name) for r in records]
+
+    def delete(self, name: str, clip_ids: Sequence[str]) -> None:
+        self._shard(name).update(qe.UpdateOperation.delete_points([point_id(c) for c in clip_ids]))
+
+    def close(self) -> None:
+        for key in sorted(self._held):
+            entry = _OPEN.get(key)
+            if entry is None:
+                continue
+            entry[1] -= 1
+            if entry[1] <= 0:
+                del _OPEN[key]
+                entry[0].flush()
+                entry[0].close()
+        self._held.clear()
+
+    def describe(self) -> dict[str, Any]:
+        return {"backend": self.backend, "path": str(self.root)}

@@ -1,0 +1,170 @@
+"""Loading a collection: idempotent, resumable, and never silently half done.
+
+:func:`load_collection` is shared by the payload-only collection (:func:`ingest_payload`, here)
+and the per-model vector collections (model ingest, elsewhere): it creates the collection with
+``state="loading"``, upserts only the points that are missing (so an interrupted load resumes
+where it stopped), and flips the record to ``complete`` last. A reader that finds ``loading``
+knows the collection is incomplete (:func:`require_ready`).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable, Iterable, Sequence
+
+from reasonaudio.errors import StoreError
+from reasonaudio.fileio import sha256_file
+from reasonaudio.ingest.benchmark import CORPUS, Benchmark
+from reasonaudio.store.base import (
+    PAYLOAD_MODEL, STATE_COMPLETE, STATE_LOADING, CollectionMeta, PointIn, Store, batched,
+    collection_name,
+)
+from reasonaudio.store.payload import clip_payload
+
+PAYLOAD_COLLECTION = collection_name(PAYLOAD_MODEL)
+PAYLOAD_VECTOR = (1.0,)
+"""The payload-only collection's 1-d dummy vector (Qdrant points need one)."""
+
+ProgressFn = Callable[[int, int], None]
+"""Called with (points done, points total) after every batch."""
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    collection: str
+    points: int
+    upserted: int
+    """how many points this call wrote (0 when the collection was already complete)"""
+    seconds: float
+    resumed: bool
+
+
+def corpus_fingerprint(bench: Benchmark) -> str:
+    """sha256 of corpus.jsonl (from the manifest when it records it)."""
+    recorded = (bench.manifest.get("files") or {}).get(CORPUS, {})
+    if isinstance(recorded, dict) and recorded.get("sha256"):
+        return str(recorded["sha256"])
+    return sha256_file(bench.root / CORPUS)
+
+
+def _compatible(have: CollectionMeta, want: CollectionMeta) -> str | None:
+    for key in ("model", "revision", "dimension", "distance", "pooling", "corpus_sha256"):
+        if getattr(have, key) != getattr(want, key):
+            return f"{key} is {getattr(have, key)!r}, this ingest needs {getattr(want, key)!r}"
+    return None
+
+
+def load_collection(store: Store, name: str, meta: CollectionMeta, clip_ids: Sequence[str],
+                    make_points: Callable[[Sequence[str]], Iterable[PointIn]], *,
+                    force: bool = False, index_labels: Sequence[str] = (),
+                    shard_number: int | None = None, replication_factor: int | None = None,
+                    batch_size: int = 256, progress: ProgressFn | None = None) -> LoadResult:
+    """Make ``name`` hold exactly one point per clip id, built by ``make_points(ids)``.
+
+    Complete and compatible: nothing to do. Incomplete (an interrupted load) and compatible:
+    only the missing points are made and upserted. Made for another model, revision or corpus:
+    a :class:`StoreError` unless ``force``, which drops and reloads it.
+    """
+    start = time.perf_counter()
+    want = meta.with_(points=len(clip_ids), state=STATE_LOADING)
+    resumed = False
+    if store.exists(name):
+        have = store.meta(name)
+        problem = _compatible(have, want)
+        if problem and not force:
+            raise StoreError(f"collection {name!r} was made differently ({problem}); "
+                             "pass --force to replace it")
+        if problem or force:
+            store.drop(name)
+        elif have.complete and store.count(name) == len(clip_ids):
+            if progress:
+                progress(len(clip_ids), len(clip_ids))
+            return LoadResult(name, len(clip_ids), 0, time.perf_counter() - start, False)
+        else:
+            resumed = True
+            store.set_meta(name, want)
+    if not store.exists(name):
+        store.create(name, want, index_labels=index_labels, shard_number=shard_number,
+                     replication_factor=replication_factor)
+    present = store.existing_ids(name, list(clip_ids)) if resumed else set()
+    todo = [c for c in clip_ids if c not in present]
+    done = len(clip_ids) - len(todo)
+    if progress:
+        progress(done, len(clip_ids))
+    for ids in batched(todo, batch_size):
+        points = list(make_points(ids))
+        store.upsert(name, points)
+        done += len(ids)
+        if progress:
+            progress(done, len(clip_ids))
+    if store.count(name) != len(clip_ids):
+        # points of clips no longer in the corpus (only possible when a collection is reused)
+        extra = set(store.matching_ids(name)) - set(clip_ids)
+        if extra:
+            store.delete(name, sorted(extra))
+        have = store.count(name)
+        if have != len(clip_ids):
+            raise StoreError(f"collection {name!r} holds {have} points after loading "
+                             f"{len(clip_ids)} clips; rerun with --force")
+    store.set_meta(name, want.with_(state=STATE_COMPLETE))
+    return LoadResult(name, len(clip_ids), len(todo), time.perf_counter() - start, resumed)
+
+
+def payload_meta(bench: Benchmark) -> CollectionMeta:
+    return CollectionMeta(model=PAYLOAD_MODEL, revision="payload-v1", dimension=1,
+                          distance="dot", pooling="none",
+                          corpus_sha256=corpus_fingerprint(bench),
+                          extra={"kind": "payload-only"})
+
+
+def ingest_payload(bench: Benchmark, store: Store, *, force: bool = False,
+                   shard_number: int | None = None, replication_factor: int | None = None,
+                   batch_size: int = 1024, progress: ProgressFn | None = None) -> LoadResult:
+    """Load the payload-only collection the oracle and the baselines search."""
+    by_id = bench.clip_by_id
+
+    def make(ids: Sequence[str]) -> Iterable[PointIn]:
+        return (PointIn(cid, PAYLOAD_VECTOR, clip_payload(by_id[cid])) for cid in ids)
+
+    return load_collection(store, PAYLOAD_COLLECTION, payload_meta(bench),
+                           [c.id for c in bench.clips], make, force=force,
+                           index_labels=bench.labels, shard_number=shard_number,
+                           replication_factor=replication_factor, batch_size=batch_size,
+                           progress=progress)
+
+
+def require_ready(store: Store, name: str, bench: Benchmark, command: str) -> CollectionMeta:
+    """The record of a complete collection made from this benchmark's corpus, or a one-line error
+    naming the collection and the ``command`` that (re)creates it."""
+    if not store.exists(name):
+        raise StoreError(f"collection {name!r} not found ({store.backend}); create it with `{command}`")
+    meta = store.meta(name)
+    if meta.state != STATE_COMPLETE:
+        raise StoreError(f"collection {name!r} is incomplete (an interrupted ingest); "
+                         f"rerun `{command}` to finish it")
+    if meta.corpus_sha256 and meta.corpus_sha256 != corpus_fingerprint(bench):
+        raise StoreError(f"collection {name!r} holds another benchmark's corpus; "
+                         f"rerun `{command} --force` to replace it")
+    return meta
+
+
+def ensure_payload_collection(bench: Benchmark, store: Store, *, auto: bool | None = None,
+                              notify: Callable[[str], None] | None = None) -> str:
+    """The payload collection's name, loading it first on the embedded Edge store when needed.
+
+    Auto-loading is on by default only for Edge (10,000 clips take about a second or two);
+    local mode and servers are never written to implicitly: the error names the command.
+    """
+    auto = store.backend == "edge" if auto is None else auto
+    command = f"bench ingest --data {bench.root} --model none"
+    try:
+        require_ready(store, PAYLOAD_COLLECTION, bench, command)
+    except StoreError:
+        if not auto:
+            raise
+        if notify:
+            notify(f"loading the payload collection {PAYLOAD_COLLECTION!r} into {store.backend} "
+                   f"({len(bench.clips)} clips; once per benchmark)")
+        ingest_payload(bench, store, force=True)
+    return PAYLOAD_COLLECTION

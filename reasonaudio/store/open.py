@@ -1,0 +1,55 @@
+"""Choosing and opening a backend: embedded by default, a server when a URL is given.
+
+- ``edge`` (default): Qdrant Edge in-process, data under ``DATA/qdrant/edge/``. Chosen on the
+  numbers of ``benchmarks/store_speed.py`` (docs/qdrant.md): on 10,000 clips it loads the
+  payload collection and runs 1,000 oracle queries one to two orders of magnitude faster
+  than local mode.
+- ``local``: qdrant-client's local mode, data under ``DATA/qdrant/local/``; pure Python.
+- ``server``: ``--qdrant-url`` or ``QDRANT_URL``; API key from ``QDRANT_API_KEY`` only.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from reasonaudio.errors import StoreError
+from reasonaudio.store.base import Store
+
+BACKENDS = ("edge", "local", "server")
+DEFAULT_BACKEND = "edge"
+EMBEDDED_DIR = "qdrant"
+URL_ENV = "QDRANT_URL"
+API_KEY_ENV = "QDRANT_API_KEY"
+
+
+def resolve_backend(backend: str | None, url: str | None) -> tuple[str, str | None]:
+    """(backend, url) after applying the rules: a URL (flag or env) means the server."""
+    url = url or os.environ.get(URL_ENV) or None
+    if backend is not None and backend not in BACKENDS:
+        raise StoreError(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
+    if url:
+        if backend in ("edge", "local"):
+            raise StoreError(f"--backend {backend} is embedded but a server URL is set "
+                             f"(--qdrant-url or {URL_ENV}); drop one of them")
+        return "server", url
+    if backend == "server":
+        raise StoreError(f"--backend server needs --qdrant-url URL or {URL_ENV}")
+    return backend or DEFAULT_BACKEND, None
+
+
+def embedded_path(data_root: Path, backend: str) -> Path:
+    """Where an embedded backend keeps a benchmark's collections (they persist between runs)."""
+    return Path(data_root) / EMBEDDED_DIR / backend
+
+
+def open_store(data_root: Path | str, backend: str | None = None, url: str | None = None) -> Store:
+    """Open the store for a benchmark directory; the caller closes it (or uses ``with``)."""
+    backend, url = resolve_backend(backend, url)
+    if backend == "edge":
+        from reasonaudio.store.edge import EdgeStore
+        return EdgeStore(embedded_path(Path(data_root), "edge"))
+    from reasonaudio.store.client import ClientStore
+    if backend == "local":
+        return ClientStore(path=embedded_path(Path(data_root), "local"))
+    return ClientStore(url=url, api_key=os.environ.get(API_KEY_ENV) or None)

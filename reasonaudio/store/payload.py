@@ -1,0 +1,86 @@
+"""A clip's Qdrant payload (DESIGN 4): its metadata plus fields precomputed for filtering.
+
+A Qdrant condition compares one payload key with constants; it cannot compare two events of a
+clip. So every relation the logic can ask about is precomputed here, with the judge's own
+integer-millisecond semantics (``constraints/semantics.py``):
+
+- ``labels``: every event label (keyword list);
+- ``before``: ``"x>y"`` for every ordered pair with ``offset(x) <= onset(y)``;
+- ``overlaps``: the sorted pair ``"x|y"`` when the events share at least 0.5 s;
+- ``dur``: label -> seconds (integer ms / 1000), filtered by ``Range`` on ``dur."<label>"``
+  with the key always quoted, since labels hold spaces.
+
+No boolean fields (Qdrant Edge 0.9.0 stores ``True`` as 1). Point ids are uuid5 of the clip id in
+a fixed namespace, and the clip id stays in the payload so every hit can be named.
+"""
+
+from __future__ import annotations
+
+import uuid
+from itertools import permutations
+from typing import Any
+
+from reasonaudio.constraints.semantics import OVERLAP_MIN_MS, intervals
+from reasonaudio.errors import DataError
+from reasonaudio.ingest.spec import Clip
+
+POINT_NAMESPACE = uuid.UUID("6f1c1d0e-3a52-5a3e-9d1b-7d0c2a7e5b11")
+"""Fixed namespace of clip point ids: the same clip id maps to the same point on every backend."""
+
+BEFORE_SEP = ">"
+OVERLAP_SEP = "|"
+FORBIDDEN_IN_LABEL = ('"', "\\", BEFORE_SEP, OVERLAP_SEP)
+"""Characters that would make a pair keyword or a quoted key path ambiguous."""
+
+KEYWORD_FIELDS = ("labels", "before", "overlaps")
+DUR_FIELD = "dur"
+
+
+def point_id(clip_id: str) -> str:
+    return str(uuid.uuid5(POINT_NAMESPACE, clip_id))
+
+
+def check_label(label: str, where: str) -> str:
+    bad = [c for c in FORBIDDEN_IN_LABEL if c in label]
+    if bad or not label:
+        raise DataError(f"{where}: label {label!r} cannot be stored in a Qdrant payload "
+                        f"(contains {' '.join(repr(c) for c in bad) or 'nothing'}; labels must "
+                        f"not contain {' '.join(FORBIDDEN_IN_LABEL)})")
+    return label
+
+
+def before_key(a: str, b: str) -> str:
+    return f"{a}{BEFORE_SEP}{b}"
+
+
+def overlap_key(a: str, b: str) -> str:
+    x, y = sorted((a, b))
+    return f"{x}{OVERLAP_SEP}{y}"
+
+
+def dur_key(label: str) -> str:
+    """The JSON path of a label's duration, quoted because labels hold spaces."""
+    return f'{DUR_FIELD}."{check_label(label, "dur key")}"'
+
+
+def clip_payload(clip: Clip) -> dict[str, Any]:
+    """The payload of one clip: metadata, event list and the precomputed relation fields."""
+    where = f"corpus ({clip.id})"
+    for label in clip.labels:
+        check_label(label, where)
+    iv = intervals(clip.events)
+    before = sorted(before_key(a, b) for a, b in permutations(iv, 2) if iv[a][1] <= iv[b][0])
+    overlaps = sorted({overlap_key(a, b) for a, b in permutations(iv, 2)
+                       if min(iv[a][1], iv[b][1]) - max(iv[a][0], iv[b][0]) >= OVERLAP_MIN_MS})
+    return {
+        "clip_id": clip.id,
+        "mode": clip.mode,
+        "duration": clip.duration,
+        "sample_rate": clip.sample_rate,
+        "n_events": len(clip.events),
+        "events": [e.to_json() for e in clip.events],
+        "labels": list(clip.labels),
+        "before": before,
+        "overlaps": overlaps,
+        DUR_FIELD: {label: (off - on) / 1000.0 for label, (on, off) in iv.items()},
+    }
