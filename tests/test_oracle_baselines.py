@@ -69,3 +69,9 @@ def test_registry_families_are_one_record(bench):
     assert spec_for("echo-test:whatever") is spec
     assert "echo-test:a" in retriever_names()
     assert get_retriever("echo-test:b", bench).name == "echo-test:b"
+
+
+def test_model_retrievers_register_through_the_plugin_hook():
+    names = retriever_names()
+    assert "clap" in names and any(n.startswith("two-stage:") for n in names)
+    assert spec_for("two-stage:oracle-caption+minilm").family

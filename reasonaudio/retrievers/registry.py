@@ -40,6 +40,29 @@ class UnknownRetriever(ReasonAudioError):
 
 _REGISTRY: dict[str, RetrieverSpec] = {}
 
+PLUGINS: list[str] = ["reasonaudio.retrievers.vector:register_all"]
+"""``module:function`` hooks that register more retrievers (the model-backed ones). Run once,
+on the first lookup, so importing the registry stays cheap."""
+_plugins_loaded = False
+
+
+def _load_plugins() -> None:
+    global _plugins_loaded
+    if _plugins_loaded:
+        return
+    _plugins_loaded = True
+    import importlib
+
+    for hook in PLUGINS:
+        module, func = hook.split(":")
+        try:
+            mod = importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:  # the plugin exists but one of its imports is missing: a bug
+                raise
+            continue
+        getattr(mod, func)()
+
 
 def register(spec: RetrieverSpec, *, replace: bool = False) -> RetrieverSpec:
     if spec.family and not spec.name.endswith(":"):
@@ -52,11 +75,13 @@ def register(spec: RetrieverSpec, *, replace: bool = False) -> RetrieverSpec:
 
 def retriever_names() -> list[str]:
     """Registered names in registration order; families shown by their example (or ``prefix*``)."""
+    _load_plugins()
     return [(s.example or f"{s.name}*") if s.family else s.name for s in _REGISTRY.values()]
 
 
 def spec_for(name: str) -> RetrieverSpec:
     """The record for ``name`` (exact names first, then the longest matching family prefix)."""
+    _load_plugins()
     if name in _REGISTRY and not _REGISTRY[name].family:
         return _REGISTRY[name]
     families = [s for s in _REGISTRY.values() if s.family and name.startswith(s.name)]
