@@ -178,3 +178,25 @@ def test_filter_equals_semantics_on_random_logic(loaded, logic: Node):
     store, clip_iv = loaded
     want = sorted(cid for cid, iv in clip_iv.items() if holds(logic, iv))
     assert store.matching_ids("reasonaudio-test-prop", to_filter(logic)) == want
+
+
+def test_server_create_passes_sharding_metadata_and_payload_indexes():
+    """The server branch of create(), driven through a wrapped in-memory client (no server here)."""
+    import warnings
+    from unittest import mock
+
+    from qdrant_client import QdrantClient
+
+    store = ClientStore.__new__(ClientStore)
+    store.path, store.url, store.backend, store.where, store._key = None, "http://x", "server", "x", None
+    store.client = mock.Mock(wraps=QdrantClient(":memory:"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # local mode warns that payload indexes do nothing
+        store.create("c", META, index_labels=["dog barking", "rain"], shard_number=3,
+                     replication_factor=2)
+    kwargs = store.client.create_collection.call_args.kwargs
+    assert kwargs["shard_number"] == 3 and kwargs["replication_factor"] == 2
+    assert kwargs["metadata"] == {"reasonaudio": META.to_json()}
+    keys = [c.args[1] for c in store.client.create_payload_index.call_args_list]
+    assert keys == ["labels", "before", "overlaps", 'dur."dog barking"', 'dur."rain"']
+    assert store.meta("c") == META
