@@ -228,6 +228,10 @@ def models_cmd() -> None:
 
 # --- store: ingest / search (store/, retrievers/) ---------------------------------------------
 
+ModelPathOpt = typer.Option(None, "--model-path",
+                            help="Local weights (a checkpoint folder) instead of the hub id.")
+BatchSizeOpt = typer.Option(None, "--batch-size", min=1, help="Model units per forward call.")
+DeviceOpt = typer.Option("cpu", "--device", help="cpu | cuda")
 BackendOpt = typer.Option(None, "--backend",
                           help="Embedded store: edge (default) | local. A URL selects the server.")
 QdrantUrlOpt = typer.Option(None, "--qdrant-url", envvar="QDRANT_URL", show_envvar=True,
@@ -244,19 +248,33 @@ def ingest(
     force: bool = typer.Option(False, "--force", help="Drop and reload the collection."),
     shard_number: Optional[int] = typer.Option(None, help="Server only: shards at creation."),
     replication_factor: Optional[int] = typer.Option(None, help="Server only: replicas per shard."),
+    model_path: Optional[str] = ModelPathOpt,
+    batch_size: Optional[int] = BatchSizeOpt,
+    device: str = DeviceOpt,
+    limit: Optional[int] = typer.Option(None, "--limit", min=1,
+                                        help="Model ingest: only the first N clips (never removes any)."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Model ingest: bypass the embedding cache."),
 ) -> None:
-    """Load a Qdrant collection for the benchmark (idempotent; an interrupted load resumes)."""
+    """Load a Qdrant collection for the benchmark (idempotent; an interrupted load resumes).
+
+    --model none: the payload-only collection. --model NAME (see `bench models`) or
+    two-stage:CAPTIONER+EMBEDDER: render, embed and upsert every clip (docs/models.md)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from reasonaudio.errors import ModelError
     from reasonaudio.ingest.benchmark import load_benchmark
     from reasonaudio.store.ingest import ingest_payload
     from reasonaudio.store.open import open_store
 
     bench = load_benchmark(data)
     if model != "none":
-        raise ModelError(f"--model {model!r}: model ingest is not available yet; "
-                         "use --model none for the payload-only collection")
+        from reasonaudio.ingest.embed import ingest_model, print_ingest_summary
+
+        with open_store(bench.root, backend, qdrant_url) as store:
+            summary = ingest_model(bench, store, model, model_path=model_path, device=device,
+                                   batch_size=batch_size, limit=limit, force=force,
+                                   cache=not no_cache, console=console)
+        print_ingest_summary(console, summary)
+        return
     with open_store(bench.root, backend, qdrant_url) as store, \
             Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                      TimeElapsedColumn(), console=console) as progress:
@@ -281,6 +299,11 @@ def search(
                                  help='Print only {"logic": ..., "hits": [{"id", "score"}]}.'),
     backend: Optional[str] = BackendOpt,
     qdrant_url: Optional[str] = QdrantUrlOpt,
+    model: Optional[str] = typer.Option(None, "--model", "-m",
+                                        help="A model retriever (clap, two-stage:...); same as -r."),
+    model_path: Optional[str] = ModelPathOpt,
+    batch_size: Optional[int] = BatchSizeOpt,
+    device: str = DeviceOpt,
 ) -> None:
     """One query: its logic, then the hits with event timelines and a check per constraint."""
     import json
@@ -292,6 +315,7 @@ def search(
     from reasonaudio.retrievers.registry import get_retriever, spec_for
 
     bench = load_benchmark(data)
+    retriever = model or retriever
     spec = spec_for(retriever)
     try:
         logic = parse(text, bench.labels)
@@ -301,9 +325,16 @@ def search(
         logic = None
         err_console.print(f"[yellow]note:[/] no constraint checks: {exc}", highlight=False)
     note = lambda msg: err_console.print(f"[dim]{msg}[/]", highlight=False)  # noqa: E731
-    found = get_retriever(retriever, bench, backend=backend, url=qdrant_url, notify=note)
+    opts = {key: value for key, value in (("model_path", model_path), ("batch_size", batch_size))
+            if value is not None}
+    if device != "cpu":
+        opts["device"] = device
+    found = get_retriever(retriever, bench, backend=backend, url=qdrant_url, notify=note, **opts)
+    captions: dict[str, str] = {}
     try:
         hits = found.search(text, k)
+        if callable(getattr(found, "captions", None)) and not as_json:
+            captions = found.captions([h.clip_id for h in hits])
     finally:
         if getattr(found, "store", None) is not None:
             found.store.close()
@@ -311,6 +342,10 @@ def search(
         typer.echo(json.dumps(search_json(logic, hits)))
     else:
         print_search(console, bench, text, logic, hits, retriever, k)
+        for i, hit in enumerate(hits, 1):
+            if hit.clip_id in captions:
+                console.print(f"[bold]{i:>3}[/] {hit.clip_id} caption: {captions[hit.clip_id]}",
+                              highlight=False)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

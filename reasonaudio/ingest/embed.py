@@ -151,6 +151,9 @@ class EmbeddingCache:
 @dataclass
 class Timings:
     render_s: float = 0.0
+    """time spent rendering (in the background thread)"""
+    render_wait_s: float = 0.0
+    """time the model side waited for a render"""
     model_s: float = 0.0
     model_calls: int = 0
     padded_units: int = 0
@@ -181,6 +184,7 @@ class Pipeline:
         self.timings = Timings()
         self.caches: list[EmbeddingCache] = []
         self._renderer: Any = None
+        self.lookahead = 8
 
     def identity(self) -> dict[str, Any]:
         raise NotImplementedError
@@ -207,6 +211,31 @@ class Pipeline:
             return self._renderer.render(replace(clip, sample_rate=sample_rate))
         finally:
             self.timings.render_s += time.perf_counter() - t0
+
+    def rendered(self, clips: Sequence[Clip], sample_rate: int) -> Iterator[tuple[Clip, np.ndarray, str]]:
+        """(clip, samples, audio hash) in clip order, rendered and hashed by one background
+        thread up to :attr:`lookahead` clips ahead, so rendering overlaps the model's work
+        (numpy, soxr and torch release the GIL)."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        def job(clip: Clip) -> tuple[np.ndarray, str]:
+            wave = self.render(clip, sample_rate)
+            return wave, audio_hash(wave)
+
+        if self.lookahead < 1 or len(clips) < 2:
+            for clip in clips:
+                yield (clip, *job(clip))
+            return
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="render") as pool:
+            pending = [pool.submit(job, c) for c in clips[: self.lookahead]]
+            for i, clip in enumerate(clips):
+                t0 = time.perf_counter()
+                wave, digest = pending[i].result()
+                self.timings.render_wait_s += time.perf_counter() - t0
+                pending[i] = None  # type: ignore[call-overload]
+                if i + self.lookahead < len(clips):
+                    pending.append(pool.submit(job, clips[i + self.lookahead]))
+                yield clip, wave, digest
 
     def close(self) -> None:
         for cache in self.caches:
@@ -249,9 +278,8 @@ class AudioPipeline(Pipeline):
         hashes: dict[str, str] = {}
 
         def items() -> Iterator[tuple[str, list[Any]]]:
-            for clip in clips:
-                wave = self.render(clip, self.embedder.sample_rate)
-                h = hashes[clip.id] = audio_hash(wave)
+            for clip, wave, h in self.rendered(clips, self.embedder.sample_rate):
+                hashes[clip.id] = h
                 cached = self.cache.get(h)
                 if cached is not None:
                     out[clip.id] = (cached, {})
@@ -305,9 +333,8 @@ class TwoStagePipeline(Pipeline):
         hashes: dict[str, str] = {}
 
         def items() -> Iterator[tuple[str, list[Any]]]:
-            for clip in clips:
-                wave = self.render(clip, tagger.sample_rate)
-                h = hashes[clip.id] = audio_hash(wave)
+            for clip, wave, h in self.rendered(clips, tagger.sample_rate):
+                hashes[clip.id] = h
                 rows = self.frame_cache.get(h)
                 if rows is not None:
                     out[clip.id] = self.captioner.caption_from_rows(rows)
@@ -390,6 +417,13 @@ def model_collection(model: str) -> str:
     return collection_name(model)
 
 
+def fetch_stored(store: Store, collection: str, clip_ids: Sequence[str]) -> dict[str, np.ndarray]:
+    """Stored vectors of these clips (for checks and benchmarks)."""
+    from reasonaudio.retrievers.vector import fetch_vectors
+
+    return fetch_vectors(store, collection, clip_ids)
+
+
 # --- the ingest -----------------------------------------------------------------------------------
 
 @dataclass
@@ -405,6 +439,7 @@ class IngestSummary:
     cache_hits: int
     wall_s: float
     render_s: float
+    render_wait_s: float
     model_s: float
     model_calls: int
     padded_units: int
@@ -464,8 +499,9 @@ def ingest_model(bench: Benchmark, store: Store, model: str, *, model_path: str 
         keep = {c.id for c in wanted} | present
         wanted = [c for c in clips if c.id in keep]
     by_id = {c.id: c for c in wanted}
-    renderer = _renderer_for(bench, bank_spec) if pipe.needs_audio else None
-    if renderer is not None:
+    renderer = pipe._renderer
+    if pipe.needs_audio and renderer is None:
+        renderer = _renderer_for(bench, bank_spec)
         pipe.attach_renderer(renderer)
 
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn,
@@ -513,7 +549,8 @@ def ingest_model(bench: Benchmark, store: Store, model: str, *, model_path: str 
         model=pipe.name, collection=name, backend=store.backend, clips=result.points,
         already_stored=result.points - result.upserted, upserted=result.upserted,
         embedded=pipe.timings.embedded, cache_hits=hits, wall_s=time.perf_counter() - t0,
-        render_s=pipe.timings.render_s, model_s=pipe.timings.model_s,
+        render_s=pipe.timings.render_s, render_wait_s=pipe.timings.render_wait_s,
+        model_s=pipe.timings.model_s,
         model_calls=pipe.timings.model_calls, padded_units=pipe.timings.padded_units,
         resumed=result.resumed,
         adjustments=dict(sorted(renderer.adjustments.items())) if renderer is not None else {})
@@ -534,7 +571,8 @@ def print_ingest_summary(console: Any, summary: IngestSummary) -> None:
         ("served by the embedding cache", f"{summary.cache_hits:,}"),
         ("wall time", f"{summary.wall_s:.1f} s"),
         ("clips/s (upserted / wall)", f"{summary.clips_per_s:.1f}"),
-        ("  rendering", f"{summary.render_s:.1f} s"),
+        ("  rendering (background thread)", f"{summary.render_s:.1f} s"),
+        ("  waiting for renders", f"{summary.render_wait_s:.1f} s"),
         ("  model calls", f"{summary.model_s:.1f} s ({summary.model_calls} calls, "
                           f"{summary.padded_units} padding units)"),
     ]

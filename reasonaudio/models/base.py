@@ -102,10 +102,22 @@ def torch_device(device: str) -> str:
     return device
 
 
+def quiet_hub_progress() -> None:
+    """No per-file "Loading weights" bars from transformers / huggingface_hub on a CLI run."""
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+        hf_logging.set_verbosity_error()
+    except ImportError:  # pragma: no cover
+        pass
+
+
 def set_torch_threads() -> None:
     """Use every core for intra-op work, once (torch's default can be lower inside containers)."""
     import torch
 
+    quiet_hub_progress()
     want = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     if torch.get_num_threads() != want:
         torch.set_num_threads(want)
