@@ -15,10 +15,8 @@ of the directory are reported as stale and not used.
 from __future__ import annotations
 
 import hashlib
-import platform
 import re
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -26,24 +24,10 @@ from reasonaudio.bench.metrics import METRICS, aggregate
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import atomic_file, read_json, sha256_file
 from reasonaudio.ingest.benchmark import MANIFEST, TASKS, Benchmark
+from reasonaudio.provenance import versions
 
 RESULTS_DIR = "results"
 FORMAT = "reasonaudio-results/1"
-VERSIONED_PACKAGES = ("numpy", "qdrant-client", "qdrant-edge-py", "torch", "transformers",
-                      "sentence-transformers", "onnxruntime", "reasonaudio")
-
-
-def versions() -> dict[str, str | None]:
-    """Python and package versions (installed metadata; nothing heavy is imported)."""
-    out: dict[str, str | None] = {"python": platform.python_version()}
-    for name in VERSIONED_PACKAGES:
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            out[name] = None
-    return out
-
-
 def fingerprint(bench: Benchmark) -> str:
     """sha256 of the manifest, which itself records the sha256 of every benchmark file."""
     return sha256_file(bench.root / MANIFEST)

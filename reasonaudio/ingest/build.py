@@ -8,20 +8,18 @@ SHA-512 by CPython, independent of PYTHONHASHSEED), so the same seed gives the s
 
 from __future__ import annotations
 
-import platform
 import random
 from dataclasses import asdict, dataclass, replace
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
-from reasonaudio import __version__
 from reasonaudio.constraints.judge import ClipIndex
 from reasonaudio.constraints.logic import to_json
 from reasonaudio.constraints.semantics import holds, intervals
 from reasonaudio.errors import DataError
+from reasonaudio.provenance import versions
 from reasonaudio.fileio import atomic_dir, sha256_file, write_json, write_jsonl
 from reasonaudio.ingest.atoms import AtomBank, open_bank
 from reasonaudio.ingest.benchmark import (ATOMS, CHOICES, CORPUS, MANIFEST, QRELS, QUERIES, TASKS,
@@ -58,18 +56,6 @@ class BuildResult:
     choices: list[dict[str, str]]
     hard_negatives: dict[str, int]
     adjustments: dict[str, int]
-
-
-def versions() -> dict[str, str]:
-    """Versions recorded in every artefact (python and the packages that shape the output)."""
-    out = {"reasonaudio": __version__, "python": platform.python_version()}
-    for pkg in ("numpy", "soundfile", "soxr", "pyloudnorm", "qdrant-client", "qdrant-edge-py",
-                "torch", "transformers"):
-        try:
-            out[pkg] = metadata.version(pkg)
-        except metadata.PackageNotFoundError:
-            pass
-    return out
 
 
 def absolute_bank_spec(spec: str) -> str:
