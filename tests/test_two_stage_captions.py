@@ -12,7 +12,7 @@ from hypothesis import given, settings, strategies as st
 from model_fixtures import copy_bench
 from reasonaudio.ingest import embed
 from reasonaudio.ingest.benchmark import load_benchmark
-from reasonaudio.ingest.captions import (Segment, YamnetCaptionParams, describe_segments,
+from reasonaudio.ingest.captions import (YamnetCaptionParams, describe_segments,
                                          frames_to_segments, oracle_caption)
 from reasonaudio.ingest.spec import Clip, Event
 from reasonaudio.store.open import open_store

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib.util
 import math
 from pathlib import Path
-from typing import Any, Hashable, Sequence
+from typing import Any, Hashable
 
 import numpy as np
 
@@ -18,7 +18,6 @@ from reasonaudio.errors import ModelError
 from reasonaudio.models.base import Embedder, set_torch_threads, torch_device
 from reasonaudio.models.hub import fingerprint, resolve_weights
 from reasonaudio.models.registry import ModelRecord
-from reasonaudio.models.windowing import l2_normalise
 
 TEXT_BUCKET = 16
 """texts are padded to a multiple of this many tokens (a fixed shape per length class)"""
