@@ -68,6 +68,8 @@ def test_store_contract(kind, tmp_path):
         hits = store.query(name, [1.0], 5, to_filter(Has("rain")))
         assert len(hits) == min(5, sum("rain" in c.labels for c in cs))
         assert all(h.score == pytest.approx(1.0) for h in hits)
+        vecs = store.vectors(name, [cs[2].id, "clip-missing"])
+        assert vecs == {cs[2].id: [1.0]}
         store.delete(name, [cs[0].id, cs[1].id])
         assert store.count(name) == 28
         store.set_meta(name, META.with_(state=STATE_COMPLETE, points=28))

@@ -170,6 +170,10 @@ class Store(abc.ABC):
         """The points of these clips that exist (missing ones are left out)."""
 
     @abc.abstractmethod
+    def vectors(self, name: str, clip_ids: Sequence[str]) -> dict[str, list[float]]:
+        """Clip id -> stored vector for these clips (missing ones left out): embedding plots."""
+
+    @abc.abstractmethod
     def delete(self, name: str, clip_ids: Sequence[str]) -> None:
         """Remove the points of these clips."""
 
@@ -220,6 +224,15 @@ def found_from_payload(payload: dict[str, Any] | None, score: float, fields: Fie
     clip_id = str(payload[ID_FIELD])
     keep = None if fields is False else payload
     return Found(clip_id, float(score), keep)
+
+
+def plain_vector(vec: Any) -> list[float]:
+    """A stored vector as a list of floats (a single named vector is unwrapped)."""
+    if isinstance(vec, dict):
+        if len(vec) != 1:
+            raise StoreError(f"expected one vector per point, got named vectors {sorted(vec)}")
+        vec = next(iter(vec.values()))
+    return [float(x) for x in vec]
 
 
 def batched(items: Iterable[Any], size: int) -> Iterator[list[Any]]:

@@ -23,6 +23,7 @@ from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedR
 from reasonaudio.errors import StoreError
 from reasonaudio.store.base import (
     META_KEY, CollectionMeta, Fields, Found, PointIn, Store, found_from_payload, payload_fields,
+    plain_vector,
 )
 from reasonaudio.store.payload import KEYWORD_FIELDS, dur_key, point_id
 
@@ -237,6 +238,14 @@ class ClientStore(Store):
             records = self.client.retrieve(name, ids=[point_id(c) for c in clip_ids],
                                            with_payload=payload_fields(fields), with_vectors=False)
         return [found_from_payload(r.payload, 0.0, fields, name) for r in records]
+
+    def vectors(self, name: str, clip_ids: Sequence[str]) -> dict[str, list[float]]:
+        self._require(name)
+        with self._errors(f"retrieving vectors from {name!r}"):
+            records = self.client.retrieve(name, ids=[point_id(c) for c in clip_ids],
+                                           with_payload=payload_fields(False), with_vectors=True)
+        return {found_from_payload(r.payload, 0.0, False, name).clip_id: plain_vector(r.vector)
+                for r in records}
 
     def delete(self, name: str, clip_ids: Sequence[str]) -> None:
         with self._errors(f"deleting points from {name!r}"):

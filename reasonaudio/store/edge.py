@@ -26,6 +26,7 @@ from reasonaudio.errors import StoreError
 from reasonaudio.fileio import atomic_file
 from reasonaudio.store.base import (
     CollectionMeta, Fields, Found, PointIn, Store, found_from_payload, payload_fields,
+    plain_vector,
 )
 from reasonaudio.store.payload import KEYWORD_FIELDS, dur_key, point_id
 
@@ -266,6 +267,12 @@ class EdgeStore(Store):
         records = self._shard(name).retrieve([point_id(c) for c in clip_ids],
                                              with_payload=_selector(fields), with_vector=False)
         return [found_from_payload(r.payload, 0.0, fields, name) for r in records]
+
+    def vectors(self, name: str, clip_ids: Sequence[str]) -> dict[str, list[float]]:
+        records = self._shard(name).retrieve([point_id(c) for c in clip_ids],
+                                             with_payload=_selector(False), with_vector=True)
+        return {found_from_payload(r.payload, 0.0, False, name).clip_id: plain_vector(r.vector)
+                for r in records}
 
     def delete(self, name: str, clip_ids: Sequence[str]) -> None:
         self._shard(name).update(qe.UpdateOperation.delete_points([point_id(c) for c in clip_ids]))
