@@ -22,6 +22,7 @@ from reasonaudio.retrievers.base import Hit
 YES = "[green]✓[/]"
 NO = "[red]✗[/]"
 LABEL_WIDTH = 16
+MAX_LABEL_WIDTH = 26
 
 
 def bar(onset: float, offset: float, duration: float, width: int) -> str:
@@ -36,7 +37,7 @@ def bar(onset: float, offset: float, duration: float, width: int) -> str:
 
 
 def timeline(clip: Clip, width: int = 24, mentioned: Iterable[str] = (),
-             times: bool = True) -> Text:
+             times: bool = True, label_width: int = LABEL_WIDTH) -> Text:
     """One line per event in onset order: label, bar over the clip, onset-offset in seconds.
 
     Sounds the query mentions are bold; the others are dimmed.
@@ -46,9 +47,10 @@ def timeline(clip: Clip, width: int = 24, mentioned: Iterable[str] = (),
     for i, e in enumerate(sorted(clip.events, key=lambda e: (e.onset, e.label))):
         if i:
             out.append("\n")
-        name = e.label if len(e.label) <= LABEL_WIDTH else e.label[:LABEL_WIDTH - 1] + "…"
+        lw = label_width
+        name = e.label if len(e.label) <= lw else e.label[:lw - 1] + "…"
         style = "bold" if e.label in mentioned else "dim"
-        out.append(f"{name:<{LABEL_WIDTH}} ", style=style)
+        out.append(f"{name:<{lw}} ", style=style)
         out.append(bar(e.onset, e.offset, clip.duration, width),
                    style="cyan" if e.label in mentioned else "dim")
         if times:
@@ -62,7 +64,8 @@ def checks(logic: Node, clip: Clip) -> list[bool]:
 
 
 def hits_table(bench: Benchmark, hits: Sequence[Hit], logic: Node | None, *,
-               title: str | None = None, width: int = 24, times: bool = True) -> Table:
+               title: str | None = None, width: int = 24, times: bool = True,
+               label_width: int = LABEL_WIDTH) -> Table:
     """Rank, clip, score, timeline, one ✓/✗ column per constraint (numbered as in
     :func:`constraint_legend`) and, for several constraints, one for the whole query."""
     table = Table(title=title, show_lines=True, title_justify="left")
@@ -82,7 +85,7 @@ def hits_table(bench: Benchmark, hits: Sequence[Hit], logic: Node | None, *,
             table.add_row(str(rank_), hit.clip_id, f"{hit.score:.3g}", "[red]not in the corpus[/]")
             continue
         row: list[Any] = [str(rank_), f"{clip.id}\n[dim]{clip.mode}\n{clip.duration:.2f} s[/]",
-                          f"{hit.score:.3g}", timeline(clip, width, mentioned, times)]
+                          f"{hit.score:.3g}", timeline(clip, width, mentioned, times, label_width)]
         if logic is not None:
             marks = checks(logic, clip)
             row += [YES if ok else NO for ok in marks]
@@ -109,12 +112,20 @@ def search_json(logic: Node | None, hits: Sequence[Hit]) -> dict[str, Any]:
             "hits": [{"id": h.clip_id, "score": float(h.score)} for h in hits]}
 
 
-def bar_width(console_width: int, logic: Node | None) -> tuple[int, bool]:
+def label_width(bench: Benchmark, hits: Sequence[Hit]) -> int:
+    """Room for the longest label among the hits' events (16 to 26 characters)."""
+    longest = max((len(e.label) for h in hits if h.clip_id in bench.clip_by_id
+                   for e in bench.clip_by_id[h.clip_id].events), default=LABEL_WIDTH)
+    return max(LABEL_WIDTH, min(MAX_LABEL_WIDTH, longest))
+
+
+def bar_width(console_width: int, logic: Node | None,
+              label_w: int = LABEL_WIDTH) -> tuple[int, bool]:
     """Timeline cells that fit beside the other columns (8 to 30), and whether the event times
     fit too (they go first on a narrow terminal)."""
     n = len(conjuncts(logic)) if logic is not None else 0
     checks_w = 5 * (n + (1 if n > 1 else 0))
-    fixed = 5 + 13 + 8 + (LABEL_WIDTH + 1) + 3 + checks_w + 2
+    fixed = 5 + 13 + 8 + (label_w + 1) + 3 + checks_w + 2
     if console_width - fixed - 13 >= 8:
         return min(30, console_width - fixed - 13), True
     return max(8, min(30, console_width - fixed)), False
@@ -134,8 +145,13 @@ def render_search(bench: Benchmark, text: str, logic: Node | None, hits: Sequenc
     if not hits:
         return Group(*parts, Text(f"{retriever}: no clip matches", style="yellow"))
     title = f"{retriever}: {len(hits)} hit{'s' if len(hits) != 1 else ''} (k={k})"
-    cells, times = bar_width(width, logic)
-    return Group(*parts, hits_table(bench, hits, logic, title=title, width=cells, times=times))
+    lw = label_width(bench, hits)
+    cells, times = bar_width(width, logic, lw)
+    if cells < 16 and lw > LABEL_WIDTH:  # narrow terminal: shorter labels before fewer cells
+        lw = LABEL_WIDTH
+        cells, times = bar_width(width, logic, lw)
+    return Group(*parts, hits_table(bench, hits, logic, title=title, width=cells, times=times,
+                                    label_width=lw))
 
 
 def print_search(console: Console, *args: Any, **kwargs: Any) -> None:
