@@ -285,7 +285,7 @@ def ingest(
     how = ("already complete" if result.upserted == 0 else
            f"{'resumed, ' if result.resumed else ''}{result.upserted} points written")
     console.print(f"{result.collection}: {result.points} points ({how}) in {result.seconds:.1f} s "
-                  f"[{store.backend}]")
+                  f"on {store.backend}", highlight=False)
 
 
 @app.command()
