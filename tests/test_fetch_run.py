@@ -227,6 +227,15 @@ def test_fluidsynth_missing_skips_renders_only(world) -> None:
     assert any("fluidsynth" in n for n in s.notices)
 
 
+def test_published_bank_only_when_complete(world, tmp_path: Path) -> None:
+    from reasonaudio.ingest.fetch.fetch import published_bank
+
+    dest = world["tmp"] / "bank"
+    assert published_bank(dest) is None
+    run(world, dest, only=["cow mooing"])
+    assert published_bank(dest) == dest
+
+
 def test_download_budget(world) -> None:
     s = run(world, world["tmp"] / "bank", max_download_mb=0.001)
     assert len(s.failed) == 8

@@ -595,3 +595,10 @@ def record_recipe_file(dest: Path, recipes: Path | None, summary: FetchSummary, 
 
     book = load_recipes(recipes)
     write_recipes(recorded_book(book, summary, package_hashes(dest, book)), out)
+
+
+def published_bank(dest: Path | None = None) -> Path | None:
+    """The fetched bank at ``dest`` (default :func:`default_dest`) if one is published there, else
+    None: for callers that use the real bank when it exists and fall back to the synthetic one."""
+    root = Path(dest) if dest is not None else default_dest()
+    return root if (root / MANIFEST_NAME).is_file() else None
