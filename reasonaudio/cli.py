@@ -72,6 +72,25 @@ def build(
 
 
 @app.command()
+def demo(
+    out: Path = typer.Option(Path("data/demo"), "--out", "-o", help="Working directory."),
+    atoms: str = typer.Option("synthetic", help="synthetic | PATH (folder bank) | fsd50k:PATH"),
+    seed: int = typer.Option(0, help="Build seed."),
+    clips: int = typer.Option(2_000, help="Clips in the demo benchmark (full size: 10000)."),
+    queries: int = typer.Option(500, help="Queries, split evenly over the 5 tasks (full: 1000)."),
+    learned: list[str] = typer.Option(list(("two-stage:oracle-caption+minilm",
+                                            "two-stage:yamnet-caption+minilm")),
+                                      "--learned", help="Learned retrievers to ingest and evaluate."),
+    backend: Optional[str] = typer.Option(None, help="Embedded backend: edge (default) | local."),
+) -> None:
+    """The main job: build, ingest, evaluate oracle, baselines and offline learned retrievers, report."""
+    from reasonaudio.mainjob import MainJobParams, run_main_job
+
+    run_main_job(MainJobParams(out=out, atoms=atoms, seed=seed, n_clips=clips, n_queries=queries,
+                               learned=tuple(learned), backend=backend), console)
+
+
+@app.command()
 def info(data: Path = DataOpt) -> None:
     """Counts by mode and task, events per clip, relevant clips and hard negatives per query."""
     from reasonaudio.ingest.benchmark import load_benchmark

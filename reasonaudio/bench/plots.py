@@ -150,10 +150,12 @@ def plot_projection(name: str, items: Sequence[ProjectionQuery], out: Path,
         ax.text(0.02, 0.02, "mean cos to query: " + ", ".join(cos), transform=ax.transAxes,
                 fontsize=7.5, va="bottom", ha="left",
                 bbox=dict(boxstyle="round,pad=0.3", fc="white", ec="0.7", alpha=0.9))
-        ax.set_aspect("equal", adjustable="datalim")  # distances drawn to scale on both axes
-        ax.margins(0.15)
-        y0, y1 = ax.get_ylim()
-        ax.set_ylim(y0 - 0.12 * (y1 - y0), y1)  # room for the cosine box
+        # Square panel, one scale on both axes (distances drawn to scale), room below for the box.
+        lo, hi = xy.min(axis=0), xy.max(axis=0)
+        centre, half = (lo + hi) / 2, max(float((hi - lo).max()), 1e-6) * 0.65
+        ax.set_xlim(centre[0] - half, centre[0] + half)
+        ax.set_ylim(centre[1] - 1.25 * half, centre[1] + half)
+        ax.set_aspect("equal", adjustable="box")
         ax.set_xlabel(f"{axis}1")
         ax.set_ylabel(f"{axis}2")
         ax.grid(alpha=0.25)
