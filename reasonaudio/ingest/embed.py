@@ -154,6 +154,8 @@ class Timings:
     """time spent rendering (in the background thread)"""
     render_wait_s: float = 0.0
     """time the model side waited for a render"""
+    units_s: float = 0.0
+    """time cutting audio into model units (windows, log-mel patches), in the background thread"""
     model_s: float = 0.0
     model_calls: int = 0
     padded_units: int = 0
@@ -212,30 +214,36 @@ class Pipeline:
         finally:
             self.timings.render_s += time.perf_counter() - t0
 
-    def rendered(self, clips: Sequence[Clip], sample_rate: int) -> Iterator[tuple[Clip, np.ndarray, str]]:
-        """(clip, samples, audio hash) in clip order, rendered and hashed by one background
-        thread up to :attr:`lookahead` clips ahead, so rendering overlaps the model's work
-        (numpy, soxr and torch release the GIL)."""
+    def rendered(self, clips: Sequence[Clip], sample_rate: int,
+                 units: Callable[[np.ndarray], list[Any]]) -> Iterator[tuple[Clip, list[Any], str]]:
+        """(clip, model units, audio hash) in clip order, rendered, hashed and cut into units
+        (windows, log-mel patches) by one background thread up to :attr:`lookahead` clips ahead,
+        so all of that overlaps the model's work (numpy, soxr, onnxruntime and torch release
+        the GIL)."""
         from concurrent.futures import ThreadPoolExecutor
 
-        def job(clip: Clip) -> tuple[np.ndarray, str]:
+        def job(clip: Clip) -> tuple[list[Any], str]:
             wave = self.render(clip, sample_rate)
-            return wave, audio_hash(wave)
+            t0 = time.perf_counter()
+            cut = units(wave)
+            self.timings.units_s += time.perf_counter() - t0
+            return cut, audio_hash(wave)
 
         if self.lookahead < 1 or len(clips) < 2:
             for clip in clips:
-                yield (clip, *job(clip))
+                cut, digest = job(clip)
+                yield clip, cut, digest
             return
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="render") as pool:
             pending = [pool.submit(job, c) for c in clips[: self.lookahead]]
             for i, clip in enumerate(clips):
                 t0 = time.perf_counter()
-                wave, digest = pending[i].result()
+                cut, digest = pending[i].result()
                 self.timings.render_wait_s += time.perf_counter() - t0
                 pending[i] = None  # type: ignore[call-overload]
                 if i + self.lookahead < len(clips):
                     pending.append(pool.submit(job, clips[i + self.lookahead]))
-                yield clip, wave, digest
+                yield clip, cut, digest
 
     def close(self) -> None:
         for cache in self.caches:
@@ -278,14 +286,15 @@ class AudioPipeline(Pipeline):
         hashes: dict[str, str] = {}
 
         def items() -> Iterator[tuple[str, list[Any]]]:
-            for clip, wave, h in self.rendered(clips, self.embedder.sample_rate):
+            for clip, units, h in self.rendered(clips, self.embedder.sample_rate,
+                                                self.embedder.audio_units):
                 hashes[clip.id] = h
                 cached = self.cache.get(h)
                 if cached is not None:
                     out[clip.id] = (cached, {})
                     done(clip.id)
                     continue
-                yield clip.id, self.embedder.audio_units(wave)
+                yield clip.id, units
 
         for cid, rows in _stream_rows(self, self.embedder, items()):
             vec = self.embedder.pool(rows)
@@ -333,13 +342,13 @@ class TwoStagePipeline(Pipeline):
         hashes: dict[str, str] = {}
 
         def items() -> Iterator[tuple[str, list[Any]]]:
-            for clip, wave, h in self.rendered(clips, tagger.sample_rate):
+            for clip, units, h in self.rendered(clips, tagger.sample_rate, tagger.audio_units):
                 hashes[clip.id] = h
                 rows = self.frame_cache.get(h)
                 if rows is not None:
                     out[clip.id] = self.captioner.caption_from_rows(rows)
                     continue
-                yield clip.id, tagger.audio_units(wave)
+                yield clip.id, units
 
         for cid, rows in _stream_rows(self, tagger, items()):
             self.frame_cache.put(hashes[cid], rows)
@@ -440,6 +449,7 @@ class IngestSummary:
     wall_s: float
     render_s: float
     render_wait_s: float
+    units_s: float
     model_s: float
     model_calls: int
     padded_units: int
@@ -550,6 +560,7 @@ def ingest_model(bench: Benchmark, store: Store, model: str, *, model_path: str 
         already_stored=result.points - result.upserted, upserted=result.upserted,
         embedded=pipe.timings.embedded, cache_hits=hits, wall_s=time.perf_counter() - t0,
         render_s=pipe.timings.render_s, render_wait_s=pipe.timings.render_wait_s,
+        units_s=pipe.timings.units_s,
         model_s=pipe.timings.model_s,
         model_calls=pipe.timings.model_calls, padded_units=pipe.timings.padded_units,
         resumed=result.resumed,
@@ -572,6 +583,7 @@ def print_ingest_summary(console: Any, summary: IngestSummary) -> None:
         ("wall time", f"{summary.wall_s:.1f} s"),
         ("clips/s (upserted / wall)", f"{summary.clips_per_s:.1f}"),
         ("  rendering (background thread)", f"{summary.render_s:.1f} s"),
+        ("  model inputs (background thread)", f"{summary.units_s:.1f} s"),
         ("  waiting for renders", f"{summary.render_wait_s:.1f} s"),
         ("  model calls", f"{summary.model_s:.1f} s ({summary.model_calls} calls, "
                           f"{summary.padded_units} padding units)"),

@@ -68,15 +68,23 @@ class ClapEmbedder(Embedder):
         self.unit_batch = batch_size or (32 if self.device.startswith("cuda") else 8)
         text_cfg = self.model.config.text_config
         self.max_tokens = int(min(self.tokenizer.model_max_length, text_cfg.max_position_embeddings - 2))
+        self._pad_features: np.ndarray | None = None
 
     def policy(self) -> dict[str, Any]:
         return {**self.window.describe(), "feature_extractor": {"truncation": TRUNCATION, "padding": PADDING}}
 
     # --- units --------------------------------------------------------------------------------
     def audio_units(self, wave: np.ndarray) -> list[Any]:
+        """One log-mel input per window (computed here, so ingest can do it off the model's
+        thread); each window alone, so the features never depend on the neighbours."""
         if wave.size == 0:
             raise ModelError(f"model {self.name!r}: cannot embed an empty waveform")
-        return self.window.cut(wave, self.sample_rate)
+        return [self.window_features(w) for w in self.window.cut(wave, self.sample_rate)]
+
+    def window_features(self, window: np.ndarray) -> np.ndarray:
+        feats = self.features([np.asarray(window, dtype=np.float32)], sampling_rate=self.sample_rate,
+                              return_tensors="np", truncation=TRUNCATION, padding=PADDING)
+        return np.asarray(feats["input_features"][0], dtype=np.float32)
 
     def text_units(self, text: str) -> list[Any]:
         n = len(self.tokenizer(text, truncation=True, max_length=self.max_tokens)["input_ids"])
@@ -86,23 +94,30 @@ class ClapEmbedder(Embedder):
         return unit[1] if isinstance(unit, tuple) else AUDIO
 
     def pad_unit(self, key: Hashable) -> Any:
-        return np.zeros(self.window_samples, np.float32) if key == AUDIO else ("", key)
+        if key != AUDIO:
+            return ("", key)
+        if self._pad_features is None:
+            self._pad_features = self.window_features(np.zeros(self.window_samples, np.float32))
+        return self._pad_features
 
     def run_units(self, units: list[Any]) -> np.ndarray:
         if isinstance(units[0], tuple):
             return self.text_rows([t for t, _ in units], int(units[0][1]))
-        return self.window_rows(units)
+        return self.feature_rows(np.stack(units))
+
+    def feature_rows(self, features: np.ndarray) -> np.ndarray:
+        """Raw audio-tower outputs for stacked window features (n, 1, frames, mels)."""
+        torch = self._torch
+        batch = torch.from_numpy(features).to(self.device)
+        # every window is at most the model's length, so none is "longer" (no fusion crops)
+        longer = torch.zeros((len(features), 1), dtype=torch.bool, device=self.device)
+        with torch.inference_mode():
+            out = self.model.get_audio_features(input_features=batch, is_longer=longer)
+        return _tensor(out).float().cpu().numpy()
 
     def window_rows(self, windows: list[np.ndarray]) -> np.ndarray:
         """Raw audio-tower outputs, one per window of at most the model's length."""
-        torch = self._torch
-        feats = self.features([np.asarray(w, dtype=np.float32) for w in windows],
-                              sampling_rate=self.sample_rate, return_tensors="pt",
-                              truncation=TRUNCATION, padding=PADDING)
-        with torch.inference_mode():
-            out = self.model.get_audio_features(input_features=feats["input_features"].to(self.device),
-                                                is_longer=feats["is_longer"].to(self.device))
-        return _tensor(out).float().cpu().numpy()
+        return self.feature_rows(np.stack([self.window_features(w) for w in windows]))
 
     def text_rows(self, texts: list[str], length: int) -> np.ndarray:
         torch = self._torch

@@ -180,8 +180,10 @@ def pad_waveform(wave: np.ndarray) -> np.ndarray:
 def log_mel_patches(wave16k: np.ndarray) -> np.ndarray:
     """(patches, 96, 64) float32 log-mel patches of a mono 16 kHz waveform."""
     wave = pad_waveform(np.asarray(wave16k, dtype=np.float32).reshape(-1))
+    import scipy.fft  # float32 in, complex64 out (numpy's FFT works in float64)
+
     frames = np.lib.stride_tricks.sliding_window_view(wave, STFT_WINDOW)[::STFT_HOP]
-    magnitude = np.abs(np.fft.rfft(frames * _WINDOW, n=FFT_LENGTH, axis=1)).astype(np.float32)
+    magnitude = np.abs(scipy.fft.rfft(frames * _WINDOW, n=FFT_LENGTH, axis=1))
     log_mel = np.log(magnitude @ _MEL + LOG_OFFSET)
     patches = np.lib.stride_tricks.sliding_window_view(log_mel, (PATCH_FRAMES, N_MELS))
     return np.ascontiguousarray(patches[::PATCH_HOP_FRAMES, 0])
