@@ -74,6 +74,7 @@ def run_retriever(bench: Benchmark, retriever: Retriever, depth: int = DEFAULT_D
     left out of the run, so it scores 0, and its message goes into ``failures``.
     """
     run = Run(tag or retriever.name)
+    retriever.prepare([q.text for q in bench.queries])
     for q in bench.queries:
         try:
             run.hits[q.id] = list(retriever.search(q.text, depth))[:depth]

@@ -35,6 +35,9 @@ class Retriever(abc.ABC):
     def search(self, text: str, k: int) -> list[Hit]:
         """The top ``k`` clips for ``text``, ranked by :func:`rank`'s rule."""
 
+    def prepare(self, texts: Sequence[str]) -> None:
+        """Batch work for queries about to be asked (e.g. embed them all at once). Optional."""
+
     def score(self, text: str, clip_ids: Sequence[str]) -> list[float]:
         """Scores of given clips (multiple choice). Default: a clip outside the top 1000 scores -inf."""
         found = {h.clip_id: h.score for h in self.search(text, max(1000, len(clip_ids)))}
