@@ -6,6 +6,8 @@ anything else is a bug and keeps its traceback.
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 from typing import Any, Optional
 
@@ -15,8 +17,16 @@ from typer.core import TyperGroup
 
 from reasonaudio.errors import ReasonAudioError
 
-console = Console()
-err_console = Console(stderr=True)
+def _console(stderr: bool = False) -> Console:
+    """Rich console; when output goes to a file or pipe, 140 columns instead of rich's 80 so
+    tables with long retriever names are not cut (COLUMNS still wins when set)."""
+    stream = sys.stderr if stderr else sys.stdout
+    wide = not stream.isatty() and "COLUMNS" not in os.environ
+    return Console(stderr=stderr, width=140 if wide else None)
+
+
+console = _console()
+err_console = _console(stderr=True)
 
 USER_ERROR_EXIT = 2
 

@@ -122,7 +122,7 @@ def run_main_job(params: MainJobParams, console: Console) -> dict[str, Any]:
     """Run every step; returns the step log rows and the results file path."""
     from reasonaudio.bench.compare import compare
     from reasonaudio.bench.evaluate import evaluate_retrievers
-    from reasonaudio.bench.report import print_comparison, print_eval_tables, run_report, write_results_json
+    from reasonaudio.bench.report import print_comparison, run_report, write_results_json
     from reasonaudio.ingest.embed import ingest_model, print_ingest_summary
     from reasonaudio.ingest.report import print_info
     from reasonaudio.store.ingest import ingest_payload
@@ -150,16 +150,15 @@ def run_main_job(params: MainJobParams, console: Console) -> dict[str, Any]:
         results = log.run(console, "eval", lambda: evaluate_retrievers(bench, names, console=console,
                                                                        store=store),
                           lambda r: f"{len(r.runs)} retrievers x {len(bench.queries)} queries")
-    print_eval_tables(console, results)
     results_path = params.out / "results.json"
     write_results_json(results_path, results)
+    log.run(console, "report", lambda: run_report(console, bench, params.out / "report",
+                                                  names=list(results.runs), projection=params.projection),
+            lambda paths: f"{len(paths)} PNG files in {params.out / 'report'}")
     best = max(learned_ok, key=lambda n: results.runs[n].overall.get("acc@1", 0.0), default=None)
     if best is not None:
-        for other in ("oracle",):
-            print_comparison(console, compare(results.runs[other], results.runs[best]))
-    log.run(console, "report", lambda: run_report(console, bench, params.out / "report",
-                                                  projection=params.projection),
-            lambda paths: f"{len(paths)} PNG files in {params.out / 'report'}")
+        console.rule("[bold]symbolic filtering vs the best learned retriever")
+        print_comparison(console, compare(results.runs["oracle"], results.runs[best]))
     for name, why in NOT_OFFLINE.items():
         console.print(f"[dim]not run here: {name}: {why}[/]")
     console.print(log.table())
