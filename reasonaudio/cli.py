@@ -54,6 +54,17 @@ atoms_app = _app(help="Atom banks: check and fetch the source recordings.")
 app.add_typer(atoms_app, name="atoms")
 
 DataOpt = typer.Option(..., "--data", "-d", help="Benchmark directory (from `bench build`).")
+ModelPathOpt = typer.Option(None, "--model-path",
+                            help="Local weights (a checkpoint folder) instead of the hub id.")
+BatchSizeOpt = typer.Option(None, "--batch-size", min=1, help="Model units per forward call.")
+DeviceOpt = typer.Option("cpu", "--device", help="cpu | cuda")
+BackendOpt = typer.Option(None, "--backend",
+                          help="Embedded store: edge (default) | local. A URL selects the server.")
+QdrantUrlOpt = typer.Option(None, "--qdrant-url", envvar="QDRANT_URL", show_envvar=True,
+                            help="Qdrant server URL (API key from QDRANT_API_KEY only).")
+ModelPathsOpt = typer.Option(None, "--model-path",
+                             help="Local weights: PATH, or NAME=PATH for one retriever (repeat).")
+RetrieverDeviceOpt = typer.Option(None, "--device", help="cpu (default) | cuda for model retrievers.")
 
 
 def main() -> None:  # console-script entry point
@@ -92,7 +103,7 @@ def demo(
     learned: list[str] = typer.Option(list(("two-stage:oracle-caption+minilm",
                                             "two-stage:yamnet-caption+minilm")),
                                       "--learned", help="Learned retrievers to ingest and evaluate."),
-    backend: Optional[str] = typer.Option(None, help="Embedded backend: edge (default) | local."),
+    backend: Optional[str] = BackendOpt,
 ) -> None:
     """The main job: build, ingest, evaluate oracle, baselines and offline learned retrievers, report."""
     from reasonaudio.mainjob import MainJobParams, run_main_job
@@ -221,12 +232,10 @@ def eval_(
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the results as JSON."),
     trec: Optional[Path] = typer.Option(None, "--trec", help="Write one TREC run file per retriever here."),
     depth: int = typer.Option(100, "--depth", "-k", help="Clips each retriever returns per query."),
-    backend: Optional[str] = typer.Option(None, "--backend", help="Embedded store: edge (default) | local."),
-    qdrant_url: Optional[str] = typer.Option(None, "--qdrant-url", envvar="QDRANT_URL",
-                                             help="Qdrant server URL (API key from QDRANT_API_KEY only)."),
-    model_path: Optional[list[str]] = typer.Option(None, "--model-path",
-                                                   help="Local weights: PATH, or NAME=PATH for one retriever."),
-    device: Optional[str] = typer.Option(None, "--device", help="cpu (default) | cuda for model retrievers."),
+    backend: Optional[str] = BackendOpt,
+    qdrant_url: Optional[str] = QdrantUrlOpt,
+    model_path: Optional[list[str]] = ModelPathsOpt,
+    device: Optional[str] = RetrieverDeviceOpt,
 ) -> None:
     """Evaluate retrievers on every query: per-task Acc@1 / nDCG@10 and multiple choice."""
     from reasonaudio.bench.evaluate import evaluate_retrievers, model_options
@@ -250,12 +259,10 @@ def compare(
     data: Path = DataOpt,
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the comparison as JSON."),
     depth: int = typer.Option(100, "--depth", "-k", help="Depth if a retriever must be evaluated."),
-    backend: Optional[str] = typer.Option(None, "--backend", help="Embedded store: edge (default) | local."),
-    qdrant_url: Optional[str] = typer.Option(None, "--qdrant-url", envvar="QDRANT_URL",
-                                             help="Qdrant server URL (API key from QDRANT_API_KEY only)."),
-    model_path: Optional[list[str]] = typer.Option(None, "--model-path",
-                                                   help="Local weights: PATH, or NAME=PATH for one retriever."),
-    device: Optional[str] = typer.Option(None, "--device", help="cpu (default) | cuda for model retrievers."),
+    backend: Optional[str] = BackendOpt,
+    qdrant_url: Optional[str] = QdrantUrlOpt,
+    model_path: Optional[list[str]] = ModelPathsOpt,
+    device: Optional[str] = RetrieverDeviceOpt,
 ) -> None:
     """A - B per task with a paired randomization test (10,000 permutations, seed 0)."""
     from reasonaudio.bench.compare import compare as compare_results
@@ -327,14 +334,6 @@ def models_cmd() -> None:
 
 # --- store: ingest / search (store/, retrievers/) ---------------------------------------------
 
-ModelPathOpt = typer.Option(None, "--model-path",
-                            help="Local weights (a checkpoint folder) instead of the hub id.")
-BatchSizeOpt = typer.Option(None, "--batch-size", min=1, help="Model units per forward call.")
-DeviceOpt = typer.Option("cpu", "--device", help="cpu | cuda")
-BackendOpt = typer.Option(None, "--backend",
-                          help="Embedded store: edge (default) | local. A URL selects the server.")
-QdrantUrlOpt = typer.Option(None, "--qdrant-url", envvar="QDRANT_URL", show_envvar=True,
-                            help="Qdrant server URL (API key from QDRANT_API_KEY only).")
 
 
 @app.command()
