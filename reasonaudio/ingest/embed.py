@@ -478,6 +478,20 @@ def _quiet_render_log() -> Iterator[None]:
         log.setLevel(before)
 
 
+@contextlib.contextmanager
+def blas_single_thread() -> Iterator[None]:
+    """numpy's OpenBLAS on one thread while ingesting: its spinning worker threads competed with
+    the model's on 2 cores (YAMNet ingest/bare went from ~0.66 to ~0.9). torch (MKL + OpenMP)
+    and onnxruntime keep their own thread pools."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - a dependency of scikit-learn and declared
+        yield
+        return
+    with threadpool_limits(limits={"openblas": 1}):
+        yield
+
+
 def _renderer_for(bench: Benchmark, bank_spec: str | None) -> Any:
     from reasonaudio.ingest.atoms import open_bank
     from reasonaudio.ingest.render import Renderer, RenderParams
@@ -492,10 +506,14 @@ def _renderer_for(bench: Benchmark, bank_spec: str | None) -> Any:
 def ingest_model(bench: Benchmark, store: Store, model: str, *, model_path: str | None = None,
                  device: str = "cpu", batch_size: int | None = None, limit: int | None = None,
                  force: bool = False, cache: bool = True, cache_dir: Path | None = None,
-                 bank_spec: str | None = None, upsert_batch: int = 256, console: Any = None,
+                 bank_spec: str | None = None, upsert_batch: int | None = None, console: Any = None,
                  progress: bool = True, pipeline: Pipeline | None = None) -> IngestSummary:
     """Make ``reasonaudio-<model>`` hold one point per clip (the first ``limit`` clips, plus any
-    already stored), computing only what is neither stored nor cached."""
+    already stored), computing only what is neither stored nor cached.
+
+    ``upsert_batch``: clips per upsert (default 256 for audio models, 1024 for text pipelines,
+    whose padded last batches per length class cost more); every computed vector is cached as it
+    completes, so a larger batch loses nothing on interruption."""
     if limit is not None and limit < 1:
         raise DataError(f"--limit must be >= 1, got {limit}")
     t0 = time.perf_counter()
@@ -526,6 +544,7 @@ def ingest_model(bench: Benchmark, store: Store, model: str, *, model_path: str 
     state = {"base": 0, "in_batch": 0}
     with contextlib.ExitStack() as stack:
         stack.enter_context(_quiet_render_log())
+        stack.enter_context(blas_single_thread())
         stack.callback(pipe.close)
         bar = stack.enter_context(Progress(
             TextColumn(f"ingest {pipe.name}"), BarColumn(), MofNCompleteColumn(), _Rate(),
@@ -553,7 +572,8 @@ def ingest_model(bench: Benchmark, store: Store, model: str, *, model_path: str 
 
         result = load_collection(store, name, pipe.meta(bench, limit), [c.id for c in wanted],
                                  make_points, force=force, index_labels=bench.labels,
-                                 batch_size=upsert_batch, progress=sync)
+                                 batch_size=upsert_batch or (256 if pipe.needs_audio else 1024),
+                                 progress=sync)
     hits = sum(c.hits for c in pipe.caches[:1])
     return IngestSummary(
         model=pipe.name, collection=name, backend=store.backend, clips=result.points,
