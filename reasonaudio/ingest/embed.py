@@ -277,6 +277,11 @@ class AudioPipeline(Pipeline):
         self.pooling = _policy_text(policy)
         self.cache = EmbeddingCache(f"{self.name}-audio", embedder.identity(), cache_dir, cache_enabled)
         self.caches = [self.cache]
+        self.rows_cache: EmbeddingCache | None = None
+        if getattr(embedder, "cache_rows", False):  # YAMNet: frame scores, shared with its captioner
+            self.rows_cache = EmbeddingCache(f"{self.name}-frames", embedder.identity(), cache_dir,
+                                             cache_enabled)
+            self.caches.append(self.rows_cache)
 
     def identity(self) -> dict[str, Any]:
         return self.embedder.identity()
@@ -290,6 +295,11 @@ class AudioPipeline(Pipeline):
                                                 self.embedder.audio_units):
                 hashes[clip.id] = h
                 cached = self.cache.get(h)
+                if cached is None and self.rows_cache is not None:
+                    rows = self.rows_cache.get(h)
+                    if rows is not None:
+                        cached = self.embedder.pool(rows)
+                        self.cache.put(h, cached)
                 if cached is not None:
                     out[clip.id] = (cached, {})
                     done(clip.id)
@@ -298,11 +308,14 @@ class AudioPipeline(Pipeline):
 
         for cid, rows in _stream_rows(self, self.embedder, items()):
             vec = self.embedder.pool(rows)
+            if self.rows_cache is not None:
+                self.rows_cache.put(hashes[cid], rows)
             self.cache.put(hashes[cid], vec)
             self.timings.embedded += 1
             out[cid] = (vec, {})
             done(cid)
-        self.cache.commit()
+        for cache in self.caches:
+            cache.commit()
         return out
 
 

@@ -24,6 +24,8 @@ _PAD = np.zeros((yamnet.PATCH_FRAMES, yamnet.N_MELS), np.float32)
 class YamnetEmbedder(Embedder):
     sample_rate = yamnet.SAMPLE_RATE
     dimension = yamnet.N_CLASSES
+    cache_rows = True
+    """ingest also caches the frame rows, so ``yamnet-caption`` never reruns the tagger"""
 
     def __init__(self, record: ModelRecord, *, model_path: str | None = None, device: str = "cpu",
                  batch_size: int | None = None) -> None:
