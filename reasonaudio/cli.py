@@ -17,16 +17,10 @@ from typer.core import TyperGroup
 
 from reasonaudio.errors import ReasonAudioError
 
-def _console(stderr: bool = False) -> Console:
-    """Rich console; when output goes to a file or pipe, 140 columns instead of rich's 80 so
-    tables with long retriever names are not cut (COLUMNS still wins when set)."""
-    stream = sys.stderr if stderr else sys.stdout
-    wide = not stream.isatty() and "COLUMNS" not in os.environ
-    return Console(stderr=stderr, width=140 if wide else None)
-
-
-console = _console()
-err_console = _console(stderr=True)
+console = Console()
+err_console = Console(stderr=True)
+PIPE_COLUMNS = "140"
+"""Width when output goes to a file or pipe (rich would use 80 and cut long retriever names)."""
 
 USER_ERROR_EXIT = 2
 
@@ -68,6 +62,8 @@ RetrieverDeviceOpt = typer.Option(None, "--device", help="cpu (default) | cuda f
 
 
 def main() -> None:  # console-script entry point
+    if not sys.stdout.isatty():
+        os.environ.setdefault("COLUMNS", PIPE_COLUMNS)  # rich reads it at render time
     app()
 
 
