@@ -23,6 +23,7 @@ import json
 import logging
 import re
 import sqlite3
+import threading
 import time
 import zlib
 from dataclasses import dataclass, field, replace
@@ -86,13 +87,15 @@ class EmbeddingCache:
         self.misses = 0
         self._pending: list[tuple[str, bytes]] = []
         self._db: sqlite3.Connection | None = None
+        self._lock = threading.RLock()  # the render thread asks contains() while the main thread writes
         if enabled:
             self._open()
 
     def _open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            db = sqlite3.connect(str(self.path), timeout=30, isolation_level=None)
+            db = sqlite3.connect(str(self.path), timeout=30, isolation_level=None,
+                                 check_same_thread=False)
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
             db.execute("CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL)")
@@ -108,42 +111,54 @@ class EmbeddingCache:
             raise ModelError(f"{self.path}: unreadable embedding cache ({exc}); delete the file") from None
         self._db = db
 
-    def get(self, key: str) -> np.ndarray | None:
-        if not self.enabled or self._db is None:
-            self.misses += 1
-            return None
-        row = self._db.execute("SELECT v FROM arrays WHERE k=?", (key,)).fetchone()
-        if row is None:
+    def _blob(self, key: str) -> bytes | None:
+        with self._lock:
+            if self._db is None:
+                return None
+            row = self._db.execute("SELECT v FROM arrays WHERE k=?", (key,)).fetchone()
+            if row is not None:
+                return row[0]
             for k, blob in self._pending:
                 if k == key:
-                    row = (blob,)
-                    break
-        if row is None:
+                    return blob
+            return None
+
+    def contains(self, key: str) -> bool:
+        """Whether ``key`` is cached (no hit counted; safe from the render thread)."""
+        return self.enabled and self._blob(key) is not None
+
+    def get(self, key: str) -> np.ndarray | None:
+        blob = self._blob(key) if self.enabled else None
+        if blob is None:
             self.misses += 1
             return None
         self.hits += 1
-        return _unpack(row[0])
+        return _unpack(blob)
 
     def put(self, key: str, array: np.ndarray) -> None:
         if self.enabled:
-            self._pending.append((key, _pack(array)))
+            packed = _pack(array)
+            with self._lock:
+                self._pending.append((key, packed))
             if len(self._pending) >= 256:
                 self.commit()
 
     def commit(self) -> None:
-        if self._db is None or not self._pending:
-            return
-        with contextlib.suppress(sqlite3.OperationalError):
-            self._db.execute("BEGIN")
-        self._db.executemany("INSERT OR REPLACE INTO arrays VALUES (?, ?)", self._pending)
-        self._db.execute("COMMIT")
-        self._pending.clear()
+        with self._lock:
+            if self._db is None or not self._pending:
+                return
+            with contextlib.suppress(sqlite3.OperationalError):
+                self._db.execute("BEGIN")
+            self._db.executemany("INSERT OR REPLACE INTO arrays VALUES (?, ?)", self._pending)
+            self._db.execute("COMMIT")
+            self._pending.clear()
 
     def close(self) -> None:
-        if self._db is not None:
-            self.commit()
-            self._db.close()
-            self._db = None
+        with self._lock:
+            if self._db is not None:
+                self.commit()
+                self._db.close()
+                self._db = None
 
 
 # --- pipelines ----------------------------------------------------------------------------------
@@ -214,20 +229,24 @@ class Pipeline:
         finally:
             self.timings.render_s += time.perf_counter() - t0
 
-    def rendered(self, clips: Sequence[Clip], sample_rate: int,
-                 units: Callable[[np.ndarray], list[Any]]) -> Iterator[tuple[Clip, list[Any], str]]:
+    def rendered(self, clips: Sequence[Clip], sample_rate: int, units: Callable[[np.ndarray], list[Any]],
+                 cached: Callable[[str], bool] = lambda h: False
+                 ) -> Iterator[tuple[Clip, list[Any] | None, str]]:
         """(clip, model units, audio hash) in clip order, rendered, hashed and cut into units
         (windows, log-mel patches) by one background thread up to :attr:`lookahead` clips ahead,
         so all of that overlaps the model's work (numpy, soxr, onnxruntime and torch release
-        the GIL)."""
+        the GIL). Units are ``None`` when ``cached(hash)``: nothing to compute."""
         from concurrent.futures import ThreadPoolExecutor
 
-        def job(clip: Clip) -> tuple[list[Any], str]:
+        def job(clip: Clip) -> tuple[list[Any] | None, str]:
             wave = self.render(clip, sample_rate)
+            digest = audio_hash(wave)
+            if cached(digest):
+                return None, digest
             t0 = time.perf_counter()
             cut = units(wave)
             self.timings.units_s += time.perf_counter() - t0
-            return cut, audio_hash(wave)
+            return cut, digest
 
         if self.lookahead < 1 or len(clips) < 2:
             for clip in clips:
@@ -291,8 +310,12 @@ class AudioPipeline(Pipeline):
         hashes: dict[str, str] = {}
 
         def items() -> Iterator[tuple[str, list[Any]]]:
+            def known(h: str) -> bool:
+                return self.cache.contains(h) or (self.rows_cache is not None
+                                                  and self.rows_cache.contains(h))
+
             for clip, units, h in self.rendered(clips, self.embedder.sample_rate,
-                                                self.embedder.audio_units):
+                                                self.embedder.audio_units, known):
                 hashes[clip.id] = h
                 cached = self.cache.get(h)
                 if cached is None and self.rows_cache is not None:
@@ -304,7 +327,8 @@ class AudioPipeline(Pipeline):
                     out[clip.id] = (cached, {})
                     done(clip.id)
                     continue
-                yield clip.id, units
+                yield clip.id, units if units is not None else self.embedder.audio_units(
+                    self.render(clip, self.embedder.sample_rate))
 
         for cid, rows in _stream_rows(self, self.embedder, items()):
             vec = self.embedder.pool(rows)
@@ -355,13 +379,15 @@ class TwoStagePipeline(Pipeline):
         hashes: dict[str, str] = {}
 
         def items() -> Iterator[tuple[str, list[Any]]]:
-            for clip, units, h in self.rendered(clips, tagger.sample_rate, tagger.audio_units):
+            for clip, units, h in self.rendered(clips, tagger.sample_rate, tagger.audio_units,
+                                                self.frame_cache.contains):
                 hashes[clip.id] = h
                 rows = self.frame_cache.get(h)
                 if rows is not None:
                     out[clip.id] = self.captioner.caption_from_rows(rows)
                     continue
-                yield clip.id, units
+                yield clip.id, units if units is not None else tagger.audio_units(
+                    self.render(clip, tagger.sample_rate))
 
         for cid, rows in _stream_rows(self, tagger, items()):
             self.frame_cache.put(hashes[cid], rows)
