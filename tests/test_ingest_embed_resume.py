@@ -103,8 +103,12 @@ def test_kill_9_at_random_points_then_finish(small_bench_dir, tmp_path):
                PYTHONPATH=os.pathsep.join(sys.path))
     killed = copy_bench(small_bench_dir, tmp_path / "killed")
     rng = random.Random(7)
+    kills = 0
     for _ in range(3):  # each run gets some work done (cached or stored) before its kill
-        assert not _run(killed, "yamnet", n, env, kill_after=rng.randint(1, 10))
+        if _run(killed, "yamnet", n, env, kill_after=rng.randint(1, 10)):
+            break  # it got further than the kill point before dying: nothing left to interrupt
+        kills += 1
+    assert kills >= 1
     assert _run(killed, "yamnet", n, env, kill_after=None)
     reference, ids = _reference(small_bench_dir, tmp_path, "yamnet", n, batch_size=8)
     _assert_same(killed, reference, "reasonaudio-yamnet", ids)
