@@ -25,3 +25,13 @@ def small_bench_dir(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("bench") / "small"
     build_benchmark(out, BuildParams(**SMALL_BUILD))
     return out
+
+
+@pytest.fixture(scope="session")
+def default_bench_dir(tmp_path_factory) -> Path:
+    """The acceptance build: synthetic bank, seed 0, 10,000 clips, 1,000 queries. Read-only."""
+    from reasonaudio.ingest.build import BuildParams, build_benchmark
+
+    out = tmp_path_factory.mktemp("bench") / "default"
+    build_benchmark(out, BuildParams())
+    return out

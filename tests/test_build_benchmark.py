@@ -128,11 +128,9 @@ def test_same_seed_same_bytes_other_seed_other_corpus(tmp_path, small_bench_dir)
     assert (other / "corpus.jsonl").read_bytes() != (small_bench_dir / "corpus.jsonl").read_bytes()
 
 
-def test_default_build_meets_design(tmp_path):
+def test_default_build_meets_design(default_bench_dir):
     """The acceptance build: synthetic bank, seed 0, 10,000 clips, 1,000 queries."""
-    out = tmp_path / "default"
-    build_benchmark(out, BuildParams())
-    check_benchmark(out, 10_000, 1_000)
+    check_benchmark(default_bench_dir, 10_000, 1_000)
 
 
 def test_existing_output_is_not_replaced_without_force(tmp_path, small_bench_dir):

@@ -64,6 +64,26 @@ def test_oracle_text_path_equals_judge_and_qrels(built, backend):
         oracle.store.close()
 
 
+DEFAULT_BACKENDS = ["edge", pytest.param("local", marks=[pytest.mark.slow, pytest.mark.skipif(
+    os.environ.get("REASONAUDIO_SLOW") != "1",
+    reason="local mode needs ~8 min for the default benchmark: set REASONAUDIO_SLOW=1")])]
+
+
+@pytest.mark.parametrize("backend", DEFAULT_BACKENDS)
+def test_oracle_equals_qrels_on_the_default_benchmark(default_bench_dir, tmp_path, backend):
+    """Acceptance: 1,000 queries over 10,000 clips, through the parser, the filter and the store."""
+    dest = tmp_path / "default"
+    shutil.copytree(default_bench_dir, dest)
+    bench = load_benchmark(dest)
+    oracle = _oracle(bench, backend)
+    try:
+        for q in bench.queries:
+            got = {h.clip_id for h in oracle.search(q.text, len(bench.clips))}
+            assert got == bench.qrels.get(q.id, set()), f"{q.id} {q.text!r}"
+    finally:
+        oracle.store.close()
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_filter_equals_judge_on_nested_trees(random_trees, backend):
     judge = _judge(random_trees)
