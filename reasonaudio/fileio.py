@@ -67,6 +67,17 @@ def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _plain_mode(path: Path, directory: bool) -> None:
+    """mkstemp/mkdtemp create 0600/0700; give the published artefact the usual umask mode."""
+    os.chmod(path, (0o777 if directory else 0o666) & ~_umask())
+
+
 @contextlib.contextmanager
 def atomic_dir(dest: Path, overwrite: bool = False) -> Iterator[Path]:
     """Yield a temporary sibling of ``dest``; on success it replaces ``dest`` in one rename."""
@@ -77,6 +88,7 @@ def atomic_dir(dest: Path, overwrite: bool = False) -> Iterator[Path]:
     tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.partial-", dir=dest.parent))
     try:
         yield tmp
+        _plain_mode(tmp, directory=True)
         if dest.exists():
             old = dest.with_name(f".{dest.name}.old-{os.getpid()}")
             dest.rename(old)
@@ -100,6 +112,7 @@ def atomic_file(dest: Path, mode: str = "w", **kwargs: Any) -> Iterator[Any]:
     try:
         with open(tmp, mode, **kwargs) as fh:
             yield fh
+        _plain_mode(tmp, directory=False)
         os.replace(tmp, dest)
     except BaseException:
         tmp.unlink(missing_ok=True)

@@ -150,3 +150,12 @@ def test_interrupted_build_leaves_nothing_that_looks_complete(tmp_path, monkeypa
     with pytest.raises(KeyboardInterrupt):
         build_benchmark(tmp_path / "b", BuildParams(n_clips=100, n_queries=10))
     assert list(tmp_path.iterdir()) == []
+
+
+def test_published_artefacts_get_the_umask_mode(small_bench_dir):
+    import os
+    import stat
+
+    mask = os.umask(0)
+    os.umask(mask)
+    assert stat.S_IMODE(small_bench_dir.stat().st_mode) == 0o777 & ~mask
