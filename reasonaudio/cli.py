@@ -263,7 +263,8 @@ def compare(
     """A - B per task with a paired randomization test (10,000 permutations, seed 0)."""
     from reasonaudio.bench.compare import compare as compare_results
     from reasonaudio.bench.evaluate import ensure_results, model_options
-    from reasonaudio.bench.report import print_comparison, write_json
+    from reasonaudio.bench.report import print_comparison
+    from reasonaudio.fileio import write_json
     from reasonaudio.ingest.benchmark import load_benchmark
 
     options, per_retriever = model_options(model_path or (), device)

@@ -55,8 +55,9 @@ def read_json(path: Path) -> Any:
 
 
 def write_json(path: Path, obj: Any) -> None:
-    path.write_text(json.dumps(obj, ensure_ascii=False, indent=2, allow_nan=False) + "\n",
-                    encoding="utf-8")
+    """Indented JSON, written atomically (a reader never sees half a file)."""
+    with atomic_file(Path(path), "w", encoding="utf-8", newline="\n") as fh:
+        fh.write(json.dumps(obj, ensure_ascii=False, indent=2, allow_nan=False) + "\n")
 
 
 def sha256_file(path: Path, chunk: int = 1 << 20) -> str:

@@ -5,9 +5,8 @@ The best value in each column is bold, so the table reads at a glance.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 from rich import box
 from rich.console import Console
@@ -18,7 +17,7 @@ from reasonaudio.bench.metrics import LABELS, METRICS
 from reasonaudio.bench.results import Results, RetrieverResult
 from reasonaudio.bench.significance import ALPHA
 from reasonaudio.errors import DataError
-from reasonaudio.fileio import atomic_file
+from reasonaudio.fileio import write_json
 from reasonaudio.ingest.benchmark import TASKS, Benchmark
 
 
@@ -160,12 +159,6 @@ def print_report(console: Console, results: Results) -> None:
 
 def print_comparison(console: Console, c: Comparison) -> None:
     console.print(compare_table(c))
-
-
-def write_json(path: Path, obj: Any) -> None:
-    """Atomic JSON write (``--json OUT``)."""
-    with atomic_file(Path(path), "w", encoding="utf-8", newline="\n") as fh:
-        fh.write(json.dumps(obj, ensure_ascii=False, indent=1, allow_nan=False) + "\n")
 
 
 def write_results_json(path: Path, results: Results) -> None:
