@@ -31,6 +31,18 @@ class Embedder(abc.ABC):
     def name(self) -> str:
         return self.record.name
 
+    def _hub_weights(self, record: ModelRecord, model_path: str | None, device: str) -> Any:
+        """The start every hub-backed embedder shares: record, checked device, the exact weights
+        (``--model-path`` or the local hub cache; a one-line error otherwise), torch threads."""
+        from reasonaudio.models.hub import resolve_weights
+
+        self.record = record
+        self.device = torch_device(device)
+        weights = resolve_weights(record.name, record.hub_id, record.revision, model_path)
+        self.revision = weights.revision
+        set_torch_threads()
+        return weights
+
     unit_batch: int = 8
     """units per model call; every call gets exactly this many (see models/batching.py)"""
 
@@ -88,6 +100,12 @@ class Embedder(abc.ABC):
         return {"model": self.name, "hub_id": self.record.hub_id, "revision": self.revision,
                 "dimension": self.dimension, "distance": self.record.distance,
                 "sample_rate": self.sample_rate, "policy": self.policy()}
+
+
+def first_line(exc: BaseException) -> str:
+    """An exception's first line, for one-line ModelErrors."""
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
 
 
 def torch_device(device: str) -> str:

@@ -16,8 +16,7 @@ from typing import Any, Hashable
 import numpy as np
 
 from reasonaudio.errors import ModelError
-from reasonaudio.models.base import Embedder, set_torch_threads, torch_device
-from reasonaudio.models.hub import resolve_weights
+from reasonaudio.models.base import Embedder, first_line
 from reasonaudio.models.registry import ModelRecord
 from reasonaudio.models.windowing import WindowPolicy
 
@@ -28,11 +27,6 @@ TEXT_BUCKET = 16
 AUDIO = "audio"
 
 
-def first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
-
-
 def _tensor(output: Any) -> Any:
     """transformers 5 returns BaseModelOutputWithPooling from get_*_features; 4.x a tensor."""
     return output.pooler_output if hasattr(output, "pooler_output") else output
@@ -41,15 +35,11 @@ def _tensor(output: Any) -> Any:
 class ClapEmbedder(Embedder):
     def __init__(self, record: ModelRecord, *, model_path: str | None = None, device: str = "cpu",
                  batch_size: int | None = None) -> None:
-        self.record = record
-        self.device = torch_device(device)
-        weights = resolve_weights(record.name, record.hub_id, record.revision, model_path)
-        self.revision = weights.revision
+        weights = self._hub_weights(record, model_path, device)
         self.weights_source = weights.source
         import torch
         from transformers import AutoTokenizer, ClapFeatureExtractor, ClapModel
 
-        set_torch_threads()
         try:
             self.model = ClapModel.from_pretrained(str(weights.path)).eval().to(self.device)
             self.features = ClapFeatureExtractor.from_pretrained(str(weights.path))

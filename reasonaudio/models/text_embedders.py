@@ -15,8 +15,8 @@ from typing import Any, Hashable
 import numpy as np
 
 from reasonaudio.errors import ModelError
-from reasonaudio.models.base import Embedder, set_torch_threads, torch_device
-from reasonaudio.models.hub import fingerprint, resolve_weights
+from reasonaudio.models.base import Embedder, first_line, set_torch_threads, torch_device
+from reasonaudio.models.hub import fingerprint
 from reasonaudio.models.registry import ModelRecord
 
 TEXT_BUCKET = 16
@@ -57,7 +57,7 @@ class SentenceTransformerEmbedder(Embedder):
             self.model = SentenceTransformer(str(folder), device=self.device, local_files_only=True)
         except (OSError, ValueError) as exc:
             raise ModelError(f"model {record.name!r}: cannot load sentence-transformers folder "
-                             f"{folder} ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") from None
+                             f"{folder} ({first_line(exc)})") from None
         get_dim = (getattr(self.model, "get_embedding_dimension", None)
                    or self.model.get_sentence_embedding_dimension)
         dim = get_dim()
@@ -103,11 +103,7 @@ class BgeM3Embedder(Embedder):
 
     def __init__(self, record: ModelRecord, *, model_path: str | None = None, device: str = "cpu",
                  batch_size: int | None = None) -> None:
-        self.record = record
-        self.device = torch_device(device)
-        weights = resolve_weights(record.name, record.hub_id, record.revision, model_path)
-        self.revision = weights.revision
-        set_torch_threads()
+        weights = self._hub_weights(record, model_path, device)
         from FlagEmbedding import BGEM3FlagModel
 
         use_fp16 = self.device.startswith("cuda")
@@ -118,7 +114,7 @@ class BgeM3Embedder(Embedder):
                 self.model = BGEM3FlagModel(str(weights.path), use_fp16=use_fp16, device=self.device)
         except (OSError, ValueError) as exc:
             raise ModelError(f"model {record.name!r}: cannot load BGE-M3 from {weights.path} "
-                             f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") from None
+                             f"({first_line(exc)})") from None
         self.dimension = record.dimension
         self.unit_batch = batch_size or 32
 
