@@ -1,0 +1,46 @@
+"""`bench demo` end to end on a tiny configuration, and its atom-bank fallback."""
+
+from __future__ import annotations
+
+import json
+
+from rich.console import Console
+from typer.testing import CliRunner
+
+import reasonaudio.ingest.fetch.fetch as fetch_mod
+from reasonaudio.cli import app
+from reasonaudio.errors import ReasonAudioError
+from reasonaudio.mainjob import resolve_atoms
+
+
+def test_auto_falls_back_to_synthetic_when_the_real_bank_cannot_be_fetched(monkeypatch, tmp_path):
+    def no_network(*args, **kwargs):
+        raise ReasonAudioError("apt-get download failed: no network")
+
+    monkeypatch.setattr(fetch_mod, "published_bank", lambda dest=None: None)
+    monkeypatch.setattr(fetch_mod, "fetch_packages", no_network)
+    console = Console(record=True, width=200)
+    assert resolve_atoms("auto", console) == "synthetic"
+    said = console.export_text()
+    assert "no network" in said and "using the synthetic bank" in said
+    assert resolve_atoms("synthetic", console) == "synthetic"
+    assert resolve_atoms(str(tmp_path), console) == str(tmp_path)
+
+
+def test_demo_runs_end_to_end_and_reruns(tmp_path):
+    out = tmp_path / "demo"
+    args = ["demo", "--out", str(out), "--atoms", "synthetic", "--clips", "60", "--queries", "10",
+            "--learned", "two-stage:oracle-caption+minilm"]
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 0, r.output
+    results = json.loads((out / "results.json").read_text())
+    runs = results["runs"]
+    assert set(runs) == {"oracle", "bag-of-sounds", "random", "two-stage:oracle-caption+minilm"}
+    assert runs["oracle"]["overall"]["acc@1"] == 1.0 and runs["oracle"]["overall"]["ndcg@10"] == 1.0
+    assert (out / "report" / "metrics_by_task.png").is_file()
+    assert "main job steps" in r.output
+    again = CliRunner().invoke(app, args)
+    assert again.exit_code == 0, again.output
+    assert "reusing" in again.output
+    changed = CliRunner().invoke(app, args[:-2] + ["--seed", "1"])
+    assert changed.exit_code == 2 and "other parameters" in changed.output
