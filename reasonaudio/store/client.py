@@ -9,7 +9,6 @@ from the environment only and is never printed, logged or written.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import re
 import warnings
@@ -25,6 +24,7 @@ from reasonaudio.store.base import (
     META_KEY, CollectionMeta, Fields, Found, PointIn, Store, found_from_payload, payload_fields,
     plain_vector,
 )
+from reasonaudio.store.handles import SharedHandles
 from reasonaudio.store.payload import KEYWORD_FIELDS, dur_key, point_id
 
 _DISTANCE = {"cosine": models.Distance.COSINE, "dot": models.Distance.DOT,
@@ -49,40 +49,21 @@ def _reason(exc: BaseException) -> str:
     return text.splitlines()[0][:200]
 
 
-_LOCAL: dict[str, list[Any]] = {}
-"""Local-mode folder -> [QdrantClient, users]. Local mode locks its folder, so one process
-opens it once and every ClientStore of the process shares that client."""
+def _close_client(client: QdrantClient) -> None:
+    with contextlib.suppress(Exception):
+        client.close()
 
 
-@atexit.register
-def _close_all_local() -> None:
-    """Close local-mode clients before interpreter teardown (their __del__ fails noisily then)."""
-    while _LOCAL:
-        _, (client, _users) = _LOCAL.popitem()
-        with contextlib.suppress(Exception):
-            client.close()
+_LOCAL = SharedHandles(_close_client)
+"""Local-mode folders: local mode locks its folder, so every ClientStore of the process shares
+one client per folder."""
 
 
-def _acquire_local(key: str) -> QdrantClient:
-    entry = _LOCAL.get(key)
-    if entry is None:
-        try:
-            entry = _LOCAL[key] = [QdrantClient(path=key), 0]
-        except RuntimeError as exc:  # "already accessed by another instance"
-            raise StoreError(f"{key}: {_reason(exc)}") from None
-    entry[1] += 1
-    return entry[0]
-
-
-def _release_local(key: str) -> None:
-    entry = _LOCAL.get(key)
-    if entry is None:
-        return
-    entry[1] -= 1
-    if entry[1] <= 0:
-        del _LOCAL[key]
-        with contextlib.suppress(Exception):
-            entry[0].close()
+def _open_local(key: str) -> QdrantClient:
+    try:
+        return QdrantClient(path=key)
+    except RuntimeError as exc:  # "already accessed by another instance"
+        raise StoreError(f"{key}: {_reason(exc)}") from None
 
 
 class ClientStore(Store):
@@ -100,7 +81,7 @@ class ClientStore(Store):
         if self.path is not None:
             self.path.mkdir(parents=True, exist_ok=True)
             self._key = str(self.path.resolve())
-            self.client = _acquire_local(self._key)
+            self.client = _LOCAL.acquire(self._key, lambda: _open_local(self._key))
         else:
             self._probe(url or "", api_key)
             self.client = QdrantClient(url=url, api_key=api_key, timeout=REQUEST_TIMEOUT_S,
@@ -254,7 +235,7 @@ class ClientStore(Store):
 
     def close(self) -> None:
         if self._key is not None:
-            _release_local(self._key)
+            _LOCAL.release(self._key)
             self._key = None
             return
         with contextlib.suppress(Exception):

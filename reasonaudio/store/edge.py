@@ -13,7 +13,6 @@ mirror classes by :func:`to_edge_filter`.
 
 from __future__ import annotations
 
-import atexit
 import json
 import shutil
 from pathlib import Path
@@ -28,6 +27,7 @@ from reasonaudio.store.base import (
     CollectionMeta, Fields, Found, PointIn, Store, found_from_payload, payload_fields,
     plain_vector,
 )
+from reasonaudio.store.handles import SharedHandles
 from reasonaudio.store.payload import KEYWORD_FIELDS, dur_key, point_id
 
 META_FILE = "collection.json"
@@ -101,21 +101,14 @@ def _selector(fields: Fields) -> Any:
 
 # --- the store -----------------------------------------------------------------------------
 
-_OPEN: dict[str, list[Any]] = {}
-"""Shard path -> [EdgeShard, number of EdgeStore objects using it]. An Edge shard holds a lock
-on its WAL, so one process may open it only once: every EdgeStore of this process shares it."""
+def _flush_and_close(shard: qe.EdgeShard) -> None:
+    shard.flush()
+    shard.close()
 
 
-@atexit.register
-def _close_all() -> None:
-    """Flush and close shards still open at exit (a CLI command that never called close())."""
-    while _OPEN:
-        _, (shard, _users) = _OPEN.popitem()
-        try:
-            shard.flush()
-            shard.close()
-        except Exception:  # noqa: BLE001 (exit path: nothing left to report to)
-            pass
+_SHARDS = SharedHandles(_flush_and_close)
+"""Shard paths: an Edge shard holds a lock on its WAL, so one process may open it only once;
+every EdgeStore of this process shares it."""
 
 
 def _busy(path: Path, exc: BaseException) -> StoreError:
@@ -146,31 +139,31 @@ class EdgeStore(Store):
         return str((self._dir(name) / SHARD_DIR).resolve())
 
     def _hold(self, key: str, shard: qe.EdgeShard | None = None) -> qe.EdgeShard:
-        entry = _OPEN.get(key)
-        if entry is None:
-            if shard is None:
-                try:
-                    shard = qe.EdgeShard.load(key)
-                except Exception as exc:  # the Rust side raises plain exceptions
-                    raise _busy(Path(key).parent, exc) from None
-            entry = _OPEN[key] = [shard, 0]
-            self._held.discard(key)
-        if key not in self._held:
-            entry[1] += 1
-            self._held.add(key)
-        return entry[0]
+        """The shared shard for ``key``, this store counted once among its users."""
+        if key not in _SHARDS:
+            self._held.discard(key)  # dropped meanwhile, by this or another store
+        if key in self._held:
+            return _SHARDS.peek(key)
+        handle = _SHARDS.acquire(key, lambda: shard if shard is not None else self._load(key))
+        self._held.add(key)
+        return handle
+
+    @staticmethod
+    def _load(key: str) -> qe.EdgeShard:
+        try:
+            return qe.EdgeShard.load(key)
+        except Exception as exc:  # the Rust side raises plain exceptions
+            raise _busy(Path(key).parent, exc) from None
 
     def _shard(self, name: str) -> qe.EdgeShard:
         key = self._key(name)
-        if key not in _OPEN and not self.exists(name):
+        if key not in _SHARDS and not self.exists(name):
             raise StoreError(f"collection {name!r} not found in {self.root} (Qdrant Edge)")
         return self._hold(key)
 
     def _forget(self, key: str) -> None:
-        entry = _OPEN.pop(key, None)
+        _SHARDS.drop(key)
         self._held.discard(key)
-        if entry is not None:
-            entry[0].close()
 
     def collections(self) -> list[str]:
         if not self.root.is_dir():
@@ -279,14 +272,7 @@ class EdgeStore(Store):
 
     def close(self) -> None:
         for key in sorted(self._held):
-            entry = _OPEN.get(key)
-            if entry is None:
-                continue
-            entry[1] -= 1
-            if entry[1] <= 0:
-                del _OPEN[key]
-                entry[0].flush()
-                entry[0].close()
+            _SHARDS.release(key)
         self._held.clear()
 
     def describe(self) -> dict[str, Any]:
