@@ -30,19 +30,22 @@ def write_jsonl(path: Path, rows: Iterable[Any]) -> None:
             fh.write("\n")
 
 
-def read_jsonl(path: Path) -> list[Any]:
+def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
+    """(line number, value) for each non-blank line; a bad line is a DataError naming path:line."""
     if not path.is_file():
         raise DataError(f"{path}: file not found")
-    rows = []
     with open(path, encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, 1):
             if not line.strip():
                 continue
             try:
-                rows.append(json.loads(line))
+                yield lineno, json.loads(line)
             except json.JSONDecodeError as exc:
                 raise DataError(f"{path}:{lineno}: invalid JSON ({exc.msg})") from None
-    return rows
+
+
+def read_jsonl(path: Path) -> list[Any]:
+    return [value for _, value in iter_jsonl(path)]
 
 
 def read_json(path: Path) -> Any:

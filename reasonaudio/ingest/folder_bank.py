@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -30,6 +29,7 @@ import numpy as np
 import soundfile as sf
 
 from reasonaudio.errors import DataError
+from reasonaudio.fileio import iter_jsonl
 from reasonaudio.ingest.atoms import Atom, AtomBank
 
 AUDIO_EXTENSIONS = (".wav", ".flac", ".ogg", ".mp3")
@@ -157,13 +157,7 @@ def _check_labels(labels: Iterable[str], where: str) -> None:
 def _read_manifest(path: Path) -> list[dict[str, str]]:
     rows: list[dict[str, Any]] = []
     if path.suffix == ".jsonl":
-        for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"{path}:{lineno}: invalid JSON ({exc.msg})") from None
+        for lineno, obj in iter_jsonl(path):
             if not isinstance(obj, dict):
                 raise DataError(f"{path}:{lineno}: expected a JSON object")
             rows.append({**obj, "_where": f"{path}:{lineno}"})
