@@ -35,32 +35,14 @@ _HARD_NEGATIVES: "weakref.WeakKeyDictionary[Benchmark, dict[str, frozenset[str]]
 
 
 def hard_negatives(bench: Benchmark) -> dict[str, frozenset[str]]:
-    """Query id -> its hard negatives: clips with every label the query mentions, not relevant.
-
-    Uses the judge's :class:`ClipIndex` when present; relevant clips (qrels) are always removed,
-    so a hard negative is never counted as relevant.
-    """
+    """Query id -> its hard negatives: clips with every label the query mentions, not relevant
+    (qrels are removed too, so a hard negative is never counted as relevant)."""
     cached = _HARD_NEGATIVES.get(bench)
     if cached is not None:
         return cached
-    out: dict[str, frozenset[str]] = {}
-    try:
-        from reasonaudio.constraints.judge import ClipIndex
-    except ImportError:  # pragma: no cover - the judge ships with the package
-        ClipIndex = None  # type: ignore[assignment,misc]
-    if ClipIndex is not None:
-        index = ClipIndex(bench.clips)
-        for q in bench.queries:
-            ids = index.ids(index.hard_negatives(q.logic))
-            out[q.id] = frozenset(ids) - bench.qrels.get(q.id, set())
-    else:  # pragma: no cover
-        from reasonaudio.constraints.logic import labels
-
-        clip_labels = [(c.id, set(c.labels)) for c in bench.clips]
-        for q in bench.queries:
-            need = set(labels(q.logic))
-            rel = bench.qrels.get(q.id, set())
-            out[q.id] = frozenset(cid for cid, ls in clip_labels if need <= ls and cid not in rel)
+    index = bench.clip_index
+    out = {q.id: frozenset(index.ids(index.hard_negatives(q.logic))) - bench.qrels.get(q.id, set())
+           for q in bench.queries}
     _HARD_NEGATIVES[bench] = out
     return out
 

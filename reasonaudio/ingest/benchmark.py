@@ -9,13 +9,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reasonaudio.constraints.logic import Node, from_json, to_json
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import read_json, read_jsonl, sha256_file
 from reasonaudio.ingest.atoms import Atom
 from reasonaudio.ingest.spec import Clip
+
+if TYPE_CHECKING:
+    from reasonaudio.constraints.judge import ClipIndex
 
 TASKS = ("negation", "order", "overlap", "duration", "mix")
 
@@ -116,6 +119,13 @@ class Benchmark:
         if len(set(ids)) != len(ids):
             raise DataError(f"{path}: duplicate clip ids")
         return clips
+
+    @cached_property
+    def clip_index(self) -> "ClipIndex":
+        """The vectorised judge over this corpus (built once, shared by stats and evaluation)."""
+        from reasonaudio.constraints.judge import ClipIndex
+
+        return ClipIndex(self.clips)
 
     @cached_property
     def clip_by_id(self) -> dict[str, Clip]:

@@ -10,14 +10,13 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from reasonaudio.constraints.judge import ClipIndex
 from reasonaudio.ingest.benchmark import TASKS, Benchmark
 
 
 def benchmark_stats(bench: Benchmark) -> dict[str, Any]:
     """Counts a reader wants before trusting a benchmark (also used by tests and `--json`)."""
     clips, queries = bench.clips, bench.queries
-    index = ClipIndex(clips)
+    index = bench.clip_index
     per_task: dict[str, dict[str, Any]] = {}
     for task in TASKS:
         qs = [q for q in queries if q.task == task]
