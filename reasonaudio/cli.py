@@ -84,7 +84,7 @@ def build(
     from reasonaudio.ingest.report import print_build_summary
 
     params = BuildParams(atoms=atoms, seed=seed, n_clips=clips, n_queries=queries, audio=audio)
-    summary = build_benchmark(out, params, overwrite=force, console=console)
+    summary = build_benchmark(out, params, overwrite=force)
     print_build_summary(console, out, summary)
 
 

@@ -114,7 +114,7 @@ def _bench(params: MainJobParams, console: Console) -> Benchmark:
             console.print(f"reusing {root} (same parameters and seed)")
             return load_benchmark(root)
         raise DataError(f"{root} holds a build with other parameters; pass another --out or delete it")
-    build_benchmark(root, build, console=console)
+    build_benchmark(root, build)
     return load_benchmark(root)
 
 

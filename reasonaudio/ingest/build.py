@@ -13,8 +13,6 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-
 from reasonaudio.constraints.judge import ClipIndex
 from reasonaudio.constraints.logic import to_json
 from reasonaudio.constraints.semantics import holds, intervals
@@ -54,7 +52,6 @@ class BuildResult:
     queries: list[dict[str, Any]]
     qrels: dict[str, list[str]]
     choices: list[dict[str, str]]
-    hard_negatives: dict[str, int]
     adjustments: dict[str, int]
 
 
@@ -109,8 +106,7 @@ def _plant(planter: QueryPlanter, task: str, seen: set[str], counts: dict[str, i
                     "the atom bank has too few classes for this many queries")
 
 
-def compose_benchmark(params: BuildParams, bank: AtomBank,
-                      console: Console | None = None) -> BuildResult:
+def compose_benchmark(params: BuildParams, bank: AtomBank) -> BuildResult:
     """Everything but the files: clips, queries, qrels, choices (pure, seeded)."""
     from reasonaudio.constraints.templates import render_query
 
@@ -163,34 +159,32 @@ def compose_benchmark(params: BuildParams, bank: AtomBank,
             planted_id[planted_index] = cid
 
     index = ClipIndex(clips)
+    position = {cid: i for i, cid in enumerate(index.clip_ids)}
     qwidth = max(4, len(str(max(params.n_queries - 1, 0))))
-    queries, qrels, choices, hard = [], {}, [], {}
+    queries, qrels, choices = [], {}, []
     for qn, pq in enumerate(planted):
         qid = f"q-{qn:0{qwidth}d}"
         text, template = render_query(pq.logic, pq.task, rng)
         queries.append({"_id": qid, "text": text, "task": pq.task, "logic": to_json(pq.logic),
                         "shape": pq.shape, "template": template})
         relevant = index.relevant(pq.logic)
-        negatives = index.hard_negatives(pq.logic)
         pos_id, neg_id = planted_id[2 * qn], planted_id[2 * qn + 1]
-        qrels[qid] = index.ids(relevant)
-        hard[qid] = int(negatives.sum())
-        if pos_id not in qrels[qid] or neg_id not in index.ids(negatives):
+        if not relevant[position[pos_id]] or not index.hard_negatives(pq.logic)[position[neg_id]]:
             raise AssertionError(f"{qid}: planted pair lost after numbering")
+        qrels[qid] = index.ids(relevant)
         choices.append({"query_id": qid, "positive": pos_id, "negative": neg_id,
                         "violation": pq.violation})
-    return BuildResult(clips, queries, qrels, choices, hard, dict(sorted(composer.adjustments.items())))
+    return BuildResult(clips, queries, qrels, choices, dict(sorted(composer.adjustments.items())))
 
 
-def build_benchmark(out: Path | str, params: BuildParams, overwrite: bool = False,
-                    console: Console | None = None) -> dict[str, Any]:
+def build_benchmark(out: Path | str, params: BuildParams, overwrite: bool = False) -> dict[str, Any]:
     """Compose and write a benchmark directory atomically; returns the manifest."""
     out = Path(out)
     if out.exists() and not overwrite:
         raise DataError(f"{out}: already exists (pass --force to replace it)")
     params = replace(params, atoms=absolute_bank_spec(params.atoms))
     bank = open_bank(params.atoms)
-    result = compose_benchmark(params, bank, console)
+    result = compose_benchmark(params, bank)
     with atomic_dir(out, overwrite=overwrite) as tmp:
         write_jsonl(tmp / CORPUS, (c.to_json() for c in result.clips))
         write_jsonl(tmp / QUERIES, result.queries)
