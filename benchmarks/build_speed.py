@@ -19,7 +19,7 @@ import numpy as np
 
 from reasonaudio.constraints.judge import ClipIndex
 from reasonaudio.constraints.logic import labels
-from reasonaudio.ingest.benchmark import TASKS, load_benchmark
+from reasonaudio.dataset.benchmark import TASKS, load_benchmark
 from reasonaudio.ingest.build import BuildParams, build_benchmark
 
 TARGET_SECONDS = 60.0

@@ -21,7 +21,7 @@ import numpy as np
 from reasonaudio.bench.evaluate import evaluate_run, hard_negatives
 from reasonaudio.bench.runs import Run
 from reasonaudio.bench.significance import paired_randomization_test
-from reasonaudio.ingest.benchmark import load_benchmark
+from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.ingest.build import BuildParams, build_benchmark
 from reasonaudio.retrievers.base import Hit
 
@@ -58,7 +58,7 @@ def main() -> None:
         t2 = time.perf_counter()
 
         import ir_measures
-        from ir_measures import RR, R, P, nDCG
+        from ir_measures import RR, P, R, nDCG
 
         qrels = [ir_measures.Qrel(q, c, 1) for q, cs in bench.qrels.items() for c in cs]
         ref_run = [ir_measures.ScoredDoc(q, h.clip_id, h.score) for q, hs in run.hits.items() for h in hs]

@@ -73,11 +73,12 @@ def main() -> int:
                     help="10 s clips for the full-size random CLAP forward rate (0: skip)")
     args = ap.parse_args()
 
-    import numpy as np
     from dataclasses import replace
 
+    import numpy as np
+
+    from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.ingest import embed
-    from reasonaudio.ingest.benchmark import load_benchmark
     from reasonaudio.store.edge import EdgeStore
 
     work = Path(tempfile.mkdtemp(prefix="ingest-overhead-"))

@@ -23,7 +23,7 @@ ORACLE_BUDGET_S = 10.0  # issue 3: 1,000 oracle queries in at most 10 s on the e
 
 
 def generated(n: int, seed: int) -> tuple[list[str], list[tuple[str, object]]]:
-    from reasonaudio.ingest.synthetic_bank import RECIPES
+    from reasonaudio.ingest.atoms.synthetic import RECIPES
 
     labels = [r.label for r in RECIPES]
     rng = random.Random(seed)
@@ -53,7 +53,7 @@ def main() -> None:
     ap.add_argument("--data", default=None, help="a built benchmark directory instead")
     args = ap.parse_args()
     if args.data:
-        from reasonaudio.ingest.benchmark import load_benchmark
+        from reasonaudio.dataset.benchmark import load_benchmark
 
         bench = load_benchmark(args.data)
         labels = list(bench.labels)

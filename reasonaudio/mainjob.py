@@ -16,9 +16,9 @@ from typing import Any, Callable
 from rich.console import Console
 from rich.table import Table
 
+from reasonaudio.dataset.benchmark import MANIFEST, Benchmark, load_benchmark
 from reasonaudio.errors import DataError, ReasonAudioError
 from reasonaudio.fileio import read_json
-from reasonaudio.ingest.benchmark import MANIFEST, Benchmark, load_benchmark
 from reasonaudio.ingest.build import BuildParams, absolute_bank_spec, build_benchmark
 
 SYMBOLIC = ("oracle", "bag-of-sounds", "random")
@@ -75,7 +75,7 @@ def resolve_atoms(spec: str, console: Console) -> str:
     when it cannot be had (no apt, no network, too few classes), saying why."""
     if spec != "auto":
         return spec
-    from reasonaudio.ingest.fetch.fetch import default_dest, fetch_packages, published_bank
+    from reasonaudio.ingest.atoms.fetch.fetch import default_dest, fetch_packages, published_bank
 
     bank = published_bank()
     if bank is None:
@@ -90,7 +90,7 @@ def resolve_atoms(spec: str, console: Console) -> str:
     if bank is None:
         console.print("[yellow]no real-sound bank could be published; using the synthetic bank")
         return "synthetic"
-    from reasonaudio.ingest.atoms import open_bank
+    from reasonaudio.ingest.atoms.registry import open_bank
 
     classes = len(open_bank(str(bank)).labels)
     if classes < MIN_REAL_CLASSES:
@@ -125,7 +125,7 @@ def run_main_job(params: MainJobParams, console: Console) -> dict[str, Any]:
     from reasonaudio.bench.report import print_comparison, run_report, write_results_json
     from reasonaudio.ingest.embed import ingest_model, print_ingest_summary
     from reasonaudio.ingest.report import print_info
-    from reasonaudio.store.ingest import ingest_payload
+    from reasonaudio.store.collections import ingest_payload
     from reasonaudio.store.open import open_store
 
     log = StepLog()

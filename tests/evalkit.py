@@ -10,9 +10,9 @@ import numpy as np
 
 from reasonaudio.constraints.logic import And, Before, Has, Lasts, Node, Not, Overlap, to_json
 from reasonaudio.constraints.semantics import evaluate
+from reasonaudio.dataset.benchmark import BENCHMARK_FILES, Benchmark, load_benchmark, write_qrels
+from reasonaudio.dataset.clip import Clip, Event
 from reasonaudio.fileio import sha256_file, write_jsonl
-from reasonaudio.ingest.benchmark import BENCHMARK_FILES, Benchmark, load_benchmark, write_qrels
-from reasonaudio.ingest.spec import Clip, Event
 from reasonaudio.retrievers.base import Hit, Retriever, rank
 
 LABELS = ("bell", "dog barking", "rain", "siren", "thunder")

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from reasonaudio.constraints.logic import And, Before, Has, Lasts, Node, Not, Or, Overlap, to_json
 from reasonaudio.constraints.semantics import holds, intervals
-from reasonaudio.ingest.benchmark import write_qrels
-from reasonaudio.ingest.spec import Clip, Event
+from reasonaudio.dataset.benchmark import write_qrels
+from reasonaudio.dataset.clip import Clip, Event
 
 WORDS = ["dog barking", "siren", "rain", "thunder", "door knock", "baby crying", "car horn",
          "bird chirping", "church bell", "glass breaking", "engine idling", "applause",

@@ -9,7 +9,7 @@ import soundfile as sf
 from typer.testing import CliRunner
 
 from reasonaudio.cli import app
-from reasonaudio.ingest.bank_check import check_bank
+from reasonaudio.ingest.atoms.check import check_bank
 
 runner = CliRunner()
 

@@ -6,9 +6,15 @@ import numpy as np
 import pytest
 
 from reasonaudio.errors import DataError
-from reasonaudio.ingest.atoms import open_bank
-from reasonaudio.ingest.synthetic_bank import (RECIPES, SAMPLE_RATE, UNSAFE_WORDS, SyntheticBank,
-                                               label_problems, synthesize)
+from reasonaudio.ingest.atoms.registry import open_bank
+from reasonaudio.ingest.atoms.synthetic import (
+    RECIPES,
+    SAMPLE_RATE,
+    UNSAFE_WORDS,
+    SyntheticBank,
+    label_problems,
+    synthesize,
+)
 
 
 @pytest.fixture(scope="module")

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from reasonaudio.ingest.benchmark import TASKS, load_benchmark, read_qrels
-from reasonaudio.ingest.build import BuildParams, build_benchmark
+from reasonaudio.dataset.benchmark import TASKS, load_benchmark, read_qrels
 from reasonaudio.fileio import sha256_file
+from reasonaudio.ingest.build import BuildParams, build_benchmark
 
 FILES = ["corpus.jsonl", "queries.jsonl", "qrels/test.tsv", "choices.jsonl", "atoms.jsonl",
          "manifest.json"]

@@ -18,7 +18,7 @@ from reasonaudio.bench.evaluate import evaluate_retrievers, hard_negatives
 from reasonaudio.bench.metrics import METRICS
 from reasonaudio.constraints.judge import ClipIndex
 from reasonaudio.constraints.logic import labels
-from reasonaudio.ingest.benchmark import TASKS, Benchmark, load_benchmark
+from reasonaudio.dataset.benchmark import TASKS, Benchmark, load_benchmark
 from reasonaudio.retrievers.base import Hit, Retriever, rank
 
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 
+import evalkit
 import pytest
 from typer.testing import CliRunner
 
-import evalkit
 from reasonaudio.bench.metrics import METRICS
 from reasonaudio.cli import app
+from reasonaudio.dataset.benchmark import TASKS
 from reasonaudio.retrievers import registry
-from reasonaudio.ingest.benchmark import TASKS
 
 runner = CliRunner()
 

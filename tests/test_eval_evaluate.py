@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import json
 
+import evalkit
 import pytest
 
-import evalkit
 from reasonaudio.bench.evaluate import evaluate_retrievers, evaluate_run, hard_negatives
 from reasonaudio.bench.metrics import METRICS
 from reasonaudio.bench.results import load_result, load_results, result_path, run_path
 from reasonaudio.bench.runs import Run, read_trec
+from reasonaudio.dataset.benchmark import TASKS
 from reasonaudio.errors import QueryParseError, ReasonAudioError
-from reasonaudio.ingest.benchmark import TASKS
 from reasonaudio.retrievers.base import Hit, Retriever
 
 
@@ -95,7 +95,7 @@ def test_results_of_another_build_are_stale(bench):
     evaluate_retrievers(bench, [evalkit.OracleFake(bench)], show_progress=False)
     manifest = bench.root / "manifest.json"
     manifest.write_text(manifest.read_text().replace('"seed": 7', '"seed": 8'))
-    from reasonaudio.ingest.benchmark import load_benchmark
+    from reasonaudio.dataset.benchmark import load_benchmark
 
     again = load_benchmark(bench.root)
     assert load_result(again, "oracle-fake") is None

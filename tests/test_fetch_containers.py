@@ -9,13 +9,19 @@ import shutil
 from pathlib import Path
 
 import pytest
+from test_fetch_fixtures import cat_bytes, dpkg_deb, manual_deb, rcc_bytes, tar_bytes, tone, zip_bytes
 
 from reasonaudio.errors import ReasonAudioError
-from reasonaudio.ingest.fetch.containers import (OpenSfxCat, RccArchive, ar_members,
-                                                 check_member_name, extract_members,
-                                                 read_zip_entry, safe_join)
-from reasonaudio.ingest.fetch.errors import FetchError, UnsafeEntryError
-from test_fetch_fixtures import cat_bytes, dpkg_deb, manual_deb, rcc_bytes, tar_bytes, tone, zip_bytes
+from reasonaudio.ingest.atoms.fetch.containers import (
+    OpenSfxCat,
+    RccArchive,
+    ar_members,
+    check_member_name,
+    extract_members,
+    read_zip_entry,
+    safe_join,
+)
+from reasonaudio.ingest.atoms.fetch.errors import FetchError, UnsafeEntryError
 
 needs_dpkg = pytest.mark.skipif(shutil.which("dpkg-deb") is None, reason="dpkg-deb not installed")
 

@@ -9,16 +9,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
+from test_fetch_fixtures import FakeClients, tone
 from typer.testing import CliRunner
 
-from reasonaudio.ingest.atoms import open_bank
-from reasonaudio.ingest.fetch import convert
-from reasonaudio.ingest.fetch.errors import FetchError
-from reasonaudio.ingest.fetch.recipes import Render, Trim
-from reasonaudio.ingest.fetch.soundfont import phrase_midi, render_wav
-from reasonaudio.ingest.tagger_check import (label_words, match_rank, run_tagger_check,
-                                             tag_matches)
-from test_fetch_fixtures import FakeClients, tone
+from reasonaudio.ingest.atoms.fetch import convert
+from reasonaudio.ingest.atoms.fetch.errors import FetchError
+from reasonaudio.ingest.atoms.fetch.recipes import Render, Trim
+from reasonaudio.ingest.atoms.fetch.soundfont import phrase_midi, render_wav
+from reasonaudio.ingest.atoms.registry import open_bank
+from reasonaudio.ingest.atoms.tagger_check import label_words, match_rank, run_tagger_check, tag_matches
 
 NAMES = ("Dog", "Bark", "Cattle, bovinae", "Bagpipes", "Siren", "Music", "Silence", "Animal")
 
@@ -95,7 +94,7 @@ def test_tagger_check_over_a_folder_bank(tmp_path: Path) -> None:
 
 def test_cli_check_with_tagger(tmp_path: Path, monkeypatch) -> None:
     from reasonaudio.cli import app
-    from reasonaudio.ingest import tagger_check
+    from reasonaudio.ingest.atoms import tagger_check
 
     root = make_bank(tmp_path / "bank", [("dog barking", 200.0, ["dog"]), ("siren", 900.0, ["bark"])])
     monkeypatch.setattr(tagger_check, "_load_tagger", lambda name: FakeTagger())
@@ -133,7 +132,7 @@ def test_render_uses_argument_list_and_reports_failure(tmp_path: Path) -> None:
     assert argv[0] == "fluidsynth" and "-F" in argv and str(sf2) in argv
 
     def failing(argv, cwd):
-        from reasonaudio.ingest.fetch.process import Completed
+        from reasonaudio.ingest.atoms.fetch.process import Completed
         return Completed(1, "", "fluidsynth: error: bad soundfont")
 
     with pytest.raises(FetchError, match="bad soundfont"):

@@ -6,11 +6,11 @@ import importlib.util
 
 import numpy as np
 import pytest
-
 from model_fixtures import copy_bench, stored_vectors, tiny_clap_path
+
+from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.errors import DataError, ModelError, StoreError
 from reasonaudio.ingest import embed
-from reasonaudio.ingest.benchmark import load_benchmark
 from reasonaudio.store.open import open_store
 
 

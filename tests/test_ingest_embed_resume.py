@@ -7,6 +7,7 @@ whose float vectors would differ in the last bits if batching depended on the ne
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import random
 import signal
@@ -15,17 +16,14 @@ import sys
 import textwrap
 from pathlib import Path
 
-import importlib.util
-
 import numpy as np
 import pytest
-
 from model_fixtures import copy_bench, stored_vectors, tiny_clap_path
 
 SCRIPT = textwrap.dedent("""
     import sys
     from reasonaudio.ingest import embed
-    from reasonaudio.ingest.benchmark import load_benchmark
+    from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.store.open import open_store
 
     data, model, limit = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -72,8 +70,8 @@ def _run(data: Path, model: str, n: int, env: dict, kill_after: int | None) -> b
 
 def _reference(small_bench_dir: Path, tmp_path: Path, model: str, n: int, **kw) -> tuple[Path, list[str]]:
     """An uninterrupted in-process run with a cold cache of its own."""
+    from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.ingest import embed
-    from reasonaudio.ingest.benchmark import load_benchmark
     from reasonaudio.store.open import open_store
 
     data = copy_bench(small_bench_dir, tmp_path / "reference")
@@ -119,8 +117,8 @@ class _Crash(Exception):
 
 
 def test_crashes_at_random_points_then_resume_clap(small_bench_dir, tmp_path):
+    from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.ingest import embed
-    from reasonaudio.ingest.benchmark import load_benchmark
     from reasonaudio.store.edge import EdgeStore
     from reasonaudio.store.open import open_store
 

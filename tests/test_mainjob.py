@@ -7,7 +7,7 @@ import json
 from rich.console import Console
 from typer.testing import CliRunner
 
-import reasonaudio.ingest.fetch.fetch as fetch_mod
+import reasonaudio.ingest.atoms.fetch.fetch as fetch_mod
 from reasonaudio.cli import app
 from reasonaudio.errors import ReasonAudioError
 from reasonaudio.mainjob import resolve_atoms

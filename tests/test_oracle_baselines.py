@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import pytest
+from store_helpers import write_fake_benchmark
 
 from reasonaudio.constraints.logic import And, Before, Has, Not
-from reasonaudio.ingest.benchmark import load_benchmark
+from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.retrievers.base import Retriever
 from reasonaudio.retrievers.registry import (
-    RetrieverSpec, UnknownRetriever, get_retriever, register, retriever_names, spec_for,
+    RetrieverSpec,
+    UnknownRetriever,
+    get_retriever,
+    register,
+    retriever_names,
+    spec_for,
 )
-
-from store_helpers import write_fake_benchmark
 
 
 @pytest.fixture(scope="module")

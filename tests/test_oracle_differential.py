@@ -12,12 +12,11 @@ import os
 import shutil
 
 import pytest
+from store_helpers import write_fake_benchmark
 
 from reasonaudio.constraints.judge import ClipIndex
-from reasonaudio.ingest.benchmark import load_benchmark
+from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.retrievers.registry import get_retriever
-
-from store_helpers import write_fake_benchmark
 
 SERVER_URL = os.environ.get("REASONAUDIO_TEST_QDRANT_URL")
 BACKENDS = ["edge", "local", pytest.param("server", marks=pytest.mark.skipif(

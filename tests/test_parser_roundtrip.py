@@ -16,8 +16,13 @@ from hypothesis import strategies as st
 
 from reasonaudio.constraints.logic import And, Before, Has, Lasts, Node, Not, Overlap
 from reasonaudio.constraints.parser import parse, same_logic
-from reasonaudio.constraints.templates import SHAPES, TASK_SHAPES, _format_slots, render_query, \
-    templates_for_shape
+from reasonaudio.constraints.templates import (
+    SHAPES,
+    TASK_SHAPES,
+    _format_slots,
+    render_query,
+    templates_for_shape,
+)
 
 TRICKY = ["dog barking", "dog growling", "car horn", "car engine", "rain", "thunder", "siren",
           "church bell", "bell", "low hum", "high whistle", "fast click train", "white noise",
@@ -26,7 +31,7 @@ TRICKY = ["dog barking", "dog growling", "car horn", "car engine", "rain", "thun
 
 
 def synthetic_labels() -> list[str]:
-    from reasonaudio.ingest.synthetic_bank import RECIPES
+    from reasonaudio.ingest.atoms.synthetic import RECIPES
 
     return [r.label for r in RECIPES]
 
@@ -82,7 +87,7 @@ def test_render_query_then_parse(seed, task) -> None:
 
 def test_built_benchmark_queries_read_back(small_bench_dir) -> None:
     """100% on the generated queries of a real build (the issue's acceptance figure)."""
-    from reasonaudio.ingest.benchmark import load_benchmark
+    from reasonaudio.dataset.benchmark import load_benchmark
 
     bench = load_benchmark(small_bench_dir)
     assert bench.queries

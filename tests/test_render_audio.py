@@ -13,13 +13,13 @@ import soundfile as sf
 from typer.testing import CliRunner
 
 from reasonaudio.cli import app
+from reasonaudio.dataset.atom import Atom
+from reasonaudio.dataset.benchmark import load_benchmark
+from reasonaudio.dataset.clip import Clip, Event
 from reasonaudio.errors import DataError
-from reasonaudio.ingest.atoms import Atom, AtomBank
-from reasonaudio.ingest.benchmark import load_benchmark
-from reasonaudio.ingest.render import (RenderParams, Renderer, render_clip_to_file,
-                                       write_clip_audio)
-from reasonaudio.ingest.spec import Clip, Event
-from reasonaudio.ingest.synthetic_bank import SyntheticBank
+from reasonaudio.ingest.atoms.bank import AtomBank
+from reasonaudio.ingest.atoms.synthetic import SyntheticBank
+from reasonaudio.ingest.render import Renderer, RenderParams, render_clip_to_file, write_clip_audio
 
 SR = 48_000
 

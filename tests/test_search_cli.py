@@ -8,12 +8,11 @@ import shutil
 from collections import Counter
 
 import pytest
+from store_helpers import write_fake_benchmark
 from typer.testing import CliRunner
 
 from reasonaudio.cli import app
-from reasonaudio.ingest.benchmark import load_benchmark
-
-from store_helpers import write_fake_benchmark
+from reasonaudio.dataset.benchmark import load_benchmark
 
 
 def run(*args: str):

@@ -7,11 +7,22 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reasonaudio.constraints.judge import ClipIndex
-from reasonaudio.constraints.logic import (And, Before, Has, Lasts, Not, Or, Overlap, describe,
-                                           from_json, labels, to_json)
+from reasonaudio.constraints.logic import (
+    And,
+    Before,
+    Has,
+    Lasts,
+    Not,
+    Or,
+    Overlap,
+    describe,
+    from_json,
+    labels,
+    to_json,
+)
 from reasonaudio.constraints.semantics import duration_bounds, evaluate, holds, intervals
+from reasonaudio.dataset.clip import Clip, Event
 from reasonaudio.errors import LogicError
-from reasonaudio.ingest.spec import Clip, Event
 
 LABELS = ["dog barking", "siren", "rain", "thunder", "low hum"]
 

@@ -9,17 +9,16 @@ import random
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from store_helpers import random_clip
 
 from reasonaudio.constraints.logic import And, Before, Has, Lasts, Node, Not, Or, Overlap
-from reasonaudio.constraints.qdrant_filter import to_filter
 from reasonaudio.constraints.semantics import holds, intervals
 from reasonaudio.errors import StoreError
-from reasonaudio.store.base import CollectionMeta, PointIn, STATE_COMPLETE
+from reasonaudio.store.base import STATE_COMPLETE, CollectionMeta, PointIn
 from reasonaudio.store.client import ClientStore
 from reasonaudio.store.edge import META_FILE, EdgeStore
+from reasonaudio.store.filters import to_filter
 from reasonaudio.store.payload import clip_payload
-
-from store_helpers import random_clip
 
 SERVER_URL = os.environ.get("REASONAUDIO_TEST_QDRANT_URL")
 BACKENDS = ["edge", "local", pytest.param("server", marks=pytest.mark.skipif(

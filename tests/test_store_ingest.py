@@ -5,17 +5,20 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from reasonaudio.errors import StoreError
-from reasonaudio.ingest.benchmark import load_benchmark
-from reasonaudio.store.base import STATE_LOADING
-from reasonaudio.store.edge import EdgeStore
-from reasonaudio.store.ingest import (
-    PAYLOAD_COLLECTION, ensure_payload_collection, ingest_payload, payload_meta, require_ready,
-)
-from reasonaudio.store.open import open_store, resolve_backend
-
 from store_helpers import write_fake_benchmark
+
+from reasonaudio.dataset.benchmark import load_benchmark
+from reasonaudio.errors import StoreError
+from reasonaudio.store.base import STATE_LOADING
+from reasonaudio.store.collections import (
+    PAYLOAD_COLLECTION,
+    ensure_payload_collection,
+    ingest_payload,
+    payload_meta,
+    require_ready,
+)
+from reasonaudio.store.edge import EdgeStore
+from reasonaudio.store.open import open_store, resolve_backend
 
 
 @pytest.fixture()

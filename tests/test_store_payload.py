@@ -8,11 +8,11 @@ from hypothesis import strategies as st
 from qdrant_client.http import models
 
 from reasonaudio.constraints.logic import And, Before, Has, Lasts, Not, Or, Overlap
-from reasonaudio.constraints.qdrant_filter import lasts_bounds_ms, lasts_range, to_filter
 from reasonaudio.constraints.semantics import duration_bounds, lasts_ms
+from reasonaudio.dataset.clip import Clip, Event
 from reasonaudio.errors import DataError
-from reasonaudio.ingest.spec import Clip, Event
 from reasonaudio.store.base import CollectionMeta, collection_name
+from reasonaudio.store.filters import lasts_bounds_ms, lasts_range, to_filter
 from reasonaudio.store.payload import clip_payload, dur_key, point_id
 
 

@@ -7,14 +7,19 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
-
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from model_fixtures import copy_bench
+
+from reasonaudio.dataset.benchmark import load_benchmark
+from reasonaudio.dataset.clip import Clip, Event
 from reasonaudio.ingest import embed
-from reasonaudio.ingest.benchmark import load_benchmark
-from reasonaudio.ingest.captions import (YamnetCaptionParams, describe_segments,
-                                         frames_to_segments, oracle_caption)
-from reasonaudio.ingest.spec import Clip, Event
+from reasonaudio.models.captioners import (
+    YamnetCaptionParams,
+    describe_segments,
+    frames_to_segments,
+    oracle_caption,
+)
 from reasonaudio.store.open import open_store
 
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from reasonaudio.bench.metrics import RANK_METRICS
 from reasonaudio.bench.results import RetrieverResult
 from reasonaudio.bench.significance import N_PERMUTATIONS, SEED, PairedTest, paired_randomization_test
+from reasonaudio.dataset.benchmark import TASKS
 from reasonaudio.errors import DataError
-from reasonaudio.ingest.benchmark import TASKS
 
 COMPARE_METRICS = ("acc@1", "ndcg@10", "mc_acc")
 OVERALL = "overall"

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from reasonaudio.dataset.benchmark import TASKS, Benchmark
 from reasonaudio.fileio import atomic_file
-from reasonaudio.ingest.benchmark import TASKS, Benchmark
 
 MAX_PER_KIND = 12
 KINDS = ("positive", "hard_negative")

@@ -15,15 +15,29 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from rich.console import Console
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                           TimeElapsedColumn, TimeRemainingColumn)
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from reasonaudio.bench.metrics import MC_METRIC, choice_score, query_metrics
-from reasonaudio.bench.results import (Results, RetrieverResult, data_summary, fingerprint,
-                                       run_path, save_result, slug, versions)
+from reasonaudio.bench.results import (
+    Results,
+    RetrieverResult,
+    data_summary,
+    fingerprint,
+    run_path,
+    save_result,
+    slug,
+    versions,
+)
 from reasonaudio.bench.runs import Run, write_trec
+from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.errors import QueryParseError, ReasonAudioError
-from reasonaudio.ingest.benchmark import Benchmark
 from reasonaudio.retrievers.base import Retriever
 
 DEFAULT_DEPTH = 100

@@ -20,8 +20,8 @@ from reasonaudio.bench.compare import OVERALL
 from reasonaudio.bench.embeddings import ProjectionQuery, load_projection_data
 from reasonaudio.bench.metrics import LABELS
 from reasonaudio.bench.results import Results, embeddings_path, slug
+from reasonaudio.dataset.benchmark import TASKS, Benchmark
 from reasonaudio.fileio import atomic_file
-from reasonaudio.ingest.benchmark import TASKS, Benchmark
 
 BAR_METRICS = ("acc@1", "ndcg@10", "mc_acc")
 PROJECTIONS = ("pca", "tsne")

@@ -16,10 +16,9 @@ from reasonaudio.bench.compare import OVERALL, Comparison
 from reasonaudio.bench.metrics import LABELS, METRICS
 from reasonaudio.bench.results import Results, RetrieverResult
 from reasonaudio.bench.significance import ALPHA
+from reasonaudio.dataset.benchmark import TASKS, Benchmark
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import write_json
-from reasonaudio.ingest.benchmark import TASKS, Benchmark
-
 
 _COMPACT = dict(box=box.SIMPLE_HEAD, pad_edge=False)
 """Tables without vertical rules, so seven columns of numbers fit an 80-column terminal."""

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from reasonaudio.bench.metrics import METRICS, aggregate
+from reasonaudio.dataset.benchmark import MANIFEST, TASKS, Benchmark
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import atomic_file, read_json, sha256_file
-from reasonaudio.ingest.benchmark import MANIFEST, TASKS, Benchmark
 from reasonaudio.provenance import versions
 
 RESULTS_DIR = "results"

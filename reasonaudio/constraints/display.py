@@ -92,7 +92,7 @@ def vocabulary_source(data: Optional[Path], labels: Optional[Path]) -> list[str]
         return read_labels_file(labels)
     if data is None:
         raise DataError("give --data DIR (a built benchmark) or --labels FILE (one label per line)")
-    from reasonaudio.ingest.benchmark import load_benchmark
+    from reasonaudio.dataset.benchmark import load_benchmark
 
     found = list(load_benchmark(data).labels)
     if not found:

@@ -13,7 +13,7 @@ import numpy as np
 
 from reasonaudio.constraints.logic import And, Before, Has, Lasts, Node, Not, Or, Overlap, labels
 from reasonaudio.constraints.semantics import OVERLAP_MIN_MS, duration_tolerance_ms, to_ms
-from reasonaudio.ingest.spec import Clip
+from reasonaudio.dataset.clip import Clip
 
 
 class ClipIndex:

@@ -3,7 +3,7 @@
 Each task has several templates so a retriever cannot learn one fixed wording. Every template is
 read back by :mod:`reasonaudio.constraints.parser` to exactly its logic (tests check this for
 every template over random labels), so the oracle retriever sees the same constraints the judge
-used. The generator's logic shapes are fixed (DESIGN 3 and ``reasonaudio.ingest.queries``):
+used. The generator's logic shapes are fixed (DESIGN 3 and ``reasonaudio.ingest.plant``):
 
 | shape | logic |
 |---|---|

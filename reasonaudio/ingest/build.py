@@ -16,15 +16,15 @@ from typing import Any
 from reasonaudio.constraints.judge import ClipIndex
 from reasonaudio.constraints.logic import to_json
 from reasonaudio.constraints.semantics import holds, intervals
+from reasonaudio.dataset.benchmark import ATOMS, CHOICES, CORPUS, MANIFEST, QRELS, QUERIES, TASKS, write_qrels
+from reasonaudio.dataset.clip import Clip
 from reasonaudio.errors import DataError
-from reasonaudio.provenance import versions
 from reasonaudio.fileio import atomic_dir, sha256_file, write_json, write_jsonl
-from reasonaudio.ingest.atoms import AtomBank, open_bank
-from reasonaudio.ingest.benchmark import (ATOMS, CHOICES, CORPUS, MANIFEST, QRELS, QUERIES, TASKS,
-                                          write_qrels)
+from reasonaudio.ingest.atoms.bank import AtomBank
+from reasonaudio.ingest.atoms.registry import open_bank
 from reasonaudio.ingest.compose import ComposeParams, Composer, check_margins, clip_mode
-from reasonaudio.ingest.queries import PlantedQuery, QueryPlanter
-from reasonaudio.ingest.spec import Clip
+from reasonaudio.ingest.plant import PlantedQuery, QueryPlanter
+from reasonaudio.provenance import versions
 
 FORMAT_VERSION = 1
 OVERLAP_SHARE = 0.4

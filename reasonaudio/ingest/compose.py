@@ -22,9 +22,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Sequence
 
 from reasonaudio.constraints.semantics import OVERLAP_MIN_MS, duration_bounds
+from reasonaudio.dataset.clip import Clip, Event
 from reasonaudio.errors import DataError
-from reasonaudio.ingest.atoms import AtomBank
-from reasonaudio.ingest.spec import Clip, Event
+from reasonaudio.ingest.atoms.bank import AtomBank
 
 DURATION_TARGETS = (2, 5, 10, 15, 20)
 """The N values of the Duration task (seconds)."""

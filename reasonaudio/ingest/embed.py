@@ -8,7 +8,7 @@ DESIGN 4 payload into ``reasonaudio-<model>``. Two-stage pipelines
 themselves cached by audio hash), embed the caption with the text model, upsert with the caption
 in the payload.
 
-Resumable and idempotent: point ids come from clip ids, :func:`reasonaudio.store.ingest.load_collection`
+Resumable and idempotent: point ids come from clip ids, :func:`reasonaudio.store.collections.load_collection`
 upserts only clips not yet stored, and the cache holds everything computed before an interruption.
 After ``kill -9`` a rerun ends with exactly one point per clip and the same vectors as an
 uninterrupted run.
@@ -32,12 +32,12 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
+from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.dataset.clip import Clip
 from reasonaudio.errors import DataError, ModelError
-from reasonaudio.ingest.benchmark import Benchmark
-from reasonaudio.ingest.spec import Clip
 from reasonaudio.models.cache import cache_root
 from reasonaudio.store.base import CollectionMeta, PointIn, Store, collection_name
-from reasonaudio.store.ingest import corpus_fingerprint, load_collection
+from reasonaudio.store.collections import corpus_fingerprint, load_collection
 from reasonaudio.store.payload import clip_payload
 
 TWO_STAGE = "two-stage:"
@@ -444,7 +444,7 @@ def open_pipeline(model: str, *, model_path: str | None = None, device: str = "c
     from reasonaudio.models.registry import get_record, load_model
 
     if model.startswith(TWO_STAGE):
-        from reasonaudio.ingest.captions import get_captioner
+        from reasonaudio.models.captioners import get_captioner
 
         cap_name, emb_name = parse_two_stage(model)
         record = get_record(emb_name)
@@ -532,7 +532,7 @@ def blas_single_thread() -> Iterator[None]:
 
 
 def _renderer_for(bench: Benchmark, bank_spec: str | None) -> Any:
-    from reasonaudio.ingest.atoms import open_bank
+    from reasonaudio.ingest.atoms.registry import open_bank
     from reasonaudio.ingest.render import Renderer, RenderParams
 
     spec = bank_spec or (bench.manifest.get("parameters") or {}).get("atoms")
@@ -571,8 +571,15 @@ def ingest_model(bench: Benchmark, store: Store, model: str, *, model_path: str 
         renderer = _renderer_for(bench, bank_spec)
         pipe.attach_renderer(renderer)
 
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn,
-                               TimeElapsedColumn, TimeRemainingColumn)
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        ProgressColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
     from rich.text import Text
 
     class _Rate(ProgressColumn):

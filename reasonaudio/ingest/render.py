@@ -33,10 +33,11 @@ import pyloudnorm
 import soundfile as sf
 import soxr
 
+from reasonaudio.dataset.clip import Clip, Event
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import atomic_file
-from reasonaudio.ingest.atoms import AtomBank, open_bank
-from reasonaudio.ingest.spec import Clip, Event
+from reasonaudio.ingest.atoms.bank import AtomBank
+from reasonaudio.ingest.atoms.registry import open_bank
 
 log = logging.getLogger("reasonaudio.render")
 
@@ -281,8 +282,7 @@ def write_clip_audio(dest_dir: Path, clips: Iterable[Clip], bank: AtomBank, fmt:
     renderer = Renderer(bank, params)
     t0 = time.perf_counter()
     seconds = 0.0
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                               TimeRemainingColumn)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     with Progress(TextColumn("rendering audio"), BarColumn(), MofNCompleteColumn(),
                   TimeRemainingColumn(), disable=not progress, transient=True) as bar:

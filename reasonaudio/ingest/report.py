@@ -10,7 +10,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from reasonaudio.ingest.benchmark import TASKS, Benchmark
+from reasonaudio.dataset.benchmark import TASKS, Benchmark
 
 
 def benchmark_stats(bench: Benchmark) -> dict[str, Any]:

@@ -31,7 +31,7 @@ def models_table() -> Table:
 def print_models(console: Console) -> None:
     console.print(models_table())
     try:
-        from reasonaudio.ingest.captions import CAPTIONERS
+        from reasonaudio.models.captioners import CAPTIONERS
 
         captioners = ", ".join(CAPTIONERS)
     except ImportError:  # pragma: no cover

@@ -15,8 +15,8 @@ from rich.text import Text
 
 from reasonaudio.constraints.logic import Node, conjuncts, describe, labels, to_json
 from reasonaudio.constraints.semantics import evaluate
-from reasonaudio.ingest.benchmark import Benchmark
-from reasonaudio.ingest.spec import Clip
+from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.dataset.clip import Clip
 from reasonaudio.retrievers.base import Hit
 
 YES = "[green]✓[/]"

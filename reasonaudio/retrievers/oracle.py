@@ -15,11 +15,11 @@ from collections import OrderedDict
 from typing import Any, Sequence
 
 from reasonaudio.constraints.logic import Node
-from reasonaudio.constraints.qdrant_filter import to_filter
-from reasonaudio.ingest.benchmark import Benchmark
+from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.retrievers.base import Hit, Retriever
 from reasonaudio.store.base import Store
-from reasonaudio.store.ingest import PAYLOAD_COLLECTION
+from reasonaudio.store.collections import PAYLOAD_COLLECTION
+from reasonaudio.store.filters import to_filter
 
 _CACHE_SIZE = 256
 

@@ -12,8 +12,8 @@ import difflib
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.errors import ReasonAudioError
-from reasonaudio.ingest.benchmark import Benchmark
 from reasonaudio.retrievers.base import Retriever
 from reasonaudio.store.base import Store
 
@@ -111,7 +111,7 @@ def _payload_builder(cls_path: str) -> Builder:
               notify: Callable[[str], None] | None = None, **_: Any) -> Retriever:
         import importlib
 
-        from reasonaudio.store.ingest import ensure_payload_collection
+        from reasonaudio.store.collections import ensure_payload_collection
 
         module, cls = cls_path.rsplit(".", 1)
         collection = ensure_payload_collection(bench, store, auto=auto_ingest, notify=notify)

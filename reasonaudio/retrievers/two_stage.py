@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.errors import StoreError
-from reasonaudio.ingest.benchmark import Benchmark
 from reasonaudio.retrievers.vector import VectorRetriever
 from reasonaudio.store.base import Store, collection_name
 
@@ -38,8 +38,8 @@ class TwoStageRetriever(VectorRetriever):
 def build_two_stage(name: str, bench: Benchmark, store: Store, *, model_path: str | None = None,
                     device: str = "cpu", batch_size: int | None = None, **_: Any) -> TwoStageRetriever:
     from reasonaudio.errors import ModelError
-    from reasonaudio.ingest.captions import CAPTIONERS
     from reasonaudio.ingest.embed import parse_two_stage
+    from reasonaudio.models.captioners import CAPTIONERS
     from reasonaudio.models.registry import get_record, load_model
 
     captioner, embedder_name = parse_two_stage(name)

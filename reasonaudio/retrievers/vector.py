@@ -17,8 +17,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.errors import StoreError
-from reasonaudio.ingest.benchmark import Benchmark
 from reasonaudio.retrievers.base import Hit, Retriever, rank
 from reasonaudio.store.base import Store, collection_name
 from reasonaudio.store.payload import point_id
@@ -55,7 +55,7 @@ class VectorRetriever(Retriever):
 
     def __init__(self, name: str, bench: Benchmark, store: Store, embedder: Any,
                  collection: str | None = None, ingest_hint: str = "") -> None:
-        from reasonaudio.store.ingest import require_ready
+        from reasonaudio.store.collections import require_ready
 
         self.name = name
         self.bench = bench
@@ -139,7 +139,7 @@ def build_vector(name: str, bench: Benchmark, store: Store, *, model_path: str |
 def register_all() -> None:
     """One retriever per registry model with both towers, and the ``two-stage:`` family."""
     from reasonaudio.models.registry import RECORDS
-    from reasonaudio.retrievers.registry import RetrieverSpec, _REGISTRY, register
+    from reasonaudio.retrievers.registry import _REGISTRY, RetrieverSpec, register
     from reasonaudio.retrievers.two_stage import build_two_stage
 
     for record in RECORDS:

@@ -21,8 +21,8 @@ from itertools import permutations
 from typing import Any
 
 from reasonaudio.constraints.semantics import OVERLAP_MIN_MS, intervals
+from reasonaudio.dataset.clip import Clip
 from reasonaudio.errors import DataError
-from reasonaudio.ingest.spec import Clip
 
 POINT_NAMESPACE = uuid.UUID("6f1c1d0e-3a52-5a3e-9d1b-7d0c2a7e5b11")
 """Fixed namespace of clip point ids: the same clip id maps to the same point on every backend."""

@@ -19,16 +19,17 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import OrderedDict
-from functools import lru_cache
 from dataclasses import dataclass
+from functools import lru_cache
 from threading import Lock
 from typing import Any, Callable
 
 import numpy as np
 from scipy import fft, signal
 
+from reasonaudio.dataset.atom import Atom
 from reasonaudio.errors import DataError
-from reasonaudio.ingest.atoms import Atom, AtomBank
+from reasonaudio.ingest.atoms.bank import AtomBank
 
 SAMPLE_RATE = 48_000
 RECIPE_VERSION = "1"

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO, Iterable, Iterator
 
-from reasonaudio.ingest.fetch.errors import FetchError, UnsafeEntryError
+from reasonaudio.ingest.atoms.fetch.errors import FetchError, UnsafeEntryError
 
 MAX_ENTRY_BYTES = 64 << 20
 """Cap for one sound file read out of a container."""

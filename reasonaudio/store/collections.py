@@ -13,11 +13,17 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
+from reasonaudio.dataset.benchmark import CORPUS, Benchmark
 from reasonaudio.errors import StoreError
 from reasonaudio.fileio import sha256_file
-from reasonaudio.ingest.benchmark import CORPUS, Benchmark
 from reasonaudio.store.base import (
-    PAYLOAD_MODEL, STATE_COMPLETE, STATE_LOADING, CollectionMeta, PointIn, Store, batched,
+    PAYLOAD_MODEL,
+    STATE_COMPLETE,
+    STATE_LOADING,
+    CollectionMeta,
+    PointIn,
+    Store,
+    batched,
     collection_name,
 )
 from reasonaudio.store.payload import clip_payload

@@ -28,8 +28,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable
 
-from reasonaudio.ingest.fetch.containers import check_member_name
-from reasonaudio.ingest.fetch.errors import FetchError
+from reasonaudio.ingest.atoms.fetch.containers import check_member_name
+from reasonaudio.ingest.atoms.fetch.errors import FetchError
 
 REGISTRIES = ("debian", "pypi", "npm")
 CONTAINERS = ("rcc", "cat", "zip")
@@ -272,7 +272,7 @@ def _parse_atom(row: _Row, line: int, label_check: bool) -> AtomRecipe:
     label = row.str("label")
     assert label is not None
     if label_check:
-        from reasonaudio.ingest.synthetic_bank import label_problems
+        from reasonaudio.ingest.atoms.synthetic import label_problems
 
         problems = label_problems(label)
         if problems:
@@ -295,7 +295,7 @@ def _parse_atom(row: _Row, line: int, label_check: bool) -> AtomRecipe:
             check_member_name(entry.lstrip("/") if container == "rcc" else entry,
                               f"{row.where} field 'entry'")
         else:
-            from reasonaudio.ingest.fetch.containers import parse_cat_index
+            from reasonaudio.ingest.atoms.fetch.containers import parse_cat_index
 
             parse_cat_index(entry, f"{row.where} field 'entry'")
     elif entry is not None:
@@ -387,7 +387,7 @@ def parse_recipes(lines: Iterable[str], where: str, label_check: bool = True) ->
     all_labels = [a.label for a in atoms]
     for a in atoms:
         if label_check:
-            from reasonaudio.ingest.synthetic_bank import label_problems
+            from reasonaudio.ingest.atoms.synthetic import label_problems
 
             nested = [p for p in label_problems(a.label, all_labels) if "word run" in p]
             if nested:

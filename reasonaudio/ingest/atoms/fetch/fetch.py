@@ -30,15 +30,13 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from reasonaudio.fileio import atomic_file, dumps, sha256_file
-from reasonaudio.ingest.fetch import convert as conv
-from reasonaudio.ingest.fetch import debian, npm, process, pypi, soundfont
-from reasonaudio.ingest.fetch.containers import (OpenSfxCat, RccArchive, extract_members,
-                                                 read_zip_entry)
-from reasonaudio.ingest.fetch.debian import Download
-from reasonaudio.ingest.fetch.errors import FetchError
-from reasonaudio.ingest.fetch.process import Runner
-from reasonaudio.ingest.fetch.recipes import (AtomRecipe, PackageRecipe, Part, RecipeBook,
-                                              load_recipes)
+from reasonaudio.ingest.atoms.fetch import convert as conv
+from reasonaudio.ingest.atoms.fetch import debian, npm, process, pypi, soundfont
+from reasonaudio.ingest.atoms.fetch.containers import OpenSfxCat, RccArchive, extract_members, read_zip_entry
+from reasonaudio.ingest.atoms.fetch.debian import Download
+from reasonaudio.ingest.atoms.fetch.errors import FetchError
+from reasonaudio.ingest.atoms.fetch.process import Runner
+from reasonaudio.ingest.atoms.fetch.recipes import AtomRecipe, PackageRecipe, Part, RecipeBook, load_recipes
 
 DEFAULT_MAX_DOWNLOAD_MB = 1024
 REPORT_NAME = "fetch-report.json"
@@ -127,8 +125,7 @@ class _Progress:
     def __init__(self, total: int, console: Any | None) -> None:
         self._bar = None
         if console is not None and total:
-            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                                       TimeElapsedColumn)
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
             self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                  TimeElapsedColumn(), console=console, transient=False)
@@ -325,7 +322,7 @@ class Fetcher:
             wanted.add(pkg.copyright)
         if pkg.registry == "pypi":
             results = {}
-            from reasonaudio.ingest.fetch.containers import MAX_MEMBER_BYTES, MemberResult, safe_join
+            from reasonaudio.ingest.atoms.fetch.containers import MAX_MEMBER_BYTES, MemberResult, safe_join
 
             for name in sorted(wanted):
                 try:
@@ -591,7 +588,7 @@ def default_dest() -> Path:
 
 def record_recipe_file(dest: Path, recipes: Path | None, summary: FetchSummary, out: Path) -> None:
     """Authoring: write the recipe book with the sha256 values this run observed."""
-    from reasonaudio.ingest.fetch.recipes import write_recipes
+    from reasonaudio.ingest.atoms.fetch.recipes import write_recipes
 
     book = load_recipes(recipes)
     write_recipes(recorded_book(book, summary, package_hashes(dest, book)), out)

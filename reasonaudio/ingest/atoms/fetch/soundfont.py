@@ -17,9 +17,9 @@ import struct
 import tempfile
 from pathlib import Path
 
-from reasonaudio.ingest.fetch.errors import FetchError
-from reasonaudio.ingest.fetch.process import Runner, last_line, run
-from reasonaudio.ingest.fetch.recipes import Render
+from reasonaudio.ingest.atoms.fetch.errors import FetchError
+from reasonaudio.ingest.atoms.fetch.process import Runner, last_line, run
+from reasonaudio.ingest.atoms.fetch.recipes import Render
 
 PHRASE_VERSION = "phrase-v1"
 TICKS = 480                     # per quarter note; 120 bpm -> 0.5 s per quarter

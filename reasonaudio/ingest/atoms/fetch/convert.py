@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from reasonaudio.ingest.fetch.errors import FetchError
-from reasonaudio.ingest.fetch.recipes import Trim
+from reasonaudio.ingest.atoms.fetch.errors import FetchError
+from reasonaudio.ingest.atoms.fetch.recipes import Trim
 
 SAMPLE_RATE = 48_000
 SUBTYPE = "PCM_16"

@@ -6,10 +6,10 @@ import re
 import shutil
 from pathlib import Path
 
-from reasonaudio.ingest.fetch.debian import Download
-from reasonaudio.ingest.fetch.errors import FetchError
-from reasonaudio.ingest.fetch.process import Runner, last_line, run
-from reasonaudio.ingest.fetch.recipes import PackageRecipe
+from reasonaudio.ingest.atoms.fetch.debian import Download
+from reasonaudio.ingest.atoms.fetch.errors import FetchError
+from reasonaudio.ingest.atoms.fetch.process import Runner, last_line, run
+from reasonaudio.ingest.atoms.fetch.recipes import PackageRecipe
 
 
 def tarball_name(pkg: PackageRecipe) -> str:

@@ -6,9 +6,8 @@ or a FluidR3_GM render), its sha256, how to trim it and under what licence. See
 ``docs/real-atoms.md``.
 """
 
-from reasonaudio.ingest.fetch.fetch import (FetchSummary, default_dest, fetch_packages,
-                                            published_bank)
-from reasonaudio.ingest.fetch.recipes import AtomRecipe, RecipeBook, load_recipes
+from reasonaudio.ingest.atoms.fetch.fetch import FetchSummary, default_dest, fetch_packages, published_bank
+from reasonaudio.ingest.atoms.fetch.recipes import AtomRecipe, RecipeBook, load_recipes
 
 __all__ = ["AtomRecipe", "FetchSummary", "RecipeBook", "default_dest", "fetch_packages",
            "load_recipes", "published_bank"]

@@ -38,9 +38,9 @@ from typing import Any
 
 import numpy as np
 
+from reasonaudio.dataset.atom import Atom
 from reasonaudio.errors import DataError
-from reasonaudio.ingest.atoms import Atom
-from reasonaudio.ingest.folder_bank import FileBank, probe_audio
+from reasonaudio.ingest.atoms.folder import FileBank, probe_audio
 
 log = logging.getLogger("reasonaudio.atoms")
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from reasonaudio.constraints.logic import And, Before, Has, Lasts, Node, Not, Overlap
+from reasonaudio.dataset.clip import Clip
 from reasonaudio.ingest.compose import DURATION_TARGETS, Block, Composer, Item
-from reasonaudio.ingest.spec import Clip
 
 MIX_SHAPES = ("m1", "m2", "m3", "m4", "m5")
 """m1 lasts(A,N) & before(A,B); m2 before(A,B) & !has(C); m3 overlap(A,B) & lasts(A,N);

@@ -28,9 +28,10 @@ from typing import Any, Iterable
 import numpy as np
 import soundfile as sf
 
+from reasonaudio.dataset.atom import Atom
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import iter_jsonl
-from reasonaudio.ingest.atoms import Atom, AtomBank
+from reasonaudio.ingest.atoms.bank import AtomBank
 
 AUDIO_EXTENSIONS = (".wav", ".flac", ".ogg", ".mp3")
 MANIFEST_NAMES = ("atoms.jsonl", "atoms.csv")

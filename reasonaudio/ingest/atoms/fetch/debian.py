@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, unquote
 
-from reasonaudio.ingest.fetch.errors import FetchError
-from reasonaudio.ingest.fetch.process import Runner, last_line, run
-from reasonaudio.ingest.fetch.recipes import PackageRecipe
+from reasonaudio.ingest.atoms.fetch.errors import FetchError
+from reasonaudio.ingest.atoms.fetch.process import Runner, last_line, run
+from reasonaudio.ingest.atoms.fetch.recipes import PackageRecipe
 
 APT_UPDATE_HINT = ("the package lists may be missing or stale: run `apt-get update` (as root) "
                    "once, then fetch again")

@@ -22,8 +22,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from reasonaudio.errors import DataError
-from reasonaudio.ingest.atoms import AtomBank, open_bank
-from reasonaudio.ingest.synthetic_bank import UNSAFE_WORDS
+from reasonaudio.ingest.atoms.bank import AtomBank
+from reasonaudio.ingest.atoms.registry import open_bank
+from reasonaudio.ingest.atoms.synthetic import UNSAFE_WORDS
 
 
 @dataclass
@@ -60,10 +61,10 @@ def _open_collecting(source: str, errors: list[str]) -> AtomBank:
     if spec == "synthetic" or spec.startswith("synthetic:"):
         return open_bank(spec)
     if spec.startswith("fsd50k:"):
-        from reasonaudio.ingest.fsd50k_bank import FSD50KBank
+        from reasonaudio.ingest.atoms.fsd50k import FSD50KBank
 
         return FSD50KBank.from_path(spec.split(":", 1)[1], errors=errors)
-    from reasonaudio.ingest.folder_bank import FolderBank
+    from reasonaudio.ingest.atoms.folder import FolderBank
 
     return FolderBank.from_path(spec, errors=errors)
 

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reasonaudio.constraints.logic import Node, from_json, to_json
+from reasonaudio.dataset.atom import Atom
+from reasonaudio.dataset.clip import Clip
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import read_json, read_jsonl, sha256_file
-from reasonaudio.ingest.atoms import Atom
-from reasonaudio.ingest.spec import Clip
 
 if TYPE_CHECKING:
     from reasonaudio.constraints.judge import ClipIndex

@@ -25,7 +25,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from reasonaudio.errors import DataError
-from reasonaudio.ingest.atoms import AtomBank
+from reasonaudio.ingest.atoms.bank import AtomBank
 
 TAGGERS = ("yamnet",)
 DEFAULT_TOP_K = 5
@@ -130,7 +130,7 @@ def expected_tags(bank: AtomBank, root: Path | None) -> dict[str, tuple[tuple[st
     missing = [lab for lab in bank.labels if lab not in out]
     if missing:
         try:
-            from reasonaudio.ingest.fetch.recipes import load_recipes
+            from reasonaudio.ingest.atoms.fetch.recipes import load_recipes
 
             recipes = load_recipes().by_label()
         except DataError:

@@ -7,10 +7,10 @@ import shutil
 import sys
 from pathlib import Path
 
-from reasonaudio.ingest.fetch.debian import Download
-from reasonaudio.ingest.fetch.errors import FetchError
-from reasonaudio.ingest.fetch.process import Runner, last_line, run
-from reasonaudio.ingest.fetch.recipes import PackageRecipe
+from reasonaudio.ingest.atoms.fetch.debian import Download
+from reasonaudio.ingest.atoms.fetch.errors import FetchError
+from reasonaudio.ingest.atoms.fetch.process import Runner, last_line, run
+from reasonaudio.ingest.atoms.fetch.recipes import PackageRecipe
 
 
 def _norm(name: str) -> str:

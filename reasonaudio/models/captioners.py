@@ -20,8 +20,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from reasonaudio.dataset.clip import Clip
 from reasonaudio.errors import ModelError
-from reasonaudio.ingest.spec import Clip
 
 CAPTION_GRAMMAR = "v1: '<label> for N seconds', ', then ' between blocks, ' while ' inside a block"
 

@@ -1,0 +1,1 @@
+"""The data model: clips, atoms, queries, choices and the benchmark directory that holds them."""
