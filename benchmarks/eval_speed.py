@@ -18,9 +18,10 @@ from pathlib import Path
 
 import numpy as np
 
-from reasonaudio.bench.evaluate import evaluate_run, hard_negatives
+from reasonaudio.bench.evaluate import evaluate_run
 from reasonaudio.bench.runs import Run
 from reasonaudio.bench.significance import paired_randomization_test
+from reasonaudio.constraints.judge import hard_negatives
 from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.ingest.build import BuildParams, build_benchmark
 from reasonaudio.retrievers.base import Hit

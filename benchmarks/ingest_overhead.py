@@ -14,7 +14,7 @@ Both sides use one loaded model and the same clips, in the same fixed-shape batc
 Target: ingest >= 90% of the bare rate. Without ``--model-path`` the CLAP side is a full-size
 ``ClapModel(ClapConfig())`` with random weights (153 M parameters; no weights can be downloaded
 here), saved once under the cache so the ingest loads it exactly as a user's checkpoint. The
-script also prints that model's bare forward rate on 10 s clips (the figure DESIGN 5 quotes).
+script also prints that model's bare forward rate on 10 s clips (the figure docs/models.md quotes).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def full_random_clap_dir() -> Path:
     from transformers import AutoTokenizer, ClapFeatureExtractor
 
     from reasonaudio.fileio import atomic_dir
-    from reasonaudio.models.text_embedders import packaged_model_dir
+    from reasonaudio.models.hub import packaged_model_dir
     from reasonaudio.models.tiny import full_size_random_clap
 
     model = full_size_random_clap(seed=0)
@@ -78,7 +78,11 @@ def main() -> int:
     import numpy as np
 
     from reasonaudio.dataset.benchmark import load_benchmark
-    from reasonaudio.ingest import embed
+    from reasonaudio.ingest.embed.cache import EmbeddingCache
+    from reasonaudio.ingest.embed.pipelines import AudioPipeline, Timings, open_pipeline
+    from reasonaudio.ingest.embed.run import _renderer_for, ingest_model
+    from reasonaudio.runtime import blas_single_thread
+    from reasonaudio.store.collections import fetch_vectors
     from reasonaudio.store.edge import EdgeStore
 
     work = Path(tempfile.mkdtemp(prefix="ingest-overhead-"))
@@ -91,13 +95,13 @@ def main() -> int:
         bench = load_benchmark(data)
         clips = bench.clips[: args.clips]
 
-        pipe = embed.open_pipeline(args.model, model_path=model_path, batch_size=args.batch_size,
+        pipe = open_pipeline(args.model, model_path=model_path, batch_size=args.batch_size,
                                    cache=True, cache_dir=work / "cache")
-        if not isinstance(pipe, embed.AudioPipeline):
+        if not isinstance(pipe, AudioPipeline):
             print("ingest_overhead compares audio models; two-stage pipelines have no audio forward pass")
             return 2
         emb = pipe.embedder
-        renderer = embed._renderer_for(bench, None)
+        renderer = _renderer_for(bench, None)
 
         # warm-up: load lazy kernels and the atoms both sides use (not timed); the ingest renders
         # in steady state, as in a long run where every atom has been prepared once
@@ -111,7 +115,7 @@ def main() -> int:
         same = True
         for r in range(args.repeats):  # alternate the two sides; best of each (shared machine)
             # bare: the model alone on pre-rendered samples, same fixed-shape batches
-            with embed.blas_single_thread():  # as in the ingest
+            with blas_single_thread():  # as in the ingest
                 t0 = time.perf_counter()
                 unit_lists = [emb.audio_units(w) for w in waves]
                 t1 = time.perf_counter()
@@ -121,22 +125,22 @@ def main() -> int:
 
             # ingest: the whole path into a fresh Edge collection, cold cache, no progress bar
             pipe.close()
-            pipe.cache = embed.EmbeddingCache(f"{emb.name}-audio", emb.identity(), work / f"cache{r}")
+            pipe.cache = EmbeddingCache(f"{emb.name}-audio", emb.identity(), work / f"cache{r}")
             pipe.caches = [pipe.cache]
             if pipe.rows_cache is not None:  # YAMNet's frame rows: a warm one would skip the model
-                pipe.rows_cache = embed.EmbeddingCache(f"{emb.name}-frames", emb.identity(),
+                pipe.rows_cache = EmbeddingCache(f"{emb.name}-frames", emb.identity(),
                                                        work / f"cache{r}")
                 pipe.caches.append(pipe.rows_cache)
-            pipe.timings = embed.Timings()
+            pipe.timings = Timings()
             store = EdgeStore(work / f"store{r}")
             t0 = time.perf_counter()
-            summary = embed.ingest_model(bench, store, args.model, limit=len(clips), progress=False,
+            summary = ingest_model(bench, store, args.model, limit=len(clips), progress=None,
                                          pipeline=pipe)
             ingest_runs.append((time.perf_counter() - t0, summary))
             if summary.embedded != len(clips):
                 raise SystemExit(f"ingest run {r} embedded {summary.embedded} of {len(clips)} clips: "
                                  "a warm cache, not a cold ingest")
-            got = embed.fetch_stored(store, summary.collection, [c.id for c in clips])
+            got = fetch_vectors(store, summary.collection, [c.id for c in clips])
             store.close()
             same = same and all(np.array_equal(got[c.id], v) for c, v in zip(clips, bare_vecs))
 

@@ -1,11 +1,7 @@
 """ReasonAudio testbed: reasoning-intensive text-to-audio retrieval over Qdrant."""
 
-import os as _os
+from reasonaudio.runtime import default_blas_threads as _default_blas_threads
 
-# numpy's OpenBLAS worker threads spin-wait between calls and starve the model's own threads
-# (torch, onnxruntime) on small machines: YAMNet ingest ran at 0.80 of its bare forward rate with
-# them and at 0.94-1.00 without (benchmarks/ingest_overhead.py --model yamnet). Takes effect when
-# reasonaudio is imported before numpy (always so for the `bench` command); an explicit setting wins.
-_os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+_default_blas_threads()  # before anything imports numpy (see reasonaudio.runtime)
 
 __version__ = "0.1.0"

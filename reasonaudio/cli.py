@@ -13,12 +13,15 @@ from typing import Any, Optional
 
 import typer
 from rich.console import Console
+from rich.text import Text
 from typer.core import TyperGroup
 
 from reasonaudio.errors import ReasonAudioError
 
-console = Console()
-err_console = Console(stderr=True)
+# soft_wrap: lines of text are never cut at the console width (pipes, CI, tests read them whole);
+# tables still fit the width.
+console = Console(soft_wrap=True)
+err_console = Console(stderr=True, soft_wrap=True)
 PIPE_COLUMNS = "140"
 """Width when output goes to a file or pipe (rich would use 80 and cut long retriever names)."""
 
@@ -32,8 +35,7 @@ class _UserErrorGroup(TyperGroup):
         try:
             return super().invoke(ctx)
         except ReasonAudioError as exc:
-            err_console.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False,
-                              soft_wrap=True)
+            err_console.print(Text.assemble(("error: ", "bold red"), str(exc)), highlight=False)
             raise typer.Exit(USER_ERROR_EXIT) from None
 
 
@@ -81,10 +83,12 @@ def build(
 ) -> None:
     """Build a benchmark directory: corpus, queries, qrels, choices, atoms, manifest."""
     from reasonaudio.ingest.build import BuildParams, build_benchmark
-    from reasonaudio.ingest.report import print_build_summary
+    from reasonaudio.views.benchmark import print_build_summary
+    from reasonaudio.views.progress import progress_bars
 
     params = BuildParams(atoms=atoms, seed=seed, n_clips=clips, n_queries=queries, audio=audio)
-    summary = build_benchmark(out, params, overwrite=force)
+    with progress_bars(err_console, unit="clips", transient=True) as progress:
+        summary = build_benchmark(out, params, overwrite=force, progress=progress)
     print_build_summary(console, out, summary)
 
 
@@ -96,23 +100,27 @@ def demo(
     seed: int = typer.Option(0, help="Build seed."),
     clips: int = typer.Option(2_000, help="Clips in the demo benchmark (full size: 10000)."),
     queries: int = typer.Option(500, help="Queries, split evenly over the 5 tasks (full: 1000)."),
-    learned: list[str] = typer.Option(list(("two-stage:oracle-caption+minilm",
-                                            "two-stage:yamnet-caption+minilm")),
-                                      "--learned", help="Learned retrievers to ingest and evaluate."),
+    learned: Optional[list[str]] = typer.Option(None, "--learned",
+                                                help="Learned retrievers to ingest and evaluate "
+                                                "(default: every one whose weights ship offline)."),
     backend: Optional[str] = BackendOpt,
 ) -> None:
     """The main job: build, ingest, evaluate oracle, baselines and offline learned retrievers, report."""
     from reasonaudio.mainjob import MainJobParams, run_main_job
+    from reasonaudio.views.mainjob import print_main_job, printing_hooks
 
-    run_main_job(MainJobParams(out=out, atoms=atoms, seed=seed, n_clips=clips, n_queries=queries,
-                               learned=tuple(learned), backend=backend), console)
+    params = MainJobParams(out=out, atoms=atoms, seed=seed, n_clips=clips, n_queries=queries,
+                           learned=tuple(learned) if learned else None, backend=backend)
+    with printing_hooks(console) as hooks:
+        result = run_main_job(params, hooks)
+    print_main_job(console, result)
 
 
 @app.command()
 def info(data: Path = DataOpt) -> None:
     """Counts by mode and task, events per clip, relevant clips and hard negatives per query."""
     from reasonaudio.dataset.benchmark import load_benchmark
-    from reasonaudio.ingest.report import print_info
+    from reasonaudio.views.benchmark import print_info
 
     print_info(console, load_benchmark(data))
 
@@ -130,7 +138,7 @@ def render(
 
     bench = load_benchmark(data)
     seconds = render_clip_to_file(bench, clip_id, out, bank_spec=atoms)
-    console.print(f"wrote {out} ({seconds:.2f} s)")
+    console.print(Text(f"wrote {out} ({seconds:.2f} s)"))
 
 
 # --- atoms check ------------------------------------------------------------------------------
@@ -150,16 +158,18 @@ def atoms_check(
     """Validate an atom bank (every file readable, non-empty) and summarise it."""
     import json as _json
 
-    from reasonaudio.ingest.atoms.check import check_bank, print_bank_report
+    from reasonaudio.ingest.atoms.check import check_bank
+    from reasonaudio.ingest.atoms.tagger_check import run_tagger_check
+    from reasonaudio.views.atoms import print_bank_report, print_tagger_report
+    from reasonaudio.views.progress import progress_bars
 
-    report = check_bank(source, decode=not quick, console=err_console)
-    tag_report = None
-    if tagger is not None and report.ok:
-        from reasonaudio.ingest.atoms.tagger_check import print_tagger_report, run_tagger_check
-
-        root = Path(source) if Path(source).is_dir() else None
-        tag_report = run_tagger_check(report.bank, source, tagger_name=tagger, k=top_k, root=root,
-                                      console=err_console)
+    with progress_bars(err_console, transient=True) as progress:
+        report = check_bank(source, decode=not quick, progress=progress)
+        tag_report = None
+        if tagger is not None and report.ok:
+            root = Path(source) if Path(source).is_dir() else None
+            tag_report = run_tagger_check(report.bank, source, tagger_name=tagger, k=top_k,
+                                          root=root, progress=progress)
     if json_out:
         out: dict[str, Any] = {"bank": report.to_json()}
         if tag_report is not None:
@@ -198,12 +208,13 @@ def atoms_fetch_packages(
     import json as _json
 
     from reasonaudio.ingest.atoms.fetch.fetch import default_dest, fetch_packages, record_recipe_file
-    from reasonaudio.ingest.atoms.fetch.report import print_fetch_summary
+    from reasonaudio.views.fetch import print_fetch_summary
+    from reasonaudio.views.progress import progress_bars
 
     target = dest if dest is not None else default_dest()
-    summary = fetch_packages(target, recipes=recipes, max_download_mb=max_download_mb, only=only,
-                             console=None if json_out else err_console,
-                             record=record_recipe is not None)
+    with progress_bars(err_console, show=not json_out) as progress:
+        summary = fetch_packages(target, recipes=recipes, max_download_mb=max_download_mb,
+                                 only=only, progress=progress, record=record_recipe is not None)
     if record_recipe is not None:
         record_recipe_file(target, recipes, summary, record_recipe)
     if json_out:
@@ -211,7 +222,7 @@ def atoms_fetch_packages(
     else:
         print_fetch_summary(console, summary)
         if record_recipe is not None:
-            console.print(f"wrote {record_recipe}")
+            console.print(Text(f"wrote {record_recipe}"))
     if not summary.succeeded:
         raise ReasonAudioError(f"{target}: no atom could be fetched; see the shortfall above")
     if strict and summary.failed:
@@ -235,17 +246,21 @@ def eval_(
 ) -> None:
     """Evaluate retrievers on every query: per-task Acc@1 / nDCG@10 and multiple choice."""
     from reasonaudio.bench.evaluate import evaluate_retrievers, model_options
-    from reasonaudio.bench.report import print_eval_tables, write_results_json
+    from reasonaudio.bench.report import write_results_json
     from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.views.progress import notifier, progress_bars, warner
+    from reasonaudio.views.results import print_eval_tables
 
     options, per_retriever = model_options(model_path or (), device)
-    results = evaluate_retrievers(load_benchmark(data), retriever, depth=depth, trec_dir=trec,
-                                  console=console, backend=backend, url=qdrant_url,
-                                  options=options, retriever_options=per_retriever)
+    with progress_bars(console) as progress:
+        results = evaluate_retrievers(load_benchmark(data), retriever, depth=depth, trec_dir=trec,
+                                      progress=progress, notify=notifier(console),
+                                      warn=warner(console), backend=backend, url=qdrant_url,
+                                      options=options, retriever_options=per_retriever)
     print_eval_tables(console, results)
     if json_out is not None:
         write_results_json(json_out, results)
-        console.print(f"wrote {json_out}")
+        console.print(Text(f"wrote {json_out}"))
 
 
 @app.command()
@@ -263,19 +278,21 @@ def compare(
     """A - B per task with a paired randomization test (10,000 permutations, seed 0)."""
     from reasonaudio.bench.compare import compare as compare_results
     from reasonaudio.bench.evaluate import ensure_results, model_options
-    from reasonaudio.bench.report import print_comparison
     from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.fileio import write_json
+    from reasonaudio.views.progress import notifier, progress_bars, warner
+    from reasonaudio.views.results import print_comparison
 
     options, per_retriever = model_options(model_path or (), device)
-    results = ensure_results(load_benchmark(data), [a, b], depth=depth, console=console,
-                             backend=backend, url=qdrant_url, options=options,
-                             retriever_options=per_retriever)
+    with progress_bars(console) as progress:
+        results = ensure_results(load_benchmark(data), [a, b], depth=depth, progress=progress,
+                                 notify=notifier(console), warn=warner(console), backend=backend,
+                                 url=qdrant_url, options=options, retriever_options=per_retriever)
     comparison = compare_results(results.runs[a], results.runs[b])
     print_comparison(console, comparison)
     if json_out is not None:
         write_json(json_out, comparison.to_json())
-        console.print(f"wrote {json_out}")
+        console.print(Text(f"wrote {json_out}"))
 
 
 @app.command()
@@ -290,8 +307,9 @@ def report(
     """Saved results as tables and PNG plots (no recomputation)."""
     from reasonaudio.bench.report import run_report
     from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.views.results import print_report_outcome
 
-    run_report(console, load_benchmark(data), out, retriever or None, projection)
+    print_report_outcome(console, run_report(load_benchmark(data), out, retriever or None, projection))
 
 
 # --- parse -----------------------------------------------------------------------------------
@@ -308,9 +326,9 @@ def parse_cmd(
     """Read query text into logic over the bank's labels (what the oracle retriever runs)."""
     import json
 
-    from reasonaudio.constraints.display import print_parse, vocabulary_source
     from reasonaudio.constraints.logic import to_json
     from reasonaudio.constraints.parser import parse_detailed
+    from reasonaudio.views.parse import print_parse, vocabulary_source
 
     result = parse_detailed(text, vocabulary_source(data, labels))
     if as_json:
@@ -324,7 +342,7 @@ def parse_cmd(
 @app.command("models")
 def models_cmd() -> None:
     """List the model registry and whether each model can load here (nothing is downloaded)."""
-    from reasonaudio.models.listing import print_models
+    from reasonaudio.views.models import print_models
 
     print_models(console)
 
@@ -354,33 +372,29 @@ def ingest(
 
     --model none: the payload-only collection. --model NAME (see `bench models`) or
     two-stage:CAPTIONER+EMBEDDER: render, embed and upsert every clip (docs/models.md)."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.ingest.embed.run import ingest_model
     from reasonaudio.store.collections import ingest_payload
     from reasonaudio.store.open import open_store
+    from reasonaudio.views.ingest import print_ingest_summary, print_payload_result
+    from reasonaudio.views.progress import progress_bars
 
     bench = load_benchmark(data)
     if model != "none":
-        from reasonaudio.ingest.embed import ingest_model, print_ingest_summary
-
-        with open_store(bench.root, backend, qdrant_url) as store:
+        with open_store(bench.root, backend, qdrant_url) as store, \
+                progress_bars(console, unit="clips") as progress:
             summary = ingest_model(bench, store, model, model_path=model_path, device=device,
                                    batch_size=batch_size, limit=limit, force=force,
-                                   cache=not no_cache, console=console)
+                                   cache=not no_cache, progress=progress)
         print_ingest_summary(console, summary)
         return
-    with open_store(bench.root, backend, qdrant_url) as store, \
-            Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                     TimeElapsedColumn(), console=console) as progress:
-        task = progress.add_task(f"payload -> {store.backend}", total=len(bench.clips))
+    with open_store(bench.root, backend, qdrant_url) as store, progress_bars(console) as progress:
+        label = f"payload -> {store.backend}"
         result = ingest_payload(bench, store, force=force, shard_number=shard_number,
                                 replication_factor=replication_factor,
-                                progress=lambda done, total: progress.update(task, completed=done))
-    how = ("already complete" if result.upserted == 0 else
-           f"{'resumed, ' if result.resumed else ''}{result.upserted} points written")
-    console.print(f"{result.collection}: {result.points} points ({how}) in {result.seconds:.1f} s "
-                  f"on {store.backend}", highlight=False)
+                                progress=lambda done, total: progress(label, done, total))
+        backend_name = store.backend
+    print_payload_result(console, result, backend_name)
 
 
 @app.command()
@@ -406,8 +420,11 @@ def search(
     from reasonaudio.constraints.parser import parse
     from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.errors import QueryParseError
-    from reasonaudio.retrievers.explain import print_search, search_json
+    from reasonaudio.retrievers.base import RetrieverOptions
     from reasonaudio.retrievers.registry import get_retriever, spec_for
+    from reasonaudio.store.open import open_store
+    from reasonaudio.views.progress import notifier
+    from reasonaudio.views.search import print_captions, print_search, search_json
 
     bench = load_benchmark(data)
     retriever = model or retriever
@@ -418,29 +435,20 @@ def search(
         if spec.needs_logic or not text.strip():
             raise
         logic = None
-        err_console.print(f"[yellow]note:[/] no constraint checks: {exc}", highlight=False)
-    note = lambda msg: err_console.print(f"[dim]{msg}[/]", highlight=False)  # noqa: E731
-    opts = {key: value for key, value in (("model_path", model_path), ("batch_size", batch_size))
-            if value is not None}
-    if device != "cpu":
-        opts["device"] = device
-    found = get_retriever(retriever, bench, backend=backend, url=qdrant_url, notify=note, **opts)
+        err_console.print(Text.assemble(("note: ", "yellow"), f"no constraint checks: {exc}"))
+    options = RetrieverOptions(model_path=model_path, device=device, batch_size=batch_size,
+                               notify=notifier(err_console, style="dim"))
     captions: dict[str, str] = {}
-    try:
+    with open_store(bench.root, backend, qdrant_url) as store, \
+            get_retriever(retriever, bench, options, store=store) as found:
         hits = found.search(text, k)
         if callable(getattr(found, "captions", None)) and not as_json:
             captions = found.captions([h.clip_id for h in hits])
-    finally:
-        if getattr(found, "store", None) is not None:
-            found.store.close()
     if as_json:
         typer.echo(json.dumps(search_json(logic, hits)))
     else:
         print_search(console, bench, text, logic, hits, retriever, k)
-        for i, hit in enumerate(hits, 1):
-            if hit.clip_id in captions:
-                console.print(f"[bold]{i:>3}[/] {hit.clip_id} caption: {captions[hit.clip_id]}",
-                              highlight=False)
+        print_captions(console, hits, captions)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -16,7 +16,7 @@ class DataError(ReasonAudioError):
 
 
 class LogicError(ReasonAudioError):
-    """Query logic JSON that does not follow DESIGN 3."""
+    """Query logic JSON that does not follow docs/benchmark.md."""
 
 
 class QueryParseError(ReasonAudioError):

@@ -7,14 +7,8 @@ import pytest
 
 from reasonaudio.errors import DataError
 from reasonaudio.ingest.atoms.registry import open_bank
-from reasonaudio.ingest.atoms.synthetic import (
-    RECIPES,
-    SAMPLE_RATE,
-    UNSAFE_WORDS,
-    SyntheticBank,
-    label_problems,
-    synthesize,
-)
+from reasonaudio.constraints.labels import UNSAFE_WORDS, label_problems
+from reasonaudio.ingest.atoms.synthetic import RECIPES, SAMPLE_RATE, SyntheticBank, synthesize
 
 
 @pytest.fixture(scope="module")

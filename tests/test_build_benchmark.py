@@ -1,4 +1,4 @@
-"""`bench build`: DESIGN 3 invariants, determinism, and an independent re-judge of the qrels."""
+"""`bench build`: docs/benchmark.md invariants, determinism, and an independent re-judge of the qrels."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ FILES = ["corpus.jsonl", "queries.jsonl", "qrels/test.tsv", "choices.jsonl", "at
          "manifest.json"]
 
 
-# --- an independent judge, written from DESIGN 3 alone (floats, dicts, no project code) --------
+# --- an independent judge, written from docs/benchmark.md alone (floats, dicts, no project code) --------
 
 def design_holds(logic: dict, events: dict[str, tuple[float, float]]) -> bool:
     op = logic["op"]

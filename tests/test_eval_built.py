@@ -14,9 +14,9 @@ from typing import Sequence
 
 import pytest
 
-from reasonaudio.bench.evaluate import evaluate_retrievers, hard_negatives
+from reasonaudio.bench.evaluate import evaluate_retrievers
 from reasonaudio.bench.metrics import METRICS
-from reasonaudio.constraints.judge import ClipIndex
+from reasonaudio.constraints.judge import ClipIndex, hard_negatives
 from reasonaudio.constraints.logic import labels
 from reasonaudio.dataset.benchmark import TASKS, Benchmark, load_benchmark
 from reasonaudio.retrievers.base import Hit, Retriever, rank
@@ -85,12 +85,12 @@ def test_choices_agree_with_qrels_and_hard_negatives(built):
     for ch in built.choices:
         assert ch.positive in built.qrels[ch.query_id]
         assert ch.negative in hn[ch.query_id]
-    assert all(hn[q.id] for q in built.queries)           # DESIGN 3: every query has one
+    assert all(hn[q.id] for q in built.queries)           # docs/benchmark.md: every query has one
 
 
 def test_judge_oracle_perfect_bag_and_random_at_chance(built):
     res = evaluate_retrievers(built, [JudgeOracle(built), BagOfLabels(built), Shuffle(built)],
-                              show_progress=False, save=False)
+                              save=False)
     oracle = res.runs["judge-oracle"]
     assert set(oracle.per_task) == set(TASKS)
     for t in TASKS:

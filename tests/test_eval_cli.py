@@ -21,7 +21,7 @@ def bench(tmp_path, monkeypatch):
     b = evalkit.write_bench(tmp_path / "bench")
 
     for name, cls in evalkit.FAKES.items():
-        spec = registry.RetrieverSpec(name, lambda n, bench, store, _cls=cls, **_: _cls(bench), "test")
+        spec = registry.RetrieverSpec(name, lambda n, bench, store, options, _cls=cls: _cls(bench), "test")
         monkeypatch.setitem(registry._REGISTRY, name, spec)
     return b
 

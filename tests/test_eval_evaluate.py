@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import evalkit
 import pytest
 
-from reasonaudio.bench.evaluate import evaluate_retrievers, evaluate_run, hard_negatives
+from reasonaudio.bench.evaluate import evaluate_retrievers, evaluate_run
 from reasonaudio.bench.metrics import METRICS
 from reasonaudio.bench.results import load_result, load_results, result_path, run_path
 from reasonaudio.bench.runs import Run, read_trec
+from reasonaudio.constraints.judge import hard_negatives
 from reasonaudio.dataset.benchmark import TASKS
 from reasonaudio.errors import QueryParseError, ReasonAudioError
-from reasonaudio.retrievers.base import Hit, Retriever
+from reasonaudio.retrievers.base import Hit, Retriever, RetrieverOptions
 
 
 @pytest.fixture()
@@ -31,7 +33,7 @@ def test_hard_negatives_from_judge(bench):
 
 
 def test_oracle_scores_one_everywhere(bench, tmp_path):
-    res = evaluate_retrievers(bench, [evalkit.OracleFake(bench)], show_progress=False,
+    res = evaluate_retrievers(bench, [evalkit.OracleFake(bench)],
                               trec_dir=tmp_path / "trec")
     r = res.runs["oracle-fake"]
     assert r.overall == {m: 1.0 for m in METRICS}
@@ -43,7 +45,7 @@ def test_oracle_scores_one_everywhere(bench, tmp_path):
 
 def test_constant_retriever_by_hand(bench):
     """Ranking is clip-00000..clip-00009 for every query; every choice is a tie."""
-    r = evaluate_retrievers(bench, [evalkit.ConstantFake(bench)], show_progress=False).runs["constant-fake"]
+    r = evaluate_retrievers(bench, [evalkit.ConstantFake(bench)]).runs["constant-fake"]
     pq = r.per_query
     # q-0000 relevant {0,1,3,4}: top hit relevant; HN clip-00002 at rank 3 -> hnsr 0
     assert pq["q-0000"]["acc@1"] == 1 and pq["q-0000"]["hnsr@10"] == 0
@@ -59,7 +61,7 @@ def test_constant_retriever_by_hand(bench):
 
 
 def test_bag_of_sounds_cannot_beat_chance_on_hard_negatives(bench):
-    r = evaluate_retrievers(bench, [evalkit.BagFake(bench)], show_progress=False).runs["bag-fake"]
+    r = evaluate_retrievers(bench, [evalkit.BagFake(bench)]).runs["bag-fake"]
     # ties on every pair except negation, where the excluded siren adds a match: 5 x 0.5 + 0
     assert r.overall["mc_acc"] == pytest.approx(2.5 / 6)
     assert r.per_task["negation"]["mc_acc"] == 0.0
@@ -67,8 +69,7 @@ def test_bag_of_sounds_cannot_beat_chance_on_hard_negatives(bench):
 
 
 def test_saved_results_and_json_shape(bench):
-    res = evaluate_retrievers(bench, [evalkit.OracleFake(bench), evalkit.ConstantFake(bench)],
-                              show_progress=False)
+    res = evaluate_retrievers(bench, [evalkit.OracleFake(bench), evalkit.ConstantFake(bench)])
     doc = json.loads(json.dumps(res.to_json()))
     assert set(doc) == {"data", "versions", "runs"}
     assert {"python", "numpy", "qdrant-client", "torch", "transformers", "reasonaudio"} <= set(doc["versions"])
@@ -92,7 +93,7 @@ def test_saved_results_and_json_shape(bench):
 
 
 def test_results_of_another_build_are_stale(bench):
-    evaluate_retrievers(bench, [evalkit.OracleFake(bench)], show_progress=False)
+    evaluate_retrievers(bench, [evalkit.OracleFake(bench)])
     manifest = bench.root / "manifest.json"
     manifest.write_text(manifest.read_text().replace('"seed": 7', '"seed": 8'))
     from reasonaudio.dataset.benchmark import load_benchmark
@@ -129,7 +130,7 @@ class PickyFake(evalkit.OracleFake):
 
 
 def test_unreadable_queries_are_recorded_not_fatal(bench):
-    r = evaluate_retrievers(bench, [PickyFake(bench)], show_progress=False).runs["picky"]
+    r = evaluate_retrievers(bench, [PickyFake(bench)]).runs["picky"]
     assert set(r.failures) == {"q-0001", "q-0002", "q-0005"}
     assert r.per_task["order"]["acc@1"] == 0 and r.per_task["order"]["mc_acc"] == 0.5
     assert r.per_task["overlap"]["acc@1"] == 1
@@ -143,21 +144,20 @@ class BrokenEmbedding(evalkit.EmbeddingFake):
 
 
 def test_embedding_hook_saved_and_failure_only_warns(bench, capsys):
-    from rich.console import Console
 
     from reasonaudio.bench.embeddings import load_projection_data
     from reasonaudio.bench.results import embeddings_path
 
-    evaluate_retrievers(bench, [evalkit.EmbeddingFake(bench)], show_progress=False)
+    evaluate_retrievers(bench, [evalkit.EmbeddingFake(bench)])
     items = load_projection_data(embeddings_path(bench, "embed-fake"))
     assert [p.task for p in items] == list(TASKS)
     assert items[0].query_id == "q-0000" and items[0].kinds.count("hard_negative") == 1
     assert items[0].clip_vectors.shape == (5, 16)
-    evaluate_retrievers(bench, [evalkit.BatchedEmbeddingFake(bench)], show_progress=False)
+    evaluate_retrievers(bench, [evalkit.BatchedEmbeddingFake(bench)])
     batched = load_projection_data(embeddings_path(bench, "batched-embed-fake"))
     assert all((a.query_vector == b.query_vector).all() for a, b in zip(items, batched))
-    res = evaluate_retrievers(bench, [BrokenEmbedding(bench)], show_progress=False,
-                              console=Console(stderr=True))
+    res = evaluate_retrievers(bench, [BrokenEmbedding(bench)],
+                              warn=lambda msg: print(msg, file=sys.stderr))
     assert res.runs["broken-embed"].overall["acc@1"] == 1.0
     assert "store unreachable" in capsys.readouterr().err
     assert not embeddings_path(bench, "broken-embed").exists()
@@ -165,13 +165,13 @@ def test_embedding_hook_saved_and_failure_only_warns(bench, capsys):
 
 def test_bad_arguments(bench):
     with pytest.raises(ReasonAudioError, match="depth"):
-        evaluate_retrievers(bench, [evalkit.OracleFake(bench)], depth=0, show_progress=False)
+        evaluate_retrievers(bench, [evalkit.OracleFake(bench)], depth=0)
     with pytest.raises(ReasonAudioError, match="no retriever"):
-        evaluate_retrievers(bench, [], show_progress=False)
+        evaluate_retrievers(bench, [])
 
 
 def test_depth_limits_the_run(bench):
-    evaluate_retrievers(bench, [evalkit.ConstantFake(bench)], depth=3, show_progress=False)
+    evaluate_retrievers(bench, [evalkit.ConstantFake(bench)], depth=3)
     run = read_trec(run_path(bench, "constant-fake"))
     assert all(len(h) == 3 for h in run.hits.values()) and len(run) == 6
 
@@ -184,7 +184,8 @@ def test_model_options_from_cli():
     from reasonaudio.bench.evaluate import model_options
 
     assert model_options(["/w/clap", "bge-m3=/w/bge"], "cpu") == (
-        {"device": "cpu", "model_path": "/w/clap"}, {"bge-m3": {"model_path": "/w/bge"}})
+        RetrieverOptions(device="cpu", model_path="/w/clap"),
+        {"bge-m3": RetrieverOptions(device="cpu", model_path="/w/bge")})
     with pytest.raises(ReasonAudioError, match="NAME=PATH"):
         model_options(["=/w"])
 
@@ -194,13 +195,14 @@ def test_retriever_options_reach_the_builder(bench, monkeypatch):
 
     seen = {}
 
-    def build(name, bench, store, **opts):
+    def build(name, bench, store, opts):
         seen[name] = opts
         return evalkit.ConstantFake(bench)
 
     for n in ("a", "b"):
         monkeypatch.setitem(registry._REGISTRY, n, registry.RetrieverSpec(n, build, "test"))
-    evaluate_retrievers(bench, ["a", "b"], options={"device": "cpu", "model_path": "/g"},
-                        retriever_options={"b": {"model_path": "/b"}}, show_progress=False)
-    assert seen["a"]["model_path"] == "/g" and seen["b"]["model_path"] == "/b"
-    assert seen["a"]["device"] == "cpu"
+    base = RetrieverOptions(device="cpu", model_path="/g")
+    evaluate_retrievers(bench, ["a", "b"], options=base,
+                        retriever_options={"b": base.merged(model_path="/b")})
+    assert seen["a"].model_path == "/g" and seen["b"].model_path == "/b"
+    assert seen["a"].device == "cpu"

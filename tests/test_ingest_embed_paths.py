@@ -10,7 +10,8 @@ from model_fixtures import copy_bench, stored_vectors, tiny_clap_path
 
 from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.errors import DataError, ModelError, StoreError
-from reasonaudio.ingest import embed
+from reasonaudio.ingest.embed.cache import EmbeddingCache
+from reasonaudio.ingest.embed.run import ingest_model
 from reasonaudio.store.open import open_store
 
 
@@ -23,7 +24,7 @@ def bench_copy(small_bench_dir, tmp_path, monkeypatch):
 def _ingest(bench, model, **kw):
     kw.setdefault("progress", False)
     with open_store(bench.root) as store:
-        return embed.ingest_model(bench, store, model, **kw)
+        return ingest_model(bench, store, model, **kw)
 
 
 def test_cache_serves_a_second_store_and_limit_grows_without_recompute(bench_copy, tmp_path):
@@ -84,16 +85,16 @@ def test_yamnet_ingest_vectors(bench_copy):
 
 
 def test_cache_file_refuses_another_identity(tmp_path):
-    cache = embed.EmbeddingCache("m", {"model": "m", "revision": "a"}, tmp_path)
+    cache = EmbeddingCache("m", {"model": "m", "revision": "a"}, tmp_path)
     cache.put("k", np.arange(3, dtype=np.float32))
     cache.close()
-    again = embed.EmbeddingCache("m", {"model": "m", "revision": "a"}, tmp_path)
+    again = EmbeddingCache("m", {"model": "m", "revision": "a"}, tmp_path)
     assert np.array_equal(again.get("k"), np.arange(3, dtype=np.float32)) and again.hits == 1
     assert again.get("missing") is None and again.misses == 1
     again.close()
-    other = embed.EmbeddingCache("m", {"model": "m", "revision": "b"}, tmp_path)
+    other = EmbeddingCache("m", {"model": "m", "revision": "b"}, tmp_path)
     assert other.path != again.path and other.get("k") is None
     other.close()
-    off = embed.EmbeddingCache("m", {"model": "m"}, tmp_path, enabled=False)
+    off = EmbeddingCache("m", {"model": "m"}, tmp_path, enabled=False)
     off.put("k", np.zeros(2))
     assert off.get("k") is None

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 
-from rich.console import Console
 from typer.testing import CliRunner
 
-import reasonaudio.ingest.atoms.fetch.fetch as fetch_mod
+from reasonaudio import mainjob
 from reasonaudio.cli import app
 from reasonaudio.errors import ReasonAudioError
 from reasonaudio.mainjob import resolve_atoms
@@ -17,14 +16,14 @@ def test_auto_falls_back_to_synthetic_when_the_real_bank_cannot_be_fetched(monke
     def no_network(*args, **kwargs):
         raise ReasonAudioError("apt-get download failed: no network")
 
-    monkeypatch.setattr(fetch_mod, "published_bank", lambda dest=None: None)
-    monkeypatch.setattr(fetch_mod, "fetch_packages", no_network)
-    console = Console(record=True, width=200)
-    assert resolve_atoms("auto", console) == "synthetic"
-    said = console.export_text()
+    monkeypatch.setattr(mainjob, "published_bank", lambda dest=None: None)
+    monkeypatch.setattr(mainjob, "fetch_packages", no_network)
+    lines: list[str] = []
+    assert resolve_atoms("auto", lines.append, lines.append) == "synthetic"
+    said = "\n".join(lines)
     assert "no network" in said and "using the synthetic bank" in said
-    assert resolve_atoms("synthetic", console) == "synthetic"
-    assert resolve_atoms(str(tmp_path), console) == str(tmp_path)
+    assert resolve_atoms("synthetic", lines.append, lines.append) == "synthetic"
+    assert resolve_atoms(str(tmp_path), lines.append, lines.append) == str(tmp_path)
 
 
 def test_demo_runs_end_to_end_and_reruns(tmp_path):

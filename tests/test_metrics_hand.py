@@ -1,4 +1,4 @@
-"""Every metric against values computed by hand (DESIGN 6 definitions, docstring of metrics.py)."""
+"""Every metric against values computed by hand (docs/evaluation.md definitions, docstring of metrics.py)."""
 
 from __future__ import annotations
 

@@ -67,7 +67,7 @@ def test_registry_families_are_one_record(bench):
         def search(self, text, k):
             return []
 
-    spec = register(RetrieverSpec("echo-test:", lambda name, bench, store, **o: Echo(name),
+    spec = register(RetrieverSpec("echo-test:", lambda name, bench, store, options: Echo(name),
                                   "test family", family=True, example="echo-test:a"),
                     replace=True)
     assert spec_for("echo-test:whatever") is spec

@@ -16,6 +16,7 @@ from store_helpers import write_fake_benchmark
 
 from reasonaudio.constraints.judge import ClipIndex
 from reasonaudio.dataset.benchmark import load_benchmark
+from reasonaudio.retrievers.base import RetrieverOptions
 from reasonaudio.retrievers.registry import get_retriever
 
 SERVER_URL = os.environ.get("REASONAUDIO_TEST_QDRANT_URL")
@@ -39,8 +40,8 @@ def random_trees(tmp_path_factory):
 
 def _oracle(bench, backend):
     url = SERVER_URL if backend == "server" else None
-    return get_retriever("oracle", bench, backend=backend if not url else None, url=url,
-                         auto_ingest=True)
+    return get_retriever("oracle", bench, RetrieverOptions(auto_ingest=True),
+                         backend=backend if not url else None, url=url)
 
 
 def _judge(bench):

@@ -1,4 +1,4 @@
-"""DESIGN 3 phrasings and free text read into the expected logic; bad input fails clearly."""
+"""docs/benchmark.md phrasings and free text read into the expected logic; bad input fails clearly."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def A(*args):
 
 
 CASES = [
-    # DESIGN 3 and the paper
+    # docs/benchmark.md and the paper
     ("contains rain and thunder, but does not contain siren", A(Has(RAIN), Has(THUNDER), Not(Has(SIREN)))),
     ("rain happens first, followed by thunder", Before(RAIN, THUNDER)),
     ("thunder occurs after rain", Before(RAIN, THUNDER)),

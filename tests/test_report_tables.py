@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
+import evalkit
 import numpy as np
 import pytest
 from rich.console import Console
 
-import evalkit
 from reasonaudio.bench.compare import compare
 from reasonaudio.bench.evaluate import evaluate_retrievers
 from reasonaudio.bench.plots import plot_metrics_by_task, plot_report, project_2d
-from reasonaudio.bench.report import compare_table, eval_table, mc_table, print_eval_tables
 from reasonaudio.bench.results import Results, RetrieverResult
 from reasonaudio.errors import DataError
+from reasonaudio.views.results import compare_table, eval_table, mc_table, print_eval_tables
 
 
 def text_of(renderable, width=200) -> str:
@@ -25,7 +25,7 @@ def text_of(renderable, width=200) -> str:
 def results(tmp_path_factory):
     bench = evalkit.write_bench(tmp_path_factory.mktemp("rep") / "bench")
     res = evaluate_retrievers(bench, [evalkit.OracleFake(bench), evalkit.ConstantFake(bench),
-                                      evalkit.EmbeddingFake(bench)], show_progress=False)
+                                      evalkit.EmbeddingFake(bench)])
     return bench, res
 
 

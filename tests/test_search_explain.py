@@ -5,7 +5,7 @@ from __future__ import annotations
 from reasonaudio.constraints.logic import And, Before, Has, Lasts, Not
 from reasonaudio.dataset.clip import Clip, Event
 from reasonaudio.retrievers.base import Hit
-from reasonaudio.retrievers.explain import bar, bar_width, checks, search_json, timeline
+from reasonaudio.views.search import bar, bar_width, checks, search_json, timeline
 
 
 def _clip():

@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from reasonaudio.bench.results import embeddings_path
+from reasonaudio.constraints.judge import hard_negatives
 from reasonaudio.dataset.benchmark import TASKS, Benchmark
 from reasonaudio.fileio import atomic_file
 
@@ -70,8 +72,6 @@ class ProjectionQuery:
 
 
 def collect(bench: Benchmark, retriever: Any) -> list[ProjectionQuery]:
-    from reasonaudio.bench.evaluate import hard_negatives
-
     hard = hard_negatives(bench)
     out = []
     for task in TASKS:
@@ -103,8 +103,6 @@ def collect(bench: Benchmark, retriever: Any) -> list[ProjectionQuery]:
 
 
 def save_projection_data(bench: Benchmark, retriever: Any, name: str) -> None:
-    from reasonaudio.bench.results import embeddings_path
-
     items = collect(bench, retriever)
     if not items:
         return

@@ -1,4 +1,4 @@
-"""Retrieval metrics of DESIGN 6, per query, per task and overall.
+"""Retrieval metrics of docs/evaluation.md, per query, per task and overall.
 
 Exact definitions (``ranking`` is the run's list of clip ids for one query, best first; ``R`` the
 relevant clips from qrels; ``H`` the query's hard negatives; ranks start at 1; a clip absent from

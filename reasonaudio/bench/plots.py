@@ -21,6 +21,7 @@ from reasonaudio.bench.embeddings import ProjectionQuery, load_projection_data
 from reasonaudio.bench.metrics import LABELS
 from reasonaudio.bench.results import Results, embeddings_path, slug
 from reasonaudio.dataset.benchmark import TASKS, Benchmark
+from reasonaudio.errors import ReasonAudioError
 from reasonaudio.fileio import atomic_file
 
 BAR_METRICS = ("acc@1", "ndcg@10", "mc_acc")
@@ -173,8 +174,6 @@ def plot_projection(name: str, items: Sequence[ProjectionQuery], out: Path,
 def plot_report(bench: Benchmark, results: Results, out: Path, method: str = "pca") -> list[Path]:
     """Every plot the saved results allow; projections only for embedding retrievers."""
     if method not in PROJECTIONS:
-        from reasonaudio.errors import ReasonAudioError
-
         raise ReasonAudioError(f"--projection must be one of {', '.join(PROJECTIONS)}, got {method!r}")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

@@ -1,163 +1,26 @@
-"""Rich tables for evaluation results and comparisons (the terminal side of ``bench report``).
-
-The best value in each column is bold, so the table reads at a glance.
-"""
+"""``bench report`` as a library call: saved results in, PNG plots out (the views print the tables)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from rich import box
-from rich.console import Console
-from rich.table import Table
-
-from reasonaudio.bench.compare import OVERALL, Comparison
-from reasonaudio.bench.metrics import LABELS, METRICS
-from reasonaudio.bench.results import Results, RetrieverResult
-from reasonaudio.bench.significance import ALPHA
-from reasonaudio.dataset.benchmark import TASKS, Benchmark
+from reasonaudio.bench.plots import PROJECTIONS, plot_report
+from reasonaudio.bench.results import Results, load_results, results_dir
+from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import write_json
 
-_COMPACT = dict(box=box.SIMPLE_HEAD, pad_edge=False)
-"""Tables without vertical rules, so seven columns of numbers fit an 80-column terminal."""
 
+@dataclass(frozen=True)
+class ReportOutcome:
+    results: Results
+    paths: list[Path]
 
-def ordered(results: Results) -> list[RetrieverResult]:
-    """Retrievers in the order they were evaluated (or loaded)."""
-    return list(results.runs.values())
-
-
-def _groups(rs: Sequence[RetrieverResult]) -> list[str]:
-    present = {t for r in rs for t in r.per_task}
-    return [t for t in TASKS if t in present] + [OVERALL]
-
-
-def _value(r: RetrieverResult, group: str, metric: str) -> float | None:
-    src = r.overall if group == OVERALL else r.per_task.get(group)
-    return None if src is None else src.get(metric)
-
-
-def _fmt(v: float | None, best: bool = False) -> str:
-    if v is None:
-        return "-"
-    s = f"{v:.3f}"
-    return f"[bold]{s}[/]" if best else s
-
-
-def _best(rs: Sequence[RetrieverResult], group: str, metric: str) -> float | None:
-    vals = [v for r in rs if (v := _value(r, group, metric)) is not None]
-    return max(vals) if vals and len(rs) > 1 else None
-
-
-def eval_table(results: Results) -> Table:
-    """Rows: retrievers; columns: tasks and overall; cells: ``Acc@1 / nDCG@10``."""
-    rs = ordered(results)
-    groups = _groups(rs)
-    n = rs[0].counts if rs else {}
-    table = Table(title="Retrieval: Acc@1 / nDCG@10 (per task, macro mean over queries)",
-                  title_justify="left", **_COMPACT)
-    table.add_column("retriever", style="cyan", no_wrap=True)
-    for g in groups:
-        table.add_column(f"{g}\n(n={n.get(g, 0)})", justify="center", min_width=len(g),
-                         style="bold" if g == OVERALL else None)
-    for r in rs:
-        cells = []
-        for g in groups:
-            a, d = _value(r, g, "acc@1"), _value(r, g, "ndcg@10")
-            cells.append(f"{_fmt(a, a == _best(rs, g, 'acc@1'))} / "
-                         f"{_fmt(d, d == _best(rs, g, 'ndcg@10'))}")
-        table.add_row(r.name, *cells)
-    return table
-
-
-def mc_table(results: Results) -> Table:
-    """Rows: retrievers; columns: tasks and overall; cells: multiple-choice accuracy."""
-    rs = ordered(results)
-    groups = _groups(rs)
-    table = Table(title="Multiple choice: positive vs hard negative (chance 0.5, ties count half)",
-                  title_justify="left", **_COMPACT)
-    table.add_column("retriever", style="cyan", no_wrap=True)
-    for g in groups:
-        table.add_column(g, justify="right")
-    for r in rs:
-        table.add_row(r.name, *[_fmt(v, v == _best(rs, g, "mc_acc"))
-                                for g in groups for v in [_value(r, g, "mc_acc")]])
-    return table
-
-
-_SHORT = {**LABELS, "recall@10": "R@10", "mc_acc": "MC"}
-
-
-def detail_table(results: Results) -> Table:
-    """Rows: retrievers; columns: every metric overall; caption: search time per query."""
-    rs = ordered(results)
-    times = [f"{r.name} {r.timing['search_ms_per_query']:.1f}" for r in rs
-             if "search_ms_per_query" in r.timing]
-    table = Table(title="All metrics, overall (R@10 = Recall@10, MC = multiple choice)",
-                  title_justify="left",
-                  caption=("search ms per query: " + ", ".join(times)) if times else None,
-                  caption_justify="left", **_COMPACT)
-    table.add_column("retriever", style="cyan", no_wrap=True)
-    for m in METRICS:
-        table.add_column(_SHORT[m], justify="right", min_width=max(5, len(_SHORT[m])))
-    for r in rs:
-        table.add_row(r.name, *[_fmt(v, v == _best(rs, OVERALL, m))
-                                for m in METRICS for v in [_value(r, OVERALL, m)]])
-    return table
-
-
-def compare_table(c: Comparison) -> Table:
-    """One row per (task, metric): means of A and B, ``A - B`` and its two-sided p-value."""
-    table = Table(title=f"{c.a} (A) vs {c.b} (B): paired randomization test, "
-                        f"{c.n_permutations:,} permutations, seed {c.seed}, two-sided; "
-                        f"* = p < {ALPHA}", title_justify="left")
-    table.add_column("task", style="cyan", no_wrap=True)
-    table.add_column("metric", no_wrap=True)
-    table.add_column("n", justify="right")
-    table.add_column("A", justify="right")
-    table.add_column("B", justify="right")
-    table.add_column("A - B", justify="right", no_wrap=True)
-    table.add_column("p", justify="right")
-    for gi, g in enumerate(c.groups):
-        if gi:
-            table.add_section()
-        for mi, m in enumerate(c.metrics):
-            t = c.tests[(g, m)]
-            p = f"{t.p_value:.4f}" if t.p_value >= 1e-4 else f"{t.p_value:.1e}"
-            style = ("green" if t.diff > 0 else "red") if t.significant else "dim"
-            mark = "*" if t.significant else " "
-            table.add_row(g if mi == 0 else "", LABELS[m], str(t.n), f"{t.mean_a:.3f}",
-                          f"{t.mean_b:.3f}", f"[{style}]{t.diff:+.3f}{mark}[/]", p,
-                          style="bold" if g == OVERALL else None)
-    return table
-
-
-def print_eval_tables(console: Console, results: Results, detail: bool = True) -> None:
-    """The tables ``bench eval`` prints (and the main job): retrieval, multiple choice, details."""
-    if not results.runs:
-        console.print("no results to show")
-        return
-    console.print(eval_table(results))
-    console.print(mc_table(results))
-    if detail:
-        console.print(detail_table(results))
-
-
-def print_report(console: Console, results: Results) -> None:
-    """``bench report``: the saved results as tables, plus a note on stale or missing ones."""
-    d = results.data
-    console.print(f"[bold]benchmark[/] {d.get('path')}: {d.get('n_clips')} clips, "
-                  f"{d.get('n_queries')} queries, seed {d.get('seed')}")
-    print_eval_tables(console, results)
-    if results.stale:
-        console.print(f"[yellow]ignored stale results (another build of this benchmark):[/] "
-                      f"{', '.join(results.stale)}; run `bench eval` again")
-
-
-def print_comparison(console: Console, c: Comparison) -> None:
-    console.print(compare_table(c))
+    @property
+    def has_projection(self) -> bool:
+        return any(p.name.startswith("projection_") for p in self.paths)
 
 
 def write_results_json(path: Path, results: Results) -> None:
@@ -165,12 +28,9 @@ def write_results_json(path: Path, results: Results) -> None:
     write_json(path, results.to_json(per_query=True))
 
 
-def run_report(console: Console, bench: Benchmark, out: Path | None = None,
-               names: Sequence[str] | None = None, projection: str = "pca") -> list[Path]:
-    """``bench report``: tables and PNG plots from saved results; returns the PNG paths."""
-    from reasonaudio.bench.plots import PROJECTIONS, plot_report
-    from reasonaudio.bench.results import load_results, results_dir
-
+def run_report(bench: Benchmark, out: Path | None = None, names: Sequence[str] | None = None,
+               projection: str = "pca") -> ReportOutcome:
+    """Plots from saved results (no recomputation); the results and the PNG paths come back."""
     if projection not in PROJECTIONS:
         raise DataError(f"--projection must be one of {', '.join(PROJECTIONS)}, got {projection!r}")
     results = load_results(bench, names)
@@ -183,11 +43,5 @@ def run_report(console: Console, bench: Benchmark, out: Path | None = None,
         hint = f" ({len(results.stale)} stale)" if results.stale else ""
         raise DataError(f"{results_dir(bench)}: no saved results for this benchmark{hint}; "
                         f"run `bench eval --data {bench.root} --retriever NAME` first")
-    print_report(console, results)
     out = Path(out) if out is not None else results_dir(bench) / "plots"
-    paths = plot_report(bench, results, out, projection)
-    if not any(p.name.startswith("projection_") for p in paths):
-        console.print("no embedding retriever among the results: projection plot skipped")
-    for p in paths:
-        console.print(f"wrote {p}")
-    return paths
+    return ReportOutcome(results, plot_report(bench, results, out, projection))

@@ -13,6 +13,7 @@ import numpy as np
 
 from reasonaudio.constraints.logic import And, Before, Has, Lasts, Node, Not, Or, Overlap, labels
 from reasonaudio.constraints.semantics import OVERLAP_MIN_MS, duration_tolerance_ms, to_ms
+from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.dataset.clip import Clip
 
 
@@ -78,8 +79,24 @@ class ClipIndex:
         return out
 
     def hard_negatives(self, node: Node) -> np.ndarray:
-        """DESIGN 3: clips with every mentioned label that are not relevant."""
+        """docs/benchmark.md: clips with every mentioned label that are not relevant."""
         return self.contains_all(node) & ~self.relevant(node)
 
     def ids(self, mask: np.ndarray) -> list[str]:
         return [self.clip_ids[i] for i in np.flatnonzero(mask)]
+
+
+def benchmark_index(bench: Benchmark) -> ClipIndex:
+    """The vectorised judge over a benchmark's corpus (built once, shared by stats and evaluation)."""
+    return bench.derived("clip_index", lambda: ClipIndex(bench.clips))
+
+
+def hard_negatives(bench: Benchmark) -> dict[str, frozenset[str]]:
+    """Query id -> its hard negatives: clips with every label the query mentions, not relevant
+    (qrels are removed too, so a hard negative is never counted as relevant)."""
+    def make() -> dict[str, frozenset[str]]:
+        index = benchmark_index(bench)
+        return {q.id: frozenset(index.ids(index.hard_negatives(q.logic))) - bench.qrels.get(q.id, set())
+                for q in bench.queries}
+
+    return bench.derived("hard_negatives", make)

@@ -1,4 +1,4 @@
-"""Query logic as data: the AST of DESIGN 3 and its JSON form.
+"""Query logic as data: the AST of docs/benchmark.md and its JSON form.
 
 Nodes are frozen dataclasses so they hash, compare and can be used as dict keys; JSON is the
 interchange format in ``queries.jsonl`` and ``bench parse --json``.
@@ -58,7 +58,7 @@ OPS = ("has", "before", "overlap", "lasts", "not", "and", "or")
 
 
 def to_json(node: Node) -> dict[str, Any]:
-    """The DESIGN 3 JSON object for ``node`` (keys in a fixed order, so dumps are stable)."""
+    """The docs/benchmark.md JSON object for ``node`` (keys in a fixed order, so dumps are stable)."""
     if isinstance(node, Has):
         return {"op": "has", "label": node.label}
     if isinstance(node, Before):
@@ -86,7 +86,7 @@ def _label(obj: dict, key: str, where: str) -> str:
 
 
 def from_json(obj: Any, where: str = "logic") -> Node:
-    """Parse and validate a DESIGN 3 logic object; errors name the path of the bad field."""
+    """Parse and validate a docs/benchmark.md logic object; errors name the path of the bad field."""
     if not isinstance(obj, dict):
         raise LogicError(f"{where}: expected an object with an 'op' field, got {obj!r}")
     op = obj.get("op")

@@ -1,4 +1,4 @@
-"""Query text -> logic (DESIGN 3) over a bank's vocabulary: the front half of the oracle.
+"""Query text -> logic over a bank's vocabulary: the front half of the oracle.
 
 How a query is read (docs/query-language.md has the user's version):
 

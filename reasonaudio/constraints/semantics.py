@@ -1,4 +1,4 @@
-"""The judge's semantics (DESIGN 3), in one place, evaluated clip by clip.
+"""The judge's semantics (docs/benchmark.md), in one place, evaluated clip by clip.
 
 Times in clip metadata are seconds rounded to milliseconds. Every comparison here is done on
 integer milliseconds, so the 0.5 s overlap threshold and the duration tolerances are exact and

@@ -3,7 +3,7 @@
 Each task has several templates so a retriever cannot learn one fixed wording. Every template is
 read back by :mod:`reasonaudio.constraints.parser` to exactly its logic (tests check this for
 every template over random labels), so the oracle retriever sees the same constraints the judge
-used. The generator's logic shapes are fixed (DESIGN 3 and ``reasonaudio.ingest.plant``):
+used. The generator's logic shapes are fixed (docs/benchmark.md and ``reasonaudio.ingest.plant``):
 
 | shape | logic |
 |---|---|
@@ -27,7 +27,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from reasonaudio.constraints.logic import And, Before, Has, Lasts, Node, Not, Overlap
+from reasonaudio.constraints.logic import And, Before, Has, Lasts, Node, Not, Overlap, describe
 
 TASK_SHAPES: dict[str, tuple[str, ...]] = {
     "negation": ("negation",),
@@ -157,7 +157,6 @@ def match_shape(logic: Node) -> tuple[str, dict[str, Any]]:
     And-arguments may come in any order; overlap pairs in either order.
     """
     def fail() -> ValueError:
-        from reasonaudio.constraints.logic import describe
         return ValueError(f"logic {describe(logic)} is not one of the generator's query shapes")
 
     if isinstance(logic, Before):

@@ -1,4 +1,4 @@
-"""Reading a benchmark directory (BEIR layout, DESIGN 3) into typed objects.
+"""Reading a benchmark directory (BEIR layout, docs/benchmark.md) into typed objects.
 
 Every consumer (search, ingest, eval) goes through :func:`load_benchmark`, so a half-written or
 hand-edited directory fails here with the file and field named, not deep inside a retriever.
@@ -9,16 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Callable, TypeVar
 
 from reasonaudio.constraints.logic import Node, from_json, to_json
 from reasonaudio.dataset.atom import Atom
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import read_json, read_jsonl, sha256_file
-
-if TYPE_CHECKING:
-    from reasonaudio.constraints.judge import ClipIndex
 
 TASKS = ("negation", "order", "overlap", "duration", "mix")
 
@@ -30,6 +27,8 @@ ATOMS = "atoms.jsonl"
 MANIFEST = "manifest.json"
 BENCHMARK_FILES = (CORPUS, QUERIES, QRELS, CHOICES, ATOMS)
 QRELS_HEADER = "query-id\tcorpus-id\tscore"
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -110,6 +109,14 @@ class Benchmark:
             raise DataError(f"{self.root}: no {MANIFEST}; not a complete benchmark directory "
                             "(an interrupted build, or not built by `bench build`)")
         self.manifest: dict[str, Any] = read_json(manifest_path)
+        self._derived: dict[str, Any] = {}
+
+    def derived(self, key: str, make: Callable[[], T]) -> T:
+        """A value computed from this benchmark once and kept with it (the judge's index, the
+        hard negatives): the layers above own the computation, the benchmark owns the cache."""
+        if key not in self._derived:
+            self._derived[key] = make()
+        return self._derived[key]
 
     @cached_property
     def clips(self) -> list[Clip]:
@@ -119,13 +126,6 @@ class Benchmark:
         if len(set(ids)) != len(ids):
             raise DataError(f"{path}: duplicate clip ids")
         return clips
-
-    @cached_property
-    def clip_index(self) -> "ClipIndex":
-        """The vectorised judge over this corpus (built once, shared by stats and evaluation)."""
-        from reasonaudio.constraints.judge import ClipIndex
-
-        return ClipIndex(self.clips)
 
     @cached_property
     def clip_by_id(self) -> dict[str, Clip]:
@@ -190,7 +190,7 @@ class Benchmark:
         for name in BENCHMARK_FILES:
             path = self.root / name
             if not path.is_file():
-                raise DataError(f"{path}: file listed in DESIGN 3 is missing")
+                raise DataError(f"{path}: missing; a benchmark directory holds {', '.join(BENCHMARK_FILES)}")
             want = files.get(name, {}).get("sha256")
             if want and sha256_file(path) != want:
                 raise DataError(f"{path}: sha256 differs from {MANIFEST}; the file was changed after the build")

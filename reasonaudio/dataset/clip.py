@@ -89,7 +89,7 @@ class Clip:
 
 
 def validate_clip(clip: Clip, where: str = "corpus") -> None:
-    """DESIGN 3 invariants: times in range, one event per label, mode consistent with times."""
+    """docs/benchmark.md invariants: times in range, one event per label, mode consistent with times."""
     seen: set[str] = set()
     for e in clip.events:
         if e.label in seen:

@@ -16,6 +16,7 @@ from typing import Any
 from reasonaudio.constraints.judge import ClipIndex
 from reasonaudio.constraints.logic import to_json
 from reasonaudio.constraints.semantics import holds, intervals
+from reasonaudio.constraints.templates import render_query
 from reasonaudio.dataset.benchmark import ATOMS, CHOICES, CORPUS, MANIFEST, QRELS, QUERIES, TASKS, write_qrels
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.errors import DataError
@@ -24,6 +25,8 @@ from reasonaudio.ingest.atoms.bank import AtomBank
 from reasonaudio.ingest.atoms.registry import open_bank
 from reasonaudio.ingest.compose import ComposeParams, Composer, check_margins, clip_mode
 from reasonaudio.ingest.plant import PlantedQuery, QueryPlanter
+from reasonaudio.ingest.render import RenderParams, write_clip_audio
+from reasonaudio.progress import Progress
 from reasonaudio.provenance import versions
 
 FORMAT_VERSION = 1
@@ -108,8 +111,6 @@ def _plant(planter: QueryPlanter, task: str, seen: set[str], counts: dict[str, i
 
 def compose_benchmark(params: BuildParams, bank: AtomBank) -> BuildResult:
     """Everything but the files: clips, queries, qrels, choices (pure, seeded)."""
-    from reasonaudio.constraints.templates import render_query
-
     _validate(params, bank)
     rng = random.Random(f"reasonaudio-build-{params.seed}")
     composer = Composer(bank, params.compose, rng)
@@ -177,8 +178,10 @@ def compose_benchmark(params: BuildParams, bank: AtomBank) -> BuildResult:
     return BuildResult(clips, queries, qrels, choices, dict(sorted(composer.adjustments.items())))
 
 
-def build_benchmark(out: Path | str, params: BuildParams, overwrite: bool = False) -> dict[str, Any]:
-    """Compose and write a benchmark directory atomically; returns the manifest."""
+def build_benchmark(out: Path | str, params: BuildParams, overwrite: bool = False,
+                    progress: Progress | None = None) -> dict[str, Any]:
+    """Compose and write a benchmark directory atomically; returns the manifest. Silent;
+    ``progress`` hears about the audio rendering (``--audio``), the one long step."""
     out = Path(out)
     if out.exists() and not overwrite:
         raise DataError(f"{out}: already exists (pass --force to replace it)")
@@ -194,16 +197,12 @@ def build_benchmark(out: Path | str, params: BuildParams, overwrite: bool = Fals
         write_jsonl(tmp / ATOMS, (a.to_json() for a in bank.atoms))
         manifest = _manifest(params, bank, result, tmp)
         if params.audio:
-            from reasonaudio.ingest.render import RenderParams, write_clip_audio
-
-            write_clip_audio(tmp / "audio", result.clips, bank, params.audio, RenderParams())
+            write_clip_audio(tmp / "audio", result.clips, bank, params.audio, RenderParams(), progress)
         write_json(tmp / MANIFEST, manifest)
     return manifest
 
 
 def _manifest(params: BuildParams, bank: AtomBank, result: BuildResult, root: Path) -> dict[str, Any]:
-    from reasonaudio.ingest.render import RenderParams
-
     modes = {m: sum(c.mode == m for c in result.clips) for m in ("sequential", "overlap")}
     tasks = {t: sum(q["task"] == t for q in result.queries) for t in TASKS}
     files = {}

@@ -38,6 +38,7 @@ from reasonaudio.errors import DataError
 from reasonaudio.fileio import atomic_file
 from reasonaudio.ingest.atoms.bank import AtomBank
 from reasonaudio.ingest.atoms.registry import open_bank
+from reasonaudio.progress import Progress, silent_progress
 
 log = logging.getLogger("reasonaudio.render")
 
@@ -272,7 +273,7 @@ def render_clip_to_file(bench: Any, clip_id: str, out: Path, bank_spec: str | No
 
 
 def write_clip_audio(dest_dir: Path, clips: Iterable[Clip], bank: AtomBank, fmt: str,
-                     params: RenderParams = RenderParams(), progress: bool = True) -> dict[str, Any]:
+                     params: RenderParams = RenderParams(), progress: Progress | None = None) -> dict[str, Any]:
     """Write ``<clip_id>.<fmt>`` (16-bit PCM) for every clip; returns counts and timing."""
     if fmt not in FORMATS:
         raise DataError(f"audio format must be one of {sorted(FORMATS)}, got {fmt!r}")
@@ -282,15 +283,12 @@ def write_clip_audio(dest_dir: Path, clips: Iterable[Clip], bank: AtomBank, fmt:
     renderer = Renderer(bank, params)
     t0 = time.perf_counter()
     seconds = 0.0
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-    with Progress(TextColumn("rendering audio"), BarColumn(), MofNCompleteColumn(),
-                  TimeRemainingColumn(), disable=not progress, transient=True) as bar:
-        task = bar.add_task("render", total=len(clips))
-        for clip in clips:
-            write_audio(dest_dir / f"{clip.id}.{fmt}", renderer.render(clip), clip.sample_rate)
-            seconds += clip.duration
-            bar.advance(task)
+    report = progress or silent_progress
+    report("rendering audio", 0, len(clips))
+    for n, clip in enumerate(clips, 1):
+        write_audio(dest_dir / f"{clip.id}.{fmt}", renderer.render(clip), clip.sample_rate)
+        seconds += clip.duration
+        report("rendering audio", n, len(clips))
     wall = time.perf_counter() - t0
     return {"files": len(clips), "audio_seconds": round(seconds, 3), "wall_seconds": round(wall, 3),
             "adjustments": dict(sorted(renderer.adjustments.items()))}

@@ -8,15 +8,16 @@ window policy): it keys the embedding cache and is stored with the collection.
 from __future__ import annotations
 
 import abc
-import os
 from typing import Any, Hashable, Sequence
 
 import numpy as np
 
 from reasonaudio.errors import ModelError
 from reasonaudio.models.batching import FixedBatcher, run_all
-from reasonaudio.models.registry import ModelRecord
+from reasonaudio.models.hub import resolve_weights
+from reasonaudio.models.record import ModelRecord
 from reasonaudio.models.windowing import l2_normalise
+from reasonaudio.runtime import set_torch_threads as _set_torch_threads
 
 
 class Embedder(abc.ABC):
@@ -34,8 +35,6 @@ class Embedder(abc.ABC):
     def _hub_weights(self, record: ModelRecord, model_path: str | None, device: str) -> Any:
         """The start every hub-backed embedder shares: record, checked device, the exact weights
         (``--model-path`` or the local hub cache; a one-line error otherwise), torch threads."""
-        from reasonaudio.models.hub import resolve_weights
-
         self.record = record
         self.device = torch_device(device)
         weights = resolve_weights(record.name, record.hub_id, record.revision, model_path)
@@ -132,10 +131,6 @@ def quiet_hub_progress() -> None:
 
 
 def set_torch_threads() -> None:
-    """Use every core for intra-op work, once (torch's default can be lower inside containers)."""
-    import torch
-
+    """Quiet hub progress bars and apply the project's torch thread policy (:mod:`reasonaudio.runtime`)."""
     quiet_hub_progress()
-    want = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    if torch.get_num_threads() != want:
-        torch.set_num_threads(want)
+    _set_torch_threads()

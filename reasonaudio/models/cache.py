@@ -1,7 +1,7 @@
 """Where models keep derived files on disk, and safe extraction of bundled archives.
 
 One cache root for the whole package (``REASONAUDIO_CACHE`` or the XDG cache), so a user can
-find and delete everything the models wrote. Archive extraction follows DESIGN 7: entries that
+find and delete everything the models wrote. Archive extraction follows docs/real-atoms.md: entries that
 would escape the destination (absolute paths, ``..``, links) are refused, sizes are capped, and
 the result appears in one rename, so an interrupted extraction never looks complete.
 """

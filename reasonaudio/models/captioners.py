@@ -22,6 +22,8 @@ import numpy as np
 
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.errors import ModelError
+from reasonaudio.models import yamnet
+from reasonaudio.models.registry import load_model
 
 CAPTION_GRAMMAR = "v1: '<label> for N seconds', ', then ' between blocks, ' while ' inside a block"
 
@@ -124,6 +126,8 @@ class Captioner:
 
     name = "captioner"
     needs_audio = False
+    model: str | None = None
+    """the registry model it runs (None: it reads metadata only)"""
 
     def identity(self) -> dict[str, Any]:
         return {"captioner": self.name, "grammar": CAPTION_GRAMMAR}
@@ -141,10 +145,9 @@ class YamnetCaptioner(Captioner):
 
     name = "yamnet-caption"
     needs_audio = True
+    model = "yamnet"
 
     def __init__(self, params: YamnetCaptionParams = YamnetCaptionParams()) -> None:
-        from reasonaudio.models.registry import load_model
-
         self.params = params
         self.tagger = load_model("yamnet")
 
@@ -152,8 +155,6 @@ class YamnetCaptioner(Captioner):
         return {**super().identity(), "tagger": self.tagger.identity(), "params": self.params.to_json()}
 
     def caption_from_rows(self, rows: np.ndarray) -> str:
-        from reasonaudio.models import yamnet
-
         frames = self.tagger.frames(rows)
         segments = frames_to_segments(frames, self.tagger.tagger.class_names, yamnet.HOP_SECONDS,
                                       yamnet.PATCH_SECONDS, self.params)

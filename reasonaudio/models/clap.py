@@ -17,7 +17,7 @@ import numpy as np
 
 from reasonaudio.errors import ModelError
 from reasonaudio.models.base import Embedder, first_line
-from reasonaudio.models.registry import ModelRecord
+from reasonaudio.models.record import ModelRecord
 from reasonaudio.models.windowing import WindowPolicy
 
 TRUNCATION = "rand_trunc"

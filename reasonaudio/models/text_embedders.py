@@ -7,7 +7,6 @@ FlagEmbedding (optional extra ``bge``) and needs its weights cached or ``--model
 
 from __future__ import annotations
 
-import importlib.util
 import math
 from pathlib import Path
 from typing import Any, Hashable
@@ -16,23 +15,11 @@ import numpy as np
 
 from reasonaudio.errors import ModelError
 from reasonaudio.models.base import Embedder, first_line, set_torch_threads, torch_device
-from reasonaudio.models.hub import fingerprint
-from reasonaudio.models.registry import ModelRecord
+from reasonaudio.models.hub import fingerprint, packaged_model_dir
+from reasonaudio.models.record import ModelRecord
 
 TEXT_BUCKET = 16
 """texts are padded to a multiple of this many tokens (a fixed shape per length class)"""
-
-
-def packaged_model_dir(module: str) -> Path:
-    """``<installed module>/model``: a model folder shipped inside a PyPI package."""
-    spec = importlib.util.find_spec(module)
-    if spec is None or not spec.submodule_search_locations:
-        raise ModelError(f"the PyPI package providing {module!r} is not installed "
-                         f"(pip install {module.replace('_', '-')})")
-    folder = Path(list(spec.submodule_search_locations)[0]) / "model"
-    if not (folder / "config.json").is_file():
-        raise ModelError(f"{folder}: no config.json; the package {module!r} does not hold a model folder")
-    return folder
 
 
 class SentenceTransformerEmbedder(Embedder):

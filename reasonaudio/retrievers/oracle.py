@@ -15,6 +15,7 @@ from collections import OrderedDict
 from typing import Any, Sequence
 
 from reasonaudio.constraints.logic import Node
+from reasonaudio.constraints.parser import parse
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.retrievers.base import Hit, Retriever
 from reasonaudio.store.base import Store
@@ -48,8 +49,6 @@ class PayloadRetriever(Retriever):
 
     def parse(self, text: str) -> Node:
         """Query text -> logic over the benchmark's vocabulary (QueryParseError if it cannot)."""
-        from reasonaudio.constraints.parser import parse
-
         return self._parsed.get_or(text, lambda: parse(text, self.bench.labels))
 
     def describe(self) -> dict[str, Any]:

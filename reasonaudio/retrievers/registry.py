@@ -1,24 +1,34 @@
 """Every retriever by name: one plain record per name (or per name family, e.g. ``two-stage:``).
 
-Adding a retriever is one :func:`register` call with a :class:`RetrieverSpec` whose ``build``
-gets ``(name, bench, store, **opts)``; the registry opens the store (embedded by default, a
-server with ``url`` / ``QDRANT_URL``) so every retriever reaches Qdrant the same way.
-Builders import their heavy modules inside, so listing names stays cheap.
+Adding a retriever is one :class:`RetrieverSpec` in :data:`BUILT_IN` (or one :func:`register`
+call from outside the package) whose ``build(name, bench, store, options)`` gets typed
+:class:`~reasonaudio.retrievers.base.RetrieverOptions`. The registry opens the store (embedded by
+default, a server with ``url`` / ``QDRANT_URL``) so every retriever reaches Qdrant the same way.
+Model-backed builders load their weights only when called, so listing names stays cheap.
 """
 
 from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Callable
 
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.errors import ReasonAudioError
-from reasonaudio.retrievers.base import Retriever
+from reasonaudio.models.names import EXAMPLE as TWO_STAGE_EXAMPLE
+from reasonaudio.models.names import TWO_STAGE
+from reasonaudio.models.registry import RECORDS
+from reasonaudio.retrievers.base import Retriever, RetrieverOptions
+from reasonaudio.retrievers.baselines import BagOfSoundsRetriever, RandomRetriever
+from reasonaudio.retrievers.oracle import OracleRetriever, PayloadRetriever
+from reasonaudio.retrievers.two_stage import build_two_stage
+from reasonaudio.retrievers.vector import build_vector
 from reasonaudio.store.base import Store
+from reasonaudio.store.collections import ensure_payload_collection
+from reasonaudio.store.open import open_store
 
-Builder = Callable[..., Retriever]
-"""``build(name, bench, store, **opts) -> Retriever``"""
+Builder = Callable[[str, Benchmark, Store, RetrieverOptions], Retriever]
+"""``build(name, bench, store, options) -> Retriever``"""
 
 
 @dataclass(frozen=True)
@@ -31,40 +41,45 @@ class RetrieverSpec:
     """True when the retriever cannot run without parsing the text (oracle, bag-of-sounds)"""
     family: bool = False
     example: str = ""
-    """for a family: a full name to show in listings, e.g. ``two-stage:minilm``"""
+    """for a family: a full name to show in listings, e.g. ``two-stage:oracle-caption+minilm``"""
 
 
 class UnknownRetriever(ReasonAudioError):
     """A retriever name nobody registered."""
 
 
-_REGISTRY: dict[str, RetrieverSpec] = {}
+def payload_builder(cls: type[PayloadRetriever]) -> Builder:
+    """Builder of a retriever over the ground-truth payload collection (loaded on demand)."""
+    def build(name: str, bench: Benchmark, store: Store, options: RetrieverOptions) -> Retriever:
+        collection = ensure_payload_collection(bench, store, auto=options.auto_ingest,
+                                               notify=options.notify)
+        return cls(bench, store, collection)
 
-PLUGINS: list[str] = ["reasonaudio.retrievers.vector:register_all"]
-"""``module:function`` hooks that register more retrievers (the model-backed ones). Run once,
-on the first lookup, so importing the registry stays cheap."""
-_plugins_loaded = False
+    return build
 
 
-def _load_plugins() -> None:
-    global _plugins_loaded
-    if _plugins_loaded:
-        return
-    _plugins_loaded = True
-    import importlib
+BUILT_IN: tuple[RetrieverSpec, ...] = (
+    RetrieverSpec("oracle", payload_builder(OracleRetriever),
+                  "parse the text into logic, run it as a Qdrant payload filter (upper bound)",
+                  needs_logic=True),
+    RetrieverSpec("bag-of-sounds", payload_builder(BagOfSoundsRetriever),
+                  "ground-truth labels: count the mentioned sounds a clip contains (no reasoning)",
+                  needs_logic=True),
+    RetrieverSpec("random", payload_builder(RandomRetriever),
+                  "uniform scores seeded by benchmark seed + query text (chance level)"),
+    *(RetrieverSpec(r.name, build_vector, f"{r.description}: text tower -> cosine top-k over "
+                    f"`bench ingest --model {r.name}`")
+      for r in RECORDS if r.has_audio and r.has_text),
+    RetrieverSpec(TWO_STAGE, build_two_stage,
+                  "caption every clip (oracle-caption | yamnet-caption), embed captions and the "
+                  "query with a text model (minilm | bge-m3)", family=True, example=TWO_STAGE_EXAMPLE),
+)
 
-    for hook in PLUGINS:
-        module, func = hook.split(":")
-        try:
-            mod = importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name != module:  # the plugin exists but one of its imports is missing: a bug
-                raise
-            continue
-        getattr(mod, func)()
+_REGISTRY: dict[str, RetrieverSpec] = {s.name: s for s in BUILT_IN}
 
 
 def register(spec: RetrieverSpec, *, replace: bool = False) -> RetrieverSpec:
+    """Add a retriever from outside the package (a plugin, a test)."""
     if spec.family and not spec.name.endswith(":"):
         raise ValueError(f"family name {spec.name!r} must end with ':'")
     if spec.name in _REGISTRY and not replace:
@@ -75,13 +90,11 @@ def register(spec: RetrieverSpec, *, replace: bool = False) -> RetrieverSpec:
 
 def retriever_names() -> list[str]:
     """Registered names in registration order; families shown by their example (or ``prefix*``)."""
-    _load_plugins()
     return [(s.example or f"{s.name}*") if s.family else s.name for s in _REGISTRY.values()]
 
 
 def spec_for(name: str) -> RetrieverSpec:
     """The record for ``name`` (exact names first, then the longest matching family prefix)."""
-    _load_plugins()
     if name in _REGISTRY and not _REGISTRY[name].family:
         return _REGISTRY[name]
     families = [s for s in _REGISTRY.values() if s.family and name.startswith(s.name)]
@@ -93,41 +106,11 @@ def spec_for(name: str) -> RetrieverSpec:
     raise UnknownRetriever(f"unknown retriever {name!r}{hint} (known: {', '.join(known)})")
 
 
-def get_retriever(name: str, bench: Benchmark, *, backend: str | None = None,
-                  url: str | None = None, store: Store | None = None, **opts: Any) -> Retriever:
+def get_retriever(name: str, bench: Benchmark, options: RetrieverOptions | None = None, *,
+                  backend: str | None = None, url: str | None = None,
+                  store: Store | None = None) -> Retriever:
     """Build retriever ``name`` over ``bench``; opens the store unless one is passed."""
     spec = spec_for(name)
     if store is None:
-        from reasonaudio.store.open import open_store
-
         store = open_store(bench.root, backend, url)
-    return spec.build(name, bench, store, **opts)
-
-
-# --- built-in retrievers -----------------------------------------------------------------
-
-def _payload_builder(cls_path: str) -> Builder:
-    def build(name: str, bench: Benchmark, store: Store, *, auto_ingest: bool | None = None,
-              notify: Callable[[str], None] | None = None, **_: Any) -> Retriever:
-        import importlib
-
-        from reasonaudio.store.collections import ensure_payload_collection
-
-        module, cls = cls_path.rsplit(".", 1)
-        collection = ensure_payload_collection(bench, store, auto=auto_ingest, notify=notify)
-        return getattr(importlib.import_module(module), cls)(bench, store, collection)
-
-    return build
-
-
-register(RetrieverSpec(
-    "oracle", _payload_builder("reasonaudio.retrievers.oracle.OracleRetriever"),
-    "parse the text into logic, run it as a Qdrant payload filter (upper bound)",
-    needs_logic=True))
-register(RetrieverSpec(
-    "bag-of-sounds", _payload_builder("reasonaudio.retrievers.baselines.BagOfSoundsRetriever"),
-    "ground-truth labels: count the mentioned sounds a clip contains (no reasoning)",
-    needs_logic=True))
-register(RetrieverSpec(
-    "random", _payload_builder("reasonaudio.retrievers.baselines.RandomRetriever"),
-    "uniform scores seeded by benchmark seed + query text (chance level)"))
+    return spec.build(name, bench, store, options or RetrieverOptions())

@@ -10,11 +10,14 @@ can read order, overlap, duration and negation; the clip's caption sits in the p
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
 
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.errors import StoreError
-from reasonaudio.retrievers.vector import VectorRetriever
+from reasonaudio.models.names import parse_two_stage
+from reasonaudio.models.registry import load_model
+from reasonaudio.retrievers.base import RetrieverOptions
+from reasonaudio.retrievers.vector import VectorRetriever, ingest_hint
 from reasonaudio.store.base import Store, collection_name
 
 
@@ -35,21 +38,9 @@ class TwoStageRetriever(VectorRetriever):
         return {f.clip_id: str((f.payload or {}).get("caption", "")) for f in found}
 
 
-def build_two_stage(name: str, bench: Benchmark, store: Store, *, model_path: str | None = None,
-                    device: str = "cpu", batch_size: int | None = None, **_: Any) -> TwoStageRetriever:
-    from reasonaudio.errors import ModelError
-    from reasonaudio.ingest.embed import parse_two_stage
-    from reasonaudio.models.captioners import CAPTIONERS
-    from reasonaudio.models.registry import get_record, load_model
-
-    captioner, embedder_name = parse_two_stage(name)
-    if captioner not in CAPTIONERS:
-        raise ModelError(f"unknown captioner {captioner!r} in {name!r}; known: {', '.join(CAPTIONERS)}")
-    if not get_record(embedder_name).has_text:
-        raise ModelError(f"{name}: {embedder_name!r} has no text tower; use minilm or bge-m3")
-    embedder = load_model(embedder_name, model_path=model_path, device=device, batch_size=batch_size)
-    hint = f"bench ingest --data {bench.root} --model {name}"
-    if model_path:
-        hint += f" --model-path {model_path}"
+def build_two_stage(name: str, bench: Benchmark, store: Store, options: RetrieverOptions) -> TwoStageRetriever:
+    _, embedder_name = parse_two_stage(name)
+    embedder = load_model(embedder_name, model_path=options.model_path, device=options.device,
+                          batch_size=options.batch_size)
     return TwoStageRetriever(name, bench, store, embedder, collection=collection_name(name),
-                             ingest_hint=hint)
+                             ingest_hint=ingest_hint(bench, name, options))

@@ -16,38 +16,18 @@ from collections import OrderedDict
 from typing import Any, Sequence
 
 import numpy as np
+from qdrant_client.http import models
 
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.errors import StoreError
-from reasonaudio.retrievers.base import Hit, Retriever, rank
+from reasonaudio.models.registry import load_model
+from reasonaudio.retrievers.base import Hit, Retriever, RetrieverOptions, rank
 from reasonaudio.store.base import Store, collection_name
+from reasonaudio.store.collections import fetch_vectors, require_ready
 from reasonaudio.store.payload import point_id
 
 TIE_MARGIN = 16
 """extra hits fetched so ties at the k-th score are broken by clip id, not by the engine"""
-
-
-def fetch_vectors(store: Store, name: str, clip_ids: Sequence[str]) -> dict[str, np.ndarray]:
-    """Stored vectors of these clips (missing clips left out), on every backend."""
-    getter = getattr(store, "vectors", None)
-    if callable(getter):
-        return {k: np.asarray(v, dtype=np.float32) for k, v in getter(name, clip_ids).items()}
-    ids = [point_id(c) for c in clip_ids]
-    if store.backend == "edge":
-        import qdrant_edge as qe
-
-        records = store._shard(name).retrieve(  # type: ignore[attr-defined]
-            ids, with_payload=qe.PayloadSelector.Include(["clip_id"]), with_vector=True)
-    else:
-        records = store.client.retrieve(name, ids=ids, with_payload=["clip_id"],  # type: ignore[attr-defined]
-                                        with_vectors=True)
-    out = {}
-    for r in records:
-        vec = r.vector
-        if isinstance(vec, dict):  # a named default vector
-            vec = next(iter(vec.values()))
-        out[str(r.payload["clip_id"])] = np.asarray(vec, dtype=np.float32)
-    return out
 
 
 class VectorRetriever(Retriever):
@@ -55,8 +35,6 @@ class VectorRetriever(Retriever):
 
     def __init__(self, name: str, bench: Benchmark, store: Store, embedder: Any,
                  collection: str | None = None, ingest_hint: str = "") -> None:
-        from reasonaudio.store.collections import require_ready
-
         self.name = name
         self.bench = bench
         self.store = store
@@ -103,8 +81,6 @@ class VectorRetriever(Retriever):
         return rank([(f.clip_id, f.score) for f in found], k)
 
     def score(self, text: str, clip_ids: Sequence[str]) -> list[float]:
-        from qdrant_client.http import models
-
         if not clip_ids:
             return []
         flt = models.Filter(must=[models.HasIdCondition(has_id=[point_id(c) for c in clip_ids])])
@@ -119,36 +95,24 @@ class VectorRetriever(Retriever):
             raise StoreError(f"collection {self.collection!r} has no point for {missing[0]!r}")
         return np.stack([got[c] for c in clip_ids])
 
+    def close(self) -> None:
+        self._vectors.clear()
+        self._prepared.clear()
+        self.embedder = None
+
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "collection": self.collection, "model": self.embedder.identity(),
                 "ingest": {"revision": self.meta.revision, "pooling": self.meta.pooling},
                 "store": self.store.describe()}
 
 
-def build_vector(name: str, bench: Benchmark, store: Store, *, model_path: str | None = None,
-                 device: str = "cpu", batch_size: int | None = None, **_: Any) -> VectorRetriever:
-    from reasonaudio.models.registry import load_model
+def build_vector(name: str, bench: Benchmark, store: Store, options: RetrieverOptions) -> VectorRetriever:
+    embedder = load_model(name, model_path=options.model_path, device=options.device,
+                          batch_size=options.batch_size)
+    return VectorRetriever(name, bench, store, embedder, ingest_hint=ingest_hint(bench, name, options))
 
-    embedder = load_model(name, model_path=model_path, device=device, batch_size=batch_size)
+
+def ingest_hint(bench: Benchmark, name: str, options: RetrieverOptions) -> str:
+    """The command that makes the collection this retriever searches."""
     hint = f"bench ingest --data {bench.root} --model {name}"
-    if model_path:
-        hint += f" --model-path {model_path}"
-    return VectorRetriever(name, bench, store, embedder, ingest_hint=hint)
-
-
-def register_all() -> None:
-    """One retriever per registry model with both towers, and the ``two-stage:`` family."""
-    from reasonaudio.models.registry import RECORDS
-    from reasonaudio.retrievers.registry import _REGISTRY, RetrieverSpec, register
-    from reasonaudio.retrievers.two_stage import build_two_stage
-
-    for record in RECORDS:
-        if record.has_audio and record.has_text and record.name not in _REGISTRY:
-            register(RetrieverSpec(record.name, build_vector,
-                                   f"{record.description}: text tower -> cosine top-k over "
-                                   f"`bench ingest --model {record.name}`"))
-    if "two-stage:" not in _REGISTRY:
-        register(RetrieverSpec("two-stage:", build_two_stage,
-                               "caption every clip (oracle-caption | yamnet-caption), embed captions "
-                               "and the query with a text model (minilm | bge-m3)",
-                               family=True, example="two-stage:oracle-caption+minilm"))
+    return hint + (f" --model-path {options.model_path}" if options.model_path else "")

@@ -39,7 +39,7 @@ def collection_name(model: str) -> str:
 
 @dataclass(frozen=True)
 class CollectionMeta:
-    """What a collection records about how its points were made (DESIGN 4).
+    """What a collection records about how its points were made (docs/qdrant.md).
 
     ``state`` is ``loading`` from creation until every point is in, then ``complete``: an
     interrupted ingest leaves ``loading`` behind, which the next ingest detects and resumes.

@@ -13,6 +13,8 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
+import numpy as np
+
 from reasonaudio.dataset.benchmark import CORPUS, Benchmark
 from reasonaudio.errors import StoreError
 from reasonaudio.fileio import sha256_file
@@ -174,3 +176,8 @@ def ensure_payload_collection(bench: Benchmark, store: Store, *, auto: bool | No
                    f"({len(bench.clips)} clips; once per benchmark)")
         ingest_payload(bench, store, force=True)
     return PAYLOAD_COLLECTION
+
+
+def fetch_vectors(store: Store, name: str, clip_ids: Sequence[str]) -> dict[str, np.ndarray]:
+    """Stored vectors of these clips as float32 arrays (missing clips left out)."""
+    return {k: np.asarray(v, dtype=np.float32) for k, v in store.vectors(name, clip_ids).items()}

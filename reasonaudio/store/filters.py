@@ -1,4 +1,4 @@
-"""Query logic -> Qdrant payload filter (DESIGN 4), exact to the judge's semantics.
+"""Query logic -> Qdrant payload filter (docs/qdrant.md), exact to the judge's semantics.
 
 | logic | filter |
 |---|---|

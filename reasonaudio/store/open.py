@@ -46,6 +46,7 @@ def embedded_path(data_root: Path, backend: str) -> Path:
 def open_store(data_root: Path | str, backend: str | None = None, url: str | None = None) -> Store:
     """Open the store for a benchmark directory; the caller closes it (or uses ``with``)."""
     backend, url = resolve_backend(backend, url)
+    # Only the backend in use is imported: each loads its own native library or client stack.
     if backend == "edge":
         from reasonaudio.store.edge import EdgeStore
         return EdgeStore(embedded_path(Path(data_root), "edge"))

@@ -1,4 +1,4 @@
-"""A clip's Qdrant payload (DESIGN 4): its metadata plus fields precomputed for filtering.
+"""A clip's Qdrant payload (docs/qdrant.md): its metadata plus fields precomputed for filtering.
 
 A Qdrant condition compares one payload key with constants; it cannot compare two events of a
 clip. So every relation the logic can ask about is precomputed here, with the judge's own

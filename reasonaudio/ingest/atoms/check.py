@@ -16,15 +16,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-from rich.table import Table
 
+from reasonaudio.constraints.labels import UNSAFE_WORDS
 from reasonaudio.errors import DataError
 from reasonaudio.ingest.atoms.bank import AtomBank
+from reasonaudio.ingest.atoms.folder import FolderBank
+from reasonaudio.ingest.atoms.fsd50k import FSD50KBank
 from reasonaudio.ingest.atoms.registry import open_bank
-from reasonaudio.ingest.atoms.synthetic import UNSAFE_WORDS
+from reasonaudio.progress import Progress, silent_progress
 
 
 @dataclass
@@ -61,11 +60,7 @@ def _open_collecting(source: str, errors: list[str]) -> AtomBank:
     if spec == "synthetic" or spec.startswith("synthetic:"):
         return open_bank(spec)
     if spec.startswith("fsd50k:"):
-        from reasonaudio.ingest.atoms.fsd50k import FSD50KBank
-
         return FSD50KBank.from_path(spec.split(":", 1)[1], errors=errors)
-    from reasonaudio.ingest.atoms.folder import FolderBank
-
     return FolderBank.from_path(spec, errors=errors)
 
 
@@ -81,29 +76,26 @@ def _label_warnings(labels: tuple[str, ...]) -> list[str]:
     return out
 
 
-def check_bank(source: str, decode: bool = True, progress: bool = True,
-               console: Console | None = None) -> BankReport:
+def check_bank(source: str, decode: bool = True, progress: Progress | None = None) -> BankReport:
     """Open and validate the bank named by ``source`` (``synthetic``, ``PATH``, ``fsd50k:PATH``)."""
     errors: list[str] = []
     bank = _open_collecting(source, errors)
     bad_ids: set[str] = set()
     if decode:
-        with Progress(TextColumn("decoding atoms"), BarColumn(), MofNCompleteColumn(),
-                      TimeRemainingColumn(), console=console, disable=not progress,
-                      transient=True) as bar:
-            task = bar.add_task("decode", total=len(bank.atoms))
-            for atom in bank.atoms:
-                try:
-                    x, sr = bank.load(atom.atom_id)
-                    x = np.asarray(x)
-                    if x.size == 0 or sr <= 0:
-                        raise DataError(f"{atom.path}: decodes to no samples")
-                    if not np.all(np.isfinite(x)):
-                        raise DataError(f"{atom.path}: decodes to NaN or infinite samples")
-                except DataError as exc:
-                    errors.append(f"{atom.atom_id}: {exc}" if atom.atom_id not in str(exc) else str(exc))
-                    bad_ids.add(atom.atom_id)
-                bar.advance(task)
+        report = progress or silent_progress
+        report("decoding atoms", 0, len(bank.atoms))
+        for n, atom in enumerate(bank.atoms, 1):
+            try:
+                x, sr = bank.load(atom.atom_id)
+                x = np.asarray(x)
+                if x.size == 0 or sr <= 0:
+                    raise DataError(f"{atom.path}: decodes to no samples")
+                if not np.all(np.isfinite(x)):
+                    raise DataError(f"{atom.path}: decodes to NaN or infinite samples")
+            except DataError as exc:
+                errors.append(f"{atom.atom_id}: {exc}" if atom.atom_id not in str(exc) else str(exc))
+                bad_ids.add(atom.atom_id)
+            report("decoding atoms", n, len(bank.atoms))
     for atom in bank.atoms:
         if not (atom.duration > 0 and math.isfinite(atom.duration)) and atom.atom_id not in bad_ids:
             errors.append(f"{atom.path}: duration {atom.duration} s is not positive")
@@ -115,37 +107,3 @@ def check_bank(source: str, decode: bool = True, progress: bool = True,
         sample_rates=dict(sorted(Counter(a.sample_rate for a in bank.atoms).items())),
         licences=dict(Counter(a.license for a in bank.atoms).most_common()),
         decoded=decode, errors=errors, warnings=_label_warnings(bank.labels))
-
-
-def print_bank_report(console: Console, report: BankReport, err_console: Console | None = None) -> None:
-    """The summary table; warnings and one error line per bad file (to ``err_console``)."""
-    d = report.description
-    table = Table(title=f"atom bank: {escape(report.source)}", show_header=False, title_justify="left")
-    table.add_column("field", style="bold")
-    table.add_column("value")
-    table.add_row("kind", str(d.get("kind", report.bank.kind)))
-    table.add_row("classes", str(report.n_classes))
-    table.add_row("files", str(report.n_files))
-    lo, med, hi = report.durations
-    table.add_row("duration (s)", f"min {lo:.2f} · median {med:.2f} · max {hi:.2f}")
-    table.add_row("sample rates", ", ".join(f"{sr} Hz ×{n}" for sr, n in report.sample_rates.items()))
-    table.add_row("licences", escape(", ".join(f"{lic} ×{n}" for lic, n in report.licences.items())))
-    for key in ("version", "hierarchy", "splits", "manifest", "requested_classes", "files_per_class"):
-        if d.get(key) is not None:
-            table.add_row(key.replace("_", " "), escape(str(d[key])))
-    table.add_row("decoded", "every file" if report.decoded else "no (metadata only)")
-    status = "[green]ok[/]" if report.ok else f"[red]{len(report.errors)} bad file(s)[/]"
-    table.add_row("status", status)
-    console.print(table)
-    examples = Table(title="classes (first 10)", title_justify="left")
-    examples.add_column("label")
-    examples.add_column("files", justify="right")
-    examples.add_column("seconds", justify="right")
-    for label, atoms in list(report.bank.by_label.items())[:10]:
-        examples.add_row(escape(label), str(len(atoms)), ", ".join(f"{a.duration:.2f}" for a in atoms[:4]))
-    console.print(examples)
-    err = err_console or console
-    for w in report.warnings:
-        err.print(f"[yellow]warning:[/] {escape(w)}", highlight=False, soft_wrap=True)
-    for e in report.errors:
-        err.print(f"[bold red]error:[/] {escape(e)}", highlight=False, soft_wrap=True)

@@ -13,7 +13,7 @@ licence is ``unknown``.
 
 Every file is probed with ``soundfile.info`` when the bank opens: a missing, empty, unreadable or
 non-audio file raises :class:`DataError` naming it. Labels where one is a run of words inside
-another (``dog`` beside ``dog barking``) are refused as likely parent/child pairs (DESIGN 3).
+another (``dog`` beside ``dog barking``) are refused as likely parent/child pairs (docs/benchmark.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""An atom bank drawn from a local FSD50K copy (DESIGN 8): single-leaf clips, one class per leaf.
+"""An atom bank drawn from a local FSD50K copy (docs/atom-banks.md): single-leaf clips, one class per leaf.
 
 FSD50K labels are *smeared*: a clip labelled ``Bark`` also carries ``Dog``,
 ``Domestic_animals_and_pets`` and ``Animal``. A clip is usable as an atom when its label set is

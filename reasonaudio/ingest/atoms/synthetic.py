@@ -7,7 +7,7 @@ and index (sha256, not Python's salted ``hash``), so the same bank gives the sam
 machine and every call. Atoms are generated lazily and kept in a small LRU cache.
 
 Labels are chosen to be safe for the query parser: lower-case letters and spaces only, no digits,
-no word the query language uses (:data:`UNSAFE_WORDS`), and no label is a contiguous run of words
+no word the query language uses (:data:`reasonaudio.constraints.labels.UNSAFE_WORDS`), and no label is a contiguous run of words
 inside another label. Labels describe timbre and texture, not length, because the composer loops
 or trims atoms to any event duration.
 
@@ -17,7 +17,6 @@ Changing any recipe changes audio: bump :data:`RECIPE_VERSION` so manifests tell
 from __future__ import annotations
 
 import hashlib
-import re
 from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
@@ -36,17 +35,6 @@ RECIPE_VERSION = "1"
 SOURCE = "reasonaudio synthetic"
 LICENSE = "CC0-1.0"
 
-UNSAFE_WORDS = frozenset("""
-a an the and or not no nor without with but then before after while during until once
-first second seconds sec secs last lasts lasting long short followed follows follow finally later
-earlier overlap overlaps overlapping together same time simultaneously also contains contain
-containing heard hear continuously starts start begins begin ends end precedes precede of for
-zero one two three four five six seven eight nine ten eleven twelve fifteen twenty half
-about around approximately roughly exactly sound sounds clip audio than more less except
-""".split())
-"""Words that a query template or the parser may use; no synthetic label contains one."""
-
-_LABEL_RE = re.compile(r"^[a-z]+( [a-z]+)*$")
 
 # ---------------------------------------------------------------------------------------------
 # Recipes
@@ -728,18 +716,3 @@ class SyntheticBank(AtomBank):
         return {"kind": self.kind, "spec": spec, "version": RECIPE_VERSION,
                 "n_classes": self.n_classes, "n_atoms": len(self.atoms), "sample_rate": SR,
                 "source": SOURCE, "license": LICENSE}
-
-
-def label_problems(label: str, others: tuple[str, ...] | list[str] = ()) -> list[str]:
-    """Why ``label`` is unsafe for the query parser (empty when it is fine)."""
-    problems = []
-    if not _LABEL_RE.match(label):
-        problems.append("must be lower-case letters and single spaces")
-    bad = sorted(set(label.split()) & UNSAFE_WORDS)
-    if bad:
-        problems.append(f"contains query words {bad}")
-    padded = f" {label} "
-    for other in others:
-        if other != label and padded in f" {other} ":
-            problems.append(f"is a word run inside {other!r}")
-    return problems

@@ -20,12 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
-
 from reasonaudio.errors import DataError
 from reasonaudio.ingest.atoms.bank import AtomBank
+from reasonaudio.ingest.atoms.fetch.recipes import load_recipes
+from reasonaudio.models.yamnet import YamnetTagger, pool_frames
+from reasonaudio.progress import Progress, silent_progress
 
 TAGGERS = ("yamnet",)
 DEFAULT_TOP_K = 5
@@ -130,8 +129,6 @@ def expected_tags(bank: AtomBank, root: Path | None) -> dict[str, tuple[tuple[st
     missing = [lab for lab in bank.labels if lab not in out]
     if missing:
         try:
-            from reasonaudio.ingest.atoms.fetch.recipes import load_recipes
-
             recipes = load_recipes().by_label()
         except DataError:
             recipes = {}
@@ -146,18 +143,14 @@ def expected_tags(bank: AtomBank, root: Path | None) -> dict[str, tuple[tuple[st
 def _load_tagger(name: str) -> Any:
     if name != "yamnet":
         raise DataError(f"--tagger: unknown tagger {name!r} (known: {', '.join(TAGGERS)})")
-    from reasonaudio.models.yamnet import YamnetTagger
-
     return YamnetTagger()
 
 
 def run_tagger_check(bank: AtomBank, source: str, *, tagger: Any | None = None,
                      tagger_name: str = "yamnet", k: int = DEFAULT_TOP_K, pool: str = "max",
                      root: Path | None = None, labels: Iterable[str] | None = None,
-                     console: Console | None = None, batch: int = 16) -> TaggerReport:
+                     progress: Progress | None = None, batch: int = 16) -> TaggerReport:
     """Tag every atom of ``bank`` (or of ``labels``) and decide per label."""
-    from reasonaudio.models.yamnet import pool_frames
-
     if k < 1:
         raise DataError(f"--top-k: must be at least 1, got {k}")
     tagger = tagger if tagger is not None else _load_tagger(tagger_name)
@@ -166,59 +159,24 @@ def run_tagger_check(bank: AtomBank, source: str, *, tagger: Any | None = None,
     tags = expected_tags(bank, root)
     checks = {lab: LabelCheck(lab, *tags[lab]) for lab in wanted}
     atoms = [a for lab in wanted for a in bank.by_label[lab]]
-    progress = None
-    if console is not None and atoms:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-        progress = Progress(TextColumn("tagging"), BarColumn(), MofNCompleteColumn(),
-                            console=console, transient=True)
-        task = progress.add_task("tag", total=len(atoms))
-        progress.start()
-    try:
-        for start in range(0, len(atoms), batch):
-            chunk = atoms[start:start + batch]
-            waves, rates = zip(*(bank.load(a.atom_id) for a in chunk))
-            groups: dict[int, list[int]] = {}
-            for i, sr in enumerate(rates):
-                groups.setdefault(int(sr), []).append(i)
-            frames: list[Any] = [None] * len(chunk)
-            for sr, idx in groups.items():
-                for i, f in zip(idx, tagger.frame_scores_many([waves[i] for i in idx], sr)):
-                    frames[i] = f
-            for atom, f in zip(chunk, frames):
-                scores = pool_frames(f, pool)
-                order = sorted(range(len(names)), key=lambda i: (-float(scores[i]), names[i]))[:k]
-                top = tuple((names[i], float(scores[i])) for i in order)
-                check = checks[atom.label]
-                check.atoms.append(AtomTagging(atom.atom_id, top, match_rank(check.expected, top)))
-            if progress is not None:
-                progress.advance(task, len(chunk))
-    finally:
-        if progress is not None:
-            progress.stop()
+    report = progress or silent_progress
+    report("tagging", 0, len(atoms))
+    for start in range(0, len(atoms), batch):
+        chunk = atoms[start:start + batch]
+        waves, rates = zip(*(bank.load(a.atom_id) for a in chunk))
+        groups: dict[int, list[int]] = {}
+        for i, sr in enumerate(rates):
+            groups.setdefault(int(sr), []).append(i)
+        frames: list[Any] = [None] * len(chunk)
+        for sr, idx in groups.items():
+            for i, f in zip(idx, tagger.frame_scores_many([waves[i] for i in idx], sr)):
+                frames[i] = f
+        for atom, f in zip(chunk, frames):
+            scores = pool_frames(f, pool)
+            order = sorted(range(len(names)), key=lambda i: (-float(scores[i]), names[i]))[:k]
+            top = tuple((names[i], float(scores[i])) for i in order)
+            check = checks[atom.label]
+            check.atoms.append(AtomTagging(atom.atom_id, top, match_rank(check.expected, top)))
+        report("tagging", min(start + batch, len(atoms)), len(atoms))
     revision = str(getattr(tagger, "revision", ""))
     return TaggerReport(source, tagger_name, revision, k, pool, [checks[lab] for lab in wanted])
-
-
-def print_tagger_report(console: Console, report: TaggerReport, show: str = "all") -> None:
-    """A rich table (all labels, or only ``unconfirmed``) and the confirmation rate."""
-    table = Table(title=f"{report.tagger} tagger check: expected AudioSet tag in the top "
-                        f"{report.k}", show_lines=False, box=None, pad_edge=False)
-    table.add_column("label", overflow="fold")
-    table.add_column("ok", justify="center")
-    table.add_column("rank", justify="right")
-    table.add_column("expected", overflow="fold")
-    table.add_column("tagger's top classes", overflow="fold")
-    for c in report.labels:
-        if show == "unconfirmed" and c.confirmed:
-            continue
-        best = c.best
-        top = ", ".join(f"{n} {s:.2f}" for n, s in (best.top[:3] if best else ()))
-        table.add_row(escape(c.label), "[green]yes[/]" if c.confirmed else "[red]no[/]",
-                      str(best.rank) if best and best.rank else "-",
-                      escape("|".join(c.expected)), escape(top))
-    console.print(table)
-    n, m = len(report.labels), len(report.confirmed)
-    console.print(f"{report.tagger}: {m} of {n} classes confirmed ({100 * report.rate:.1f}%)"
-                  + (f"; unconfirmed: {', '.join(c.label for c in report.unconfirmed)}"
-                     if report.unconfirmed else ""), highlight=False)

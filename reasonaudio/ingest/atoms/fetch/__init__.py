@@ -5,9 +5,3 @@ No audio is shipped: ``reasonaudio/data/atom_recipes.jsonl`` says, per class, wh
 or a FluidR3_GM render), its sha256, how to trim it and under what licence. See
 ``docs/real-atoms.md``.
 """
-
-from reasonaudio.ingest.atoms.fetch.fetch import FetchSummary, default_dest, fetch_packages, published_bank
-from reasonaudio.ingest.atoms.fetch.recipes import AtomRecipe, RecipeBook, load_recipes
-
-__all__ = ["AtomRecipe", "FetchSummary", "RecipeBook", "default_dest", "fetch_packages",
-           "load_recipes", "published_bank"]

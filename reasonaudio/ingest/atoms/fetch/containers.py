@@ -1,4 +1,4 @@
-"""Readers for the archives and containers that hold the recordings, with DESIGN 7's safety rules.
+"""Readers for the archives and containers that hold the recordings, with docs/real-atoms.md's safety rules.
 
 Only the entries a recipe names are read. Every entry name is checked before it is used
 (absolute paths, ``..``, backslashes and NUL are refused), links and special files are refused,

@@ -32,11 +32,28 @@ from typing import Any, Iterable
 from reasonaudio.fileio import atomic_file, dumps, sha256_file
 from reasonaudio.ingest.atoms.fetch import convert as conv
 from reasonaudio.ingest.atoms.fetch import debian, npm, process, pypi, soundfont
-from reasonaudio.ingest.atoms.fetch.containers import OpenSfxCat, RccArchive, extract_members, read_zip_entry
+from reasonaudio.ingest.atoms.fetch.containers import (
+    MAX_MEMBER_BYTES,
+    MemberResult,
+    OpenSfxCat,
+    RccArchive,
+    extract_members,
+    read_zip_entry,
+    safe_join,
+)
 from reasonaudio.ingest.atoms.fetch.debian import Download
 from reasonaudio.ingest.atoms.fetch.errors import FetchError
 from reasonaudio.ingest.atoms.fetch.process import Runner
-from reasonaudio.ingest.atoms.fetch.recipes import AtomRecipe, PackageRecipe, Part, RecipeBook, load_recipes
+from reasonaudio.ingest.atoms.fetch.recipes import (
+    AtomRecipe,
+    PackageRecipe,
+    Part,
+    RecipeBook,
+    load_recipes,
+    write_recipes,
+)
+from reasonaudio.models.cache import cache_root
+from reasonaudio.progress import Progress, silent_progress
 
 DEFAULT_MAX_DOWNLOAD_MB = 1024
 REPORT_NAME = "fetch-report.json"
@@ -120,40 +137,37 @@ def _short(sha: str | None) -> str:
 
 
 class _Progress:
-    """A thin wrapper so the orchestrator runs the same with or without a rich progress bar."""
+    """Counts finished atoms for the optional progress callback (one bar, "fetching atoms")."""
 
-    def __init__(self, total: int, console: Any | None) -> None:
-        self._bar = None
-        if console is not None and total:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    LABEL = "fetching atoms"
 
-            self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                 TimeElapsedColumn(), console=console, transient=False)
-            self._task = self._bar.add_task("atoms", total=total)
+    def __init__(self, total: int, progress: Progress | None) -> None:
+        self.total = total
+        self.done = 0
+        self.report = progress or silent_progress
 
     def __enter__(self) -> "_Progress":
-        if self._bar is not None:
-            self._bar.__enter__()
+        if self.total:
+            self.report(self.LABEL, 0, self.total)
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        if self._bar is not None:
-            self._bar.__exit__(*exc)
+        pass
 
     def describe(self, text: str) -> None:
-        if self._bar is not None:
-            self._bar.update(self._task, description=text)
+        """What is being fetched now (kept for debugging; the bar's label stays fixed)."""
+        self.current = text
 
     def advance(self, n: int = 1) -> None:
-        if self._bar is not None:
-            self._bar.advance(self._task, n)
+        self.done += n
+        self.report(self.LABEL, self.done, self.total)
 
 
 class Fetcher:
     """One fetch run over a recipe book into ``dest``."""
 
     def __init__(self, dest: Path, book: RecipeBook, *, max_download_mb: float = DEFAULT_MAX_DOWNLOAD_MB,
-                 runner: Runner | None = None, record: bool = False, console: Any | None = None,
+                 runner: Runner | None = None, record: bool = False, progress: Progress | None = None,
                  environment: dict[str, str | None] | None = None) -> None:
         self.dest = Path(dest)
         self.book = book
@@ -161,7 +175,7 @@ class Fetcher:
         self.runner: Runner = runner if runner is not None else process.run
         self.record = record
         """authoring mode: a missing or different sha256 is recorded, not fatal"""
-        self.console = console
+        self.progress = progress
         self.cache = self.dest / ".cache"
         self.staging = self.cache / "staging"
         self.done_dir = self.cache / "done"
@@ -221,7 +235,7 @@ class Fetcher:
         notices = [v for k, v in self.env.items() if v and self._needs(k, pending)]
         packages: list[PackageResult] = []
         n_pending = sum(len(v) for v in pending.values())
-        with _Progress(n_pending, self.console) as bar:
+        with _Progress(n_pending, self.progress) as bar:
             for key, group in pending.items():
                 pkg = self.book.packages[key]
                 pres = PackageResult(pkg.spec)
@@ -322,8 +336,6 @@ class Fetcher:
             wanted.add(pkg.copyright)
         if pkg.registry == "pypi":
             results = {}
-            from reasonaudio.ingest.atoms.fetch.containers import MAX_MEMBER_BYTES, MemberResult, safe_join
-
             for name in sorted(wanted):
                 try:
                     data = read_zip_entry(dl.path, name, MAX_MEMBER_BYTES)
@@ -523,7 +535,7 @@ class Fetcher:
 
 
 def fetch_packages(dest: Path, *, recipes: Path | None = None, max_download_mb: float = DEFAULT_MAX_DOWNLOAD_MB,
-                   only: Iterable[str] | None = None, console: Any | None = None,
+                   only: Iterable[str] | None = None, progress: Progress | None = None,
                    runner: Runner | None = None, record: bool = False,
                    environment: dict[str, str | None] | None = None) -> FetchSummary:
     """Fetch every atom of the recipe book (or ``only`` those labels) into the bank at ``dest``."""
@@ -531,7 +543,7 @@ def fetch_packages(dest: Path, *, recipes: Path | None = None, max_download_mb: 
         raise FetchError(f"--max-download-mb: must be positive, got {max_download_mb}")
     book = load_recipes(recipes)
     return Fetcher(dest, book, max_download_mb=max_download_mb, runner=runner, record=record,
-                   console=console, environment=environment).run(only)
+                   progress=progress, environment=environment).run(only)
 
 
 def recorded_book(book: RecipeBook, summary: FetchSummary,
@@ -581,15 +593,11 @@ def package_hashes(dest: Path, book: RecipeBook) -> dict[tuple[str, str], tuple[
 
 def default_dest() -> Path:
     """``$REASONAUDIO_CACHE/atoms/packages`` (or the XDG cache)."""
-    from reasonaudio.models.cache import cache_root
-
     return cache_root() / "atoms" / "packages"
 
 
 def record_recipe_file(dest: Path, recipes: Path | None, summary: FetchSummary, out: Path) -> None:
     """Authoring: write the recipe book with the sha256 values this run observed."""
-    from reasonaudio.ingest.atoms.fetch.recipes import write_recipes
-
     book = load_recipes(recipes)
     write_recipes(recorded_book(book, summary, package_hashes(dest, book)), out)
 

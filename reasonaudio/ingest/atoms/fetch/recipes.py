@@ -28,7 +28,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable
 
-from reasonaudio.ingest.atoms.fetch.containers import check_member_name
+from reasonaudio.constraints.labels import label_problems
+from reasonaudio.fileio import atomic_file
+from reasonaudio.ingest.atoms.fetch.containers import check_member_name, parse_cat_index
 from reasonaudio.ingest.atoms.fetch.errors import FetchError
 
 REGISTRIES = ("debian", "pypi", "npm")
@@ -272,8 +274,6 @@ def _parse_atom(row: _Row, line: int, label_check: bool) -> AtomRecipe:
     label = row.str("label")
     assert label is not None
     if label_check:
-        from reasonaudio.ingest.atoms.synthetic import label_problems
-
         problems = label_problems(label)
         if problems:
             raise row.err("label", "; ".join(problems))
@@ -295,8 +295,6 @@ def _parse_atom(row: _Row, line: int, label_check: bool) -> AtomRecipe:
             check_member_name(entry.lstrip("/") if container == "rcc" else entry,
                               f"{row.where} field 'entry'")
         else:
-            from reasonaudio.ingest.atoms.fetch.containers import parse_cat_index
-
             parse_cat_index(entry, f"{row.where} field 'entry'")
     elif entry is not None:
         raise row.err("entry", "given without a container")
@@ -387,8 +385,6 @@ def parse_recipes(lines: Iterable[str], where: str, label_check: bool = True) ->
     all_labels = [a.label for a in atoms]
     for a in atoms:
         if label_check:
-            from reasonaudio.ingest.atoms.synthetic import label_problems
-
             nested = [p for p in label_problems(a.label, all_labels) if "word run" in p]
             if nested:
                 raise FetchError(f"{where}:{a.line}: field 'label' = {a.label!r}: {nested[0]} "
@@ -422,8 +418,6 @@ def load_recipes(path: Path | str | None = None, label_check: bool = True) -> Re
 
 
 def write_recipes(book: RecipeBook, path: Path) -> None:
-    from reasonaudio.fileio import atomic_file
-
     with atomic_file(Path(path), "w", encoding="utf-8", newline="\n") as fh:
         fh.write("\n".join(book.dump_lines()) + "\n")
     mask = os.umask(0)

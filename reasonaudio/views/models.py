@@ -9,7 +9,10 @@ from __future__ import annotations
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
+from reasonaudio.models.captioners import CAPTIONERS
+from reasonaudio.models.names import EXAMPLE as TWO_STAGE_EXAMPLE
 from reasonaudio.models.registry import RECORDS, availability
 
 
@@ -30,12 +33,7 @@ def models_table() -> Table:
 
 def print_models(console: Console) -> None:
     console.print(models_table())
-    try:
-        from reasonaudio.models.captioners import CAPTIONERS
-
-        captioners = ", ".join(CAPTIONERS)
-    except ImportError:  # pragma: no cover
-        captioners = "oracle-caption, yamnet-caption"
-    console.print(f"Two-stage pipelines: two-stage:CAPTIONER+EMBEDDER with CAPTIONER in "
-                  f"{captioners} and EMBEDDER a text model (minilm, bge-m3), e.g. "
-                  "two-stage:oracle-caption+minilm.", highlight=False)
+    text_models = ", ".join(r.name for r in RECORDS if r.kind == "text")
+    console.print(Text(f"Two-stage pipelines: two-stage:CAPTIONER+EMBEDDER with CAPTIONER in "
+                       f"{', '.join(CAPTIONERS)} and EMBEDDER a text model ({text_models}), "
+                       f"e.g. {TWO_STAGE_EXAMPLE}."))

@@ -6,18 +6,17 @@ Used by ``bench parse`` and ``bench search``; the JSON form is :func:`logic.to_j
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
 from rich.console import Console, Group
 from rich.text import Text
 from rich.tree import Tree
 
 from reasonaudio.constraints.logic import And, Before, Has, Lasts, Node, Not, Or, Overlap
+from reasonaudio.constraints.parser import ParseResult
 from reasonaudio.constraints.semantics import duration_bounds
+from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.errors import DataError
-
-if TYPE_CHECKING:  # pragma: no cover
-    from reasonaudio.constraints.parser import ParseResult
 
 
 def _leaf_text(node: Node) -> Text:
@@ -56,7 +55,7 @@ def logic_tree(logic: Node, title: str = "logic") -> Tree:
     return tree
 
 
-def parse_view(text: str, result: "ParseResult") -> Group:
+def parse_view(text: str, result: ParseResult) -> Group:
     """The query, the label each sound matched, and the logic tree."""
     lines = [Text.assemble(("query  ", "bold"), repr(text))]
     for m in result.matches:
@@ -66,7 +65,7 @@ def parse_view(text: str, result: "ParseResult") -> Group:
     return Group(*lines, logic_tree(result.logic))
 
 
-def print_parse(console: Console, text: str, result: "ParseResult") -> None:
+def print_parse(console: Console, text: str, result: ParseResult) -> None:
     console.print(parse_view(text, result))
 
 
@@ -92,8 +91,6 @@ def vocabulary_source(data: Optional[Path], labels: Optional[Path]) -> list[str]
         return read_labels_file(labels)
     if data is None:
         raise DataError("give --data DIR (a built benchmark) or --labels FILE (one label per line)")
-    from reasonaudio.dataset.benchmark import load_benchmark
-
     found = list(load_benchmark(data).labels)
     if not found:
         raise DataError(f"{data}: atoms.jsonl lists no labels")

@@ -2,52 +2,23 @@
 
 from __future__ import annotations
 
-import statistics
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
-from reasonaudio.dataset.benchmark import TASKS, Benchmark
-
-
-def benchmark_stats(bench: Benchmark) -> dict[str, Any]:
-    """Counts a reader wants before trusting a benchmark (also used by tests and `--json`)."""
-    clips, queries = bench.clips, bench.queries
-    index = bench.clip_index
-    per_task: dict[str, dict[str, Any]] = {}
-    for task in TASKS:
-        qs = [q for q in queries if q.task == task]
-        rel = [len(bench.qrels.get(q.id, ())) for q in qs]
-        hard = [int(index.hard_negatives(q.logic).sum()) for q in qs]
-        per_task[task] = {
-            "queries": len(qs),
-            "relevant_median": statistics.median(rel) if rel else 0,
-            "relevant_max": max(rel, default=0),
-            "hard_negatives_median": statistics.median(hard) if hard else 0,
-            "hard_negatives_max": max(hard, default=0),
-            "without_relevant": sum(r == 0 for r in rel),
-            "without_hard_negative": sum(h == 0 for h in hard),
-        }
-    return {
-        "clips": len(clips),
-        "clips_by_mode": dict(Counter(c.mode for c in clips)),
-        "events_per_clip": dict(sorted(Counter(len(c.events) for c in clips).items())),
-        "clip_seconds": {"min": min(c.duration for c in clips), "median": statistics.median(c.duration for c in clips),
-                         "max": max(c.duration for c in clips)} if clips else {},
-        "queries": len(queries),
-        "classes": len(bench.labels),
-        "per_task": per_task,
-    }
+from reasonaudio.bench.stats import benchmark_stats
+from reasonaudio.dataset.benchmark import Benchmark
 
 
 def print_info(console: Console, bench: Benchmark) -> dict[str, Any]:
     stats = benchmark_stats(bench)
     m = bench.manifest
-    console.print(f"[bold]{bench.root}[/]  seed {m.get('seed')}  atoms "
-                  f"{m.get('parameters', {}).get('atoms')} ({stats['classes']} classes)")
+    console.print(Text.assemble((str(bench.root), "bold"),
+                                f"  seed {m.get('seed')}  atoms {m.get('parameters', {}).get('atoms')} "
+                                f"({stats['classes']} classes)"))
     modes = stats["clips_by_mode"]
     secs = stats["clip_seconds"]
     console.print(f"clips: {stats['clips']}  (sequential {modes.get('sequential', 0)}, overlap "
@@ -83,8 +54,10 @@ def print_build_summary(console: Console, out: Path, manifest: dict[str, Any]) -
     counts = manifest["counts"]
     modes = counts["clips_by_mode"]
     tasks = ", ".join(f"{t} {n}" for t, n in counts["queries_by_task"].items())
-    console.print(f"[green]built[/] {out}: {counts['clips']} clips (sequential {modes['sequential']}, "
-                  f"overlap {modes['overlap']}), {counts['queries']} queries ({tasks}), "
-                  f"{counts['qrels']} relevant pairs, {counts['classes']} classes, seed {manifest['seed']}")
+    console.print(Text.assemble(("built", "green"),
+                                f" {out}: {counts['clips']} clips (sequential {modes['sequential']}, "
+                                f"overlap {modes['overlap']}), {counts['queries']} queries ({tasks}), "
+                                f"{counts['qrels']} relevant pairs, {counts['classes']} classes, "
+                                f"seed {manifest['seed']}"))
     for what, n in manifest.get("adjustments", {}).items():
-        console.print(f"[yellow]adjusted[/] {n} x {what}")
+        console.print(Text.assemble(("adjusted", "yellow"), f" {n} x {what}"))

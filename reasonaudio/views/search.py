@@ -68,7 +68,8 @@ def hits_table(bench: Benchmark, hits: Sequence[Hit], logic: Node | None, *,
                label_width: int = LABEL_WIDTH) -> Table:
     """Rank, clip, score, timeline, one ✓/✗ column per constraint (numbered as in
     :func:`constraint_legend`) and, for several constraints, one for the whole query."""
-    table = Table(title=title, show_lines=True, title_justify="left")
+    table = Table(title=Text(title) if title is not None else None, show_lines=True,
+                  title_justify="left")
     table.add_column("#", justify="right", no_wrap=True, min_width=2)
     table.add_column("clip", no_wrap=True)
     table.add_column("score", justify="right", no_wrap=True, min_width=5)
@@ -82,9 +83,9 @@ def hits_table(bench: Benchmark, hits: Sequence[Hit], logic: Node | None, *,
     for rank_, hit in enumerate(hits, 1):
         clip = bench.clip_by_id.get(hit.clip_id)
         if clip is None:
-            table.add_row(str(rank_), hit.clip_id, f"{hit.score:.3g}", "[red]not in the corpus[/]")
+            table.add_row(str(rank_), Text(hit.clip_id), f"{hit.score:.3g}", Text("not in the corpus", "red"))
             continue
-        row: list[Any] = [str(rank_), f"{clip.id}\n[dim]{clip.mode}\n{clip.duration:.2f} s[/]",
+        row: list[Any] = [str(rank_), Text.assemble(clip.id, (f"\n{clip.mode}\n{clip.duration:.2f} s", "dim")),
                           f"{hit.score:.3g}", timeline(clip, width, mentioned, times, label_width)]
         if logic is not None:
             marks = checks(logic, clip)
@@ -157,3 +158,11 @@ def render_search(bench: Benchmark, text: str, logic: Node | None, hits: Sequenc
 def print_search(console: Console, *args: Any, **kwargs: Any) -> None:
     """:func:`render_search` sized to the console."""
     console.print(render_search(*args, width=console.width, **kwargs))
+
+
+def print_captions(console: Console, hits: Sequence[Hit], captions: dict[str, str]) -> None:
+    """What a two-stage retriever's captioner wrote for each hit (plain text, never markup)."""
+    for i, hit in enumerate(hits, 1):
+        if hit.clip_id in captions:
+            console.print(Text.assemble((f"{i:>3}", "bold"), f" {hit.clip_id} caption: {captions[hit.clip_id]}"),
+                          highlight=False)

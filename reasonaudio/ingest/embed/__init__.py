@@ -1,0 +1,1 @@
+"""Model ingest: clips -> vectors -> one Qdrant collection per model (cache, pipelines, run)."""

@@ -1,0 +1,153 @@
+"""The ingest itself: make ``reasonaudio-<model>`` hold one point per clip, resumably.
+
+Resumable and idempotent: point ids come from clip ids, :func:`reasonaudio.store.collections.load_collection`
+upserts only clips not yet stored, and the cache holds everything computed before an interruption.
+After ``kill -9`` a rerun ends with exactly one point per clip and the same vectors as an
+uninterrupted run. Silent from Python: progress goes to an optional callback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.errors import DataError
+from reasonaudio.ingest.atoms.registry import open_bank
+from reasonaudio.ingest.embed.pipelines import Pipeline, open_pipeline
+from reasonaudio.ingest.render import Renderer, RenderParams
+from reasonaudio.progress import Progress, silent_progress
+from reasonaudio.runtime import blas_single_thread
+from reasonaudio.store.base import PointIn, Store, collection_name
+from reasonaudio.store.collections import load_collection
+from reasonaudio.store.payload import clip_payload
+
+
+@dataclass
+class IngestSummary:
+    model: str
+    collection: str
+    backend: str
+    clips: int
+    """clips the collection must hold after this run"""
+    already_stored: int
+    upserted: int
+    embedded: int
+    cache_hits: int
+    wall_s: float
+    render_s: float
+    render_wait_s: float
+    units_s: float
+    model_s: float
+    model_calls: int
+    padded_units: int
+    resumed: bool
+    adjustments: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def clips_per_s(self) -> float:
+        return self.upserted / self.wall_s if self.wall_s > 0 else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        out = dict(self.__dict__)
+        out["clips_per_s"] = round(self.clips_per_s, 3)
+        return out
+
+
+@contextlib.contextmanager
+def _quiet_render_log() -> Iterator[None]:
+    """Renderer adjustments are counted and summarised, not printed once per atom."""
+    log = logging.getLogger("reasonaudio.render")
+    before = log.level
+    log.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        log.setLevel(before)
+
+
+def _renderer_for(bench: Benchmark, bank_spec: str | None) -> Renderer:
+    spec = bank_spec or (bench.manifest.get("parameters") or {}).get("atoms")
+    if not spec:
+        raise DataError(f"{bench.root}/manifest.json: parameters.atoms does not name the atom bank; "
+                        "pass --atoms")
+    return Renderer(open_bank(str(spec)), RenderParams.from_json(bench.manifest.get("render")))
+
+
+def ingest_model(bench: Benchmark, store: Store, model: str, *, model_path: str | None = None,
+                 device: str = "cpu", batch_size: int | None = None, limit: int | None = None,
+                 force: bool = False, cache: bool = True, cache_dir: Path | None = None,
+                 bank_spec: str | None = None, upsert_batch: int | None = None,
+                 progress: Progress | None = None, pipeline: Pipeline | None = None) -> IngestSummary:
+    """Make ``reasonaudio-<model>`` hold one point per clip (the first ``limit`` clips, plus any
+    already stored), computing only what is neither stored nor cached.
+
+    ``upsert_batch``: clips per upsert (default 256 for audio models, 1024 for text pipelines,
+    whose padded last batches per length class cost more); every computed vector is cached as it
+    completes, so a larger batch loses nothing on interruption. ``progress("ingest NAME",
+    done, total)`` is called as clips complete (the CLI draws a bar from it)."""
+    if limit is not None and limit < 1:
+        raise DataError(f"--limit must be >= 1, got {limit}")
+    t0 = time.perf_counter()
+    pipe = pipeline or open_pipeline(model, model_path=model_path, device=device,
+                                     batch_size=batch_size, cache=cache, cache_dir=cache_dir)
+    name = collection_name(pipe.name)
+    clips = bench.clips
+    wanted = clips if limit is None else clips[:limit]
+    if limit is not None and store.exists(name) and not force:
+        present = store.existing_ids(name, [c.id for c in clips])  # never shrink a collection
+        keep = {c.id for c in wanted} | present
+        wanted = [c for c in clips if c.id in keep]
+    by_id = {c.id: c for c in wanted}
+    renderer = pipe._renderer
+    if pipe.needs_audio and renderer is None:
+        renderer = _renderer_for(bench, bank_spec)
+        pipe.attach_renderer(renderer)
+
+    state = {"base": 0, "in_batch": 0}
+    total = len(wanted)
+    label = f"ingest {pipe.name}"
+    report = progress or silent_progress
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(_quiet_render_log())
+        stack.enter_context(blas_single_thread())
+        stack.callback(pipe.close)
+        report(label, 0, total)
+
+        def sync(done: int, _total: int) -> None:
+            state["base"], state["in_batch"] = done, 0
+            report(label, done, total)
+
+        def one_done(_cid: str) -> None:
+            state["in_batch"] += 1
+            report(label, state["base"] + state["in_batch"], total)
+
+        def make_points(ids: Sequence[str]) -> list[PointIn]:
+            vecs = pipe.vectors([by_id[i] for i in ids], one_done)
+            points = []
+            for cid in ids:
+                vec, extra = vecs[cid]
+                payload = clip_payload(by_id[cid])
+                payload.update(extra)
+                points.append(PointIn(cid, [float(x) for x in vec], payload))
+            return points
+
+        result = load_collection(store, name, pipe.meta(bench, limit), [c.id for c in wanted],
+                                 make_points, force=force, index_labels=bench.labels,
+                                 batch_size=upsert_batch or (256 if pipe.needs_audio else 1024),
+                                 progress=sync)
+    hits = sum(c.hits for c in pipe.caches[:1])
+    return IngestSummary(
+        model=pipe.name, collection=name, backend=store.backend, clips=result.points,
+        already_stored=result.points - result.upserted, upserted=result.upserted,
+        embedded=pipe.timings.embedded, cache_hits=hits, wall_s=time.perf_counter() - t0,
+        render_s=pipe.timings.render_s, render_wait_s=pipe.timings.render_wait_s,
+        units_s=pipe.timings.units_s,
+        model_s=pipe.timings.model_s,
+        model_calls=pipe.timings.model_calls, padded_units=pipe.timings.padded_units,
+        resumed=result.resumed,
+        adjustments=dict(sorted(renderer.adjustments.items())) if renderer is not None else {})

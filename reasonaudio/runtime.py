@@ -1,0 +1,53 @@
+"""Thread policy, in one place: how many threads numpy, torch and onnxruntime may use.
+
+On small machines numpy's OpenBLAS workers spin-wait between calls and starve the model's own
+threads (torch, onnxruntime): YAMNet ingest ran at 0.80 of its bare forward rate with them and at
+0.94-1.00 without (``benchmarks/ingest_overhead.py --model yamnet``). So OpenBLAS gets one thread
+(set at package import, before numpy loads; an explicit ``OPENBLAS_NUM_THREADS`` wins), and the
+models get every core the process may run on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from typing import Iterator
+
+BLAS_THREADS_ENV = "OPENBLAS_NUM_THREADS"
+
+
+def default_blas_threads() -> None:
+    """Called by ``reasonaudio/__init__``: one OpenBLAS thread unless the user chose otherwise."""
+    os.environ.setdefault(BLAS_THREADS_ENV, "1")
+
+
+def usable_cores() -> int:
+    """Cores this process may run on (the affinity mask inside containers, not the host's count)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def model_threads(cap: int | None = None) -> int:
+    """Intra-op threads for a model runtime (torch, onnxruntime): every usable core, capped."""
+    n = usable_cores()
+    return max(1, min(n, cap)) if cap else n
+
+
+@contextlib.contextmanager
+def blas_single_thread() -> Iterator[None]:
+    """numpy's OpenBLAS on one thread while a model runs beside it, even if numpy was imported
+    before ``reasonaudio`` (the environment default then came too late)."""
+    from threadpoolctl import threadpool_limits  # a core dependency; imported where it is used
+
+    with threadpool_limits(limits={"openblas": 1}):
+        yield
+
+
+def set_torch_threads() -> None:
+    """torch uses every usable core for intra-op work (its default can be lower in containers)."""
+    import torch  # heavy: only when a torch model loads
+
+    want = model_threads()
+    if torch.get_num_threads() != want:
+        torch.set_num_threads(want)

@@ -1,0 +1,6 @@
+"""Everything the command line shows: rich tables, progress bars, one-line notes.
+
+Library code never prints; it returns values and reports through the callbacks of
+:mod:`reasonaudio.progress`. Every user-supplied string printed here goes through
+:func:`reasonaudio.views.text.plain` or rich ``Text`` so it is never read as markup.
+"""

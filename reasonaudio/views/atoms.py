@@ -1,0 +1,69 @@
+"""`bench atoms check`: the bank report and the tagger report."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from reasonaudio.ingest.atoms.check import BankReport
+from reasonaudio.ingest.atoms.tagger_check import TaggerReport
+
+
+def print_bank_report(console: Console, report: BankReport, err_console: Console | None = None) -> None:
+    """The summary table; warnings and one error line per bad file (to ``err_console``)."""
+    d = report.description
+    table = Table(title=f"atom bank: {escape(report.source)}", show_header=False, title_justify="left")
+    table.add_column("field", style="bold")
+    table.add_column("value")
+    table.add_row("kind", str(d.get("kind", report.bank.kind)))
+    table.add_row("classes", str(report.n_classes))
+    table.add_row("files", str(report.n_files))
+    lo, med, hi = report.durations
+    table.add_row("duration (s)", f"min {lo:.2f} · median {med:.2f} · max {hi:.2f}")
+    table.add_row("sample rates", ", ".join(f"{sr} Hz ×{n}" for sr, n in report.sample_rates.items()))
+    table.add_row("licences", escape(", ".join(f"{lic} ×{n}" for lic, n in report.licences.items())))
+    for key in ("version", "hierarchy", "splits", "manifest", "requested_classes", "files_per_class"):
+        if d.get(key) is not None:
+            table.add_row(key.replace("_", " "), escape(str(d[key])))
+    table.add_row("decoded", "every file" if report.decoded else "no (metadata only)")
+    status = "[green]ok[/]" if report.ok else f"[red]{len(report.errors)} bad file(s)[/]"
+    table.add_row("status", status)
+    console.print(table)
+    examples = Table(title="classes (first 10)", title_justify="left")
+    examples.add_column("label")
+    examples.add_column("files", justify="right")
+    examples.add_column("seconds", justify="right")
+    for label, atoms in list(report.bank.by_label.items())[:10]:
+        examples.add_row(escape(label), str(len(atoms)), ", ".join(f"{a.duration:.2f}" for a in atoms[:4]))
+    console.print(examples)
+    err = err_console or console
+    for w in report.warnings:
+        err.print(f"[yellow]warning:[/] {escape(w)}", highlight=False, soft_wrap=True)
+    for e in report.errors:
+        err.print(f"[bold red]error:[/] {escape(e)}", highlight=False, soft_wrap=True)
+
+
+def print_tagger_report(console: Console, report: TaggerReport, show: str = "all") -> None:
+    """A rich table (all labels, or only ``unconfirmed``) and the confirmation rate."""
+    table = Table(title=f"{escape(report.tagger)} tagger check: expected AudioSet tag in the top "
+                        f"{report.k}", show_lines=False, box=None, pad_edge=False)
+    table.add_column("label", overflow="fold")
+    table.add_column("ok", justify="center")
+    table.add_column("rank", justify="right")
+    table.add_column("expected", overflow="fold")
+    table.add_column("tagger's top classes", overflow="fold")
+    for c in report.labels:
+        if show == "unconfirmed" and c.confirmed:
+            continue
+        best = c.best
+        top = ", ".join(f"{n} {s:.2f}" for n, s in (best.top[:3] if best else ()))
+        table.add_row(escape(c.label), "[green]yes[/]" if c.confirmed else "[red]no[/]",
+                      str(best.rank) if best and best.rank else "-",
+                      escape("|".join(c.expected)), escape(top))
+    console.print(table)
+    n, m = len(report.labels), len(report.confirmed)
+    console.print(Text(f"{report.tagger}: {m} of {n} classes confirmed ({100 * report.rate:.1f}%)"
+                       + (f"; unconfirmed: {', '.join(c.label for c in report.unconfirmed)}"
+                          if report.unconfirmed else "")), highlight=False)

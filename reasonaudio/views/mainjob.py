@@ -1,0 +1,52 @@
+"""`bench demo` in the terminal: a rule per step, the tables each step produces, the step log."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Iterator
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from reasonaudio.mainjob import MainJobHooks, MainJobResult
+from reasonaudio.views.benchmark import print_info
+from reasonaudio.views.ingest import print_ingest_summary
+from reasonaudio.views.progress import notifier, progress_bars, warner
+from reasonaudio.views.results import print_comparison, print_report_outcome
+
+
+@contextlib.contextmanager
+def printing_hooks(console: Console) -> Iterator[MainJobHooks]:
+    """Hooks that print each step as it happens (progress bars on the same console)."""
+    def step(name: str) -> None:
+        console.rule(Text(name, style="bold"))
+
+    with progress_bars(console, unit="clips") as progress:
+        yield MainJobHooks(step=step, bench=lambda b: print_info(console, b),
+                           ingested=lambda s: print_ingest_summary(console, s), progress=progress,
+                           notify=notifier(console), warn=warner(console))
+
+
+def steps_table(result: MainJobResult) -> Table:
+    t = Table(title="main job steps")
+    t.add_column("step")
+    t.add_column("seconds", justify="right")
+    t.add_column("result")
+    for s in result.steps:
+        t.add_row(Text(s.name), f"{s.seconds:.1f}", Text(s.result))
+    t.add_row("[bold]total", f"[bold]{sum(s.seconds for s in result.steps):.1f}", "")
+    return t
+
+
+def print_main_job(console: Console, result: MainJobResult) -> None:
+    """What follows the steps: the report, oracle vs the best learned retriever, the step log."""
+    if result.report is not None:
+        print_report_outcome(console, result.report)
+    if result.comparison is not None:
+        console.rule("[bold]symbolic filtering vs the best learned retriever")
+        print_comparison(console, result.comparison)
+    for name, why in result.not_run.items():
+        console.print(Text(f"not run here: {name}: {why}", style="dim"))
+    console.print(steps_table(result))
+    console.print(Text(f"results: {result.results_path}  runs and per-query values: {result.runs_dir}"))
