@@ -97,7 +97,7 @@ def detail_table(results: Results) -> Table:
              if "search_ms_per_query" in r.timing]
     table = Table(title="All metrics, overall (R@10 = Recall@10, MC = multiple choice)",
                   title_justify="left",
-                  caption=("search ms per query: " + ", ".join(times)) if times else None,
+                  caption=Text("search ms per query: " + ", ".join(times)) if times else None,
                   caption_justify="left", **_COMPACT)
     table.add_column("retriever", style="cyan", no_wrap=True)
     for m in METRICS:
