@@ -34,8 +34,10 @@ class _Rate(ProgressColumn):
 @contextlib.contextmanager
 def progress_bars(console: Console, *, unit: str | None = None, show: bool = True,
                   transient: bool = False) -> Iterator[callbacks.Progress]:
-    """A :data:`reasonaudio.progress.Progress` callback that keeps one bar per label."""
-    if not show:
+    """A :data:`reasonaudio.progress.Progress` callback that keeps one bar per label. Bars are
+    drawn on terminals only: in a pipe or a log they would be noise (and rich's live display
+    would interleave with the tables printed meanwhile)."""
+    if not show or not console.is_terminal:
         yield callbacks.silent_progress
         return
     columns: list[Any] = [TextColumn("{task.description}", markup=False), BarColumn(),
