@@ -442,7 +442,7 @@ def search(
     with open_store(bench.root, backend, qdrant_url) as store, \
             get_retriever(retriever, bench, options, store=store) as found:
         hits = found.search(text, k)
-        if callable(getattr(found, "captions", None)) and not as_json:
+        if not as_json:
             captions = found.captions([h.clip_id for h in hits])
     if as_json:
         typer.echo(json.dumps(search_json(logic, hits)))

@@ -66,6 +66,11 @@ class Retriever(abc.ABC):
         """What a results file records about this retriever (model, revision, parameters)."""
         return {"name": self.name}
 
+    def captions(self, clip_ids: Sequence[str]) -> dict[str, str]:
+        """What the retriever's model wrote for these clips, when it writes text (two-stage
+        captioners): shown beside the hits. Default: nothing."""
+        return {}
+
     def close(self) -> None:
         """Release what the retriever holds (model memory, caches). The store is the caller's."""
 
