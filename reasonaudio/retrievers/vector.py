@@ -83,7 +83,12 @@ class VectorRetriever(Retriever):
         batch (fixed batch shapes keep vectors bit-identical), costing ``unit_batch`` times more."""
         todo = list(dict.fromkeys(t for t in texts if t not in self._prepared))
         if todo:
-            self._prepared.update(zip(todo, self.embedder.embed_text(todo)))
+            self._prepared.update(zip(todo, self._embed_queries(todo)))
+
+    def _embed_queries(self, texts: list[str]) -> np.ndarray:
+        """Queries through the model's query side (an instruction prefix where it has one)."""
+        embed = getattr(self.embedder, "embed_queries", None) or self.embedder.embed_text
+        return embed(texts)
 
     def query_vector(self, text: str) -> np.ndarray:
         prepared = self._prepared.get(text)
@@ -91,7 +96,7 @@ class VectorRetriever(Retriever):
             return prepared
         vec = self._vectors.get(text)
         if vec is None:
-            vec = self._vectors[text] = self.embedder.embed_text([text])[0]
+            vec = self._vectors[text] = self._embed_queries([text])[0]
             if len(self._vectors) > 256:
                 self._vectors.popitem(last=False)
         else:
