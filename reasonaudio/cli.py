@@ -59,6 +59,8 @@ QdrantUrlOpt = typer.Option(None, "--qdrant-url", envvar="QDRANT_URL", show_envv
 ModelPathsOpt = typer.Option(None, "--model-path",
                              help="Local weights: PATH, or NAME=PATH for one retriever (repeat).")
 RetrieverDeviceOpt = typer.Option(None, "--device", help="cpu (default) | cuda for model retrievers.")
+DtypeOpt = typer.Option(None, "--dtype", help="fp32 | bf16 | fp16 for models that offer it "
+                        "(default: fp32 on cpu, bf16 on cuda); recorded in the model identity.")
 
 
 def main() -> None:  # console-script entry point
@@ -232,13 +234,14 @@ def eval_(
     qdrant_url: Optional[str] = QdrantUrlOpt,
     model_path: Optional[list[str]] = ModelPathsOpt,
     device: Optional[str] = RetrieverDeviceOpt,
+    dtype: Optional[str] = DtypeOpt,
 ) -> None:
     """Evaluate retrievers on every query: per-task Acc@1 / nDCG@10 and multiple choice."""
     from reasonaudio.bench.evaluate import evaluate_retrievers, model_options
     from reasonaudio.bench.report import print_eval_tables, write_results_json
     from reasonaudio.ingest.benchmark import load_benchmark
 
-    options, per_retriever = model_options(model_path or (), device)
+    options, per_retriever = model_options(model_path or (), device, dtype)
     results = evaluate_retrievers(load_benchmark(data), retriever, depth=depth, trec_dir=trec,
                                   console=console, backend=backend, url=qdrant_url,
                                   options=options, retriever_options=per_retriever)
@@ -259,6 +262,7 @@ def compare(
     qdrant_url: Optional[str] = QdrantUrlOpt,
     model_path: Optional[list[str]] = ModelPathsOpt,
     device: Optional[str] = RetrieverDeviceOpt,
+    dtype: Optional[str] = DtypeOpt,
 ) -> None:
     """A - B per task with a paired randomization test (10,000 permutations, seed 0)."""
     from reasonaudio.bench.compare import compare as compare_results
@@ -267,7 +271,7 @@ def compare(
     from reasonaudio.fileio import write_json
     from reasonaudio.ingest.benchmark import load_benchmark
 
-    options, per_retriever = model_options(model_path or (), device)
+    options, per_retriever = model_options(model_path or (), device, dtype)
     results = ensure_results(load_benchmark(data), [a, b], depth=depth, console=console,
                              backend=backend, url=qdrant_url, options=options,
                              retriever_options=per_retriever)
@@ -322,8 +326,17 @@ def parse_cmd(
 # --- models (models/) -------------------------------------------------------------------------
 
 @app.command("models")
-def models_cmd() -> None:
+def models_cmd(
+    json_out: bool = typer.Option(False, "--json", help="Print the registry as a JSON list of objects."),
+) -> None:
     """List the model registry and whether each model can load here (nothing is downloaded)."""
+    if json_out:
+        import json as _json
+
+        from reasonaudio.models.listing import models_json
+
+        typer.echo(_json.dumps(models_json(), indent=2))
+        return
     from reasonaudio.models.listing import print_models
 
     print_models(console)
@@ -349,6 +362,10 @@ def ingest(
     limit: Optional[int] = typer.Option(None, "--limit", min=1,
                                         help="Model ingest: only the first N clips (never removes any)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Model ingest: bypass the embedding cache."),
+    dtype: Optional[str] = DtypeOpt,
+    captioner_path: Optional[str] = typer.Option(None, "--captioner-path",
+                                                 help="two-stage with a model captioner: its local "
+                                                 "weights (--model-path is the embedder's)."),
 ) -> None:
     """Load a Qdrant collection for the benchmark (idempotent; an interrupted load resumes).
 
@@ -367,7 +384,8 @@ def ingest(
         with open_store(bench.root, backend, qdrant_url) as store:
             summary = ingest_model(bench, store, model, model_path=model_path, device=device,
                                    batch_size=batch_size, limit=limit, force=force,
-                                   cache=not no_cache, console=console)
+                                   cache=not no_cache, console=console, dtype=dtype,
+                                   captioner_path=captioner_path)
         print_ingest_summary(console, summary)
         return
     with open_store(bench.root, backend, qdrant_url) as store, \
@@ -399,6 +417,7 @@ def search(
     model_path: Optional[str] = ModelPathOpt,
     batch_size: Optional[int] = BatchSizeOpt,
     device: str = DeviceOpt,
+    dtype: Optional[str] = DtypeOpt,
 ) -> None:
     """One query: its logic, then the hits with event timelines and a check per constraint."""
     import json
@@ -420,8 +439,8 @@ def search(
         logic = None
         err_console.print(f"[yellow]note:[/] no constraint checks: {exc}", highlight=False)
     note = lambda msg: err_console.print(f"[dim]{msg}[/]", highlight=False)  # noqa: E731
-    opts = {key: value for key, value in (("model_path", model_path), ("batch_size", batch_size))
-            if value is not None}
+    opts = {key: value for key, value in (("model_path", model_path), ("batch_size", batch_size),
+                                          ("dtype", dtype)) if value is not None}
     if device != "cpu":
         opts["device"] = device
     found = get_retriever(retriever, bench, backend=backend, url=qdrant_url, notify=note, **opts)

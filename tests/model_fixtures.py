@@ -84,7 +84,7 @@ def tiny_qwen3_embedding_path() -> Path:
 
 @lru_cache(maxsize=None)
 def tiny_qwen2_audio_path() -> Path:
-    """A tiny random-weight Qwen2-Audio + its processor (Whisper features, 1 s of audio)."""
+    """A tiny random-weight Qwen2-Audio + its processor (Whisper features, 5 s of audio)."""
     from reasonaudio.models.tiny_qwen import build_tiny_qwen2_audio
 
     root = Path(tempfile.mkdtemp(prefix="reasonaudio-tiny-qwen2-audio-"))

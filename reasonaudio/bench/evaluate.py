@@ -277,8 +277,8 @@ def ensure_results(bench: Benchmark, names: Sequence[str], depth: int = DEFAULT_
     return results
 
 
-def model_options(model_paths: Sequence[str] = (), device: str | None = None
-                  ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+def model_options(model_paths: Sequence[str] = (), device: str | None = None,
+                  dtype: str | None = None) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """CLI ``--model-path [NAME=]PATH`` and ``--device`` as (options, retriever_options).
 
     ``NAME=PATH`` gives one retriever its weights; a bare ``PATH`` goes to every model retriever
@@ -288,6 +288,8 @@ def model_options(model_paths: Sequence[str] = (), device: str | None = None
     per: dict[str, dict[str, Any]] = {}
     if device:
         options["device"] = device
+    if dtype:
+        options["dtype"] = dtype
     for item in model_paths:
         name, sep, path = item.partition("=")
         if sep and name and path:

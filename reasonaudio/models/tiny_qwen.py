@@ -4,7 +4,7 @@ No Qwen weights or tokenizers can be downloaded here, so the real loaders (``fro
 chat templates, processors, pooling, generation) are exercised with these: a byte-level BPE
 tokenizer trained in-process on a few sentences (with the Qwen special tokens the models and
 processors look up by name), a ``Qwen3Model`` of ~50 k parameters, and a ``Qwen2AudioForConditionalGeneration``
-whose audio encoder takes 1 s of audio (``WhisperFeatureExtractor(chunk_length=1)``). Each is
+whose audio encoder takes 5 s of audio (``WhisperFeatureExtractor(chunk_length=1)``). Each is
 written with ``save_pretrained`` into one folder that ``--model-path`` accepts. Their outputs mean
 nothing; the pipeline around them is what gets tested.
 """
@@ -25,8 +25,10 @@ _CORPUS = (
     "You are a helpful assistant. Audio 1: system user assistant",
     "keyboard typing, door knock, glass breaking, engine idling, footsteps, thunder, applause",
 )
-TINY_AUDIO_CHUNK_SECONDS = 1
+TINY_AUDIO_CHUNK_SECONDS = 5
 """the tiny Qwen2-Audio twin hears at most this much audio (the real model: 30 s)"""
+TINY_MAX_NEW_TOKENS = 24
+"""the twin's generation_config caps captions at this many tokens (keeps tests fast)"""
 
 
 def tiny_qwen_tokenizer(vocab_size: int = 320) -> Any:
@@ -69,7 +71,7 @@ def build_tiny_qwen3_embedding(out: Path | str, seed: int = 0, overwrite: bool =
 
 def build_tiny_qwen2_audio(out: Path | str, seed: int = 0, overwrite: bool = False) -> Path:
     """A tiny ``Qwen2AudioForConditionalGeneration`` + ``Qwen2AudioProcessor`` folder (80 mel
-    bins, 1 s of audio, the processor's own chat template)."""
+    bins, 5 s of audio, the processor's own chat template)."""
     import torch
     from transformers import (Qwen2AudioConfig, Qwen2AudioForConditionalGeneration,
                               Qwen2AudioProcessor, WhisperFeatureExtractor)
@@ -92,6 +94,7 @@ def build_tiny_qwen2_audio(out: Path | str, seed: int = 0, overwrite: bool = Fal
     model = Qwen2AudioForConditionalGeneration(config).eval()
     model.generation_config.pad_token_id = tokenizer.pad_token_id
     model.generation_config.eos_token_id = tokenizer.eos_token_id
+    model.generation_config.max_new_tokens = TINY_MAX_NEW_TOKENS
     out = Path(out)
     with atomic_dir(out, overwrite=overwrite) as tmp:
         model.save_pretrained(str(tmp))

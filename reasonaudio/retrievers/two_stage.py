@@ -36,18 +36,21 @@ class TwoStageRetriever(VectorRetriever):
 
 
 def build_two_stage(name: str, bench: Benchmark, store: Store, *, model_path: str | None = None,
-                    device: str = "cpu", batch_size: int | None = None, **_: Any) -> TwoStageRetriever:
+                    device: str = "cpu", batch_size: int | None = None, dtype: str | None = None,
+                    **_: Any) -> TwoStageRetriever:
     from reasonaudio.errors import ModelError
-    from reasonaudio.ingest.captions import CAPTIONERS
+    from reasonaudio.ingest.captions import captioner_names
     from reasonaudio.ingest.embed import parse_two_stage
     from reasonaudio.models.registry import get_record, load_model
 
     captioner, embedder_name = parse_two_stage(name)
-    if captioner not in CAPTIONERS:
-        raise ModelError(f"unknown captioner {captioner!r} in {name!r}; known: {', '.join(CAPTIONERS)}")
-    if not get_record(embedder_name).has_text:
+    if captioner not in captioner_names():
+        raise ModelError(f"unknown captioner {captioner!r} in {name!r}; known: {', '.join(captioner_names())}")
+    record = get_record(embedder_name)
+    if not record.has_text:
         raise ModelError(f"{name}: {embedder_name!r} has no text tower; use minilm or bge-m3")
-    embedder = load_model(embedder_name, model_path=model_path, device=device, batch_size=batch_size)
+    embedder = load_model(embedder_name, model_path=model_path, device=device, batch_size=batch_size,
+                          dtype=dtype if len(record.dtypes) > 1 else None)
     hint = f"bench ingest --data {bench.root} --model {name}"
     if model_path:
         hint += f" --model-path {model_path}"

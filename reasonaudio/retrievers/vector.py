@@ -131,10 +131,12 @@ class VectorRetriever(Retriever):
 
 
 def build_vector(name: str, bench: Benchmark, store: Store, *, model_path: str | None = None,
-                 device: str = "cpu", batch_size: int | None = None, **_: Any) -> VectorRetriever:
+                 device: str = "cpu", batch_size: int | None = None, dtype: str | None = None,
+                 **_: Any) -> VectorRetriever:
     from reasonaudio.models.registry import load_model
 
-    embedder = load_model(name, model_path=model_path, device=device, batch_size=batch_size)
+    embedder = load_model(name, model_path=model_path, device=device, batch_size=batch_size,
+                          dtype=dtype)
     hint = f"bench ingest --data {bench.root} --model {name}"
     if model_path:
         hint += f" --model-path {model_path}"
@@ -154,6 +156,7 @@ def register_all() -> None:
                                    f"`bench ingest --model {record.name}`"))
     if "two-stage:" not in _REGISTRY:
         register(RetrieverSpec("two-stage:", build_two_stage,
-                               "caption every clip (oracle-caption | yamnet-caption), embed captions "
-                               "and the query with a text model (minilm | bge-m3)",
+                               "caption every clip (oracle-caption | yamnet-caption | an audio-LLM "
+                               "captioner such as qwen2-audio-7b-instruct), embed captions and the "
+                               "query with a text model (minilm | bge-m3 | qwen3-embedding-*)",
                                family=True, example="two-stage:oracle-caption+minilm"))
