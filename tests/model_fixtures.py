@@ -90,3 +90,13 @@ def tiny_qwen2_audio_path() -> Path:
     root = Path(tempfile.mkdtemp(prefix="reasonaudio-tiny-qwen2-audio-"))
     atexit.register(shutil.rmtree, root, ignore_errors=True)
     return build_tiny_qwen2_audio(root / "tiny-qwen2-audio")
+
+
+@lru_cache(maxsize=None)
+def tiny_omni_path() -> Path:
+    """A tiny random-weight Qwen2.5-Omni thinker + tokenizer + Whisper features + chat template."""
+    from reasonaudio.models.tiny_qwen import build_tiny_omni_thinker
+
+    root = Path(tempfile.mkdtemp(prefix="reasonaudio-tiny-omni-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    return build_tiny_omni_thinker(root / "tiny-omni-thinker")

