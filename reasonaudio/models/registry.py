@@ -140,7 +140,7 @@ RECORDS: tuple[ModelRecord, ...] = (
         name=f"qwen3-embedding-{size.lower()}", kind="text", hub_id=f"Qwen/Qwen3-Embedding-{size}",
         revision="main", towers=("text",), sample_rate=None, window_seconds=None, hop_seconds=None,
         pooling="last token, L2-normalised", dimension=dim, distance="Cosine", licence="Apache-2.0",
-        loader="reasonaudio.models.qwen3_embedding:load", requires=("torch", "transformers"),
+        loader="reasonaudio.models.qwen3_embedding:load", requires=("torch", "transformers"), extra="qwen",
         paradigm="two-stage", dtypes=("fp32", "bf16", "fp16"), gpu_memory_gb=gb,
         query_prompt="Instruct: Given a description of sounds, retrieve the audio caption that "
                      "matches it\nQuery:{text}<|endoftext|>",
@@ -154,7 +154,7 @@ RECORDS: tuple[ModelRecord, ...] = (
         revision="main", towers=("audio",), sample_rate=16_000, window_seconds=30.0, hop_seconds=30.0,
         pooling="greedy caption, 96 new tokens at most", dimension=0, distance="Cosine",
         licence="Apache-2.0", loader="reasonaudio.models.audio_llm:load_qwen2_audio",
-        requires=("torch", "transformers"), paradigm="two-stage", dtypes=("fp32", "bf16", "fp16"),
+        requires=("torch", "transformers"), extra="qwen", paradigm="two-stage", dtypes=("fp32", "bf16", "fp16"),
         gpu_memory_gb=20.0,
         document_prompt="<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n"
                         "Audio 1: <|audio_bos|>{audio}<|audio_eos|>\nDescribe the sounds in this audio "
@@ -171,6 +171,7 @@ RECORDS: tuple[ModelRecord, ...] = (
         sample_rate=16_000, window_seconds=30.0, hop_seconds=30.0,
         pooling="last token, L2-normalised; windows mean-l2", dimension=dim, distance="Cosine",
         licence=licence, loader="reasonaudio.models.omni:load", requires=("torch", "transformers"),
+        extra="qwen",
         paradigm="omni", dtypes=("fp32", "bf16", "fp16"), gpu_memory_gb=gb,
         query_prompt=query, document_prompt=document, description=description, notes=notes)
       for name, hub, dim, licence, gb, query, document, description, notes in (
