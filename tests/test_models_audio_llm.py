@@ -1,6 +1,6 @@
-"""Audio-language captioner (Qwen2-Audio) through its tiny random-weight twin: processor, prompt,
-greedy generation, windows, batch independence, caption cache, and `bench ingest` / `bench eval`
-of two-stage:qwen2-audio-7b-instruct+minilm offline."""
+"""Audio-language captioners (Qwen2-Audio, Qwen2.5-Omni's thinker) through tiny random-weight
+twins: processor / chat template, prompt, greedy generation, windows, batch independence, caption
+cache, and `bench ingest` / `bench eval` of two-stage:CAPTIONER+minilm offline."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from model_fixtures import tiny_qwen2_audio_path
+from model_fixtures import tiny_omni_path, tiny_qwen2_audio_path
 from reasonaudio.errors import ModelError
 from reasonaudio.ingest.captions import ModelCaptioner, captioner_names, get_captioner
 from reasonaudio.models.batching import run_all
@@ -18,6 +18,7 @@ from reasonaudio.models.registry import get_record, load_model
 
 NAME = "qwen2-audio-7b-instruct"
 SR = 16_000
+TWINS = {NAME: tiny_qwen2_audio_path, "qwen2.5-omni-7b": tiny_omni_path}
 
 
 def _model(batch_size=3):
@@ -54,7 +55,11 @@ def test_prompt_windows_and_generation_are_recorded_and_deterministic():
     assert caption == m.caption(run_all(m.run_units, m.unit_batch, m.pad_unit, [units], m.unit_key)[0])
 
 
-def test_captions_are_bit_identical_whatever_the_batch():
+@pytest.mark.parametrize("name", list(TWINS))
+def test_captions_are_bit_identical_whatever_the_batch(name):
+    def _model(batch_size):
+        return load_model(name, model_path=str(TWINS[name]()), batch_size=batch_size)
+
     m = _model(batch_size=3)
     waves = _waves([0.7, 2.0, 6.5, 1.3, 3.9], seed=1)
     units = [m.audio_units(w) for w in waves]
@@ -88,7 +93,31 @@ def test_captioner_errors_are_one_line(monkeypatch, tmp_path):
         open_pipeline(NAME)
 
 
-def test_cli_two_stage_ingest_eval_and_cached_rerun(tiny_bench_dir, tmp_path, monkeypatch):
+def test_omni_thinker_captions_match_its_own_audio_path():
+    import torch
+
+    m = load_model("qwen2.5-omni-7b", model_path=str(tiny_omni_path()), batch_size=2)
+    from reasonaudio.models.audio_llm import PROMPT
+
+    assert m.identity()["policy"]["prompt"] == PROMPT  # the same prompt as Qwen2-Audio's
+    assert PROMPT in get_record(NAME).document_prompt and PROMPT[:60] in get_record("qwen2.5-omni-7b").document_prompt
+    assert "Describe the sounds" in m.audio_prompt and m.audio_prompt.endswith("<|im_start|>assistant\n")
+    (wave,) = _waves([2.0], seed=4)
+    (unit,) = m.audio_units(wave)
+    rows = run_all(m.run_units, m.unit_batch, m.pad_unit, [[unit]], m.unit_key)[0]
+    ids = torch.tensor([unit[1]])
+    with torch.inference_mode():
+        ref = m.thinker.generate(input_ids=ids, attention_mask=torch.ones_like(ids),
+                                 input_features=torch.from_numpy(unit[2][None]),
+                                 feature_attention_mask=torch.from_numpy(unit[3][None]),
+                                 do_sample=False, max_new_tokens=m.max_new_tokens, pad_token_id=m.pad_id)
+    want = [int(t) for t in ref[0, len(unit[1]):]]
+    got = [int(t) for t in rows[0] if t != -1]
+    assert got == want[: len(got)] and (len(got) == m.max_new_tokens or want[len(got)] in m.eos_ids)
+
+
+@pytest.mark.parametrize("name", list(TWINS))
+def test_cli_two_stage_ingest_eval_and_cached_rerun(name, tiny_bench_dir, tmp_path, monkeypatch):
     from model_fixtures import copy_bench
     from reasonaudio.cli import app
     from reasonaudio.ingest import embed
@@ -98,8 +127,9 @@ def test_cli_two_stage_ingest_eval_and_cached_rerun(tiny_bench_dir, tmp_path, mo
     monkeypatch.setenv("REASONAUDIO_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     data = copy_bench(tiny_bench_dir, tmp_path / "bench")
-    name = f"two-stage:{NAME}+minilm"
-    path = str(tiny_qwen2_audio_path())
+    captioner_name = name
+    name = f"two-stage:{captioner_name}+minilm"
+    path = str(TWINS[captioner_name]())
     runner = CliRunner()
     first = runner.invoke(app, ["ingest", "--data", str(data), "--model", name, "--captioner-path", path],
                           env={"COLUMNS": "160"})
@@ -113,7 +143,7 @@ def test_cli_two_stage_ingest_eval_and_cached_rerun(tiny_bench_dir, tmp_path, mo
     bench = load_benchmark(data)
     ids = [c.id for c in bench.clips]
     with open_store(bench.root) as store:
-        collection = "reasonaudio-two-stage-qwen2-audio-7b-instruct-minilm"
+        collection = f"reasonaudio-two-stage-{captioner_name}-minilm"
         caps = {f.clip_id: f.payload["caption"] for f in store.retrieve(collection, ids, fields=True)}
         assert set(caps) == set(ids) and all(caps.values())
         meta = store.meta(collection)
@@ -125,7 +155,7 @@ def test_cli_two_stage_ingest_eval_and_cached_rerun(tiny_bench_dir, tmp_path, mo
         caps2 = {f.clip_id: f.payload["caption"] for f in store.retrieve(collection, ids, fields=True)}
         assert caps2 == caps
     # the captions are exactly what the captioner makes of each clip alone (batch of one)
-    captioner = get_captioner(NAME, model_path=path)
+    captioner = get_captioner(captioner_name, model_path=path)
     assert isinstance(captioner, ModelCaptioner)
     pipe = embed.TwoStagePipeline(captioner, load_model("minilm"), cache_enabled=False)
     pipe.attach_renderer(embed._renderer_for(bench, None))

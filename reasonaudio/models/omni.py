@@ -97,12 +97,16 @@ def chat_template(folder: Path, tokenizer: Any) -> str:
                      "tokenizer_config.json)")
 
 
-class OmniEmbedder(Embedder):
-    def __init__(self, record: ModelRecord, *, model_path: str | None = None, device: str = "cpu",
-                 batch_size: int | None = None, dtype: str | None = None) -> None:
-        if record.name not in RECIPES:
-            raise ModelError(f"model {record.name!r}: no omni recipe (known: {', '.join(RECIPES)})")
-        self.recipe = RECIPES[record.name]
+class OmniThinker(Embedder):
+    """What every user of a Qwen2.5-Omni thinker shares: loading the checkpoint's thinker,
+    tokenizer, feature extractor and chat template, prompts as units, windows, and the fixed-shape
+    input batch with each window's audio tower run alone (:meth:`batch_inputs`)."""
+
+    keep_lm_head = False
+
+    def __init__(self, record: ModelRecord, recipe: OmniRecipe, *, model_path: str | None = None,
+                 device: str = "cpu", batch_size: int | None = None, dtype: str | None = None) -> None:
+        self.recipe = recipe
         weights = self._hub_weights(record, model_path, device)
         import torch
         from transformers import (AutoTokenizer, Qwen2_5OmniThinkerForConditionalGeneration,
@@ -119,8 +123,8 @@ class OmniEmbedder(Embedder):
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ModelError(f"model {record.name!r}: cannot load a Qwen2.5-Omni thinker, tokenizer "
                              f"and feature extractor from {folder} ({first_line(exc)})") from None
-        self.model = thinker.model.eval().to(self.device)  # no LM head: embeddings only
-        del thinker
+        self.thinker = thinker.eval().to(self.device) if self.keep_lm_head else None
+        self.model = thinker.model.eval().to(self.device)  # the thinker without its LM head
         self.template = chat_template(folder, self.tokenizer)
         self.audio_token_id = int(self.model.config.audio_token_id)
         self.pad_id = int(self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None
@@ -189,7 +193,10 @@ class OmniEmbedder(Embedder):
     def pad_unit(self, key: Hashable) -> Any:
         return self._pads[key]
 
-    def run_units(self, units: list[Any]) -> np.ndarray:
+    def batch_inputs(self, units: list[Any]) -> tuple[Any, Any, Any]:
+        """(input ids, attention mask, input embeddings) of one fixed-shape batch: prompts
+        left-padded to the batch's length class, each window's audio features (its audio tower
+        run alone) in the ``<|AUDIO|>`` positions. Call under ``torch.inference_mode()``."""
         torch = self._torch
         length = int(units[0][4])
         ids = torch.full((len(units), length), self.pad_id, dtype=torch.long)
@@ -199,18 +206,33 @@ class OmniEmbedder(Embedder):
             ids[i, length - len(row):] = torch.tensor(row, dtype=torch.long)
             mask[i, length - len(row):] = 1
         ids, mask = ids.to(self.device), mask.to(self.device)
+        embeds = self.model.get_input_embeddings()(ids)
+        if units[0][0] == "audio":
+            for i, unit in enumerate(units):
+                feats = torch.from_numpy(unit[2][None]).to(self.device, embeds.dtype)
+                fmask = torch.from_numpy(unit[3][None]).to(self.device)
+                audio = self.model.get_audio_features(feats, fmask).last_hidden_state
+                slots = (ids[i] == self.audio_token_id).nonzero().squeeze(1)
+                if len(slots) != len(audio):
+                    raise ModelError(f"model {self.name!r}: {len(slots)} audio tokens for "
+                                     f"{len(audio)} audio features")
+                embeds[i, slots] = audio.to(embeds.dtype)
+        return ids, mask, embeds
+
+    def identity(self) -> dict[str, Any]:
+        return {**super().identity(), "dtype": self.dtype}
+
+
+class OmniEmbedder(OmniThinker):
+    def __init__(self, record: ModelRecord, **kwargs: Any) -> None:
+        if record.name not in RECIPES:
+            raise ModelError(f"model {record.name!r}: no omni recipe (known: {', '.join(RECIPES)})")
+        super().__init__(record, RECIPES[record.name], **kwargs)
+
+    def run_units(self, units: list[Any]) -> np.ndarray:
+        torch = self._torch
         with torch.inference_mode():
-            embeds = self.model.get_input_embeddings()(ids)
-            if units[0][0] == "audio":
-                for i, unit in enumerate(units):  # each window's audio tower alone (fixed shapes)
-                    feats = torch.from_numpy(unit[2][None]).to(self.device, embeds.dtype)
-                    fmask = torch.from_numpy(unit[3][None]).to(self.device)
-                    audio = self.model.get_audio_features(feats, fmask).last_hidden_state
-                    slots = (ids[i] == self.audio_token_id).nonzero().squeeze(1)
-                    if len(slots) != len(audio):
-                        raise ModelError(f"model {self.name!r}: {len(slots)} audio tokens for "
-                                         f"{len(audio)} audio features")
-                    embeds[i, slots] = audio.to(embeds.dtype)
+            ids, mask, embeds = self.batch_inputs(units)
             out = self.model(input_ids=ids, inputs_embeds=embeds, attention_mask=mask)
             last = torch.nn.functional.normalize(out.last_hidden_state[:, -1].float(), p=2, dim=-1)
         return last.cpu().numpy()
@@ -222,9 +244,6 @@ class OmniEmbedder(Embedder):
                                                + "{text}" + self.recipe.query_suffix}]),
                 "pooling_tokens": "last token of the final hidden state, L2-normalised",
                 "padding": f"left, to a multiple of {PROMPT_BUCKET} tokens"}
-
-    def identity(self) -> dict[str, Any]:
-        return {**super().identity(), "dtype": self.dtype}
 
 
 def load(record: ModelRecord, **kwargs: Any) -> OmniEmbedder:

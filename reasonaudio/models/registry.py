@@ -167,6 +167,21 @@ RECORDS: tuple[ModelRecord, ...] = (
                "30 s window (last aligned to the end) and the captions joined with '; then '",
                "weights with --captioner-path in a two-stage ingest")),
     *(ModelRecord(
+        name=f"qwen2.5-omni-{size}", kind="captioner", hub_id=f"Qwen/Qwen2.5-Omni-{size.upper()}",
+        revision="main", towers=("audio",), sample_rate=16_000, window_seconds=30.0, hop_seconds=30.0,
+        pooling="greedy caption, 96 new tokens at most", dimension=0, distance="Cosine",
+        licence=licence, loader="reasonaudio.models.omni_captioner:load",
+        requires=("torch", "transformers"), extra="qwen", paradigm="two-stage",
+        dtypes=("fp32", "bf16", "fp16"), gpu_memory_gb=gb,
+        document_prompt="<chat template>{audio}Describe the sounds in this audio clip in the order "
+                        "they occur. Name each sound, say roughly how many seconds it lasts, and say "
+                        "which sounds happen at the same time.<|im_end|>\n<assistant>",
+        description=f"Qwen2.5-Omni-{size.upper()}'s thinker (text only) through transformers "
+                    "Qwen2_5OmniThinkerForConditionalGeneration: a captioner",
+        notes=("needs transformers>=4.52", "only the thinker is loaded (no talker, no speech)",
+               "the same prompt, decoding and 30 s windows as qwen2-audio-7b-instruct"))
+      for size, licence, gb in (("7b", "Apache-2.0", 20.0), ("3b", "Qwen Research License", 10.0))),
+    *(ModelRecord(
         name=name, kind="omni", hub_id=hub, revision="main", towers=("audio", "text"),
         sample_rate=16_000, window_seconds=30.0, hop_seconds=30.0,
         pooling="last token, L2-normalised; windows mean-l2", dimension=dim, distance="Cosine",

@@ -146,6 +146,9 @@ def build_tiny_omni_thinker(out: Path | str, seed: int = 0, overwrite: bool = Fa
         video_token_index=len(tokenizer) - 2, vision_start_token_id=len(tokenizer) - 3)
     torch.manual_seed(seed)
     model = Qwen2_5OmniThinkerForConditionalGeneration(config).eval()
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    model.generation_config.eos_token_id = tokenizer.eos_token_id
+    model.generation_config.max_new_tokens = TINY_MAX_NEW_TOKENS
     out = Path(out)
     with atomic_dir(out, overwrite=overwrite) as tmp:
         model.save_pretrained(str(tmp))
