@@ -116,3 +116,24 @@ def test_cli_ingest_eval_and_cached_rerun(small_bench_dir, tmp_path, monkeypatch
         meta = store.meta(again.collection)
         ident = meta.extra["identity"]["embedder"]
         assert ident["policy"]["query_template"].startswith("Instruct:") and ident["dtype"] == "fp32"
+
+
+def test_a_collection_keeps_its_dtype(small_bench_dir, tmp_path, monkeypatch):
+    from model_fixtures import copy_bench
+    from reasonaudio.errors import StoreError
+    from reasonaudio.ingest import embed
+    from reasonaudio.ingest.benchmark import load_benchmark
+    from reasonaudio.retrievers.two_stage import build_two_stage
+    from reasonaudio.store.open import open_store
+
+    monkeypatch.setenv("REASONAUDIO_CACHE", str(tmp_path / "cache"))
+    bench = load_benchmark(copy_bench(small_bench_dir, tmp_path / "bench"))
+    name, path = f"two-stage:oracle-caption+{NAME}", str(tiny_qwen3_embedding_path())
+    with open_store(bench.root) as store:
+        first = embed.ingest_model(bench, store, name, model_path=path, limit=6, progress=False)
+        assert first.upserted == 6 and store.meta(first.collection).pooling.endswith(", fp32")
+        with pytest.raises(StoreError, match="made differently"):
+            embed.ingest_model(bench, store, name, model_path=path, limit=6, dtype="bf16", progress=False)
+        with pytest.raises(StoreError, match="embedded in fp32.*--dtype fp32"):
+            build_two_stage(name, bench, store, model_path=path, dtype="bf16")
+        assert build_two_stage(name, bench, store, model_path=path).search("rain", 2)

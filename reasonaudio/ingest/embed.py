@@ -293,7 +293,7 @@ class AudioPipeline(Pipeline):
         self.dimension = embedder.dimension
         self.revision = embedder.revision
         policy = embedder.policy()
-        self.pooling = _policy_text(policy)
+        self.pooling = _policy_text(policy) + _dtype_text(embedder)
         self.cache = EmbeddingCache(f"{self.name}-audio", embedder.identity(), cache_dir, cache_enabled)
         self.caches = [self.cache]
         self.rows_cache: EmbeddingCache | None = None
@@ -353,7 +353,7 @@ class TwoStagePipeline(Pipeline):
         self.dimension = embedder.dimension
         cap_id = captioner.identity()
         self.revision = f"{captioner.name}-{identity_digest(cap_id)[:8]}+{embedder.revision}"
-        self.pooling = f"caption -> {embedder.name} text tower"
+        self.pooling = f"caption -> {embedder.name} text tower" + _dtype_text(embedder)
         self.text_cache = EmbeddingCache(f"{embedder.name}-text", embedder.identity(), cache_dir, cache_enabled)
         self.caches = [self.text_cache]
         self.frame_cache: EmbeddingCache | None = None
@@ -417,6 +417,13 @@ class TwoStagePipeline(Pipeline):
             done(cid)
         self.text_cache.commit()
         return out
+
+
+def _dtype_text(embedder: Any) -> str:
+    """``, bf16`` etc. for loaders with a choice of dtype (so a collection made in one dtype is
+    never resumed or topped up in another); nothing for fp32-only models (names unchanged)."""
+    dtype = embedder.identity().get("dtype")
+    return f", {dtype}" if dtype else ""
 
 
 def _policy_text(policy: dict[str, Any]) -> str:

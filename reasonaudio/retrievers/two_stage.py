@@ -28,6 +28,7 @@ class TwoStageRetriever(VectorRetriever):
             raise StoreError(f"collection {self.collection!r} was embedded with other "
                              f"{self.embedder.name} weights ({self.meta.revision.split('+')[-1]}, "
                              f"loaded {self.embedder.revision}); rerun `{command} --force`")
+        self.check_dtype(((self.meta.extra or {}).get("identity") or {}).get("embedder") or {}, command)
 
     def captions(self, clip_ids: Sequence[str]) -> dict[str, str]:
         """The stored caption of each clip (what the text model saw)."""

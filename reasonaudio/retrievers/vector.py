@@ -77,6 +77,15 @@ class VectorRetriever(Retriever):
             raise StoreError(f"collection {self.collection!r} was ingested with {self.name} weights "
                              f"{self.meta.revision}, but the loaded weights are {self.embedder.revision}; "
                              f"pass the same --model-path, or rerun `{command} --force`")
+        self.check_dtype((self.meta.extra or {}).get("identity") or {}, command)
+
+    def check_dtype(self, identity: dict[str, Any], command: str) -> None:
+        """Queries in the dtype the clips were embedded in (recorded in the identity)."""
+        have, want = identity.get("dtype"), self.embedder.identity().get("dtype")
+        if have != want:
+            raise StoreError(f"collection {self.collection!r} was embedded in {have or 'fp32'}, the "
+                             f"loaded {self.embedder.name!r} runs in {want or 'fp32'}; pass --dtype "
+                             f"{have or 'fp32'}, or rerun `{command} --force`")
 
     def prepare(self, texts: Sequence[str]) -> None:
         """Embed a run's queries in full model batches: a lone query would be padded to a whole
@@ -133,10 +142,10 @@ class VectorRetriever(Retriever):
 def build_vector(name: str, bench: Benchmark, store: Store, *, model_path: str | None = None,
                  device: str = "cpu", batch_size: int | None = None, dtype: str | None = None,
                  **_: Any) -> VectorRetriever:
-    from reasonaudio.models.registry import load_model
+    from reasonaudio.models.registry import get_record, load_model
 
     embedder = load_model(name, model_path=model_path, device=device, batch_size=batch_size,
-                          dtype=dtype)
+                          dtype=dtype if len(get_record(name).dtypes) > 1 else None)
     hint = f"bench ingest --data {bench.root} --model {name}"
     if model_path:
         hint += f" --model-path {model_path}"
