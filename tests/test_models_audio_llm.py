@@ -100,7 +100,8 @@ def test_omni_thinker_captions_match_its_own_audio_path():
     from reasonaudio.models.audio_llm import PROMPT
 
     assert m.identity()["policy"]["prompt"] == PROMPT  # the same prompt as Qwen2-Audio's
-    assert PROMPT in get_record(NAME).document_prompt and PROMPT[:60] in get_record("qwen2.5-omni-7b").document_prompt
+    assert PROMPT in get_record(NAME).document_prompt
+    assert PROMPT[:60] in get_record("qwen2.5-omni-7b").document_prompt
     assert "Describe the sounds" in m.audio_prompt and m.audio_prompt.endswith("<|im_start|>assistant\n")
     (wave,) = _waves([2.0], seed=4)
     (unit,) = m.audio_units(wave)

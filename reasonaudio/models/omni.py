@@ -166,7 +166,8 @@ class OmniThinker(Embedder):
         before, after = self.audio_prompt.split(AUDIO_TOKEN)
         for w in self.window.cut(wave, self.sample_rate):
             out = self.features([np.asarray(w, dtype=np.float32)], sampling_rate=self.sample_rate,
-                                padding="max_length", max_length=self.window_frames * self.features.hop_length,
+                                padding="max_length",
+                                max_length=self.window_frames * self.features.hop_length,
                                 truncation=True, return_attention_mask=True, return_tensors="np")
             mask = np.asarray(out["attention_mask"][0], dtype=np.int64)
             n = int(mask.sum())

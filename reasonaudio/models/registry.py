@@ -154,7 +154,8 @@ RECORDS: tuple[ModelRecord, ...] = (
         revision="main", towers=("audio",), sample_rate=16_000, window_seconds=30.0, hop_seconds=30.0,
         pooling="greedy caption, 96 new tokens at most", dimension=0, distance="Cosine",
         licence="Apache-2.0", loader="reasonaudio.models.audio_llm:load_qwen2_audio",
-        requires=("torch", "transformers"), extra="qwen", paradigm="two-stage", dtypes=("fp32", "bf16", "fp16"),
+        requires=("torch", "transformers"), extra="qwen", paradigm="two-stage",
+        dtypes=("fp32", "bf16", "fp16"),
         gpu_memory_gb=20.0,
         document_prompt="<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n"
                         "Audio 1: <|audio_bos|>{audio}<|audio_eos|>\nDescribe the sounds in this audio "
