@@ -61,6 +61,8 @@ QdrantUrlOpt = typer.Option(None, "--qdrant-url", envvar="QDRANT_URL", show_envv
 ModelPathsOpt = typer.Option(None, "--model-path",
                              help="Local weights: PATH, or NAME=PATH for one retriever (repeat).")
 RetrieverDeviceOpt = typer.Option(None, "--device", help="cpu (default) | cuda for model retrievers.")
+DtypeOpt = typer.Option(None, "--dtype", help="fp32 | bf16 | fp16 for models that offer it "
+                        "(default: fp32 on cpu, bf16 on cuda); recorded in the model identity.")
 
 
 def main() -> None:  # console-script entry point
@@ -243,6 +245,7 @@ def eval_(
     qdrant_url: Optional[str] = QdrantUrlOpt,
     model_path: Optional[list[str]] = ModelPathsOpt,
     device: Optional[str] = RetrieverDeviceOpt,
+    dtype: Optional[str] = DtypeOpt,
 ) -> None:
     """Evaluate retrievers on every query: per-task Acc@1 / nDCG@10 and multiple choice."""
     from reasonaudio.bench.evaluate import evaluate_retrievers, model_options
@@ -251,7 +254,7 @@ def eval_(
     from reasonaudio.views.progress import notifier, progress_bars, warner
     from reasonaudio.views.results import print_eval_tables
 
-    options, per_retriever = model_options(model_path or (), device)
+    options, per_retriever = model_options(model_path or (), device, dtype)
     with progress_bars(console) as progress:
         results = evaluate_retrievers(load_benchmark(data), retriever, depth=depth, trec_dir=trec,
                                       progress=progress, notify=notifier(console),
@@ -274,6 +277,7 @@ def compare(
     qdrant_url: Optional[str] = QdrantUrlOpt,
     model_path: Optional[list[str]] = ModelPathsOpt,
     device: Optional[str] = RetrieverDeviceOpt,
+    dtype: Optional[str] = DtypeOpt,
 ) -> None:
     """A - B per task with a paired randomization test (10,000 permutations, seed 0)."""
     from reasonaudio.bench.compare import compare as compare_results
@@ -283,7 +287,7 @@ def compare(
     from reasonaudio.views.progress import notifier, progress_bars, warner
     from reasonaudio.views.results import print_comparison
 
-    options, per_retriever = model_options(model_path or (), device)
+    options, per_retriever = model_options(model_path or (), device, dtype)
     with progress_bars(console) as progress:
         results = ensure_results(load_benchmark(data), [a, b], depth=depth, progress=progress,
                                  notify=notifier(console), warn=warner(console), backend=backend,
@@ -340,8 +344,17 @@ def parse_cmd(
 # --- models (models/) -------------------------------------------------------------------------
 
 @app.command("models")
-def models_cmd() -> None:
+def models_cmd(
+    json_out: bool = typer.Option(False, "--json", help="Print the registry as a JSON list of objects."),
+) -> None:
     """List the model registry and whether each model can load here (nothing is downloaded)."""
+    if json_out:
+        import json as _json
+
+        from reasonaudio.models.registry import models_json
+
+        typer.echo(_json.dumps(models_json(), indent=2))
+        return
     from reasonaudio.views.models import print_models
 
     print_models(console)
@@ -367,6 +380,10 @@ def ingest(
     limit: Optional[int] = typer.Option(None, "--limit", min=1,
                                         help="Model ingest: only the first N clips (never removes any)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Model ingest: bypass the embedding cache."),
+    dtype: Optional[str] = DtypeOpt,
+    captioner_path: Optional[str] = typer.Option(None, "--captioner-path",
+                                                 help="two-stage with a model captioner: its local "
+                                                 "weights (--model-path is the embedder's)."),
 ) -> None:
     """Load a Qdrant collection for the benchmark (idempotent; an interrupted load resumes).
 
@@ -385,7 +402,8 @@ def ingest(
                 progress_bars(console, unit="clips") as progress:
             summary = ingest_model(bench, store, model, model_path=model_path, device=device,
                                    batch_size=batch_size, limit=limit, force=force,
-                                   cache=not no_cache, progress=progress)
+                                   cache=not no_cache, progress=progress, dtype=dtype,
+                                   captioner_path=captioner_path)
         print_ingest_summary(console, summary)
         return
     with open_store(bench.root, backend, qdrant_url) as store, progress_bars(console) as progress:
@@ -413,6 +431,7 @@ def search(
     model_path: Optional[str] = ModelPathOpt,
     batch_size: Optional[int] = BatchSizeOpt,
     device: str = DeviceOpt,
+    dtype: Optional[str] = DtypeOpt,
 ) -> None:
     """One query: its logic, then the hits with event timelines and a check per constraint."""
     import json
@@ -437,7 +456,7 @@ def search(
         logic = None
         err_console.print(Text.assemble(("note: ", "yellow"), f"no constraint checks: {exc}"))
     options = RetrieverOptions(model_path=model_path, device=device, batch_size=batch_size,
-                               notify=notifier(err_console, style="dim"))
+                               dtype=dtype, notify=notifier(err_console, style="dim"))
     captions: dict[str, str] = {}
     with open_store(bench.root, backend, qdrant_url) as store, \
             get_retriever(retriever, bench, options, store=store) as found:

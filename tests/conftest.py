@@ -35,3 +35,14 @@ def default_bench_dir(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("bench") / "default"
     build_benchmark(out, BuildParams())
     return out
+
+
+@pytest.fixture(scope="session")
+def tiny_bench_dir(tmp_path_factory) -> Path:
+    """A very small build (synthetic bank, seed 0, 24 clips, 10 queries) for tests that run a
+    generative or multimodal twin over every clip. Read-only."""
+    from reasonaudio.ingest.build import BuildParams, build_benchmark
+
+    out = tmp_path_factory.mktemp("bench") / "tiny"
+    build_benchmark(out, BuildParams(atoms="synthetic", seed=0, n_clips=24, n_queries=10))
+    return out

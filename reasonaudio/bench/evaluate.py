@@ -241,14 +241,15 @@ def ensure_results(bench: Benchmark, names: Sequence[str], depth: int = DEFAULT_
     return results
 
 
-def model_options(model_paths: Sequence[str] = (), device: str | None = None
-                  ) -> tuple[RetrieverOptions, dict[str, RetrieverOptions]]:
-    """CLI ``--model-path [NAME=]PATH`` and ``--device`` as (options, per-retriever options).
+def model_options(model_paths: Sequence[str] = (), device: str | None = None,
+                  dtype: str | None = None) -> tuple[RetrieverOptions, dict[str, RetrieverOptions]]:
+    """CLI ``--model-path [NAME=]PATH``, ``--device`` and ``--dtype`` as (options, per-retriever
+    options).
 
     ``NAME=PATH`` gives one retriever its weights; a bare ``PATH`` goes to every model retriever
     (builders that load no model ignore it). Per-retriever options start from the shared ones.
     """
-    base = RetrieverOptions().merged(device=device)
+    base = RetrieverOptions().merged(device=device, dtype=dtype)
     paths: dict[str, str] = {}
     for item in model_paths:
         name, sep, path = item.partition("=")

@@ -7,8 +7,11 @@
   handle the query's logic when the description is perfect.
 - ``yamnet-caption`` writes what the YAMNet tagger detects over time, in the same grammar, with
   AudioSet class names (lower-cased).
+- audio-language models from the registry (records of kind ``captioner``, e.g.
+  ``qwen2-audio-7b-instruct``) write free text from the audio with a fixed prompt and greedy
+  decoding (:class:`ModelCaptioner`, :mod:`reasonaudio.models.audio_llm`).
 
-Both are deterministic; the caption grammar and thresholds are part of the captioner's identity
+All are deterministic; the caption grammar and thresholds are part of the captioner's identity
 (recorded with the collection).
 """
 
@@ -23,7 +26,7 @@ import numpy as np
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.errors import ModelError
 from reasonaudio.models import yamnet
-from reasonaudio.models.registry import load_model
+from reasonaudio.models.registry import RECORDS, load_model
 
 CAPTION_GRAMMAR = "v1: '<label> for N seconds', ', then ' between blocks, ' while ' inside a block"
 
@@ -126,8 +129,15 @@ class Captioner:
 
     name = "captioner"
     needs_audio = False
-    model: str | None = None
+    registry_model: str | None = None
     """the registry model it runs (None: it reads metadata only)"""
+    rows_label = "frames"
+    """names the cache of :attr:`audio_model`'s rows (YAMNet's frames are shared with its ingest)"""
+
+    @property
+    def audio_model(self) -> Any:
+        """The model run over the audio (units, batches, rows) when :attr:`needs_audio`."""
+        return None
 
     def identity(self) -> dict[str, Any]:
         return {"captioner": self.name, "grammar": CAPTION_GRAMMAR}
@@ -145,11 +155,15 @@ class YamnetCaptioner(Captioner):
 
     name = "yamnet-caption"
     needs_audio = True
-    model = "yamnet"
+    registry_model = "yamnet"
 
     def __init__(self, params: YamnetCaptionParams = YamnetCaptionParams()) -> None:
         self.params = params
         self.tagger = load_model("yamnet")
+
+    @property
+    def audio_model(self) -> Any:
+        return self.tagger
 
     def identity(self) -> dict[str, Any]:
         return {**super().identity(), "tagger": self.tagger.identity(), "params": self.params.to_json()}
@@ -161,11 +175,54 @@ class YamnetCaptioner(Captioner):
         return describe_segments(segments)
 
 
+class ModelCaptioner(Captioner):
+    """A registry captioner (an audio-language model): its rows are generated token ids, cached
+    by audio hash and the model's identity (prompt, decoding, weights, dtype)."""
+
+    needs_audio = True
+    rows_label = "captions"
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self.name = model.name
+        self.registry_model = model.name
+
+    @property
+    def audio_model(self) -> Any:
+        return self.model
+
+    def identity(self) -> dict[str, Any]:
+        return {"captioner": self.name, "model": self.model.identity()}
+
+    def caption_from_rows(self, rows: np.ndarray) -> str:
+        return self.model.caption(rows)
+
+
 CAPTIONERS = {"oracle-caption": OracleCaptioner, "yamnet-caption": YamnetCaptioner}
 
 
-def get_captioner(name: str) -> Captioner:
-    try:
+def model_captioners() -> tuple[str, ...]:
+    """Registry models usable as CAPTIONER in ``two-stage:CAPTIONER+EMBEDDER``."""
+    return tuple(r.name for r in RECORDS if r.kind == "captioner")
+
+
+def captioner_names() -> tuple[str, ...]:
+    return tuple(CAPTIONERS) + model_captioners()
+
+
+def get_captioner(name: str, *, model_path: str | None = None, device: str = "cpu",
+                  batch_size: int | None = None, dtype: str | None = None) -> Captioner:
+    """The captioner ``name``; ``model_path`` / ``device`` / ``batch_size`` / ``dtype`` apply to
+    audio-language models only (``--captioner-path`` etc.)."""
+    if name in CAPTIONERS:
+        if model_path is not None:
+            raise ModelError(f"captioner {name!r} takes no --captioner-path")
         return CAPTIONERS[name]()
-    except KeyError:
-        raise ModelError(f"unknown captioner {name!r}; known: {', '.join(CAPTIONERS)}") from None
+    if name in model_captioners():
+        try:
+            model = load_model(name, model_path=model_path, device=device, batch_size=batch_size,
+                               dtype=dtype)
+        except ModelError as exc:  # in a two-stage ingest --model-path is the embedder's
+            raise ModelError(str(exc).replace("--model-path", "--captioner-path")) from None
+        return ModelCaptioner(model)
+    raise ModelError(f"unknown captioner {name!r}; known: {', '.join(captioner_names())}")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from reasonaudio.errors import ModelError
 
-_WEIGHT_PATTERNS = ["*.json", "*.txt", "*.safetensors", "*.model", "merges.txt", "vocab*"]
+_WEIGHT_PATTERNS = ["*.json", "*.txt", "*.safetensors", "*.model", "merges.txt", "vocab*", "*.jinja"]
 _fingerprints: dict[tuple[str, int, int], str] = {}
 
 

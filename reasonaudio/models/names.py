@@ -7,7 +7,7 @@ ingests is exactly a name that searches.
 from __future__ import annotations
 
 from reasonaudio.errors import ModelError
-from reasonaudio.models.captioners import CAPTIONERS
+from reasonaudio.models.captioners import CAPTIONERS, captioner_names
 from reasonaudio.models.record import ModelRecord
 from reasonaudio.models.registry import RECORDS, availability, get_record
 
@@ -31,8 +31,9 @@ def parse_two_stage(name: str) -> tuple[str, str]:
     if not is_two_stage(name) or not plus or not captioner or not embedder:
         raise ModelError(f"two-stage model {name!r} must look like two-stage:CAPTIONER+EMBEDDER, "
                          f"e.g. {EXAMPLE}")
-    if captioner not in CAPTIONERS:
-        raise ModelError(f"unknown captioner {captioner!r} in {name!r}; known: {', '.join(CAPTIONERS)}")
+    if captioner not in captioner_names():
+        raise ModelError(f"unknown captioner {captioner!r} in {name!r}; "
+                         f"known: {', '.join(captioner_names())}")
     if not get_record(embedder).has_text:
         raise ModelError(f"{name}: {embedder!r} has no text tower; use a text model such as minilm")
     return captioner, embedder
@@ -49,7 +50,7 @@ def offline_learned() -> tuple[str, ...]:
     audio_text = [r.name for r in RECORDS if r.has_audio and r.has_text and runs_offline(r)]
     text = [r.name for r in RECORDS if r.kind == "text" and runs_offline(r)]
     captioners = [c for c, cls in CAPTIONERS.items()
-                  if cls.model is None or runs_offline(get_record(cls.model))]
+                  if cls.registry_model is None or runs_offline(get_record(cls.registry_model))]
     return tuple(audio_text + [two_stage_name(c, t) for c in captioners for t in text])
 
 
@@ -58,7 +59,7 @@ def not_offline() -> dict[str, str]:
     availability check), as the demo reports them."""
     out = {}
     for r in RECORDS:
-        if runs_offline(r) or r.kind not in ("audio-text", "text"):
+        if runs_offline(r) or r.kind not in ("audio-text", "text", "omni") or not r.loadable:
             continue
         name = r.name if r.has_audio else two_stage_name("oracle-caption", r.name)
         ok, why = availability(r)

@@ -35,6 +35,8 @@ class RetrieverOptions:
     """local weights instead of the hub id (model retrievers)"""
     device: str = "cpu"
     batch_size: int | None = None
+    dtype: str | None = None
+    """fp32 | bf16 | fp16 for models that offer a choice (others ignore it)"""
     auto_ingest: bool | None = None
     """load the payload collection when missing (default: on for the embedded Edge store only)"""
     notify: Callable[[str], None] | None = None

@@ -71,8 +71,9 @@ BUILT_IN: tuple[RetrieverSpec, ...] = (
                     f"`bench ingest --model {r.name}`")
       for r in RECORDS if r.has_audio and r.has_text),
     RetrieverSpec(TWO_STAGE, build_two_stage,
-                  "caption every clip (oracle-caption | yamnet-caption), embed captions and the "
-                  "query with a text model (minilm | bge-m3)", family=True, example=TWO_STAGE_EXAMPLE),
+                  "caption every clip (oracle-caption | yamnet-caption | an audio-LLM captioner such "
+                  "as qwen2-audio-7b-instruct), embed captions and the query with a text model "
+                  "(minilm | bge-m3 | qwen3-embedding-*)", family=True, example=TWO_STAGE_EXAMPLE),
 )
 
 _REGISTRY: dict[str, RetrieverSpec] = {s.name: s for s in BUILT_IN}

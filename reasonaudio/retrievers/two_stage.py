@@ -15,7 +15,7 @@ from typing import Sequence
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.errors import StoreError
 from reasonaudio.models.names import parse_two_stage
-from reasonaudio.models.registry import load_model
+from reasonaudio.models.registry import dtype_for, load_model
 from reasonaudio.retrievers.base import RetrieverOptions
 from reasonaudio.retrievers.vector import VectorRetriever, ingest_hint
 from reasonaudio.store.base import Store, collection_name
@@ -31,6 +31,7 @@ class TwoStageRetriever(VectorRetriever):
             raise StoreError(f"collection {self.collection!r} was embedded with other "
                              f"{self.embedder.name} weights ({self.meta.revision.split('+')[-1]}, "
                              f"loaded {self.embedder.revision}); rerun `{command} --force`")
+        self.check_dtype(((self.meta.extra or {}).get("identity") or {}).get("embedder") or {}, command)
 
     def captions(self, clip_ids: Sequence[str]) -> dict[str, str]:
         """The stored caption of each clip (what the text model saw)."""
@@ -41,6 +42,6 @@ class TwoStageRetriever(VectorRetriever):
 def build_two_stage(name: str, bench: Benchmark, store: Store, options: RetrieverOptions) -> TwoStageRetriever:
     _, embedder_name = parse_two_stage(name)
     embedder = load_model(embedder_name, model_path=options.model_path, device=options.device,
-                          batch_size=options.batch_size)
+                          batch_size=options.batch_size, dtype=dtype_for(embedder_name, options.dtype))
     return TwoStageRetriever(name, bench, store, embedder, collection=collection_name(name),
                              ingest_hint=ingest_hint(bench, name, options))

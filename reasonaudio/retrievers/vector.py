@@ -20,7 +20,7 @@ from qdrant_client.http import models
 
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.errors import StoreError
-from reasonaudio.models.registry import load_model
+from reasonaudio.models.registry import dtype_for, load_model
 from reasonaudio.retrievers.base import Hit, Retriever, RetrieverOptions, rank
 from reasonaudio.store.base import Store, collection_name
 from reasonaudio.store.collections import fetch_vectors, require_ready
@@ -55,13 +55,27 @@ class VectorRetriever(Retriever):
             raise StoreError(f"collection {self.collection!r} was ingested with {self.name} weights "
                              f"{self.meta.revision}, but the loaded weights are {self.embedder.revision}; "
                              f"pass the same --model-path, or rerun `{command} --force`")
+        self.check_dtype((self.meta.extra or {}).get("identity") or {}, command)
+
+    def check_dtype(self, identity: dict[str, Any], command: str) -> None:
+        """Queries in the dtype the clips were embedded in (recorded in the identity)."""
+        have, want = identity.get("dtype"), self.embedder.identity().get("dtype")
+        if have != want:
+            raise StoreError(f"collection {self.collection!r} was embedded in {have or 'fp32'}, the "
+                             f"loaded {self.embedder.name!r} runs in {want or 'fp32'}; pass --dtype "
+                             f"{have or 'fp32'}, or rerun `{command} --force`")
 
     def prepare(self, texts: Sequence[str]) -> None:
         """Embed a run's queries in full model batches: a lone query would be padded to a whole
         batch (fixed batch shapes keep vectors bit-identical), costing ``unit_batch`` times more."""
         todo = list(dict.fromkeys(t for t in texts if t not in self._prepared))
         if todo:
-            self._prepared.update(zip(todo, self.embedder.embed_text(todo)))
+            self._prepared.update(zip(todo, self._embed_queries(todo)))
+
+    def _embed_queries(self, texts: list[str]) -> np.ndarray:
+        """Queries through the model's query side (an instruction prefix where it has one)."""
+        embed = getattr(self.embedder, "embed_queries", None) or self.embedder.embed_text
+        return embed(texts)
 
     def query_vector(self, text: str) -> np.ndarray:
         prepared = self._prepared.get(text)
@@ -69,7 +83,7 @@ class VectorRetriever(Retriever):
             return prepared
         vec = self._vectors.get(text)
         if vec is None:
-            vec = self._vectors[text] = self.embedder.embed_text([text])[0]
+            vec = self._vectors[text] = self._embed_queries([text])[0]
             if len(self._vectors) > 256:
                 self._vectors.popitem(last=False)
         else:
@@ -108,7 +122,7 @@ class VectorRetriever(Retriever):
 
 def build_vector(name: str, bench: Benchmark, store: Store, options: RetrieverOptions) -> VectorRetriever:
     embedder = load_model(name, model_path=options.model_path, device=options.device,
-                          batch_size=options.batch_size)
+                          batch_size=options.batch_size, dtype=dtype_for(name, options.dtype))
     return VectorRetriever(name, bench, store, embedder, ingest_hint=ingest_hint(bench, name, options))
 
 

@@ -25,8 +25,8 @@ from reasonaudio.errors import DataError, ModelError
 from reasonaudio.ingest.embed.cache import EmbeddingCache, audio_hash, identity_digest, text_hash
 from reasonaudio.models.batching import FixedBatcher
 from reasonaudio.models.captioners import get_captioner
-from reasonaudio.models.names import TWO_STAGE, parse_two_stage
-from reasonaudio.models.registry import get_record, load_model
+from reasonaudio.models.names import is_two_stage, parse_two_stage, two_stage_name
+from reasonaudio.models.registry import dtype_for, get_record, load_model, names
 from reasonaudio.store.base import CollectionMeta
 from reasonaudio.store.collections import corpus_fingerprint
 
@@ -157,7 +157,7 @@ class AudioPipeline(Pipeline):
         self.dimension = embedder.dimension
         self.revision = embedder.revision
         policy = embedder.policy()
-        self.pooling = _policy_text(policy)
+        self.pooling = _policy_text(policy) + _dtype_text(embedder)
         self.cache = EmbeddingCache(f"{self.name}-audio", embedder.identity(), cache_dir, cache_enabled)
         self.caches = [self.cache]
         self.rows_cache: EmbeddingCache | None = None
@@ -213,17 +213,18 @@ class TwoStagePipeline(Pipeline):
         super().__init__()
         self.captioner = captioner
         self.embedder = embedder
-        self.name = f"{TWO_STAGE}{captioner.name}+{embedder.name}"
+        self.name = two_stage_name(captioner.name, embedder.name)
         self.dimension = embedder.dimension
         cap_id = captioner.identity()
         self.revision = f"{captioner.name}-{identity_digest(cap_id)[:8]}+{embedder.revision}"
-        self.pooling = f"caption -> {embedder.name} text tower"
+        self.pooling = f"caption -> {embedder.name} text tower" + _dtype_text(embedder)
         self.text_cache = EmbeddingCache(f"{embedder.name}-text", embedder.identity(), cache_dir, cache_enabled)
         self.caches = [self.text_cache]
         self.frame_cache: EmbeddingCache | None = None
-        if captioner.needs_audio:
-            self.frame_cache = EmbeddingCache(f"{captioner.tagger.name}-frames", captioner.tagger.identity(),
-                                              cache_dir, cache_enabled)
+        if captioner.needs_audio:  # the audio model's rows (YAMNet frames, generated tokens)
+            audio_model = captioner.audio_model
+            self.frame_cache = EmbeddingCache(f"{audio_model.name}-{captioner.rows_label}",
+                                              audio_model.identity(), cache_dir, cache_enabled)
             self.caches.append(self.frame_cache)
 
     @property
@@ -238,7 +239,7 @@ class TwoStagePipeline(Pipeline):
         if not self.captioner.needs_audio:
             return {c.id: self.captioner.caption(c) for c in clips}
         assert self.frame_cache is not None
-        tagger = self.captioner.tagger
+        tagger = self.captioner.audio_model
         out: dict[str, str] = {}
         hashes: dict[str, str] = {}
 
@@ -282,6 +283,13 @@ class TwoStagePipeline(Pipeline):
         return out
 
 
+def _dtype_text(embedder: Any) -> str:
+    """``, bf16`` etc. for loaders with a choice of dtype (so a collection made in one dtype is
+    never resumed or topped up in another); nothing for fp32-only models (names unchanged)."""
+    dtype = embedder.identity().get("dtype")
+    return f", {dtype}" if dtype else ""
+
+
 def _policy_text(policy: dict[str, Any]) -> str:
     """A short, stable description of how audio became one vector (compared on resume)."""
     if policy.get("kind") == "sliding-windows":
@@ -294,16 +302,29 @@ def _policy_text(policy: dict[str, Any]) -> str:
 
 def open_pipeline(model: str, *, model_path: str | None = None, device: str = "cpu",
                   batch_size: int | None = None, cache: bool = True,
-                  cache_dir: Path | None = None) -> Pipeline:
-    """The pipeline for ``--model`` (a registry name or ``two-stage:CAPTIONER+EMBEDDER``)."""
-    if model.startswith(TWO_STAGE):
+                  cache_dir: Path | None = None, dtype: str | None = None,
+                  captioner_path: str | None = None) -> Pipeline:
+    """The pipeline for ``--model`` (a registry name or ``two-stage:CAPTIONER+EMBEDDER``).
+
+    In a two-stage pipeline ``model_path`` / ``batch_size`` are the embedder's and
+    ``captioner_path`` the captioner's weights; ``device`` and ``dtype`` apply to both (``dtype``
+    only where the model offers a choice)."""
+    if is_two_stage(model):
         cap_name, emb_name = parse_two_stage(model)
-        captioner = get_captioner(cap_name)
-        embedder = load_model(emb_name, model_path=model_path, device=device, batch_size=batch_size)
+        captioner = get_captioner(cap_name, model_path=captioner_path, device=device,
+                                  dtype=dtype_for(cap_name, dtype) if cap_name in names() else None)
+        embedder = load_model(emb_name, model_path=model_path, device=device, batch_size=batch_size,
+                              dtype=dtype_for(emb_name, dtype))
         return TwoStagePipeline(captioner, embedder, cache, cache_dir)
+    if captioner_path is not None:
+        raise ModelError(f"--captioner-path is for two-stage:CAPTIONER+EMBEDDER models, not {model!r}")
     record = get_record(model)
+    if record.kind == "captioner":
+        raise ModelError(f"model {model!r} is a captioner: ingest it as two-stage:{model}+EMBEDDER, "
+                         f"e.g. two-stage:{model}+minilm (weights with --captioner-path)")
     if not record.has_audio:
         raise ModelError(f"model {model!r} has no audio tower, so it cannot embed clips; as a text "
                          f"embedder use it in a two-stage pipeline, e.g. two-stage:oracle-caption+{model}")
-    embedder = load_model(model, model_path=model_path, device=device, batch_size=batch_size)
+    embedder = load_model(model, model_path=model_path, device=device, batch_size=batch_size,
+                          dtype=dtype)
     return AudioPipeline(embedder, cache, cache_dir)

@@ -82,7 +82,8 @@ def ingest_model(bench: Benchmark, store: Store, model: str, *, model_path: str 
                  device: str = "cpu", batch_size: int | None = None, limit: int | None = None,
                  force: bool = False, cache: bool = True, cache_dir: Path | None = None,
                  bank_spec: str | None = None, upsert_batch: int | None = None,
-                 progress: Progress | None = None, pipeline: Pipeline | None = None) -> IngestSummary:
+                 progress: Progress | None = None, pipeline: Pipeline | None = None,
+                 dtype: str | None = None, captioner_path: str | None = None) -> IngestSummary:
     """Make ``reasonaudio-<model>`` hold one point per clip (the first ``limit`` clips, plus any
     already stored), computing only what is neither stored nor cached.
 
@@ -94,7 +95,8 @@ def ingest_model(bench: Benchmark, store: Store, model: str, *, model_path: str 
         raise DataError(f"--limit must be >= 1, got {limit}")
     t0 = time.perf_counter()
     pipe = pipeline or open_pipeline(model, model_path=model_path, device=device,
-                                     batch_size=batch_size, cache=cache, cache_dir=cache_dir)
+                                     batch_size=batch_size, cache=cache, cache_dir=cache_dir,
+                                     dtype=dtype, captioner_path=captioner_path)
     name = collection_name(pipe.name)
     clips = bench.clips
     wanted = clips if limit is None else clips[:limit]
