@@ -223,8 +223,10 @@ def atoms_fetch_packages(
 @app.command("eval")
 def eval_(
     data: Path = DataOpt,
-    retriever: list[str] = typer.Option(..., "--retriever", "-r",
-                                        help="Retriever name (repeat for several)."),
+    retriever: Optional[list[str]] = typer.Option(None, "--retriever", "-r",
+                                                  help="Retriever name (repeat for several)."),
+    run: Optional[list[str]] = typer.Option(None, "--run", help="NAME=PATH: score a run file made "
+                                            "elsewhere (TREC or JSON {qid: {clip: score}}; repeat)."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the results as JSON."),
     trec: Optional[Path] = typer.Option(None, "--trec", help="Write one TREC run file per retriever here."),
     depth: int = typer.Option(100, "--depth", "-k", help="Clips each retriever returns per query."),
@@ -235,13 +237,27 @@ def eval_(
 ) -> None:
     """Evaluate retrievers on every query: per-task Acc@1 / nDCG@10 and multiple choice."""
     from reasonaudio.bench.evaluate import evaluate_retrievers, model_options
+    from reasonaudio.bench.external import RunSpec, evaluate_run_files
     from reasonaudio.bench.report import print_eval_tables, write_results_json
+    from reasonaudio.bench.run_files import parse_run_spec
     from reasonaudio.ingest.benchmark import load_benchmark
+    from reasonaudio.views.external import print_run_notes
 
+    bench = load_benchmark(data)
+    if not retriever and not run:
+        raise ReasonAudioError("nothing to evaluate: pass --retriever NAME and/or --run NAME=PATH")
     options, per_retriever = model_options(model_path or (), device)
-    results = evaluate_retrievers(load_benchmark(data), retriever, depth=depth, trec_dir=trec,
-                                  console=console, backend=backend, url=qdrant_url,
-                                  options=options, retriever_options=per_retriever)
+    specs = [RunSpec(*parse_run_spec(item)) for item in run or ()]
+    external, notes = evaluate_run_files(bench, specs, depth=depth, trec_dir=trec,
+                                         taken=retriever or ())  # files checked before any model loads
+    print_run_notes(console, notes)
+    if retriever:
+        results = evaluate_retrievers(bench, retriever, depth=depth, trec_dir=trec,
+                                      console=console, backend=backend, url=qdrant_url,
+                                      options=options, retriever_options=per_retriever)
+        results.runs.update(external.runs)
+    else:
+        results = external
     print_eval_tables(console, results)
     if json_out is not None:
         write_results_json(json_out, results)
