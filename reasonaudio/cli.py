@@ -352,8 +352,8 @@ def models_cmd() -> None:
 @app.command()
 def ingest(
     data: Path = DataOpt,
-    model: str = typer.Option(..., "--model", "-m",
-                              help="none = the payload-only collection (oracle, baselines)."),
+    model: Optional[str] = typer.Option(None, "--model", "-m",
+                                        help="none = the payload-only collection (oracle, baselines)."),
     backend: Optional[str] = BackendOpt,
     qdrant_url: Optional[str] = QdrantUrlOpt,
     force: bool = typer.Option(False, "--force", help="Drop and reload the collection."),
@@ -365,11 +365,23 @@ def ingest(
     limit: Optional[int] = typer.Option(None, "--limit", min=1,
                                         help="Model ingest: only the first N clips (never removes any)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Model ingest: bypass the embedding cache."),
+    vectors: Optional[Path] = typer.Option(None, "--vectors", help="Instead of --model: precomputed "
+                                           "clip vectors (.npy or .parquet), one row per --ids line."),
+    ids: Optional[Path] = typer.Option(None, "--ids", help="With --vectors: clip ids, one per line."),
+    name: Optional[str] = typer.Option(None, "--name", help="With --vectors: search them as "
+                                       "--retriever vectors:NAME."),
+    query_vectors: Optional[Path] = typer.Option(None, "--query-vectors",
+                                                 help="With --vectors: the queries' vectors."),
+    query_ids: Optional[Path] = typer.Option(None, "--query-ids",
+                                             help="With --query-vectors: query ids, one per line."),
+    distance: str = typer.Option("cosine", "--distance",
+                                 help="With --vectors: cosine | dot | euclid | manhattan."),
 ) -> None:
     """Load a Qdrant collection for the benchmark (idempotent; an interrupted load resumes).
 
     --model none: the payload-only collection. --model NAME (see `bench models`) or
-    two-stage:CAPTIONER+EMBEDDER: render, embed and upsert every clip (docs/models.md)."""
+    two-stage:CAPTIONER+EMBEDDER: render, embed and upsert every clip (docs/models.md).
+    --vectors/--ids/--name: precomputed vectors of a model run elsewhere (docs/bring-your-own.md)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from reasonaudio.ingest.benchmark import load_benchmark
@@ -377,6 +389,14 @@ def ingest(
     from reasonaudio.store.open import open_store
 
     bench = load_benchmark(data)
+    if vectors is not None or model is None:
+        from reasonaudio.ingest.precomputed import options_from_cli
+        from reasonaudio.views.precomputed import ingest_with_progress
+
+        opts = options_from_cli(model, vectors, ids, name, query_vectors, query_ids, distance, force)
+        with open_store(bench.root, backend, qdrant_url) as store:
+            ingest_with_progress(console, bench, store, opts)
+        return
     if model != "none":
         from reasonaudio.ingest.embed import ingest_model, print_ingest_summary
 
@@ -423,9 +443,11 @@ def search(
     from reasonaudio.errors import QueryParseError
     from reasonaudio.ingest.benchmark import load_benchmark
     from reasonaudio.retrievers.explain import print_search, search_json
+    from reasonaudio.retrievers.precomputed import resolve_query_text
     from reasonaudio.retrievers.registry import get_retriever, spec_for
 
     bench = load_benchmark(data)
+    text = resolve_query_text(bench, text)  # a benchmark query's id stands for its text
     retriever = model or retriever
     spec = spec_for(retriever)
     try:
