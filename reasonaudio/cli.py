@@ -310,6 +310,29 @@ def report(
     run_report(console, load_benchmark(data), out, retriever or None, projection)
 
 
+@app.command("export")
+def export_cmd(
+    data: Path = DataOpt,
+    to: Path = typer.Option(..., "--to", help="Folder to write (atomically)."),
+    fmt: str = typer.Option("hf", "--format", help="hf: a Hugging Face `datasets` folder (parquet + card)."),
+    audio: str = typer.Option("embed", "--audio", help="embed (rendered, in the parquet) | files "
+                              "(audio/CLIP.flac beside it) | none."),
+    audio_format: str = typer.Option("flac", "--audio-format", help="flac | wav (16-bit)."),
+    sample_rate: Optional[int] = typer.Option(None, "--sample-rate",
+                                              help="Render at this rate (default: the clips' own)."),
+    atoms: Optional[str] = typer.Option(None, help="Atom bank, if not the one the manifest names."),
+    force: bool = typer.Option(False, "--force", help="Replace the folder if it exists."),
+) -> None:
+    """Export the benchmark where researchers evaluate (Hugging Face datasets, MTEB layout)."""
+    from reasonaudio.ingest.benchmark import load_benchmark
+    from reasonaudio.ingest.export import ExportOptions
+    from reasonaudio.views.export import export_with_progress
+
+    opts = ExportOptions(format=fmt, audio=audio, audio_format=audio_format,
+                         sample_rate=sample_rate, atoms=atoms, force=force)
+    export_with_progress(console, load_benchmark(data), to, opts)
+
+
 # --- parse -----------------------------------------------------------------------------------
 
 @app.command("parse")
