@@ -413,12 +413,13 @@ def ingest(
 
     bench = load_benchmark(data)
     if vectors is not None or model is None:
-        from reasonaudio.ingest.precomputed import options_from_cli
+        from reasonaudio.ingest.precomputed import check_precomputed, options_from_cli
         from reasonaudio.views.precomputed import ingest_with_progress
 
-        opts = options_from_cli(model, vectors, ids, name, query_vectors, query_ids, distance, force)
-        with open_store(bench.root, backend, qdrant_url) as store:
-            ingest_with_progress(console, bench, store, opts)
+        checked = check_precomputed(bench, options_from_cli(model, vectors, ids, name, query_vectors,
+                                                            query_ids, distance, force))
+        with open_store(bench.root, backend, qdrant_url) as store:  # opened once the input is sound
+            ingest_with_progress(console, bench, store, checked)
         return
     if model != "none":
         from reasonaudio.ingest.embed import ingest_model, print_ingest_summary

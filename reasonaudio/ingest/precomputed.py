@@ -25,7 +25,7 @@ import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -220,7 +220,8 @@ def check_vectors(files: VectorFiles, known: Sequence[str], what: str, distance:
     if missing:
         raise DataError(f"{files.ids}: {len(missing)} of the benchmark's {len(known)} {what}s have no "
                         f"vector, e.g. {missing[0]!r}; every {what} must appear exactly once")
-    vectors = matrix.astype(np.float32)
+    with np.errstate(over="ignore"):  # a value beyond float32 becomes inf, refused just below
+        vectors = matrix.astype(np.float32)
     bad_rows = np.flatnonzero(~np.isfinite(vectors).all(axis=1))
     if bad_rows.size:
         r = int(bad_rows[0])
@@ -259,8 +260,14 @@ def _metas(bench: Benchmark, opts: PrecomputedOptions, clips: CheckedVectors,
     return clip_meta, query_meta
 
 
-def _refuse_replacing(store: Store, plans: Iterable[tuple[str, CollectionMeta]]) -> None:
+def check_store(store: Store, checked: "CheckedInput") -> None:
     """Without --force, fail before writing when an existing collection was made differently."""
+    if checked.opts.force:
+        return
+    name = checked.opts.name
+    plans = [(clip_collection(name), checked.clip_meta)]
+    if checked.query_meta is not None:
+        plans.append((query_collection(name), checked.query_meta))
     for name, want in plans:
         if not store.exists(name):
             continue
@@ -272,10 +279,19 @@ def _refuse_replacing(store: Store, plans: Iterable[tuple[str, CollectionMeta]])
                                  "pass --force to replace it")
 
 
-def ingest_precomputed(bench: Benchmark, store: Store, opts: PrecomputedOptions,
-                       progress: ProgressFn | None = None) -> PrecomputedSummary:
-    """Check the files, then load the clip (and query) collection; see the module docstring."""
-    t0 = time.perf_counter()
+@dataclass(frozen=True)
+class CheckedInput:
+    """Everything ``bench ingest --vectors`` needs, checked against the benchmark."""
+
+    opts: PrecomputedOptions
+    clips: CheckedVectors
+    queries: CheckedVectors | None
+    clip_meta: CollectionMeta
+    query_meta: CollectionMeta | None
+
+
+def check_precomputed(bench: Benchmark, opts: PrecomputedOptions) -> CheckedInput:
+    """Read and check every file (no store involved): bad input fails here, before any write."""
     check_name(opts.name)
     if opts.distance not in DISTANCES:
         raise DataError(f"--distance must be one of {', '.join(DISTANCES)}, got {opts.distance!r}")
@@ -285,10 +301,18 @@ def ingest_precomputed(bench: Benchmark, store: Store, opts: PrecomputedOptions,
         queries = check_vectors(opts.queries, [q.id for q in bench.queries], "query", opts.distance,
                                 dimension=clips.dimension)
     clip_meta, query_meta = _metas(bench, opts, clips, queries)
+    return CheckedInput(opts, clips, queries, clip_meta, query_meta)
+
+
+def ingest_precomputed(bench: Benchmark, store: Store, opts: PrecomputedOptions | CheckedInput,
+                       progress: ProgressFn | None = None) -> PrecomputedSummary:
+    """Check the files (unless given checked), then load the clip (and query) collection."""
+    t0 = time.perf_counter()
+    checked = opts if isinstance(opts, CheckedInput) else check_precomputed(bench, opts)
+    opts, clips, queries = checked.opts, checked.clips, checked.queries
+    clip_meta, query_meta = checked.clip_meta, checked.query_meta
     cname, qname = clip_collection(opts.name), query_collection(opts.name)
-    plans = [(cname, clip_meta)] + ([(qname, query_meta)] if query_meta is not None else [])
-    if not opts.force:
-        _refuse_replacing(store, plans)
+    check_store(store, checked)
     total = len(clips.ids) + (len(queries.ids) if queries else 0)
     by_id = bench.clip_by_id
     row = {cid: i for i, cid in enumerate(clips.ids)}

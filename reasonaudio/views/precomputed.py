@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from reasonaudio.ingest.benchmark import Benchmark
-from reasonaudio.ingest.precomputed import PrecomputedOptions, PrecomputedSummary, ingest_precomputed
+from reasonaudio.ingest.precomputed import CheckedInput, PrecomputedSummary, check_store, ingest_precomputed
 from reasonaudio.store.base import Store
 
 
@@ -20,12 +20,13 @@ def print_precomputed_summary(console: Console, s: PrecomputedSummary) -> None:
 
 
 def ingest_with_progress(console: Console, bench: Benchmark, store: Store,
-                         opts: PrecomputedOptions) -> PrecomputedSummary:
+                         checked: CheckedInput) -> PrecomputedSummary:
+    check_store(store, checked)  # an incompatible collection is refused before the bar shows
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=console) as progress:
-        task = progress.add_task(f"vectors:{opts.name} -> {store.backend}", total=None)
+        task = progress.add_task(f"vectors:{checked.opts.name} -> {store.backend}", total=None)
         summary = ingest_precomputed(
-            bench, store, opts,
+            bench, store, checked,
             progress=lambda done, total: progress.update(task, completed=done, total=total))
     print_precomputed_summary(console, summary)
     return summary
