@@ -214,13 +214,24 @@ def _shards(n: int, size: int) -> list[tuple[int, int]]:
     return [(lo, min(n, lo + size)) for lo in bounds]
 
 
+def check_export(bench: Benchmark, dest: Path | str, opts: ExportOptions) -> None:
+    """Everything that can be refused before rendering starts: options, pyarrow, the folder."""
+    opts.validate()
+    _pyarrow()
+    if Path(dest).exists() and not opts.force:
+        raise DataError(f"{dest}: already exists (pass --force to replace it)")
+    if opts.audio != "none" and not (opts.atoms or (bench.manifest.get("parameters") or {}).get("atoms")):
+        raise DataError(f"{bench.root}/{MANIFEST}: parameters.atoms does not name the atom bank; "
+                        "pass --atoms (or --audio none)")
+
+
 def export_hf(bench: Benchmark, dest: Path | str, opts: ExportOptions = ExportOptions(),
               progress: ProgressFn | None = None) -> ExportSummary:
     """Write the Hugging Face folder (see the module docstring); ``progress(clips done, total)``."""
     from reasonaudio.ingest.export_card import dataset_card
     from reasonaudio.provenance import versions
 
-    opts.validate()
+    check_export(bench, dest, opts)
     pa = _pyarrow()
     t0 = time.perf_counter()
     clips = bench.clips

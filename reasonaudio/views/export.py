@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from reasonaudio.ingest.benchmark import Benchmark
-from reasonaudio.ingest.export import ExportOptions, ExportSummary, export_hf
+from reasonaudio.ingest.export import ExportOptions, ExportSummary, check_export, export_hf
 
 
 def print_export_summary(console: Console, s: ExportSummary) -> None:
@@ -25,6 +25,7 @@ def print_export_summary(console: Console, s: ExportSummary) -> None:
 
 def export_with_progress(console: Console, bench: Benchmark, dest: Path,
                          opts: ExportOptions) -> ExportSummary:
+    check_export(bench, dest, opts)  # bad options end in one line, before the bar shows
     with Progress(TextColumn("[bold]export"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TimeRemainingColumn(), console=console) as progress:
         task = progress.add_task("export", total=len(bench.clips))
