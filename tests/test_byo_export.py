@@ -110,9 +110,16 @@ def test_plain_parquet_loading_and_the_card(bench_dir, exported, tmp_path):
         assert sha256_file(exported / rel) == digest
 
 
-def test_same_benchmark_same_bytes_and_files_mode(bench_dir, tmp_path):
+def test_same_benchmark_same_bytes_and_files_mode(bench_dir, exported, tmp_path):
     import soundfile as sf
 
+    again = tmp_path / "again"
+    res = runner.invoke(app, ["export", "--data", str(bench_dir), "--to", str(again),
+                              "--sample-rate", str(RATE)])
+    assert res.exit_code == 0, res.output
+    for path in exported.rglob("*"):  # rendered audio included
+        if path.is_file():
+            assert path.read_bytes() == (again / path.relative_to(exported)).read_bytes(), path
     outs = []
     for i in range(2):
         out = tmp_path / f"x{i}"
