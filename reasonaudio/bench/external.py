@@ -81,10 +81,17 @@ def pair_choices(bench: Benchmark, scores: dict[str, dict[str, float]]) -> dict[
 def evaluate_run_file(bench: Benchmark, spec: RunSpec, depth: int = DEFAULT_DEPTH,
                       save: bool = True, trec_dir: Path | None = None) -> ExternalRun:
     """Read, check and score one run file; saved under ``DATA/results/`` unless ``save=False``."""
+    check_run_name(spec.name)
+    return score_run_file(bench, read_run_file(spec.path, bench, spec.name, spec.format),
+                          depth, save, trec_dir)
+
+
+def score_run_file(bench: Benchmark, rf: RunFile, depth: int = DEFAULT_DEPTH, save: bool = True,
+                   trec_dir: Path | None = None) -> ExternalRun:
+    """Score a run file already read by :func:`read_run_file` (named ``rf.run.tag``)."""
     if depth < 1:
         raise DataError(f"depth must be at least 1, got {depth}")
-    check_run_name(spec.name)
-    rf = read_run_file(spec.path, bench, spec.name, spec.format)
+    spec = RunSpec(rf.run.tag, rf.path, rf.format)
     cut = Run(spec.name, {q: hits[:depth] for q, hits in rf.run.hits.items()})
     n_cut = sum(1 for hits in rf.run.hits.values() if len(hits) > depth)
     describe = {"name": spec.name, **rf.describe(), "cut_to_depth": n_cut}
@@ -115,11 +122,13 @@ def evaluate_run_files(bench: Benchmark, specs: Sequence[RunSpec], depth: int = 
     for spec in specs:
         check_run_name(spec.name, taken)
         taken.append(spec.name)
-    for spec in specs:  # read everything first: one bad file, nothing saved
-        read_run_file(spec.path, bench, spec.name, spec.format)
+    if depth < 1:
+        raise DataError(f"depth must be at least 1, got {depth}")
+    # read everything first: one bad file, nothing saved
+    files = [read_run_file(spec.path, bench, spec.name, spec.format) for spec in specs]
     done = []
-    for spec in specs:
-        ext = evaluate_run_file(bench, spec, depth, save, trec_dir)
-        results.runs[spec.name] = ext.result
+    for rf in files:
+        ext = score_run_file(bench, rf, depth, save, trec_dir)
+        results.runs[rf.run.tag] = ext.result
         done.append(ext)
     return results, done
