@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -90,6 +91,8 @@ class ExportSummary:
     seconds: float
     files: dict[str, str] = field(default_factory=dict)
     """relative path -> sha256"""
+    adjustments: dict[str, int] = field(default_factory=dict)
+    """the renderer's automatic adjustments (kind -> count), as ``bench ingest`` reports them"""
 
 
 def _pyarrow() -> Any:
@@ -228,21 +231,34 @@ def check_export(bench: Benchmark, dest: Path | str, opts: ExportOptions) -> Non
 def export_hf(bench: Benchmark, dest: Path | str, opts: ExportOptions = ExportOptions(),
               progress: ProgressFn | None = None) -> ExportSummary:
     """Write the Hugging Face folder (see the module docstring); ``progress(clips done, total)``."""
-    from reasonaudio.ingest.export_card import dataset_card
-    from reasonaudio.provenance import versions
-
     check_export(bench, dest, opts)
     pa = _pyarrow()
     t0 = time.perf_counter()
-    clips = bench.clips
-    queries, qrels, choices, atoms = bench.queries, bench.qrels, bench.choices, bench.atoms
     renderer = _renderer(bench, opts.atoms) if opts.audio != "none" else None
     features = corpus_features(opts.audio, opts.sample_rate)
-    audio_seconds = 0.0
-    shard_size = CLIPS_PER_SHARD if opts.audio == "embed" else max(1, len(clips))
-    shards = _shards(len(clips), shard_size)
-    files: list[str] = []
+    shard_size = CLIPS_PER_SHARD if opts.audio == "embed" else max(1, len(bench.clips))
+    shards = _shards(len(bench.clips), shard_size)
     dest = Path(dest)
+    log = logging.getLogger("reasonaudio.render")
+    level = log.level
+    log.setLevel(logging.ERROR)  # per-atom adjustments are counted and recorded, not printed
+    try:
+        summary = _export(bench, dest, opts, pa, renderer, features, shards, progress, t0)
+    finally:
+        log.setLevel(level)
+    return summary
+
+
+def _export(bench: Benchmark, dest: Path, opts: ExportOptions, pa: Any, renderer: Any,
+            features: dict[str, Any], shards: list[tuple[int, int]], progress: ProgressFn | None,
+            t0: float) -> ExportSummary:
+    from reasonaudio.ingest.export_card import dataset_card
+    from reasonaudio.provenance import versions
+
+    clips = bench.clips
+    queries, qrels, choices, atoms = bench.queries, bench.qrels, bench.choices, bench.atoms
+    audio_seconds = 0.0
+    files: list[str] = []
     with atomic_dir(dest, overwrite=opts.force) as tmp:
         done = 0
         for i, (lo, hi) in enumerate(shards):
@@ -295,6 +311,7 @@ def export_hf(bench: Benchmark, dest: Path | str, opts: ExportOptions = ExportOp
                   "benchmark": {"manifest_sha256": sha256_file(bench.root / MANIFEST),
                                 "seed": bench.seed},
                   "counts": counts, "corpus_shards": len(shards),
+                  "render_adjustments": dict(sorted(renderer.adjustments.items())) if renderer else {},
                   "versions": versions() | {"pyarrow": pa.__version__},
                   "files": {rel: sha256_file(tmp / rel) for rel in sorted(files)}}
         (tmp / "README.md").write_text(dataset_card(bench, record), encoding="utf-8", newline="\n")
@@ -302,7 +319,7 @@ def export_hf(bench: Benchmark, dest: Path | str, opts: ExportOptions = ExportOp
                                        encoding="utf-8", newline="\n")
     return ExportSummary(path=dest, audio=opts.audio, sample_rate=opts.sample_rate,
                          audio_seconds=round(audio_seconds, 3), seconds=time.perf_counter() - t0,
-                         files=record["files"], **counts)
+                         files=record["files"], adjustments=record["render_adjustments"], **counts)
 
 
 def config_files(root: Path | str) -> dict[str, list[str]]:

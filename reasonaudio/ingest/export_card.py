@@ -106,6 +106,10 @@ def _provenance(bench: Benchmark, record: dict[str, Any]) -> list[str]:
            "```json", json.dumps(manifest, indent=2, ensure_ascii=False, sort_keys=True), "```", "",
            "Benchmark files:", ""]
     out += [f"- `{name}`: sha256 `{(info or {}).get('sha256', '?')}`" for name, info in sorted(files.items())]
+    adjustments = record.get("render_adjustments") or {}
+    if adjustments:
+        out += ["", "Automatic adjustments while rendering this export's audio: "
+                + "; ".join(f"{k}: {n}" for k, n in adjustments.items()) + "."]
     out += ["", "This export: options "
             f"`{json.dumps(record['options'], sort_keys=True)}`; every file's sha256 is in "
             "`reasonaudio-export.json`.", ""]

@@ -19,6 +19,8 @@ def print_export_summary(console: Console, s: ExportSummary) -> None:
                   f"{s.qrels:,} qrels, {s.choices:,} choices, {s.hard_negatives:,} hard negatives, "
                   f"{s.atoms:,} atoms with licences in README.md; {len(s.files)} files in "
                   f"{s.seconds:.1f} s", highlight=False, soft_wrap=True)
+    for kind, n in s.adjustments.items():
+        console.print(f"render adjustments: {kind}: {n}", highlight=False)
     console.print(f'load with: datasets.load_dataset("{s.path}", "corpus", split="test")',
                   highlight=False, soft_wrap=True)
 
