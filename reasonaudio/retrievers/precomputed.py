@@ -18,7 +18,8 @@ from reasonaudio.errors import QueryParseError, StoreError
 from reasonaudio.ingest.benchmark import Benchmark
 from reasonaudio.ingest.precomputed import (FAMILY, check_name, clip_collection, query_collection,
                                             stored_query_vectors)
-from reasonaudio.retrievers.vector import VectorRetriever
+from reasonaudio.retrievers.base import Hit, rank
+from reasonaudio.retrievers.vector import TIE_MARGIN, VectorRetriever
 from reasonaudio.store.base import Store
 
 
@@ -82,6 +83,19 @@ class PrecomputedRetriever(VectorRetriever):
             raise StoreError(f"the query vectors of {self.name} belong to another ingest "
                              f"({self.embedder.revision}, clips {self.meta.revision}); "
                              f"rerun `{command} --force`")
+
+    @property
+    def sign(self) -> float:
+        """Qdrant scores euclid / manhattan by distance (smaller is nearer): negated here, so a
+        higher score is better for every distance, as the ranking rule and multiple choice need."""
+        return -1.0 if self.meta.distance in ("euclid", "manhattan") else 1.0
+
+    def search(self, text: str, k: int) -> list[Hit]:
+        found = self.store.query(self.collection, self.query_vector(text).tolist(), k + TIE_MARGIN)
+        return rank([(f.clip_id, self.sign * f.score) for f in found], k)
+
+    def score(self, text: str, clip_ids: Sequence[str]) -> list[float]:
+        return [s if s == float("-inf") else self.sign * s for s in super().score(text, clip_ids)]
 
     def prepare(self, texts: Sequence[str]) -> None:
         """Look up every query at once; texts without a vector are left for search to refuse."""
