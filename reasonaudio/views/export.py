@@ -28,10 +28,19 @@ def print_export_summary(console: Console, s: ExportSummary) -> None:
 def export_with_progress(console: Console, bench: Benchmark, dest: Path,
                          opts: ExportOptions) -> ExportSummary:
     check_export(bench, dest, opts)  # bad options end in one line, before the bar shows
-    with Progress(TextColumn("[bold]export"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TimeRemainingColumn(), console=console) as progress:
-        task = progress.add_task("export", total=len(bench.clips))
-        summary = export_hf(bench, dest, opts,
-                            progress=lambda done, total: progress.update(task, completed=done))
+    progress = Progress(TextColumn("[bold]export"), BarColumn(), MofNCompleteColumn(),
+                        TimeElapsedColumn(), TimeRemainingColumn(), console=console)
+    task = progress.add_task("export", total=len(bench.clips))
+
+    def advance(done: int, total: int) -> None:
+        if not progress.live.is_started:  # started by the first clip: an atom bank that cannot
+            progress.start()              # be opened still ends in one line
+        progress.update(task, completed=done)
+
+    try:
+        summary = export_hf(bench, dest, opts, progress=advance)
+    finally:
+        if progress.live.is_started:
+            progress.stop()
     print_export_summary(console, summary)
     return summary
