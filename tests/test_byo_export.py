@@ -145,7 +145,7 @@ def test_same_benchmark_same_bytes_and_files_mode(bench_dir, exported, tmp_path)
 
 def test_bad_export_options_exit_2(bench_dir, exported, tmp_path):
     for args in (["--audio", "loud"], ["--format", "mteb"], ["--audio-format", "mp3"],
-                 ["--sample-rate", "5"]):
+                 ["--sample-rate", "5"], ["--atoms", str(tmp_path / "no-such-bank")]):
         res = runner.invoke(app, ["export", "--data", str(bench_dir), "--to", str(tmp_path / "y"), *args])
         assert res.exit_code == 2 and len(res.output.strip().splitlines()) == 1, (args, res.output)
         assert not (tmp_path / "y").exists()
