@@ -222,11 +222,11 @@ def test_without_query_vectors_the_retriever_says_what_is_missing(exported, tmp_
     assert res.exit_code == 2 and "not found" in res.output, res.output
 
 
-@pytest.mark.parametrize("distance", ["dot", "euclid", "manhattan", "cosine"])
-def test_every_distance_ranks_nearest_first(exported, tmp_path, distance):
+def test_every_distance_ranks_nearest_first(exported, tmp_path):
     """Random vectors, brute force in numpy: Qdrant's euclid/manhattan scores are distances, so
     the retriever negates them (higher is better everywhere, as the tie rule and MC assume)."""
     from reasonaudio.retrievers.registry import get_retriever
+    from reasonaudio.store.open import open_store
 
     data = _copy(exported, tmp_path)
     bench = load_benchmark(data)
@@ -238,22 +238,22 @@ def test_every_distance_ranks_nearest_first(exported, tmp_path, distance):
     ids = [c.id for c in bench.clips]
     (tmp_path / "c.txt").write_text("\n".join(ids))
     (tmp_path / "q.txt").write_text("\n".join(q.id for q in bench.queries))
-    res = runner.invoke(app, ["ingest", "--data", str(data), "--name", "rnd", "--distance", distance,
-                              "--vectors", str(tmp_path / "c.npy"), "--ids", str(tmp_path / "c.txt"),
-                              "--query-vectors", str(tmp_path / "q.npy"), "--query-ids", str(tmp_path / "q.txt")])
-    assert res.exit_code == 0, res.output
-    retriever = get_retriever("vectors:rnd", bench)
-    try:
-        for qi, q in enumerate(bench.queries):
-            v = queries[qi].astype(np.float64)
-            c = clips.astype(np.float64)
-            good = {"dot": c @ v, "euclid": -np.linalg.norm(c - v, axis=1),
-                    "manhattan": -np.abs(c - v).sum(axis=1),
-                    "cosine": (c @ v) / np.linalg.norm(c, axis=1) / np.linalg.norm(v)}[distance]
-            want = [ids[i] for i in np.argsort(-good, kind="stable")[:5]]
-            hits = retriever.search(q.text, 5)
-            assert [h.clip_id for h in hits] == want
-            pair = retriever.score(q.text, [want[0], want[-1]])
-            assert pair[0] > pair[1]
-    finally:
-        retriever.store.close()
+    c = clips.astype(np.float64)
+    for distance in ("dot", "euclid", "manhattan", "cosine"):
+        res = runner.invoke(app, ["ingest", "--data", str(data), "--name", f"rnd-{distance}",
+                                  "--distance", distance,
+                                  "--vectors", str(tmp_path / "c.npy"), "--ids", str(tmp_path / "c.txt"),
+                                  "--query-vectors", str(tmp_path / "q.npy"),
+                                  "--query-ids", str(tmp_path / "q.txt")])
+        assert res.exit_code == 0, res.output
+        with open_store(data) as store:
+            retriever = get_retriever(f"vectors:rnd-{distance}", bench, store=store)
+            for qi, q in enumerate(bench.queries):
+                v = queries[qi].astype(np.float64)
+                good = {"dot": c @ v, "euclid": -np.linalg.norm(c - v, axis=1),
+                        "manhattan": -np.abs(c - v).sum(axis=1),
+                        "cosine": (c @ v) / np.linalg.norm(c, axis=1) / np.linalg.norm(v)}[distance]
+                want = [ids[i] for i in np.argsort(-good, kind="stable")[:5]]
+                assert [h.clip_id for h in retriever.search(q.text, 5)] == want, distance
+                pair = retriever.score(q.text, [want[0], want[-1]])
+                assert pair[0] > pair[1], distance
