@@ -236,8 +236,10 @@ def atoms_fetch_packages(
 @app.command("eval")
 def eval_(
     data: Path = DataOpt,
-    retriever: list[str] = typer.Option(..., "--retriever", "-r",
-                                        help="Retriever name (repeat for several)."),
+    retriever: Optional[list[str]] = typer.Option(None, "--retriever", "-r",
+                                                  help="Retriever name (repeat for several)."),
+    run: Optional[list[str]] = typer.Option(None, "--run", help="NAME=PATH: score a run file made "
+                                            "elsewhere (TREC or JSON {qid: {clip: score}}; repeat)."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the results as JSON."),
     trec: Optional[Path] = typer.Option(None, "--trec", help="Write one TREC run file per retriever here."),
     depth: int = typer.Option(100, "--depth", "-k", help="Clips each retriever returns per query."),
@@ -249,17 +251,31 @@ def eval_(
 ) -> None:
     """Evaluate retrievers on every query: per-task Acc@1 / nDCG@10 and multiple choice."""
     from reasonaudio.bench.evaluate import evaluate_retrievers, model_options
+    from reasonaudio.bench.external import RunSpec, evaluate_run_files
     from reasonaudio.bench.report import write_results_json
+    from reasonaudio.bench.run_files import parse_run_spec
     from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.views.external import print_run_notes
     from reasonaudio.views.progress import notifier, progress_bars, warner
     from reasonaudio.views.results import print_eval_tables
 
+    bench = load_benchmark(data)
+    if not retriever and not run:
+        raise ReasonAudioError("nothing to evaluate: pass --retriever NAME and/or --run NAME=PATH")
     options, per_retriever = model_options(model_path or (), device, dtype)
-    with progress_bars(console) as progress:
-        results = evaluate_retrievers(load_benchmark(data), retriever, depth=depth, trec_dir=trec,
-                                      progress=progress, notify=notifier(console),
-                                      warn=warner(console), backend=backend, url=qdrant_url,
-                                      options=options, retriever_options=per_retriever)
+    specs = [RunSpec(*parse_run_spec(item)) for item in run or ()]
+    external, notes = evaluate_run_files(bench, specs, depth=depth, trec_dir=trec,
+                                         taken=retriever or ())  # files checked before any model loads
+    print_run_notes(console, notes)
+    if retriever:
+        with progress_bars(console) as progress:
+            results = evaluate_retrievers(bench, retriever, depth=depth, trec_dir=trec,
+                                          progress=progress, notify=notifier(console),
+                                          warn=warner(console), backend=backend, url=qdrant_url,
+                                          options=options, retriever_options=per_retriever)
+        results.runs.update(external.runs)
+    else:
+        results = external
     print_eval_tables(console, results)
     if json_out is not None:
         write_results_json(json_out, results)
@@ -316,6 +332,29 @@ def report(
     print_report_outcome(console, run_report(load_benchmark(data), out, retriever or None, projection))
 
 
+@app.command("export")
+def export_cmd(
+    data: Path = DataOpt,
+    to: Path = typer.Option(..., "--to", help="Folder to write (atomically)."),
+    fmt: str = typer.Option("hf", "--format", help="hf: a Hugging Face `datasets` folder (parquet + card)."),
+    audio: str = typer.Option("embed", "--audio", help="embed (rendered, in the parquet) | files "
+                              "(audio/CLIP.flac beside it) | none."),
+    audio_format: str = typer.Option("flac", "--audio-format", help="flac | wav (16-bit)."),
+    sample_rate: Optional[int] = typer.Option(None, "--sample-rate",
+                                              help="Render at this rate (default: the clips' own)."),
+    atoms: Optional[str] = typer.Option(None, help="Atom bank, if not the one the manifest names."),
+    force: bool = typer.Option(False, "--force", help="Replace the folder if it exists."),
+) -> None:
+    """Export the benchmark where researchers evaluate (Hugging Face datasets, MTEB layout)."""
+    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.ingest.export import ExportOptions
+    from reasonaudio.views.export import export_with_progress
+
+    opts = ExportOptions(format=fmt, audio=audio, audio_format=audio_format,
+                         sample_rate=sample_rate, atoms=atoms, force=force)
+    export_with_progress(console, load_benchmark(data), to, opts)
+
+
 # --- parse -----------------------------------------------------------------------------------
 
 @app.command("parse")
@@ -367,8 +406,8 @@ def models_cmd(
 @app.command()
 def ingest(
     data: Path = DataOpt,
-    model: str = typer.Option(..., "--model", "-m",
-                              help="none = the payload-only collection (oracle, baselines)."),
+    model: Optional[str] = typer.Option(None, "--model", "-m",
+                                        help="none = the payload-only collection (oracle, baselines)."),
     backend: Optional[str] = BackendOpt,
     qdrant_url: Optional[str] = QdrantUrlOpt,
     force: bool = typer.Option(False, "--force", help="Drop and reload the collection."),
@@ -384,11 +423,23 @@ def ingest(
     captioner_path: Optional[str] = typer.Option(None, "--captioner-path",
                                                  help="two-stage with a model captioner: its local "
                                                  "weights (--model-path is the embedder's)."),
+    vectors: Optional[Path] = typer.Option(None, "--vectors", help="Instead of --model: precomputed "
+                                           "clip vectors (.npy or .parquet), one row per --ids line."),
+    ids: Optional[Path] = typer.Option(None, "--ids", help="With --vectors: clip ids, one per line."),
+    name: Optional[str] = typer.Option(None, "--name", help="With --vectors: search them as "
+                                       "--retriever vectors:NAME."),
+    query_vectors: Optional[Path] = typer.Option(None, "--query-vectors",
+                                                 help="With --vectors: the queries' vectors."),
+    query_ids: Optional[Path] = typer.Option(None, "--query-ids",
+                                             help="With --query-vectors: query ids, one per line."),
+    distance: str = typer.Option("cosine", "--distance",
+                                 help="With --vectors: cosine | dot | euclid | manhattan."),
 ) -> None:
     """Load a Qdrant collection for the benchmark (idempotent; an interrupted load resumes).
 
     --model none: the payload-only collection. --model NAME (see `bench models`) or
-    two-stage:CAPTIONER+EMBEDDER: render, embed and upsert every clip (docs/models.md)."""
+    two-stage:CAPTIONER+EMBEDDER: render, embed and upsert every clip (docs/models.md).
+    --vectors/--ids/--name: precomputed vectors of a model run elsewhere (docs/bring-your-own.md)."""
     from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.ingest.embed.run import ingest_model
     from reasonaudio.store.collections import ingest_payload
@@ -397,6 +448,15 @@ def ingest(
     from reasonaudio.views.progress import progress_bars
 
     bench = load_benchmark(data)
+    if vectors is not None or model is None:
+        from reasonaudio.ingest.precomputed import check_precomputed, options_from_cli
+        from reasonaudio.views.precomputed import ingest_with_progress
+
+        checked = check_precomputed(bench, options_from_cli(model, vectors, ids, name, query_vectors,
+                                                            query_ids, distance, force))
+        with open_store(bench.root, backend, qdrant_url) as store:  # opened once the input is sound
+            ingest_with_progress(console, bench, store, checked)
+        return
     if model != "none":
         with open_store(bench.root, backend, qdrant_url) as store, \
                 progress_bars(console, unit="clips") as progress:
@@ -440,12 +500,14 @@ def search(
     from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.errors import QueryParseError
     from reasonaudio.retrievers.base import RetrieverOptions
+    from reasonaudio.retrievers.precomputed import resolve_query_text
     from reasonaudio.retrievers.registry import get_retriever, spec_for
     from reasonaudio.store.open import open_store
     from reasonaudio.views.progress import notifier
     from reasonaudio.views.search import print_captions, print_search, search_json
 
     bench = load_benchmark(data)
+    text = resolve_query_text(bench, text)  # a benchmark query's id stands for its text
     retriever = model or retriever
     spec = spec_for(retriever)
     try:

@@ -20,6 +20,8 @@ from reasonaudio.models.names import TWO_STAGE
 from reasonaudio.models.registry import RECORDS
 from reasonaudio.retrievers.base import Retriever, RetrieverOptions
 from reasonaudio.retrievers.baselines import BagOfSoundsRetriever, RandomRetriever
+from reasonaudio.retrievers.precomputed import build_precomputed
+from reasonaudio.ingest.precomputed import FAMILY as PRECOMPUTED
 from reasonaudio.retrievers.oracle import OracleRetriever, PayloadRetriever
 from reasonaudio.retrievers.two_stage import build_two_stage
 from reasonaudio.retrievers.vector import build_vector
@@ -74,6 +76,9 @@ BUILT_IN: tuple[RetrieverSpec, ...] = (
                   "caption every clip (oracle-caption | yamnet-caption | an audio-LLM captioner such "
                   "as qwen2-audio-7b-instruct), embed captions and the query with a text model "
                   "(minilm | bge-m3 | qwen3-embedding-*)", family=True, example=TWO_STAGE_EXAMPLE),
+    RetrieverSpec(PRECOMPUTED, build_precomputed,
+                  "precomputed clip and query vectors from `bench ingest --vectors ... --name NAME` "
+                  "(a model run elsewhere)", family=True, example="vectors:NAME"),
 )
 
 _REGISTRY: dict[str, RetrieverSpec] = {s.name: s for s in BUILT_IN}

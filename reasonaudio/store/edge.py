@@ -47,7 +47,7 @@ def _as_list(value: Any) -> list[Any] | None:
 
 def _edge_match(match: Any) -> Any:
     if isinstance(match, models.MatchValue):
-        if isinstance(match.value, bool):  # Edge 0.9.0 stores True as 1 (DESIGN 4)
+        if isinstance(match.value, bool):  # Edge 0.9.0 stores True as 1 (docs/qdrant.md)
             raise TypeError("boolean MatchValue is not supported on Qdrant Edge 0.9.0")
         return qe.MatchValue(match.value)
     if isinstance(match, models.MatchAny):

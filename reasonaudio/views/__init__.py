@@ -2,5 +2,5 @@
 
 Library code never prints; it returns values and reports through the callbacks of
 :mod:`reasonaudio.progress`. Every user-supplied string printed here goes through
-:func:`reasonaudio.views.text.plain` or rich ``Text`` so it is never read as markup.
+rich ``Text`` (or ``escape``) so it is never read as markup.
 """

@@ -1,0 +1,191 @@
+"""Reading run files produced elsewhere (TREC or JSON) against one benchmark, strictly.
+
+A researcher's own model answers the benchmark's queries in their environment and hands us a
+run file; this module turns it into a :class:`~reasonaudio.bench.runs.Run` that
+:func:`reasonaudio.bench.evaluate.evaluate_run` scores like any built-in retriever's run.
+
+Formats (chosen by content: a file whose first non-blank character is ``{`` is JSON):
+
+- TREC: ``qid Q0 docid rank score tag`` per line, whitespace separated. As in ``trec_eval``
+  the rank column is read (it must be an integer) but ignored: each query's clips are ranked by
+  score. A tag holding spaces (ranx writes its run name verbatim) is kept whole.
+- JSON: ``{"query id": {"clip id": score, ...}, ...}`` (ranx's and pytrec_eval's run shape).
+
+Ranking: score descending, ties broken by clip id **ascending**, the testbed's rule everywhere
+(``trec_eval`` breaks ties by doc id descending, so on tied runs its numbers can differ from
+ours); how many queries had ties is reported. Scores may be ``inf``/``-inf``; NaN is refused.
+
+Refused with one line naming the file (and line): no rows, an unknown query or clip id, a clip
+listed twice for one query, a malformed line. Queries of the benchmark the run does not answer
+are allowed: they score 0 (the caller says so once).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from reasonaudio.bench.runs import Run
+from reasonaudio.errors import DataError
+from reasonaudio.fileio import sha256_file
+from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.retrievers.base import rank
+
+TIE_RULE = "score descending, then clip id ascending"
+FORMATS = ("trec", "json")
+
+
+@dataclass
+class RunFile:
+    """A run file read and checked against a benchmark."""
+
+    path: Path
+    format: str
+    sha256: str
+    run: Run
+    """every row of the file, each query ranked by :data:`TIE_RULE`"""
+    scores: dict[str, dict[str, float]]
+    """query id -> clip id -> score, as in the file (multiple choice reads these)"""
+    rows: int
+    tied_queries: list[str] = field(default_factory=list)
+    """queries whose run holds at least two clips with the same score"""
+    missing_queries: list[str] = field(default_factory=list)
+    """benchmark queries the file does not answer (they score 0), benchmark order"""
+
+    def describe(self) -> dict[str, object]:
+        """What a results file records about where the run came from."""
+        return {"kind": "external run", "path": str(self.path), "format": self.format,
+                "sha256": self.sha256, "rows": self.rows, "queries": len(self.scores),
+                "missing_queries": len(self.missing_queries), "tie_rule": TIE_RULE,
+                "tied_queries": len(self.tied_queries)}
+
+
+def sniff_format(path: Path) -> str:
+    """``json`` when the first non-blank character is ``{``, else ``trec``."""
+    with open(path, "rb") as fh:
+        while chunk := fh.read(4096):
+            stripped = chunk.lstrip()
+            if stripped:
+                return "json" if stripped[:1] == b"{" else "trec"
+    return "trec"
+
+
+def _parse_score(text: str, where: str) -> float:
+    try:
+        score = float(text)
+    except ValueError:
+        raise DataError(f"{where}: score must be a number, got {text!r}") from None
+    if math.isnan(score):
+        raise DataError(f"{where}: score is NaN")
+    return score
+
+
+def _read_trec_rows(path: Path) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            parts = line.split()
+            if not parts:
+                continue
+            where = f"{path}:{lineno}"
+            if len(parts) < 6:
+                raise DataError(f"{where}: expected 6 fields 'qid Q0 docid rank score tag', "
+                                f"got {len(parts)}")
+            qid, _q0, cid, rank_s, score_s = parts[:5]
+            try:
+                int(rank_s)
+            except ValueError:
+                raise DataError(f"{where}: rank must be an integer, got {rank_s!r} "
+                                "(columns are 'qid Q0 docid rank score tag')") from None
+            score = _parse_score(score_s, where)
+            per = out.setdefault(qid, {})
+            if cid in per:
+                raise DataError(f"{where}: query {qid!r} lists clip {cid!r} twice")
+            per[cid] = score
+    return out
+
+
+def _read_json_rows(path: Path) -> dict[str, dict[str, float]]:
+    dupes: list[str] = []
+
+    def keep_pairs(pairs: list[tuple[str, object]]) -> dict[str, object]:
+        # json.loads would keep the last of duplicate keys silently: a duplicate row is an error
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen and not dupes:
+                dupes.append(key)
+            seen.add(key)
+        return dict(pairs)
+
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=keep_pairs)
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{path}: invalid JSON ({exc.msg} at line {exc.lineno})") from None
+    if dupes:
+        raise DataError(f"{path}: key {dupes[0]!r} appears twice in one object (a duplicate row)")
+    if not isinstance(obj, dict):
+        raise DataError(f"{path}: a JSON run must be an object {{query id: {{clip id: score}}}}")
+    out: dict[str, dict[str, float]] = {}
+    for qid, per in obj.items():
+        if not isinstance(per, dict):
+            raise DataError(f"{path}: query {qid!r}: expected an object {{clip id: score}}, "
+                            f"got {type(per).__name__}")
+        row: dict[str, float] = {}
+        for cid, score in per.items():
+            where = f"{path}: query {qid!r}, clip {cid!r}"
+            if isinstance(score, bool) or not isinstance(score, (int, float, str)):
+                raise DataError(f"{where}: score must be a number, got {score!r}")
+            row[cid] = _parse_score(str(score), where)
+        out[str(qid)] = row
+    return out
+
+
+def read_run_file(path: Path | str, bench: Benchmark, name: str, fmt: str | None = None) -> RunFile:
+    """Read ``path`` (TREC or JSON, see the module docstring) and check it against ``bench``."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"{path}: run file not found")
+    fmt = fmt or sniff_format(path)
+    if fmt not in FORMATS:
+        raise DataError(f"{path}: unknown run format {fmt!r}; known: {', '.join(FORMATS)}")
+    try:
+        rows = _read_trec_rows(path) if fmt == "trec" else _read_json_rows(path)
+    except UnicodeDecodeError:
+        raise DataError(f"{path}: not UTF-8 text") from None
+    n_rows = sum(len(v) for v in rows.values())
+    if n_rows == 0:
+        raise DataError(f"{path}: the run has 0 rows")
+    queries = bench.query_by_id
+    unknown_q = sorted(q for q in rows if q not in queries)
+    if unknown_q:
+        raise DataError(f"{path}: {len(unknown_q)} unknown query id(s), e.g. {unknown_q[0]!r} "
+                        f"(this benchmark's ids look like {bench.queries[0].id!r})")
+    clips = bench.clip_by_id
+    for qid, per in rows.items():
+        unknown_c = sorted(c for c in per if c not in clips)
+        if unknown_c:
+            raise DataError(f"{path}: query {qid!r} names unknown clip id {unknown_c[0]!r}"
+                            + (f" and {len(unknown_c) - 1} more" if len(unknown_c) > 1 else ""))
+    run = Run(name)
+    tied: list[str] = []
+    for q in bench.queries:  # benchmark order, so the run is the same whatever the file order
+        per = rows.get(q.id)
+        if per is None:
+            continue
+        run.hits[q.id] = rank(per)
+        if len(set(per.values())) != len(per):
+            tied.append(q.id)
+    missing = [q.id for q in bench.queries if q.id not in rows]
+    return RunFile(path=path, format=fmt, sha256=sha256_file(path), run=run, scores=rows,
+                   rows=n_rows, tied_queries=tied, missing_queries=missing)
+
+
+def parse_run_spec(spec: str) -> tuple[str, Path]:
+    """CLI ``--run NAME=PATH`` as (name, path)."""
+    name, sep, path = spec.partition("=")
+    name = name.strip()
+    if not sep or not name or not path:
+        raise DataError(f"--run {spec!r}: expected NAME=PATH, e.g. --run mymodel=runs/mymodel.trec")
+    return name, Path(path)
