@@ -32,15 +32,16 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional, Sequence
 
 from reasonaudio.constraints.canonical import canonical, check_consistent, same_logic
-from reasonaudio.constraints.lexicon import (AND, CMP, COMMA, DUR, DUR_CMP_MSG, DURCUE, EACH,
+from reasonaudio.constraints.lexicon import (AND, BEGIN, CMP, COMMA, DUR, DUR_CMP_MSG, DURCUE, EACH,
                                              FILLER, FIRST, FWD, LEFT_DUR_WORDS, NEG, NOR, NUM,
                                              ONES, OR, ORDER, OVL, PHRASE_MAX, PHRASES,
-                                             PREFIX_SEQ_WORDS, REV, STOP, TENS, UNIT, UNIT_SECONDS,
+                                             PREFIX_SEQ_WORDS, REV, STOP, TENS,
+                                             END, UNIT, UNIT_SECONDS,
                                              UNSUPPORTED_WORDS, WORDS)
 from reasonaudio.constraints.logic import (And, Before, Has, Lasts, Node, Not, Or, Overlap, leaf_labels,
                                            to_json)
 from reasonaudio.constraints.vocabulary import (SOUND_WORDS, LabelMatch, Token, Vocabulary, tokenize,
-                                                vocabulary)
+                                                unread_characters, vocabulary)
 from reasonaudio.errors import QueryParseError
 
 __all__ = ["ParseResult", "parse", "parse_detailed", "canonical", "same_logic",
@@ -270,8 +271,8 @@ def _durations(text: str, items: list[_Item]) -> list[_Item]:
             after += 1
         seconds = round(it.value * unit, 6)
         if not math.isfinite(seconds) or seconds <= 0:
-            raise QueryParseError(f"duration {it.text!r} in {text!r} must be a positive number of "
-                                  "seconds")
+            raise QueryParseError(f"duration {it.text!r} in {text!r} must be a positive, finite "
+                                  "number of seconds")
         end = items[after - 1].end
         out.append(_Item(DUR, text[it.start:end], it.start, end,
                          dur=Duration(seconds, text[it.start:end], it.start, end,
@@ -413,9 +414,24 @@ def _classify(text: str, span: list[_Item], left: Optional[_Item], right: Option
                 link.left_mods.append((EACH, c))
             elif c.kind == FIRST:
                 firsts.append((False, c))
+            elif c.kind == BEGIN:
+                if at_end:
+                    raise err(f"{c.text!r} needs a later sound: 'A {c.text}, then B'")
+                if at_start:
+                    firsts.append((False, c))
+                else:   # "A at the beginning and B (at the end)": A comes first
+                    linker, linker_kind = c, FWD
+            elif c.kind == END:
+                if not at_end:
+                    raise err(f"{c.text!r} can only close the query ('A at the beginning and "
+                              f"B {c.text}')")
+                link.left_mods.append((END, c))
             else:  # pragma: no cover - every kind is handled above
                 raise err(f"unexpected {c.text!r}")
         else:
+            if c.kind == NEG and linker.kind == NEG:
+                raise err(f"double negation '{linker.text} {c.text}': write the sound plainly "
+                          "to require it, or one 'no' to exclude it")
             if c.kind == NEG and linker_kind == OR:
                 raise err("'or' with an excluded sound ('A or no B') is not supported; "
                           "'or' can only join plain sounds")
@@ -432,6 +448,10 @@ def _classify(text: str, span: list[_Item], left: Optional[_Item], right: Option
                     linker, linker_kind = c, c.kind
             elif c.kind == AND and linker_kind in (FWD, REV, OVL, "clause"):
                 pass  # "then, and B"
+            elif c.kind == linker_kind and c.kind in (FWD, REV):
+                pass  # "and then transitions to B": one order, said twice
+            elif c.kind == END and at_end:
+                link.left_mods.append((END, c))
             elif c.kind == STOP:
                 pass
             else:
@@ -548,6 +568,12 @@ class _Builder:
     def _apply_left_mods(self, link: _Link, prev_negated: bool) -> None:
         for kind, item in link.left_mods:
             if kind == EACH:
+                continue
+            if kind == END:
+                # "A at the beginning and B at the end": B must already be last in a chain
+                if prev_negated or self.chain is None or len(self.chain.groups) < 2:
+                    raise self.err(f"{item.text!r} needs an earlier sound it comes after: "
+                                   f"'A at the beginning and B {item.text}' or 'A, then B'")
                 continue
             if prev_negated or self.group is None:
                 raise self.err(f"{item.text!r} must follow sounds that are present, not excluded ones")
@@ -769,6 +795,7 @@ def parse_detailed(text: str, labels: Sequence[str] | Vocabulary) -> ParseResult
     if not isinstance(text, str) or not text.strip():
         raise QueryParseError("the query text is empty; name at least one sound, e.g. "
                               "'dog barking but no siren'")
+    _refuse_unread(text)
     vocab = vocabulary(labels)
     tokens = tokenize(text)
     matches = vocab.find(tokens)
@@ -791,6 +818,22 @@ def parse_detailed(text: str, labels: Sequence[str] | Vocabulary) -> ParseResult
     logic = builder.build()
     notes = [f"{m.text!r} -> {m.label}" for m in matches] + builder.notes
     return ParseResult(logic, tuple(matches), tuple(notes))
+
+
+def _refuse_unread(text: str) -> None:
+    """Nothing the user wrote is dropped silently: an emoji, a control character or an
+    undecodable byte (a surrogate escape from the command line) is an error naming it."""
+    bad = unread_characters(text)
+    if not bad:
+        return
+    pos, ch = bad[0]
+    if "\udc80" <= ch <= "\udcff":
+        what = f"an undecodable byte 0x{ord(ch) - 0xdc00:02x} (the text is not valid UTF-8)"
+    else:
+        what = f"the character U+{ord(ch):04X} {ch!r}"
+    more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
+    raise QueryParseError(f"cannot read {what} at position {pos}{more} in {text!r}: a query "
+                          "is words, numbers and the punctuation , ; . : ! ? ( ) [ ] / & +")
 
 
 def parse(text: str, vocabulary: Sequence[str] | Vocabulary) -> Node:
