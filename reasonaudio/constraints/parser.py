@@ -40,12 +40,16 @@ from reasonaudio.constraints.lexicon import (AND, BEGIN, CMP, COMMA, DUR, DUR_CM
                                              UNSUPPORTED_WORDS, WORDS)
 from reasonaudio.constraints.logic import (And, Before, Has, Lasts, Node, Not, Or, Overlap, leaf_labels,
                                            to_json)
-from reasonaudio.constraints.vocabulary import (SOUND_WORDS, LabelMatch, Token, Vocabulary, tokenize,
-                                                unread_characters, vocabulary)
+from reasonaudio.constraints.resolve import (FAMILY_PREFIX, SOUND_VERB_STEMS, STRICT, Resolution,
+                                             ResolveOptions, candidates_text, expand_families,
+                                             families, has_verb,
+                                             resolve_words, semantic_pick)
+from reasonaudio.constraints.vocabulary import (SOUND_WORDS, LabelMatch, Token, Vocabulary, stem,
+                                                tokenize, unread_characters, vocabulary)
 from reasonaudio.errors import QueryParseError
 
 __all__ = ["ParseResult", "parse", "parse_detailed", "canonical", "same_logic",
-           "check_consistent"]
+           "check_consistent", "Resolution", "ResolveOptions", "STRICT"]
 
 
 # --- results ---------------------------------------------------------------------------------
@@ -69,9 +73,12 @@ class ParseResult:
     """which words of the query named which label, in text order"""
     notes: tuple[str, ...] = ()
     """one line per reading worth showing, e.g. ``'dogs barking' -> dog barking``"""
+    resolutions: tuple[Resolution, ...] = ()
+    """every sound phrase -> label(s), with kind (exact, stem, verb-form, family, semantic)"""
 
     def to_json(self) -> dict[str, Any]:
         return {"logic": to_json(self.logic),
+                "resolved": [r.to_json() for r in self.resolutions],
                 "matches": [{"text": m.text, "label": m.label, "start": m.start, "end": m.end}
                             for m in self.matches]}
 
@@ -90,23 +97,109 @@ class _Item:
     dur: Optional[Duration] = None
 
 
+@dataclass
+class _Resolved:
+    """What resolution added to a parse: one record per phrase, and family placeholders."""
+    options: ResolveOptions
+    records: list[Resolution] = field(default_factory=list)
+    families: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+def _label_item(tokens: list[Token], lo: int, hi: int, labels: Sequence[str], kind: str,
+                score: float, detail: str, res: _Resolved) -> _Item:
+    """A label item for tokens [lo, hi) read as ``labels`` (several: a family placeholder)."""
+    surface = " ".join(t.text for t in tokens[lo:hi])
+    start, end = tokens[lo].start, tokens[hi - 1].end
+    if len(labels) == 1:
+        name = labels[0]
+    else:
+        name = FAMILY_PREFIX + surface
+        res.families[name] = tuple(labels)
+    res.records.append(Resolution(surface, tuple(labels), kind, score, start, end, detail))
+    m = LabelMatch(name, lo, hi, start, end, surface)
+    return _Item("label", surface, start, end, label=m)
+
+
+def _resolve_unknown(text: str, tokens: list[Token], idx: list[int], items: list[_Item],
+                     nxt: Optional[LabelMatch], matches: list[LabelMatch], vocab: Vocabulary,
+                     res: _Resolved) -> bool:
+    """Read unknown words by resolution, appending to ``items``; True when the label match
+    ``nxt`` right after them was taken into the reading. Raises when nothing reads them."""
+    opts = res.options
+    if opts.strict:
+        _raise_unknown(text, tokens, idx, matches, vocab)
+    words = [tokens[i].text for i in idx]
+    lo, hi = idx[0], idx[-1] + 1
+    prev = items[-1] if items and items[-1].kind == "label" and items[-1].label is not None \
+        and items[-1].label.last == lo else None
+    nxt = nxt if nxt is not None and nxt.first == hi else None
+    verbs = all(stem(w) in SOUND_VERB_STEMS for w in words)
+    # "a siren wails", "thunder rumbling": a sound verb after a label without a verb
+    if prev is not None and verbs and not prev.label.label.startswith(FAMILY_PREFIX) \
+            and not has_verb(prev.label.label):
+        items.pop()
+        res.records[:] = [r for r in res.records if r.start != prev.start]
+        items.append(_label_item(tokens, prev.label.first, hi, [prev.label.label], "verb-form",
+                                 1.0, f"{' '.join(words)!r} is how {prev.label.label!r} sounds",
+                                 res))
+        return False
+    # "rumbling thunder", "a wailing siren"
+    if nxt is not None and verbs and not has_verb(nxt.label):
+        items.append(_label_item(tokens, lo, nxt.last, [nxt.label], "verb-form", 1.0,
+                                 f"{' '.join(words)!r} is how {nxt.label!r} sounds", res))
+        return True
+    fams = families(vocab.labels)
+    if prev is None and nxt is None:
+        found = resolve_words(words, fams)
+        if found is not None:
+            labs, kind, detail = found
+            items.append(_label_item(tokens, lo, hi, labs, kind, 1.0, detail, res))
+            return False
+    # semantic nearest label, over the unknown words and a label glued to them
+    # ("crowd applause", "loud siren")
+    a = prev.label.first if prev is not None else lo
+    b = nxt.last if nxt is not None else hi
+    phrase = " ".join(t.text for t in tokens[a:b] if t.kind != "punct")
+    pick, scored = semantic_pick(phrase, vocab.labels, opts)
+    if pick is not None:
+        label, score, detail = pick
+        if prev is not None:
+            items.pop()
+            res.records[:] = [r for r in res.records if r.start != prev.start]
+        items.append(_label_item(tokens, a, b, [label], "semantic", score, detail, res))
+        return nxt is not None
+    _raise_unknown(text, tokens, idx, matches, vocab,
+                   candidates_text(scored, opts) if scored else "")
+    return False  # pragma: no cover - _raise_unknown raises
+
+
 def _items(text: str, tokens: list[Token], matches: list[LabelMatch],
-           vocab: Vocabulary) -> list[_Item]:
-    """Labels, cues and numbers in text order; unknown words raise."""
+           vocab: Vocabulary, res: Optional[_Resolved] = None) -> list[_Item]:
+    """Labels, cues and numbers in text order; unknown words are resolved or raise."""
+    res = res if res is not None else _Resolved(STRICT)
     by_first = {m.first: m for m in matches}
     items: list[_Item] = []
     i = 0
     unknown: list[int] = []
 
-    def flush_unknown() -> None:
-        if unknown:
-            _raise_unknown(text, tokens, unknown, matches, vocab)
+    def flush_unknown(nxt: Optional[LabelMatch] = None) -> bool:
+        if not unknown:
+            return False
+        if all(tokens[k].kind == "punct" for k in unknown):
+            unknown.clear()
+            return False
+        took = _resolve_unknown(text, tokens, unknown, items, nxt, matches, vocab, res)
+        unknown.clear()
+        return took
 
     while i < len(tokens):
         if i in by_first:
-            flush_unknown()
             m = by_first[i]
+            if flush_unknown(m):
+                i = m.last
+                continue
             items.append(_Item("label", m.text, m.start, m.end, label=m))
+            res.records.append(Resolution(m.text, (m.label,), _match_kind(m), 1.0, m.start, m.end))
             i = m.last
             continue
         tok = tokens[i]
@@ -202,8 +295,16 @@ def _number_words(tokens: list[Token], i: int, by_first: dict) -> Optional[tuple
     return None
 
 
+def _match_kind(m: LabelMatch) -> str:
+    """exact when the words are the label as written (case aside), else stem."""
+    words = m.text.split()
+    while len(words) > 1 and words[-1] in SOUND_WORDS:
+        words.pop()
+    return "exact" if words == [t.text for t in tokenize(m.label)] else "stem"
+
+
 def _raise_unknown(text: str, tokens: list[Token], idx: list[int], matches: list[LabelMatch],
-                   vocab: Vocabulary) -> None:
+                   vocab: Vocabulary, semantic_hint: str = "") -> None:
     words = " ".join(tokens[i].text for i in idx)
     if all(tokens[i].kind == "punct" for i in idx):
         idx.clear()
@@ -223,6 +324,8 @@ def _raise_unknown(text: str, tokens: list[Token], idx: list[int], matches: list
         where = ""
     hint = (f"nearest labels: {', '.join(repr(x) for x in near)}" if near
             else f"no label is close; the vocabulary has {len(vocab.labels)} labels")
+    if semantic_hint:
+        hint = semantic_hint
     raise QueryParseError(f"unknown sound {words!r}{where} in {text!r}: not a label of the "
                           f"vocabulary; {hint}")
 
@@ -648,6 +751,7 @@ class _Builder:
                        "not_rev": Before(label, prev_label)}[kind]
                 self.group.relations.append(Not(rel))
             elif kind in (FWD, REV):
+                self._check_order_scope(i, link)
                 self._close()
                 self.group = _Group([label])
                 self.chain.groups.append(self.group)
@@ -665,6 +769,22 @@ class _Builder:
         self._apply_left_mods(self.links[n], prev_negated)
         self._close()
         return self._emit()
+
+    def _check_order_scope(self, i: int, link: _Link) -> None:
+        """"A and B then C" (no comma): does the order word take the group (both before C)
+        or only B? Two readings select different clips, so ask; a comma before the order word
+        ("A and B, then C") means the group."""
+        prev = self.links[i - 1] if i >= 1 else None
+        g = self.group
+        if link.comma or prev is None or g is None or len(g.members) < 2 or g.pending_ovl:
+            return
+        if prev.kind not in (AND, OVL) or prev.comma:
+            return
+        a, b, c = (self.mentions[i - 2].text, self.mentions[i - 1].text, self.mentions[i].text)
+        word = link.text or "then"
+        raise self.err(f"ambiguous: does {word!r} {c!r} apply to both {a!r} and {b!r}, or "
+                       f"only to {b!r}? write '{a} and {b}, {word} {c}' for both, or "
+                       f"'{a}. {b} {word} {c}' for {b!r} only")
 
     def _join(self, label: str, how: str) -> None:
         assert self.group is not None
@@ -790,8 +910,13 @@ def _dedupe(nodes: list[Node]) -> list[Node]:
 
 # --- entry points ----------------------------------------------------------------------------
 
-def parse_detailed(text: str, labels: Sequence[str] | Vocabulary) -> ParseResult:
-    """Parse ``text`` and say how: the logic, which words matched which label, notes."""
+def parse_detailed(text: str, labels: Sequence[str] | Vocabulary,
+                   options: Optional[ResolveOptions] = None) -> ParseResult:
+    """Parse ``text`` and say how: the logic, which phrase resolved to which label(s), notes.
+
+    ``options`` (default: resolution without a semantic matcher) says how far to go with a
+    phrase that is not a label; ``ResolveOptions(strict=True)`` reads labels only."""
+    options = options if options is not None else ResolveOptions()
     if not isinstance(text, str) or not text.strip():
         raise QueryParseError("the query text is empty; name at least one sound, e.g. "
                               "'dog barking but no siren'")
@@ -799,7 +924,8 @@ def parse_detailed(text: str, labels: Sequence[str] | Vocabulary) -> ParseResult
     vocab = vocabulary(labels)
     tokens = tokenize(text)
     matches = vocab.find(tokens)
-    items = _durations(text, _items(text, tokens, matches, vocab))
+    res = _Resolved(options)
+    items = _durations(text, _items(text, tokens, matches, vocab, res))
     mentions = [it for it in items if it.kind == "label"]
     if not mentions:
         raise QueryParseError(f"no sound of the vocabulary is named in {text!r}; name at least "
@@ -815,9 +941,15 @@ def parse_detailed(text: str, labels: Sequence[str] | Vocabulary) -> ParseResult
                        mentions[i] if i < len(mentions) else None)
              for i in range(len(mentions) + 1)]
     builder = _Builder(text, mentions, links)
-    logic = builder.build()
-    notes = [f"{m.text!r} -> {m.label}" for m in matches] + builder.notes
-    return ParseResult(logic, tuple(matches), tuple(notes))
+    logic = expand_families(builder.build(), res.families)
+    used = [it.label for it in items if it.kind == "label" and it.label is not None]
+    records = tuple(sorted(res.records, key=lambda r: r.start))
+    notes = [f"{r.text!r} -> {' | '.join(r.labels)}"
+             + ("" if r.kind in ("exact", "stem") else f" ({r.kind})") for r in records] + [
+        n for n in builder.notes]
+    for fam, members in res.families.items():
+        notes = [n.replace(fam, " | ".join(members)) for n in notes]
+    return ParseResult(logic, tuple(used), tuple(notes), records)
 
 
 def _refuse_unread(text: str) -> None:
@@ -836,8 +968,9 @@ def _refuse_unread(text: str) -> None:
                           "is words, numbers and the punctuation , ; . : ! ? ( ) [ ] / & +")
 
 
-def parse(text: str, vocabulary: Sequence[str] | Vocabulary) -> Node:
+def parse(text: str, vocabulary: Sequence[str] | Vocabulary,
+          options: Optional[ResolveOptions] = None) -> Node:
     """Query text -> logic over ``vocabulary`` (a bank's labels); QueryParseError with one line
     saying what is wrong (empty text, unknown sound with the nearest labels, a number where a
     sound belongs, an ambiguous wording, a contradiction)."""
-    return parse_detailed(text, vocabulary).logic
+    return parse_detailed(text, vocabulary, options).logic

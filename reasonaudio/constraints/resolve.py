@@ -1,0 +1,231 @@
+"""Sound-name resolution: a phrase that is not a label, read as the label(s) a person means.
+
+Order (docs/query-language.md, "Resolution"): exact label, stemmed label (both in
+:mod:`vocabulary`), then here: a verb or noun form of a label's sound ("a siren wails",
+"thunder rumbling", "rainfall"); a head noun naming a *family* of labels ("a piano" -> or over
+acoustic piano and electric piano); then a semantic nearest label from an injected matcher
+(MiniLM in the models layer), accepted only above a calibrated similarity and a margin over
+the runner-up. Every resolution is returned for display, so no guess is silent; what none of
+these reads is an error listing the candidates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Callable, Optional, Sequence
+
+from reasonaudio.constraints.vocabulary import stem, tokenize
+
+SemanticMatcher = Callable[[str, Sequence[str]], list[tuple[str, float]]]
+"""(phrase, labels) -> [(label, similarity)], best first; built in the models layer."""
+
+KINDS = ("exact", "stem", "verb-form", "family", "semantic")
+
+SEMANTIC_THRESHOLD = 0.60
+"""Cosine similarity a semantic match must reach (calibrated, docs/query-language.md)."""
+SEMANTIC_MARGIN = 0.06
+"""How far the best label must lead the runner-up (calibrated with the threshold)."""
+
+FAMILY_PREFIX = "\x00family:"
+"""Marks a family placeholder label inside the parser; expanded to ``or`` before returning."""
+
+_SOUND_VERBS = """
+wail wails wailing blare blares blaring howl howls howling bark barks barking woof yap yelp
+growl growls growling roar roars roaring rumble rumbles rumbling boom booms booming crash crashes
+crashing crack cracks cracking crackle crackles crackling clap claps clapping patter patters
+pattering pour pours pouring fall falls falling drip drips dripping drizzle drizzling chirp
+chirps chirping tweet tweets tweeting sing sings singing warble warbles warbling ring rings
+ringing toll tolls tolling chime chimes chiming peal peals pealing ding dings dinging buzz buzzes
+buzzing hum hums humming drone drones droning whir whirs whirring whirr beep beeps beeping honk
+honks honking hoot hoots hooting toot toots tooting whistle whistles whistling blow blows blowing
+gust gusts gusting rustle rustles rustling splash splashes splashing gurgle gurgles gurgling
+bubble bubbles bubbling flow flows flowing trickle trickles trickling purr purrs purring meow
+meows meowing moo moos mooing bleat bleats bleating neigh neighs neighing quack quacks quacking
+cluck clucks clucking caw caws cawing croak croaks croaking hiss hisses hissing squeak squeaks
+squeaking squeal squeals squealing screech screeches screeching shriek shrieks shrieking scream
+screams screaming cry cries crying laugh laughs laughing cough coughs coughing sneeze sneezes
+sneezing snore snores snoring clatter clatters clattering clang clangs clanging clank clanks
+clink clinks clinking jingle jingles jingling knock knocks knocking tap taps tapping bang bangs
+banging thud thuds thump thumps thumping slam slams slamming creak creaks creaking tick ticks
+ticking tock click clicks clicking snap snaps snapping pop pops popping rattle rattles rattling
+strum strums strumming explode explodes exploding hit hits roll rolls rolling beat beats beating
+""".split()
+SOUND_VERB_STEMS = frozenset(stem(w) for w in _SOUND_VERBS)
+"""Stems of verbs that say how a sound sounds; they may follow (or precede) a label that has
+no verb of its own ("a siren wails", "rumbling thunder")."""
+
+NOUN_FORMS = {"rainfall": "rain", "raindrop": "rain", "raindrops": "rain",
+              "thunderclap": "thunder", "thunderclaps": "thunder", "birdsong": "bird",
+              "birdsongs": "bird", "applauding": "applause", "applaud": "applause",
+              "applauds": "applause", "explode": "explosion", "explodes": "explosion",
+              "exploding": "explosion"}
+"""A word that names a label's sound in another form; read as that word, then resolved."""
+
+_HEAD_STOP = frozenset("on of by with in off away from into to at".split())
+_COMPOUND_MIN = 4
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """One phrase of the query and the label(s) it was read as."""
+    text: str
+    labels: tuple[str, ...]
+    kind: str
+    """exact | stem | verb-form | family | semantic"""
+    score: float
+    """1.0 for exact, stem, verb-form and family; the similarity for semantic"""
+    start: int
+    end: int
+    detail: str = ""
+    """e.g. "head noun 'piano': any of 2 labels" or "runner-up 'x' 0.41" """
+
+    def to_json(self) -> dict[str, Any]:
+        return {"text": self.text, "labels": list(self.labels), "kind": self.kind,
+                "score": round(self.score, 4), "start": self.start, "end": self.end,
+                "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class ResolveOptions:
+    """How far the parser goes to read a phrase that is not a label."""
+    strict: bool = False
+    """only exact and stemmed labels (the parser's original behaviour)"""
+    semantic: Optional[SemanticMatcher] = None
+    threshold: float = SEMANTIC_THRESHOLD
+    margin: float = SEMANTIC_MARGIN
+
+
+STRICT = ResolveOptions(strict=True)
+
+
+def _raw_words(label: str) -> list[str]:
+    return [t.text for t in tokenize(label) if t.kind == "word"]
+
+
+def head_noun(label: str) -> Optional[str]:
+    """The stem of a label's head noun: words before a preposition, minus trailing verbs
+    ("church bell tolling" -> bell, "dog barking" -> dog, "acoustic piano" -> piano)."""
+    words = _raw_words(label)
+    for k, w in enumerate(words):
+        if k and w in _HEAD_STOP:
+            words = words[:k]
+            break
+    while words and (words[-1].endswith("ing") or stem(words[-1]) in SOUND_VERB_STEMS):
+        words = words[:-1]
+    return stem(words[-1]) if words else None
+
+
+def has_verb(label: str) -> bool:
+    """Whether a label already says how its sound sounds (an -ing word or a sound verb)."""
+    return any(w.endswith("ing") or stem(w) in SOUND_VERB_STEMS for w in _raw_words(label)[1:])
+
+
+class Families:
+    """Head noun stem -> the labels it names, for one vocabulary."""
+
+    def __init__(self, labels: Sequence[str]) -> None:
+        self.labels = tuple(labels)
+        self.heads: dict[str, list[str]] = {}
+        for label in self.labels:
+            h = head_noun(label)
+            if h:
+                self.heads.setdefault(h, []).append(label)
+        self.stems = {label: {stem(w) for w in _raw_words(label)} for label in self.labels}
+
+    def family(self, word_stem: str) -> list[str]:
+        """Labels whose head noun is ``word_stem`` or ends with it ("bird" -> songbirds)."""
+        out = list(self.heads.get(word_stem, []))
+        if len(word_stem) >= _COMPOUND_MIN:
+            for h, labs in self.heads.items():
+                if h != word_stem and h.endswith(word_stem) and len(h) > len(word_stem) + 2:
+                    out += labs
+        return sorted(dict.fromkeys(out))
+
+
+@lru_cache(maxsize=16)
+def families(labels: tuple[str, ...]) -> Families:
+    return Families(labels)
+
+
+def resolve_words(words: Sequence[str], fams: Families) -> Optional[tuple[list[str], str, str]]:
+    """Unknown words (as typed, case-folded) -> (labels, kind, detail) by noun form or family;
+    None when neither reads them. Every word must be used: the head names the family and each
+    other word must occur in the chosen labels ("sirens wailing" keeps the wailing sirens)."""
+    forms = [NOUN_FORMS.get(w, w) for w in words]
+    kind = "verb-form" if forms != list(words) else "family"
+    stems = [stem(w) for w in forms]
+    for k in range(len(stems) - 1, -1, -1):
+        cands = fams.family(stems[k])
+        if not cands:
+            continue
+        others = stems[:k] + stems[k + 1:]
+        for o in others:
+            cands = [c for c in cands if o in fams.stems[c]]
+        if not cands:
+            return None
+        if kind == "family":
+            detail = (f"head noun {forms[k]!r}: any of {len(cands)} labels" if len(cands) > 1
+                      else f"head noun {forms[k]!r}")
+        else:
+            detail = f"{' '.join(words)!r} is a form of {forms[k]!r}"
+        return cands, kind, detail
+    return None
+
+
+def semantic_pick(phrase: str, labels: Sequence[str], options: ResolveOptions
+                  ) -> tuple[Optional[tuple[str, float, str]], list[tuple[str, float]]]:
+    """The matcher's best label if it clears the threshold and the margin, and the top
+    candidates (for the error when it does not)."""
+    if options.semantic is None:
+        return None, []
+    scored = list(options.semantic(phrase, labels))[:5]
+    if not scored:
+        return None, []
+    best, score = scored[0]
+    second = scored[1][1] if len(scored) > 1 else -1.0
+    if score >= options.threshold and score - second >= options.margin:
+        runner = f"; runner-up {scored[1][0]!r} {second:.2f}" if len(scored) > 1 else ""
+        return (best, score, f"similarity {score:.2f}{runner}"), scored
+    return None, scored
+
+
+def candidates_text(scored: list[tuple[str, float]], options: ResolveOptions) -> str:
+    shown = ", ".join(f"{lab!r} {s:.2f}" for lab, s in scored[:3])
+    return (f"semantic candidates {shown} (a match needs similarity >= {options.threshold:.2f} "
+            f"and a lead of {options.margin:.2f} over the next)")
+
+
+def expand_families(node: Any, fams: dict[str, tuple[str, ...]]) -> Any:
+    """Replace family placeholders by ``or`` over their labels: has(piano) -> any of
+    has(acoustic piano), has(electric piano); before(piano, violin) -> any of the befores.
+    A pair that would relate a label to itself is left out (a label occurs once per clip)."""
+    from itertools import product
+
+    from reasonaudio.constraints.logic import And, Before, Has, Lasts, Not, Or, Overlap
+
+    if not fams:
+        return node
+
+    def alts(label: str) -> tuple[str, ...]:
+        return fams.get(label, (label,))
+
+    def any_of(nodes: list[Any]) -> Any:
+        nodes = list(dict.fromkeys(nodes))
+        if not nodes:
+            from reasonaudio.errors import QueryParseError
+            raise QueryParseError("contradictory query: a family of sounds would have to come "
+                                  "before or overlap itself")
+        return nodes[0] if len(nodes) == 1 else Or(tuple(nodes))
+
+    if isinstance(node, Has):
+        return any_of([Has(x) for x in alts(node.label)])
+    if isinstance(node, Lasts):
+        return any_of([Lasts(x, node.seconds) for x in alts(node.label)])
+    if isinstance(node, (Before, Overlap)):
+        return any_of([type(node)(a, b) for a, b in product(alts(node.a), alts(node.b)) if a != b])
+    if isinstance(node, Not):
+        return Not(expand_families(node.arg, fams))
+    if isinstance(node, (And, Or)):
+        return type(node)(tuple(expand_families(a, fams) for a in node.args))
+    return node
