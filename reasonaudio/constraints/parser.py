@@ -40,10 +40,9 @@ from reasonaudio.constraints.lexicon import (AND, BEGIN, CMP, COMMA, DUR, DUR_CM
                                              UNSUPPORTED_WORDS, WORDS)
 from reasonaudio.constraints.logic import (And, Before, Has, Lasts, Node, Not, Or, Overlap, leaf_labels,
                                            to_json)
-from reasonaudio.constraints.resolve import (FAMILY_PREFIX, SOUND_VERB_STEMS, STRICT, Resolution,
+from reasonaudio.constraints.resolve import (FAMILY_PREFIX, STRICT, Resolution,
                                              ResolveOptions, candidates_text, expand_families,
-                                             families, has_verb,
-                                             resolve_words, semantic_pick)
+                                             families, resolve_words, semantic_pick, verb_of)
 from reasonaudio.constraints.vocabulary import (SOUND_WORDS, LabelMatch, Token, Vocabulary, stem,
                                                 tokenize, unread_characters, vocabulary)
 from reasonaudio.errors import QueryParseError
@@ -133,10 +132,9 @@ def _resolve_unknown(text: str, tokens: list[Token], idx: list[int], items: list
     prev = items[-1] if items and items[-1].kind == "label" and items[-1].label is not None \
         and items[-1].label.last == lo else None
     nxt = nxt if nxt is not None and nxt.first == hi else None
-    verbs = all(stem(w) in SOUND_VERB_STEMS for w in words)
-    # "a siren wails", "thunder rumbling": a sound verb after a label without a verb
-    if prev is not None and verbs and not prev.label.label.startswith(FAMILY_PREFIX) \
-            and not has_verb(prev.label.label):
+    # "a siren wails", "thunder rumbling": a verb of the label's sound after it
+    if prev is not None and not prev.label.label.startswith(FAMILY_PREFIX) \
+            and verb_of(prev.label.label, words):
         items.pop()
         res.records[:] = [r for r in res.records if r.start != prev.start]
         items.append(_label_item(tokens, prev.label.first, hi, [prev.label.label], "verb-form",
@@ -144,7 +142,7 @@ def _resolve_unknown(text: str, tokens: list[Token], idx: list[int], items: list
                                  res))
         return False
     # "rumbling thunder", "a wailing siren"
-    if nxt is not None and verbs and not has_verb(nxt.label):
+    if nxt is not None and verb_of(nxt.label, words):
         items.append(_label_item(tokens, lo, nxt.last, [nxt.label], "verb-form", 1.0,
                                  f"{' '.join(words)!r} is how {nxt.label!r} sounds", res))
         return True
@@ -160,7 +158,8 @@ def _resolve_unknown(text: str, tokens: list[Token], idx: list[int], items: list
     a = prev.label.first if prev is not None else lo
     b = nxt.last if nxt is not None else hi
     phrase = " ".join(t.text for t in tokens[a:b] if t.kind != "punct")
-    pick, scored = semantic_pick(phrase, vocab.labels, opts)
+    keep = [x.label for x in (prev.label if prev is not None else None, nxt) if x is not None]
+    pick, scored, why = semantic_pick(phrase, vocab.labels, opts, fams, keep)
     if pick is not None:
         label, score, detail = pick
         if prev is not None:
@@ -169,7 +168,7 @@ def _resolve_unknown(text: str, tokens: list[Token], idx: list[int], items: list
         items.append(_label_item(tokens, a, b, [label], "semantic", score, detail, res))
         return nxt is not None
     _raise_unknown(text, tokens, idx, matches, vocab,
-                   candidates_text(scored, opts) if scored else "")
+                   candidates_text(scored, why) if scored else "")
     return False  # pragma: no cover - _raise_unknown raises
 
 

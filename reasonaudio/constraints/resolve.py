@@ -22,9 +22,9 @@ SemanticMatcher = Callable[[str, Sequence[str]], list[tuple[str, float]]]
 
 KINDS = ("exact", "stem", "verb-form", "family", "semantic")
 
-SEMANTIC_THRESHOLD = 0.60
+SEMANTIC_THRESHOLD = 0.79
 """Cosine similarity a semantic match must reach (calibrated, docs/query-language.md)."""
-SEMANTIC_MARGIN = 0.06
+SEMANTIC_MARGIN = 0.04
 """How far the best label must lead the runner-up (calibrated with the threshold)."""
 
 FAMILY_PREFIX = "\x00family:"
@@ -54,6 +54,28 @@ strum strums strumming explode explodes exploding hit hits roll rolls rolling be
 SOUND_VERB_STEMS = frozenset(stem(w) for w in _SOUND_VERBS)
 """Stems of verbs that say how a sound sounds; they may follow (or precede) a label that has
 no verb of its own ("a siren wails", "rumbling thunder")."""
+
+_SOUND_OF = {
+    "siren": "wail blare howl sound scream", "thunder": "rumble roll crash boom clap crack",
+    "rain": "fall pour patter drizzle drip", "bell": "ring toll chime peal ding",
+    "wind": "blow howl gust whistle whoosh", "water": "flow run drip splash trickle gurgle",
+    "fire": "crackle roar burn", "clock": "tick tock chime", "engine": "roar rev hum run idle",
+    "horn": "honk blare toot sound", "door": "creak slam knock bang", "telephone": "ring",
+    "phone": "ring", "alarm": "ring beep sound", "whistle": "blow shrill", "drum": "beat roll",
+    "baby": "cry wail", "cat": "meow purr", "cow": "moo", "sheep": "bleat", "goat": "bleat",
+    "horse": "neigh whinny", "duck": "quack", "owl": "hoot", "wolf": "howl", "lion": "roar",
+    "bee": "buzz hum", "helicopter": "whir hover", "train": "rumble whistle", "guitar": "strum",
+    "applause": "erupt", "explosion": "boom", "heartbeat": "thump beat pound",
+    "typewriter": "clack click", "chainsaw": "buzz whine", "jackhammer": "pound rattle",
+    "gong": "ring", "cymbal": "crash ring", "frog": "croak", "crow": "caw", "rooster": "crow",
+    "turkey": "gobble", "donkey": "bray", "pig": "oink grunt", "snake": "hiss",
+    "helicopter ": "", "ocean": "crash roar", "wave": "crash break", "river": "flow run",
+    "glass": "shatter smash", "zipper": "zip", "chime": "ring tinkle jingle",
+}
+SOUND_OF: dict[str, frozenset[str]] = {
+    k.strip(): frozenset(stem(v) for v in vs.split()) for k, vs in _SOUND_OF.items() if vs}
+"""Head noun -> stems of the verbs that say that sound ("a siren wails", "rain falls"): a
+verb-form reading only joins a verb to a label whose sound it is (not "thunder falling")."""
 
 NOUN_FORMS = {"rainfall": "rain", "raindrop": "rain", "raindrops": "rain",
               "thunderclap": "thunder", "thunderclaps": "thunder", "birdsong": "bird",
@@ -118,7 +140,16 @@ def head_noun(label: str) -> Optional[str]:
 
 def has_verb(label: str) -> bool:
     """Whether a label already says how its sound sounds (an -ing word or a sound verb)."""
-    return any(w.endswith("ing") or stem(w) in SOUND_VERB_STEMS for w in _raw_words(label)[1:])
+    words = _raw_words(label)
+    return any(w.endswith("ing") or (k and stem(w) in SOUND_VERB_STEMS) for k, w in enumerate(words))
+
+
+def verb_of(label: str, words: Sequence[str]) -> bool:
+    """Whether ``words`` are verbs of the label's sound ("wails" for siren), for a label that
+    has no verb of its own."""
+    head = head_noun(label)
+    verbs = SOUND_OF.get(head or "", frozenset())
+    return bool(words) and not has_verb(label) and all(stem(w) in verbs for w in words)
 
 
 class Families:
@@ -132,6 +163,7 @@ class Families:
             if h:
                 self.heads.setdefault(h, []).append(label)
         self.stems = {label: {stem(w) for w in _raw_words(label)} for label in self.labels}
+        self.all_stems = frozenset(x for st in self.stems.values() for x in st)
 
     def family(self, word_stem: str) -> list[str]:
         """Labels whose head noun is ``word_stem`` or ends with it ("bird" -> songbirds)."""
@@ -173,27 +205,48 @@ def resolve_words(words: Sequence[str], fams: Families) -> Optional[tuple[list[s
     return None
 
 
-def semantic_pick(phrase: str, labels: Sequence[str], options: ResolveOptions
-                  ) -> tuple[Optional[tuple[str, float, str]], list[tuple[str, float]]]:
-    """The matcher's best label if it clears the threshold and the margin, and the top
-    candidates (for the error when it does not)."""
+def word_guard(phrase: str, label: str, fams: Families) -> list[str]:
+    """Words of the phrase that name part of *some* label but not of ``label``: "dog growls"
+    must not become dog barking (growl is bear growling's word), nor "car honking" goose
+    honking. A semantic pick that leaves such a word unexplained is refused."""
+    missing = []
+    for t in tokenize(phrase):
+        if t.kind != "word":
+            continue
+        s = stem(NOUN_FORMS.get(t.text, t.text))
+        if s in fams.all_stems and s not in fams.stems[label]:
+            missing.append(t.text)
+    return missing
+
+
+def semantic_pick(phrase: str, labels: Sequence[str], options: ResolveOptions,
+                  fams: Optional[Families] = None, keep: Sequence[str] = ()
+                  ) -> tuple[Optional[tuple[str, float, str]], list[tuple[str, float]], str]:
+    """The matcher's best label if it clears the threshold, the margin and the word guard,
+    the top candidates (for the error when it does not) and why it did not. ``keep``: labels
+    written inside the phrase ("loud siren"), for the record."""
     if options.semantic is None:
-        return None, []
+        return None, [], ""
     scored = list(options.semantic(phrase, labels))[:5]
     if not scored:
-        return None, []
+        return None, [], ""
     best, score = scored[0]
     second = scored[1][1] if len(scored) > 1 else -1.0
+    fams = fams if fams is not None else families(tuple(labels))
+    missing = word_guard(phrase, best, fams)
+    if missing:
+        return None, scored, (f"{' '.join(missing)!r} names part of another label, not of "
+                              f"{best!r}")
     if score >= options.threshold and score - second >= options.margin:
         runner = f"; runner-up {scored[1][0]!r} {second:.2f}" if len(scored) > 1 else ""
-        return (best, score, f"similarity {score:.2f}{runner}"), scored
-    return None, scored
+        return (best, score, f"similarity {score:.2f}{runner}"), scored, ""
+    return None, scored, (f"a match needs similarity >= {options.threshold:.2f} and a lead of "
+                          f"{options.margin:.2f} over the next")
 
 
-def candidates_text(scored: list[tuple[str, float]], options: ResolveOptions) -> str:
+def candidates_text(scored: list[tuple[str, float]], why: str) -> str:
     shown = ", ".join(f"{lab!r} {s:.2f}" for lab, s in scored[:3])
-    return (f"semantic candidates {shown} (a match needs similarity >= {options.threshold:.2f} "
-            f"and a lead of {options.margin:.2f} over the next)")
+    return f"semantic candidates {shown} ({why})"
 
 
 def expand_families(node: Any, fams: dict[str, tuple[str, ...]]) -> Any:
