@@ -296,6 +296,11 @@ def report(
 
 # --- parse -----------------------------------------------------------------------------------
 
+StrictOpt = typer.Option(False, "--strict",
+                         help="Read exact (and stemmed) labels only: no verb forms, families or "
+                              "semantic matches.")
+
+
 @app.command("parse")
 def parse_cmd(
     text: str = typer.Argument(..., help="Query text, e.g. \"dog barking but no siren\"."),
@@ -303,7 +308,9 @@ def parse_cmd(
                                         help="Benchmark directory; its atoms give the labels."),
     labels: Optional[Path] = typer.Option(None, "--labels",
                                           help="Instead of --data: a file with one label per line."),
-    as_json: bool = typer.Option(False, "--json", help='Print only {"logic": ...} as JSON.'),
+    as_json: bool = typer.Option(False, "--json",
+                                 help='Print only {"logic": ..., "resolved": [...]} as JSON.'),
+    strict: bool = StrictOpt,
 ) -> None:
     """Read query text into logic over the bank's labels (what the oracle retriever runs)."""
     import json
@@ -312,11 +319,24 @@ def parse_cmd(
     from reasonaudio.constraints.logic import to_json
     from reasonaudio.constraints.parser import parse_detailed
 
-    result = parse_detailed(text, vocabulary_source(data, labels))
+    result = parse_detailed(text, vocabulary_source(data, labels), _resolve_options(strict))
     if as_json:
-        typer.echo(json.dumps({"logic": to_json(result.logic)}))
+        typer.echo(json.dumps({"logic": to_json(result.logic),
+                               "resolved": [r.to_json() for r in result.resolutions]}))
     else:
         print_parse(console, text, result)
+
+
+def _resolve_options(strict: bool) -> Any:
+    """--strict: labels only; otherwise resolution with MiniLM's semantic fallback (loaded on
+    the first phrase that needs it)."""
+    from reasonaudio.constraints.parser import STRICT, ResolveOptions
+
+    if strict:
+        return STRICT
+    from reasonaudio.models.label_matcher import LabelMatcher
+
+    return ResolveOptions(semantic=LabelMatcher())
 
 
 # --- models (models/) -------------------------------------------------------------------------
@@ -399,11 +419,13 @@ def search(
     model_path: Optional[str] = ModelPathOpt,
     batch_size: Optional[int] = BatchSizeOpt,
     device: str = DeviceOpt,
+    strict: bool = StrictOpt,
 ) -> None:
     """One query: its logic, then the hits with event timelines and a check per constraint."""
     import json
 
-    from reasonaudio.constraints.parser import parse
+    from reasonaudio.constraints.display import print_resolutions
+    from reasonaudio.constraints.parser import parse_detailed
     from reasonaudio.errors import QueryParseError
     from reasonaudio.ingest.benchmark import load_benchmark
     from reasonaudio.retrievers.explain import print_search, search_json
@@ -412,8 +434,10 @@ def search(
     bench = load_benchmark(data)
     retriever = model or retriever
     spec = spec_for(retriever)
+    parsed = None
     try:
-        logic = parse(text, bench.labels)
+        parsed = parse_detailed(text, bench.labels, _resolve_options(strict))
+        logic = parsed.logic
     except QueryParseError as exc:
         if spec.needs_logic or not text.strip():
             raise
@@ -427,15 +451,20 @@ def search(
     found = get_retriever(retriever, bench, backend=backend, url=qdrant_url, notify=note, **opts)
     captions: dict[str, str] = {}
     try:
-        hits = found.search(text, k)
+        # payload retrievers run the logic read here (with its resolutions), not a re-parse
+        hits = (found.search_logic(logic, k) if logic is not None and hasattr(found, "search_logic")
+                else found.search(text, k))
         if callable(getattr(found, "captions", None)) and not as_json:
             captions = found.captions([h.clip_id for h in hits])
     finally:
         if getattr(found, "store", None) is not None:
             found.store.close()
     if as_json:
-        typer.echo(json.dumps(search_json(logic, hits)))
+        typer.echo(json.dumps({**search_json(logic, hits), "resolved": [
+            r.to_json() for r in (parsed.resolutions if parsed is not None else ())]}))
     else:
+        if parsed is not None:
+            print_resolutions(console, parsed)
         print_search(console, bench, text, logic, hits, retriever, k)
         for i, hit in enumerate(hits, 1):
             if hit.clip_id in captions:

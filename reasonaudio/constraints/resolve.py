@@ -197,8 +197,7 @@ def resolve_words(words: Sequence[str], fams: Families) -> Optional[tuple[list[s
         if not cands:
             return None
         if kind == "family":
-            detail = (f"head noun {forms[k]!r}: any of {len(cands)} labels" if len(cands) > 1
-                      else f"head noun {forms[k]!r}")
+            detail = f"head noun {forms[k]!r}"
         else:
             detail = f"{' '.join(words)!r} is a form of {forms[k]!r}"
         return cands, kind, detail
