@@ -334,9 +334,9 @@ def _resolve_options(strict: bool) -> Any:
 
     if strict:
         return STRICT
-    from reasonaudio.models.label_matcher import LabelMatcher
+    from reasonaudio.models.label_matcher import shared_matcher
 
-    return ResolveOptions(semantic=LabelMatcher())
+    return ResolveOptions(semantic=shared_matcher())
 
 
 # --- models (models/) -------------------------------------------------------------------------

@@ -61,3 +61,15 @@ class LabelMatcher:
         """What produced the similarities (for recorded calibrations)."""
         e = self.embedder
         return {"model": self.model, "revision": getattr(e, "revision", None)}
+
+
+_SHARED: dict[tuple[str, str], LabelMatcher] = {}
+
+
+def shared_matcher(model: str = MODEL, device: str = "cpu") -> LabelMatcher:
+    """One matcher per process and model: the model loads once and each bank's label vectors
+    are kept, however many queries (or CLI invocations in one process) ask."""
+    key = (model, device)
+    if key not in _SHARED:
+        _SHARED[key] = LabelMatcher(model, device)
+    return _SHARED[key]
