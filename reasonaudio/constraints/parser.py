@@ -4,8 +4,10 @@ How a query is read (docs/query-language.md has the user's version):
 
 1. **Sounds.** :mod:`reasonaudio.constraints.vocabulary` finds the labels (greedy longest match,
    tolerant of case, plurals, -ing/-s forms and a trailing "sound"). Every other word must be a
-   word of the query language below; an unknown word is reported as an unknown sound with the
-   nearest labels, so nothing the user wrote is silently dropped.
+   word of the query language below or be resolved by :mod:`reasonaudio.constraints.resolve`
+   (verb form, family of labels, injected semantic matcher), each resolution recorded for
+   display; an unknown word is reported as an unknown sound with the nearest labels, and a
+   character no token reads is refused, so nothing the user wrote is silently dropped.
 2. **Cues.** The words between two sounds are read as one connective: ``and``/``with``/a comma
    (both present), ``or``, ``then``/``followed by``/``before`` (order), ``after``/``follows``
    (reversed order), ``while``/``overlapping``/``during`` (overlap), ``no``/``without``/
