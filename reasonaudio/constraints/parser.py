@@ -30,6 +30,7 @@ Ambiguous wordings ("no A and B", "A and B for 5 seconds") are errors that say h
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional, Sequence
 
@@ -301,7 +302,12 @@ def _match_kind(m: LabelMatch) -> str:
     words = m.text.split()
     while len(words) > 1 and words[-1] in SOUND_WORDS:
         words.pop()
-    return "exact" if words == [t.text for t in tokenize(m.label)] else "stem"
+    return "exact" if tuple(words) == _label_tokens(m.label) else "stem"
+
+
+@lru_cache(maxsize=4096)
+def _label_tokens(label: str) -> tuple[str, ...]:
+    return tuple(t.text for t in tokenize(label))
 
 
 def _raise_unknown(text: str, tokens: list[Token], idx: list[int], matches: list[LabelMatch],
@@ -942,7 +948,11 @@ def parse_detailed(text: str, labels: Sequence[str] | Vocabulary,
                        mentions[i] if i < len(mentions) else None)
              for i in range(len(mentions) + 1)]
     builder = _Builder(text, mentions, links)
-    logic = expand_families(builder.build(), res.families)
+    try:
+        logic = expand_families(builder.build(), res.families)
+    except QueryParseError as exc:   # a family placeholder reads as the words written
+        shown = repr(FAMILY_PREFIX)[1:-1]
+        raise QueryParseError(str(exc).replace(FAMILY_PREFIX, "").replace(shown, "")) from None
     used = [it.label for it in items if it.kind == "label" and it.label is not None]
     records = tuple(sorted(res.records, key=lambda r: r.start))
     notes = [f"{r.text!r} -> {' | '.join(r.labels)}"
