@@ -167,3 +167,12 @@ def test_two_readings_or_no_reading_is_an_error(text, needle) -> None:
     with pytest.raises(QueryParseError) as exc:
         parse(text, V)
     assert needle in str(exc.value)
+
+
+def test_head_noun_with_its_sound_verb() -> None:
+    """"a bell rings": the family of 'bell' with a verb of a bell's sound; a label that has a
+    verb of its own must contain it ("church bell tolling" is not "ringing")."""
+    r = parse_detailed("a bell rings then rain", ["church bell", "rain"])
+    assert r.logic == Before("church bell", "rain") and r.resolutions[0].kind == "family"
+    with pytest.raises(QueryParseError, match="unknown sound 'bell rings'"):
+        parse("a bell rings then rain", ["church bell tolling", "rain"])

@@ -192,8 +192,10 @@ def resolve_words(words: Sequence[str], fams: Families) -> Optional[tuple[list[s
         if not cands:
             continue
         others = stems[:k] + stems[k + 1:]
+        verbs = SOUND_OF.get(stems[k], frozenset())
         for o in others:
-            cands = [c for c in cands if o in fams.stems[c]]
+            # "a bell rings": a verb of the head's sound also fits labels without a verb
+            cands = [c for c in cands if o in fams.stems[c] or (o in verbs and not has_verb(c))]
         if not cands:
             return None
         if kind == "family":
