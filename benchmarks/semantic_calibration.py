@@ -40,7 +40,7 @@ PARAPHRASES: list[tuple[str, Optional[str]]] = [
     ("crowd applause", "applause"), ("loud siren", "siren"), ("ticking of a clock", "clock ticking"),
     ("someone typing on a keyboard", "computer keyboard typing"), ("infant crying", "baby crying"),
     ("a violin solo", "violin"), ("sea waves", "ocean waves"), ("a toilet being flushed", "toilet flushing"),
-    ("a cat purring", None), ("dog growls", None), ("car honking", None), ("white noise", None),
+    ("a cat purring", None), ("dog growls", None), ("car honking", "car horn"), ("white noise", None),
     ("electric drill", None), ("birds singing", None), ("a gunshot", None), ("people talking", None),
     ("traffic noise", None), ("a baby laughing", None), ("wind howling", "wind blowing"),
     ("heavy breathing", "breathing"), ("a man coughing", "coughing"), ("cows mooing", "cow mooing"),

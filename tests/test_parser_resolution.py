@@ -103,7 +103,8 @@ def test_word_guard_refuses_a_pick_that_ignores_a_known_word() -> None:
         return [("goose honking", 0.95), ("car horn", 0.5)]
     opts = ResolveOptions(semantic=prefers_goose, threshold=0.5, margin=0.1)
     with pytest.raises(QueryParseError, match="'car' names part of another label"):
-        parse("car honking", REAL, opts)
+        parse("car honking", ["goose honking", "car crash", "rain"], opts)
+    assert parse("car honking", REAL, opts) == Has("car horn")   # verb-form comes first
 
 
 def test_glued_modifier_reads_the_whole_phrase() -> None:

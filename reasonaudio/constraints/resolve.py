@@ -197,12 +197,24 @@ def resolve_words(words: Sequence[str], fams: Families) -> Optional[tuple[list[s
             # "a bell rings": a verb of the head's sound also fits labels without a verb
             cands = [c for c in cands if o in fams.stems[c] or (o in verbs and not has_verb(c))]
         if not cands:
-            return None
+            continue
         if kind == "family":
             detail = f"head noun {forms[k]!r}"
         else:
             detail = f"{' '.join(words)!r} is a form of {forms[k]!r}"
         return cands, kind, detail
+    # "a car honks": the label's other words, plus a verb of its head's sound ("car horn")
+    want = set(stems)
+    hits = []
+    for label in fams.labels:
+        head = head_noun(label)
+        verbs = SOUND_OF.get(head or "", frozenset())
+        rest = fams.stems[label] - {head}
+        if head and not has_verb(label) and rest and rest <= want and want - rest \
+                and want - rest <= verbs:
+            hits.append(label)
+    if len(hits) == 1:
+        return hits, "verb-form", f"{' '.join(words)!r}: how {hits[0]!r} sounds"
     return None
 
 
@@ -239,8 +251,8 @@ def semantic_pick(phrase: str, labels: Sequence[str], options: ResolveOptions,
         return None, scored, (f"{' '.join(missing)!r} names part of another label, not of "
                               f"{best!r}")
     if score >= options.threshold and score - second >= options.margin:
-        runner = f"; runner-up {scored[1][0]!r} {second:.2f}" if len(scored) > 1 else ""
-        return (best, score, f"similarity {score:.2f}{runner}"), scored, ""
+        runner = f"runner-up {scored[1][0]!r} {second:.2f}" if len(scored) > 1 else ""
+        return (best, score, runner), scored, ""
     return None, scored, (f"a match needs similarity >= {options.threshold:.2f} and a lead of "
                           f"{options.margin:.2f} over the next")
 
