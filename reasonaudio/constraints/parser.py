@@ -72,7 +72,8 @@ class ParseResult:
     """The logic plus what the parser read, for display (``bench parse``, ``bench search``)."""
     logic: Node
     matches: tuple[LabelMatch, ...]
-    """which words of the query named which label, in text order"""
+    """which words of the query named which single label, in text order (a family reading is
+    in ``resolutions`` only)"""
     notes: tuple[str, ...] = ()
     """one line per reading worth showing, e.g. ``'dogs barking' -> dog barking``"""
     resolutions: tuple[Resolution, ...] = ()
@@ -953,7 +954,8 @@ def parse_detailed(text: str, labels: Sequence[str] | Vocabulary,
     except QueryParseError as exc:   # a family placeholder reads as the words written
         shown = repr(FAMILY_PREFIX)[1:-1]
         raise QueryParseError(str(exc).replace(FAMILY_PREFIX, "").replace(shown, "")) from None
-    used = [it.label for it in items if it.kind == "label" and it.label is not None]
+    used = [it.label for it in items if it.kind == "label" and it.label is not None
+            and not it.label.label.startswith(FAMILY_PREFIX)]   # families: see resolutions
     records = tuple(sorted(res.records, key=lambda r: r.start))
     notes = [f"{r.text!r} -> {' | '.join(r.labels)}"
              + ("" if r.kind in ("exact", "stem") else f" ({r.kind})") for r in records] + [
