@@ -177,3 +177,19 @@ def test_head_noun_with_its_sound_verb() -> None:
     assert r.logic == Before("church bell", "rain") and r.resolutions[0].kind == "family"
     with pytest.raises(QueryParseError, match="unknown sound 'bell rings'"):
         parse("a bell rings then rain", ["church bell tolling", "rain"])
+
+
+@pytest.mark.parametrize("text,labels,want", [
+    ("a train", ["steam train whistle", "train wheels rumbling on rails", "rain"],
+     ("steam train whistle", "train wheels rumbling on rails")),
+    ("a car", ["car horn", "car passing by", "goose honking"], ("car horn", "car passing by")),
+    ("a chime", ["tiny chime", "huge chime", "wind chimes", "rain"],
+     ("huge chime", "tiny chime", "wind chimes")),
+    ("a bell", ["desk bell ding", "cowbell", "church bell tolling"],
+     ("church bell tolling", "cowbell", "desk bell ding")),
+])
+def test_family_members(text, labels, want) -> None:
+    """A word that heads some label also takes the labels it modifies ("a car" includes car
+    horn); a sound word that is also a noun heads its label ("tiny chime")."""
+    (res,) = parse_detailed(text, labels).resolutions
+    assert res.kind == "family" and res.labels == want

@@ -133,9 +133,28 @@ def head_noun(label: str) -> Optional[str]:
         if k and w in _HEAD_STOP:
             words = words[:k]
             break
-    while words and (words[-1].endswith("ing") or stem(words[-1]) in SOUND_VERB_STEMS):
+    while words and words[-1].endswith("ing"):
+        words = words[:-1]
+    while len(words) > 1 and stem(words[-1]) in SOUND_VERB_STEMS:
         words = words[:-1]
     return stem(words[-1]) if words else None
+
+
+def head_nouns(label: str) -> set[str]:
+    """:func:`head_noun`, plus the last word when it is a sound word that is also a noun
+    ("desk bell ding" -> bell, ding; "tiny chime" -> chime; "car crash" -> car, crash)."""
+    out = {head_noun(label)} - {None}
+    words = [w for w in _raw_words(label) if not w.endswith("ing")]
+    if words and words[-1] not in _HEAD_STOP:
+        cut = _raw_words(label)
+        for k, w in enumerate(cut):
+            if k and w in _HEAD_STOP:
+                cut = cut[:k]
+                break
+        tail = [w for w in cut if not w.endswith("ing")]
+        if tail:
+            out.add(stem(tail[-1]))
+    return out  # type: ignore[return-value]
 
 
 def has_verb(label: str) -> bool:
@@ -147,8 +166,7 @@ def has_verb(label: str) -> bool:
 def verb_of(label: str, words: Sequence[str]) -> bool:
     """Whether ``words`` are verbs of the label's sound ("wails" for siren), for a label that
     has no verb of its own."""
-    head = head_noun(label)
-    verbs = SOUND_OF.get(head or "", frozenset())
+    verbs = frozenset().union(*(SOUND_OF.get(h, frozenset()) for h in head_nouns(label)))
     return bool(words) and not has_verb(label) and all(stem(w) in verbs for w in words)
 
 
@@ -159,19 +177,24 @@ class Families:
         self.labels = tuple(labels)
         self.heads: dict[str, list[str]] = {}
         for label in self.labels:
-            h = head_noun(label)
-            if h:
+            for h in sorted(head_nouns(label)):
                 self.heads.setdefault(h, []).append(label)
         self.stems = {label: {stem(w) for w in _raw_words(label)} for label in self.labels}
         self.all_stems = frozenset(x for st in self.stems.values() for x in st)
+        self.nouns = {label: {stem(w) for w in _raw_words(label) if not w.endswith("ing")}
+                      for label in self.labels}
 
     def family(self, word_stem: str) -> list[str]:
-        """Labels whose head noun is ``word_stem`` or ends with it ("bird" -> songbirds)."""
+        """Labels whose head noun is ``word_stem`` or ends with it ("bird" -> songbirds). When
+        it is some label's head noun, labels that use it as a modifier belong too: "a train"
+        is steam train whistle and train wheels rumbling on rails; "a car" includes car horn."""
         out = list(self.heads.get(word_stem, []))
         if len(word_stem) >= _COMPOUND_MIN:
             for h, labs in self.heads.items():
                 if h != word_stem and h.endswith(word_stem) and len(h) > len(word_stem) + 2:
                     out += labs
+        if out:
+            out += [lab for lab in self.labels if word_stem in self.nouns[lab]]
         return sorted(dict.fromkeys(out))
 
 
