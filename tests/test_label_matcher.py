@@ -7,6 +7,7 @@ import pytest
 
 from reasonaudio.constraints.logic import Before, Has
 from reasonaudio.constraints.parser import ResolveOptions, parse_detailed
+from reasonaudio.constraints.resolve import SEMANTIC_THRESHOLD
 from reasonaudio.errors import QueryParseError
 from reasonaudio.models.label_matcher import LabelMatcher
 
@@ -38,7 +39,7 @@ def test_scores_are_cosines_best_first(matcher) -> None:
 def test_clear_paraphrases_resolve(matcher, text, want) -> None:
     r = parse_detailed(text, LABELS, ResolveOptions(semantic=matcher))
     assert r.logic == want
-    assert any(x.kind == "semantic" and x.score >= 0.79 for x in r.resolutions)
+    assert any(x.kind == "semantic" and x.score >= SEMANTIC_THRESHOLD for x in r.resolutions)
 
 
 @pytest.mark.parametrize("text", ["dog growls", "white noise", "car honking"])

@@ -22,7 +22,7 @@ SemanticMatcher = Callable[[str, Sequence[str]], list[tuple[str, float]]]
 
 KINDS = ("exact", "stem", "verb-form", "family", "semantic")
 
-SEMANTIC_THRESHOLD = 0.79
+SEMANTIC_THRESHOLD = 0.78
 """Cosine similarity a semantic match must reach (calibrated, docs/query-language.md)."""
 SEMANTIC_MARGIN = 0.04
 """How far the best label must lead the runner-up (calibrated with the threshold)."""
