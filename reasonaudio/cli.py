@@ -357,6 +357,11 @@ def export_cmd(
 
 # --- parse -----------------------------------------------------------------------------------
 
+StrictOpt = typer.Option(False, "--strict",
+                         help="Read exact (and stemmed) labels only: no verb forms, families or "
+                              "semantic matches.")
+
+
 @app.command("parse")
 def parse_cmd(
     text: str = typer.Argument(..., help="Query text, e.g. \"dog barking but no siren\"."),
@@ -364,7 +369,9 @@ def parse_cmd(
                                         help="Benchmark directory; its atoms give the labels."),
     labels: Optional[Path] = typer.Option(None, "--labels",
                                           help="Instead of --data: a file with one label per line."),
-    as_json: bool = typer.Option(False, "--json", help='Print only {"logic": ...} as JSON.'),
+    as_json: bool = typer.Option(False, "--json",
+                                 help='Print only {"logic": ..., "resolved": [...]} as JSON.'),
+    strict: bool = StrictOpt,
 ) -> None:
     """Read query text into logic over the bank's labels (what the oracle retriever runs)."""
     import json
@@ -373,11 +380,24 @@ def parse_cmd(
     from reasonaudio.constraints.parser import parse_detailed
     from reasonaudio.views.parse import print_parse, vocabulary_source
 
-    result = parse_detailed(text, vocabulary_source(data, labels))
+    result = parse_detailed(text, vocabulary_source(data, labels), _resolve_options(strict))
     if as_json:
-        typer.echo(json.dumps({"logic": to_json(result.logic)}))
+        typer.echo(json.dumps({"logic": to_json(result.logic),
+                               "resolved": [r.to_json() for r in result.resolutions]}))
     else:
         print_parse(console, text, result)
+
+
+def _resolve_options(strict: bool) -> Any:
+    """--strict: labels only; otherwise resolution with MiniLM's semantic fallback (loaded on
+    the first phrase that needs it)."""
+    from reasonaudio.constraints.parser import STRICT, ResolveOptions
+
+    if strict:
+        return STRICT
+    from reasonaudio.models.label_matcher import shared_matcher
+
+    return ResolveOptions(semantic=shared_matcher())
 
 
 # --- models (models/) -------------------------------------------------------------------------
@@ -492,11 +512,12 @@ def search(
     batch_size: Optional[int] = BatchSizeOpt,
     device: str = DeviceOpt,
     dtype: Optional[str] = DtypeOpt,
+    strict: bool = StrictOpt,
 ) -> None:
     """One query: its logic, then the hits with event timelines and a check per constraint."""
     import json
 
-    from reasonaudio.constraints.parser import parse
+    from reasonaudio.constraints.parser import parse_detailed
     from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.errors import QueryParseError
     from reasonaudio.retrievers.base import RetrieverOptions
@@ -504,21 +525,25 @@ def search(
     from reasonaudio.retrievers.registry import get_retriever, spec_for
     from reasonaudio.store.open import open_store
     from reasonaudio.views.progress import notifier
+    from reasonaudio.views.parse import print_resolutions
     from reasonaudio.views.search import print_captions, print_search, search_json
 
     bench = load_benchmark(data)
     text = resolve_query_text(bench, text)  # a benchmark query's id stands for its text
     retriever = model or retriever
     spec = spec_for(retriever)
+    parsed = None
+    resolve = _resolve_options(strict)
     try:
-        logic = parse(text, bench.labels)
+        parsed = parse_detailed(text, bench.labels, resolve)
+        logic = parsed.logic
     except QueryParseError as exc:
         if spec.needs_logic or not text.strip():
             raise
         logic = None
         err_console.print(Text.assemble(("note: ", "yellow"), f"no constraint checks: {exc}"))
     options = RetrieverOptions(model_path=model_path, device=device, batch_size=batch_size,
-                               dtype=dtype, notify=notifier(err_console, style="dim"))
+                               dtype=dtype, resolve=resolve, notify=notifier(err_console, style="dim"))
     captions: dict[str, str] = {}
     with open_store(bench.root, backend, qdrant_url) as store, \
             get_retriever(retriever, bench, options, store=store) as found:
@@ -526,10 +551,14 @@ def search(
         if not as_json:
             captions = found.captions([h.clip_id for h in hits])
     if as_json:
-        typer.echo(json.dumps(search_json(logic, hits)))
+        typer.echo(json.dumps({**search_json(logic, hits), "resolved": [
+            r.to_json() for r in (parsed.resolutions if parsed is not None else ())]}))
     else:
+        if parsed is not None:
+            print_resolutions(console, parsed)
         print_search(console, bench, text, logic, hits, retriever, k)
         print_captions(console, hits, captions)
+
 
 if __name__ == "__main__":  # pragma: no cover
     main()

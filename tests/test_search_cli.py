@@ -49,7 +49,7 @@ def test_x_but_no_y_returns_only_clips_with_x_without_y(built):
             "--json")
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
-    assert set(out) == {"logic", "hits"}
+    assert set(out) == {"logic", "hits", "resolved"}
     assert out["logic"] == {"op": "and", "args": [{"op": "has", "label": x},
                                                   {"op": "not", "arg": {"op": "has", "label": y}}]}
     ids = [h["id"] for h in out["hits"]]
@@ -82,7 +82,7 @@ def test_json_is_exactly_logic_and_hits(fake, retriever):
             "--json")
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
-    assert r.stdout.count("\n") == 1 and list(out) == ["logic", "hits"]
+    assert r.stdout.count("\n") == 1 and list(out) == ["logic", "hits", "resolved"]
     assert out["logic"] == {"op": "before", "a": "dog barking", "b": "siren"}
     assert len(out["hits"]) <= 4 and all(list(h) == ["id", "score"] for h in out["hits"])
 

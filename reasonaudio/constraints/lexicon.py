@@ -10,11 +10,27 @@ from __future__ import annotations
 FWD, REV, OVL, NEG, NOR, AND, OR = "fwd", "rev", "ovl", "neg", "nor", "and", "or"
 FIRST, EACH, ORDER, STOP, COMMA, DUR = "first", "each", "order", "stop", "comma", "dur"
 FILLER, NUM, UNIT, DURCUE, CMP, UNSUPPORTED = "filler", "num", "unit", "durcue", "cmp", "unsupported"
+BEGIN, END = "begin", "end"
 
 PHRASES: dict[tuple[str, ...], str] = {
     ("at", "the", "same", "time", "as"): OVL, ("at", "the", "same", "time"): OVL,
     ("the", "same", "time", "as"): OVL, ("same", "time", "as"): OVL, ("same", "time"): OVL,
-    ("at", "once"): OVL, ("in", "parallel"): OVL, ("together", "with"): OVL,
+    ("at", "once"): OVL, ("in", "parallel"): OVL,
+    # the paper's negation template reads "A together with B" as both present; "together" on its
+    # own ("A and B together") and "together with B at once" are overlap
+    ("together", "with"): AND, ("at", "all"): FILLER,
+    ("starts", "with"): FIRST, ("start", "with"): FIRST, ("starting", "with"): FIRST,
+    ("begins", "with"): FIRST, ("begin", "with"): FIRST, ("beginning", "with"): FIRST,
+    ("opens", "with"): FIRST, ("opening", "with"): FIRST,
+    ("transitions", "to"): FWD, ("transitions", "into"): FWD, ("transition", "to"): FWD,
+    ("transition", "into"): FWD, ("transitioning", "to"): FWD, ("transitioning", "into"): FWD,
+    ("changes", "to"): FWD, ("changes", "into"): FWD, ("changing", "to"): FWD,
+    ("turns", "into"): FWD, ("turning", "into"): FWD, ("gives", "way", "to"): FWD,
+    ("giving", "way", "to"): FWD, ("moves", "on", "to"): FWD, ("leads", "to"): FWD,
+    ("leading", "to"): FWD, ("leads", "into"): FWD, ("ends", "with"): FWD,
+    ("ending", "with"): FWD, ("at", "the", "beginning"): BEGIN, ("at", "the", "start"): BEGIN,
+    ("in", "the", "beginning"): BEGIN, ("at", "first"): BEGIN, ("at", "the", "end"): END,
+    ("in", "the", "end"): END,
     ("in", "the", "background"): FILLER, ("in", "the", "foreground"): FILLER,
     ("as", "well", "as"): AND, ("along", "with"): AND,
     ("followed", "by"): FWD, ("preceded", "by"): REV, ("and", "then"): FWD,
@@ -58,7 +74,8 @@ for _kind, _words in {
             "steadily uninterrupted approximately around about roughly nearly almost approx "
             "exactly circa duration goes going keeps keep continues continue continuing comes "
             "come coming appears appear appearing me find show search looking look want i we "
-            "give get query something background foreground event events",
+            "give get query something background foreground event events anywhere whatsoever "
+            "somewhere",
 }.items():
     for _w in _words.split():
         WORDS[_w] = _kind

@@ -4,8 +4,10 @@ How a query is read (docs/query-language.md has the user's version):
 
 1. **Sounds.** :mod:`reasonaudio.constraints.vocabulary` finds the labels (greedy longest match,
    tolerant of case, plurals, -ing/-s forms and a trailing "sound"). Every other word must be a
-   word of the query language below; an unknown word is reported as an unknown sound with the
-   nearest labels, so nothing the user wrote is silently dropped.
+   word of the query language below or be resolved by :mod:`reasonaudio.constraints.resolve`
+   (verb form, family of labels, injected semantic matcher), each resolution recorded for
+   display; an unknown word is reported as an unknown sound with the nearest labels, and a
+   character no token reads is refused, so nothing the user wrote is silently dropped.
 2. **Cues.** The words between two sounds are read as one connective: ``and``/``with``/a comma
    (both present), ``or``, ``then``/``followed by``/``before`` (order), ``after``/``follows``
    (reversed order), ``while``/``overlapping``/``during`` (overlap), ``no``/``without``/
@@ -28,23 +30,27 @@ Ambiguous wordings ("no A and B", "A and B for 5 seconds") are errors that say h
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional, Sequence
 
 from reasonaudio.constraints.canonical import canonical, check_consistent, same_logic
-from reasonaudio.constraints.lexicon import (AND, CMP, COMMA, DUR, DUR_CMP_MSG, DURCUE, EACH,
+from reasonaudio.constraints.lexicon import (AND, BEGIN, CMP, COMMA, DUR, DUR_CMP_MSG, DURCUE, EACH,
                                              FILLER, FIRST, FWD, LEFT_DUR_WORDS, NEG, NOR, NUM,
                                              ONES, OR, ORDER, OVL, PHRASE_MAX, PHRASES,
-                                             PREFIX_SEQ_WORDS, REV, STOP, TENS, UNIT, UNIT_SECONDS,
+                                             PREFIX_SEQ_WORDS, REV, STOP, TENS,
+                                             END, UNIT, UNIT_SECONDS,
                                              UNSUPPORTED_WORDS, WORDS)
 from reasonaudio.constraints.logic import (And, Before, Has, Lasts, Node, Not, Or, Overlap, leaf_labels,
                                            to_json)
-from reasonaudio.constraints.vocabulary import (SOUND_WORDS, LabelMatch, Token, Vocabulary, tokenize,
-                                                vocabulary)
+from reasonaudio.constraints.resolve import (FAMILY_PREFIX, STRICT, Resolution,
+                                             ResolveOptions, candidates_text, expand_families,
+                                             families, resolve_words, semantic_pick, verb_of)
+from reasonaudio.constraints.vocabulary import (SOUND_WORDS, LabelMatch, Token, Vocabulary, tokenize, unread_characters, vocabulary)
 from reasonaudio.errors import QueryParseError
 
 __all__ = ["ParseResult", "parse", "parse_detailed", "canonical", "same_logic",
-           "check_consistent"]
+           "check_consistent", "Resolution", "ResolveOptions", "STRICT"]
 
 
 # --- results ---------------------------------------------------------------------------------
@@ -65,12 +71,16 @@ class ParseResult:
     """The logic plus what the parser read, for display (``bench parse``, ``bench search``)."""
     logic: Node
     matches: tuple[LabelMatch, ...]
-    """which words of the query named which label, in text order"""
+    """which words of the query named which single label, in text order (a family reading is
+    in ``resolutions`` only)"""
     notes: tuple[str, ...] = ()
     """one line per reading worth showing, e.g. ``'dogs barking' -> dog barking``"""
+    resolutions: tuple[Resolution, ...] = ()
+    """every sound phrase -> label(s), with kind (exact, stem, verb-form, family, semantic)"""
 
     def to_json(self) -> dict[str, Any]:
         return {"logic": to_json(self.logic),
+                "resolved": [r.to_json() for r in self.resolutions],
                 "matches": [{"text": m.text, "label": m.label, "start": m.start, "end": m.end}
                             for m in self.matches]}
 
@@ -89,23 +99,109 @@ class _Item:
     dur: Optional[Duration] = None
 
 
+@dataclass
+class _Resolved:
+    """What resolution added to a parse: one record per phrase, and family placeholders."""
+    options: ResolveOptions
+    records: list[Resolution] = field(default_factory=list)
+    families: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+def _label_item(tokens: list[Token], lo: int, hi: int, labels: Sequence[str], kind: str,
+                score: float, detail: str, res: _Resolved) -> _Item:
+    """A label item for tokens [lo, hi) read as ``labels`` (several: a family placeholder)."""
+    surface = " ".join(t.text for t in tokens[lo:hi])
+    start, end = tokens[lo].start, tokens[hi - 1].end
+    if len(labels) == 1:
+        name = labels[0]
+    else:
+        name = FAMILY_PREFIX + surface
+        res.families[name] = tuple(labels)
+    res.records.append(Resolution(surface, tuple(labels), kind, score, start, end, detail))
+    m = LabelMatch(name, lo, hi, start, end, surface)
+    return _Item("label", surface, start, end, label=m)
+
+
+def _resolve_unknown(text: str, tokens: list[Token], idx: list[int], items: list[_Item],
+                     nxt: Optional[LabelMatch], matches: list[LabelMatch], vocab: Vocabulary,
+                     res: _Resolved) -> bool:
+    """Read unknown words by resolution, appending to ``items``; True when the label match
+    ``nxt`` right after them was taken into the reading. Raises when nothing reads them."""
+    opts = res.options
+    if opts.strict:
+        _raise_unknown(text, tokens, idx, matches, vocab)
+    words = [tokens[i].text for i in idx]
+    lo, hi = idx[0], idx[-1] + 1
+    prev = items[-1] if items and items[-1].kind == "label" and items[-1].label is not None \
+        and items[-1].label.last == lo else None
+    nxt = nxt if nxt is not None and nxt.first == hi else None
+    # "a siren wails", "thunder rumbling": a verb of the label's sound after it
+    if prev is not None and not prev.label.label.startswith(FAMILY_PREFIX) \
+            and verb_of(prev.label.label, words):
+        items.pop()
+        res.records[:] = [r for r in res.records if r.start != prev.start]
+        items.append(_label_item(tokens, prev.label.first, hi, [prev.label.label], "verb-form",
+                                 1.0, f"{' '.join(words)!r} is how {prev.label.label!r} sounds",
+                                 res))
+        return False
+    # "rumbling thunder", "a wailing siren"
+    if nxt is not None and verb_of(nxt.label, words):
+        items.append(_label_item(tokens, lo, nxt.last, [nxt.label], "verb-form", 1.0,
+                                 f"{' '.join(words)!r} is how {nxt.label!r} sounds", res))
+        return True
+    fams = families(vocab.labels)
+    if prev is None and nxt is None:
+        found = resolve_words(words, fams)
+        if found is not None:
+            labs, kind, detail = found
+            items.append(_label_item(tokens, lo, hi, labs, kind, 1.0, detail, res))
+            return False
+    # semantic nearest label, over the unknown words and a label glued to them
+    # ("crowd applause", "loud siren")
+    a = prev.label.first if prev is not None else lo
+    b = nxt.last if nxt is not None else hi
+    phrase = " ".join(t.text for t in tokens[a:b] if t.kind != "punct")
+    keep = [x.label for x in (prev.label if prev is not None else None, nxt) if x is not None]
+    pick, scored, why = semantic_pick(phrase, vocab.labels, opts, fams, keep)
+    if pick is not None:
+        label, score, detail = pick
+        if prev is not None:
+            items.pop()
+            res.records[:] = [r for r in res.records if r.start != prev.start]
+        items.append(_label_item(tokens, a, b, [label], "semantic", score, detail, res))
+        return nxt is not None
+    _raise_unknown(text, tokens, idx, matches, vocab,
+                   candidates_text(scored, why) if scored else "")
+    return False  # pragma: no cover - _raise_unknown raises
+
+
 def _items(text: str, tokens: list[Token], matches: list[LabelMatch],
-           vocab: Vocabulary) -> list[_Item]:
-    """Labels, cues and numbers in text order; unknown words raise."""
+           vocab: Vocabulary, res: Optional[_Resolved] = None) -> list[_Item]:
+    """Labels, cues and numbers in text order; unknown words are resolved or raise."""
+    res = res if res is not None else _Resolved(STRICT)
     by_first = {m.first: m for m in matches}
     items: list[_Item] = []
     i = 0
     unknown: list[int] = []
 
-    def flush_unknown() -> None:
-        if unknown:
-            _raise_unknown(text, tokens, unknown, matches, vocab)
+    def flush_unknown(nxt: Optional[LabelMatch] = None) -> bool:
+        if not unknown:
+            return False
+        if all(tokens[k].kind == "punct" for k in unknown):
+            unknown.clear()
+            return False
+        took = _resolve_unknown(text, tokens, unknown, items, nxt, matches, vocab, res)
+        unknown.clear()
+        return took
 
     while i < len(tokens):
         if i in by_first:
-            flush_unknown()
             m = by_first[i]
+            if flush_unknown(m):
+                i = m.last
+                continue
             items.append(_Item("label", m.text, m.start, m.end, label=m))
+            res.records.append(Resolution(m.text, (m.label,), _match_kind(m), 1.0, m.start, m.end))
             i = m.last
             continue
         tok = tokens[i]
@@ -201,8 +297,21 @@ def _number_words(tokens: list[Token], i: int, by_first: dict) -> Optional[tuple
     return None
 
 
+def _match_kind(m: LabelMatch) -> str:
+    """exact when the words are the label as written (case aside), else stem."""
+    words = m.text.split()
+    while len(words) > 1 and words[-1] in SOUND_WORDS:
+        words.pop()
+    return "exact" if tuple(words) == _label_tokens(m.label) else "stem"
+
+
+@lru_cache(maxsize=4096)
+def _label_tokens(label: str) -> tuple[str, ...]:
+    return tuple(t.text for t in tokenize(label))
+
+
 def _raise_unknown(text: str, tokens: list[Token], idx: list[int], matches: list[LabelMatch],
-                   vocab: Vocabulary) -> None:
+                   vocab: Vocabulary, semantic_hint: str = "") -> None:
     words = " ".join(tokens[i].text for i in idx)
     if all(tokens[i].kind == "punct" for i in idx):
         idx.clear()
@@ -222,6 +331,8 @@ def _raise_unknown(text: str, tokens: list[Token], idx: list[int], matches: list
         where = ""
     hint = (f"nearest labels: {', '.join(repr(x) for x in near)}" if near
             else f"no label is close; the vocabulary has {len(vocab.labels)} labels")
+    if semantic_hint:
+        hint = semantic_hint
     raise QueryParseError(f"unknown sound {words!r}{where} in {text!r}: not a label of the "
                           f"vocabulary; {hint}")
 
@@ -270,8 +381,8 @@ def _durations(text: str, items: list[_Item]) -> list[_Item]:
             after += 1
         seconds = round(it.value * unit, 6)
         if not math.isfinite(seconds) or seconds <= 0:
-            raise QueryParseError(f"duration {it.text!r} in {text!r} must be a positive number of "
-                                  "seconds")
+            raise QueryParseError(f"duration {it.text!r} in {text!r} must be a positive, finite "
+                                  "number of seconds")
         end = items[after - 1].end
         out.append(_Item(DUR, text[it.start:end], it.start, end,
                          dur=Duration(seconds, text[it.start:end], it.start, end,
@@ -413,9 +524,24 @@ def _classify(text: str, span: list[_Item], left: Optional[_Item], right: Option
                 link.left_mods.append((EACH, c))
             elif c.kind == FIRST:
                 firsts.append((False, c))
+            elif c.kind == BEGIN:
+                if at_end:
+                    raise err(f"{c.text!r} needs a later sound: 'A {c.text}, then B'")
+                if at_start:
+                    firsts.append((False, c))
+                else:   # "A at the beginning and B (at the end)": A comes first
+                    linker, linker_kind = c, FWD
+            elif c.kind == END:
+                if not at_end:
+                    raise err(f"{c.text!r} can only close the query ('A at the beginning and "
+                              f"B {c.text}')")
+                link.left_mods.append((END, c))
             else:  # pragma: no cover - every kind is handled above
                 raise err(f"unexpected {c.text!r}")
         else:
+            if c.kind == NEG and linker.kind == NEG:
+                raise err(f"double negation '{linker.text} {c.text}': write the sound plainly "
+                          "to require it, or one 'no' to exclude it")
             if c.kind == NEG and linker_kind == OR:
                 raise err("'or' with an excluded sound ('A or no B') is not supported; "
                           "'or' can only join plain sounds")
@@ -432,6 +558,10 @@ def _classify(text: str, span: list[_Item], left: Optional[_Item], right: Option
                     linker, linker_kind = c, c.kind
             elif c.kind == AND and linker_kind in (FWD, REV, OVL, "clause"):
                 pass  # "then, and B"
+            elif c.kind == linker_kind and c.kind in (FWD, REV):
+                pass  # "and then transitions to B": one order, said twice
+            elif c.kind == END and at_end:
+                link.left_mods.append((END, c))
             elif c.kind == STOP:
                 pass
             else:
@@ -549,6 +679,12 @@ class _Builder:
         for kind, item in link.left_mods:
             if kind == EACH:
                 continue
+            if kind == END:
+                # "A at the beginning and B at the end": B must already be last in a chain
+                if prev_negated or self.chain is None or len(self.chain.groups) < 2:
+                    raise self.err(f"{item.text!r} needs an earlier sound it comes after: "
+                                   f"'A at the beginning and B {item.text}' or 'A, then B'")
+                continue
             if prev_negated or self.group is None:
                 raise self.err(f"{item.text!r} must follow sounds that are present, not excluded ones")
             if kind == OVL:
@@ -622,6 +758,7 @@ class _Builder:
                        "not_rev": Before(label, prev_label)}[kind]
                 self.group.relations.append(Not(rel))
             elif kind in (FWD, REV):
+                self._check_order_scope(i, link)
                 self._close()
                 self.group = _Group([label])
                 self.chain.groups.append(self.group)
@@ -639,6 +776,22 @@ class _Builder:
         self._apply_left_mods(self.links[n], prev_negated)
         self._close()
         return self._emit()
+
+    def _check_order_scope(self, i: int, link: _Link) -> None:
+        """"A and B then C" (no comma): does the order word take the group (both before C)
+        or only B? Two readings select different clips, so ask; a comma before the order word
+        ("A and B, then C") means the group."""
+        prev = self.links[i - 1] if i >= 1 else None
+        g = self.group
+        if link.comma or prev is None or g is None or len(g.members) < 2 or g.pending_ovl:
+            return
+        if prev.kind not in (AND, OVL) or prev.comma:
+            return
+        a, b, c = (self.mentions[i - 2].text, self.mentions[i - 1].text, self.mentions[i].text)
+        word = link.text or "then"
+        raise self.err(f"ambiguous: does {word!r} {c!r} apply to both {a!r} and {b!r}, or "
+                       f"only to {b!r}? write '{a} and {b}, {word} {c}' for both, or "
+                       f"'{a}. {b} {word} {c}' for {b!r} only")
 
     def _join(self, label: str, how: str) -> None:
         assert self.group is not None
@@ -764,15 +917,22 @@ def _dedupe(nodes: list[Node]) -> list[Node]:
 
 # --- entry points ----------------------------------------------------------------------------
 
-def parse_detailed(text: str, labels: Sequence[str] | Vocabulary) -> ParseResult:
-    """Parse ``text`` and say how: the logic, which words matched which label, notes."""
+def parse_detailed(text: str, labels: Sequence[str] | Vocabulary,
+                   options: Optional[ResolveOptions] = None) -> ParseResult:
+    """Parse ``text`` and say how: the logic, which phrase resolved to which label(s), notes.
+
+    ``options`` (default: resolution without a semantic matcher) says how far to go with a
+    phrase that is not a label; ``ResolveOptions(strict=True)`` reads labels only."""
+    options = options if options is not None else ResolveOptions()
     if not isinstance(text, str) or not text.strip():
         raise QueryParseError("the query text is empty; name at least one sound, e.g. "
                               "'dog barking but no siren'")
+    _refuse_unread(text)
     vocab = vocabulary(labels)
     tokens = tokenize(text)
     matches = vocab.find(tokens)
-    items = _durations(text, _items(text, tokens, matches, vocab))
+    res = _Resolved(options)
+    items = _durations(text, _items(text, tokens, matches, vocab, res))
     mentions = [it for it in items if it.kind == "label"]
     if not mentions:
         raise QueryParseError(f"no sound of the vocabulary is named in {text!r}; name at least "
@@ -788,13 +948,41 @@ def parse_detailed(text: str, labels: Sequence[str] | Vocabulary) -> ParseResult
                        mentions[i] if i < len(mentions) else None)
              for i in range(len(mentions) + 1)]
     builder = _Builder(text, mentions, links)
-    logic = builder.build()
-    notes = [f"{m.text!r} -> {m.label}" for m in matches] + builder.notes
-    return ParseResult(logic, tuple(matches), tuple(notes))
+    try:
+        logic = expand_families(builder.build(), res.families)
+    except QueryParseError as exc:   # a family placeholder reads as the words written
+        shown = repr(FAMILY_PREFIX)[1:-1]
+        raise QueryParseError(str(exc).replace(FAMILY_PREFIX, "").replace(shown, "")) from None
+    used = [it.label for it in items if it.kind == "label" and it.label is not None
+            and not it.label.label.startswith(FAMILY_PREFIX)]   # families: see resolutions
+    records = tuple(sorted(res.records, key=lambda r: r.start))
+    notes = [f"{r.text!r} -> {' | '.join(r.labels)}"
+             + ("" if r.kind in ("exact", "stem") else f" ({r.kind})") for r in records] + [
+        n for n in builder.notes]
+    for fam, members in res.families.items():
+        notes = [n.replace(fam, " | ".join(members)) for n in notes]
+    return ParseResult(logic, tuple(used), tuple(notes), records)
 
 
-def parse(text: str, vocabulary: Sequence[str] | Vocabulary) -> Node:
+def _refuse_unread(text: str) -> None:
+    """Nothing the user wrote is dropped silently: an emoji, a control character or an
+    undecodable byte (a surrogate escape from the command line) is an error naming it."""
+    bad = unread_characters(text)
+    if not bad:
+        return
+    pos, ch = bad[0]
+    if "\udc80" <= ch <= "\udcff":
+        what = f"an undecodable byte 0x{ord(ch) - 0xdc00:02x} (the text is not valid UTF-8)"
+    else:
+        what = f"the character U+{ord(ch):04X} {ch!r}"
+    more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
+    raise QueryParseError(f"cannot read {what} at position {pos}{more} in {text!r}: a query "
+                          "is words, numbers and the punctuation , ; . : ! ? ( ) [ ] / & +")
+
+
+def parse(text: str, vocabulary: Sequence[str] | Vocabulary,
+          options: Optional[ResolveOptions] = None) -> Node:
     """Query text -> logic over ``vocabulary`` (a bank's labels); QueryParseError with one line
     saying what is wrong (empty text, unknown sound with the nearest labels, a number where a
     sound belongs, an ambiguous wording, a contradiction)."""
-    return parse_detailed(text, vocabulary).logic
+    return parse_detailed(text, vocabulary, options).logic

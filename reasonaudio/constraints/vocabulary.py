@@ -19,7 +19,13 @@ from typing import Iterable, Sequence
 
 from reasonaudio.errors import QueryParseError
 
-_TOKEN_RE = re.compile(r"[0-9]+(?:\.[0-9]+)?|[^\W\d_]+(?:['\u2019][^\W\d_]+)*|[^\w\s]")
+_TOKEN_RE = re.compile(r"(?:(?<![\w.])[-\u2212])?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?"
+                       r"|[^\W\d_]+(?:['\u2019][^\W\d_]+)*|[^\w\s]")
+"""A number keeps its sign and exponent ("-5", "1e309"), so it is refused as a number rather
+than read as "5" or "5 e"; a unit glued to a number ("10s") still splits off."""
+SKIPPABLE = frozenset(" \t\n\r\f\v-\u2010\u2011\u2012\u2013\u2014'\"\u2018\u2019\u201c\u201d`*_")
+"""Characters a query may contain that carry no meaning (space, hyphens, quotes); any other
+character that no token reads is refused (:func:`unread_characters`), never dropped silently."""
 _PUNCT_KEPT = frozenset(",;.:!?()[]/&+~")
 _CONTRACTIONS = {"can't": ("can", "not"), "won't": ("will", "not"), "shan't": ("shall", "not"),
                  "cannot": ("can", "not")}
@@ -48,8 +54,8 @@ def tokenize(text: str) -> list[Token]:
     out: list[Token] = []
     for m in _TOKEN_RE.finditer(text):
         raw, start, end = m.group(0), m.start(), m.end()
-        if raw[0] in "0123456789":
-            out.append(Token(raw, start, end, "num"))
+        if raw[0] in "0123456789" or (raw[0] in "-\u2212" and len(raw) > 1):
+            out.append(Token(raw.replace("\u2212", "-"), start, end, "num"))
             continue
         if not raw[0].isalpha() or raw[0].isdigit():
             if raw in _PUNCT_KEPT:
@@ -66,6 +72,18 @@ def tokenize(text: str) -> list[Token]:
         else:
             out.append(Token(word, start, end, "word"))
     return out
+
+
+def unread_characters(text: str) -> list[tuple[int, str]]:
+    """(position, character) of every character of ``text`` that :func:`tokenize` does not
+    read and that is not in :data:`SKIPPABLE`: emoji, control characters, symbols, undecodable
+    bytes (surrogate escapes), combining marks, non-ASCII digits."""
+    covered = bytearray(len(text))
+    for m in _TOKEN_RE.finditer(text):
+        raw = m.group(0)
+        if raw[0].isalpha() or raw[0] in "0123456789" or len(raw) > 1 or raw in _PUNCT_KEPT:
+            covered[m.start():m.end()] = b"\x01" * (m.end() - m.start())
+    return [(i, ch) for i, ch in enumerate(text) if not covered[i] and ch not in SKIPPABLE]
 
 
 _KEEP_DOUBLE = frozenset("lsz")

@@ -11,6 +11,8 @@ import heapq
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from reasonaudio.constraints.resolve import ResolveOptions
+
 
 @dataclass(frozen=True)
 class Hit:
@@ -37,6 +39,9 @@ class RetrieverOptions:
     batch_size: int | None = None
     dtype: str | None = None
     """fp32 | bf16 | fp16 for models that offer a choice (others ignore it)"""
+    resolve: ResolveOptions | None = None
+    """how retrievers that parse the text (oracle, bag-of-sounds) read sound phrases that are not
+    labels (None: the parser's default, no semantic matcher)"""
     auto_ingest: bool | None = None
     """load the payload collection when missing (default: on for the embedded Edge store only)"""
     notify: Callable[[str], None] | None = None

@@ -16,6 +16,7 @@ from typing import Any, Sequence
 
 from reasonaudio.constraints.logic import Node
 from reasonaudio.constraints.parser import parse
+from reasonaudio.constraints.resolve import ResolveOptions
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.retrievers.base import Hit, Retriever
 from reasonaudio.store.base import Store
@@ -41,15 +42,18 @@ class _Lru(OrderedDict):
 class PayloadRetriever(Retriever):
     """Shared by the oracle and the baselines: a benchmark, a store, the payload collection."""
 
-    def __init__(self, bench: Benchmark, store: Store, collection: str = PAYLOAD_COLLECTION) -> None:
+    def __init__(self, bench: Benchmark, store: Store, collection: str = PAYLOAD_COLLECTION,
+                 resolve: ResolveOptions | None = None) -> None:
         self.bench = bench
         self.store = store
         self.collection = collection
+        self.resolve = resolve
         self._parsed = _Lru()
 
     def parse(self, text: str) -> Node:
-        """Query text -> logic over the benchmark's vocabulary (QueryParseError if it cannot)."""
-        return self._parsed.get_or(text, lambda: parse(text, self.bench.labels))
+        """Query text -> logic over the benchmark's vocabulary (QueryParseError if it cannot),
+        reading sound phrases as ``resolve`` says (the CLI's --strict, the semantic fallback)."""
+        return self._parsed.get_or(text, lambda: parse(text, self.bench.labels, self.resolve))
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "collection": self.collection, "store": self.store.describe()}
@@ -58,8 +62,9 @@ class PayloadRetriever(Retriever):
 class OracleRetriever(PayloadRetriever):
     name = "oracle"
 
-    def __init__(self, bench: Benchmark, store: Store, collection: str = PAYLOAD_COLLECTION) -> None:
-        super().__init__(bench, store, collection)
+    def __init__(self, bench: Benchmark, store: Store, collection: str = PAYLOAD_COLLECTION,
+                 resolve: ResolveOptions | None = None) -> None:
+        super().__init__(bench, store, collection, resolve)
         self._matches = _Lru()
 
     def matching(self, logic: Node) -> list[str]:

@@ -55,14 +55,36 @@ def logic_tree(logic: Node, title: str = "logic") -> Tree:
     return tree
 
 
+def resolution_lines(result: ParseResult) -> list[Text]:
+    """One line per sound phrase: the words, the label(s), and how (kind, score, detail).
+    Built from Text pieces, so user text is never read as markup."""
+    lines = []
+    for r in result.resolutions:
+        same = r.kind == "exact" and r.text == r.labels[0]
+        line = Text.assemble(("sound  ", "bold"), (r.text, "yellow"))
+        if not same:
+            line.append("  ->  ").append(" | ".join(r.labels), "cyan")
+        how = f"{r.kind} {r.score:.2f}" if r.kind == "semantic" else r.kind
+        if len(r.labels) > 1:
+            how += f", any of {len(r.labels)} labels (or)"
+        if r.detail:
+            how += f"; {r.detail}"
+        line.append(f"  ({how})", "dim")
+        lines.append(line)
+    return lines
+
+
 def parse_view(text: str, result: ParseResult) -> Group:
-    """The query, the label each sound matched, and the logic tree."""
+    """The query, how each sound phrase resolved, and the logic tree."""
     lines = [Text.assemble(("query  ", "bold"), repr(text))]
-    for m in result.matches:
-        same = m.text == m.label
-        lines.append(Text.assemble(("sound  ", "bold"), (m.text, "yellow"),
-                                   ("" if same else "  ->  "), ("" if same else m.label, "cyan")))
+    lines += resolution_lines(result)
     return Group(*lines, logic_tree(result.logic))
+
+
+def print_resolutions(console: Console, result: ParseResult) -> None:
+    """``bench search``: how each sound phrase resolved (only when one is not an exact label)."""
+    if any(r.kind != "exact" for r in result.resolutions):
+        console.print(Group(*resolution_lines(result)))
 
 
 def print_parse(console: Console, text: str, result: ParseResult) -> None:

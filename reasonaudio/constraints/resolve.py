@@ -1,0 +1,318 @@
+"""Sound-name resolution: a phrase that is not a label, read as the label(s) a person means.
+
+Order (docs/query-language.md, "Resolution"): exact label, stemmed label (both in
+:mod:`vocabulary`), then here: a verb or noun form of a label's sound ("a siren wails",
+"thunder rumbling", "rainfall"); a head noun naming a *family* of labels ("a piano" -> or over
+acoustic piano and electric piano); then a semantic nearest label from an injected matcher
+(MiniLM in the models layer), accepted only above a calibrated similarity and a margin over
+the runner-up. Every resolution is returned for display, so no guess is silent; what none of
+these reads is an error listing the candidates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import product
+from typing import Any, Callable, Optional, Sequence
+
+from reasonaudio.constraints.logic import And, Before, Has, Lasts, Not, Or, Overlap
+from reasonaudio.constraints.vocabulary import stem, tokenize
+from reasonaudio.errors import QueryParseError
+
+SemanticMatcher = Callable[[str, Sequence[str]], list[tuple[str, float]]]
+"""(phrase, labels) -> [(label, similarity)], best first; built in the models layer."""
+
+KINDS = ("exact", "stem", "verb-form", "family", "semantic")
+
+SEMANTIC_THRESHOLD = 0.78
+"""Cosine similarity a semantic match must reach (calibrated, docs/query-language.md)."""
+SEMANTIC_MARGIN = 0.04
+"""How far the best label must lead the runner-up (calibrated with the threshold)."""
+
+FAMILY_PREFIX = "\x00family:"
+"""Marks a family placeholder label inside the parser; expanded to ``or`` before returning."""
+
+_SOUND_VERBS = """
+wail wails wailing blare blares blaring howl howls howling bark barks barking woof yap yelp
+growl growls growling roar roars roaring rumble rumbles rumbling boom booms booming crash crashes
+crashing crack cracks cracking crackle crackles crackling clap claps clapping patter patters
+pattering pour pours pouring fall falls falling drip drips dripping drizzle drizzling chirp
+chirps chirping tweet tweets tweeting sing sings singing warble warbles warbling ring rings
+ringing toll tolls tolling chime chimes chiming peal peals pealing ding dings dinging buzz buzzes
+buzzing hum hums humming drone drones droning whir whirs whirring whirr beep beeps beeping honk
+honks honking hoot hoots hooting toot toots tooting whistle whistles whistling blow blows blowing
+gust gusts gusting rustle rustles rustling splash splashes splashing gurgle gurgles gurgling
+bubble bubbles bubbling flow flows flowing trickle trickles trickling purr purrs purring meow
+meows meowing moo moos mooing bleat bleats bleating neigh neighs neighing quack quacks quacking
+cluck clucks clucking caw caws cawing croak croaks croaking hiss hisses hissing squeak squeaks
+squeaking squeal squeals squealing screech screeches screeching shriek shrieks shrieking scream
+screams screaming cry cries crying laugh laughs laughing cough coughs coughing sneeze sneezes
+sneezing snore snores snoring clatter clatters clattering clang clangs clanging clank clanks
+clink clinks clinking jingle jingles jingling knock knocks knocking tap taps tapping bang bangs
+banging thud thuds thump thumps thumping slam slams slamming creak creaks creaking tick ticks
+ticking tock click clicks clicking snap snaps snapping pop pops popping rattle rattles rattling
+strum strums strumming explode explodes exploding hit hits roll rolls rolling beat beats beating
+""".split()
+SOUND_VERB_STEMS = frozenset(stem(w) for w in _SOUND_VERBS)
+"""Stems of verbs that say how a sound sounds; they may follow (or precede) a label that has
+no verb of its own ("a siren wails", "rumbling thunder")."""
+
+_SOUND_OF = {
+    "siren": "wail blare howl sound scream", "thunder": "rumble roll crash boom clap crack",
+    "rain": "fall pour patter drizzle drip", "bell": "ring toll chime peal ding",
+    "wind": "blow howl gust whistle whoosh", "water": "flow run drip splash trickle gurgle",
+    "fire": "crackle roar burn", "clock": "tick tock chime", "engine": "roar rev hum run idle",
+    "horn": "honk blare toot sound", "door": "creak slam knock bang", "telephone": "ring",
+    "phone": "ring", "alarm": "ring beep sound", "whistle": "blow shrill", "drum": "beat roll",
+    "baby": "cry wail", "cat": "meow purr", "cow": "moo", "sheep": "bleat", "goat": "bleat",
+    "horse": "neigh whinny", "duck": "quack", "owl": "hoot", "wolf": "howl", "lion": "roar",
+    "bee": "buzz hum", "helicopter": "whir hover", "train": "rumble whistle", "guitar": "strum",
+    "applause": "erupt", "explosion": "boom", "heartbeat": "thump beat pound",
+    "typewriter": "clack click", "chainsaw": "buzz whine", "jackhammer": "pound rattle",
+    "gong": "ring", "cymbal": "crash ring", "frog": "croak", "crow": "caw", "rooster": "crow",
+    "turkey": "gobble", "donkey": "bray", "pig": "oink grunt", "snake": "hiss",
+    "helicopter ": "", "ocean": "crash roar", "wave": "crash break", "river": "flow run",
+    "glass": "shatter smash", "zipper": "zip", "chime": "ring tinkle jingle",
+}
+SOUND_OF: dict[str, frozenset[str]] = {
+    k.strip(): frozenset(stem(v) for v in vs.split()) for k, vs in _SOUND_OF.items() if vs}
+"""Head noun -> stems of the verbs that say that sound ("a siren wails", "rain falls"): a
+verb-form reading only joins a verb to a label whose sound it is (not "thunder falling")."""
+
+NOUN_FORMS = {"rainfall": "rain", "raindrop": "rain", "raindrops": "rain",
+              "thunderclap": "thunder", "thunderclaps": "thunder", "birdsong": "bird",
+              "birdsongs": "bird", "applauding": "applause", "applaud": "applause",
+              "applauds": "applause", "explode": "explosion", "explodes": "explosion",
+              "exploding": "explosion"}
+"""A word that names a label's sound in another form; read as that word, then resolved."""
+
+_HEAD_STOP = frozenset("on of by with in off away from into to at".split())
+_COMPOUND_MIN = 4
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """One phrase of the query and the label(s) it was read as."""
+    text: str
+    labels: tuple[str, ...]
+    kind: str
+    """exact | stem | verb-form | family | semantic"""
+    score: float
+    """1.0 for exact, stem, verb-form and family; the similarity for semantic"""
+    start: int
+    end: int
+    detail: str = ""
+    """e.g. "head noun 'piano': any of 2 labels" or "runner-up 'x' 0.41" """
+
+    def to_json(self) -> dict[str, Any]:
+        return {"text": self.text, "labels": list(self.labels), "kind": self.kind,
+                "score": round(self.score, 4), "start": self.start, "end": self.end,
+                "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class ResolveOptions:
+    """How far the parser goes to read a phrase that is not a label."""
+    strict: bool = False
+    """only exact and stemmed labels (the parser's original behaviour)"""
+    semantic: Optional[SemanticMatcher] = None
+    threshold: float = SEMANTIC_THRESHOLD
+    margin: float = SEMANTIC_MARGIN
+
+
+STRICT = ResolveOptions(strict=True)
+
+
+def _raw_words(label: str) -> list[str]:
+    return [t.text for t in tokenize(label) if t.kind == "word"]
+
+
+def head_noun(label: str) -> Optional[str]:
+    """The stem of a label's head noun: words before a preposition, minus trailing verbs
+    ("church bell tolling" -> bell, "dog barking" -> dog, "acoustic piano" -> piano)."""
+    words = _raw_words(label)
+    for k, w in enumerate(words):
+        if k and w in _HEAD_STOP:
+            words = words[:k]
+            break
+    while words and words[-1].endswith("ing"):
+        words = words[:-1]
+    while len(words) > 1 and stem(words[-1]) in SOUND_VERB_STEMS:
+        words = words[:-1]
+    return stem(words[-1]) if words else None
+
+
+def head_nouns(label: str) -> set[str]:
+    """:func:`head_noun`, plus the last word when it is a sound word that is also a noun
+    ("desk bell ding" -> bell, ding; "tiny chime" -> chime; "car crash" -> car, crash)."""
+    out = {head_noun(label)} - {None}
+    words = [w for w in _raw_words(label) if not w.endswith("ing")]
+    if words and words[-1] not in _HEAD_STOP:
+        cut = _raw_words(label)
+        for k, w in enumerate(cut):
+            if k and w in _HEAD_STOP:
+                cut = cut[:k]
+                break
+        tail = [w for w in cut if not w.endswith("ing")]
+        if tail:
+            out.add(stem(tail[-1]))
+    return out  # type: ignore[return-value]
+
+
+def has_verb(label: str) -> bool:
+    """Whether a label already says how its sound sounds (an -ing word or a sound verb)."""
+    words = _raw_words(label)
+    return any(w.endswith("ing") or (k and stem(w) in SOUND_VERB_STEMS) for k, w in enumerate(words))
+
+
+def verb_of(label: str, words: Sequence[str]) -> bool:
+    """Whether ``words`` are verbs of the label's sound ("wails" for siren), for a label that
+    has no verb of its own."""
+    verbs = frozenset().union(*(SOUND_OF.get(h, frozenset()) for h in head_nouns(label)))
+    return bool(words) and not has_verb(label) and all(stem(w) in verbs for w in words)
+
+
+class Families:
+    """Head noun stem -> the labels it names, for one vocabulary."""
+
+    def __init__(self, labels: Sequence[str]) -> None:
+        self.labels = tuple(labels)
+        self.heads: dict[str, list[str]] = {}
+        for label in self.labels:
+            for h in sorted(head_nouns(label)):
+                self.heads.setdefault(h, []).append(label)
+        self.stems = {label: {stem(w) for w in _raw_words(label)} for label in self.labels}
+        self.all_stems = frozenset(x for st in self.stems.values() for x in st)
+        self.nouns = {label: {stem(w) for w in _raw_words(label) if not w.endswith("ing")}
+                      for label in self.labels}
+
+    def family(self, word_stem: str) -> list[str]:
+        """Labels whose head noun is ``word_stem`` or ends with it ("bird" -> songbirds). When
+        it is some label's head noun, labels that use it as a modifier belong too: "a train"
+        is steam train whistle and train wheels rumbling on rails; "a car" includes car horn."""
+        out = list(self.heads.get(word_stem, []))
+        if len(word_stem) >= _COMPOUND_MIN:
+            for h, labs in self.heads.items():
+                if h != word_stem and h.endswith(word_stem) and len(h) > len(word_stem) + 2:
+                    out += labs
+        if out:
+            out += [lab for lab in self.labels if word_stem in self.nouns[lab]]
+        return sorted(dict.fromkeys(out))
+
+
+@lru_cache(maxsize=16)
+def families(labels: tuple[str, ...]) -> Families:
+    return Families(labels)
+
+
+def resolve_words(words: Sequence[str], fams: Families) -> Optional[tuple[list[str], str, str]]:
+    """Unknown words (as typed, case-folded) -> (labels, kind, detail) by noun form or family;
+    None when neither reads them. Every word must be used: the head names the family and each
+    other word must occur in the chosen labels ("sirens wailing" keeps the wailing sirens)."""
+    forms = [NOUN_FORMS.get(w, w) for w in words]
+    kind = "verb-form" if forms != list(words) else "family"
+    stems = [stem(w) for w in forms]
+    for k in range(len(stems) - 1, -1, -1):
+        cands = fams.family(stems[k])
+        if not cands:
+            continue
+        others = stems[:k] + stems[k + 1:]
+        verbs = SOUND_OF.get(stems[k], frozenset())
+        for o in others:
+            # "a bell rings": a verb of the head's sound also fits labels without a verb
+            cands = [c for c in cands if o in fams.stems[c] or (o in verbs and not has_verb(c))]
+        if not cands:
+            continue
+        if kind == "family":
+            detail = f"head noun {forms[k]!r}"
+        else:
+            detail = f"{' '.join(words)!r} is a form of {forms[k]!r}"
+        return cands, kind, detail
+    # "a car honks": the label's other words, plus a verb of its head's sound ("car horn")
+    want = set(stems)
+    hits = []
+    for label in fams.labels:
+        head = head_noun(label)
+        verbs = SOUND_OF.get(head or "", frozenset())
+        rest = fams.stems[label] - {head}
+        if head and not has_verb(label) and rest and rest <= want and want - rest \
+                and want - rest <= verbs:
+            hits.append(label)
+    if len(hits) == 1:
+        return hits, "verb-form", f"{' '.join(words)!r}: how {hits[0]!r} sounds"
+    return None
+
+
+def word_guard(phrase: str, label: str, fams: Families) -> list[str]:
+    """Words of the phrase that name part of *some* label but not of ``label``: "dog growls"
+    must not become dog barking (growl is bear growling's word), nor "car honking" goose
+    honking. A semantic pick that leaves such a word unexplained is refused."""
+    missing = []
+    for t in tokenize(phrase):
+        if t.kind != "word":
+            continue
+        s = stem(NOUN_FORMS.get(t.text, t.text))
+        if s in fams.all_stems and s not in fams.stems[label]:
+            missing.append(t.text)
+    return missing
+
+
+def semantic_pick(phrase: str, labels: Sequence[str], options: ResolveOptions,
+                  fams: Optional[Families] = None, keep: Sequence[str] = ()
+                  ) -> tuple[Optional[tuple[str, float, str]], list[tuple[str, float]], str]:
+    """The matcher's best label if it clears the threshold, the margin and the word guard,
+    the top candidates (for the error when it does not) and why it did not. ``keep``: labels
+    written inside the phrase ("loud siren"), for the record."""
+    if options.semantic is None:
+        return None, [], ""
+    scored = list(options.semantic(phrase, labels))[:5]
+    if not scored:
+        return None, [], ""
+    best, score = scored[0]
+    second = scored[1][1] if len(scored) > 1 else -1.0
+    fams = fams if fams is not None else families(tuple(labels))
+    missing = word_guard(phrase, best, fams)
+    if missing:
+        return None, scored, (f"{' '.join(missing)!r} names part of another label, not of "
+                              f"{best!r}")
+    if score >= options.threshold and score - second >= options.margin:
+        runner = f"runner-up {scored[1][0]!r} {second:.2f}" if len(scored) > 1 else ""
+        return (best, score, runner), scored, ""
+    return None, scored, (f"a match needs similarity >= {options.threshold:.2f} and a lead of "
+                          f"{options.margin:.2f} over the next")
+
+
+def candidates_text(scored: list[tuple[str, float]], why: str) -> str:
+    shown = ", ".join(f"{lab!r} {s:.2f}" for lab, s in scored[:3])
+    return f"semantic candidates {shown} ({why})"
+
+
+def expand_families(node: Any, fams: dict[str, tuple[str, ...]]) -> Any:
+    """Replace family placeholders by ``or`` over their labels: has(piano) -> any of
+    has(acoustic piano), has(electric piano); before(piano, violin) -> any of the befores.
+    A pair that would relate a label to itself is left out (a label occurs once per clip)."""
+    if not fams:
+        return node
+
+    def alts(label: str) -> tuple[str, ...]:
+        return fams.get(label, (label,))
+
+    def any_of(nodes: list[Any]) -> Any:
+        nodes = list(dict.fromkeys(nodes))
+        if not nodes:
+            raise QueryParseError("contradictory query: a family of sounds would have to come "
+                                  "before or overlap itself")
+        return nodes[0] if len(nodes) == 1 else Or(tuple(nodes))
+
+    if isinstance(node, Has):
+        return any_of([Has(x) for x in alts(node.label)])
+    if isinstance(node, Lasts):
+        return any_of([Lasts(x, node.seconds) for x in alts(node.label)])
+    if isinstance(node, (Before, Overlap)):
+        return any_of([type(node)(a, b) for a, b in product(alts(node.a), alts(node.b)) if a != b])
+    if isinstance(node, Not):
+        return Not(expand_families(node.arg, fams))
+    if isinstance(node, (And, Or)):
+        return type(node)(tuple(expand_families(a, fams) for a in node.args))
+    return node
