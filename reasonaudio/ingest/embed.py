@@ -202,6 +202,9 @@ class Pipeline:
         self.caches: list[EmbeddingCache] = []
         self._renderer: Any = None
         self.lookahead = 8
+        self.audio_index: Any = None
+        """an :class:`reasonaudio.ingest.audio_index.AudioHashIndex`: clip -> audio hash, so later
+        readers of the caches (``bench detect``) need not render again"""
 
     def identity(self) -> dict[str, Any]:
         raise NotImplementedError
@@ -241,6 +244,8 @@ class Pipeline:
         def job(clip: Clip) -> tuple[list[Any] | None, str]:
             wave = self.render(clip, sample_rate)
             digest = audio_hash(wave)
+            if self.audio_index is not None:
+                self.audio_index.put(clip, sample_rate, self._renderer, digest)
             if cached(digest):
                 return None, digest
             t0 = time.perf_counter()
@@ -263,6 +268,12 @@ class Pipeline:
                 if i + self.lookahead < len(clips):
                     pending.append(pool.submit(job, clips[i + self.lookahead]))
                 yield clip, cut, digest
+
+    def _index_audio(self, cache_dir: Path | None, enabled: bool) -> None:
+        from reasonaudio.ingest.audio_index import AudioHashIndex
+
+        self.audio_index = AudioHashIndex(cache_dir, enabled)
+        self.caches.append(self.audio_index.cache)
 
     def close(self) -> None:
         for cache in self.caches:
@@ -301,6 +312,7 @@ class AudioPipeline(Pipeline):
             self.rows_cache = EmbeddingCache(f"{self.name}-frames", embedder.identity(), cache_dir,
                                              cache_enabled)
             self.caches.append(self.rows_cache)
+            self._index_audio(cache_dir, cache_enabled)
 
     def identity(self) -> dict[str, Any]:
         return self.embedder.identity()
@@ -361,6 +373,7 @@ class TwoStagePipeline(Pipeline):
             self.frame_cache = EmbeddingCache(f"{captioner.tagger.name}-frames", captioner.tagger.identity(),
                                               cache_dir, cache_enabled)
             self.caches.append(self.frame_cache)
+            self._index_audio(cache_dir, cache_enabled)
 
     @property
     def needs_audio(self) -> bool:

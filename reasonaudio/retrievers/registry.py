@@ -40,7 +40,8 @@ class UnknownRetriever(ReasonAudioError):
 
 _REGISTRY: dict[str, RetrieverSpec] = {}
 
-PLUGINS: list[str] = ["reasonaudio.retrievers.vector:register_all"]
+PLUGINS: list[str] = ["reasonaudio.retrievers.vector:register_all",
+                      "reasonaudio.retrievers.detected:register_all"]
 """``module:function`` hooks that register more retrievers (the model-backed ones). Run once,
 on the first lookup, so importing the registry stays cheap."""
 _plugins_loaded = False

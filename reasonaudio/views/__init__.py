@@ -1,0 +1,1 @@
+"""Rich printing of library results (library code never prints)."""
