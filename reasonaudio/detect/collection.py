@@ -25,7 +25,7 @@ import numpy as np
 
 from reasonaudio.detect.calibrate import Calibration, calibrate, check_separate
 from reasonaudio.detect.events import (detect_clip, detected_clip, track_summary)
-from reasonaudio.detect.labelmap import MODES, LabelMap, build_label_map
+from reasonaudio.detect.labelmap import MODES, TOP_K_CHOICES, LabelMap, build_label_map
 from reasonaudio.detect.perception import PerceptionReport, perception
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import write_json
@@ -119,13 +119,12 @@ def calibration_build(bench: Benchmark, out: Path, clips: int = 500, queries: in
     return load_benchmark(out)
 
 
-def _tracks(frames: dict[str, np.ndarray], label_map: LabelMap) -> dict[str, np.ndarray]:
-    return {cid: label_map.tracks(p) for cid, p in frames.items()}
+def _calibration_file(calib: Benchmark, tagger: Any, label_map: LabelMap,
+                      top_ks: Sequence[int]) -> Path:
+    from reasonaudio.detect.calibrate import GRID_VERSION
 
-
-def _calibration_file(calib: Benchmark, tagger: Any, label_map: LabelMap) -> Path:
-    key = hashlib.sha256(json.dumps({"tagger": tagger.revision, "map": label_map.to_json()},
-                                    sort_keys=True).encode()).hexdigest()[:12]
+    key = hashlib.sha256(json.dumps({"tagger": tagger.revision, "map": label_map.to_json(),
+                                     "grid": GRID_VERSION, "top_k": list(top_ks)}, sort_keys=True).encode()).hexdigest()[:12]
     return calib.root / "detect" / f"calibration-{label_map.mode}-{key}.json"
 
 
@@ -135,7 +134,8 @@ def calibrated(calib: Benchmark, label_map: LabelMap, tagger: Any, options: Dete
     from reasonaudio.detect.frames import clip_frames
     from reasonaudio.store.ingest import corpus_fingerprint
 
-    path = _calibration_file(calib, tagger, label_map)
+    top_ks = (options.top_k,) if options.top_k else TOP_K_CHOICES[label_map.mode]
+    path = _calibration_file(calib, tagger, label_map, top_ks)
     if path.is_file():
         try:
             found = Calibration.from_json(json.loads(path.read_text()))
@@ -144,7 +144,7 @@ def calibrated(calib: Benchmark, label_map: LabelMap, tagger: Any, options: Dete
         except (KeyError, TypeError, ValueError, json.JSONDecodeError):
             pass  # recomputed and rewritten below
     frames = clip_frames(calib, tagger=tagger, cache_dir=options.cache_dir, progress=progress)
-    result = calibrate(calib, _tracks(frames.probs, label_map), label_map.labels)
+    result = calibrate(calib, frames.probs, label_map, top_ks)
     write_json(path, result.to_json())
     return result
 
@@ -187,6 +187,8 @@ def run_detection(bench: Benchmark, store: Store, options: DetectOptions = Detec
     timings["frames_s"] = time.perf_counter() - t2
     t3 = time.perf_counter()
     params = calibration.params
+    if params.top_k:
+        label_map = label_map.truncated(params.top_k)
     by_id = bench.clip_by_id
     payloads: dict[str, dict[str, Any]] = {}
     detected: dict[str, Clip] = {}

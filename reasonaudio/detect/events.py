@@ -7,7 +7,9 @@ Per label (its own ``on`` threshold, calibrated; :mod:`reasonaudio.detect.calibr
 2. runs separated by at most ``gap_ms`` are merged;
 3. runs shorter than ``min_ms`` are dropped;
 4. one event per label (the judge's clips hold each label at most once): ``span`` = first onset
-   to last offset of what is left, ``strongest`` = the run with the highest peak.
+   to last offset of what is left, ``strongest`` = the run with the highest peak;
+5. the onset and offset are moved by calibrated shifts (a 0.96 s patch starts hearing an event
+   up to a patch before the frame's middle hop reaches it), kept inside the clip.
 
 Frame ``i`` of YAMNet (a 0.96 s patch every 0.48 s) stands for the middle hop of its patch,
 ``[i*480 + 240, (i+1)*480 + 240)`` ms, except that frame 0 starts at 0 and the last frame ends
@@ -41,6 +43,11 @@ class DetectParams:
     gap_ms: int = 960
     min_ms: int = 0
     policy: str = "span"
+    onset_shift_ms: int = 0
+    """added to every detected onset (a 0.96 s patch hears an event before its middle hop does)"""
+    offset_shift_ms: int = 0
+    top_k: int = 0
+    """classes per label (zero-shot) or signature size (enrolled); 0 = the label map as given"""
     thresholds: Mapping[str, float] = field(default_factory=dict)
     """label -> its own ``on`` threshold"""
 
@@ -56,6 +63,8 @@ class DetectParams:
     def from_json(cls, obj: Mapping[str, Any]) -> "DetectParams":
         return cls(on=float(obj["on"]), off_ratio=float(obj["off_ratio"]), gap_ms=int(obj["gap_ms"]),
                    min_ms=int(obj["min_ms"]), policy=str(obj["policy"]),
+                   onset_shift_ms=int(obj.get("onset_shift_ms", 0)),
+                   offset_shift_ms=int(obj.get("offset_shift_ms", 0)), top_k=int(obj.get("top_k", 0)),
                    thresholds={str(k): float(v) for k, v in (obj.get("thresholds") or {}).items()})
 
 
@@ -102,7 +111,17 @@ def detect_label(track: np.ndarray, bounds: np.ndarray, on: float, params: Detec
         a, b = max(merged, key=lambda m: (float(track[m[0]:m[1]].max()), m[1] - m[0], -m[0]))
     else:
         a, b = merged[0][0], merged[-1][1]
-    return Detected(label, int(bounds[a]), int(bounds[b]), float(track[a:b].max()))
+    return shifted(Detected(label, int(bounds[a]), int(bounds[b]), float(track[a:b].max())),
+                   params.onset_shift_ms, params.offset_shift_ms, int(bounds[-1]))
+
+
+def shifted(d: Detected, onset_shift_ms: int, offset_shift_ms: int, duration_ms: int) -> Detected:
+    """``d`` with its ends moved, kept inside the clip and at least 1 ms long."""
+    if not onset_shift_ms and not offset_shift_ms:
+        return d
+    on = min(max(0, d.onset_ms + onset_shift_ms), duration_ms - 1)
+    off = max(min(duration_ms, d.offset_ms + offset_shift_ms), on + 1)
+    return Detected(d.label, on, off, d.confidence)
 
 
 def detect_clip(tracks: np.ndarray, labels: Sequence[str], duration_ms: int,

@@ -21,6 +21,8 @@ from typing import Any, Sequence
 import numpy as np
 
 MODES = ("zero-shot", "enrolled")
+TOP_K_CHOICES = {"zero-shot": (1, 2, 3), "enrolled": (1, 3, 5)}
+"""classes per label (zero-shot) or signature size (enrolled) the calibration chooses among"""
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,11 @@ class LabelMap:
             lab: {"classes": [self.class_names[c] for c in cls], "weights": [round(w, 4) for w in ws],
                   "source": src}
             for lab, cls, ws, src in zip(self.labels, self.classes, self.weights, self.sources)}}
+
+    def truncated(self, k: int) -> "LabelMap":
+        """The same map with at most ``k`` classes per label (the strongest / most similar)."""
+        return LabelMap(self.mode, self.labels, tuple(c[:k] for c in self.classes),
+                        tuple(w[:k] for w in self.weights), self.sources, self.class_names)
 
     def digest(self) -> str:
         import hashlib
@@ -131,7 +138,7 @@ def build_label_map(mode: str, bank: Any, labels: Sequence[str], tagger: Any, *,
 
     if mode == "zero-shot":
         return zero_shot_map(labels, tagger.tagger.class_names, bank_tags(bank),
-                             top_k=top_k or 3, embedder=embedder)
+                             top_k=top_k or max(TOP_K_CHOICES[mode]), embedder=embedder)
     if mode == "enrolled":
-        return enrolled_map(bank, labels, tagger, top_k=top_k or 5)
+        return enrolled_map(bank, labels, tagger, top_k=top_k or max(TOP_K_CHOICES[mode]))
     raise DataError(f"--mode: unknown detection mode {mode!r} (known: {', '.join(MODES)})")
