@@ -104,3 +104,19 @@ def test_soft_semantics():
     assert idx.score(Lasts("a", 2.0))[0] == pytest.approx(has_a[0])   # inside the tolerance
     assert idx.score(Lasts("a", 10.0))[0] < 0.01 * has_a[0]
     assert idx.score(Has("missing")).tolist() == [0.0, 0.0]
+
+
+def test_label_map_tracks_and_truncation():
+    from reasonaudio.detect.labelmap import LabelMap
+
+    names = ("a", "b", "c")
+    zs = LabelMap("zero-shot", ("x", "y"), ((0, 2), (1,)), ((0.9, 0.5), (0.8,)), ("recipe", "all classes"),
+                  names)
+    probs = np.array([[0.1, 0.2, 0.7], [0.6, 0.0, 0.1]], dtype=np.float32)
+    assert np.allclose(zs.tracks(probs), [[0.7, 0.2], [0.6, 0.0]])
+    assert np.allclose(zs.truncated(1).tracks(probs), [[0.1, 0.2], [0.6, 0.0]])
+    en = LabelMap("enrolled", ("x",), ((0, 2),), ((0.5, 0.25),), ("atoms",), names, ((0.8, 0.4),))
+    alone = np.array([[0.8, 0.0, 0.4]], dtype=np.float32)  # the atom's own profile scores 1.0
+    assert en.tracks(alone)[0, 0] == pytest.approx(1.0)
+    assert en.tracks(alone * 0.5)[0, 0] == pytest.approx(0.5)
+    assert en.tracks(np.ones((1, 3), dtype=np.float32))[0, 0] == 1.0  # clipped

@@ -176,7 +176,7 @@ def run_detection(bench: Benchmark, store: Store, options: DetectOptions = Detec
     bank_spec = (bench.manifest.get("parameters") or {}).get("atoms")
     bank = open_bank(str(bank_spec))
     label_map = build_label_map(options.mode, bank, bench.labels, tagger, top_k=options.top_k,
-                                embedder=embedder)
+                                embedder=embedder, cache_dir=options.cache_dir)
     timings["label_map_s"] = time.perf_counter() - t0
     t1 = time.perf_counter()
     calibration = calibrated(calib, label_map, tagger, options)

@@ -7,8 +7,8 @@
   the offline text embedder (all-MiniLM-L6-v2), so a loose tag (``bell``) does not drag in
   ``Bellow`` or ``Belly laugh``. The label's track is the max over its classes' frame scores.
 - ``enrolled``: the bank's own atom files are tagged in isolation; each label's signature is
-  its atom's max-pooled score vector restricted to its ``top_k`` strongest classes, and the
-  track is the frame's projection onto it (1.0 = as strong as the atom alone). An optimistic
+  its ``top_k`` most distinctive classes (atom profile minus the bank's mean profile), and the
+  track is the frame's weighted score on them, scaled so the atom alone scores 1.0. An optimistic
   perception bound: the detector has heard the very recordings the clips are mixed from.
 """
 
@@ -37,6 +37,8 @@ class LabelMap:
     sources: tuple[str, ...]
     """where each label's candidates came from: atoms.jsonl | recipe | all classes | atoms"""
     class_names: tuple[str, ...] = field(repr=False, default=())
+    profiles: tuple[tuple[float, ...], ...] = ()
+    """enrolled: the atom profile's scores on the signature classes (the track's scale)"""
 
     def to_json(self) -> dict[str, Any]:
         return {"mode": self.mode, "labels": {
@@ -47,7 +49,8 @@ class LabelMap:
     def truncated(self, k: int) -> "LabelMap":
         """The same map with at most ``k`` classes per label (the strongest / most similar)."""
         return LabelMap(self.mode, self.labels, tuple(c[:k] for c in self.classes),
-                        tuple(w[:k] for w in self.weights), self.sources, self.class_names)
+                        tuple(w[:k] for w in self.weights), self.sources, self.class_names,
+                        tuple(p[:k] for p in self.profiles))
 
     def digest(self) -> str:
         import hashlib
@@ -64,7 +67,8 @@ class LabelMap:
             idx = list(cls)
             if self.mode == "enrolled":
                 sig = np.asarray(ws, dtype=np.float32)
-                out[:, j] = np.clip(probs[:, idx] @ sig / float(sig @ sig), 0.0, 1.0)
+                prof = np.asarray(self.profiles[j], dtype=np.float32) if self.profiles else sig
+                out[:, j] = np.clip(probs[:, idx] @ sig / max(float(prof @ sig), 1e-6), 0.0, 1.0)
             else:
                 out[:, j] = probs[:, idx].max(axis=1)
         return out
@@ -106,23 +110,32 @@ def zero_shot_map(labels: Sequence[str], class_names: Sequence[str],
 
 
 def enrolled_map(bank: Any, labels: Sequence[str], tagger: Any, *, top_k: int = 5) -> LabelMap:
-    """Signatures from tagging each label's atom files alone (max over frames, then atoms)."""
+    """Signatures from tagging each label's atom files alone.
+
+    A label's atom profile is its max-over-frames score vector (max over its atoms). Classes that
+    every atom excites (``Speech``, ``Music``, ``Animal``) say little about which atom sounds, so
+    the signature keeps the ``top_k`` classes with the largest *distinctive* score, the profile
+    minus the mean profile of the bank's labels; weights are those distinctive scores."""
     from reasonaudio.models import yamnet
 
     names = tuple(tagger.tagger.class_names)
-    classes, weights, sources = [], [], []
-    for label in labels:
-        pooled = np.zeros(len(names), dtype=np.float32)
+    profiles = np.zeros((len(labels), len(names)), dtype=np.float32)
+    for i, label in enumerate(labels):
         for atom in bank.by_label.get(label, ()):
             wave, sr = bank.load(atom.atom_id)
-            wave16 = yamnet.resample(wave, int(sr))
-            rows = tagger.run_units(tagger.audio_units(wave16))
-            pooled = np.maximum(pooled, tagger.frames(rows).max(axis=0))
-        ranked = sorted(range(len(names)), key=lambda c: (-float(pooled[c]), c))[:top_k]
+            rows = tagger.run_units(tagger.audio_units(yamnet.resample(wave, int(sr))))
+            profiles[i] = np.maximum(profiles[i], tagger.frames(rows).max(axis=0))
+    distinct = profiles - profiles.mean(axis=0, keepdims=True)
+    classes, weights = [], []
+    for i in range(len(labels)):
+        ranked = sorted(range(len(names)), key=lambda c: (-float(distinct[i, c]), c))[:top_k]
+        ranked = [c for c in ranked if distinct[i, c] > 0] or ranked[:1]
         classes.append(tuple(int(c) for c in ranked))
-        weights.append(tuple(max(float(pooled[c]), 1e-3) for c in ranked))
-        sources.append("atoms")
-    return LabelMap("enrolled", tuple(labels), tuple(classes), tuple(weights), tuple(sources), names)
+        weights.append(tuple(max(float(distinct[i, c]), 1e-3) for c in ranked))
+        # the track divides by <profile, weights> so the atom alone scores 1.0
+    profiles_kept = [tuple(float(profiles[i, c]) for c in cls) for i, cls in enumerate(classes)]
+    return LabelMap("enrolled", tuple(labels), tuple(classes), tuple(weights),
+                    tuple("atoms" for _ in labels), names, tuple(profiles_kept))
 
 
 def bank_tags(bank: Any) -> dict[str, tuple[tuple[str, ...], str]]:
@@ -132,13 +145,50 @@ def bank_tags(bank: Any) -> dict[str, tuple[tuple[str, ...], str]]:
     return expected_tags(bank, Path(root) if root is not None else None)
 
 
-def build_label_map(mode: str, bank: Any, labels: Sequence[str], tagger: Any, *,
-                    top_k: int | None = None, embedder: Any = None) -> LabelMap:
-    from reasonaudio.errors import DataError
+def _cache_file(mode: str, bank: Any, labels: Sequence[str], tagger: Any, top_k: int | None,
+                tags: Any, cache_dir: Path | None) -> Path:
+    import hashlib
+    import json
 
+    from reasonaudio.models.cache import cache_root
+
+    key = {"mode": mode, "labels": list(labels), "tagger": tagger.revision, "top_k": top_k,
+           "tags": tags, "text": "minilm" if mode == "zero-shot" else None,
+           "bank": bank.describe() if mode == "enrolled" else None, "schema": 2}
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    return Path(cache_dir or cache_root()) / "detect" / f"labelmap-{mode}-{digest}.json"
+
+
+def build_label_map(mode: str, bank: Any, labels: Sequence[str], tagger: Any, *,
+                    top_k: int | None = None, embedder: Any = None,
+                    cache_dir: Path | None = None) -> LabelMap:
+    """The label map for ``mode``, kept in the cache (``detect/labelmap-*.json``) keyed by
+    everything it depends on, so a rerun loads neither the text embedder nor the atoms."""
+    import json
+
+    from reasonaudio.errors import DataError
+    from reasonaudio.fileio import write_json
+
+    if mode not in MODES:
+        raise DataError(f"--mode: unknown detection mode {mode!r} (known: {', '.join(MODES)})")
+    k = top_k or max(TOP_K_CHOICES[mode])
+    tags = bank_tags(bank) if mode == "zero-shot" else None
+    path = _cache_file(mode, bank, labels, tagger, k, tags, cache_dir)
+    names = tuple(tagger.tagger.class_names)
+    if path.is_file():
+        try:
+            obj = json.loads(path.read_text())
+            return LabelMap(mode, tuple(labels), tuple(tuple(int(c) for c in x) for x in obj["classes"]),
+                            tuple(tuple(float(w) for w in x) for x in obj["weights"]),
+                            tuple(obj["sources"]), names,
+                            tuple(tuple(float(v) for v in x) for x in obj.get("profiles", [])))
+        except (KeyError, TypeError, ValueError, json.JSONDecodeError):
+            pass  # rebuilt and rewritten below
     if mode == "zero-shot":
-        return zero_shot_map(labels, tagger.tagger.class_names, bank_tags(bank),
-                             top_k=top_k or max(TOP_K_CHOICES[mode]), embedder=embedder)
-    if mode == "enrolled":
-        return enrolled_map(bank, labels, tagger, top_k=top_k or max(TOP_K_CHOICES[mode]))
-    raise DataError(f"--mode: unknown detection mode {mode!r} (known: {', '.join(MODES)})")
+        made = zero_shot_map(labels, names, tags or {}, top_k=k, embedder=embedder)
+    else:
+        made = enrolled_map(bank, labels, tagger, top_k=k)
+    write_json(path, {"classes": [list(c) for c in made.classes],
+                      "weights": [list(w) for w in made.weights], "sources": list(made.sources),
+                      "profiles": [list(p) for p in made.profiles]})
+    return made
