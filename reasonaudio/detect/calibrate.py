@@ -35,14 +35,14 @@ from reasonaudio.errors import DataError
 from reasonaudio.ingest.benchmark import Benchmark
 from reasonaudio.ingest.spec import Clip
 
-GRID_VERSION = 2
+GRID_VERSION = 3
 """bumped whenever the grid or the objective changes (keys the cached calibration files)"""
 THRESHOLD_GRID = tuple(round(float(x), 4) for x in np.geomspace(0.01, 0.9, 32))
-OFF_RATIOS = (0.5, 0.75, 1.0)
-GAPS_MS = (0, 480, 960, 1920)
-MIN_MS = (0, 480, 960)
-ONSET_SHIFTS_MS = (-480, -240, 0)
-OFFSET_SHIFTS_MS = (0, 240, 480)
+OFF_RATIOS = (0.25, 0.5, 0.75, 1.0)
+GAPS_MS = (0, 960, 1920, 3840)
+MIN_MS = (0, 480, 960, 1920)
+ONSET_SHIFTS_MS = (-960, -720, -480, -240, 0)
+OFFSET_SHIFTS_MS = (0, 240, 480, 720, 960)
 
 
 def clip_key(clip: Clip) -> str:

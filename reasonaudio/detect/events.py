@@ -154,9 +154,10 @@ def detected_clip(truth: Clip, found: Sequence[Detected]) -> Clip:
 
 def track_summary(tracks: np.ndarray, labels: Sequence[str], duration_ms: int,
                   floor: float = 0.02) -> dict[str, list[float]]:
-    """label -> [peak score, onset ms, offset ms] of the contiguous frames around the peak where
-    the score stays >= half the peak: what the soft score reads for a label that was not
-    detected (every label whose peak reaches ``floor``)."""
+    """label -> [peak score, onset ms, offset ms, mean of the 3 best frames] for every label whose
+    peak reaches ``floor``; onset and offset bound the contiguous frames around the peak where the
+    score stays >= half the peak. The soft score reads them (times: for labels not detected;
+    the 3-frame mean: to break ties, since YAMNet's int8 outputs take few distinct values)."""
     out: dict[str, list[float]] = {}
     if not len(tracks):
         return out
@@ -172,7 +173,9 @@ def track_summary(tracks: np.ndarray, labels: Sequence[str], duration_ms: int,
         b = t + 1
         while b < len(col) and half[b]:
             b += 1
-        out[labels[j]] = [round(float(col[t]), 4), int(bounds[a]), int(bounds[b])]
+        top = np.sort(col)[-3:]
+        out[labels[j]] = [round(float(col[t]), 4), int(bounds[a]), int(bounds[b]),
+                          round(float(top.mean()), 4)]
     return out
 
 

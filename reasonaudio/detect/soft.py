@@ -15,7 +15,10 @@ logic as perceived; within and after them clips are ordered by this score in [0,
 
 Times come from the detected event when the label was detected, else from the frames around
 the label's peak where its score stays at least half the peak (``events.track_summary``).
-A label with no such frames (peak under the stored floor) has ``p = 0``.
+A label with no such frames (peak under the stored floor) has ``p = 0``. YAMNet's int8 outputs
+take few distinct values (logit steps of about 0.76), so peaks tie often: the retriever adds
+1e-3 times the same score computed with the mean of each label's 3 best frames as ``peak``,
+which breaks most ties by evidence instead of by clip id.
 """
 
 from __future__ import annotations
@@ -31,7 +34,9 @@ TIME_SCALE_MS = 500.0
 DURATION_SCALE_MS = 1000.0
 SEMANTICS = ("has = peak score calibrated so the label's threshold maps to 0.5; not = 1 - p; "
              "and = product; or = max; before/overlap = p(x) p(y) sigmoid(margin / 0.5 s); "
-             "lasts = p(x) exp(-excess over the tolerance / 1 s)")
+             "lasts = p(x) exp(-excess over the tolerance / 1 s); ties: + 1e-3 x the same with "
+             "the 3-best-frame mean as peak")
+TIE_WEIGHT = 1e-3
 
 
 def calibrated(peak: np.ndarray, threshold: float) -> np.ndarray:
@@ -55,8 +60,10 @@ class SoftIndex:
 
     @classmethod
     def from_payloads(cls, payloads: Sequence[Mapping], thresholds: Mapping[str, float],
-                      default_threshold: float) -> "SoftIndex":
-        """From detected payloads (``events``, ``track``): detected events win over summaries."""
+                      default_threshold: float, stat: str = "peak") -> "SoftIndex":
+        """From detected payloads (``events``, ``track``): detected events win over summaries.
+        ``stat``: ``peak`` (the track's max) or ``top3`` (the mean of its 3 best frames)."""
+        col = 3 if stat == "top3" else 0
         n = len(payloads)
         peak: dict[str, np.ndarray] = {}
         on: dict[str, np.ndarray] = {}
@@ -70,13 +77,14 @@ class SoftIndex:
             return peak[label], on[label], off[label]
 
         for i, pl in enumerate(payloads):
-            for label, (pk, a, b) in (pl.get("track") or {}).items():
+            for label, row in (pl.get("track") or {}).items():
                 p_, on_, off_ = arrays(label)
-                p_[i], on_[i], off_[i] = float(pk), float(a), float(b)
+                p_[i], on_[i], off_[i] = float(row[col] if len(row) > col else row[0]), row[1], row[2]
             conf = pl.get("confidence") or {}
             for e in pl.get("events") or ():
                 p_, on_, off_ = arrays(e["label"])
-                p_[i] = max(p_[i], float(conf.get(e["label"], 0.0)))
+                if col == 0:
+                    p_[i] = max(p_[i], float(conf.get(e["label"], 0.0)))
                 on_[i], off_[i] = round(float(e["onset"]) * 1000), round(float(e["offset"]) * 1000)
         presence = {lab: calibrated(pk, thresholds.get(lab, default_threshold))
                     for lab, pk in peak.items()}

@@ -4,8 +4,9 @@ Reads ``reasonaudio-detected-<tagger>-<mode>`` (written by ``bench detect``). A 
 into logic exactly as for the oracle and translated by the same code
 (``constraints.qdrant_filter.to_filter``); the clips the filter admits on the detected payload
 rank first, the rest after them, each group by the soft score of the logic over the score
-tracks (:mod:`reasonaudio.detect.soft`). Score = 1 + soft for an admitted clip, soft otherwise,
-so every clip has a rank and ties fall to clip id (the project rule).
+tracks (:mod:`reasonaudio.detect.soft`). Score = 1 + soft for an admitted clip, soft otherwise
+(soft plus 1e-3 x its 3-best-frame variant, rescaled to [0, 1], which breaks the ties YAMNet's quantised scores
+make), so every clip has a rank; remaining ties fall to clip id (the project rule).
 
 ``detected:yamnet-enrolled`` reads the enrolled collection: its signatures come from the bank's
 own atoms, an optimistic perception bound (the detector has heard the clips' source recordings).
@@ -41,8 +42,10 @@ class DetectedRetriever(PayloadRetriever):
         found = sorted(store.scroll(collection, None, fields=("events", "confidence", "track")),
                        key=lambda f: f.clip_id)
         self.payloads = {f.clip_id: {**(f.payload or {}), "clip_id": f.clip_id} for f in found}
-        self.soft = SoftIndex.from_payloads([self.payloads[c] for c in sorted(self.payloads)],
-                                            self.thresholds, self.default_threshold)
+        ordered = [self.payloads[c] for c in sorted(self.payloads)]
+        self.soft = SoftIndex.from_payloads(ordered, self.thresholds, self.default_threshold)
+        self.soft_ties = SoftIndex.from_payloads(ordered, self.thresholds, self.default_threshold,
+                                                 stat="top3")
         self._ids = np.asarray(self.soft.clip_ids)
         self._matches = _Lru()
         self._scores = _Lru()
@@ -54,7 +57,10 @@ class DetectedRetriever(PayloadRetriever):
 
     def scores(self, logic: Node) -> dict[str, float]:
         def make() -> dict[str, float]:
-            soft = self.soft.score(logic)
+            from reasonaudio.detect.soft import TIE_WEIGHT
+
+            soft = ((self.soft.score(logic) + TIE_WEIGHT * self.soft_ties.score(logic))
+                    / (1.0 + TIE_WEIGHT))  # still within [0, 1]: admitted clips stay first
             admitted = set(self.matching(logic))
             hard = np.fromiter((c in admitted for c in self.soft.clip_ids), dtype=bool,
                                count=self.soft.n)
