@@ -35,9 +35,12 @@ from reasonaudio.errors import DataError
 from reasonaudio.ingest.benchmark import Benchmark
 from reasonaudio.ingest.spec import Clip
 
-GRID_VERSION = 3
+GRID_VERSION = 4
 """bumped whenever the grid or the objective changes (keys the cached calibration files)"""
-THRESHOLD_GRID = tuple(round(float(x), 4) for x in np.geomspace(0.01, 0.9, 32))
+THRESHOLD_GRID = tuple(round(float(x), 4) for x in np.geomspace(0.01, 0.99, 32))
+THRESHOLD_RULES = ((1.0, 0.0), (0.5, 0.0), (1.0, 0.2))
+"""(beta, min score) of a label's clip-level F-beta: plain F1, precision-weighted F0.5, F1 but
+labels whose best F1 stays under 0.2 (not heard) get the strictest threshold"""
 OFF_RATIOS = (0.25, 0.5, 0.75, 1.0)
 GAPS_MS = (0, 960, 1920, 3840)
 MIN_MS = (0, 480, 960, 1920)
@@ -103,23 +106,38 @@ def _f1(tp: int, fp: int, fn: int) -> float:
     return 2 * tp / d if d else 0.0
 
 
+def _fbeta(tp: np.ndarray, fp: np.ndarray, fn: np.ndarray, beta: float) -> np.ndarray:
+    b2 = beta * beta
+    d = (1 + b2) * tp + b2 * fn + fp
+    return np.where(d > 0, (1 + b2) * tp / np.maximum(d, 1), 0.0)
+
+
 def label_thresholds(peaks: np.ndarray, present: np.ndarray, labels: Sequence[str],
-                     min_positives: int = 2) -> tuple[dict[str, float], float]:
-    """(label -> threshold, global threshold) from clip-level peaks (clips, labels) and truth."""
+                     min_positives: int = 2, beta: float = 1.0, min_score: float = 0.0
+                     ) -> tuple[dict[str, float], float]:
+    """(label -> threshold, global threshold) from clip-level peaks (clips, labels) and truth.
+
+    Each label's threshold maximises its clip-level F-beta (ties: the stricter); a label whose
+    best F-beta stays under ``min_score`` is one the tagger does not hear: it gets the strictest
+    grid value, so it is rarely detected (labels are rare in clips: claiming one everywhere
+    would make every ``not`` false)."""
     grid = np.asarray(THRESHOLD_GRID)
     hit = peaks[:, :, None] >= grid[None, None, :]                  # clips, labels, grid
     tp = (hit & present[:, :, None]).sum(axis=0)
     fp = (hit & ~present[:, :, None]).sum(axis=0)
     fn = present.sum(axis=0)[:, None] - tp
-    pooled = [_f1(int(tp[:, g].sum()), int(fp[:, g].sum()), int(fn[:, g].sum())) for g in range(len(grid))]
+    pooled = _fbeta(tp.sum(axis=0), fp.sum(axis=0), fn.sum(axis=0), beta)
     best_global = float(grid[int(np.argmax(pooled))])
+    scores = _fbeta(tp, fp, fn, beta)
     out: dict[str, float] = {}
     for j, label in enumerate(labels):
         if int(present[:, j].sum()) < min_positives:
             continue
-        f1s = [_f1(int(tp[j, g]), int(fp[j, g]), int(fn[j, g])) for g in range(len(grid))]
-        best = max(f1s)
-        out[label] = float(grid[max(g for g, v in enumerate(f1s) if v == best)])  # ties: stricter
+        best = float(scores[j].max())
+        if best < min_score or best == 0.0:
+            out[label] = float(grid[-1])
+        else:
+            out[label] = float(grid[int(np.flatnonzero(scores[j] == best).max())])  # ties: stricter
     return out, best_global
 
 
@@ -161,23 +179,46 @@ def calibrate(bench: Benchmark, probs: Mapping[str, np.ndarray], label_map: Labe
         for e in c.events:
             if e.label in col:
                 present[i, col[e.label]] = True
-    best: tuple[tuple[float, float], DetectParams] | None = None
-    for k in top_ks:
+    def thresholds_for(k: int, beta: float, min_score: float) -> tuple[DetectParams, list, np.ndarray,
+                                                                       list]:
         lm = label_map.truncated(k)
         tracks = [lm.tracks(probs[c.id]) for c in clips]
         peaks = np.stack([t.max(axis=0) if len(t) else np.zeros(len(labels)) for t in tracks])
-        thresholds, global_on = label_thresholds(peaks, present, labels, min_positives)
-        base = DetectParams(on=global_on, thresholds=thresholds, top_k=k)
+        thresholds, global_on = label_thresholds(peaks, present, labels, min_positives, beta,
+                                                 min_score)
+        base = DetectParams(on=global_on, thresholds=thresholds, top_k=k, threshold_beta=beta,
+                            threshold_min_score=min_score)
         thr = np.asarray([base.threshold(lab) for lab in labels])
         active = [np.flatnonzero(peaks[i] >= thr).tolist() for i in range(len(clips))]
-        for off_ratio, gap, min_ms, policy in itertools.product(OFF_RATIOS, GAPS_MS, MIN_MS, POLICIES):
+        return base, tracks, thr, active
+
+    def search(base: DetectParams, tracks: list, thr: np.ndarray, active: list,
+               grid: Sequence[tuple[float, int, int, str]]) -> tuple[tuple[float, float], DetectParams]:
+        found_best: tuple[tuple[float, float], DetectParams] | None = None
+        for off_ratio, gap, min_ms, policy in grid:
             params = replace(base, off_ratio=off_ratio, gap_ms=gap, min_ms=min_ms, policy=policy)
             found = [[d for d in (detect_label(tracks[i][:, j], bounds[i], thr[j], params, labels[j])
                                   for j in active[i]) if d is not None] for i in range(len(clips))]
             for on_shift, off_shift in itertools.product(ONSET_SHIFTS_MS, OFFSET_SHIFTS_MS):
                 score = _micro(truth, found, durations, on_shift, off_shift)
-                if best is None or score > best[0]:
-                    best = (score, replace(params, onset_shift_ms=on_shift, offset_shift_ms=off_shift))
+                if found_best is None or score > found_best[0]:
+                    found_best = (score, replace(params, onset_shift_ms=on_shift,
+                                                 offset_shift_ms=off_shift))
+        assert found_best is not None
+        return found_best
+
+    # stage 1: classes per label and the threshold rule, with the default post-processing
+    default = DetectParams()
+    first = [(default.off_ratio, default.gap_ms, default.min_ms, default.policy)]
+    stage1 = []
+    for k in top_ks:
+        for beta, min_score in THRESHOLD_RULES:
+            prepared = thresholds_for(k, beta, min_score)
+            stage1.append((search(*prepared, first)[0], prepared))
+    chosen = max(stage1, key=lambda x: x[0])[1]  # max keeps the first of equals
+    # stage 2: the post-processing grid for that choice
+    grid = list(itertools.product(OFF_RATIOS, GAPS_MS, MIN_MS, POLICIES))
+    best = search(*chosen, grid)
     assert best is not None
     from reasonaudio.store.ingest import corpus_fingerprint
 
@@ -185,6 +226,7 @@ def calibrate(bench: Benchmark, probs: Mapping[str, np.ndarray], label_map: Labe
                        str(bench.root),
                        {"events_micro_f1": round(best[0][0], 6), "tagging_micro_f1": round(best[0][1], 6)},
                        {"top_k": list(top_ks), "thresholds": list(THRESHOLD_GRID),
+                        "threshold_rules": [list(r) for r in THRESHOLD_RULES],
                         "off_ratio": list(OFF_RATIOS), "gap_ms": list(GAPS_MS), "min_ms": list(MIN_MS),
                         "policy": list(POLICIES), "onset_shift_ms": list(ONSET_SHIFTS_MS),
                         "offset_shift_ms": list(OFFSET_SHIFTS_MS), "min_positives": min_positives,

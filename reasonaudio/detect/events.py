@@ -38,16 +38,19 @@ class DetectParams:
 
     on: float = 0.3
     """default ``on`` threshold for labels without their own"""
-    off_ratio: float = 0.75
+    off_ratio: float = 0.5
     """hysteresis: a run continues while the score stays >= on * off_ratio"""
-    gap_ms: int = 960
-    min_ms: int = 0
+    gap_ms: int = 1920
+    min_ms: int = 960
     policy: str = "span"
     onset_shift_ms: int = 0
     """added to every detected onset (a 0.96 s patch hears an event before its middle hop does)"""
     offset_shift_ms: int = 0
     top_k: int = 0
     """classes per label (zero-shot) or signature size (enrolled); 0 = the label map as given"""
+    threshold_beta: float = 1.0
+    threshold_min_score: float = 0.0
+    """the rule that chose ``thresholds`` (recorded; see ``calibrate.label_thresholds``)"""
     thresholds: Mapping[str, float] = field(default_factory=dict)
     """label -> its own ``on`` threshold"""
 
@@ -65,6 +68,8 @@ class DetectParams:
                    min_ms=int(obj["min_ms"]), policy=str(obj["policy"]),
                    onset_shift_ms=int(obj.get("onset_shift_ms", 0)),
                    offset_shift_ms=int(obj.get("offset_shift_ms", 0)), top_k=int(obj.get("top_k", 0)),
+                   threshold_beta=float(obj.get("threshold_beta", 1.0)),
+                   threshold_min_score=float(obj.get("threshold_min_score", 0.0)),
                    thresholds={str(k): float(v) for k, v in (obj.get("thresholds") or {}).items()})
 
 
