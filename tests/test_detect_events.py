@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from reasonaudio.constraints.logic import And, Before, Has, Lasts, Not, Or, Overlap
-from reasonaudio.detect.events import (DetectParams, Detected, detect_clip, detect_label,
+from reasonaudio.detect.events import (DetectParams, detect_clip, detect_label,
                                        detected_clip, frame_bounds, track_summary)
 from reasonaudio.detect.perception import matches, perception
 from reasonaudio.detect.soft import SoftIndex, calibrated
@@ -34,7 +34,8 @@ def test_gap_merging_min_length_and_policy():
     track = np.array([0.9, 0.0, 0.0, 0.6, 0.6, 0.6, 0.0, 0.0, 0.0, 0.0], dtype=np.float32)
     bounds = frame_bounds(len(track), 5000)
     base = DetectParams(on=0.5, off_ratio=1.0, gap_ms=0, min_ms=0, policy="span")
-    assert (lambda d: (d.onset_ms, d.offset_ms))(detect_label(track, bounds, 0.5, base)) == (0, int(bounds[6]))
+    d = detect_label(track, bounds, 0.5, base)
+    assert (d.onset_ms, d.offset_ms) == (0, int(bounds[6]))
     strongest = DetectParams(on=0.5, off_ratio=1.0, gap_ms=0, min_ms=0, policy="strongest")
     d = detect_label(track, bounds, 0.5, strongest)
     assert (d.onset_ms, d.offset_ms) == (0, int(bounds[1]))

@@ -117,7 +117,7 @@ def test_differential_filter_on_detected_collection_equals_judge(detected):
 def test_detected_retriever_ranks_admitted_clips_first(detected):
     from reasonaudio.retrievers.registry import get_retriever
 
-    bench, _, summary, _ = detected
+    bench = detected[0]
     with open_store(bench.root) as store:
         r = get_retriever("detected:yamnet", bench, store=store)
         assert r.describe()["calibration"]["seed"] == 1

@@ -21,10 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-import numpy as np
-
 from reasonaudio.detect.calibrate import Calibration, calibrate, check_separate
-from reasonaudio.detect.events import (detect_clip, detected_clip, track_summary)
+from reasonaudio.detect.events import detect_clip, detected_clip, track_summary
 from reasonaudio.detect.labelmap import MODES, TOP_K_CHOICES, LabelMap, build_label_map
 from reasonaudio.detect.perception import PerceptionReport, perception
 from reasonaudio.errors import DataError

@@ -29,12 +29,15 @@ def decomposition(results: Results, detected: str, metric: str = METRIC) -> dict
     """group (task or ``overall``) -> oracle, detected, best embedding (name, value), losses."""
     runs = results.runs
     out: dict[str, dict[str, Any]] = {}
+    def value_of(r: RetrieverResult | None, group: str) -> float | None:
+        if r is None:
+            return None
+        src = r.overall if group == "overall" else r.per_task.get(group, {})
+        return src.get(metric)
+
     for group in (*TASKS, "overall"):
-        def value(r: RetrieverResult | None) -> float | None:
-            if r is None:
-                return None
-            src = r.overall if group == "overall" else r.per_task.get(group, {})
-            return src.get(metric)
+        def value(r: RetrieverResult | None, group: str = group) -> float | None:
+            return value_of(r, group)
 
         oracle, det = value(runs.get("oracle")), value(runs.get(detected))
         embedded = [(value(r), n) for n, r in runs.items() if is_embedding(n) and value(r) is not None]

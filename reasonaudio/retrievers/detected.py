@@ -98,7 +98,7 @@ class DetectedRetriever(PayloadRetriever):
 
 
 def build_detected(name: str, bench: Benchmark, store: Store, **_: Any) -> DetectedRetriever:
-    from reasonaudio.detect.collection import detected_collection, parse_detected, _check, DetectOptions
+    from reasonaudio.detect.collection import DetectOptions, _check, detected_collection, parse_detected
 
     tagger, mode = parse_detected(name)
     _check(DetectOptions(tagger=tagger, mode=mode))
