@@ -121,3 +121,14 @@ def test_label_map_tracks_and_truncation():
     assert en.tracks(alone)[0, 0] == pytest.approx(1.0)
     assert en.tracks(alone * 0.5)[0, 0] == pytest.approx(0.5)
     assert en.tracks(np.ones((1, 3), dtype=np.float32))[0, 0] == 1.0  # clipped
+
+
+@pytest.mark.parametrize("tag,name,named", [
+    ("bell", "Bell", True), ("bell", "Church bell", True), ("bell", "Belly laugh", False),
+    ("bell", "Bellow", False), ("bagpipe", "Bagpipes", True), ("rustl", "Rustling leaves", True),
+    ("car", "Carnatic music", False), ("engine start", "Engine starting", True),
+    ("cat", "Cattle, bovinae", False), ("chirp", "Chirp, tweet", True)])
+def test_a_tag_names_a_class_only_up_to_an_inflection(tag, name, named):
+    from reasonaudio.detect.labelmap import tag_names_class
+
+    assert tag_names_class(tag, name) is named

@@ -74,6 +74,26 @@ class LabelMap:
         return out
 
 
+WORD_ENDINGS = ("", "s", "es", "ing", "ling", "ed", "er", "ers")
+"""what may follow a tag inside a class-name word: ``bagpipe`` ~ ``Bagpipes``, ``rustl`` ~
+``Rustling``, but ``bell`` !~ ``Belly laugh`` / ``Bellow`` and ``car`` !~ ``Carnatic music``"""
+
+
+def tag_names_class(tag: str, class_name: str) -> bool:
+    """Whether an expected tag names an AudioSet class: the tag's words start words of the name
+    and its last word is completed by at most an inflection (:data:`WORD_ENDINGS`). Stricter
+    than ``tagger_check.tag_matches`` (a word-start prefix), which is right for confirming an
+    atom from its top-5 classes but lets ``bell`` pull in ``Belly laugh`` as a label's class."""
+    import re
+
+    tag = tag.strip().lower()
+    if not tag:
+        return False
+    endings = "|".join(re.escape(e) for e in WORD_ENDINGS if e)
+    pattern = r"(?<![a-z0-9])" + re.escape(tag) + rf"(?:{endings})?(?![a-z0-9])"
+    return re.search(pattern, class_name.lower()) is not None
+
+
 def _text_vectors(texts: Sequence[str], embedder: Any) -> np.ndarray:
     vecs = np.asarray(embedder.embed_text(list(texts)), dtype=np.float32)
     return vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
@@ -83,8 +103,6 @@ def zero_shot_map(labels: Sequence[str], class_names: Sequence[str],
                   tags: dict[str, tuple[tuple[str, ...], str]], *, top_k: int = 3,
                   embedder: Any = None) -> LabelMap:
     """Label -> its ``top_k`` AudioSet classes (tag candidates ranked by text similarity)."""
-    from reasonaudio.ingest.tagger_check import tag_matches
-
     if embedder is None:
         from reasonaudio.models.registry import load_model
 
@@ -98,7 +116,7 @@ def zero_shot_map(labels: Sequence[str], class_names: Sequence[str],
         candidates = []
         if source != "label words":  # tags written for the tagger, not the label's own words
             candidates = [c for c, name in enumerate(class_names)
-                          if any(tag_matches(t, name) for t in label_tags)]
+                          if any(tag_names_class(t, name) for t in label_tags)]
         if not candidates:
             candidates, source = list(range(len(class_names))), "all classes"
         ranked = sorted(candidates, key=lambda c: (-float(sims[i, c]), c))[:top_k]
@@ -154,7 +172,7 @@ def _cache_file(mode: str, bank: Any, labels: Sequence[str], tagger: Any, top_k:
 
     key = {"mode": mode, "labels": list(labels), "tagger": tagger.revision, "top_k": top_k,
            "tags": tags, "text": "minilm" if mode == "zero-shot" else None,
-           "bank": bank.describe() if mode == "enrolled" else None, "schema": 2}
+           "bank": bank.describe() if mode == "enrolled" else None, "schema": 3}
     digest = hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:16]
     return Path(cache_dir or cache_root()) / "detect" / f"labelmap-{mode}-{digest}.json"
 
