@@ -168,3 +168,14 @@ def test_bench_detect_cli(detected, tmp_path):
     bad = CliRunner().invoke(app, ["detect", "--data", str(bench.root), "--tagger", "nope"])
     assert bad.exit_code == 2 and "unknown tagger 'nope'" in bad.output
     assert "Traceback" not in bad.output
+
+
+def test_default_calibration_build_takes_the_next_seed(detected, tmp_path):
+    from reasonaudio.detect.calibrate import check_separate
+    from reasonaudio.detect.collection import calibration_build
+
+    bench = detected[0]
+    calib = calibration_build(bench, tmp_path / "calib", clips=60, queries=10)
+    assert calib.seed == bench.seed + 1
+    assert calib.manifest["parameters"]["atoms"] == bench.manifest["parameters"]["atoms"]
+    check_separate(calib, bench)  # no error: another seed, no shared clip
