@@ -496,6 +496,45 @@ def ingest(
 
 
 @app.command()
+def detect(
+    data: Path = DataOpt,
+    tagger: str = typer.Option("yamnet", "--tagger", help="Audio tagger: yamnet."),
+    mode: str = typer.Option("zero-shot", "--mode",
+                             help="zero-shot (AudioSet classes by name) | enrolled (the bank's "
+                             "atoms tagged alone: optimistic)."),
+    calibration: Optional[Path] = typer.Option(None, "--calibration",
+                                               help="Calibration build (another seed); built as "
+                                               "DATA-calibration with seed + 1 when missing."),
+    top_k: Optional[int] = typer.Option(None, "--top-k", min=1,
+                                        help="AudioSet classes per label (zero-shot, 3) or "
+                                        "signature size (enrolled, 5)."),
+    worst: int = typer.Option(10, "--worst", min=0, help="Worst labels to list."),
+    show_map: bool = typer.Option(False, "--show-map", help="Print every label's classes."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the summary as JSON."),
+    backend: Optional[str] = BackendOpt,
+    qdrant_url: Optional[str] = QdrantUrlOpt,
+) -> None:
+    """Detect events from cached YAMNet frames into their own collection, evaluate detected:TAGGER."""
+    from reasonaudio.detect.collection import DetectOptions
+    from reasonaudio.bench.detection import detect_and_evaluate
+    from reasonaudio.fileio import write_json
+    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.store.open import open_store
+    from reasonaudio.views.detect import print_detect_run
+    from reasonaudio.views.progress import progress_bars
+
+    bench = load_benchmark(data)
+    options = DetectOptions(tagger=tagger, mode=mode, calibration=calibration, top_k=top_k)
+    with open_store(bench.root, backend, qdrant_url) as store, \
+            progress_bars(console, unit="clips") as progress:
+        run = detect_and_evaluate(bench, store, options, progress=progress)
+    print_detect_run(console, run, worst=worst, show_map=show_map)
+    if json_out is not None:
+        write_json(json_out, run.to_json())
+        console.print(Text(f"wrote {json_out}"))
+
+
+@app.command()
 def search(
     text: str = typer.Argument(..., help="Query text, e.g. \"dog barking but no siren\"."),
     data: Path = DataOpt,

@@ -15,17 +15,19 @@ from pathlib import Path
 from typing import Any, Callable
 
 from reasonaudio.bench.compare import Comparison, compare
+from reasonaudio.bench.detection import DetectRun, detect_and_evaluate
 from reasonaudio.bench.evaluate import evaluate_retrievers
 from reasonaudio.bench.report import ReportOutcome, run_report, write_results_json
 from reasonaudio.bench.results import Results
 from reasonaudio.dataset.benchmark import MANIFEST, Benchmark, load_benchmark
+from reasonaudio.detect.collection import DetectOptions
 from reasonaudio.errors import DataError, ReasonAudioError
 from reasonaudio.fileio import read_json
 from reasonaudio.ingest.atoms.fetch.fetch import default_dest, fetch_packages, published_bank
 from reasonaudio.ingest.atoms.registry import open_bank
 from reasonaudio.ingest.build import BuildParams, absolute_bank_spec, build_benchmark
 from reasonaudio.ingest.embed.run import IngestSummary, ingest_model
-from reasonaudio.models.names import not_offline, offline_learned
+from reasonaudio.models.names import not_offline, offline_learned, ran_yamnet
 from reasonaudio.progress import Notify, Progress, silent_notify
 from reasonaudio.store.collections import ingest_payload
 from reasonaudio.store.open import open_store
@@ -46,6 +48,9 @@ class MainJobParams:
     """learned retrievers to ingest and evaluate; None: every one that runs offline (registry)"""
     backend: str | None = None
     projection: str = "pca"
+    detect: bool = True
+    """after an ingest that ran YAMNet, detect events from its cached frames (calibrated on a
+    separate build, seed + 1) and evaluate detected:yamnet beside the rest"""
 
 
 @dataclass(frozen=True)
@@ -57,6 +62,7 @@ class MainJobHooks:
     bench: Callable[[Benchmark], None] | None = None
     """the benchmark is built or reused"""
     ingested: Callable[[IngestSummary], None] | None = None
+    detected: Callable[[DetectRun], None] | None = None
     progress: Progress | None = None
     notify: Notify | None = None
     warn: Notify | None = None
@@ -77,6 +83,9 @@ class MainJobResult:
     report: ReportOutcome | None = None
     comparison: Comparison | None = None
     """symbolic filtering (oracle) vs the best learned retriever"""
+    detection: DetectRun | None = None
+    detection_comparison: Comparison | None = None
+    """perception + logic (detected:yamnet) vs the best learned retriever"""
     not_run: dict[str, str] = field(default_factory=dict)
     runs_dir: Path | None = None
 
@@ -166,6 +175,18 @@ def run_main_job(params: MainJobParams, hooks: MainJobHooks = MainJobHooks()) ->
                                                                progress=hooks.progress,
                                                                notify=hooks.notify, warn=warn),
                            lambda r: f"{len(r.runs)} retrievers x {len(bench.queries)} queries")
+        if params.detect and any(ran_yamnet(n) for n in learned_ok):
+            # after the eval: the decomposition reads the saved embedding results
+            options = DetectOptions(calibration=params.out / "calibration",
+                                    calibration_clips=min(500, params.n_clips),
+                                    calibration_queries=min(100, params.n_queries))
+            out.detection = step("detect yamnet", lambda: detect_and_evaluate(
+                bench, store, options, progress=hooks.progress),
+                lambda d: f"{d.summary.name}: {d.summary.detected_events} events; calibration "
+                          f"seed {d.summary.calibration.seed}")
+            out.results.runs[out.detection.summary.name] = out.detection.result
+            if hooks.detected:
+                hooks.detected(out.detection)
     out.results_path = params.out / "results.json"
     write_results_json(out.results_path, out.results)
     out.report = step("report", lambda: run_report(bench, params.out / "report",
@@ -175,5 +196,7 @@ def run_main_job(params: MainJobParams, hooks: MainJobHooks = MainJobHooks()) ->
     best = max(learned_ok, key=lambda n: out.results.runs[n].overall.get("acc@1", 0.0), default=None)
     if best is not None:
         out.comparison = compare(out.results.runs["oracle"], out.results.runs[best])
+        if out.detection is not None:
+            out.detection_comparison = compare(out.detection.result, out.results.runs[best])
     out.runs_dir = bench.root / "results"
     return out

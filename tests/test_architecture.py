@@ -21,7 +21,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("query language", ("reasonaudio.constraints",)),
     ("store", ("reasonaudio.store",)),
     ("models", ("reasonaudio.models",)),
-    ("ingest and retrievers", ("reasonaudio.ingest", "reasonaudio.retrievers")),
+    ("ingest and retrievers", ("reasonaudio.ingest", "reasonaudio.retrievers", "reasonaudio.detect")),
     ("evaluation", ("reasonaudio.bench", "reasonaudio.mainjob")),
     ("views", ("reasonaudio.views",)),
     ("command line", ("reasonaudio.cli",)),
@@ -61,7 +61,8 @@ def layer_of(name: str) -> int:
     best, best_len = -1, -1
     for i, (_, prefixes) in enumerate(LAYERS):
         for prefix in prefixes:
-            if (name == prefix or name.startswith(prefix + ".")) and len(prefix) > best_len:
+            nested = name.startswith(prefix + ".") and prefix != "reasonaudio"  # the root: itself only
+            if (name == prefix or nested) and len(prefix) > best_len:
                 best, best_len = i, len(prefix)
     return best
 

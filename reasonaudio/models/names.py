@@ -66,3 +66,12 @@ def not_offline() -> dict[str, str]:
         if not ok:
             out[name] = why
     return out
+
+
+def ran_yamnet(name: str) -> bool:
+    """Whether ingesting ``name`` runs YAMNet over the audio (so its frame rows are cached for
+    ``bench detect``): the yamnet model itself or a two-stage pipeline with the YAMNet captioner."""
+    if is_two_stage(name):
+        captioner = CAPTIONERS.get(parse_two_stage(name)[0])
+        return captioner is not None and captioner.registry_model == "yamnet"
+    return name == "yamnet"

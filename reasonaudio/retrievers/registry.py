@@ -15,14 +15,15 @@ from typing import Callable
 
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.errors import ReasonAudioError
+from reasonaudio.ingest.precomputed import FAMILY as PRECOMPUTED
 from reasonaudio.models.names import EXAMPLE as TWO_STAGE_EXAMPLE
 from reasonaudio.models.names import TWO_STAGE
 from reasonaudio.models.registry import RECORDS
 from reasonaudio.retrievers.base import Retriever, RetrieverOptions
 from reasonaudio.retrievers.baselines import BagOfSoundsRetriever, RandomRetriever
-from reasonaudio.retrievers.precomputed import build_precomputed
-from reasonaudio.ingest.precomputed import FAMILY as PRECOMPUTED
+from reasonaudio.retrievers.detected import build_detected
 from reasonaudio.retrievers.oracle import OracleRetriever, PayloadRetriever
+from reasonaudio.retrievers.precomputed import build_precomputed
 from reasonaudio.retrievers.two_stage import build_two_stage
 from reasonaudio.retrievers.vector import build_vector
 from reasonaudio.store.base import Store
@@ -79,6 +80,10 @@ BUILT_IN: tuple[RetrieverSpec, ...] = (
     RetrieverSpec(PRECOMPUTED, build_precomputed,
                   "precomputed clip and query vectors from `bench ingest --vectors ... --name NAME` "
                   "(a model run elsewhere)", family=True, example="vectors:NAME"),
+    RetrieverSpec("detected:", build_detected,
+                  "YAMNet-detected events (bench detect) as payload: the oracle's filter on perceived "
+                  "metadata, then a soft score (detected:yamnet, detected:yamnet-enrolled = optimistic)",
+                  needs_logic=True, family=True, example="detected:yamnet"),
 )
 
 _REGISTRY: dict[str, RetrieverSpec] = {s.name: s for s in BUILT_IN}

@@ -11,6 +11,7 @@ from rich.text import Text
 
 from reasonaudio.mainjob import MainJobHooks, MainJobResult
 from reasonaudio.views.benchmark import print_info
+from reasonaudio.views.detect import print_detect_run
 from reasonaudio.views.ingest import print_ingest_summary
 from reasonaudio.views.progress import notifier, progress_bars, warner
 from reasonaudio.views.results import print_comparison, print_report_outcome
@@ -24,7 +25,8 @@ def printing_hooks(console: Console) -> Iterator[MainJobHooks]:
 
     with progress_bars(console, unit="clips") as progress:
         yield MainJobHooks(step=step, bench=lambda b: print_info(console, b),
-                           ingested=lambda s: print_ingest_summary(console, s), progress=progress,
+                           ingested=lambda s: print_ingest_summary(console, s),
+                           detected=lambda d: print_detect_run(console, d), progress=progress,
                            notify=notifier(console), warn=warner(console))
 
 
@@ -46,6 +48,9 @@ def print_main_job(console: Console, result: MainJobResult) -> None:
     if result.comparison is not None:
         console.rule("[bold]symbolic filtering vs the best learned retriever")
         print_comparison(console, result.comparison)
+    if result.detection_comparison is not None:
+        console.rule("[bold]perception + logic (detected events) vs the best learned retriever")
+        print_comparison(console, result.detection_comparison)
     for name, why in result.not_run.items():
         console.print(Text(f"not run here: {name}: {why}", style="dim"))
     console.print(steps_table(result))

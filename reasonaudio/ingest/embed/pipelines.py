@@ -22,6 +22,7 @@ import numpy as np
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.errors import DataError, ModelError
+from reasonaudio.ingest.audio_index import AudioHashIndex
 from reasonaudio.ingest.embed.cache import EmbeddingCache, audio_hash, identity_digest, text_hash
 from reasonaudio.models.batching import FixedBatcher
 from reasonaudio.models.captioners import get_captioner
@@ -70,6 +71,8 @@ class Pipeline:
         self.caches: list[EmbeddingCache] = []
         self._renderer: Any = None
         self.lookahead = 8
+        self.audio_index: AudioHashIndex | None = None
+        """clip -> audio hash, so later readers of the caches (``bench detect``) need not render again"""
 
     def identity(self) -> dict[str, Any]:
         raise NotImplementedError
@@ -107,6 +110,8 @@ class Pipeline:
         def job(clip: Clip) -> tuple[list[Any] | None, str]:
             wave = self.render(clip, sample_rate)
             digest = audio_hash(wave)
+            if self.audio_index is not None:
+                self.audio_index.put(clip, sample_rate, self._renderer, digest)
             if cached(digest):
                 return None, digest
             t0 = time.perf_counter()
@@ -129,6 +134,10 @@ class Pipeline:
                 if i + self.lookahead < len(clips):
                     pending.append(pool.submit(job, clips[i + self.lookahead]))
                 yield clip, cut, digest
+
+    def _index_audio(self, cache_dir: Path | None, enabled: bool) -> None:
+        self.audio_index = AudioHashIndex(cache_dir, enabled)
+        self.caches.append(self.audio_index.cache)
 
     def close(self) -> None:
         for cache in self.caches:
@@ -165,6 +174,7 @@ class AudioPipeline(Pipeline):
             self.rows_cache = EmbeddingCache(f"{self.name}-frames", embedder.identity(), cache_dir,
                                              cache_enabled)
             self.caches.append(self.rows_cache)
+            self._index_audio(cache_dir, cache_enabled)
 
     def identity(self) -> dict[str, Any]:
         return self.embedder.identity()
@@ -226,6 +236,7 @@ class TwoStagePipeline(Pipeline):
             self.frame_cache = EmbeddingCache(f"{audio_model.name}-{captioner.rows_label}",
                                               audio_model.identity(), cache_dir, cache_enabled)
             self.caches.append(self.frame_cache)
+            self._index_audio(cache_dir, cache_enabled)
 
     @property
     def needs_audio(self) -> bool:

@@ -1,0 +1,1 @@
+"""Perception + the project's logic: YAMNet frame scores -> label tracks -> events -> payload."""

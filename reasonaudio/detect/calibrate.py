@@ -1,0 +1,232 @@
+"""Thresholds and post-processing chosen on a separate calibration build, never the evaluated one.
+
+Two steps, both on the calibration build's clips (their true events are known there):
+
+0. ``top_k`` (classes per label, or the enrolled signature's size) among a few choices: steps
+   1-2 run for each and the best result wins;
+1. each label's ``on`` threshold maximises the clip-level F1 of "the label's peak track score
+   reaches it" vs "the clip holds the label", over a fixed grid; labels with fewer than
+   ``min_positives`` clips in the calibration build share one global threshold (the grid value
+   with the best pooled F1);
+2. ``off_ratio``, ``gap_ms``, ``min_ms``, ``policy`` and the onset/offset shifts maximise the event-based micro F1
+   (:mod:`reasonaudio.detect.perception`, sed_eval collars; tagging F1 breaks ties) over a
+   fixed grid; remaining ties go to the earlier grid entry, so the choice is deterministic.
+
+The record (:class:`Calibration`) names the calibration build (seed, corpus sha256, a digest of
+its clips) and is stored with the detected collection and in every ``bench detect`` output.
+:func:`check_separate` refuses a calibration build that is the evaluated one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from reasonaudio.constraints.semantics import intervals
+from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.dataset.clip import Clip
+from reasonaudio.detect.events import POLICIES, Detected, DetectParams, detect_label, frame_bounds, shifted
+from reasonaudio.detect.labelmap import LabelMap
+from reasonaudio.detect.perception import matches
+from reasonaudio.errors import DataError
+from reasonaudio.store.collections import corpus_fingerprint
+
+GRID_VERSION = 4
+"""bumped whenever the grid or the objective changes (keys the cached calibration files)"""
+THRESHOLD_GRID = tuple(round(float(x), 4) for x in np.geomspace(0.01, 0.99, 32))
+THRESHOLD_RULES = ((1.0, 0.0), (0.5, 0.0), (1.0, 0.2))
+"""(beta, min score) of a label's clip-level F-beta: plain F1, precision-weighted F0.5, F1 but
+labels whose best F1 stays under 0.2 (not heard) get the strictest threshold"""
+OFF_RATIOS = (0.25, 0.5, 0.75, 1.0)
+GAPS_MS = (0, 960, 1920, 3840)
+MIN_MS = (0, 480, 960, 1920)
+ONSET_SHIFTS_MS = (-960, -720, -480, -240, 0)
+OFFSET_SHIFTS_MS = (0, 240, 480, 720, 960)
+
+
+def clip_key(clip: Clip) -> str:
+    """What makes a clip the clip it is (its events and length), whatever its id."""
+    spec = {"duration": clip.duration, "events": [e.to_json() for e in clip.events]}
+    return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()
+
+
+def clips_digest(clips: Sequence[Clip]) -> str:
+    """sha256 over every (clip id, clip key): names the exact clips a calibration saw."""
+    h = hashlib.sha256()
+    for c in clips:
+        h.update(f"{c.id}\t{clip_key(c)}\n".encode())
+    return h.hexdigest()
+
+
+def check_separate(calibration: Benchmark, evaluated: Benchmark) -> None:
+    """DataError unless the calibration build differs from the evaluated one in seed and corpus
+    and shares no clip with it (clip ids are positional, ``clip-00000`` in every build, so
+    clips are compared by content: :func:`clip_key`)."""
+    where = f"calibration build {calibration.root}"
+    if calibration.root.resolve() == evaluated.root.resolve():
+        raise DataError(f"{where}: is the evaluated benchmark; calibrate on another build "
+                        "(bench build --seed N with another seed)")
+    if calibration.seed == evaluated.seed:
+        raise DataError(f"{where}: has the evaluated benchmark's seed {evaluated.seed}; "
+                        "build it with another --seed")
+    shared = {clip_key(c) for c in calibration.clips} & {clip_key(c) for c in evaluated.clips}
+    if shared:
+        raise DataError(f"{where}: shares {len(shared)} clip(s) with the evaluated benchmark")
+
+
+@dataclass(frozen=True)
+class Calibration:
+    params: DetectParams
+    seed: int
+    corpus_sha256: str
+    clips: int
+    clips_digest: str
+    path: str
+    objective: dict[str, float] = field(default_factory=dict)
+    grid: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"seed": self.seed, "corpus_sha256": self.corpus_sha256, "clips": self.clips,
+                "clips_digest": self.clips_digest, "path": self.path, "objective": self.objective,
+                "grid": self.grid, "params": self.params.to_json()}
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> "Calibration":
+        return cls(DetectParams.from_json(obj["params"]), int(obj["seed"]), str(obj["corpus_sha256"]),
+                   int(obj["clips"]), str(obj["clips_digest"]), str(obj.get("path", "")),
+                   dict(obj.get("objective") or {}), dict(obj.get("grid") or {}))
+
+
+def _f1(tp: int, fp: int, fn: int) -> float:
+    d = 2 * tp + fp + fn
+    return 2 * tp / d if d else 0.0
+
+
+def _fbeta(tp: np.ndarray, fp: np.ndarray, fn: np.ndarray, beta: float) -> np.ndarray:
+    b2 = beta * beta
+    d = (1 + b2) * tp + b2 * fn + fp
+    return np.where(d > 0, (1 + b2) * tp / np.maximum(d, 1), 0.0)
+
+
+def label_thresholds(peaks: np.ndarray, present: np.ndarray, labels: Sequence[str],
+                     min_positives: int = 2, beta: float = 1.0, min_score: float = 0.0
+                     ) -> tuple[dict[str, float], float]:
+    """(label -> threshold, global threshold) from clip-level peaks (clips, labels) and truth.
+
+    Each label's threshold maximises its clip-level F-beta (ties: the stricter); a label whose
+    best F-beta stays under ``min_score`` is one the tagger does not hear: it gets the strictest
+    grid value, so it is rarely detected (labels are rare in clips: claiming one everywhere
+    would make every ``not`` false)."""
+    grid = np.asarray(THRESHOLD_GRID)
+    hit = peaks[:, :, None] >= grid[None, None, :]                  # clips, labels, grid
+    tp = (hit & present[:, :, None]).sum(axis=0)
+    fp = (hit & ~present[:, :, None]).sum(axis=0)
+    fn = present.sum(axis=0)[:, None] - tp
+    pooled = _fbeta(tp.sum(axis=0), fp.sum(axis=0), fn.sum(axis=0), beta)
+    best_global = float(grid[int(np.argmax(pooled))])
+    scores = _fbeta(tp, fp, fn, beta)
+    out: dict[str, float] = {}
+    for j, label in enumerate(labels):
+        if int(present[:, j].sum()) < min_positives:
+            continue
+        best = float(scores[j].max())
+        if best < min_score or best == 0.0:
+            out[label] = float(grid[-1])
+        else:
+            out[label] = float(grid[int(np.flatnonzero(scores[j] == best).max())])  # ties: stricter
+    return out, best_global
+
+
+def _micro(truth: Sequence[dict[str, tuple[int, int]]], found: Sequence[list[Detected]],
+           durations: Sequence[int], onset_shift: int, offset_shift: int) -> tuple[float, float]:
+    """(event micro F1, tagging micro F1) of detections moved by the shifts."""
+    tp = fp = fn = tag_tp = 0
+    n_found = n_true = 0
+    for ref, dets, dur in zip(truth, found, durations):
+        n_true += len(ref)
+        n_found += len(dets)
+        for d in dets:
+            r = ref.get(d.label)
+            if r is None:
+                continue
+            tag_tp += 1
+            s = shifted(d, onset_shift, offset_shift, dur)
+            if matches(r, (s.onset_ms, s.offset_ms)):
+                tp += 1
+    fp, fn = n_found - tp, n_true - tp
+    return _f1(tp, fp, fn), _f1(tag_tp, n_found - tag_tp, n_true - tag_tp)
+
+
+def calibrate(bench: Benchmark, probs: Mapping[str, np.ndarray], label_map: LabelMap,
+              top_ks: Sequence[int], *, min_positives: int = 2) -> Calibration:
+    """Choose :class:`DetectParams` on ``bench`` (the calibration build) from its clips' frame
+    probabilities: ``top_k`` among ``top_ks``, per-label thresholds, then the post-processing
+    grid and the onset/offset shifts, by event-based micro F1 (ties: the first in grid order)."""
+    clips = [c for c in bench.clips if c.id in probs]
+    if not clips:
+        raise DataError(f"calibration build {bench.root}: no clip has frame scores")
+    labels = label_map.labels
+    col = {lab: j for j, lab in enumerate(labels)}
+    truth = [intervals(c.events) for c in clips]
+    durations = [round(c.duration * 1000) for c in clips]
+    bounds = [frame_bounds(len(probs[c.id]), d) for c, d in zip(clips, durations)]
+    present = np.zeros((len(clips), len(labels)), dtype=bool)
+    for i, c in enumerate(clips):
+        for e in c.events:
+            if e.label in col:
+                present[i, col[e.label]] = True
+    def thresholds_for(k: int, beta: float, min_score: float) -> tuple[DetectParams, list, np.ndarray,
+                                                                       list]:
+        lm = label_map.truncated(k)
+        tracks = [lm.tracks(probs[c.id]) for c in clips]
+        peaks = np.stack([t.max(axis=0) if len(t) else np.zeros(len(labels)) for t in tracks])
+        thresholds, global_on = label_thresholds(peaks, present, labels, min_positives, beta,
+                                                 min_score)
+        base = DetectParams(on=global_on, thresholds=thresholds, top_k=k, threshold_beta=beta,
+                            threshold_min_score=min_score)
+        thr = np.asarray([base.threshold(lab) for lab in labels])
+        active = [np.flatnonzero(peaks[i] >= thr).tolist() for i in range(len(clips))]
+        return base, tracks, thr, active
+
+    def search(base: DetectParams, tracks: list, thr: np.ndarray, active: list,
+               grid: Sequence[tuple[float, int, int, str]]) -> tuple[tuple[float, float], DetectParams]:
+        found_best: tuple[tuple[float, float], DetectParams] | None = None
+        for off_ratio, gap, min_ms, policy in grid:
+            params = replace(base, off_ratio=off_ratio, gap_ms=gap, min_ms=min_ms, policy=policy)
+            found = [[d for d in (detect_label(tracks[i][:, j], bounds[i], thr[j], params, labels[j])
+                                  for j in active[i]) if d is not None] for i in range(len(clips))]
+            for on_shift, off_shift in itertools.product(ONSET_SHIFTS_MS, OFFSET_SHIFTS_MS):
+                score = _micro(truth, found, durations, on_shift, off_shift)
+                if found_best is None or score > found_best[0]:
+                    found_best = (score, replace(params, onset_shift_ms=on_shift,
+                                                 offset_shift_ms=off_shift))
+        assert found_best is not None
+        return found_best
+
+    # stage 1: classes per label and the threshold rule, with the default post-processing
+    default = DetectParams()
+    first = [(default.off_ratio, default.gap_ms, default.min_ms, default.policy)]
+    stage1 = []
+    for k in top_ks:
+        for beta, min_score in THRESHOLD_RULES:
+            prepared = thresholds_for(k, beta, min_score)
+            stage1.append((search(*prepared, first)[0], prepared))
+    chosen = max(stage1, key=lambda x: x[0])[1]  # max keeps the first of equals
+    # stage 2: the post-processing grid for that choice
+    grid = list(itertools.product(OFF_RATIOS, GAPS_MS, MIN_MS, POLICIES))
+    best = search(*chosen, grid)
+    assert best is not None
+    return Calibration(best[1], bench.seed, corpus_fingerprint(bench), len(clips), clips_digest(clips),
+                       str(bench.root),
+                       {"events_micro_f1": round(best[0][0], 6), "tagging_micro_f1": round(best[0][1], 6)},
+                       {"top_k": list(top_ks), "thresholds": list(THRESHOLD_GRID),
+                        "threshold_rules": [list(r) for r in THRESHOLD_RULES],
+                        "off_ratio": list(OFF_RATIOS), "gap_ms": list(GAPS_MS), "min_ms": list(MIN_MS),
+                        "policy": list(POLICIES), "onset_shift_ms": list(ONSET_SHIFTS_MS),
+                        "offset_shift_ms": list(OFFSET_SHIFTS_MS), "min_positives": min_positives,
+                        "objective": "event-based micro F1 (perception collars), then tagging F1"})

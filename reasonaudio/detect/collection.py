@@ -1,0 +1,223 @@
+"""``bench detect``: perceived events of every clip into their own Qdrant collection.
+
+Steps (:func:`run_detection`): frame scores from the YAMNet ingest's cache
+(:mod:`reasonaudio.detect.frames`) -> per-label score tracks (:mod:`reasonaudio.detect.labelmap`)
+-> one event per label (:mod:`reasonaudio.detect.events`) with parameters calibrated on a separate
+build (:mod:`reasonaudio.detect.calibrate`) -> a :class:`Clip` of the detected events -> the
+project's own payload (``store.payload.clip_payload``: labels, ``before``, ``overlaps``, ``dur``)
+plus each label's confidence and track summary -> ``reasonaudio-detected-<tagger>-<mode>``.
+The collection records the tagger revision, the label map and the whole calibration record.
+
+The main job calls :func:`run_detection` after its YAMNet ingest; the frames come from the
+cache that ingest filled, so the tagger does not run again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from reasonaudio.dataset.benchmark import Benchmark, load_benchmark
+from reasonaudio.dataset.clip import Clip
+from reasonaudio.detect.calibrate import GRID_VERSION, Calibration, calibrate, check_separate
+from reasonaudio.detect.events import detect_clip, detected_clip, track_summary
+from reasonaudio.detect.frames import clip_frames, load_tagger
+from reasonaudio.detect.labelmap import MODES, TOP_K_CHOICES, LabelMap, build_label_map
+from reasonaudio.detect.perception import PerceptionReport, perception
+from reasonaudio.detect.soft import SEMANTICS
+from reasonaudio.errors import DataError
+from reasonaudio.fileio import write_json
+from reasonaudio.ingest.atoms.registry import open_bank
+from reasonaudio.ingest.build import BuildParams, build_benchmark
+from reasonaudio.progress import Progress
+from reasonaudio.store.base import CollectionMeta, PointIn, Store, collection_name
+from reasonaudio.store.collections import corpus_fingerprint, load_collection
+from reasonaudio.store.payload import clip_payload
+
+TAGGERS = ("yamnet",)
+TRACK_FLOOR = 0.02
+"""labels whose peak track score reaches this get a track summary in the payload (soft score)"""
+DETECTED_VECTOR = (1.0,)
+FORMAT = "reasonaudio-detected-v1"
+
+
+
+@dataclass(frozen=True)
+class DetectOptions:
+    tagger: str = "yamnet"
+    mode: str = "zero-shot"
+    calibration: Path | None = None
+    """the calibration build; built here (seed + 1, ``calibration_clips``) when it does not exist"""
+    calibration_clips: int = 500
+    calibration_queries: int = 100
+    top_k: int | None = None
+    """classes per label (zero-shot, default 3) or signature size (enrolled, default 5)"""
+    cache_dir: Path | None = None
+    upsert_batch: int = 1024
+
+
+def detected_name(tagger: str, mode: str) -> str:
+    """The retriever name: ``detected:yamnet`` (zero-shot) or ``detected:yamnet-enrolled``."""
+    return f"detected:{tagger}" + ("" if mode == "zero-shot" else f"-{mode}")
+
+
+def detected_collection(tagger: str, mode: str) -> str:
+    return collection_name(f"detected-{tagger}-{mode}")
+
+
+def parse_detected(name: str) -> tuple[str, str]:
+    """``detected:yamnet[-enrolled]`` -> (tagger, mode)."""
+    body = name.split(":", 1)[1] if ":" in name else name
+    for mode in MODES:
+        if mode != "zero-shot" and body.endswith(f"-{mode}"):
+            return body[: -len(mode) - 1], mode
+    return body, "zero-shot"
+
+
+def _check(options: DetectOptions) -> None:
+    if options.tagger not in TAGGERS:
+        raise DataError(f"--tagger: unknown tagger {options.tagger!r} (known: {', '.join(TAGGERS)})")
+    if options.mode not in MODES:
+        raise DataError(f"--mode: unknown detection mode {options.mode!r} (known: {', '.join(MODES)})")
+
+
+@dataclass
+class DetectSummary:
+    name: str
+    collection: str
+    mode: str
+    tagger: str
+    tagger_revision: str
+    clips: int
+    detected_events: int
+    true_events: int
+    calibration: Calibration
+    label_map: LabelMap
+    perception: PerceptionReport
+    frames: dict[str, Any]
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": FORMAT, "name": self.name, "collection": self.collection,
+                "mode": self.mode, "tagger": self.tagger, "tagger_revision": self.tagger_revision,
+                "optimistic": self.mode == "enrolled", "clips": self.clips,
+                "detected_events": self.detected_events, "true_events": self.true_events,
+                "calibration": self.calibration.to_json(), "label_map": self.label_map.to_json(),
+                "perception": self.perception.to_json(), "frames": self.frames,
+                "timings": {k: round(v, 3) for k, v in self.timings.items()}}
+
+
+def calibration_build(bench: Benchmark, out: Path, clips: int = 500, queries: int = 100) -> Benchmark:
+    """A calibration build from the same bank with another seed (the evaluated seed + 1)."""
+    atoms = (bench.manifest.get("parameters") or {}).get("atoms")
+    if not atoms:
+        raise DataError(f"{bench.root}/manifest.json: parameters.atoms does not name the atom bank")
+    build_benchmark(out, BuildParams(atoms=str(atoms), seed=bench.seed + 1, n_clips=clips,
+                                     n_queries=queries))
+    return load_benchmark(out)
+
+
+def _calibration_file(calib: Benchmark, tagger: Any, label_map: LabelMap,
+                      top_ks: Sequence[int]) -> Path:
+    key = hashlib.sha256(json.dumps({"tagger": tagger.revision, "map": label_map.to_json(),
+                                     "grid": GRID_VERSION, "top_k": list(top_ks)}, sort_keys=True).encode()).hexdigest()[:12]
+    return calib.root / "detect" / f"calibration-{label_map.mode}-{key}.json"
+
+
+def calibrated(calib: Benchmark, label_map: LabelMap, tagger: Any, options: DetectOptions,
+               progress: Progress | None = None) -> Calibration:
+    """The calibration for this label map on ``calib``, computed once and kept in the build."""
+    top_ks = (options.top_k,) if options.top_k else TOP_K_CHOICES[label_map.mode]
+    path = _calibration_file(calib, tagger, label_map, top_ks)
+    if path.is_file():
+        try:
+            found = Calibration.from_json(json.loads(path.read_text()))
+            if found.corpus_sha256 == corpus_fingerprint(calib):
+                return found
+        except (KeyError, TypeError, ValueError, json.JSONDecodeError):
+            pass  # recomputed and rewritten below
+    frames = clip_frames(calib, tagger=tagger, cache_dir=options.cache_dir, progress=progress)
+    result = calibrate(calib, frames.probs, label_map, top_ks)
+    write_json(path, result.to_json())
+    return result
+
+
+def run_detection(bench: Benchmark, store: Store, options: DetectOptions = DetectOptions(), *,
+                  tagger: Any = None, embedder: Any = None,
+                  progress: Progress | None = None) -> DetectSummary:
+    """Detect every clip's events and (re)write ``reasonaudio-detected-<tagger>-<mode>``.
+
+    The main job calls this after its YAMNet ingest (the frame rows come from that ingest's
+    cache). ``options.calibration`` names the calibration build (built with seed + 1 when
+    missing); it must differ from ``bench`` (:func:`check_separate`)."""
+    _check(options)
+    t0 = time.perf_counter()
+    timings: dict[str, float] = {}
+    calib_dir = options.calibration or (bench.root.parent / f"{bench.root.name}-calibration")
+    if not (Path(calib_dir) / "manifest.json").is_file():
+        calib = calibration_build(bench, Path(calib_dir), options.calibration_clips,
+                                  options.calibration_queries)
+    else:
+        calib = load_benchmark(calib_dir)
+    check_separate(calib, bench)
+    tagger = tagger or load_tagger()
+    bank_spec = (bench.manifest.get("parameters") or {}).get("atoms")
+    bank = open_bank(str(bank_spec))
+    label_map = build_label_map(options.mode, bank, bench.labels, tagger, top_k=options.top_k,
+                                embedder=embedder, cache_dir=options.cache_dir)
+    timings["label_map_s"] = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    calibration = calibrated(calib, label_map, tagger, options)
+    timings["calibration_s"] = time.perf_counter() - t1
+
+    t2 = time.perf_counter()
+    frames = clip_frames(bench, tagger=tagger, cache_dir=options.cache_dir, progress=progress)
+    timings["frames_s"] = time.perf_counter() - t2
+    t3 = time.perf_counter()
+    params = calibration.params
+    if params.top_k:
+        label_map = label_map.truncated(params.top_k)
+    by_id = bench.clip_by_id
+    payloads: dict[str, dict[str, Any]] = {}
+    detected: dict[str, Clip] = {}
+    for clip in bench.clips:
+        tracks = label_map.tracks(frames.probs[clip.id])
+        duration_ms = round(clip.duration * 1000)
+        found = detect_clip(tracks, label_map.labels, duration_ms, params)
+        det = detected_clip(clip, found)
+        detected[clip.id] = det
+        payload = clip_payload(det)
+        payload["confidence"] = det.extra["confidence"]
+        payload["track"] = track_summary(tracks, label_map.labels, duration_ms, TRACK_FLOOR)
+        payloads[clip.id] = payload
+    timings["detect_s"] = time.perf_counter() - t3
+
+    t4 = time.perf_counter()
+    name = detected_collection(options.tagger, options.mode)
+    cal_digest = hashlib.sha256(json.dumps(calibration.to_json(), sort_keys=True).encode()).hexdigest()[:12]
+    meta = CollectionMeta(
+        model=detected_name(options.tagger, options.mode),
+        revision=f"{tagger.revision}+map-{label_map.digest()}+cal-{cal_digest}",
+        dimension=1, distance="dot", pooling="none", corpus_sha256=corpus_fingerprint(bench),
+        extra={"kind": "detected", "format": FORMAT, "tagger": options.tagger, "mode": options.mode,
+               "optimistic": options.mode == "enrolled", "calibration": calibration.to_json(),
+               "label_map": label_map.to_json(), "soft": SEMANTICS, "track_floor": TRACK_FLOOR})
+
+    def make(ids: Sequence[str]) -> list[PointIn]:
+        return [PointIn(cid, DETECTED_VECTOR, payloads[cid]) for cid in ids]
+
+    load_collection(store, name, meta, [c.id for c in bench.clips], make, force=True,
+                    index_labels=bench.labels, batch_size=options.upsert_batch)
+    timings["upsert_s"] = time.perf_counter() - t4
+    timings["total_s"] = time.perf_counter() - t0
+    report = perception(bench.clips, detected, label_map.labels)
+    return DetectSummary(
+        name=detected_name(options.tagger, options.mode), collection=name, mode=options.mode,
+        tagger=options.tagger, tagger_revision=tagger.revision, clips=len(by_id),
+        detected_events=sum(len(d.events) for d in detected.values()),
+        true_events=sum(len(c.events) for c in bench.clips), calibration=calibration,
+        label_map=label_map, perception=report, frames=frames.stats.to_json(), timings=timings)

@@ -1,0 +1,188 @@
+"""Score tracks -> one detected event per label, in integer milliseconds, as a :class:`Clip`.
+
+Per label (its own ``on`` threshold, calibrated; :mod:`reasonaudio.detect.calibrate`):
+
+1. hysteresis: a run of frames with score >= ``on * off_ratio`` is kept when it reaches ``on``
+   somewhere (a weak tail of a strong event stays, a weak blip alone does not);
+2. runs separated by at most ``gap_ms`` are merged;
+3. runs shorter than ``min_ms`` are dropped;
+4. one event per label (the judge's clips hold each label at most once): ``span`` = first onset
+   to last offset of what is left, ``strongest`` = the run with the highest peak;
+5. the onset and offset are moved by calibrated shifts (a 0.96 s patch starts hearing an event
+   up to a patch before the frame's middle hop reaches it), kept inside the clip.
+
+Frame ``i`` of YAMNet (a 0.96 s patch every 0.48 s) stands for the middle hop of its patch,
+``[i*480 + 240, (i+1)*480 + 240)`` ms, except that frame 0 starts at 0 and the last frame ends
+at the clip's end, so frames tile the clip exactly (as ``captions.frames_to_segments`` reads them).
+The detected clip goes through the project's own payload code (``store.payload.clip_payload``),
+so its relations are the judge's relations, computed once, in one place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from reasonaudio.constraints.semantics import to_ms
+from reasonaudio.dataset.clip import Clip, Event
+
+DETECTED_ATOM = "detected"
+POLICIES = ("span", "strongest")
+
+
+@dataclass(frozen=True)
+class DetectParams:
+    """Post-processing of the score tracks (all calibrated on a separate build)."""
+
+    on: float = 0.3
+    """default ``on`` threshold for labels without their own"""
+    off_ratio: float = 0.5
+    """hysteresis: a run continues while the score stays >= on * off_ratio"""
+    gap_ms: int = 1920
+    min_ms: int = 960
+    policy: str = "span"
+    onset_shift_ms: int = 0
+    """added to every detected onset (a 0.96 s patch hears an event before its middle hop does)"""
+    offset_shift_ms: int = 0
+    top_k: int = 0
+    """classes per label (zero-shot) or signature size (enrolled); 0 = the label map as given"""
+    threshold_beta: float = 1.0
+    threshold_min_score: float = 0.0
+    """the rule that chose ``thresholds`` (recorded; see ``calibrate.label_thresholds``)"""
+    thresholds: Mapping[str, float] = field(default_factory=dict)
+    """label -> its own ``on`` threshold"""
+
+    def threshold(self, label: str) -> float:
+        return float(self.thresholds.get(label, self.on))
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["thresholds"] = {k: round(float(v), 6) for k, v in sorted(self.thresholds.items())}
+        return out
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> "DetectParams":
+        return cls(on=float(obj["on"]), off_ratio=float(obj["off_ratio"]), gap_ms=int(obj["gap_ms"]),
+                   min_ms=int(obj["min_ms"]), policy=str(obj["policy"]),
+                   onset_shift_ms=int(obj.get("onset_shift_ms", 0)),
+                   offset_shift_ms=int(obj.get("offset_shift_ms", 0)), top_k=int(obj.get("top_k", 0)),
+                   threshold_beta=float(obj.get("threshold_beta", 1.0)),
+                   threshold_min_score=float(obj.get("threshold_min_score", 0.0)),
+                   thresholds={str(k): float(v) for k, v in (obj.get("thresholds") or {}).items()})
+
+
+@dataclass(frozen=True)
+class Detected:
+    label: str
+    onset_ms: int
+    offset_ms: int
+    confidence: float
+    """the peak score inside the event"""
+
+
+def frame_bounds(n_frames: int, duration_ms: int, hop_ms: int = 480, lead_ms: int = 240) -> np.ndarray:
+    """(n+1,) frame boundaries in ms, tiling ``[0, duration_ms]``."""
+    b = np.arange(n_frames + 1, dtype=np.int64) * hop_ms + lead_ms
+    b[0] = 0
+    b[-1] = max(int(b[-1]), duration_ms) if n_frames else 0
+    return np.clip(b, 0, duration_ms)
+
+
+def runs(mask: np.ndarray) -> list[tuple[int, int]]:
+    """Maximal runs of True as (first frame, last frame + 1)."""
+    padded = np.concatenate(([False], mask, [False]))
+    edges = np.flatnonzero(padded[1:] != padded[:-1])
+    return list(zip(edges[::2].tolist(), edges[1::2].tolist()))
+
+
+def detect_label(track: np.ndarray, bounds: np.ndarray, on: float, params: DetectParams,
+                 label: str = "") -> Detected | None:
+    """One label's event in a clip (or None), see the module docstring."""
+    if not len(track) or float(track.max()) < on:
+        return None
+    kept = [(a, b) for a, b in runs(track >= on * params.off_ratio) if float(track[a:b].max()) >= on]
+    merged: list[list[int]] = []
+    for a, b in kept:
+        if merged and bounds[a] - bounds[merged[-1][1]] <= params.gap_ms:
+            merged[-1][1] = b
+        else:
+            merged.append([a, b])
+    merged = [m for m in merged if bounds[m[1]] - bounds[m[0]] >= max(params.min_ms, 1)]
+    if not merged:
+        return None
+    if params.policy == "strongest":
+        a, b = max(merged, key=lambda m: (float(track[m[0]:m[1]].max()), m[1] - m[0], -m[0]))
+    else:
+        a, b = merged[0][0], merged[-1][1]
+    return shifted(Detected(label, int(bounds[a]), int(bounds[b]), float(track[a:b].max())),
+                   params.onset_shift_ms, params.offset_shift_ms, int(bounds[-1]))
+
+
+def shifted(d: Detected, onset_shift_ms: int, offset_shift_ms: int, duration_ms: int) -> Detected:
+    """``d`` with its ends moved, kept inside the clip and at least 1 ms long."""
+    if not onset_shift_ms and not offset_shift_ms:
+        return d
+    on = min(max(0, d.onset_ms + onset_shift_ms), duration_ms - 1)
+    off = max(min(duration_ms, d.offset_ms + offset_shift_ms), on + 1)
+    return Detected(d.label, on, off, d.confidence)
+
+
+def detect_clip(tracks: np.ndarray, labels: Sequence[str], duration_ms: int,
+                params: DetectParams) -> list[Detected]:
+    """Every label's event in one clip (labels in ``labels`` order)."""
+    bounds = frame_bounds(len(tracks), duration_ms)
+    out: list[Detected] = []
+    if not len(tracks) or not len(labels):
+        return out
+    lowest = min(params.threshold(label) for label in labels)
+    for j in np.flatnonzero(tracks.max(axis=0) >= lowest):
+        found = detect_label(tracks[:, j], bounds, params.threshold(labels[j]), params, labels[j])
+        if found is not None:
+            out.append(found)
+    return out
+
+
+def detected_clip(truth: Clip, found: Sequence[Detected]) -> Clip:
+    """A :class:`Clip` of the detected events (same id, duration and rate as the true clip).
+
+    ``mode`` is ``overlap`` when any two events intersect, else ``sequential`` (the corpus
+    rule of ``spec.validate_clip``; metadata only, no filter reads it)."""
+    events = tuple(Event(d.label, d.onset_ms / 1000.0, d.offset_ms / 1000.0, DETECTED_ATOM, 0.0)
+                   for d in sorted(found, key=lambda d: (d.onset_ms, d.label)))
+    overlap = any(min(a.offset_ms, b.offset_ms) > max(a.onset_ms, b.onset_ms)
+                  for i, a in enumerate(found) for b in found[i + 1:])
+    return Clip(truth.id, "overlap" if overlap else "sequential", truth.duration, truth.sample_rate,
+                events, {"confidence": {d.label: round(d.confidence, 4) for d in found}})
+
+
+def track_summary(tracks: np.ndarray, labels: Sequence[str], duration_ms: int,
+                  floor: float = 0.02) -> dict[str, list[float]]:
+    """label -> [peak score, onset ms, offset ms, mean of the 3 best frames] for every label whose
+    peak reaches ``floor``; onset and offset bound the contiguous frames around the peak where the
+    score stays >= half the peak. The soft score reads them (times: for labels not detected;
+    the 3-frame mean: to break ties, since YAMNet's int8 outputs take few distinct values)."""
+    out: dict[str, list[float]] = {}
+    if not len(tracks):
+        return out
+    bounds = frame_bounds(len(tracks), duration_ms)
+    peaks = tracks.max(axis=0)
+    for j in np.flatnonzero(peaks >= floor):
+        col = tracks[:, j]
+        t = int(np.argmax(col))
+        half = col >= 0.5 * col[t]
+        a = t
+        while a > 0 and half[a - 1]:
+            a -= 1
+        b = t + 1
+        while b < len(col) and half[b]:
+            b += 1
+        top = np.sort(col)[-3:]
+        out[labels[j]] = [round(float(col[t]), 4), int(bounds[a]), int(bounds[b]),
+                          round(float(top.mean()), 4)]
+    return out
+
+
+def clip_duration_ms(clip: Clip) -> int:
+    return to_ms(clip.duration)
