@@ -119,3 +119,32 @@ def test_plots_are_deterministic_pngs(results, tmp_path):
     assert sorted(p.name for p in paths) == ["metrics_by_task.png", "projection_embed-fake.png"]
     assert (tmp_path / "c" / "metrics_by_task.png").read_bytes() == p1.read_bytes()
     assert plot_metrics_by_task(Results({}, {}), tmp_path / "d") is None
+
+
+def test_report_shows_a_saved_perception_report(tmp_path):
+    """`bench report` reads what `bench detect` saved: perception and the per-task decomposition."""
+    import evalkit
+    from rich.console import Console
+
+    from reasonaudio.bench.evaluate import evaluate_retrievers
+    from reasonaudio.bench.report import run_report
+    from reasonaudio.bench.results import results_dir
+    from reasonaudio.fileio import write_json
+    from reasonaudio.views.results import print_report_outcome
+
+    bench = evalkit.write_bench(tmp_path / "bench")
+    evaluate_retrievers(bench, [evalkit.OracleFake(bench)])
+    write_json(results_dir(bench) / "detect-yamnet-zero-shot.json", {
+        "name": "detected:yamnet", "optimistic": False,
+        "perception": {"collars": {"onset_ms": 250, "offset_ms": 250, "offset_relative": 0.2},
+                       "events_micro": {"precision": 0.25, "recall": 0.5, "f1": 1 / 3},
+                       "tagging_micro": {"f1": 0.75}},
+        "decomposition": {"overall": {"oracle": 1.0, "detected": 0.4, "best_embedding_value": 0.3,
+                                      "best_embedding": "clap"}}})
+    outcome = run_report(bench, tmp_path / "plots")
+    assert [d["name"] for d in outcome.detections] == ["detected:yamnet"]
+    console = Console(record=True, width=200)
+    print_report_outcome(console, outcome)
+    text = console.export_text()
+    assert "perception of detected:yamnet" in text and "F1 0.333" in text and "tagging F1 0.750" in text
+    assert "0.400" in text and "clap" in text

@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from reasonaudio.bench.plots import PROJECTIONS, plot_report
 from reasonaudio.bench.results import Results, load_results, results_dir
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.errors import DataError
-from reasonaudio.fileio import write_json
+from reasonaudio.fileio import read_json, write_json
 
 
 @dataclass(frozen=True)
 class ReportOutcome:
     results: Results
     paths: list[Path]
+    detections: list[dict[str, Any]] = field(default_factory=list)
+    """the saved ``bench detect`` summaries (perception report, decomposition), one per mode"""
 
     @property
     def has_projection(self) -> bool:
@@ -44,4 +46,17 @@ def run_report(bench: Benchmark, out: Path | None = None, names: Sequence[str] |
         raise DataError(f"{results_dir(bench)}: no saved results for this benchmark{hint}; "
                         f"run `bench eval --data {bench.root} --retriever NAME` first")
     out = Path(out) if out is not None else results_dir(bench) / "plots"
-    return ReportOutcome(results, plot_report(bench, results, out, projection))
+    return ReportOutcome(results, plot_report(bench, results, out, projection),
+                         saved_detections(bench))
+
+
+def saved_detections(bench: Benchmark) -> list[dict[str, Any]]:
+    """``DATA/results/detect-*.json`` written by ``bench detect`` (or the main job), in name order;
+    an unreadable one is skipped (it is a summary, the metrics live in the results)."""
+    out = []
+    for path in sorted(results_dir(bench).glob("detect-*.json")):
+        try:
+            out.append(read_json(path))
+        except DataError:
+            continue
+    return out

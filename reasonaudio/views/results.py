@@ -163,7 +163,29 @@ def print_comparison(console: Console, c: Comparison) -> None:
 def print_report_outcome(console: Console, outcome: ReportOutcome) -> None:
     """``bench report``: the tables, then the plots written."""
     print_report(console, outcome.results)
+    for detection in outcome.detections:
+        print_perception_summary(console, detection)
     if not outcome.has_projection:
         console.print("no embedding retriever among the results: projection plot skipped")
     for p in outcome.paths:
         console.print(Text(f"wrote {p}"))
+
+
+def print_perception_summary(console: Console, detection: dict) -> None:
+    """``bench report``: what a saved ``bench detect`` heard (event-based, sed_eval-style collars)
+    and, per task, oracle -> detected -> best embedding Acc@1."""
+    p = detection.get("perception") or {}
+    ev, tg, col = p.get("events_micro") or {}, p.get("tagging_micro") or {}, p.get("collars") or {}
+    optimistic = " (optimistic: signatures from the bank's own atoms)" if detection.get("optimistic") else ""
+    console.print(Text(f"perception of {detection.get('name')}{optimistic}: events P "
+                       f"{ev.get('precision', 0):.3f} R {ev.get('recall', 0):.3f} F1 {ev.get('f1', 0):.3f} "
+                       f"(collars: onset {col.get('onset_ms')} ms, offset max({col.get('offset_ms')} ms, "
+                       f"{col.get('offset_relative', 0):.0%})); tagging F1 {tg.get('f1', 0):.3f}"))
+    table = Table(title=Text(f"Acc@1: oracle -> {detection.get('name')} -> best embedding"),
+                  title_justify="left", **_COMPACT)
+    for col_name in ("task", "oracle", "detected", "best embedding", "retriever"):
+        table.add_column(col_name, justify="left" if col_name in ("task", "retriever") else "right")
+    for task, row in (detection.get("decomposition") or {}).items():
+        table.add_row(task, _fmt(row.get("oracle")), _fmt(row.get("detected")),
+                      _fmt(row.get("best_embedding_value")), Text(str(row.get("best_embedding") or "-")))
+    console.print(table)
