@@ -59,6 +59,24 @@ QdrantUrlOpt = typer.Option(None, "--qdrant-url", envvar="QDRANT_URL", show_envv
 ModelPathsOpt = typer.Option(None, "--model-path",
                              help="Local weights: PATH, or NAME=PATH for one retriever (repeat).")
 RetrieverDeviceOpt = typer.Option(None, "--device", help="cpu (default) | cuda for model retrievers.")
+NoVerifyOpt = typer.Option(False, "--no-verify",
+                           help="Load the benchmark without checking its files against the sha256 "
+                           "in manifest.json (for files edited on purpose).")
+
+
+def _load(data: Path, no_verify: bool) -> Any:
+    """The benchmark at ``data``, verified unless ``--no-verify`` (which says so, in one line)."""
+    from reasonaudio.ingest.benchmark import load_benchmark
+
+    bench = load_benchmark(data, verify=not no_verify)
+    if no_verify:
+        _skipped_verification(data)
+    return bench
+
+
+def _skipped_verification(data: Path) -> None:
+    err_console.print(f"warning: {data}: files not verified against manifest.json (--no-verify)",
+                      markup=False, highlight=False, soft_wrap=True)
 
 
 def main() -> None:  # console-script entry point
@@ -109,12 +127,11 @@ def demo(
 
 
 @app.command()
-def info(data: Path = DataOpt) -> None:
+def info(data: Path = DataOpt, no_verify: bool = NoVerifyOpt) -> None:
     """Counts by mode and task, events per clip, relevant clips and hard negatives per query."""
-    from reasonaudio.ingest.benchmark import load_benchmark
     from reasonaudio.ingest.report import print_info
 
-    print_info(console, load_benchmark(data))
+    print_info(console, _load(data, no_verify))
 
 
 @app.command()
@@ -123,12 +140,12 @@ def render(
     data: Path = DataOpt,
     out: Path = typer.Option(..., "--out", "-o", help="Output audio file (.wav or .flac)."),
     atoms: Optional[str] = typer.Option(None, help="Atom bank, if not the one the manifest names."),
+    no_verify: bool = NoVerifyOpt,
 ) -> None:
     """Render one clip's audio from its spec (sample-identical on every call)."""
-    from reasonaudio.ingest.benchmark import load_benchmark
     from reasonaudio.ingest.render import render_clip_to_file
 
-    bench = load_benchmark(data)
+    bench = _load(data, no_verify)
     seconds = render_clip_to_file(bench, clip_id, out, bank_spec=atoms)
     console.print(f"wrote {out} ({seconds:.2f} s)")
 
@@ -232,14 +249,14 @@ def eval_(
     qdrant_url: Optional[str] = QdrantUrlOpt,
     model_path: Optional[list[str]] = ModelPathsOpt,
     device: Optional[str] = RetrieverDeviceOpt,
+    no_verify: bool = NoVerifyOpt,
 ) -> None:
     """Evaluate retrievers on every query: per-task Acc@1 / nDCG@10 and multiple choice."""
     from reasonaudio.bench.evaluate import evaluate_retrievers, model_options
     from reasonaudio.bench.report import print_eval_tables, write_results_json
-    from reasonaudio.ingest.benchmark import load_benchmark
 
     options, per_retriever = model_options(model_path or (), device)
-    results = evaluate_retrievers(load_benchmark(data), retriever, depth=depth, trec_dir=trec,
+    results = evaluate_retrievers(_load(data, no_verify), retriever, depth=depth, trec_dir=trec,
                                   console=console, backend=backend, url=qdrant_url,
                                   options=options, retriever_options=per_retriever)
     print_eval_tables(console, results)
@@ -259,16 +276,16 @@ def compare(
     qdrant_url: Optional[str] = QdrantUrlOpt,
     model_path: Optional[list[str]] = ModelPathsOpt,
     device: Optional[str] = RetrieverDeviceOpt,
+    no_verify: bool = NoVerifyOpt,
 ) -> None:
     """A - B per task with a paired randomization test (10,000 permutations, seed 0)."""
     from reasonaudio.bench.compare import compare as compare_results
     from reasonaudio.bench.evaluate import ensure_results, model_options
     from reasonaudio.bench.report import print_comparison
     from reasonaudio.fileio import write_json
-    from reasonaudio.ingest.benchmark import load_benchmark
 
     options, per_retriever = model_options(model_path or (), device)
-    results = ensure_results(load_benchmark(data), [a, b], depth=depth, console=console,
+    results = ensure_results(_load(data, no_verify), [a, b], depth=depth, console=console,
                              backend=backend, url=qdrant_url, options=options,
                              retriever_options=per_retriever)
     comparison = compare_results(results.runs[a], results.runs[b])
@@ -286,12 +303,12 @@ def report(
     retriever: Optional[list[str]] = typer.Option(None, "--retriever", "-r",
                                                   help="Only these retrievers (default: all saved)."),
     projection: str = typer.Option("pca", help="2-D projection of embeddings: pca | tsne."),
+    no_verify: bool = NoVerifyOpt,
 ) -> None:
     """Saved results as tables and PNG plots (no recomputation)."""
     from reasonaudio.bench.report import run_report
-    from reasonaudio.ingest.benchmark import load_benchmark
 
-    run_report(console, load_benchmark(data), out, retriever or None, projection)
+    run_report(console, _load(data, no_verify), out, retriever or None, projection)
 
 
 # --- parse -----------------------------------------------------------------------------------
@@ -304,6 +321,7 @@ def parse_cmd(
     labels: Optional[Path] = typer.Option(None, "--labels",
                                           help="Instead of --data: a file with one label per line."),
     as_json: bool = typer.Option(False, "--json", help='Print only {"logic": ...} as JSON.'),
+    no_verify: bool = NoVerifyOpt,
 ) -> None:
     """Read query text into logic over the bank's labels (what the oracle retriever runs)."""
     import json
@@ -312,7 +330,10 @@ def parse_cmd(
     from reasonaudio.constraints.logic import to_json
     from reasonaudio.constraints.parser import parse_detailed
 
-    result = parse_detailed(text, vocabulary_source(data, labels))
+    vocabulary = vocabulary_source(data, labels, verify=not no_verify)
+    if no_verify and data is not None:
+        _skipped_verification(data)
+    result = parse_detailed(text, vocabulary)
     if as_json:
         typer.echo(json.dumps({"logic": to_json(result.logic)}))
     else:
@@ -349,6 +370,7 @@ def ingest(
     limit: Optional[int] = typer.Option(None, "--limit", min=1,
                                         help="Model ingest: only the first N clips (never removes any)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Model ingest: bypass the embedding cache."),
+    no_verify: bool = NoVerifyOpt,
 ) -> None:
     """Load a Qdrant collection for the benchmark (idempotent; an interrupted load resumes).
 
@@ -356,11 +378,10 @@ def ingest(
     two-stage:CAPTIONER+EMBEDDER: render, embed and upsert every clip (docs/models.md)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from reasonaudio.ingest.benchmark import load_benchmark
     from reasonaudio.store.ingest import ingest_payload
     from reasonaudio.store.open import open_store
 
-    bench = load_benchmark(data)
+    bench = _load(data, no_verify)
     if model != "none":
         from reasonaudio.ingest.embed import ingest_model, print_ingest_summary
 
@@ -399,17 +420,17 @@ def search(
     model_path: Optional[str] = ModelPathOpt,
     batch_size: Optional[int] = BatchSizeOpt,
     device: str = DeviceOpt,
+    no_verify: bool = NoVerifyOpt,
 ) -> None:
     """One query: its logic, then the hits with event timelines and a check per constraint."""
     import json
 
     from reasonaudio.constraints.parser import parse
     from reasonaudio.errors import QueryParseError
-    from reasonaudio.ingest.benchmark import load_benchmark
     from reasonaudio.retrievers.explain import print_search, search_json
     from reasonaudio.retrievers.registry import get_retriever, spec_for
 
-    bench = load_benchmark(data)
+    bench = _load(data, no_verify)
     retriever = model or retriever
     spec = spec_for(retriever)
     try:

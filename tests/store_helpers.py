@@ -13,7 +13,7 @@ from pathlib import Path
 
 from reasonaudio.constraints.logic import And, Before, Has, Lasts, Node, Not, Or, Overlap, to_json
 from reasonaudio.constraints.semantics import holds, intervals
-from reasonaudio.ingest.benchmark import write_qrels
+from reasonaudio.ingest.benchmark import write_manifest, write_qrels
 from reasonaudio.ingest.spec import Clip, Event
 
 WORDS = ["dog barking", "siren", "rain", "thunder", "door knock", "baby crying", "car horn",
@@ -118,5 +118,5 @@ def write_fake_benchmark(root: Path, n_clips: int = 200, n_queries: int = 60, se
             fh.write(json.dumps({"atom_id": f"atom-{label}", "label": label, "path": f"synthetic:{label}",
                                  "sample_rate": 16000, "duration": 5.0, "source": "test",
                                  "license": "CC0"}) + "\n")
-    (root / "manifest.json").write_text(json.dumps({"seed": seed, "counts": {"clips": n_clips}}))
+    write_manifest(root, {"seed": seed, "counts": {"clips": n_clips}})
     return root

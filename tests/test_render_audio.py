@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from reasonaudio.cli import app
 from reasonaudio.errors import DataError
 from reasonaudio.ingest.atoms import Atom, AtomBank
-from reasonaudio.ingest.benchmark import load_benchmark
+from reasonaudio.ingest.benchmark import load_benchmark, write_manifest
 from reasonaudio.ingest.render import (RenderParams, Renderer, render_clip_to_file,
                                        write_clip_audio)
 from reasonaudio.ingest.spec import Clip, Event
@@ -175,8 +175,11 @@ def bench_dir(tmp_path: Path, bank) -> Path:
     with open(root / "corpus.jsonl", "w") as fh:
         for c in clips:
             fh.write(json.dumps(c.to_json()) + "\n")
-    (root / "manifest.json").write_text(json.dumps(
-        {"parameters": {"atoms": "synthetic"}, "render": RenderParams().to_json()}))
+    (root / "qrels").mkdir()
+    for name in ("queries.jsonl", "choices.jsonl", "atoms.jsonl", "qrels/test.tsv"):
+        (root / name).write_text("")  # not read by render; present so the manifest can hash them
+    write_manifest(root, {"seed": 0, "parameters": {"atoms": "synthetic"},
+                          "render": RenderParams().to_json()})
     return root
 
 

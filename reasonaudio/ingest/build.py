@@ -18,15 +18,14 @@ from reasonaudio.constraints.logic import to_json
 from reasonaudio.constraints.semantics import holds, intervals
 from reasonaudio.errors import DataError
 from reasonaudio.provenance import versions
-from reasonaudio.fileio import atomic_dir, sha256_file, write_json, write_jsonl
+from reasonaudio.fileio import atomic_dir, write_jsonl
 from reasonaudio.ingest.atoms import AtomBank, open_bank
-from reasonaudio.ingest.benchmark import (ATOMS, CHOICES, CORPUS, MANIFEST, QRELS, QUERIES, TASKS,
-                                          write_qrels)
+from reasonaudio.ingest.benchmark import (ATOMS, CHOICES, CORPUS, QRELS, QUERIES,
+                                          TASKS, write_manifest, write_qrels)
 from reasonaudio.ingest.compose import ComposeParams, Composer, check_margins, clip_mode
 from reasonaudio.ingest.queries import PlantedQuery, QueryPlanter
 from reasonaudio.ingest.spec import Clip
 
-FORMAT_VERSION = 1
 OVERLAP_SHARE = 0.4
 MAX_TRIES = 200
 
@@ -75,8 +74,8 @@ def _per_task(n_queries: int) -> dict[str, int]:
 def _validate(params: BuildParams, bank: AtomBank) -> None:
     if params.n_clips <= 0:
         raise DataError(f"--clips must be positive, got {params.n_clips}")
-    if params.n_queries < 0:
-        raise DataError(f"--queries must be zero or positive, got {params.n_queries}")
+    if params.n_queries <= 0:
+        raise DataError(f"--queries must be positive, got {params.n_queries}")
     if params.n_clips < 2 * params.n_queries:
         raise DataError(f"--clips {params.n_clips} is too few for --queries {params.n_queries}: "
                         "every query plants a positive and a hard-negative clip (need clips >= 2 x queries)")
@@ -192,26 +191,21 @@ def build_benchmark(out: Path | str, params: BuildParams, overwrite: bool = Fals
         write_qrels(tmp / QRELS, result.qrels)
         write_jsonl(tmp / CHOICES, result.choices)
         write_jsonl(tmp / ATOMS, (a.to_json() for a in bank.atoms))
-        manifest = _manifest(params, bank, result, tmp)
         if params.audio:
             from reasonaudio.ingest.render import RenderParams, write_clip_audio
 
             write_clip_audio(tmp / "audio", result.clips, bank, params.audio, RenderParams())
-        write_json(tmp / MANIFEST, manifest)
+        manifest = write_manifest(tmp, _manifest(params, bank, result))
     return manifest
 
 
-def _manifest(params: BuildParams, bank: AtomBank, result: BuildResult, root: Path) -> dict[str, Any]:
+def _manifest(params: BuildParams, bank: AtomBank, result: BuildResult) -> dict[str, Any]:
+    """Everything but the format fields and the files' hashes (:func:`write_manifest` adds them)."""
     from reasonaudio.ingest.render import RenderParams
 
     modes = {m: sum(c.mode == m for c in result.clips) for m in ("sequential", "overlap")}
     tasks = {t: sum(q["task"] == t for q in result.queries) for t in TASKS}
-    files = {}
-    for name in (CORPUS, QUERIES, QRELS, CHOICES, ATOMS):
-        path = root / name
-        files[name] = {"sha256": sha256_file(path), "bytes": path.stat().st_size}
     return {
-        "format": "reasonaudio-benchmark", "format_version": FORMAT_VERSION,
         "seed": params.seed,
         "parameters": params.to_json(),
         "render": asdict(RenderParams()),
@@ -222,5 +216,4 @@ def _manifest(params: BuildParams, bank: AtomBank, result: BuildResult, root: Pa
                    "qrels": sum(len(v) for v in result.qrels.values()),
                    "atoms": len(bank.atoms), "classes": len(bank.labels)},
         "adjustments": result.adjustments,
-        "files": files,
     }

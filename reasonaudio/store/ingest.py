@@ -41,9 +41,9 @@ class LoadResult:
 
 
 def corpus_fingerprint(bench: Benchmark) -> str:
-    """sha256 of corpus.jsonl (from the manifest when it records it)."""
+    """sha256 of corpus.jsonl (from the manifest when the load verified the file against it)."""
     recorded = (bench.manifest.get("files") or {}).get(CORPUS, {})
-    if isinstance(recorded, dict) and recorded.get("sha256"):
+    if getattr(bench, "verified", False) and isinstance(recorded, dict) and recorded.get("sha256"):
         return str(recorded["sha256"])
     return sha256_file(bench.root / CORPUS)
 
