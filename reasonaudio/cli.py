@@ -6,16 +6,19 @@ anything else is a bug and keeps its traceback.
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from pathlib import Path
 from typing import Any, Optional
 
+import click
 import typer
 from rich.console import Console
 from typer.core import TyperGroup
 
-from reasonaudio.errors import ReasonAudioError
+from reasonaudio.errors import ReasonAudioError, error_line
+from reasonaudio.fileio import write_error
 
 console = Console()
 err_console = Console(stderr=True)
@@ -23,6 +26,12 @@ PIPE_COLUMNS = "140"
 """Width when output goes to a file or pipe (rich would use 80 and cut long retriever names)."""
 
 USER_ERROR_EXIT = 2
+
+try:  # typer >= 0.2x parses with its own copy of click
+    from typer._click.exceptions import UsageError as _TyperUsageError
+    USAGE_ERRORS: tuple[type[Exception], ...] = (_TyperUsageError, click.UsageError)
+except ImportError:  # pragma: no cover
+    USAGE_ERRORS = (click.UsageError,)
 
 
 class _UserErrorGroup(TyperGroup):
@@ -32,9 +41,30 @@ class _UserErrorGroup(TyperGroup):
         try:
             return super().invoke(ctx)
         except ReasonAudioError as exc:
-            err_console.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False,
-                              soft_wrap=True)
+            _print_error(str(exc))
             raise typer.Exit(USER_ERROR_EXIT) from None
+        except USAGE_ERRORS as exc:
+            # One line, not usage + hint + blank + error: the hint goes into the line itself.
+            if exc.ctx is None:  # already made one line by a nested group
+                raise
+            line = error_line(f"{exc.format_message()} (see `{exc.ctx.command_path} --help`)")
+            plain = next(c for c in type(exc).__mro__ if c.__name__ == "UsageError")
+            raise plain(line) from None  # no ctx: click prints just "Error: <line>"
+        except OSError as exc:
+            if exc.errno not in ENVIRONMENT_ERRNOS:
+                raise
+            # A write the user's disk refused where no file-aware DataError caught it first.
+            _print_error(str(write_error(exc, exc.filename or "output")))
+            raise typer.Exit(USER_ERROR_EXIT) from None
+
+
+ENVIRONMENT_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM}
+"""OSErrors that are the machine's or the user's doing (full disk, read-only folder), never a bug."""
+
+
+def _print_error(message: str) -> None:
+    err_console.print(f"[bold red]error:[/] {error_line(message)}", markup=True, highlight=False,
+                      soft_wrap=True)
 
 
 def _app(**kwargs: Any) -> typer.Typer:

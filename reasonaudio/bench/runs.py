@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Iterable
 
 from reasonaudio.errors import DataError
-from reasonaudio.fileio import atomic_file
+from reasonaudio.fileio import atomic_file, reading_text
 from reasonaudio.retrievers.base import Hit
 
 _TOKEN = re.compile(r"^\S+$")
@@ -80,7 +80,7 @@ def read_trec(path: Path | str, tag: str | None = None) -> Run:
         raise DataError(f"{path}: run file not found")
     rows: dict[str, list[tuple[int, str, float]]] = {}
     tags: set[str] = set()
-    with open(path, encoding="utf-8") as fh:
+    with reading_text(path), open(path, encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, 1):
             if not line.strip():
                 continue

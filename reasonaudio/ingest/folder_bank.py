@@ -29,7 +29,7 @@ import numpy as np
 import soundfile as sf
 
 from reasonaudio.errors import DataError
-from reasonaudio.fileio import iter_jsonl
+from reasonaudio.fileio import iter_jsonl, reading_text
 from reasonaudio.ingest.atoms import Atom, AtomBank
 
 AUDIO_EXTENSIONS = (".wav", ".flac", ".ogg", ".mp3")
@@ -162,7 +162,7 @@ def _read_manifest(path: Path) -> list[dict[str, str]]:
                 raise DataError(f"{path}:{lineno}: expected a JSON object")
             rows.append({**obj, "_where": f"{path}:{lineno}"})
     else:
-        with open(path, encoding="utf-8", newline="") as fh:
+        with reading_text(path), open(path, encoding="utf-8", newline="") as fh:
             reader = csv.DictReader(fh)
             if reader.fieldnames is None or not {"label", "file"} <= set(reader.fieldnames):
                 raise DataError(f"{path}:1: header must name at least the columns label and file, "

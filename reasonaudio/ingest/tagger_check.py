@@ -25,6 +25,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from reasonaudio.errors import DataError
+from reasonaudio.fileio import read_text
 from reasonaudio.ingest.atoms import AtomBank
 
 TAGGERS = ("yamnet",)
@@ -119,7 +120,7 @@ def expected_tags(bank: AtomBank, root: Path | None) -> dict[str, tuple[tuple[st
     out: dict[str, tuple[tuple[str, ...], str]] = {}
     manifest = root / "atoms.jsonl" if root is not None else None
     if manifest is not None and manifest.is_file():
-        for line in manifest.read_text(encoding="utf-8").splitlines():
+        for line in read_text(manifest).splitlines():
             try:
                 row = json.loads(line)
             except json.JSONDecodeError:

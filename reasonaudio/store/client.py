@@ -19,7 +19,7 @@ from qdrant_client import QdrantClient
 from qdrant_client.http import models
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
-from reasonaudio.errors import StoreError
+from reasonaudio.errors import StoreError, echo
 from reasonaudio.store.base import (
     META_KEY, CollectionMeta, Fields, Found, PointIn, Store, found_from_payload, payload_fields,
     plain_vector,
@@ -42,11 +42,17 @@ def redact_url(url: str) -> str:
 
 
 def _reason(exc: BaseException) -> str:
+    """What went wrong, as one short line with credentials redacted (a server may echo headers)."""
     if isinstance(exc, UnexpectedResponse):
         body = exc.content.decode("utf-8", "replace").strip() if exc.content else ""
-        return f"HTTP {exc.status_code}{': ' + body[:200] if body else ''}"
-    text = str(exc).strip() or type(exc).__name__
-    return text.splitlines()[0][:200]
+        return f"HTTP {exc.status_code}{': ' + echo(body) if body else ''}"
+    return echo(str(exc).strip() or type(exc).__name__)
+
+
+def _not_qdrant(where: str, exc: BaseException) -> StoreError:
+    """A 200 answer that is not Qdrant's JSON (a proxy page, another service on the port)."""
+    return StoreError(f"Qdrant at {where} answered with something that is not Qdrant's JSON API "
+                      f"({_reason(exc)}); is the URL a Qdrant server?")
 
 
 def _close_client(client: QdrantClient) -> None:
@@ -101,8 +107,12 @@ class ClientStore(Store):
                                  f"(HTTP {exc.status_code}); set QDRANT_API_KEY") from None
             raise StoreError(f"Qdrant server at {redact_url(url)}: {_reason(exc)}") from None
         except (ResponseHandlingException, OSError) as exc:
+            if isinstance(getattr(exc, "source", None), ValueError):
+                raise _not_qdrant(redact_url(url), exc.source) from None
             raise StoreError(f"cannot reach Qdrant server at {redact_url(url)} "
                              f"({_reason(exc)})") from None
+        except ValueError as exc:  # JSONDecodeError, pydantic's ValidationError
+            raise _not_qdrant(redact_url(url), exc) from None
         except Exception as exc:  # httpx errors and anything else from the transport
             if type(exc).__module__.startswith(("httpx", "httpcore")):
                 raise StoreError(f"cannot reach Qdrant server at {redact_url(url)} "
@@ -120,8 +130,14 @@ class ClientStore(Store):
         except UnexpectedResponse as exc:
             raise StoreError(f"Qdrant at {self.where}: {what} failed ({_reason(exc)})") from None
         except ResponseHandlingException as exc:
+            if isinstance(getattr(exc, "source", None), ValueError):
+                raise _not_qdrant(self.where, exc.source) from None
             raise StoreError(f"Qdrant at {self.where}: {what} failed, server unreachable "
                              f"({_reason(exc)})") from None
+        except ValueError as exc:
+            if self.backend != "server":
+                raise
+            raise _not_qdrant(self.where, exc) from None
 
     def _require(self, name: str) -> None:
         if not self.exists(name):
