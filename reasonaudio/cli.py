@@ -104,6 +104,11 @@ def _load(data: Path, no_verify: bool) -> Any:
     return bench
 
 
+def _note(message: str) -> None:
+    """A library's one-line notice (plain text: user paths are never read as markup)."""
+    err_console.print(f"note: {message}", markup=False, highlight=False, soft_wrap=True)
+
+
 def _skipped_verification(data: Path) -> None:
     err_console.print(f"warning: {data}: files not verified against manifest.json (--no-verify)",
                       markup=False, highlight=False, soft_wrap=True)
@@ -125,14 +130,15 @@ def build(
     clips: int = typer.Option(10_000, help="Number of clips (60% sequential, 40% overlap)."),
     queries: int = typer.Option(1_000, help="Number of queries, split evenly over the 5 tasks."),
     audio: Optional[str] = typer.Option(None, help="Also write every clip's audio: flac | wav."),
-    force: bool = typer.Option(False, "--force", help="Replace OUT if it exists."),
+    force: bool = typer.Option(False, "--force", help="Replace OUT if it is a previous benchmark "
+                               "or an empty folder (anything else is refused)."),
 ) -> None:
     """Build a benchmark directory: corpus, queries, qrels, choices, atoms, manifest."""
     from reasonaudio.ingest.build import BuildParams, build_benchmark
     from reasonaudio.ingest.report import print_build_summary
 
     params = BuildParams(atoms=atoms, seed=seed, n_clips=clips, n_queries=queries, audio=audio)
-    summary = build_benchmark(out, params, overwrite=force)
+    summary = build_benchmark(out, params, overwrite=force, notify=_note)
     print_build_summary(console, out, summary)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import glob
 import hashlib
 import json
 import os
@@ -143,6 +144,46 @@ def _plain_mode(path: Path, directory: bool) -> None:
     os.chmod(path, (0o777 if directory else 0o666) & ~_umask())
 
 
+def partial_prefix(dest: Path) -> str:
+    """Name start of ``dest``'s work folders: ``.NAME.partial-PID-...`` (PID: the writer)."""
+    return f".{Path(dest).name}.partial-"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def stale_partials(dest: Path) -> list[Path]:
+    """Work folders of ``dest`` left by writers that died (killed builds): their PID is gone,
+    or they predate PIDs in the name. A live writer's folder is never listed."""
+    dest = Path(dest)
+    if not dest.parent.is_dir():
+        return []
+    prefix = partial_prefix(dest)
+    out = []
+    for path in sorted(dest.parent.glob(f"{glob.escape(prefix)}*")):
+        pid = path.name[len(prefix):].split("-", 1)[0]
+        if not (pid.isdigit() and _alive(int(pid))) and path.is_dir() and not path.is_symlink():
+            out.append(path)
+    return out
+
+
+def remove_stale_partials(dest: Path) -> list[Path]:
+    """Remove :func:`stale_partials` of ``dest``; returns what was removed (for the caller to say)."""
+    removed = []
+    for path in stale_partials(dest):
+        shutil.rmtree(path, ignore_errors=True)
+        if not path.exists():
+            removed.append(path)
+    return removed
+
+
 @contextlib.contextmanager
 def atomic_dir(dest: Path, overwrite: bool = False) -> Iterator[Path]:
     """Yield a temporary sibling of ``dest``; on success it replaces ``dest`` in one rename."""
@@ -152,13 +193,13 @@ def atomic_dir(dest: Path, overwrite: bool = False) -> Iterator[Path]:
     check_parent(dest)
     with writing(dest):
         dest.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.partial-", dir=dest.parent))
+        tmp = Path(tempfile.mkdtemp(prefix=partial_prefix(dest) + f"{os.getpid()}-", dir=dest.parent))
     try:
         with writing(dest):
             yield tmp
             _plain_mode(tmp, directory=True)
             if dest.exists():
-                old = dest.with_name(f".{dest.name}.old-{os.getpid()}")
+                old = dest.with_name(f"{partial_prefix(dest)}{os.getpid()}-old")
                 dest.rename(old)
                 tmp.rename(dest)
                 shutil.rmtree(old, ignore_errors=True)

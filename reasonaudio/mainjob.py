@@ -18,7 +18,7 @@ from rich.table import Table
 
 from reasonaudio.errors import DataError, ReasonAudioError
 from reasonaudio.fileio import read_json
-from reasonaudio.ingest.benchmark import MANIFEST, Benchmark, load_benchmark
+from reasonaudio.ingest.benchmark import MANIFEST, Benchmark, check_manifest, load_benchmark
 from reasonaudio.ingest.build import BuildParams, absolute_bank_spec, build_benchmark
 
 SYMBOLIC = ("oracle", "bag-of-sounds", "random")
@@ -108,7 +108,7 @@ def _bench(params: MainJobParams, console: Console) -> Benchmark:
     build = BuildParams(atoms=absolute_bank_spec(atoms), seed=params.seed,
                         n_clips=params.n_clips, n_queries=params.n_queries)
     if (root / MANIFEST).is_file():
-        have = read_json(root / MANIFEST).get("parameters", {})
+        have = check_manifest(read_json(root / MANIFEST), root / MANIFEST).get("parameters", {})
         want = build.to_json()
         if {k: have.get(k) for k in want} == want:
             console.print(f"reusing {root} (same parameters and seed)")

@@ -11,15 +11,16 @@ from __future__ import annotations
 import random
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from reasonaudio.constraints.judge import ClipIndex
 from reasonaudio.constraints.logic import to_json
 from reasonaudio.constraints.semantics import holds, intervals
 from reasonaudio.errors import DataError
 from reasonaudio.provenance import versions
-from reasonaudio.fileio import atomic_dir, write_jsonl
+from reasonaudio.fileio import atomic_dir, remove_stale_partials, write_jsonl
 from reasonaudio.ingest.atoms import AtomBank, open_bank
+from reasonaudio.ingest.build_guard import check_size, check_target
 from reasonaudio.ingest.benchmark import (ATOMS, CHOICES, CORPUS, QRELS, QUERIES,
                                           TASKS, write_manifest, write_qrels)
 from reasonaudio.ingest.compose import ComposeParams, Composer, check_margins, clip_mode
@@ -72,6 +73,16 @@ def _per_task(n_queries: int) -> dict[str, int]:
 
 
 def _validate(params: BuildParams, bank: AtomBank) -> None:
+    _validate_sizes(params)
+    if len(bank.labels) < params.compose.max_events:
+        raise DataError(f"atom bank {params.atoms!r} has {len(bank.labels)} classes; "
+                        f"at least {params.compose.max_events} are needed")
+    if params.audio not in (None, "flac", "wav"):
+        raise DataError(f"--audio must be flac or wav, got {params.audio!r}")
+
+
+def _validate_sizes(params: BuildParams) -> None:
+    """The size flags, before the bank is opened (cheap, and refuses what cannot fit)."""
     if params.n_clips <= 0:
         raise DataError(f"--clips must be positive, got {params.n_clips}")
     if params.n_queries <= 0:
@@ -79,11 +90,7 @@ def _validate(params: BuildParams, bank: AtomBank) -> None:
     if params.n_clips < 2 * params.n_queries:
         raise DataError(f"--clips {params.n_clips} is too few for --queries {params.n_queries}: "
                         "every query plants a positive and a hard-negative clip (need clips >= 2 x queries)")
-    if len(bank.labels) < params.compose.max_events:
-        raise DataError(f"atom bank {params.atoms!r} has {len(bank.labels)} classes; "
-                        f"at least {params.compose.max_events} are needed")
-    if params.audio not in (None, "flac", "wav"):
-        raise DataError(f"--audio must be flac or wav, got {params.audio!r}")
+    check_size(params.n_clips)
 
 
 def _plant(planter: QueryPlanter, task: str, seen: set[str], counts: dict[str, int]) -> PlantedQuery:
@@ -176,11 +183,19 @@ def compose_benchmark(params: BuildParams, bank: AtomBank) -> BuildResult:
     return BuildResult(clips, queries, qrels, choices, dict(sorted(composer.adjustments.items())))
 
 
-def build_benchmark(out: Path | str, params: BuildParams, overwrite: bool = False) -> dict[str, Any]:
-    """Compose and write a benchmark directory atomically; returns the manifest."""
+def build_benchmark(out: Path | str, params: BuildParams, overwrite: bool = False,
+                    notify: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Compose and write a benchmark directory atomically; returns the manifest.
+
+    Refuses a target ``--force`` must not replace and sizes that cannot fit before anything is
+    read or written; removes work folders killed builds of ``out`` left (``notify`` says which).
+    """
     out = Path(out)
-    if out.exists() and not overwrite:
-        raise DataError(f"{out}: already exists (pass --force to replace it)")
+    check_target(out, overwrite)
+    _validate_sizes(params)
+    for stale in remove_stale_partials(out):
+        if notify:
+            notify(f"removed {stale}, left by an interrupted build of {out.name}")
     params = replace(params, atoms=absolute_bank_spec(params.atoms))
     bank = open_bank(params.atoms)
     result = compose_benchmark(params, bank)

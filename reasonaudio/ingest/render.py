@@ -19,6 +19,7 @@ has ``round(duration*sr)`` samples. Loops crossfade over the fade length so they
 from __future__ import annotations
 
 import difflib
+import io
 import logging
 import math
 import threading
@@ -247,8 +248,10 @@ def write_audio(path: Path, audio: np.ndarray, sr: int) -> None:
     """
     fmt = _format_for(path)
     pcm = np.clip(np.rint(np.asarray(audio, dtype=np.float64) * 32767.0), -32768, 32767).astype(np.int16)
+    buf = io.BytesIO()  # libsndfile hides a failed write's errno (an AssertionError on a full disk)
+    sf.write(buf, pcm, sr, format=fmt, subtype=SUBTYPE)
     with atomic_file(path, "wb") as fh:
-        sf.write(fh, pcm, sr, format=fmt, subtype=SUBTYPE)
+        fh.write(buf.getbuffer())
 
 
 def render_clip_to_file(bench: Any, clip_id: str, out: Path, bank_spec: str | None = None) -> float:
