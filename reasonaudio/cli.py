@@ -421,13 +421,13 @@ def ingest(
     if model != "none":
         from reasonaudio.ingest.embed import ingest_model, print_ingest_summary
 
-        with open_store(bench.root, backend, qdrant_url) as store:
+        with open_store(bench.root, backend, qdrant_url, write=True) as store:
             summary = ingest_model(bench, store, model, model_path=model_path, device=device,
                                    batch_size=batch_size, limit=limit, force=force,
                                    cache=not no_cache, console=console)
         print_ingest_summary(console, summary)
         return
-    with open_store(bench.root, backend, qdrant_url) as store, \
+    with open_store(bench.root, backend, qdrant_url, write=True) as store, \
             Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                      TimeElapsedColumn(), console=console) as progress:
         task = progress.add_task(f"payload -> {store.backend}", total=len(bench.clips))

@@ -134,7 +134,7 @@ def run_main_job(params: MainJobParams, console: Console) -> dict[str, Any]:
                               f"{b.manifest['bank'].get('kind', '?')} bank")
     print_info(console, bench)
     learned_ok: list[str] = []
-    with open_store(bench.root, params.backend) as store:
+    with open_store(bench.root, params.backend, write=True) as store:
         log.run(console, "ingest payload", lambda: ingest_payload(bench, store),
                 lambda r: f"{r.collection}: {r.points} points [{store.backend}]")
         for name in params.learned:

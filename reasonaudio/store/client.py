@@ -25,6 +25,7 @@ from reasonaudio.store.base import (
     plain_vector,
 )
 from reasonaudio.store.handles import SharedHandles
+from reasonaudio.store.lock import StoreLock
 from reasonaudio.store.payload import KEYWORD_FIELDS, dur_key, point_id
 
 _DISTANCE = {"cosine": models.Distance.COSINE, "dot": models.Distance.DOT,
@@ -75,8 +76,11 @@ def _open_local(key: str) -> QdrantClient:
 class ClientStore(Store):
     """A store reached through qdrant-client: local mode (``path``) or a server (``url``)."""
 
+    _lock: StoreLock | None = None
+    """local mode's inter-process lock on its folder (a server has its own concurrency)"""
+
     def __init__(self, *, path: Path | None = None, url: str | None = None,
-                 api_key: str | None = None) -> None:
+                 api_key: str | None = None, write: bool = False) -> None:
         if (path is None) == (url is None):
             raise ValueError("give exactly one of path= or url=")
         self.path = Path(path) if path is not None else None
@@ -85,7 +89,7 @@ class ClientStore(Store):
         self.where = str(self.path) if self.path is not None else redact_url(url or "")
         self._key: str | None = None
         if self.path is not None:
-            self.path.mkdir(parents=True, exist_ok=True)
+            self._lock = StoreLock(self.path, "qdrant-client local store").acquire(write)
             self._key = str(self.path.resolve())
             self.client = _LOCAL.acquire(self._key, lambda: _open_local(self._key))
         else:
@@ -139,6 +143,11 @@ class ClientStore(Store):
                 raise
             raise _not_qdrant(self.where, exc) from None
 
+    def _writing(self) -> None:
+        """Local mode: hold the folder's lock alone before changing anything (see store/lock.py)."""
+        if self._lock is not None:
+            self._lock.require_write()
+
     def _require(self, name: str) -> None:
         if not self.exists(name):
             raise StoreError(f"collection {name!r} not found in Qdrant at {self.where} "
@@ -155,6 +164,7 @@ class ClientStore(Store):
 
     def create(self, name: str, meta: CollectionMeta, *, index_labels: Sequence[str] = (),
                shard_number: int | None = None, replication_factor: int | None = None) -> None:
+        self._writing()
         if self.exists(name):
             raise StoreError(f"collection {name!r} already exists in Qdrant at {self.where}")
         opts: dict[str, Any] = {}
@@ -184,17 +194,20 @@ class ClientStore(Store):
         return CollectionMeta.from_json(raw, f"collection {name!r}")
 
     def set_meta(self, name: str, meta: CollectionMeta) -> None:
+        self._writing()
         self._require(name)
         with self._errors(f"updating collection {name!r}"):
             self.client.update_collection(name, metadata={META_KEY: meta.to_json()})
 
     def drop(self, name: str) -> None:
+        self._writing()
         with self._errors(f"deleting collection {name!r}"):
             if self.client.collection_exists(name):
                 self.client.delete_collection(name)
 
     # --- points --------------------------------------------------------------------------
     def upsert(self, name: str, points: Sequence[PointIn]) -> None:
+        self._writing()
         structs = [models.PointStruct(id=point_id(p.clip_id), vector=[float(x) for x in p.vector],
                                       payload=p.payload) for p in points]
         with self._errors(f"upserting into {name!r}"):
@@ -245,6 +258,7 @@ class ClientStore(Store):
                 for r in records}
 
     def delete(self, name: str, clip_ids: Sequence[str]) -> None:
+        self._writing()
         with self._errors(f"deleting points from {name!r}"):
             self.client.delete(name, points_selector=models.PointIdsList(
                 points=[point_id(c) for c in clip_ids]), wait=True)
@@ -253,6 +267,8 @@ class ClientStore(Store):
         if self._key is not None:
             _LOCAL.release(self._key)
             self._key = None
+            if self._lock is not None:
+                self._lock.release()
             return
         with contextlib.suppress(Exception):
             self.client.close()
