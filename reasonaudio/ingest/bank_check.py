@@ -9,19 +9,18 @@ rows without touching this module.
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from reasonaudio.errors import DataError
+from reasonaudio.ingest.atom_rules import check_samples, duration_problems, label_problems
 from reasonaudio.ingest.atoms import AtomBank, open_bank
 from reasonaudio.ingest.synthetic_bank import UNSAFE_WORDS
 
@@ -94,18 +93,13 @@ def check_bank(source: str, decode: bool = True, progress: bool = True,
             for atom in bank.atoms:
                 try:
                     x, sr = bank.load(atom.atom_id)
-                    x = np.asarray(x)
-                    if x.size == 0 or sr <= 0:
-                        raise DataError(f"{atom.path}: decodes to no samples")
-                    if not np.all(np.isfinite(x)):
-                        raise DataError(f"{atom.path}: decodes to NaN or infinite samples")
+                    check_samples(x, sr, atom.path)
                 except DataError as exc:
                     errors.append(f"{atom.atom_id}: {exc}" if atom.atom_id not in str(exc) else str(exc))
                     bad_ids.add(atom.atom_id)
                 bar.advance(task)
-    for atom in bank.atoms:
-        if not (atom.duration > 0 and math.isfinite(atom.duration)) and atom.atom_id not in bad_ids:
-            errors.append(f"{atom.path}: duration {atom.duration} s is not positive")
+    errors.extend(duration_problems(a for a in bank.atoms if a.atom_id not in bad_ids))
+    errors.extend(label_problems(bank.atoms, source))
     durations = sorted(a.duration for a in bank.atoms)
     return BankReport(
         source=source, bank=bank, description=bank.describe(), n_classes=len(bank.labels),

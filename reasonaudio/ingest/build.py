@@ -19,6 +19,7 @@ from reasonaudio.constraints.semantics import holds, intervals
 from reasonaudio.errors import DataError
 from reasonaudio.provenance import versions
 from reasonaudio.fileio import atomic_dir, remove_stale_partials, write_jsonl
+from reasonaudio.ingest.atom_rules import validate_bank
 from reasonaudio.ingest.atoms import AtomBank, open_bank
 from reasonaudio.ingest.build_guard import check_size, check_target
 from reasonaudio.ingest.benchmark import (ATOMS, CHOICES, CORPUS, QRELS, QUERIES,
@@ -198,6 +199,7 @@ def build_benchmark(out: Path | str, params: BuildParams, overwrite: bool = Fals
             notify(f"removed {stale}, left by an interrupted build of {out.name}")
     params = replace(params, atoms=absolute_bank_spec(params.atoms))
     bank = open_bank(params.atoms)
+    validate_bank(bank)  # the rules `bench atoms check` applies, before anything is composed
     result = compose_benchmark(params, bank)
     with atomic_dir(out, overwrite=overwrite) as tmp:
         write_jsonl(tmp / CORPUS, (c.to_json() for c in result.clips))

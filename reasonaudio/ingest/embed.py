@@ -37,7 +37,7 @@ from reasonaudio.ingest.benchmark import Benchmark
 from reasonaudio.ingest.spec import Clip
 from reasonaudio.models.cache import cache_root
 from reasonaudio.store.base import CollectionMeta, PointIn, Store, collection_name
-from reasonaudio.store.ingest import corpus_fingerprint, load_collection
+from reasonaudio.store.ingest import check_payload_labels, corpus_fingerprint, load_collection
 from reasonaudio.store.payload import clip_payload
 
 TWO_STAGE = "two-stage:"
@@ -561,6 +561,7 @@ def ingest_model(bench: Benchmark, store: Store, model: str, *, model_path: str 
     completes, so a larger batch loses nothing on interruption."""
     if limit is not None and limit < 1:
         raise DataError(f"--limit must be >= 1, got {limit}")
+    check_payload_labels(bench)  # the payload rule, before a model is loaded or a clip rendered
     t0 = time.perf_counter()
     pipe = pipeline or open_pipeline(model, model_path=model_path, device=device,
                                      batch_size=batch_size, cache=cache, cache_dir=cache_dir)

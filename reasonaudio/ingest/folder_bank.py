@@ -217,6 +217,13 @@ class FolderBank(FileBank):
                 if f.suffix.lower() not in AUDIO_EXTENSIONS:
                     continue
                 rel = f.relative_to(root).as_posix()
+                try:  # a link (or a linked label folder) may not lead outside the bank
+                    safe_relative(root, rel, str(f))
+                except DataError as exc:
+                    if errors is None:
+                        raise
+                    errors.append(str(exc))
+                    continue
                 entries[rel] = (label, f"{root.name}/{sub.name}", UNKNOWN_LICENSE, rel)
         if manifest is not None:
             for row in _read_manifest(manifest):

@@ -36,6 +36,7 @@ import soxr
 
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import atomic_file
+from reasonaudio.ingest.atom_rules import check_samples
 from reasonaudio.ingest.atoms import AtomBank, open_bank
 from reasonaudio.ingest.spec import Clip, Event
 
@@ -142,6 +143,7 @@ class Renderer:
                             f"({self.bank.describe().get('spec', self.bank.kind)}); render with the bank "
                             "the benchmark was built from (--atoms)")
         x, in_sr = self.bank.load(atom_id)
+        check_samples(x, in_sr, f"atom {atom_id} ({self.bank.kind} bank)")  # the bank check's rule
         x = np.asarray(x, dtype=np.float64)
         if x.ndim != 1:
             raise DataError(f"atom {atom_id}: bank returned {x.ndim}-D samples, expected mono")

@@ -15,12 +15,12 @@ from typing import Callable, Iterable, Sequence
 
 from reasonaudio.errors import StoreError
 from reasonaudio.fileio import sha256_file
-from reasonaudio.ingest.benchmark import CORPUS, Benchmark
+from reasonaudio.ingest.benchmark import ATOMS, CORPUS, Benchmark
 from reasonaudio.store.base import (
     PAYLOAD_MODEL, STATE_COMPLETE, STATE_LOADING, CollectionMeta, PointIn, Store, batched,
     collection_name,
 )
-from reasonaudio.store.payload import clip_payload
+from reasonaudio.store.payload import check_label, clip_payload
 
 PAYLOAD_COLLECTION = collection_name(PAYLOAD_MODEL)
 PAYLOAD_VECTOR = (1.0,)
@@ -111,6 +111,12 @@ def load_collection(store: Store, name: str, meta: CollectionMeta, clip_ids: Seq
     return LoadResult(name, len(clip_ids), len(todo), time.perf_counter() - start, resumed)
 
 
+def check_payload_labels(bench: Benchmark) -> None:
+    """Every label of the benchmark's bank fits a payload (before any collection is touched)."""
+    for label in bench.labels:
+        check_label(label, f"{bench.root / ATOMS}")
+
+
 def payload_meta(bench: Benchmark) -> CollectionMeta:
     return CollectionMeta(model=PAYLOAD_MODEL, revision="payload-v1", dimension=1,
                           distance="dot", pooling="none",
@@ -122,6 +128,7 @@ def ingest_payload(bench: Benchmark, store: Store, *, force: bool = False,
                    shard_number: int | None = None, replication_factor: int | None = None,
                    batch_size: int = 1024, progress: ProgressFn | None = None) -> LoadResult:
     """Load the payload-only collection the oracle and the baselines search."""
+    check_payload_labels(bench)
     by_id = bench.clip_by_id
 
     def make(ids: Sequence[str]) -> Iterable[PointIn]:
