@@ -213,3 +213,22 @@ def test_long_user_text_is_truncated_in_the_error(built):
     r = bench("parse", "q" * 100_000, "--data", built)
     line = one_line_error(r)
     assert len(line) < 1_000 and "characters" in line
+
+
+def test_edge_refuses_to_map_a_shard_on_a_nearly_full_disk(built, tmp_path, monkeypatch):
+    """Edge writes through memory maps: on a full disk it dies of SIGBUS, so it is not started."""
+    import shutil as _shutil
+    from collections import namedtuple
+
+    data = tmp_path / "d"
+    _shutil.copytree(built, data)
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(_shutil, "disk_usage", lambda p: usage(1 << 30, (1 << 30) - (8 << 20), 8 << 20))
+    one_line_error(bench("ingest", "--data", data, "--model", "none"), "8 MiB free", "SIGBUS")
+    r = bench("search", load_benchmark(data).labels[0], "--data", data, "-r", "random")
+    assert r.exit_code == 2 and "Traceback" not in r.output  # notices, then the one error line
+    assert r.stderr.strip().splitlines()[-1].startswith("error: ") and "8 MiB free" in r.stderr
+    edge = data / "qdrant" / "edge"
+    assert not edge.exists() or not [p for p in edge.iterdir() if p.is_dir()]
+    monkeypatch.setenv("REASONAUDIO_MIN_FREE_MB", "4")
+    assert bench("ingest", "--data", data, "--model", "none").exit_code == 0

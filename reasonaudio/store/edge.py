@@ -29,6 +29,7 @@ from reasonaudio.store.base import (
 )
 from reasonaudio.store.handles import SharedHandles
 from reasonaudio.store.lock import StoreLock, holder
+from reasonaudio.store.space import check_free_space
 from reasonaudio.store.payload import KEYWORD_FIELDS, dur_key, point_id
 
 META_FILE = "collection.json"
@@ -154,6 +155,7 @@ class EdgeStore(Store):
 
     @staticmethod
     def _load(key: str) -> qe.EdgeShard:
+        check_free_space(Path(key), "Qdrant Edge")
         try:
             return qe.EdgeShard.load(key)
         except Exception as exc:  # the Rust side raises plain exceptions
@@ -185,6 +187,7 @@ class EdgeStore(Store):
         if self.exists(name):
             raise StoreError(f"collection {name!r} already exists in {self.root}")
         d = self._dir(name)
+        check_free_space(d, "Qdrant Edge")
         self._forget(self._key(name))
         if d.exists():  # an interrupted create: no collection.json was written
             shutil.rmtree(d)
