@@ -137,8 +137,11 @@ def build(
     from reasonaudio.ingest.build import BuildParams, build_benchmark
     from reasonaudio.ingest.report import print_build_summary
 
+    from reasonaudio.views.progress import clip_progress
+
     params = BuildParams(atoms=atoms, seed=seed, n_clips=clips, n_queries=queries, audio=audio)
-    summary = build_benchmark(out, params, overwrite=force, notify=_note)
+    with clip_progress(err_console, "composing clips") as progress:
+        summary = build_benchmark(out, params, overwrite=force, notify=_note, progress=progress)
     print_build_summary(console, out, summary)
 
 

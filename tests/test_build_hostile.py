@@ -232,3 +232,13 @@ def test_edge_refuses_to_map_a_shard_on_a_nearly_full_disk(built, tmp_path, monk
     assert not edge.exists() or not [p for p in edge.iterdir() if p.is_dir()]
     monkeypatch.setenv("REASONAUDIO_MIN_FREE_MB", "4")
     assert bench("ingest", "--data", data, "--model", "none").exit_code == 0
+
+
+def test_build_reports_progress(tmp_path):
+    from reasonaudio.ingest.build import BuildParams, build_benchmark
+
+    calls = []
+    build_benchmark(tmp_path / "b", BuildParams(n_clips=1200, n_queries=300),
+                    progress=lambda done, total: calls.append((done, total)))
+    assert calls[-1] == (1200, 1200) and len(calls) >= 3
+    assert [d for d, _ in calls] == sorted(d for d, _ in calls)

@@ -113,7 +113,13 @@ def _plant(planter: QueryPlanter, task: str, seen: set[str], counts: dict[str, i
                     "the atom bank has too few classes for this many queries")
 
 
-def compose_benchmark(params: BuildParams, bank: AtomBank) -> BuildResult:
+ProgressFn = Callable[[int, int], None]
+"""Called with (clips composed, clips in all) as the build goes (every PROGRESS_EVERY clips)."""
+PROGRESS_EVERY = 500
+
+
+def compose_benchmark(params: BuildParams, bank: AtomBank,
+                      progress: ProgressFn | None = None) -> BuildResult:
     """Everything but the files: clips, queries, qrels, choices (pure, seeded)."""
     from reasonaudio.constraints.templates import render_query
 
@@ -127,6 +133,8 @@ def compose_benchmark(params: BuildParams, bank: AtomBank) -> BuildResult:
     for task, n in _per_task(params.n_queries).items():
         for _ in range(n):
             planted.append(_plant(planter, task, seen, composer.adjustments))
+            if progress and len(planted) % (PROGRESS_EVERY // 2) == 0:
+                progress(2 * len(planted), params.n_clips)
 
     planted_clips = [c for pq in planted for c in (pq.positive, pq.negative)]
     n_overlap = round(params.n_clips * OVERLAP_SHARE)
@@ -143,6 +151,8 @@ def compose_benchmark(params: BuildParams, bank: AtomBank) -> BuildResult:
             for _ in range(MAX_TRIES):
                 try:
                     fill.append(composer.random_clip(mode))
+                    if progress and len(fill) % PROGRESS_EVERY == 0:
+                        progress(len(planted_clips) + len(fill), params.n_clips)
                     break
                 except ValueError:
                     composer.note("fill clip redrawn: layout did not fit")
@@ -165,6 +175,8 @@ def compose_benchmark(params: BuildParams, bank: AtomBank) -> BuildResult:
         if planted_index >= 0:
             planted_id[planted_index] = cid
 
+    if progress:
+        progress(params.n_clips, params.n_clips)
     index = ClipIndex(clips)
     position = {cid: i for i, cid in enumerate(index.clip_ids)}
     qwidth = max(4, len(str(max(params.n_queries - 1, 0))))
@@ -185,7 +197,8 @@ def compose_benchmark(params: BuildParams, bank: AtomBank) -> BuildResult:
 
 
 def build_benchmark(out: Path | str, params: BuildParams, overwrite: bool = False,
-                    notify: Callable[[str], None] | None = None) -> dict[str, Any]:
+                    notify: Callable[[str], None] | None = None,
+                    progress: ProgressFn | None = None) -> dict[str, Any]:
     """Compose and write a benchmark directory atomically; returns the manifest.
 
     Refuses a target ``--force`` must not replace and sizes that cannot fit before anything is
@@ -200,7 +213,7 @@ def build_benchmark(out: Path | str, params: BuildParams, overwrite: bool = Fals
     params = replace(params, atoms=absolute_bank_spec(params.atoms))
     bank = open_bank(params.atoms)
     validate_bank(bank)  # the rules `bench atoms check` applies, before anything is composed
-    result = compose_benchmark(params, bank)
+    result = compose_benchmark(params, bank, progress)
     with atomic_dir(out, overwrite=overwrite) as tmp:
         write_jsonl(tmp / CORPUS, (c.to_json() for c in result.clips))
         write_jsonl(tmp / QUERIES, result.queries)
