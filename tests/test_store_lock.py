@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -63,7 +64,13 @@ def _child(role: str, data: Path, backend: str) -> subprocess.Popen:
     return proc
 
 
-def _expect(proc: subprocess.Popen, word: str) -> None:
+def _expect(proc: subprocess.Popen, word: str, timeout: float = 120) -> None:
+    """The child's next line (a handshake, not a timing assumption; the timeout only stops a
+    broken child from hanging the suite)."""
+    ready, _, _ = select.select([proc.stdout], [], [], timeout)
+    if not ready:
+        proc.kill()
+        pytest.fail(f"child printed nothing in {timeout} s (expected {word!r})")
     line = proc.stdout.readline().strip()
     assert line == word, (line, proc.stderr.read() if proc.poll() is not None else "")
 
