@@ -91,7 +91,11 @@ class ClientStore(Store):
         if self.path is not None:
             self._lock = StoreLock(self.path, "qdrant-client local store").acquire(write)
             self._key = str(self.path.resolve())
-            self.client = _LOCAL.acquire(self._key, lambda: _open_local(self._key))
+            try:
+                self.client = _LOCAL.acquire(self._key, lambda: _open_local(self._key))
+            except BaseException:
+                self._lock.release()
+                raise
         else:
             self._probe(url or "", api_key)
             self.client = QdrantClient(url=url, api_key=api_key, timeout=REQUEST_TIMEOUT_S,
