@@ -136,7 +136,6 @@ def build(
     """Build a benchmark directory: corpus, queries, qrels, choices, atoms, manifest."""
     from reasonaudio.ingest.build import BuildParams, build_benchmark
     from reasonaudio.ingest.report import print_build_summary
-
     from reasonaudio.views.progress import clip_progress
 
     params = BuildParams(atoms=atoms, seed=seed, n_clips=clips, n_queries=queries, audio=audio)

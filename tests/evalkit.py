@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Sequence
 
@@ -10,7 +9,7 @@ import numpy as np
 
 from reasonaudio.constraints.logic import And, Before, Has, Lasts, Node, Not, Overlap, to_json
 from reasonaudio.constraints.semantics import evaluate
-from reasonaudio.fileio import sha256_file, write_jsonl
+from reasonaudio.fileio import write_jsonl
 from reasonaudio.ingest.benchmark import Benchmark, load_benchmark, write_manifest, write_qrels
 from reasonaudio.ingest.spec import Clip, Event
 from reasonaudio.retrievers.base import Hit, Retriever, rank

@@ -21,9 +21,9 @@ from reasonaudio.provenance import versions
 from reasonaudio.fileio import atomic_dir, remove_stale_partials, write_jsonl
 from reasonaudio.ingest.atom_rules import validate_bank
 from reasonaudio.ingest.atoms import AtomBank, open_bank
+from reasonaudio.ingest.benchmark import (ATOMS, CHOICES, CORPUS, QRELS, QUERIES, TASKS,
+                                          write_manifest, write_qrels)
 from reasonaudio.ingest.build_guard import check_size, check_target
-from reasonaudio.ingest.benchmark import (ATOMS, CHOICES, CORPUS, QRELS, QUERIES,
-                                          TASKS, write_manifest, write_qrels)
 from reasonaudio.ingest.compose import ComposeParams, Composer, check_margins, clip_mode
 from reasonaudio.ingest.queries import PlantedQuery, QueryPlanter
 from reasonaudio.ingest.spec import Clip
