@@ -127,3 +127,15 @@ def test_build_refuses_zero_queries(tmp_path):
     one_line_error(bench("build", "--out", tmp_path / "b", "--clips", "20", "--queries", "0"),
                    "--queries")
     assert not (tmp_path / "b").exists()
+
+
+def test_saved_results_go_stale_when_files_are_edited_under_no_verify(copy):
+    from reasonaudio.bench.evaluate import evaluate_retrievers
+    from reasonaudio.bench.results import load_result
+
+    evaluate_retrievers(load_benchmark(copy), ["random"], show_progress=False)
+    assert load_result(load_benchmark(copy), "random") is not None
+    assert load_result(load_benchmark(copy, verify=False), "random") is not None  # nothing edited
+    path = copy / "choices.jsonl"
+    path.write_text("".join(path.read_text().splitlines(keepends=True)[:-1]))
+    assert load_result(load_benchmark(copy, verify=False), "random") is None
