@@ -6,17 +6,20 @@ anything else is a bug and keeps its traceback.
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from pathlib import Path
 from typing import Any, Optional
 
+import click
 import typer
 from rich.console import Console
 from rich.text import Text
 from typer.core import TyperGroup
 
-from reasonaudio.errors import ReasonAudioError
+from reasonaudio.errors import ReasonAudioError, error_line
+from reasonaudio.fileio import write_error
 
 # soft_wrap: lines of text are never cut at the console width (pipes, CI, tests read them whole);
 # tables still fit the width.
@@ -27,6 +30,12 @@ PIPE_COLUMNS = "140"
 
 USER_ERROR_EXIT = 2
 
+try:  # typer >= 0.2x parses with its own copy of click
+    from typer._click.exceptions import UsageError as _TyperUsageError
+    USAGE_ERRORS: tuple[type[Exception], ...] = (_TyperUsageError, click.UsageError)
+except ImportError:  # pragma: no cover
+    USAGE_ERRORS = (click.UsageError,)
+
 
 class _UserErrorGroup(TyperGroup):
     """Turns ReasonAudioError from any subcommand into one line and a non-zero exit."""
@@ -35,8 +44,29 @@ class _UserErrorGroup(TyperGroup):
         try:
             return super().invoke(ctx)
         except ReasonAudioError as exc:
-            err_console.print(Text.assemble(("error: ", "bold red"), str(exc)), highlight=False)
+            _print_error(str(exc))
             raise typer.Exit(USER_ERROR_EXIT) from None
+        except USAGE_ERRORS as exc:
+            # One line, not usage + hint + blank + error: the hint goes into the line itself.
+            if exc.ctx is None:  # already made one line by a nested group
+                raise
+            line = error_line(f"{exc.format_message()} (see `{exc.ctx.command_path} --help`)")
+            plain = next(c for c in type(exc).__mro__ if c.__name__ == "UsageError")
+            raise plain(line) from None  # no ctx: click prints just "Error: <line>"
+        except OSError as exc:
+            if exc.errno not in ENVIRONMENT_ERRNOS:
+                raise
+            # A write the user's disk refused where no file-aware DataError caught it first.
+            _print_error(str(write_error(exc, exc.filename or "output")))
+            raise typer.Exit(USER_ERROR_EXIT) from None
+
+
+ENVIRONMENT_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM}
+"""OSErrors that are the machine's or the user's doing (full disk, read-only folder), never a bug."""
+
+
+def _print_error(message: str) -> None:
+    err_console.print(Text.assemble(("error: ", "bold red"), error_line(message)), highlight=False)
 
 
 def _app(**kwargs: Any) -> typer.Typer:
@@ -64,6 +94,30 @@ RetrieverDeviceOpt = typer.Option(None, "--device", help="cpu (default) | cuda f
 DtypeOpt = typer.Option(None, "--dtype", help="fp32 | bf16 | fp16 for models that offer it "
                         "(default: fp32 on cpu, bf16 on cuda); recorded in the model identity.")
 
+NoVerifyOpt = typer.Option(False, "--no-verify",
+                           help="Load the benchmark without checking its files against the sha256 "
+                           "in manifest.json (for files edited on purpose).")
+
+
+def _load(data: Path, no_verify: bool) -> Any:
+    """The benchmark at ``data``, verified unless ``--no-verify`` (which says so, in one line)."""
+    from reasonaudio.dataset.benchmark import load_benchmark
+
+    bench = load_benchmark(data, verify=not no_verify)
+    if no_verify:
+        _skipped_verification(data)
+    return bench
+
+
+def _note(message: str) -> None:
+    """A library's one-line notice (plain text: user paths are never read as markup)."""
+    err_console.print(Text(f"note: {message}"), highlight=False)
+
+
+def _skipped_verification(data: Path) -> None:
+    err_console.print(Text(f"warning: {data}: files not verified against manifest.json (--no-verify)"),
+                      highlight=False)
+
 
 def main() -> None:  # console-script entry point
     if not sys.stdout.isatty():
@@ -81,7 +135,8 @@ def build(
     clips: int = typer.Option(10_000, help="Number of clips (60% sequential, 40% overlap)."),
     queries: int = typer.Option(1_000, help="Number of queries, split evenly over the 5 tasks."),
     audio: Optional[str] = typer.Option(None, help="Also write every clip's audio: flac | wav."),
-    force: bool = typer.Option(False, "--force", help="Replace OUT if it exists."),
+    force: bool = typer.Option(False, "--force", help="Replace OUT if it is a previous benchmark "
+                               "or an empty folder (anything else is refused)."),
 ) -> None:
     """Build a benchmark directory: corpus, queries, qrels, choices, atoms, manifest."""
     from reasonaudio.ingest.build import BuildParams, build_benchmark
@@ -90,7 +145,7 @@ def build(
 
     params = BuildParams(atoms=atoms, seed=seed, n_clips=clips, n_queries=queries, audio=audio)
     with progress_bars(err_console, unit="clips", transient=True) as progress:
-        summary = build_benchmark(out, params, overwrite=force, progress=progress)
+        summary = build_benchmark(out, params, overwrite=force, notify=_note, progress=progress)
     print_build_summary(console, out, summary)
 
 
@@ -119,12 +174,11 @@ def demo(
 
 
 @app.command()
-def info(data: Path = DataOpt) -> None:
+def info(data: Path = DataOpt, no_verify: bool = NoVerifyOpt) -> None:
     """Counts by mode and task, events per clip, relevant clips and hard negatives per query."""
-    from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.views.benchmark import print_info
 
-    print_info(console, load_benchmark(data))
+    print_info(console, _load(data, no_verify))
 
 
 @app.command()
@@ -133,12 +187,12 @@ def render(
     data: Path = DataOpt,
     out: Path = typer.Option(..., "--out", "-o", help="Output audio file (.wav or .flac)."),
     atoms: Optional[str] = typer.Option(None, help="Atom bank, if not the one the manifest names."),
+    no_verify: bool = NoVerifyOpt,
 ) -> None:
     """Render one clip's audio from its spec (sample-identical on every call)."""
-    from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.ingest.render import render_clip_to_file
 
-    bench = load_benchmark(data)
+    bench = _load(data, no_verify)
     seconds = render_clip_to_file(bench, clip_id, out, bank_spec=atoms)
     console.print(Text(f"wrote {out} ({seconds:.2f} s)"))
 
@@ -248,18 +302,18 @@ def eval_(
     model_path: Optional[list[str]] = ModelPathsOpt,
     device: Optional[str] = RetrieverDeviceOpt,
     dtype: Optional[str] = DtypeOpt,
+    no_verify: bool = NoVerifyOpt,
 ) -> None:
     """Evaluate retrievers on every query: per-task Acc@1 / nDCG@10 and multiple choice."""
     from reasonaudio.bench.evaluate import evaluate_retrievers, model_options
     from reasonaudio.bench.external import RunSpec, evaluate_run_files
     from reasonaudio.bench.report import write_results_json
     from reasonaudio.bench.run_files import parse_run_spec
-    from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.views.external import print_run_notes
     from reasonaudio.views.progress import notifier, progress_bars, warner
     from reasonaudio.views.results import print_eval_tables
 
-    bench = load_benchmark(data)
+    bench = _load(data, no_verify)
     if not retriever and not run:
         raise ReasonAudioError("nothing to evaluate: pass --retriever NAME and/or --run NAME=PATH")
     options, per_retriever = model_options(model_path or (), device, dtype)
@@ -294,18 +348,18 @@ def compare(
     model_path: Optional[list[str]] = ModelPathsOpt,
     device: Optional[str] = RetrieverDeviceOpt,
     dtype: Optional[str] = DtypeOpt,
+    no_verify: bool = NoVerifyOpt,
 ) -> None:
     """A - B per task with a paired randomization test (10,000 permutations, seed 0)."""
     from reasonaudio.bench.compare import compare as compare_results
     from reasonaudio.bench.evaluate import ensure_results, model_options
-    from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.fileio import write_json
     from reasonaudio.views.progress import notifier, progress_bars, warner
     from reasonaudio.views.results import print_comparison
 
     options, per_retriever = model_options(model_path or (), device, dtype)
     with progress_bars(console) as progress:
-        results = ensure_results(load_benchmark(data), [a, b], depth=depth, progress=progress,
+        results = ensure_results(_load(data, no_verify), [a, b], depth=depth, progress=progress,
                                  notify=notifier(console), warn=warner(console), backend=backend,
                                  url=qdrant_url, options=options, retriever_options=per_retriever)
     comparison = compare_results(results.runs[a], results.runs[b])
@@ -323,13 +377,13 @@ def report(
     retriever: Optional[list[str]] = typer.Option(None, "--retriever", "-r",
                                                   help="Only these retrievers (default: all saved)."),
     projection: str = typer.Option("pca", help="2-D projection of embeddings: pca | tsne."),
+    no_verify: bool = NoVerifyOpt,
 ) -> None:
     """Saved results as tables and PNG plots (no recomputation)."""
     from reasonaudio.bench.report import run_report
-    from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.views.results import print_report_outcome
 
-    print_report_outcome(console, run_report(load_benchmark(data), out, retriever or None, projection))
+    print_report_outcome(console, run_report(_load(data, no_verify), out, retriever or None, projection))
 
 
 @app.command("export")
@@ -344,15 +398,15 @@ def export_cmd(
                                               help="Render at this rate (default: the clips' own)."),
     atoms: Optional[str] = typer.Option(None, help="Atom bank, if not the one the manifest names."),
     force: bool = typer.Option(False, "--force", help="Replace the folder if it exists."),
+    no_verify: bool = NoVerifyOpt,
 ) -> None:
     """Export the benchmark where researchers evaluate (Hugging Face datasets, MTEB layout)."""
-    from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.ingest.export import ExportOptions
     from reasonaudio.views.export import export_with_progress
 
     opts = ExportOptions(format=fmt, audio=audio, audio_format=audio_format,
                          sample_rate=sample_rate, atoms=atoms, force=force)
-    export_with_progress(console, load_benchmark(data), to, opts)
+    export_with_progress(console, _load(data, no_verify), to, opts)
 
 
 # --- parse -----------------------------------------------------------------------------------
@@ -372,6 +426,7 @@ def parse_cmd(
     as_json: bool = typer.Option(False, "--json",
                                  help='Print only {"logic": ..., "resolved": [...]} as JSON.'),
     strict: bool = StrictOpt,
+    no_verify: bool = NoVerifyOpt,
 ) -> None:
     """Read query text into logic over the bank's labels (what the oracle retriever runs)."""
     import json
@@ -380,7 +435,10 @@ def parse_cmd(
     from reasonaudio.constraints.parser import parse_detailed
     from reasonaudio.views.parse import print_parse, vocabulary_source
 
-    result = parse_detailed(text, vocabulary_source(data, labels), _resolve_options(strict))
+    vocabulary = vocabulary_source(data, labels, verify=not no_verify)
+    if no_verify and data is not None:
+        _skipped_verification(data)
+    result = parse_detailed(text, vocabulary, _resolve_options(strict))
     if as_json:
         typer.echo(json.dumps({"logic": to_json(result.logic),
                                "resolved": [r.to_json() for r in result.resolutions]}))
@@ -454,31 +512,31 @@ def ingest(
                                              help="With --query-vectors: query ids, one per line."),
     distance: str = typer.Option("cosine", "--distance",
                                  help="With --vectors: cosine | dot | euclid | manhattan."),
+    no_verify: bool = NoVerifyOpt,
 ) -> None:
     """Load a Qdrant collection for the benchmark (idempotent; an interrupted load resumes).
 
     --model none: the payload-only collection. --model NAME (see `bench models`) or
     two-stage:CAPTIONER+EMBEDDER: render, embed and upsert every clip (docs/models.md).
     --vectors/--ids/--name: precomputed vectors of a model run elsewhere (docs/bring-your-own.md)."""
-    from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.ingest.embed.run import ingest_model
     from reasonaudio.store.collections import ingest_payload
     from reasonaudio.store.open import open_store
     from reasonaudio.views.ingest import print_ingest_summary, print_payload_result
     from reasonaudio.views.progress import progress_bars
 
-    bench = load_benchmark(data)
+    bench = _load(data, no_verify)
     if vectors is not None or model is None:
         from reasonaudio.ingest.precomputed import check_precomputed, options_from_cli
         from reasonaudio.views.precomputed import ingest_with_progress
 
         checked = check_precomputed(bench, options_from_cli(model, vectors, ids, name, query_vectors,
                                                             query_ids, distance, force))
-        with open_store(bench.root, backend, qdrant_url) as store:  # opened once the input is sound
+        with open_store(bench.root, backend, qdrant_url, write=True) as store:  # opened once the input is sound
             ingest_with_progress(console, bench, store, checked)
         return
     if model != "none":
-        with open_store(bench.root, backend, qdrant_url) as store, \
+        with open_store(bench.root, backend, qdrant_url, write=True) as store, \
                 progress_bars(console, unit="clips") as progress:
             summary = ingest_model(bench, store, model, model_path=model_path, device=device,
                                    batch_size=batch_size, limit=limit, force=force,
@@ -486,7 +544,7 @@ def ingest(
                                    captioner_path=captioner_path)
         print_ingest_summary(console, summary)
         return
-    with open_store(bench.root, backend, qdrant_url) as store, progress_bars(console) as progress:
+    with open_store(bench.root, backend, qdrant_url, write=True) as store, progress_bars(console) as progress:
         label = f"payload -> {store.backend}"
         result = ingest_payload(bench, store, force=force, shard_number=shard_number,
                                 replication_factor=replication_factor,
@@ -513,19 +571,19 @@ def detect(
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the summary as JSON."),
     backend: Optional[str] = BackendOpt,
     qdrant_url: Optional[str] = QdrantUrlOpt,
+    no_verify: bool = NoVerifyOpt,
 ) -> None:
     """Detect events from cached YAMNet frames into their own collection, evaluate detected:TAGGER."""
     from reasonaudio.detect.collection import DetectOptions
     from reasonaudio.bench.detection import detect_and_evaluate
     from reasonaudio.fileio import write_json
-    from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.store.open import open_store
     from reasonaudio.views.detect import print_detect_run
     from reasonaudio.views.progress import progress_bars
 
-    bench = load_benchmark(data)
+    bench = _load(data, no_verify)
     options = DetectOptions(tagger=tagger, mode=mode, calibration=calibration, top_k=top_k)
-    with open_store(bench.root, backend, qdrant_url) as store, \
+    with open_store(bench.root, backend, qdrant_url, write=True) as store, \
             progress_bars(console, unit="clips") as progress:
         run = detect_and_evaluate(bench, store, options, progress=progress)
     print_detect_run(console, run, worst=worst, show_map=show_map)
@@ -552,12 +610,12 @@ def search(
     device: str = DeviceOpt,
     dtype: Optional[str] = DtypeOpt,
     strict: bool = StrictOpt,
+    no_verify: bool = NoVerifyOpt,
 ) -> None:
     """One query: its logic, then the hits with event timelines and a check per constraint."""
     import json
 
     from reasonaudio.constraints.parser import parse_detailed
-    from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.errors import QueryParseError
     from reasonaudio.retrievers.base import RetrieverOptions
     from reasonaudio.retrievers.precomputed import resolve_query_text
@@ -567,7 +625,7 @@ def search(
     from reasonaudio.views.parse import print_resolutions
     from reasonaudio.views.search import print_captions, print_search, search_json
 
-    bench = load_benchmark(data)
+    bench = _load(data, no_verify)
     text = resolve_query_text(bench, text)  # a benchmark query's id stands for its text
     retriever = model or retriever
     spec = spec_for(retriever)

@@ -6,6 +6,10 @@ code; every other exception is a bug and keeps its traceback.
 
 from __future__ import annotations
 
+import os
+import re
+import unicodedata
+
 
 class ReasonAudioError(Exception):
     """A problem with the user's input, files, data or environment (not a bug)."""
@@ -29,3 +33,50 @@ class StoreError(ReasonAudioError):
 
 class ModelError(ReasonAudioError):
     """A model cannot be loaded (no weights, no network, missing extra)."""
+
+
+ECHO_LIMIT = 120
+"""Characters of user-supplied text (a query, a path, a label, a server's answer) an error echoes."""
+LINE_LIMIT = 600
+"""Characters of a whole error line; longer ones keep their start and their end."""
+
+_SECRET = re.compile(r"(?i)\b(api[-_ ]?key|authorization)(\"?\s*[:=]\s*\"?)"
+                     r"(bearer\s+)?[^\s\"',;}]+")
+
+
+def one_line(text: object) -> str:
+    """``text`` on one line: newlines and other control characters shown escaped (``\\n``)."""
+    out = []
+    for ch in str(text):
+        if ch in "\n\r\t" or unicodedata.category(ch) == "Cc":
+            out.append(repr(ch)[1:-1] if ch in "\n\r\t" else f"\\x{ord(ch):02x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
+    """``text`` with credentials removed: ``api-key: X`` style pairs and the given secret values
+    (by default the ``QDRANT_API_KEY`` in the environment), so no error echoes a key back."""
+    for secret in secrets or tuple(filter(None, [os.environ.get("QDRANT_API_KEY")])):
+        if len(secret) >= 4:
+            text = text.replace(secret, "<redacted>")
+    return _SECRET.sub(lambda m: f"{m.group(1)}{m.group(2)}<redacted>", text)
+
+
+def echo(value: object, limit: int = ECHO_LIMIT) -> str:
+    """User-supplied text as an error shows it: one line, credentials redacted, at most ``limit``
+    characters with the cut said (a 100,000-character query is not printed back whole)."""
+    text = redact(one_line(value))
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text):,} characters)"
+
+
+def error_line(message: object, limit: int = LINE_LIMIT) -> str:
+    """A whole error message as the CLI prints it: one line, redacted, its start and end kept."""
+    text = redact(one_line(message))
+    if len(text) <= limit:
+        return text
+    head, tail = text[: limit * 2 // 3], text[-(limit // 3):]
+    return f"{head} ...[{len(text) - len(head) - len(tail):,} characters cut]... {tail}"

@@ -8,6 +8,8 @@ an artefact that looks complete.
 from __future__ import annotations
 
 import contextlib
+import errno
+import glob
 import hashlib
 import json
 import os
@@ -17,6 +19,59 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from reasonaudio.errors import DataError
+
+
+WRITE_ERRNOS = {errno.ENOSPC: "no space left on the device", errno.EDQUOT: "disk quota exceeded",
+                errno.EFBIG: "file too large for the device or the file-size limit",
+                errno.EROFS: "read-only file system", errno.EACCES: "permission denied",
+                errno.EPERM: "operation not permitted", errno.ENOTDIR: "a parent is not a folder",
+                errno.EISDIR: "is a folder", errno.ENOENT: "no such file or folder",
+                errno.EEXIST: "already exists"}
+"""Write failures the user's disk or paths cause (not bugs): each becomes a one-line DataError."""
+
+
+def write_error(exc: OSError, path: Path | str) -> DataError:
+    """A one-line DataError for a failed write, naming the file (the one the OS named, if any)."""
+    reason = WRITE_ERRNOS.get(exc.errno or 0, exc.strerror)
+    if exc.filename and Path(exc.filename) != Path(path):
+        return DataError(f"{exc.filename}: {reason} (while writing {path})")
+    return DataError(f"{path}: cannot write ({reason})")
+
+
+def check_parent(dest: Path) -> None:
+    """A DataError when something on the way to ``dest`` exists but is not a folder."""
+    for parent in Path(dest).absolute().parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise DataError(f"{dest}: cannot write ({parent} is not a folder)")
+            return
+
+
+@contextlib.contextmanager
+def writing(path: Path | str) -> Iterator[None]:
+    """Map a user-caused OSError (full disk, read-only folder, bad path) in the block to a DataError."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno not in WRITE_ERRNOS:
+            raise
+        raise write_error(exc, path) from None
+
+
+@contextlib.contextmanager
+def reading_text(path: Path | str) -> Iterator[None]:
+    """Map undecodable bytes in a text file read in the block to a DataError naming the file."""
+    try:
+        yield
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: not valid UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset "
+                        f"{exc.start} of the chunk read)") from None
+
+
+def read_text(path: Path | str) -> str:
+    """A whole UTF-8 text file; undecodable bytes are a DataError naming the file."""
+    with reading_text(path):
+        return Path(path).read_text(encoding="utf-8")
 
 
 def dumps(obj: Any) -> str:
@@ -34,14 +89,21 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
     """(line number, value) for each non-blank line; a bad line is a DataError naming path:line."""
     if not path.is_file():
         raise DataError(f"{path}: file not found")
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                yield lineno, json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"{path}:{lineno}: invalid JSON ({exc.msg})") from None
+    lineno = 0
+    try:
+        with open(path, "rb") as fh:
+            for lineno, raw in enumerate(fh, 1):
+                line = raw.decode("utf-8")
+                if not line.strip():
+                    continue
+                try:
+                    value = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise DataError(f"{path}:{lineno}: invalid JSON ({exc.msg})") from None
+                yield lineno, value
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}:{lineno}: not valid UTF-8 (byte 0x{exc.object[exc.start]:02x} "
+                        f"at column {exc.start + 1})") from None
 
 
 def read_jsonl(path: Path) -> list[Any]:
@@ -52,7 +114,7 @@ def read_json(path: Path) -> Any:
     if not path.is_file():
         raise DataError(f"{path}: file not found")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(read_text(path))
     except json.JSONDecodeError as exc:
         raise DataError(f"{path}: invalid JSON ({exc.msg} at line {exc.lineno})") from None
 
@@ -82,24 +144,67 @@ def _plain_mode(path: Path, directory: bool) -> None:
     os.chmod(path, (0o777 if directory else 0o666) & ~_umask())
 
 
+def partial_prefix(dest: Path) -> str:
+    """Name start of ``dest``'s work folders: ``.NAME.partial-PID-...`` (PID: the writer)."""
+    return f".{Path(dest).name}.partial-"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def stale_partials(dest: Path) -> list[Path]:
+    """Work folders of ``dest`` left by writers that died (killed builds): their PID is gone,
+    or they predate PIDs in the name. A live writer's folder is never listed."""
+    dest = Path(dest)
+    if not dest.parent.is_dir():
+        return []
+    prefix = partial_prefix(dest)
+    out = []
+    for path in sorted(dest.parent.glob(f"{glob.escape(prefix)}*")):
+        pid = path.name[len(prefix):].split("-", 1)[0]
+        if not (pid.isdigit() and _alive(int(pid))) and path.is_dir() and not path.is_symlink():
+            out.append(path)
+    return out
+
+
+def remove_stale_partials(dest: Path) -> list[Path]:
+    """Remove :func:`stale_partials` of ``dest``; returns what was removed (for the caller to say)."""
+    removed = []
+    for path in stale_partials(dest):
+        shutil.rmtree(path, ignore_errors=True)
+        if not path.exists():
+            removed.append(path)
+    return removed
+
+
 @contextlib.contextmanager
 def atomic_dir(dest: Path, overwrite: bool = False) -> Iterator[Path]:
     """Yield a temporary sibling of ``dest``; on success it replaces ``dest`` in one rename."""
     dest = Path(dest)
     if dest.exists() and not overwrite:
         raise DataError(f"{dest}: already exists (pass --force to replace it)")
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.partial-", dir=dest.parent))
+    check_parent(dest)
+    with writing(dest):
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=partial_prefix(dest) + f"{os.getpid()}-", dir=dest.parent))
     try:
-        yield tmp
-        _plain_mode(tmp, directory=True)
-        if dest.exists():
-            old = dest.with_name(f".{dest.name}.old-{os.getpid()}")
-            dest.rename(old)
-            tmp.rename(dest)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            tmp.rename(dest)
+        with writing(dest):
+            yield tmp
+            _plain_mode(tmp, directory=True)
+            if dest.exists():
+                old = dest.with_name(f"{partial_prefix(dest)}{os.getpid()}-old")
+                dest.rename(old)
+                tmp.rename(dest)
+                shutil.rmtree(old, ignore_errors=True)
+            else:
+                tmp.rename(dest)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -109,15 +214,18 @@ def atomic_dir(dest: Path, overwrite: bool = False) -> Iterator[Path]:
 def atomic_file(dest: Path, mode: str = "w", **kwargs: Any) -> Iterator[Any]:
     """Open a temporary sibling for writing; rename over ``dest`` only after a clean close."""
     dest = Path(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
+    check_parent(dest)
+    with writing(dest):
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=dest.parent)
     os.close(fd)
     tmp = Path(tmp_name)
     try:
-        with open(tmp, mode, **kwargs) as fh:
-            yield fh
-        _plain_mode(tmp, directory=False)
-        os.replace(tmp, dest)
+        with writing(dest):
+            with open(tmp, mode, **kwargs) as fh:
+                yield fh
+            _plain_mode(tmp, directory=False)
+            os.replace(tmp, dest)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

@@ -25,6 +25,7 @@ from reasonaudio.errors import DataError, ReasonAudioError
 from reasonaudio.fileio import read_json
 from reasonaudio.ingest.atoms.fetch.fetch import default_dest, fetch_packages, published_bank
 from reasonaudio.ingest.atoms.registry import open_bank
+from reasonaudio.dataset.benchmark import check_manifest
 from reasonaudio.ingest.build import BuildParams, absolute_bank_spec, build_benchmark
 from reasonaudio.ingest.embed.run import IngestSummary, ingest_model
 from reasonaudio.models.names import not_offline, offline_learned, ran_yamnet
@@ -126,7 +127,7 @@ def prepare_benchmark(params: MainJobParams, hooks: MainJobHooks = MainJobHooks(
     build = BuildParams(atoms=absolute_bank_spec(atoms), seed=params.seed,
                         n_clips=params.n_clips, n_queries=params.n_queries)
     if (root / MANIFEST).is_file():
-        have = read_json(root / MANIFEST).get("parameters", {})
+        have = check_manifest(read_json(root / MANIFEST), root / MANIFEST).get("parameters", {})
         want = build.to_json()
         if {k: have.get(k) for k in want} == want:
             notify(f"reusing {root} (same parameters and seed)")
@@ -156,7 +157,7 @@ def run_main_job(params: MainJobParams, hooks: MainJobHooks = MainJobHooks()) ->
         hooks.bench(bench)
     learned = offline_learned() if params.learned is None else params.learned
     learned_ok: list[str] = []
-    with open_store(bench.root, params.backend) as store:
+    with open_store(bench.root, params.backend, write=True) as store:
         step("ingest payload", lambda: ingest_payload(bench, store),
              lambda r: f"{r.collection}: {r.points} points [{store.backend}]")
         for name in learned:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Sequence
 
@@ -10,9 +9,10 @@ import numpy as np
 
 from reasonaudio.constraints.logic import And, Before, Has, Lasts, Node, Not, Overlap, to_json
 from reasonaudio.constraints.semantics import evaluate
-from reasonaudio.dataset.benchmark import BENCHMARK_FILES, Benchmark, load_benchmark, write_qrels
+from reasonaudio.dataset.benchmark import Benchmark, load_benchmark, write_qrels
 from reasonaudio.dataset.clip import Clip, Event
-from reasonaudio.fileio import sha256_file, write_jsonl
+from reasonaudio.fileio import write_jsonl
+from reasonaudio.dataset.benchmark import write_manifest
 from reasonaudio.retrievers.base import Hit, Retriever, rank
 
 LABELS = ("bell", "dog barking", "rain", "siren", "thunder")
@@ -75,9 +75,7 @@ def write_bench(root: Path, with_choices: bool = True) -> Benchmark:
     write_jsonl(root / "atoms.jsonl", [
         {"atom_id": f"{lab}-0", "label": lab, "path": f"synthetic:{lab}", "sample_rate": 16000,
          "duration": 10.0, "source": "test", "license": "CC0"} for lab in LABELS])
-    manifest = {"seed": 7, "params": {"n_clips": len(cs), "n_queries": len(QUERIES)},
-                "files": {n: {"sha256": sha256_file(root / n)} for n in BENCHMARK_FILES}}
-    (root / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    write_manifest(root, {"seed": 7, "params": {"n_clips": len(cs), "n_queries": len(QUERIES)}})
     return load_benchmark(root)
 
 

@@ -15,6 +15,7 @@ from reasonaudio.constraints.logic import And, Before, Has, Lasts, Node, Not, Or
 from reasonaudio.constraints.semantics import holds, intervals
 from reasonaudio.dataset.benchmark import write_qrels
 from reasonaudio.dataset.clip import Clip, Event
+from reasonaudio.dataset.benchmark import write_manifest
 
 WORDS = ["dog barking", "siren", "rain", "thunder", "door knock", "baby crying", "car horn",
          "bird chirping", "church bell", "glass breaking", "engine idling", "applause",
@@ -118,5 +119,5 @@ def write_fake_benchmark(root: Path, n_clips: int = 200, n_queries: int = 60, se
             fh.write(json.dumps({"atom_id": f"atom-{label}", "label": label, "path": f"synthetic:{label}",
                                  "sample_rate": 16000, "duration": 5.0, "source": "test",
                                  "license": "CC0"}) + "\n")
-    (root / "manifest.json").write_text(json.dumps({"seed": seed, "counts": {"clips": n_clips}}))
+    write_manifest(root, {"seed": seed, "counts": {"clips": n_clips}})
     return root

@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from reasonaudio.cli import app
+from reasonaudio.dataset.benchmark import write_manifest
 
 LABELS = ["dog barking", "siren", "rain", "thunder", "church bell", "bell"]
 
@@ -18,11 +19,14 @@ def bench_dir(tmp_path: Path) -> Path:
     """The two files `load_benchmark(DIR).labels` needs: manifest.json and atoms.jsonl."""
     d = tmp_path / "bench"
     d.mkdir()
-    (d / "manifest.json").write_text(json.dumps({"seed": 0}))
     (d / "atoms.jsonl").write_text("".join(
         json.dumps({"atom_id": f"a{i}", "label": lab, "path": f"{i}.wav", "sample_rate": 16000,
                     "duration": 1.0, "source": "test", "license": "CC0-1.0"}) + "\n"
         for i, lab in enumerate(LABELS)))
+    (d / "qrels").mkdir()
+    for name in ("corpus.jsonl", "queries.jsonl", "choices.jsonl", "qrels/test.tsv"):
+        (d / name).write_text("")  # not read by parse; present so the manifest can hash them
+    write_manifest(d, {"seed": 0})
     return d
 
 

@@ -20,6 +20,7 @@ from reasonaudio.errors import DataError
 from reasonaudio.ingest.atoms.bank import AtomBank
 from reasonaudio.ingest.atoms.synthetic import SyntheticBank
 from reasonaudio.ingest.render import Renderer, RenderParams, render_clip_to_file, write_clip_audio
+from reasonaudio.dataset.benchmark import write_manifest
 
 SR = 48_000
 
@@ -175,8 +176,11 @@ def bench_dir(tmp_path: Path, bank) -> Path:
     with open(root / "corpus.jsonl", "w") as fh:
         for c in clips:
             fh.write(json.dumps(c.to_json()) + "\n")
-    (root / "manifest.json").write_text(json.dumps(
-        {"parameters": {"atoms": "synthetic"}, "render": RenderParams().to_json()}))
+    (root / "qrels").mkdir()
+    for name in ("queries.jsonl", "choices.jsonl", "atoms.jsonl", "qrels/test.tsv"):
+        (root / name).write_text("")  # not read by render; present so the manifest can hash them
+    write_manifest(root, {"seed": 0, "parameters": {"atoms": "synthetic"},
+                          "render": RenderParams().to_json()})
     return root
 
 

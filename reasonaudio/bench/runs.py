@@ -3,8 +3,14 @@
 A TREC run file has one line per retrieved clip: ``qid Q0 docid rank score tag`` (space
 separated, rank from 1). We write ranks in the run's order (score descending, then clip id
 ascending, the project's tie rule) and read them back ordered by the rank column, so metrics see
-exactly the order the retriever produced. Note that ``trec_eval`` itself re-sorts by score and
-breaks ties by doc id *descending*; with tied scores its numbers can differ from ours.
+exactly the order the retriever produced.
+
+``trec_eval`` (and pytrec_eval, ir-measures) ignore the rank column: they re-sort by score and
+break ties by doc id *descending*. So the score column is written strictly decreasing down each
+query's list (:func:`trec_scores`), in float32, since trec_eval stores scores as C floats: each
+score is written rounded to float32 (about 7 significant digits), and one that is not below the
+previous line's (a tie, or two scores equal in float32) as the next float32 below it. Every
+reader, float32 or float64, then ranks exactly as we do.
 """
 
 from __future__ import annotations
@@ -15,8 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
+import numpy as np
+
 from reasonaudio.errors import DataError
-from reasonaudio.fileio import atomic_file
+from reasonaudio.fileio import atomic_file, reading_text
 from reasonaudio.retrievers.base import Hit
 
 _TOKEN = re.compile(r"^\S+$")
@@ -37,12 +45,53 @@ class Run:
 
 
 def _score_text(score: float) -> str:
-    # repr round-trips a float exactly; TREC tools read inf/-inf/nan with strtod too.
+    """A float32 score as its shortest decimal that reads back as the same float32 (strtod then
+    a cast, as trec_eval does; a float64 reader keeps the order too); inf/-inf/nan as words."""
     if math.isnan(score):
         return "nan"
     if math.isinf(score):
         return "inf" if score > 0 else "-inf"
-    return repr(float(score))
+    return str(np.float32(score))
+
+
+F32_TINY = float(np.finfo(np.float32).tiny)
+"""The smallest normal float32; nudges skip the subnormals below it (some readers flush them)."""
+
+
+def _f32(x: float) -> float:
+    """``x`` rounded to float32 (what trec_eval stores a score as), subnormals flushed to 0."""
+    with np.errstate(over="ignore"):
+        y = float(np.float32(x))
+    return 0.0 if abs(y) < F32_TINY else y
+
+
+def _below(x: float) -> float:
+    """The next normal float32 below ``x`` (possibly -inf)."""
+    y = float(np.nextafter(np.float32(x), np.float32(-np.inf)))
+    if abs(y) < F32_TINY:  # from 0 (or a normal just above it): skip the subnormals
+        y = 0.0 if x > 0 else -F32_TINY
+    return y
+
+
+def trec_scores(scores: Iterable[float]) -> list[float]:
+    """The scores to write for one query's hits, in rank order: float32 values (trec_eval keeps
+    scores as C floats) that strictly decrease, so a reader that re-sorts by score gets our order.
+    A score is its float32 rounding unless that is not below the previous line's (a tie, NaN, or
+    two scores equal in float32); then it is the next float32 below. When nothing is left below
+    (several hits at -inf) the query is written rank-based: n, n-1, ..., 1.
+    """
+    given = [float(x) for x in scores]
+    out: list[float] = []
+    for score in given:
+        score = _f32(score) if not math.isnan(score) else math.nan
+        if out and not score < out[-1]:  # also catches NaN
+            score = _below(out[-1])
+            if not score < out[-1]:
+                return [float(len(given) - i) for i in range(len(given))]
+        elif math.isnan(score):  # a first line NaN: nothing to be below yet
+            score = math.inf
+        out.append(score)
+    return out
 
 
 def trec_lines(run: Run, qids: Iterable[str] | None = None) -> Iterable[str]:
@@ -51,8 +100,10 @@ def trec_lines(run: Run, qids: Iterable[str] | None = None) -> Iterable[str]:
     if not _TOKEN.match(tag):
         tag = re.sub(r"\s+", "_", tag) or "run"
     for qid in (sorted(run.hits) if qids is None else qids):
-        for r, hit in enumerate(run.hits.get(qid, ()), 1):
-            yield f"{qid} Q0 {hit.clip_id} {r} {_score_text(hit.score)} {tag}\n"
+        hits = run.hits.get(qid, ())
+        scores = trec_scores(h.score for h in hits)
+        for r, (hit, score) in enumerate(zip(hits, scores), 1):
+            yield f"{qid} Q0 {hit.clip_id} {r} {_score_text(score)} {tag}\n"
 
 
 def write_trec(path: Path | str, run: Run, qids: Iterable[str] | None = None) -> Path:
@@ -80,7 +131,7 @@ def read_trec(path: Path | str, tag: str | None = None) -> Run:
         raise DataError(f"{path}: run file not found")
     rows: dict[str, list[tuple[int, str, float]]] = {}
     tags: set[str] = set()
-    with open(path, encoding="utf-8") as fh:
+    with reading_text(path), open(path, encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, 1):
             if not line.strip():
                 continue

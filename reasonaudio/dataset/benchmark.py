@@ -15,7 +15,7 @@ from reasonaudio.constraints.logic import Node, from_json, to_json
 from reasonaudio.dataset.atom import Atom
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.errors import DataError
-from reasonaudio.fileio import read_json, read_jsonl, sha256_file
+from reasonaudio.fileio import read_json, read_jsonl, reading_text, sha256_file, write_json
 
 TASKS = ("negation", "order", "overlap", "duration", "mix")
 
@@ -27,6 +27,13 @@ ATOMS = "atoms.jsonl"
 MANIFEST = "manifest.json"
 BENCHMARK_FILES = (CORPUS, QUERIES, QRELS, CHOICES, ATOMS)
 QRELS_HEADER = "query-id\tcorpus-id\tscore"
+FORMAT = "reasonaudio-benchmark"
+FORMAT_VERSION = 1
+"""The manifest's ``format`` and ``format_version``; a loader refuses any other."""
+REQUIRED_MANIFEST = {"format": str, "format_version": int, "seed": int, "files": dict}
+"""Manifest fields every benchmark has (``files``: name -> {"sha256", "bytes"})."""
+OPTIONAL_OBJECTS = ("parameters", "render", "bank", "versions", "counts", "adjustments")
+"""Manifest fields that, when present, must be JSON objects (readers index into them)."""
 
 T = TypeVar("T")
 
@@ -79,7 +86,7 @@ def read_qrels(path: Path) -> dict[str, set[str]]:
     if not path.is_file():
         raise DataError(f"{path}: file not found")
     out: dict[str, set[str]] = {}
-    with open(path, encoding="utf-8") as fh:
+    with reading_text(path), open(path, encoding="utf-8") as fh:
         header = fh.readline().rstrip("\n")
         if header != QRELS_HEADER:
             raise DataError(f"{path}:1: expected header {QRELS_HEADER!r}, got {header!r}")
@@ -94,21 +101,88 @@ def read_qrels(path: Path) -> dict[str, set[str]]:
                 raise DataError(f"{path}:{lineno}: score must be an integer, got {score!r}") from None
             if relevant:
                 out.setdefault(qid, set()).add(cid)
+    if not out:
+        raise DataError(f"{path}: no relevance judgements (only a header); the file is cut or empty")
     return out
 
 
-class Benchmark:
-    """A loaded benchmark directory. Large parts load lazily; ids are checked on load."""
+def file_records(root: Path) -> dict[str, dict[str, Any]]:
+    """The manifest's ``files``: sha256 and size of every benchmark file under ``root``."""
+    return {name: {"sha256": sha256_file(root / name), "bytes": (root / name).stat().st_size}
+            for name in BENCHMARK_FILES}
 
-    def __init__(self, root: Path) -> None:
+
+def write_manifest(root: Path, manifest: dict[str, Any]) -> dict[str, Any]:
+    """Write ``manifest`` with the format fields and the files' hashes filled in (last, so a
+    folder with a manifest is complete); returns what was written."""
+    full = {"format": FORMAT, "format_version": FORMAT_VERSION, **manifest,
+            "files": file_records(Path(root))}
+    write_json(Path(root) / MANIFEST, full)
+    return full
+
+
+def check_manifest(manifest: Any, path: Path) -> dict[str, Any]:
+    """The manifest's format rules (always applied, even without hash verification)."""
+    if not isinstance(manifest, dict):
+        raise DataError(f"{path}: expected a JSON object, got {type(manifest).__name__ if manifest is not None else 'null'}")
+    for key, kind in REQUIRED_MANIFEST.items():
+        if key not in manifest:
+            raise DataError(f"{path}: missing field {key!r}; not a benchmark manifest "
+                            "(rebuild with `bench build`)")
+        value = manifest[key]
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise DataError(f"{path}: field {key!r} must be {kind.__name__}, got {value!r:.60}")
+    if manifest["format"] != FORMAT:
+        raise DataError(f"{path}: format is {manifest['format']!r:.60}, expected {FORMAT!r}")
+    if manifest["format_version"] != FORMAT_VERSION:
+        raise DataError(f"{path}: format_version {manifest['format_version']} is not supported "
+                        f"(this version reads {FORMAT_VERSION}); rebuild with `bench build`")
+    for key in OPTIONAL_OBJECTS:
+        if key in manifest and not isinstance(manifest[key], dict):
+            raise DataError(f"{path}: field {key!r} must be a JSON object, got {manifest[key]!r:.60}")
+    return manifest
+
+
+def verify_files(root: Path, manifest: dict[str, Any]) -> None:
+    """Every benchmark file against the sha256 the manifest recorded; names the first that differs."""
+    files = manifest["files"]
+    for name in BENCHMARK_FILES:
+        path = root / name
+        record = files.get(name)
+        if not isinstance(record, dict) or not isinstance(record.get("sha256"), str):
+            raise DataError(f"{root / MANIFEST}: files.{name}.sha256 is missing; cannot verify "
+                            f"{name} (pass --no-verify to load it anyway)")
+        if not path.is_file():
+            raise DataError(f"{path}: file missing (the manifest lists it)")
+        size = record.get("bytes")
+        if isinstance(size, int) and path.stat().st_size != size:
+            raise DataError(f"{path}: {path.stat().st_size} bytes, the manifest recorded {size}; "
+                            "the file was changed after the build (pass --no-verify to load it anyway)")
+        if sha256_file(path) != record["sha256"]:
+            raise DataError(f"{path}: sha256 differs from {MANIFEST}; the file was changed after "
+                            "the build (pass --no-verify to load it anyway)")
+
+
+class Benchmark:
+    """A loaded benchmark directory. Large parts load lazily; ids are checked on load.
+
+    Loading checks the manifest's format and, unless ``verify`` is False, every file against
+    the sha256 the manifest recorded (a few MB: milliseconds), so a cut or edited file fails
+    here, named, rather than as wrong numbers later.
+    """
+
+    def __init__(self, root: Path, verify: bool = True) -> None:
         self.root = Path(root)
+        self.verified = verify
         if not self.root.is_dir():
             raise DataError(f"{self.root}: benchmark directory not found (build one with `bench build --out DIR`)")
         manifest_path = self.root / MANIFEST
         if not manifest_path.is_file():
             raise DataError(f"{self.root}: no {MANIFEST}; not a complete benchmark directory "
                             "(an interrupted build, or not built by `bench build`)")
-        self.manifest: dict[str, Any] = read_json(manifest_path)
+        self.manifest: dict[str, Any] = check_manifest(read_json(manifest_path), manifest_path)
+        if verify:
+            verify_files(self.root, self.manifest)
         self._derived: dict[str, Any] = {}
 
     def derived(self, key: str, make: Callable[[], T]) -> T:
@@ -135,6 +209,8 @@ class Benchmark:
     def queries(self) -> list[Query]:
         path = self.root / QUERIES
         queries = [Query.from_json(o, f"{path}:{i + 1}") for i, o in enumerate(read_jsonl(path))]
+        if not queries:
+            raise DataError(f"{path}: no queries; nothing to evaluate")
         ids = [q.id for q in queries]
         if len(set(ids)) != len(ids):
             raise DataError(f"{path}: duplicate query ids")
@@ -182,19 +258,12 @@ class Benchmark:
 
     @property
     def seed(self) -> int:
-        return int(self.manifest.get("seed", 0))
+        return int(self.manifest["seed"])
 
     def verify(self) -> None:
         """Check every file against the sha256 the manifest recorded."""
-        files = self.manifest.get("files", {})
-        for name in BENCHMARK_FILES:
-            path = self.root / name
-            if not path.is_file():
-                raise DataError(f"{path}: missing; a benchmark directory holds {', '.join(BENCHMARK_FILES)}")
-            want = files.get(name, {}).get("sha256")
-            if want and sha256_file(path) != want:
-                raise DataError(f"{path}: sha256 differs from {MANIFEST}; the file was changed after the build")
+        verify_files(self.root, self.manifest)
 
 
-def load_benchmark(root: Path | str) -> Benchmark:
-    return Benchmark(Path(root))
+def load_benchmark(root: Path | str, verify: bool = True) -> Benchmark:
+    return Benchmark(Path(root), verify=verify)

@@ -72,8 +72,12 @@ class Clip:
             raw_events = obj["events"]
         except (KeyError, TypeError, ValueError) as exc:
             raise DataError(f"{where}: missing or malformed field {exc}") from None
+        if not isinstance(clip_id, str) or not clip_id:
+            raise DataError(f"{where}: field '_id' must be a non-empty string, got {clip_id!r:.60}")
         if mode not in MODES:
-            raise DataError(f"{where} ({clip_id}): field 'mode' must be one of {MODES}, got {mode!r}")
+            raise DataError(f"{where} ({clip_id}): field 'mode' must be one of {MODES}, got {mode!r:.60}")
+        if not isinstance(raw_events, list):
+            raise DataError(f"{where} ({clip_id}): field 'events' must be a list, got {raw_events!r:.60}")
         events = []
         for i, e in enumerate(raw_events):
             try:

@@ -17,19 +17,29 @@ from reasonaudio.constraints.judge import ClipIndex
 from reasonaudio.constraints.logic import to_json
 from reasonaudio.constraints.semantics import holds, intervals
 from reasonaudio.constraints.templates import render_query
-from reasonaudio.dataset.benchmark import ATOMS, CHOICES, CORPUS, MANIFEST, QRELS, QUERIES, TASKS, write_qrels
+from reasonaudio.dataset.benchmark import (
+    ATOMS,
+    CHOICES,
+    CORPUS,
+    QRELS,
+    QUERIES,
+    TASKS,
+    write_manifest,
+    write_qrels,
+)
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.errors import DataError
-from reasonaudio.fileio import atomic_dir, sha256_file, write_json, write_jsonl
+from reasonaudio.fileio import atomic_dir, remove_stale_partials, write_jsonl
+from reasonaudio.ingest.atom_rules import validate_bank
 from reasonaudio.ingest.atoms.bank import AtomBank
 from reasonaudio.ingest.atoms.registry import open_bank
+from reasonaudio.ingest.build_guard import check_size, check_target
 from reasonaudio.ingest.compose import ComposeParams, Composer, check_margins, clip_mode
 from reasonaudio.ingest.plant import PlantedQuery, QueryPlanter
 from reasonaudio.ingest.render import RenderParams, write_clip_audio
-from reasonaudio.progress import Progress
+from reasonaudio.progress import Notify, Progress
 from reasonaudio.provenance import versions
 
-FORMAT_VERSION = 1
 OVERLAP_SHARE = 0.4
 MAX_TRIES = 200
 
@@ -76,18 +86,24 @@ def _per_task(n_queries: int) -> dict[str, int]:
 
 
 def _validate(params: BuildParams, bank: AtomBank) -> None:
-    if params.n_clips <= 0:
-        raise DataError(f"--clips must be positive, got {params.n_clips}")
-    if params.n_queries < 0:
-        raise DataError(f"--queries must be zero or positive, got {params.n_queries}")
-    if params.n_clips < 2 * params.n_queries:
-        raise DataError(f"--clips {params.n_clips} is too few for --queries {params.n_queries}: "
-                        "every query plants a positive and a hard-negative clip (need clips >= 2 x queries)")
+    _validate_sizes(params)
     if len(bank.labels) < params.compose.max_events:
         raise DataError(f"atom bank {params.atoms!r} has {len(bank.labels)} classes; "
                         f"at least {params.compose.max_events} are needed")
     if params.audio not in (None, "flac", "wav"):
         raise DataError(f"--audio must be flac or wav, got {params.audio!r}")
+
+
+def _validate_sizes(params: BuildParams) -> None:
+    """The size flags, before the bank is opened (cheap, and refuses what cannot fit)."""
+    if params.n_clips <= 0:
+        raise DataError(f"--clips must be positive, got {params.n_clips}")
+    if params.n_queries <= 0:
+        raise DataError(f"--queries must be positive, got {params.n_queries}")
+    if params.n_clips < 2 * params.n_queries:
+        raise DataError(f"--clips {params.n_clips} is too few for --queries {params.n_queries}: "
+                        "every query plants a positive and a hard-negative clip (need clips >= 2 x queries)")
+    check_size(params.n_clips)
 
 
 def _plant(planter: QueryPlanter, task: str, seen: set[str], counts: dict[str, int]) -> PlantedQuery:
@@ -109,7 +125,15 @@ def _plant(planter: QueryPlanter, task: str, seen: set[str], counts: dict[str, i
                     "the atom bank has too few classes for this many queries")
 
 
-def compose_benchmark(params: BuildParams, bank: AtomBank) -> BuildResult:
+"""Called with (clips composed, clips in all) as the build goes (every PROGRESS_EVERY clips)."""
+PROGRESS_EVERY = 500
+
+
+COMPOSING = "composing clips"
+
+
+def compose_benchmark(params: BuildParams, bank: AtomBank,
+                      progress: Progress | None = None) -> BuildResult:
     """Everything but the files: clips, queries, qrels, choices (pure, seeded)."""
     _validate(params, bank)
     rng = random.Random(f"reasonaudio-build-{params.seed}")
@@ -121,6 +145,8 @@ def compose_benchmark(params: BuildParams, bank: AtomBank) -> BuildResult:
     for task, n in _per_task(params.n_queries).items():
         for _ in range(n):
             planted.append(_plant(planter, task, seen, composer.adjustments))
+            if progress and len(planted) % (PROGRESS_EVERY // 2) == 0:
+                progress(COMPOSING, 2 * len(planted), params.n_clips)
 
     planted_clips = [c for pq in planted for c in (pq.positive, pq.negative)]
     n_overlap = round(params.n_clips * OVERLAP_SHARE)
@@ -137,6 +163,8 @@ def compose_benchmark(params: BuildParams, bank: AtomBank) -> BuildResult:
             for _ in range(MAX_TRIES):
                 try:
                     fill.append(composer.random_clip(mode))
+                    if progress and len(fill) % PROGRESS_EVERY == 0:
+                        progress(COMPOSING, len(planted_clips) + len(fill), params.n_clips)
                     break
                 except ValueError:
                     composer.note("fill clip redrawn: layout did not fit")
@@ -159,6 +187,8 @@ def compose_benchmark(params: BuildParams, bank: AtomBank) -> BuildResult:
         if planted_index >= 0:
             planted_id[planted_index] = cid
 
+    if progress:
+        progress(COMPOSING, params.n_clips, params.n_clips)
     index = ClipIndex(clips)
     position = {cid: i for i, cid in enumerate(index.clip_ids)}
     qwidth = max(4, len(str(max(params.n_queries - 1, 0))))
@@ -179,15 +209,25 @@ def compose_benchmark(params: BuildParams, bank: AtomBank) -> BuildResult:
 
 
 def build_benchmark(out: Path | str, params: BuildParams, overwrite: bool = False,
+                    notify: Notify | None = None,
                     progress: Progress | None = None) -> dict[str, Any]:
-    """Compose and write a benchmark directory atomically; returns the manifest. Silent;
-    ``progress`` hears about the audio rendering (``--audio``), the one long step."""
+    """Compose and write a benchmark directory atomically; returns the manifest. Silent:
+    ``progress`` hears about composing and the audio rendering (``--audio``), ``notify`` which
+    work folders of killed builds of ``out`` were removed.
+
+    Refuses a target ``--force`` must not replace and sizes that cannot fit before anything is
+    read or written.
+    """
     out = Path(out)
-    if out.exists() and not overwrite:
-        raise DataError(f"{out}: already exists (pass --force to replace it)")
+    check_target(out, overwrite)
+    _validate_sizes(params)
+    for stale in remove_stale_partials(out):
+        if notify:
+            notify(f"removed {stale}, left by an interrupted build of {out.name}")
     params = replace(params, atoms=absolute_bank_spec(params.atoms))
     bank = open_bank(params.atoms)
-    result = compose_benchmark(params, bank)
+    validate_bank(bank)  # the rules `bench atoms check` applies, before anything is composed
+    result = compose_benchmark(params, bank, progress)
     with atomic_dir(out, overwrite=overwrite) as tmp:
         write_jsonl(tmp / CORPUS, (c.to_json() for c in result.clips))
         write_jsonl(tmp / QUERIES, result.queries)
@@ -195,22 +235,17 @@ def build_benchmark(out: Path | str, params: BuildParams, overwrite: bool = Fals
         write_qrels(tmp / QRELS, result.qrels)
         write_jsonl(tmp / CHOICES, result.choices)
         write_jsonl(tmp / ATOMS, (a.to_json() for a in bank.atoms))
-        manifest = _manifest(params, bank, result, tmp)
         if params.audio:
             write_clip_audio(tmp / "audio", result.clips, bank, params.audio, RenderParams(), progress)
-        write_json(tmp / MANIFEST, manifest)
+        manifest = write_manifest(tmp, _manifest(params, bank, result))
     return manifest
 
 
-def _manifest(params: BuildParams, bank: AtomBank, result: BuildResult, root: Path) -> dict[str, Any]:
+def _manifest(params: BuildParams, bank: AtomBank, result: BuildResult) -> dict[str, Any]:
+    """Everything but the format fields and the files' hashes (:func:`write_manifest` adds them)."""
     modes = {m: sum(c.mode == m for c in result.clips) for m in ("sequential", "overlap")}
     tasks = {t: sum(q["task"] == t for q in result.queries) for t in TASKS}
-    files = {}
-    for name in (CORPUS, QUERIES, QRELS, CHOICES, ATOMS):
-        path = root / name
-        files[name] = {"sha256": sha256_file(path), "bytes": path.stat().st_size}
     return {
-        "format": "reasonaudio-benchmark", "format_version": FORMAT_VERSION,
         "seed": params.seed,
         "parameters": params.to_json(),
         "render": asdict(RenderParams()),
@@ -221,5 +256,4 @@ def _manifest(params: BuildParams, bank: AtomBank, result: BuildResult, root: Pa
                    "qrels": sum(len(v) for v in result.qrels.values()),
                    "atoms": len(bank.atoms), "classes": len(bank.labels)},
         "adjustments": result.adjustments,
-        "files": files,
     }

@@ -19,6 +19,7 @@ has ``round(duration*sr)`` samples. Loops crossfade over the fade length so they
 from __future__ import annotations
 
 import difflib
+import io
 import logging
 import math
 import threading
@@ -39,6 +40,7 @@ from reasonaudio.fileio import atomic_file
 from reasonaudio.ingest.atoms.bank import AtomBank
 from reasonaudio.ingest.atoms.registry import open_bank
 from reasonaudio.progress import Progress, silent_progress
+from reasonaudio.ingest.atom_rules import check_samples
 
 log = logging.getLogger("reasonaudio.render")
 
@@ -143,6 +145,7 @@ class Renderer:
                             f"({self.bank.describe().get('spec', self.bank.kind)}); render with the bank "
                             "the benchmark was built from (--atoms)")
         x, in_sr = self.bank.load(atom_id)
+        check_samples(x, in_sr, f"atom {atom_id} ({self.bank.kind} bank)")  # the bank check's rule
         x = np.asarray(x, dtype=np.float64)
         if x.ndim != 1:
             raise DataError(f"atom {atom_id}: bank returned {x.ndim}-D samples, expected mono")
@@ -249,8 +252,10 @@ def write_audio(path: Path, audio: np.ndarray, sr: int) -> None:
     """
     fmt = _format_for(path)
     pcm = np.clip(np.rint(np.asarray(audio, dtype=np.float64) * 32767.0), -32768, 32767).astype(np.int16)
+    buf = io.BytesIO()  # libsndfile hides a failed write's errno (an AssertionError on a full disk)
+    sf.write(buf, pcm, sr, format=fmt, subtype=SUBTYPE)
     with atomic_file(path, "wb") as fh:
-        sf.write(fh, pcm, sr, format=fmt, subtype=SUBTYPE)
+        fh.write(buf.getbuffer())
 
 
 def render_clip_to_file(bench: Any, clip_id: str, out: Path, bank_spec: str | None = None) -> float:

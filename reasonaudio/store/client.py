@@ -19,12 +19,13 @@ from qdrant_client import QdrantClient
 from qdrant_client.http import models
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
-from reasonaudio.errors import StoreError
+from reasonaudio.errors import StoreError, echo
 from reasonaudio.store.base import (
     META_KEY, CollectionMeta, Fields, Found, PointIn, Store, found_from_payload, payload_fields,
     plain_vector,
 )
 from reasonaudio.store.handles import SharedHandles
+from reasonaudio.store.lock import StoreLock
 from reasonaudio.store.payload import KEYWORD_FIELDS, dur_key, point_id
 
 _DISTANCE = {"cosine": models.Distance.COSINE, "dot": models.Distance.DOT,
@@ -42,11 +43,17 @@ def redact_url(url: str) -> str:
 
 
 def _reason(exc: BaseException) -> str:
+    """What went wrong, as one short line with credentials redacted (a server may echo headers)."""
     if isinstance(exc, UnexpectedResponse):
         body = exc.content.decode("utf-8", "replace").strip() if exc.content else ""
-        return f"HTTP {exc.status_code}{': ' + body[:200] if body else ''}"
-    text = str(exc).strip() or type(exc).__name__
-    return text.splitlines()[0][:200]
+        return f"HTTP {exc.status_code}{': ' + echo(body) if body else ''}"
+    return echo(str(exc).strip() or type(exc).__name__)
+
+
+def _not_qdrant(where: str, exc: BaseException) -> StoreError:
+    """A 200 answer that is not Qdrant's JSON (a proxy page, another service on the port)."""
+    return StoreError(f"Qdrant at {where} answered with something that is not Qdrant's JSON API "
+                      f"({_reason(exc)}); is the URL a Qdrant server?")
 
 
 def _close_client(client: QdrantClient) -> None:
@@ -69,8 +76,11 @@ def _open_local(key: str) -> QdrantClient:
 class ClientStore(Store):
     """A store reached through qdrant-client: local mode (``path``) or a server (``url``)."""
 
+    _lock: StoreLock | None = None
+    """local mode's inter-process lock on its folder (a server has its own concurrency)"""
+
     def __init__(self, *, path: Path | None = None, url: str | None = None,
-                 api_key: str | None = None) -> None:
+                 api_key: str | None = None, write: bool = False) -> None:
         if (path is None) == (url is None):
             raise ValueError("give exactly one of path= or url=")
         self.path = Path(path) if path is not None else None
@@ -79,9 +89,13 @@ class ClientStore(Store):
         self.where = str(self.path) if self.path is not None else redact_url(url or "")
         self._key: str | None = None
         if self.path is not None:
-            self.path.mkdir(parents=True, exist_ok=True)
+            self._lock = StoreLock(self.path, "qdrant-client local store").acquire(write)
             self._key = str(self.path.resolve())
-            self.client = _LOCAL.acquire(self._key, lambda: _open_local(self._key))
+            try:
+                self.client = _LOCAL.acquire(self._key, lambda: _open_local(self._key))
+            except BaseException:
+                self._lock.release()
+                raise
         else:
             self._probe(url or "", api_key)
             self.client = QdrantClient(url=url, api_key=api_key, timeout=REQUEST_TIMEOUT_S,
@@ -101,8 +115,12 @@ class ClientStore(Store):
                                  f"(HTTP {exc.status_code}); set QDRANT_API_KEY") from None
             raise StoreError(f"Qdrant server at {redact_url(url)}: {_reason(exc)}") from None
         except (ResponseHandlingException, OSError) as exc:
+            if isinstance(getattr(exc, "source", None), ValueError):
+                raise _not_qdrant(redact_url(url), exc.source) from None
             raise StoreError(f"cannot reach Qdrant server at {redact_url(url)} "
                              f"({_reason(exc)})") from None
+        except ValueError as exc:  # JSONDecodeError, pydantic's ValidationError
+            raise _not_qdrant(redact_url(url), exc) from None
         except Exception as exc:  # httpx errors and anything else from the transport
             if type(exc).__module__.startswith(("httpx", "httpcore")):
                 raise StoreError(f"cannot reach Qdrant server at {redact_url(url)} "
@@ -120,8 +138,19 @@ class ClientStore(Store):
         except UnexpectedResponse as exc:
             raise StoreError(f"Qdrant at {self.where}: {what} failed ({_reason(exc)})") from None
         except ResponseHandlingException as exc:
+            if isinstance(getattr(exc, "source", None), ValueError):
+                raise _not_qdrant(self.where, exc.source) from None
             raise StoreError(f"Qdrant at {self.where}: {what} failed, server unreachable "
                              f"({_reason(exc)})") from None
+        except ValueError as exc:
+            if self.backend != "server":
+                raise
+            raise _not_qdrant(self.where, exc) from None
+
+    def _writing(self) -> None:
+        """Local mode: hold the folder's lock alone before changing anything (see store/lock.py)."""
+        if self._lock is not None:
+            self._lock.require_write()
 
     def _require(self, name: str) -> None:
         if not self.exists(name):
@@ -139,6 +168,7 @@ class ClientStore(Store):
 
     def create(self, name: str, meta: CollectionMeta, *, index_labels: Sequence[str] = (),
                shard_number: int | None = None, replication_factor: int | None = None) -> None:
+        self._writing()
         if self.exists(name):
             raise StoreError(f"collection {name!r} already exists in Qdrant at {self.where}")
         opts: dict[str, Any] = {}
@@ -168,17 +198,20 @@ class ClientStore(Store):
         return CollectionMeta.from_json(raw, f"collection {name!r}")
 
     def set_meta(self, name: str, meta: CollectionMeta) -> None:
+        self._writing()
         self._require(name)
         with self._errors(f"updating collection {name!r}"):
             self.client.update_collection(name, metadata={META_KEY: meta.to_json()})
 
     def drop(self, name: str) -> None:
+        self._writing()
         with self._errors(f"deleting collection {name!r}"):
             if self.client.collection_exists(name):
                 self.client.delete_collection(name)
 
     # --- points --------------------------------------------------------------------------
     def upsert(self, name: str, points: Sequence[PointIn]) -> None:
+        self._writing()
         structs = [models.PointStruct(id=point_id(p.clip_id), vector=[float(x) for x in p.vector],
                                       payload=p.payload) for p in points]
         with self._errors(f"upserting into {name!r}"):
@@ -229,6 +262,7 @@ class ClientStore(Store):
                 for r in records}
 
     def delete(self, name: str, clip_ids: Sequence[str]) -> None:
+        self._writing()
         with self._errors(f"deleting points from {name!r}"):
             self.client.delete(name, points_selector=models.PointIdsList(
                 points=[point_id(c) for c in clip_ids]), wait=True)
@@ -237,6 +271,8 @@ class ClientStore(Store):
         if self._key is not None:
             _LOCAL.release(self._key)
             self._key = None
+            if self._lock is not None:
+                self._lock.release()
             return
         with contextlib.suppress(Exception):
             self.client.close()

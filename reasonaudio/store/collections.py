@@ -18,6 +18,7 @@ import numpy as np
 from reasonaudio.dataset.benchmark import CORPUS, Benchmark
 from reasonaudio.errors import StoreError
 from reasonaudio.fileio import sha256_file
+from reasonaudio.dataset.benchmark import ATOMS
 from reasonaudio.store.base import (
     PAYLOAD_MODEL,
     STATE_COMPLETE,
@@ -28,7 +29,7 @@ from reasonaudio.store.base import (
     batched,
     collection_name,
 )
-from reasonaudio.store.payload import clip_payload
+from reasonaudio.store.payload import check_label, clip_payload
 
 PAYLOAD_COLLECTION = collection_name(PAYLOAD_MODEL)
 PAYLOAD_VECTOR = (1.0,)
@@ -49,9 +50,9 @@ class LoadResult:
 
 
 def corpus_fingerprint(bench: Benchmark) -> str:
-    """sha256 of corpus.jsonl (from the manifest when it records it)."""
+    """sha256 of corpus.jsonl (from the manifest when the load verified the file against it)."""
     recorded = (bench.manifest.get("files") or {}).get(CORPUS, {})
-    if isinstance(recorded, dict) and recorded.get("sha256"):
+    if getattr(bench, "verified", False) and isinstance(recorded, dict) and recorded.get("sha256"):
         return str(recorded["sha256"])
     return sha256_file(bench.root / CORPUS)
 
@@ -119,6 +120,12 @@ def load_collection(store: Store, name: str, meta: CollectionMeta, clip_ids: Seq
     return LoadResult(name, len(clip_ids), len(todo), time.perf_counter() - start, resumed)
 
 
+def check_payload_labels(bench: Benchmark) -> None:
+    """Every label of the benchmark's bank fits a payload (before any collection is touched)."""
+    for label in bench.labels:
+        check_label(label, f"{bench.root / ATOMS}")
+
+
 def payload_meta(bench: Benchmark) -> CollectionMeta:
     return CollectionMeta(model=PAYLOAD_MODEL, revision="payload-v1", dimension=1,
                           distance="dot", pooling="none",
@@ -130,6 +137,7 @@ def ingest_payload(bench: Benchmark, store: Store, *, force: bool = False,
                    shard_number: int | None = None, replication_factor: int | None = None,
                    batch_size: int = 1024, progress: ProgressFn | None = None) -> LoadResult:
     """Load the payload-only collection the oracle and the baselines search."""
+    check_payload_labels(bench)
     by_id = bench.clip_by_id
 
     def make(ids: Sequence[str]) -> Iterable[PointIn]:

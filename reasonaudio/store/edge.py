@@ -28,6 +28,8 @@ from reasonaudio.store.base import (
     plain_vector,
 )
 from reasonaudio.store.handles import SharedHandles
+from reasonaudio.store.lock import StoreLock, holder
+from reasonaudio.store.space import check_free_space
 from reasonaudio.store.payload import KEYWORD_FIELDS, dur_key, point_id
 
 META_FILE = "collection.json"
@@ -114,7 +116,8 @@ every EdgeStore of this process shares it."""
 def _busy(path: Path, exc: BaseException) -> StoreError:
     text = str(exc)
     if "WouldBlock" in text:
-        return StoreError(f"{path}: the Qdrant Edge shard is open in another process (Edge allows "
+        who = holder(path.parent) or "another process"
+        return StoreError(f"{path}: the Qdrant Edge shard is open in {who} (Edge allows "
                           "one at a time); wait for it, or use --backend local or a server")
     return StoreError(f"{path}: cannot open Qdrant Edge shard ({text.splitlines()[0][:200]})")
 
@@ -124,8 +127,10 @@ class EdgeStore(Store):
 
     backend = "edge"
 
-    def __init__(self, root: Path, float_indexes: bool = False) -> None:
+    def __init__(self, root: Path, float_indexes: bool = False, write: bool = False) -> None:
         self.root = Path(root)
+        self._lock = StoreLock(self.root, "Qdrant Edge store").acquire(write)
+        """shared while reading; exclusive from open (``write``) or from the first change"""
         self.float_indexes = float_indexes
         """Float indexes on ``dur."<label>"``: off by default. Edge 0.9.0 spends about 0.15 s
         creating each one (30 s for 200 labels), while the ``has`` guard the translator puts
@@ -150,6 +155,7 @@ class EdgeStore(Store):
 
     @staticmethod
     def _load(key: str) -> qe.EdgeShard:
+        check_free_space(Path(key), "Qdrant Edge")
         try:
             return qe.EdgeShard.load(key)
         except Exception as exc:  # the Rust side raises plain exceptions
@@ -177,9 +183,11 @@ class EdgeStore(Store):
 
     def create(self, name: str, meta: CollectionMeta, *, index_labels: Sequence[str] = (),
                shard_number: int | None = None, replication_factor: int | None = None) -> None:
+        self._lock.require_write()
         if self.exists(name):
             raise StoreError(f"collection {name!r} already exists in {self.root}")
         d = self._dir(name)
+        check_free_space(d, "Qdrant Edge")
         self._forget(self._key(name))
         if d.exists():  # an interrupted create: no collection.json was written
             shutil.rmtree(d)
@@ -215,10 +223,12 @@ class EdgeStore(Store):
         return CollectionMeta.from_json(obj, str(path))
 
     def set_meta(self, name: str, meta: CollectionMeta) -> None:
+        self._lock.require_write()
         self._shard(name).flush()  # points first, then the record that says they are there
         self._write_meta(name, meta)
 
     def drop(self, name: str) -> None:
+        self._lock.require_write()
         self._forget(self._key(name))
         d = self._dir(name)
         if d.exists():
@@ -226,6 +236,7 @@ class EdgeStore(Store):
             shutil.rmtree(d)
 
     def upsert(self, name: str, points: Sequence[PointIn]) -> None:
+        self._lock.require_write()
         shard = self._shard(name)
         edge_points = [qe.Point(point_id(p.clip_id), [float(x) for x in p.vector], p.payload)
                        for p in points]
@@ -268,12 +279,14 @@ class EdgeStore(Store):
                 for r in records}
 
     def delete(self, name: str, clip_ids: Sequence[str]) -> None:
+        self._lock.require_write()
         self._shard(name).update(qe.UpdateOperation.delete_points([point_id(c) for c in clip_ids]))
 
     def close(self) -> None:
         for key in sorted(self._held):
             _SHARDS.release(key)
         self._held.clear()
+        self._lock.release()
 
     def describe(self) -> dict[str, Any]:
         return {"backend": self.backend, "path": str(self.root)}

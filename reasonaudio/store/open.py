@@ -43,14 +43,20 @@ def embedded_path(data_root: Path, backend: str) -> Path:
     return Path(data_root) / EMBEDDED_DIR / backend
 
 
-def open_store(data_root: Path | str, backend: str | None = None, url: str | None = None) -> Store:
-    """Open the store for a benchmark directory; the caller closes it (or uses ``with``)."""
+def open_store(data_root: Path | str, backend: str | None = None, url: str | None = None,
+               write: bool = False) -> Store:
+    """Open the store for a benchmark directory; the caller closes it (or uses ``with``).
+
+    Embedded stores hold an inter-process lock while open (store/lock.py): shared for readers,
+    exclusive for writers (``write``, or from a reader's first change); a conflict is an error
+    naming the other process, never a collection rebuilt under someone else.
+    """
     backend, url = resolve_backend(backend, url)
     # Only the backend in use is imported: each loads its own native library or client stack.
     if backend == "edge":
         from reasonaudio.store.edge import EdgeStore
-        return EdgeStore(embedded_path(Path(data_root), "edge"))
+        return EdgeStore(embedded_path(Path(data_root), "edge"), write=write)
     from reasonaudio.store.client import ClientStore
     if backend == "local":
-        return ClientStore(path=embedded_path(Path(data_root), "local"))
+        return ClientStore(path=embedded_path(Path(data_root), "local"), write=write)
     return ClientStore(url=url, api_key=os.environ.get(API_KEY_ENV) or None)

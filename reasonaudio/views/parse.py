@@ -105,7 +105,7 @@ def read_labels_file(path: Path) -> list[str]:
     return labels
 
 
-def vocabulary_source(data: Optional[Path], labels: Optional[Path]) -> list[str]:
+def vocabulary_source(data: Optional[Path], labels: Optional[Path], verify: bool = True) -> list[str]:
     """The labels to parse against: ``--labels FILE`` or the benchmark's ``atoms.jsonl``."""
     if data is not None and labels is not None:
         raise DataError("give either --data DIR or --labels FILE, not both")
@@ -113,7 +113,7 @@ def vocabulary_source(data: Optional[Path], labels: Optional[Path]) -> list[str]
         return read_labels_file(labels)
     if data is None:
         raise DataError("give --data DIR (a built benchmark) or --labels FILE (one label per line)")
-    found = list(load_benchmark(data).labels)
+    found = list(load_benchmark(data, verify=verify).labels)
     if not found:
         raise DataError(f"{data}: atoms.jsonl lists no labels")
     return found

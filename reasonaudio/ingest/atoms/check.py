@@ -9,13 +9,11 @@ rows without touching this module.
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 
 from reasonaudio.constraints.labels import UNSAFE_WORDS
 from reasonaudio.errors import DataError
@@ -24,6 +22,7 @@ from reasonaudio.ingest.atoms.folder import FolderBank
 from reasonaudio.ingest.atoms.fsd50k import FSD50KBank
 from reasonaudio.ingest.atoms.registry import open_bank
 from reasonaudio.progress import Progress, silent_progress
+from reasonaudio.ingest.atom_rules import check_samples, duration_problems, payload_label_problems
 
 
 @dataclass
@@ -87,18 +86,13 @@ def check_bank(source: str, decode: bool = True, progress: Progress | None = Non
         for n, atom in enumerate(bank.atoms, 1):
             try:
                 x, sr = bank.load(atom.atom_id)
-                x = np.asarray(x)
-                if x.size == 0 or sr <= 0:
-                    raise DataError(f"{atom.path}: decodes to no samples")
-                if not np.all(np.isfinite(x)):
-                    raise DataError(f"{atom.path}: decodes to NaN or infinite samples")
+                check_samples(x, sr, atom.path)
             except DataError as exc:
                 errors.append(f"{atom.atom_id}: {exc}" if atom.atom_id not in str(exc) else str(exc))
                 bad_ids.add(atom.atom_id)
             report("decoding atoms", n, len(bank.atoms))
-    for atom in bank.atoms:
-        if not (atom.duration > 0 and math.isfinite(atom.duration)) and atom.atom_id not in bad_ids:
-            errors.append(f"{atom.path}: duration {atom.duration} s is not positive")
+    errors.extend(duration_problems(a for a in bank.atoms if a.atom_id not in bad_ids))
+    errors.extend(payload_label_problems(bank.atoms, source))
     durations = sorted(a.duration for a in bank.atoms)
     return BankReport(
         source=source, bank=bank, description=bank.describe(), n_classes=len(bank.labels),

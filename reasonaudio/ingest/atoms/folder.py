@@ -32,6 +32,7 @@ from reasonaudio.dataset.atom import Atom
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import iter_jsonl
 from reasonaudio.ingest.atoms.bank import AtomBank
+from reasonaudio.fileio import reading_text
 
 AUDIO_EXTENSIONS = (".wav", ".flac", ".ogg", ".mp3")
 MANIFEST_NAMES = ("atoms.jsonl", "atoms.csv")
@@ -163,7 +164,7 @@ def _read_manifest(path: Path) -> list[dict[str, str]]:
                 raise DataError(f"{path}:{lineno}: expected a JSON object")
             rows.append({**obj, "_where": f"{path}:{lineno}"})
     else:
-        with open(path, encoding="utf-8", newline="") as fh:
+        with reading_text(path), open(path, encoding="utf-8", newline="") as fh:
             reader = csv.DictReader(fh)
             if reader.fieldnames is None or not {"label", "file"} <= set(reader.fieldnames):
                 raise DataError(f"{path}:1: header must name at least the columns label and file, "
@@ -218,6 +219,13 @@ class FolderBank(FileBank):
                 if f.suffix.lower() not in AUDIO_EXTENSIONS:
                     continue
                 rel = f.relative_to(root).as_posix()
+                try:  # a link (or a linked label folder) may not lead outside the bank
+                    safe_relative(root, rel, str(f))
+                except DataError as exc:
+                    if errors is None:
+                        raise
+                    errors.append(str(exc))
+                    continue
                 entries[rel] = (label, f"{root.name}/{sub.name}", UNKNOWN_LICENSE, rel)
         if manifest is not None:
             for row in _read_manifest(manifest):

@@ -41,6 +41,7 @@ import numpy as np
 from reasonaudio.dataset.atom import Atom
 from reasonaudio.errors import DataError
 from reasonaudio.ingest.atoms.folder import FileBank, probe_audio
+from reasonaudio.fileio import read_text, reading_text
 
 log = logging.getLogger("reasonaudio.atoms")
 
@@ -83,7 +84,7 @@ def _read_vocabulary(path: Path) -> dict[str, str]:
     if not path.is_file():
         raise DataError(f"{path}: FSD50K vocabulary not found (is this an FSD50K copy?)")
     out: dict[str, str] = {}
-    with open(path, encoding="utf-8", newline="") as fh:
+    with reading_text(path), open(path, encoding="utf-8", newline="") as fh:
         for lineno, row in enumerate(csv.reader(fh), 1):
             if not row or (lineno == 1 and row[0].strip().lower() in ("index", "")):
                 continue
@@ -97,7 +98,7 @@ def _read_vocabulary(path: Path) -> dict[str, str]:
 
 def _read_ground_truth(path: Path, split: str, vocab: dict[str, str]) -> list[Row]:
     rows = []
-    with open(path, encoding="utf-8", newline="") as fh:
+    with reading_text(path), open(path, encoding="utf-8", newline="") as fh:
         reader = csv.DictReader(fh)
         if reader.fieldnames is None or not {"fname", "labels"} <= set(reader.fieldnames):
             raise DataError(f"{path}:1: header must contain fname and labels, got {reader.fieldnames}")
@@ -115,7 +116,7 @@ def _read_ground_truth(path: Path, split: str, vocab: dict[str, str]) -> list[Ro
 
 def _ontology_ancestors(path: Path, vocab: dict[str, str]) -> dict[str, set[str]]:
     try:
-        nodes = json.loads(path.read_text(encoding="utf-8"))
+        nodes = json.loads(read_text(path))
         children = {n["id"]: list(n.get("child_ids", [])) for n in nodes}
     except (json.JSONDecodeError, TypeError, KeyError) as exc:
         raise DataError(f"{path}: not an AudioSet ontology JSON (list of {{id, child_ids}}): {exc}") from None
@@ -166,7 +167,7 @@ def _read_licences(root: Path) -> dict[str, tuple[str, str]]:
         if not path.is_file():
             continue
         try:
-            info = json.loads(path.read_text(encoding="utf-8"))
+            info = json.loads(read_text(path))
         except json.JSONDecodeError as exc:
             raise DataError(f"{path}: invalid JSON ({exc.msg} at line {exc.lineno})") from None
         if not isinstance(info, dict):

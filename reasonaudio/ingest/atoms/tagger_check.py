@@ -25,6 +25,7 @@ from reasonaudio.ingest.atoms.bank import AtomBank
 from reasonaudio.ingest.atoms.fetch.recipes import load_recipes
 from reasonaudio.models.yamnet import YamnetTagger, pool_frames
 from reasonaudio.progress import Progress, silent_progress
+from reasonaudio.fileio import read_text
 
 TAGGERS = ("yamnet",)
 DEFAULT_TOP_K = 5
@@ -118,7 +119,7 @@ def expected_tags(bank: AtomBank, root: Path | None) -> dict[str, tuple[tuple[st
     out: dict[str, tuple[tuple[str, ...], str]] = {}
     manifest = root / "atoms.jsonl" if root is not None else None
     if manifest is not None and manifest.is_file():
-        for line in manifest.read_text(encoding="utf-8").splitlines():
+        for line in read_text(manifest).splitlines():
             try:
                 row = json.loads(line)
             except json.JSONDecodeError:

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from reasonaudio.errors import ModelError
+from reasonaudio.errors import DataError, ModelError
 from reasonaudio.models.cache import cache_root
 
 CACHE_SCHEMA = 1
@@ -129,8 +129,14 @@ class EmbeddingCache:
                 return
             with contextlib.suppress(sqlite3.OperationalError):
                 self._db.execute("BEGIN")
-            self._db.executemany("INSERT OR REPLACE INTO arrays VALUES (?, ?)", self._pending)
-            self._db.execute("COMMIT")
+            try:
+                self._db.executemany("INSERT OR REPLACE INTO arrays VALUES (?, ?)", self._pending)
+                self._db.execute("COMMIT")
+            except sqlite3.OperationalError as exc:  # disk full, read-only: the user's disk, not a bug
+                with contextlib.suppress(sqlite3.Error):
+                    self._db.execute("ROLLBACK")
+                raise DataError(f"{self.path}: cannot write the embedding cache ({exc}); free "
+                                "space, or pass --no-cache") from None
             self._pending.clear()
 
     def close(self) -> None:

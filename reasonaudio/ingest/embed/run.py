@@ -23,7 +23,7 @@ from reasonaudio.ingest.render import Renderer, RenderParams
 from reasonaudio.progress import Progress, silent_progress
 from reasonaudio.runtime import blas_single_thread
 from reasonaudio.store.base import PointIn, Store, collection_name
-from reasonaudio.store.collections import load_collection
+from reasonaudio.store.collections import check_payload_labels, load_collection
 from reasonaudio.store.payload import clip_payload
 
 
@@ -93,6 +93,7 @@ def ingest_model(bench: Benchmark, store: Store, model: str, *, model_path: str 
     done, total)`` is called as clips complete (the CLI draws a bar from it)."""
     if limit is not None and limit < 1:
         raise DataError(f"--limit must be >= 1, got {limit}")
+    check_payload_labels(bench)  # the payload rule, before a model is loaded or a clip rendered
     t0 = time.perf_counter()
     pipe = pipeline or open_pipeline(model, model_path=model_path, device=device,
                                      batch_size=batch_size, cache=cache, cache_dir=cache_dir,
