@@ -129,11 +129,14 @@ def build_vector(name: str, bench: Benchmark, store: Store, *, model_path: str |
                  device: str = "cpu", batch_size: int | None = None, **_: Any) -> VectorRetriever:
     from reasonaudio.models.registry import load_model
 
-    embedder = load_model(name, model_path=model_path, device=device, batch_size=batch_size)
-    hint = f"bench ingest --data {bench.root} --model {name}"
+    model = name.partition(":")[0]  # ``trained:LABEL`` names one trained model among several
+    embedder = load_model(model, model_path=model_path, device=device, batch_size=batch_size)
+    hint = f"bench ingest --data {bench.root} --model {model}"
     if model_path:
         hint += f" --model-path {model_path}"
-    return VectorRetriever(name, bench, store, embedder, ingest_hint=hint)
+    # the embedder's name: ``trained`` models carry their weights' digest in it
+    return VectorRetriever(name, bench, store, embedder, collection=collection_name(embedder.name),
+                           ingest_hint=hint)
 
 
 def register_all() -> None:
@@ -147,6 +150,11 @@ def register_all() -> None:
             register(RetrieverSpec(record.name, build_vector,
                                    f"{record.description}: text tower -> cosine top-k over "
                                    f"`bench ingest --model {record.name}`"))
+    if "trained:" not in _REGISTRY:
+        register(RetrieverSpec("trained:", build_vector,
+                               "a `bench train` model under a label of your choice (several in one "
+                               "eval): --model-path trained:LABEL=MODEL_DIR",
+                               family=True, example="trained:LABEL"))
     if "two-stage:" not in _REGISTRY:
         register(RetrieverSpec("two-stage:", build_two_stage,
                                "caption every clip (oracle-caption | yamnet-caption), embed captions "

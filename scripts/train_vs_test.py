@@ -1,0 +1,73 @@
+"""Train with and without planted hard negatives, evaluate both on the benchmark under test.
+
+    python scripts/train_vs_test.py --train TRAIN_DIR --test BENCH_DIR --out MODELS_DIR \
+        [--baseline two-stage:yamnet-caption+minilm] [--hold-out-templates] [--hold-out-labels N]
+
+Prints the per-task Acc@1 / nDCG@10 / multiple-choice table of both variants (and the baselines
+named, from their saved results on BENCH_DIR), the paired randomization tests between the two
+variants and of each against each baseline, whichever way they come out, and draws the
+projection plots of both under BENCH_DIR/results/plots. docs/training.md has the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--train", type=Path, required=True, help="training build (another seed)")
+    ap.add_argument("--test", type=Path, required=True, help="benchmark under test")
+    ap.add_argument("--out", type=Path, required=True, help="folder for the two model directories")
+    ap.add_argument("--baseline", action="append", default=[], help="saved retriever to compare with")
+    ap.add_argument("--epochs", type=int, default=8)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--hold-out-labels", type=int, default=0)
+    ap.add_argument("--hold-out-templates", action="store_true")
+    ap.add_argument("--threads", type=int, default=2)
+    args = ap.parse_args()
+
+    from rich.console import Console
+
+    from reasonaudio.bench.report import print_comparison, print_eval_tables, run_report
+    from reasonaudio.errors import ReasonAudioError
+    from reasonaudio.ingest.benchmark import load_benchmark
+    from reasonaudio.train.data import DataOptions
+    from reasonaudio.train.experiment import run_experiment
+    from reasonaudio.train.trainer import TrainOptions
+    from reasonaudio.views.train import print_train_summary, train_progress
+
+    console = Console()
+    options = TrainOptions(data=DataOptions(hold_out_labels=args.hold_out_labels,
+                                            hold_out_templates=args.hold_out_templates,
+                                            seed=args.seed),
+                           epochs=args.epochs, seed=args.seed, threads=args.threads)
+    try:
+        exp = run_experiment(args.train, args.test, args.out, options, tuple(args.baseline),
+                             console=console, train_progress=lambda name: train_progress(console))
+    except ReasonAudioError as exc:
+        console.print(f"[bold red]error:[/] {exc}")
+        raise SystemExit(2)
+    for name, result in exp.trained.items():
+        if result is not None:
+            print_train_summary(console, result)
+        else:
+            console.print(f"{name}: reused {exp.models[name]} (same recipe and training build)")
+    console.print(f"training build vs benchmark: {exp.separation}; benchmark query texts among "
+                  f"the training captions: {exp.leaked_query_texts}", highlight=False)
+    print_eval_tables(console, exp.results)
+    print_comparison(console, exp.comparison)
+    for base, tests in exp.versus.items():
+        for comparison in tests.values():
+            print_comparison(console, comparison)
+    run_report(console, load_benchmark(args.test), None, list(exp.models), "pca")
+
+
+if __name__ == "__main__":
+    main()
