@@ -305,7 +305,7 @@ def train_cmd(
     hard_negatives: bool = typer.Option(True, "--hard-negatives/--no-hard-negatives",
                                         help="Add the planted hard-negative clips and captions "
                                         "to the contrastive softmax."),
-    epochs: int = typer.Option(8, "--epochs", min=1, help="Most epochs (early stopping may end sooner)."),
+    epochs: int = typer.Option(4, "--epochs", min=1, help="Most epochs (early stopping may end sooner)."),
     seed: int = typer.Option(0, "--seed", help="Seed for data, initialisation, batches, dropout."),
     device: str = DeviceOpt,
     batch_size: int = typer.Option(128, "--batch-size", min=2, help="Captions per step."),

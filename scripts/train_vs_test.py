@@ -26,7 +26,7 @@ def main() -> None:
     ap.add_argument("--test", type=Path, required=True, help="benchmark under test")
     ap.add_argument("--out", type=Path, required=True, help="folder for the two model directories")
     ap.add_argument("--baseline", action="append", default=[], help="saved retriever to compare with")
-    ap.add_argument("--epochs", type=int, default=8)
+    ap.add_argument("--epochs", type=int, default=4)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--hold-out-labels", type=int, default=0)
     ap.add_argument("--hold-out-templates", action="store_true")

@@ -25,6 +25,15 @@ needs_models = pytest.mark.skipif(
 
 
 @pytest.fixture(scope="module")
+def model_cache(tmp_path_factory):
+    """One private embedding cache for this module (YAMNet is prepared into it once)."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("REASONAUDIO_CACHE", str(tmp_path_factory.mktemp("cache")))
+    yield
+    mp.undo()
+
+
+@pytest.fixture(scope="module")
 def builds(tmp_path_factory) -> tuple[Path, Path]:
     """A tiny training build (seed 1) and a tiny benchmark under test (seed 0)."""
     root = tmp_path_factory.mktemp("train")
@@ -128,25 +137,24 @@ def _tiny_options(steps: int):
 
 
 @needs_models
-def test_tiny_training_deterministic_loss_falls_reload_ingest_eval(builds, tmp_path, monkeypatch):
-    monkeypatch.setenv("REASONAUDIO_CACHE", str(tmp_path / "cache"))
+def test_tiny_training_deterministic_loss_falls_reload_ingest_eval(builds, tmp_path, model_cache):
     from reasonaudio.train.trainer import train_model
 
-    opts = _tiny_options(steps=24)
+    opts = _tiny_options(steps=16)
     first = train_model(builds[0], tmp_path / "m1", opts)
     again = train_model(builds[0], tmp_path / "m2", opts)
     weights = (tmp_path / "m1" / "model.safetensors").read_bytes()
     assert weights == (tmp_path / "m2" / "model.safetensors").read_bytes()
     assert first.weights_sha256 == again.weights_sha256
     losses = first.step_losses
-    assert len(losses) == 24
-    assert np.mean(losses[-6:]) < np.mean(losses[:6]) - 0.05, losses
+    assert len(losses) == 16
+    assert np.mean(losses[-4:]) < np.mean(losses[:4]) - 0.05, losses
     for name in ("config.json", "card.json", "README.md", "loss_curve.png"):
         assert (tmp_path / "m1" / name).is_file()
     card = first.card
     assert card["seed"] == 0 and card["training_build"]["seed"] == 1
     assert len(card["training_build"]["manifest_sha256"]) == 64
-    other = train_model(builds[0], tmp_path / "m3", replace(opts, hard_negatives=False, max_steps=4))
+    other = train_model(builds[0], tmp_path / "m3", replace(opts, hard_negatives=False, max_steps=2))
     assert other.weights_sha256 != first.weights_sha256
 
     # the saved directory reloads to identical vectors
@@ -190,8 +198,7 @@ def test_tiny_training_deterministic_loss_falls_reload_ingest_eval(builds, tmp_p
 
 
 @needs_models
-def test_bench_train_cli(builds, tmp_path, monkeypatch):
-    monkeypatch.setenv("REASONAUDIO_CACHE", str(tmp_path / "cache"))
+def test_bench_train_cli(builds, tmp_path, model_cache):
     from reasonaudio.cli import app
 
     runner = CliRunner()

@@ -35,6 +35,7 @@ class TrainedEmbedder(Embedder):
 
         from reasonaudio.models.registry import load_model
         from reasonaudio.train.card import load_model_dir
+        from reasonaudio.train.features import frozen_model
 
         self.record = record
         self.device = torch_device(device)
@@ -44,7 +45,7 @@ class TrainedEmbedder(Embedder):
         self.revision = f"sha256:{digest[:16]}"
         self._name = f"trained-{digest[:12]}"
         self.dimension = int(self.config["model"]["joint_dim"])
-        self.yamnet = load_model("yamnet", batch_size=batch_size)
+        self.yamnet = load_model("yamnet", batch_size=batch_size) if batch_size else frozen_model("yamnet")
         self.unit_batch = self.yamnet.unit_batch
         feats = self.config.get("audio_features", {})
         self.scale, self.zero_point = float(feats.get("scale", 0)), float(feats.get("zero_point", 0))

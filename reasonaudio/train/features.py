@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
@@ -25,6 +26,14 @@ MAX_FRAMES = 64
 """frames the audio encoder sees (64 x 0.48 s = 30.7 s, the longest clip); longer input is cut"""
 MAX_TOKENS = 64
 """MiniLM tokens per text (benchmark queries have at most about 40)"""
+
+
+@lru_cache(maxsize=None)
+def frozen_model(name: str) -> Any:
+    """The frozen backbone ``yamnet`` or ``minilm``, loaded once per process (read-only here)."""
+    from reasonaudio.models.registry import load_model
+
+    return load_model(name)
 
 
 def yamnet_frames_cache_spec(tagger: Any) -> tuple[str, dict[str, Any]]:
@@ -79,9 +88,8 @@ def clip_frames(bench: Any, clips: Sequence[Clip], progress: Progress | None = N
                 cache: bool = True) -> dict[str, np.ndarray]:
     """clip id -> (frames, 521) uint8 YAMNet codes for clips of ``bench`` (rendered with its bank)."""
     from reasonaudio.ingest.embed import _quiet_render_log, _renderer_for, blas_single_thread
-    from reasonaudio.models.registry import load_model
 
-    pipe = FramePipeline(load_model("yamnet"), cache)
+    pipe = FramePipeline(frozen_model("yamnet"), cache)
     pipe.attach_renderer(_renderer_for(bench, None))
     try:
         with _quiet_render_log(), blas_single_thread():
@@ -110,10 +118,8 @@ class TokenEncoder:
     """Frozen all-MiniLM-L6-v2 (the registry's ``minilm``): text -> (tokens, 384) states."""
 
     def __init__(self, spec: TokenSpec = TokenSpec(), cache: bool = True) -> None:
-        from reasonaudio.models.registry import load_model
-
         self.spec = spec
-        self.st = load_model("minilm", batch_size=spec.batch)
+        self.st = frozen_model("minilm")
         self.model = self.st.model
         self.dimension = int(self.st.dimension)
         self.revision = self.st.revision

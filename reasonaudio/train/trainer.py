@@ -28,7 +28,7 @@ PHASES = ("captions", "audio features", "text features", "train", "validate")
 class TrainOptions:
     data: DataOptions = DataOptions()
     model: ModelConfig = ModelConfig()
-    epochs: int = 8
+    epochs: int = 4
     batch_size: int = 128
     lr: float = 1e-3
     weight_decay: float = 0.01
@@ -238,9 +238,9 @@ def load_features(bench: Any, data: TrainingData, options: TrainOptions,
         tokens = encoder.encode(data.texts(), tell("text features"))
     finally:
         encoder.close()
-    from reasonaudio.models.registry import load_model
+    from reasonaudio.train.features import frozen_model
 
-    tagger = load_model("yamnet").tagger
+    tagger = frozen_model("yamnet").tagger
     return Features(codes, tokens, float(tagger._out_scale), float(tagger._out_zp))
 
 
