@@ -35,7 +35,7 @@ def main() -> None:
 
     from rich.console import Console
 
-    from reasonaudio.bench.report import print_comparison, print_eval_tables, run_report
+    from reasonaudio.bench.report import print_comparison, print_eval_tables
     from reasonaudio.errors import ReasonAudioError
     from reasonaudio.ingest.benchmark import load_benchmark
     from reasonaudio.train.data import DataOptions
@@ -66,7 +66,12 @@ def main() -> None:
     for base, tests in exp.versus.items():
         for comparison in tests.values():
             print_comparison(console, comparison)
-    run_report(console, load_benchmark(args.test), None, list(exp.models), "pca")
+    from reasonaudio.bench.plots import plot_report
+    from reasonaudio.bench.results import results_dir
+
+    bench = load_benchmark(args.test)
+    for path in plot_report(bench, exp.results, results_dir(bench) / "plots", "pca"):
+        console.print(f"wrote {path}", highlight=False)
 
 
 if __name__ == "__main__":
