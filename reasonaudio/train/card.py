@@ -93,7 +93,7 @@ def model_card_text(card: dict[str, Any]) -> str:
         f"{', '.join(card['data']['held_out_labels']) or 'none'}",
         f"- examples: {card['data']['examples']}",
         f"- epochs run {card['epochs_run']}, best epoch {card['best_epoch']}, steps {card['steps']}",
-        f"- validation at the best epoch: " + ", ".join(
+        "- validation at the best epoch: " + ", ".join(
             f"{k[4:]} {v:.3f}" for k, v in best.items() if k.startswith("val_")),
         f"- timings (s): {card['timings_s']}", "",
         "| epoch | train loss | train acc | val acc@1 | val mc clip | val mc text |",

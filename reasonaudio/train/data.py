@@ -307,8 +307,8 @@ def make_examples(bench: Benchmark, options: DataOptions = DataOptions(),
     rng = random.Random(f"reasonaudio-train-data-{options.seed}")
     val_ids = _split(bench, options.val_fraction, options.seed)
     index = bench.clip_index
-    position = {cid: i for i, cid in enumerate(index.clip_ids)}
     clips = bench.clip_by_id
+    violations = planted_violations(bench)
     examples: list[Example] = []
     counts: dict[str, int] = {}
 
@@ -335,7 +335,7 @@ def make_examples(bench: Benchmark, options: DataOptions = DataOptions(),
             add(Example(text, q.logic, ch.positive, q.task, shape, template.id, "planted",
                         neg_clip=ch.negative, neg_text=neg[0] if neg else None,
                         neg_logic=neg[1] if neg else None,
-                        violation=str(bench_violation(bench, ch.query_id))))
+                        violation=violations.get(ch.query_id, "")))
 
     # 2. captions drawn from each clip's true events
     all_clips = bench.clips
@@ -365,7 +365,6 @@ def make_examples(bench: Benchmark, options: DataOptions = DataOptions(),
             made += 1
         if progress is not None and (n % 200 == 0 or n == len(all_clips) - 1):
             progress(n + 1, len(all_clips))
-    del position
 
     train = [ex for ex in examples if ex.clip not in val_ids]
     val = [ex for ex in examples if ex.clip in val_ids]
@@ -383,15 +382,12 @@ def make_examples(bench: Benchmark, options: DataOptions = DataOptions(),
                         stats)
 
 
-def bench_violation(bench: Benchmark, query_id: str) -> str:
-    """What the planted hard negative of a training-build query breaks (from choices.jsonl)."""
+def planted_violations(bench: Benchmark) -> dict[str, str]:
+    """query id -> what its planted hard negative breaks (``choices.jsonl``'s ``violation``)."""
     from reasonaudio.fileio import read_jsonl
 
-    cache = getattr(bench, "_train_violations", None)
-    if cache is None:
-        cache = {o["query_id"]: o.get("violation", "") for o in read_jsonl(bench.root / "choices.jsonl")}
-        bench._train_violations = cache  # type: ignore[attr-defined]
-    return cache.get(query_id, "")
+    return {str(o["query_id"]): str(o.get("violation", ""))
+            for o in read_jsonl(bench.root / "choices.jsonl")}
 
 
 def truth_matrix(logics: Sequence[Node], index: Any) -> np.ndarray:

@@ -260,6 +260,7 @@ def train_model(train_dir: Path | str, out: Path | str, options: TrainOptions = 
     if options.epochs < 1 or options.batch_size < 2:
         raise DataError(f"--epochs must be >= 1 and the batch size >= 2 "
                         f"(got {options.epochs}, {options.batch_size})")
+    check_model_options(options)
     options = replace(options, device=torch_device(options.device))
     bench = load_benchmark(train_dir)
     times: dict[str, float] = {}
