@@ -66,6 +66,25 @@ def main() -> None:
     for base, tests in exp.versus.items():
         for comparison in tests.values():
             print_comparison(console, comparison)
+    if args.hold_out_labels:
+        from rich.table import Table
+
+        from reasonaudio.fileio import read_json
+        from reasonaudio.train.experiment import held_out_split
+
+        held = tuple(read_json(next(iter(exp.models.values())) / "card.json")["data"]["held_out_labels"])
+        split = held_out_split(exp.results, load_benchmark(args.test), held)
+        table = Table(title=f"Acc@1 on queries that mention a held-out sound ({', '.join(held)}) "
+                            "vs the others")
+        table.add_column("retriever")
+        table.add_column("queries")
+        tasks = list(next(iter(next(iter(split.values())).values())))
+        for task in tasks:
+            table.add_column(task, justify="right")
+        for name, groups in split.items():
+            for group, cells in groups.items():
+                table.add_row(name, group, *(f"{v:.3f} (n={n})" for v, n in cells.values()))
+        console.print(table)
     from reasonaudio.bench.plots import plot_report
     from reasonaudio.bench.results import results_dir
 

@@ -214,3 +214,18 @@ def test_bench_train_cli(builds, tmp_path, model_cache):
     assert res.exit_code == 2 and "not found" in res.output
     res = runner.invoke(app, ["ingest", "--data", str(builds[1]), "--model", "trained"])
     assert res.exit_code == 2 and "--model-path" in res.output
+
+
+def test_held_out_split_scores_queries_that_name_held_out_sounds(builds):
+    from reasonaudio.bench.results import Results, RetrieverResult
+    from reasonaudio.constraints.logic import labels
+    from reasonaudio.train.experiment import held_out_split
+
+    bench = load_benchmark(builds[1])
+    held = tuple(sorted(labels(bench.queries[0].logic)))[:1]
+    named = {q.id for q in bench.queries if set(labels(q.logic)) & set(held)}
+    per_query = {q.id: {"acc@1": 1.0 if q.id in named else 0.0} for q in bench.queries}
+    result = RetrieverResult("r", per_query, {q.id: q.task for q in bench.queries})
+    split = held_out_split(Results({}, {}, {"r": result}), bench, held)["r"]
+    assert split["mentions a held-out sound"]["overall"] == (1.0, len(named))
+    assert split["other"]["overall"] == (0.0, len(bench.queries) - len(named))

@@ -93,3 +93,28 @@ def run_experiment(train_dir: Path, test_dir: Path, out: Path, options: TrainOpt
             results.runs[base] = saved.runs[base]
             versus[base] = {n: compare(results.runs[n], saved.runs[base]) for n in names}
     return ExperimentResult(results, comparison, versus, models, trained, separation, leaked)
+
+
+def held_out_split(results: Any, bench: Any, held: tuple[str, ...], metric: str = "acc@1"
+                   ) -> dict[str, dict[str, dict[str, tuple[float, int]]]]:
+    """retriever -> group (``mentions a held-out sound`` / ``other``) -> task (and ``overall``)
+    -> (mean ``metric``, queries): compositional generalisation to sounds no caption named."""
+    from reasonaudio.constraints.logic import labels
+    from reasonaudio.ingest.benchmark import TASKS
+
+    held_set = set(held)
+    group_of = {q.id: ("mentions a held-out sound" if set(labels(q.logic)) & held_set else "other")
+                for q in bench.queries}
+    out: dict[str, dict[str, dict[str, tuple[float, int]]]] = {}
+    for name, run in results.runs.items():
+        per: dict[str, dict[str, tuple[float, int]]] = {}
+        for group in ("mentions a held-out sound", "other"):
+            cells: dict[str, tuple[float, int]] = {}
+            for task in (*TASKS, "overall"):
+                qids = [q for q, g in group_of.items() if g == group
+                        and (task == "overall" or run.task_of.get(q) == task)]
+                values = run.values(metric, qids)
+                cells[task] = (sum(values) / len(values) if values else float("nan"), len(values))
+            per[group] = cells
+        out[name] = per
+    return out
