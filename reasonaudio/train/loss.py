@@ -45,7 +45,7 @@ def contrastive_loss(text: torch.Tensor, audio: torch.Tensor, scale: torch.Tenso
     candidates may serve as negatives (the diagonal is always kept). ``hard_audio`` (H, D) and
     ``hard_text`` (G, D) extra candidates with masks (B, H) / (B, G)."""
     b = text.shape[0]
-    eye = torch.eye(b, dtype=torch.bool)
+    eye = torch.eye(b, dtype=torch.bool, device=text.device)
     t2a = scale * text @ audio.T
     a2t = t2a.T.clone()
     t2a = t2a.masked_fill(~(valid_t2a | eye), NEG_INF)
@@ -57,7 +57,7 @@ def contrastive_loss(text: torch.Tensor, audio: torch.Tensor, scale: torch.Tenso
     if hard_text is not None and hard_text.shape[0] and hard_valid_a2t is not None:
         extra = (scale * audio @ hard_text.T + bonus).masked_fill(~hard_valid_a2t, NEG_INF)
         a2t = torch.cat([a2t, extra], dim=1)
-    target = torch.arange(b)
+    target = torch.arange(b, device=text.device)
     loss = 0.5 * (F.cross_entropy(t2a, target) + F.cross_entropy(a2t, target))
     with torch.no_grad():
         t2a_acc = float((t2a.argmax(1) == target).float().mean())

@@ -81,12 +81,13 @@ class TrainResult:
 
 
 @contextlib.contextmanager
-def deterministic_torch(threads: int) -> Iterator[None]:
-    """Deterministic kernels and a fixed thread count while training; restored afterwards."""
+def deterministic_torch(threads: int, device: str = "cpu") -> Iterator[None]:
+    """Deterministic kernels and a fixed thread count while training; restored afterwards.
+    On a GPU some kernels have no deterministic version: warn there instead of failing."""
     import torch
 
     before = (torch.are_deterministic_algorithms_enabled(), torch.get_num_threads())
-    torch.use_deterministic_algorithms(True)
+    torch.use_deterministic_algorithms(True, warn_only=not device.startswith("cpu"))
     torch.set_num_threads(max(1, threads))
     try:
         yield
@@ -281,7 +282,7 @@ def train_model(train_dir: Path | str, out: Path | str, options: TrainOptions = 
     t2 = time.perf_counter()
     history: list[dict[str, Any]] = []
     step_losses: list[float] = []
-    with deterministic_torch(options.threads):
+    with deterministic_torch(options.threads, options.device):
         torch.manual_seed(options.seed)
         model = DualEncoder(options.model).to(options.device)
         decay = [p for n, p in model.named_parameters() if p.ndim >= 2]
