@@ -44,7 +44,7 @@ def main() -> None:
         c1 = resource.getrusage(resource.RUSAGE_SELF)
         cpu = (c1.ru_utime - c0.ru_utime) + (c1.ru_stime - c0.ru_stime)
     print(f"default recipe ({args.epochs} epochs, {result.steps} steps, "
-          f"{'fresh' if args.fresh_cache else 'warm'} cache): {wall:.0f} s wall, {cpu:.0f} s CPU")
+          f"{'empty' if args.fresh_cache else 'existing'} cache): {wall:.0f} s wall, {cpu:.0f} s CPU")
     for phase, seconds in result.timings.items():
         print(f"  {phase}: {seconds:.0f} s")
     print(f"target {TARGET_SECONDS:.0f} s: wall / target = {wall / TARGET_SECONDS:.2f}; "
