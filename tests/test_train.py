@@ -182,6 +182,13 @@ def test_tiny_training_deterministic_loss_falls_reload_ingest_eval(builds, tmp_p
     assert s1.collection != s3.collection and s1.clips == len(test.clips)
     stored = stored_vectors(test.root, s1.collection)
     assert len(stored) == len(test.clips)
+    # what ingest stored is what the reloaded model computes from the clip's audio
+    from reasonaudio.ingest.embed import _renderer_for
+
+    renderer = _renderer_for(test, None)
+    clips = test.clips[:3]
+    waves = [renderer.render(replace(c, sample_rate=16_000)) for c in clips]
+    assert np.array_equal(e2.embed_audio(waves), np.stack([stored[c.id] for c in clips]))
     results = evaluate_retrievers(test, ["trained:a", "trained:b"], show_progress=False,
                                   retriever_options={"trained:a": {"model_path": str(tmp_path / "m1")},
                                                      "trained:b": {"model_path": str(tmp_path / "m3")}})
