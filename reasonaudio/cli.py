@@ -314,6 +314,10 @@ def train_cmd(
     hold_out_templates: bool = typer.Option(False, "--hold-out-templates",
                                             help="Train only on training paraphrases, never on "
                                             "the benchmark's query templates."),
+    captions_per_clip: int = typer.Option(3, "--captions-per-clip", min=0,
+                                          help="Captions drawn from each clip's true events."),
+    templates_per_query: int = typer.Option(2, "--templates-per-query", min=0,
+                                            help="Renderings of each planted query."),
     threads: int = typer.Option(2, "--threads", min=1,
                                 help="CPU threads (fixed: part of what makes reruns bit-identical)."),
     max_steps: Optional[int] = typer.Option(None, "--max-steps", min=1, help="Stop after N steps."),
@@ -324,7 +328,9 @@ def train_cmd(
     from reasonaudio.train.trainer import TrainOptions, train_model
     from reasonaudio.views.train import print_train_summary, train_progress
 
-    options = TrainOptions(data=DataOptions(hold_out_labels=hold_out_labels,
+    options = TrainOptions(data=DataOptions(captions_per_clip=captions_per_clip,
+                                            templates_per_query=templates_per_query,
+                                            hold_out_labels=hold_out_labels,
                                             hold_out_templates=hold_out_templates, seed=seed),
                            epochs=epochs, batch_size=batch_size, hard_negatives=hard_negatives,
                            seed=seed, threads=threads, device=device, max_steps=max_steps)

@@ -31,6 +31,8 @@ def main() -> None:
     ap.add_argument("--hold-out-labels", type=int, default=0)
     ap.add_argument("--hold-out-templates", action="store_true")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--captions-per-clip", type=int, default=3)
+    ap.add_argument("--templates-per-query", type=int, default=2)
     args = ap.parse_args()
 
     from rich.console import Console
@@ -44,7 +46,9 @@ def main() -> None:
     from reasonaudio.views.train import print_train_summary, train_progress
 
     console = Console()
-    options = TrainOptions(data=DataOptions(hold_out_labels=args.hold_out_labels,
+    options = TrainOptions(data=DataOptions(captions_per_clip=args.captions_per_clip,
+                                            templates_per_query=args.templates_per_query,
+                                            hold_out_labels=args.hold_out_labels,
                                             hold_out_templates=args.hold_out_templates,
                                             seed=args.seed),
                            epochs=args.epochs, seed=args.seed, threads=args.threads)
