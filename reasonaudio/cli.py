@@ -409,6 +409,51 @@ def export_cmd(
     export_with_progress(console, _load(data, no_verify), to, opts)
 
 
+# --- train (train/) ---------------------------------------------------------------------------
+
+@app.command("train")
+def train_cmd(
+    data: Path = typer.Option(..., "--data", "-d",
+                              help="Training build (`bench build` with another seed than the "
+                              "benchmark you will evaluate on)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Model directory to write (atomically)."),
+    hard_negatives: bool = typer.Option(True, "--hard-negatives/--no-hard-negatives",
+                                        help="Add the planted hard-negative clips and captions "
+                                        "to the contrastive softmax."),
+    epochs: int = typer.Option(4, "--epochs", min=1, help="Most epochs (early stopping may end sooner)."),
+    seed: int = typer.Option(0, "--seed", help="Seed for data, initialisation, batches, dropout."),
+    device: str = DeviceOpt,
+    batch_size: int = typer.Option(128, "--batch-size", min=2, help="Captions per step."),
+    hold_out_labels: int = typer.Option(0, "--hold-out-labels", min=0,
+                                        help="Sounds no training caption mentions (drawn with the seed)."),
+    hold_out_templates: bool = typer.Option(False, "--hold-out-templates",
+                                            help="Train only on training paraphrases, never on "
+                                            "the benchmark's query templates."),
+    captions_per_clip: int = typer.Option(3, "--captions-per-clip", min=0,
+                                          help="Captions drawn from each clip's true events."),
+    templates_per_query: int = typer.Option(2, "--templates-per-query", min=0,
+                                            help="Renderings of each planted query."),
+    threads: int = typer.Option(2, "--threads", min=1,
+                                help="CPU threads (fixed: part of what makes reruns bit-identical)."),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps", min=1, help="Stop after N steps."),
+    force: bool = typer.Option(False, "--force", help="Replace OUT if it exists."),
+) -> None:
+    """Train a dual encoder on a training build's planted minimal pairs (docs/training.md)."""
+    from reasonaudio.train.data import DataOptions
+    from reasonaudio.train.trainer import TrainOptions, train_model
+    from reasonaudio.views.train import print_train_summary, train_progress
+
+    options = TrainOptions(data=DataOptions(captions_per_clip=captions_per_clip,
+                                            templates_per_query=templates_per_query,
+                                            hold_out_labels=hold_out_labels,
+                                            hold_out_templates=hold_out_templates, seed=seed),
+                           epochs=epochs, batch_size=batch_size, hard_negatives=hard_negatives,
+                           seed=seed, threads=threads, device=device, max_steps=max_steps)
+    with train_progress(console) as update:
+        result = train_model(data, out, options, progress=update, overwrite=force)
+    print_train_summary(console, result)
+
+
 # --- parse -----------------------------------------------------------------------------------
 
 StrictOpt = typer.Option(False, "--strict",

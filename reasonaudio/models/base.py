@@ -97,7 +97,11 @@ class Embedder(abc.ABC):
         return self.embed_units([self.text_units(t) for t in texts])
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        """(n, dimension) float32 unit vectors of search queries (see :meth:`query_units`)."""
+        """(n, dimension) float32 unit vectors of search queries (see :meth:`query_units`);
+        a model without a query form embeds queries exactly as its texts (:meth:`embed_text`,
+        which some models override as a whole)."""
+        if type(self).query_units is Embedder.query_units:
+            return self.embed_text(texts)
         return self.embed_units([self.query_units(t) for t in texts])
 
     def policy(self) -> dict[str, Any]:

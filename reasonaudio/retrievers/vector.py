@@ -121,9 +121,12 @@ class VectorRetriever(Retriever):
 
 
 def build_vector(name: str, bench: Benchmark, store: Store, options: RetrieverOptions) -> VectorRetriever:
-    embedder = load_model(name, model_path=options.model_path, device=options.device,
-                          batch_size=options.batch_size, dtype=dtype_for(name, options.dtype))
-    return VectorRetriever(name, bench, store, embedder, ingest_hint=ingest_hint(bench, name, options))
+    model = name.partition(":")[0]  # ``trained:LABEL`` names one trained model among several
+    embedder = load_model(model, model_path=options.model_path, device=options.device,
+                          batch_size=options.batch_size, dtype=dtype_for(model, options.dtype))
+    # the embedder's name: ``trained`` models carry their weights' digest in it
+    return VectorRetriever(name, bench, store, embedder, collection=collection_name(embedder.name),
+                           ingest_hint=ingest_hint(bench, model, options))
 
 
 def ingest_hint(bench: Benchmark, name: str, options: RetrieverOptions) -> str:

@@ -171,8 +171,9 @@ class AudioPipeline(Pipeline):
         self.caches = [self.cache]
         self.rows_cache: EmbeddingCache | None = None
         if getattr(embedder, "cache_rows", False):  # YAMNet: frame scores, shared with its captioner
-            self.rows_cache = EmbeddingCache(f"{self.name}-frames", embedder.identity(), cache_dir,
-                                             cache_enabled)
+            spec = getattr(embedder, "rows_cache_spec", None)  # `trained`: YAMNet's shared frames
+            label, rows_identity = spec() if spec else (f"{self.name}-frames", embedder.identity())
+            self.rows_cache = EmbeddingCache(label, rows_identity, cache_dir, cache_enabled)
             self.caches.append(self.rows_cache)
             self._index_audio(cache_dir, cache_enabled)
 

@@ -1,0 +1,57 @@
+"""Time the default `bench train` recipe end to end, feature extraction included.
+
+    .venv/bin/python benchmarks/train_speed.py --data TRAIN_DIR [--fresh-cache] [--epochs 4]
+
+Runs the default recipe (the CLI's defaults: 4 epochs, hard negatives, 2 threads) on a training
+build into a temporary model directory and prints wall time and CPU time per phase against the
+15-minute target, with the machine's load average before and after (on a shared machine the
+wall time says more about the neighbours than about the recipe; CPU time / threads is the
+wall time an idle machine would need). ``--fresh-cache`` points ``REASONAUDIO_CACHE`` at an
+empty folder, so YAMNet frames and MiniLM token states are computed, not served by the cache.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+TARGET_SECONDS = 15 * 60.0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", type=Path, required=True)
+    ap.add_argument("--epochs", type=int, default=4)
+    ap.add_argument("--fresh-cache", action="store_true")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.fresh_cache:
+            os.environ["REASONAUDIO_CACHE"] = str(Path(tmp) / "cache")
+        from reasonaudio.train.trainer import TrainOptions, train_model
+
+        load_before = os.getloadavg()
+        t0, c0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
+        result = train_model(args.data, Path(tmp) / "model", TrainOptions(epochs=args.epochs))
+        wall = time.perf_counter() - t0
+        c1 = resource.getrusage(resource.RUSAGE_SELF)
+        cpu = (c1.ru_utime - c0.ru_utime) + (c1.ru_stime - c0.ru_stime)
+    print(f"default recipe ({args.epochs} epochs, {result.steps} steps, "
+          f"{'empty' if args.fresh_cache else 'existing'} cache): {wall:.0f} s wall, {cpu:.0f} s CPU")
+    for phase, seconds in result.timings.items():
+        print(f"  {phase}: {seconds:.0f} s")
+    print(f"target {TARGET_SECONDS:.0f} s: wall / target = {wall / TARGET_SECONDS:.2f}; "
+          f"CPU / 2 cores / target = {cpu / 2 / TARGET_SECONDS:.2f}")
+    print(f"load average before {load_before[0]:.1f}, after {os.getloadavg()[0]:.1f} "
+          f"({os.cpu_count()} CPUs)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,117 @@
+"""The train-vs-test experiment: train with and without planted hard negatives on a training
+build, ingest both into the benchmark under test, evaluate, compare.
+
+Library only (no printing): :func:`run_experiment` returns the results and the paired tests;
+``scripts/train_vs_test.py`` prints them. Models already trained with the same recipe are reused
+(their card's recipe and training-build manifest must match), so a rerun only evaluates.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable
+
+from reasonaudio.bench.compare import compare
+from reasonaudio.bench.evaluate import ensure_results, evaluate_retrievers
+from reasonaudio.constraints.logic import labels
+from reasonaudio.dataset.benchmark import TASKS, load_benchmark
+from reasonaudio.fileio import read_json, sha256_file
+from reasonaudio.ingest.embed.run import ingest_model
+from reasonaudio.progress import Progress
+from reasonaudio.retrievers.base import RetrieverOptions
+from reasonaudio.store.open import open_store
+from reasonaudio.train.data import check_separate, make_examples, query_text_overlap
+from reasonaudio.train.trainer import TrainOptions, TrainResult, train_model
+
+VARIANTS = {"trained:hard-negatives": True, "trained:in-batch-only": False}
+"""retriever name -> whether its training used the planted hard negatives"""
+
+
+@dataclass
+class ExperimentResult:
+    results: Any
+    """``reasonaudio.bench.results.Results`` of both variants (and the baselines asked for)"""
+    comparison: Any
+    """paired tests, hard negatives minus in-batch only"""
+    versus: dict[str, Any] = field(default_factory=dict)
+    """baseline name -> paired tests of each variant against it"""
+    models: dict[str, Path] = field(default_factory=dict)
+    trained: dict[str, TrainResult | None] = field(default_factory=dict)
+    separation: dict[str, Any] = field(default_factory=dict)
+    leaked_query_texts: int = 0
+
+
+def _reusable(model_dir: Path, options: TrainOptions, train_dir: Path) -> bool:
+    card_path = model_dir / "card.json"
+    if not card_path.is_file() or not (model_dir / "model.safetensors").is_file():
+        return False
+    card = read_json(card_path)
+    return (card.get("recipe") == options.to_json()
+            and card.get("training_build", {}).get("manifest_sha256")
+            == sha256_file(train_dir / "manifest.json"))
+
+
+def run_experiment(train_dir: Path, test_dir: Path, out: Path, options: TrainOptions = TrainOptions(),
+                   baselines: tuple[str, ...] = (), progress: Progress | None = None,
+                   train_progress: Callable[[str], Any] | None = None,
+                   backend: str | None = None) -> ExperimentResult:
+    """Train both variants (or reuse them), ingest, evaluate and compare on ``test_dir``.
+
+    ``train_progress(name)`` may return a context manager yielding a trainer callback;
+    ``progress`` hears about the ingests and evaluations."""
+
+    train_dir, test_dir, out = Path(train_dir), Path(test_dir), Path(out)
+    train_bench, test_bench = load_benchmark(train_dir), load_benchmark(test_dir)
+    separation = check_separate(train_bench, test_bench)
+    leaked = len(query_text_overlap(make_examples(train_bench, options.data), test_bench))
+    models: dict[str, Path] = {}
+    trained: dict[str, TrainResult | None] = {}
+    for name, hard in VARIANTS.items():
+        variant = replace(options, hard_negatives=hard)
+        model_dir = out / name.split(":", 1)[1]
+        models[name] = model_dir
+        if _reusable(model_dir, variant, train_dir):
+            trained[name] = None
+            continue
+        ctx = train_progress(name) if train_progress else contextlib.nullcontext(None)
+        with ctx as update:
+            trained[name] = train_model(train_dir, model_dir, variant, progress=update, overwrite=True)
+    with open_store(test_bench.root, backend, None, write=True) as store:
+        for name, model_dir in models.items():
+            ingest_model(test_bench, store, "trained", model_path=str(model_dir), progress=progress)
+    per = {name: RetrieverOptions(model_path=str(path)) for name, path in models.items()}
+    results = evaluate_retrievers(test_bench, list(models), progress=progress, backend=backend,
+                                  retriever_options=per)
+    names = list(models)
+    comparison = compare(results.runs[names[0]], results.runs[names[1]])
+    versus: dict[str, Any] = {}
+    if baselines:
+        saved = ensure_results(test_bench, list(baselines), progress=progress, backend=backend)
+        for base in baselines:
+            results.runs[base] = saved.runs[base]
+            versus[base] = {n: compare(results.runs[n], saved.runs[base]) for n in names}
+    return ExperimentResult(results, comparison, versus, models, trained, separation, leaked)
+
+
+def held_out_split(results: Any, bench: Any, held: tuple[str, ...], metric: str = "acc@1"
+                   ) -> dict[str, dict[str, dict[str, tuple[float, int]]]]:
+    """retriever -> group (``mentions a held-out sound`` / ``other``) -> task (and ``overall``)
+    -> (mean ``metric``, queries): compositional generalisation to sounds no caption named."""
+    held_set = set(held)
+    group_of = {q.id: ("mentions a held-out sound" if set(labels(q.logic)) & held_set else "other")
+                for q in bench.queries}
+    out: dict[str, dict[str, dict[str, tuple[float, int]]]] = {}
+    for name, run in results.runs.items():
+        per: dict[str, dict[str, tuple[float, int]]] = {}
+        for group in ("mentions a held-out sound", "other"):
+            cells: dict[str, tuple[float, int]] = {}
+            for task in (*TASKS, "overall"):
+                qids = [q for q, g in group_of.items() if g == group
+                        and (task == "overall" or run.task_of.get(q) == task)]
+                values = run.values(metric, qids)
+                cells[task] = (sum(values) / len(values) if values else float("nan"), len(values))
+            per[group] = cells
+        out[name] = per
+    return out

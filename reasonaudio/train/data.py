@@ -1,0 +1,434 @@
+"""Training examples from a training build: captions, planted hard-negative clips and captions.
+
+Sources, all from a benchmark directory built with ``bench build`` under another seed than the
+benchmark under test (:func:`check_separate` refuses the same seed or shared clips):
+
+- **planted pairs**: every query of the training build comes with the minimal pair the builder
+  planted (:mod:`reasonaudio.ingest.plant`: a clip that satisfies it and one that breaks one
+  constraint: order reversed, overlap removed, excluded sound added, duration out of
+  tolerance). The query's logic is rendered with several templates; each caption gets the
+  positive clip and the planted hard-negative clip.
+- **clip captions**: every clip gets captions drawn from its true events, in every task's shapes
+  (negation names a sound the clip lacks), rendered with the query templates. Each caption
+  gets a *hard-negative caption*: the same template with one slot changed so the statement is
+  false for the clip (order swapped, negation flipped, duration out of tolerance, an overlap
+  partner that does not overlap), and, when the training corpus has one, a hard-negative clip
+  (the judge's definition: every mentioned sound, constraint broken).
+
+Truth is never assumed: every caption is checked true for its clip and every hard negative
+false with the judge (:mod:`reasonaudio.constraints.semantics`), and the loss masks in-batch
+"negatives" that the judge says satisfy a caption.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from reasonaudio.constraints.judge import benchmark_index
+from reasonaudio.constraints.logic import And, Before, Has, Lasts, Node, Not, Overlap, labels
+from reasonaudio.constraints.semantics import holds, intervals
+from reasonaudio.constraints.templates import (
+    TASK_SHAPES,
+    Template,
+    _format_slots,
+    match_shape,
+    templates_for_shape,
+)
+from reasonaudio.dataset.benchmark import TASKS, Benchmark
+from reasonaudio.dataset.clip import Clip
+from reasonaudio.errors import DataError
+from reasonaudio.fileio import read_jsonl
+from reasonaudio.ingest.compose import DURATION_TARGETS
+from reasonaudio.train.paraphrases import PARAPHRASES
+
+TASK_OF_SHAPE = {shape: task for task, shapes in TASK_SHAPES.items() for shape in shapes}
+
+
+@dataclass(frozen=True)
+class DataOptions:
+    captions_per_clip: int = 3
+    """captions drawn from each clip's true events (tasks chosen uniformly)"""
+    templates_per_query: int = 2
+    """renderings of each planted query of the training build"""
+    hold_out_labels: int = 0
+    """sounds never mentioned by any training caption (drawn with the seed)"""
+    hold_out_templates: bool = False
+    """render training captions only with training paraphrases, never the benchmark's templates"""
+    val_fraction: float = 0.1
+    """share of clips (planted pairs kept together) held out for validation"""
+    seed: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Example:
+    text: str
+    logic: Node
+    clip: str
+    """the clip the caption is true for"""
+    task: str
+    shape: str
+    template: str
+    source: str
+    """``planted`` (a training-build query) or ``caption`` (drawn from the clip's events)"""
+    neg_clip: str | None = None
+    """a clip with every mentioned sound for which the caption is false"""
+    neg_text: str | None = None
+    """a caption false for ``clip`` (one slot changed)"""
+    neg_logic: Node | None = None
+    violation: str = ""
+
+
+@dataclass
+class TrainingData:
+    train: list[Example]
+    val: list[Example]
+    clips: dict[str, Clip]
+    labels: tuple[str, ...]
+    held_out_labels: tuple[str, ...]
+    template_set: str
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    def texts(self) -> list[str]:
+        out: list[str] = []
+        for ex in self.train + self.val:
+            out.append(ex.text)
+            if ex.neg_text is not None:
+                out.append(ex.neg_text)
+        return list(dict.fromkeys(out))
+
+
+# --- logic from a shape and its slots (the inverse of templates.match_shape) -----------------
+
+def logic_for(shape: str, s: dict[str, Any]) -> Node:
+    if shape == "negation":
+        return And((Has(s["A"]), Has(s["B"]), Not(Has(s["C"]))))
+    if shape == "order":
+        return Before(s["A"], s["B"])
+    if shape == "overlap":
+        return Overlap(s["A"], s["B"])
+    if shape == "duration":
+        return Lasts(s["A"], s["N"])
+    if shape == "m1":
+        return And((Lasts(s["A"], s["N"]), Before(s["A"], s["B"])))
+    if shape == "m2":
+        return And((Before(s["A"], s["B"]), Not(Has(s["C"]))))
+    if shape == "m3":
+        return And((Overlap(s["A"], s["B"]), Lasts(s["A"], s["N"])))
+    if shape == "m4":
+        return And((Before(s["A"], s["B"]), Before(s["A"], s["C"]), Overlap(s["B"], s["C"])))
+    if shape == "m5":
+        return And((Lasts(s["A"], s["N"]), Before(s["A"], s["B"]), Before(s["B"], s["C"]),
+                    Before(s["B"], s["D"]), Overlap(s["C"], s["D"])))
+    raise ValueError(f"unknown shape {shape!r}")
+
+
+def template_pool(shape: str, hold_out_templates: bool) -> list[Template]:
+    return list(PARAPHRASES[shape]) if hold_out_templates else templates_for_shape(shape)
+
+
+def render(template: Template, slots: dict[str, Any]) -> str:
+    return template.render(_format_slots(slots))
+
+
+# --- what is true of one clip -----------------------------------------------------------------
+
+class ClipFacts:
+    """The relations that hold in one clip, for drawing true captions and false variants."""
+
+    def __init__(self, clip: Clip, vocabulary: Sequence[str], banned: frozenset[str]) -> None:
+        self.clip = clip
+        self.iv = intervals(clip.events)
+        self.present = [e.label for e in clip.events if e.label not in banned]
+        self.present_all = [e.label for e in clip.events]
+        self.absent = [lab for lab in vocabulary if lab not in self.iv and lab not in banned]
+        p = self.present
+        self.before = [(a, b) for a in p for b in p if a != b and holds(Before(a, b), self.iv)]
+        self.overlap = [(a, b) for a in p for b in p if a != b and holds(Overlap(a, b), self.iv)]
+        self.n_of: dict[str, float] = {}
+        for lab in p:
+            on, off = self.iv[lab]
+            dur = (off - on) / 1000.0
+            fits = [n for n in DURATION_TARGETS if holds(Lasts(lab, n), self.iv)]
+            n = fits[0] if fits else max(1, int(round(dur)))
+            if holds(Lasts(lab, n), self.iv):
+                self.n_of[lab] = n
+
+    def slots(self, shape: str, rng: random.Random) -> dict[str, Any] | None:
+        """Random slots for ``shape`` that make a true statement about the clip, or None."""
+        p, bef, ovl = self.present, self.before, self.overlap
+        timed = [lab for lab in p if lab in self.n_of]
+        if shape == "negation" and len(p) >= 2 and self.absent:
+            a, b = rng.sample(p, 2)
+            return {"A": a, "B": b, "C": rng.choice(self.absent)}
+        if shape == "order" and bef:
+            a, b = rng.choice(bef)
+            return {"A": a, "B": b}
+        if shape == "overlap" and ovl:
+            a, b = rng.choice(ovl)
+            return {"A": a, "B": b}
+        if shape == "duration" and timed:
+            a = rng.choice(timed)
+            return {"A": a, "N": self.n_of[a]}
+        if shape == "m1":
+            cands = [(a, b) for a, b in bef if a in self.n_of]
+            if cands:
+                a, b = rng.choice(cands)
+                return {"A": a, "B": b, "N": self.n_of[a]}
+        if shape == "m2" and bef and self.absent:
+            a, b = rng.choice(bef)
+            return {"A": a, "B": b, "C": rng.choice(self.absent)}
+        if shape == "m3":
+            cands = [(a, b) for a, b in ovl if a in self.n_of]
+            if cands:
+                a, b = rng.choice(cands)
+                return {"A": a, "B": b, "N": self.n_of[a]}
+        if shape == "m4":
+            befs = set(bef)
+            cands = [(a, b, c) for b, c in ovl for a in p if (a, b) in befs and (a, c) in befs]
+            if cands:
+                a, b, c = rng.choice(cands)
+                return {"A": a, "B": b, "C": c}
+        if shape == "m5":
+            befs = set(bef)
+            cands = [(a, b, c, d) for c, d in ovl for b in p if (b, c) in befs and (b, d) in befs
+                     for a in p if (a, b) in befs and a in self.n_of]
+            if cands:
+                a, b, c, d = rng.choice(cands)
+                return {"A": a, "B": b, "C": c, "D": d, "N": self.n_of[a]}
+        return None
+
+    def false_variants(self, shape: str, s: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
+        """Slot changes that should make the statement false for this clip (checked later)."""
+        out: list[tuple[dict[str, Any], str]] = []
+
+        def swap(x: str, y: str, why: str) -> None:
+            t = dict(s)
+            t[x], t[y] = s[y], s[x]
+            out.append((t, why))
+
+        def replace(slot: str, choices: Sequence[str], why: str) -> None:
+            used = {v for k, v in s.items() if k != "N"}
+            for lab in choices:
+                if lab not in used:
+                    out.append(({**s, slot: lab}, why))
+
+        def wrong_n(why: str = "duration out of tolerance") -> None:
+            for n in DURATION_TARGETS:
+                if n != s["N"]:
+                    out.append(({**s, "N": n}, why))
+
+        if shape == "negation":
+            swap("B", "C", "negation flipped")
+            swap("A", "C", "negation flipped")
+        elif shape == "order":
+            swap("A", "B", "order swapped")
+        elif shape == "overlap":
+            replace("B", self.present, "overlap partner that does not overlap")
+        elif shape == "duration":
+            wrong_n()
+        elif shape == "m1":
+            swap("A", "B", "order swapped")
+            wrong_n()
+        elif shape == "m2":
+            swap("A", "B", "order swapped")
+            replace("C", self.present, "negation flipped")
+        elif shape == "m3":
+            wrong_n()
+            replace("B", self.present, "overlap partner that does not overlap")
+        elif shape == "m4":
+            swap("A", "B", "order swapped")
+            replace("C", self.present, "overlap partner that does not overlap")
+        elif shape == "m5":
+            wrong_n()
+            swap("A", "B", "order swapped")
+            replace("D", self.present, "overlap partner that does not overlap")
+        return out
+
+
+def _false_caption(facts: ClipFacts, shape: str, slots: dict[str, Any], template: Template,
+                   rng: random.Random) -> tuple[str, Node, str] | None:
+    variants = facts.false_variants(shape, slots)
+    rng.shuffle(variants)
+    for t, why in variants:
+        try:
+            logic = logic_for(shape, t)
+            match_shape(logic)
+        except ValueError:
+            continue
+        if not holds(logic, facts.iv):
+            return render(template, t), logic, why
+    return None
+
+
+# --- assembling the data --------------------------------------------------------------------
+
+def held_out_label_set(vocabulary: Sequence[str], n: int, seed: int) -> tuple[str, ...]:
+    if n < 0 or n >= len(vocabulary):
+        raise DataError(f"--hold-out-labels must be between 0 and {len(vocabulary) - 1}, got {n}")
+    rng = random.Random(f"reasonaudio-train-holdout-{seed}")
+    return tuple(sorted(rng.sample(sorted(vocabulary), n)))
+
+
+def _groups(bench: Benchmark) -> list[list[str]]:
+    """Planted pairs stay together; every other clip is its own group."""
+    paired: dict[str, int] = {}
+    groups: list[list[str]] = []
+    for ch in bench.choices:
+        groups.append([ch.positive, ch.negative])
+        paired[ch.positive] = paired[ch.negative] = len(groups) - 1
+    groups += [[c.id] for c in bench.clips if c.id not in paired]
+    return groups
+
+
+def _split(bench: Benchmark, fraction: float, seed: int) -> set[str]:
+    if not 0.0 < fraction < 0.5:
+        raise DataError(f"validation fraction must be in (0, 0.5), got {fraction}")
+    groups = sorted(_groups(bench))
+    rng = random.Random(f"reasonaudio-train-split-{seed}")
+    rng.shuffle(groups)
+    n_clips = sum(len(g) for g in groups)
+    val: set[str] = set()
+    for g in groups:
+        if len(val) >= fraction * n_clips:
+            break
+        val.update(g)
+    return val
+
+
+def make_examples(bench: Benchmark, options: DataOptions = DataOptions(),
+                  progress: Callable[[int, int], None] | None = None) -> TrainingData:
+    """Every training example of a training build (deterministic in ``options.seed``)."""
+    if options.captions_per_clip < 0 or options.templates_per_query < 0:
+        raise DataError("captions per clip and templates per query must be >= 0")
+    vocabulary = bench.labels
+    held = held_out_label_set(vocabulary, options.hold_out_labels, options.seed)
+    banned = frozenset(held)
+    rng = random.Random(f"reasonaudio-train-data-{options.seed}")
+    val_ids = _split(bench, options.val_fraction, options.seed)
+    index = benchmark_index(bench)
+    clips = bench.clip_by_id
+    violations = planted_violations(bench)
+    examples: list[Example] = []
+    counts: dict[str, int] = {}
+
+    def add(ex: Example) -> None:
+        if set(labels(ex.logic)) & banned:
+            counts["dropped: mentions a held-out sound"] = counts.get(
+                "dropped: mentions a held-out sound", 0) + 1
+            return
+        if ex.neg_logic is not None and set(labels(ex.neg_logic)) & banned:
+            ex = Example(**{**ex.__dict__, "neg_text": None, "neg_logic": None})
+        examples.append(ex)
+
+    # 1. the planted pairs of the training build's queries
+    for ch in bench.choices:
+        q = bench.query_by_id[ch.query_id]
+        shape, slots = match_shape(q.logic)
+        pool = template_pool(shape, options.hold_out_templates)
+        chosen = rng.sample(pool, min(options.templates_per_query, len(pool)))
+        pos = clips[ch.positive]
+        facts = ClipFacts(pos, vocabulary, banned)
+        for template in chosen:
+            text = render(template, slots)
+            neg = _false_caption(facts, shape, slots, template, rng)
+            add(Example(text, q.logic, ch.positive, q.task, shape, template.id, "planted",
+                        neg_clip=ch.negative, neg_text=neg[0] if neg else None,
+                        neg_logic=neg[1] if neg else None,
+                        violation=violations.get(ch.query_id, "")))
+
+    # 2. captions drawn from each clip's true events
+    all_clips = bench.clips
+    for n, clip in enumerate(all_clips):
+        facts = ClipFacts(clip, vocabulary, banned)
+        made = 0
+        tries = 0
+        while made < options.captions_per_clip and tries < 4 * options.captions_per_clip + 8:
+            tries += 1
+            task = rng.choice(TASKS)
+            shape = rng.choice(TASK_SHAPES[task])
+            slots = facts.slots(shape, rng)
+            if slots is None:
+                continue
+            logic = logic_for(shape, slots)
+            if not holds(logic, facts.iv):  # pragma: no cover - slots are drawn from true relations
+                raise AssertionError(f"{clip.id}: drew a false caption {logic}")
+            template = rng.choice(template_pool(shape, options.hold_out_templates))
+            text = render(template, slots)
+            neg = _false_caption(facts, shape, slots, template, rng)
+            hard = index.hard_negatives(logic)
+            hard_ids = [cid for cid in index.ids(hard) if (cid in val_ids) == (clip.id in val_ids)]
+            neg_clip = rng.choice(hard_ids) if hard_ids else None
+            add(Example(text, logic, clip.id, task, shape, template.id, "caption",
+                        neg_clip=neg_clip, neg_text=neg[0] if neg else None,
+                        neg_logic=neg[1] if neg else None, violation=neg[2] if neg else ""))
+            made += 1
+        if progress is not None and (n % 200 == 0 or n == len(all_clips) - 1):
+            progress(n + 1, len(all_clips))
+
+    train = [ex for ex in examples if ex.clip not in val_ids]
+    val = [ex for ex in examples if ex.clip in val_ids]
+    stats = {
+        "examples": {"train": len(train), "val": len(val)},
+        "clips": {"train": len({c.id for c in all_clips} - val_ids), "val": len(val_ids)},
+        "by_source": {s: sum(ex.source == s for ex in examples) for s in ("planted", "caption")},
+        "by_task": {t: sum(ex.task == t for ex in examples) for t in TASKS},
+        "with_hard_negative_clip": sum(ex.neg_clip is not None for ex in examples),
+        "with_hard_negative_caption": sum(ex.neg_text is not None for ex in examples),
+        "dropped": counts,
+    }
+    return TrainingData(train, val, dict(clips), vocabulary, held,
+                        "training paraphrases" if options.hold_out_templates else "benchmark templates",
+                        stats)
+
+
+def planted_violations(bench: Benchmark) -> dict[str, str]:
+    """query id -> what its planted hard negative breaks (``choices.jsonl``'s ``violation``)."""
+    return {str(o["query_id"]): str(o.get("violation", ""))
+            for o in read_jsonl(bench.root / "choices.jsonl")}
+
+
+def truth_matrix(logics: Sequence[Node], index: Any) -> np.ndarray:
+    """(len(logics), clips) bool: whether each statement holds for each clip (the judge)."""
+    out = np.zeros((len(logics), index.n), dtype=bool)
+    memo: dict[int, np.ndarray] = {}
+    for i, logic in enumerate(logics):
+        key = id(logic)
+        if key not in memo:
+            memo[key] = index.relevant(logic)
+        out[i] = memo[key]
+    return out
+
+
+# --- leakage checks -------------------------------------------------------------------------
+
+def clip_signature(clip: Clip) -> str:
+    """A clip's content (events, atoms, gains, times), independent of its id."""
+    body = repr(sorted((e.label, e.onset, e.offset, e.atom_id, e.gain_db) for e in clip.events))
+    return hashlib.sha256(f"{clip.duration}|{body}".encode()).hexdigest()
+
+
+def check_separate(train: Benchmark, test: Benchmark) -> dict[str, Any]:
+    """The training build must not be the benchmark under test: other seed, no shared clip."""
+    if train.root.resolve() == test.root.resolve():
+        raise DataError(f"{train.root}: the training build is the benchmark under test")
+    if train.seed == test.seed:
+        raise DataError(f"{train.root}: training build has seed {train.seed}, the same as the "
+                        f"benchmark under test {test.root}; build it with another --seed")
+    shared = {clip_signature(c) for c in train.clips} & {clip_signature(c) for c in test.clips}
+    if shared:
+        raise DataError(f"{train.root}: {len(shared)} clips identical to clips of {test.root}")
+    return {"train_seed": train.seed, "test_seed": test.seed, "shared_clips": 0}
+
+
+def query_text_overlap(data: TrainingData, test: Benchmark) -> list[str]:
+    """Benchmark query texts that occur verbatim among the training captions."""
+    texts = set(data.texts())
+    return sorted(q.text for q in test.queries if q.text in texts)

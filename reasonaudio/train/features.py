@@ -1,0 +1,186 @@
+"""Frozen input features: YAMNet frame codes per clip and MiniLM token states per text.
+
+Why frozen and cached: the only offline audio model with real weights is YAMNet, and training on
+2 CPU cores is only affordable if both towers' backbones run once. Frame codes are the tagger's
+own uint8 outputs (521 AudioSet classes every 0.48 s) in the shared ``yamnet-frames`` cache,
+keyed by the sha256 of the rendered audio, so a clip the demo's ``yamnet-caption`` ingest already
+tagged costs only its render. MiniLM token states are stored as float16 (both in training and at
+query time, so the two never differ) in a cache of their own, keyed by text hash.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+
+from reasonaudio.dataset.clip import Clip
+from reasonaudio.ingest.embed.cache import EmbeddingCache, text_hash
+from reasonaudio.ingest.embed.pipelines import Pipeline, _stream_rows
+from reasonaudio.ingest.embed.run import _quiet_render_log, _renderer_for
+from reasonaudio.models.batching import FixedBatcher
+from reasonaudio.models.registry import load_model
+from reasonaudio.runtime import blas_single_thread
+
+CountProgress = Callable[[int, int], None]
+"""``progress(done, total)``: the trainer turns these counts into its TrainStatus"""
+
+MAX_FRAMES = 64
+"""frames the audio encoder sees (64 x 0.48 s = 30.7 s, the longest clip); longer input is cut"""
+MAX_TOKENS = 64
+"""MiniLM tokens per text (benchmark queries have at most about 40)"""
+
+
+@lru_cache(maxsize=None)
+def frozen_model(name: str) -> Any:
+    """The frozen backbone ``yamnet`` or ``minilm``, loaded once per process (read-only here)."""
+    return load_model(name)
+
+
+def yamnet_frames_cache_spec(tagger: Any) -> tuple[str, dict[str, Any]]:
+    """(label, identity) of the frame cache the ``yamnet`` ingest and ``yamnet-caption`` share."""
+    return f"{tagger.name}-frames", tagger.identity()
+
+
+class FramePipeline(Pipeline):
+    """Renders clips at 16 kHz and returns YAMNet's uint8 frame codes, cached by audio hash."""
+
+    def __init__(self, tagger: Any, cache_enabled: bool = True) -> None:
+        super().__init__()
+        self.tagger = tagger
+        self.name = "yamnet-frames"
+        label, identity = yamnet_frames_cache_spec(tagger)
+        self.cache = EmbeddingCache(label, identity, enabled=cache_enabled)
+        self.caches = [self.cache]
+
+    def identity(self) -> dict[str, Any]:
+        return self.tagger.identity()
+
+    def frames(self, clips: Sequence[Clip], progress: CountProgress | None = None) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        hashes: dict[str, str] = {}
+        total = len(clips)
+
+        def tick() -> None:
+            if progress is not None:
+                progress(len(out), total)
+
+        def items() -> Iterator[tuple[str, list[Any]]]:
+            for clip, units, h in self.rendered(clips, self.tagger.sample_rate,
+                                                self.tagger.audio_units, self.cache.contains):
+                hashes[clip.id] = h
+                rows = self.cache.get(h)
+                if rows is not None:
+                    out[clip.id] = rows
+                    tick()
+                    continue
+                yield clip.id, units if units is not None else self.tagger.audio_units(
+                    self.render(clip, self.tagger.sample_rate))
+
+        for cid, rows in _stream_rows(self, self.tagger, items()):
+            self.cache.put(hashes[cid], rows)
+            out[cid] = rows
+            tick()
+        self.cache.commit()
+        return out
+
+
+def clip_frames(bench: Any, clips: Sequence[Clip], progress: CountProgress | None = None,
+                cache: bool = True) -> dict[str, np.ndarray]:
+    """clip id -> (frames, 521) uint8 YAMNet codes for clips of ``bench`` (rendered with its bank)."""
+    pipe = FramePipeline(frozen_model("yamnet"), cache)
+    pipe.attach_renderer(_renderer_for(bench, None))
+    try:
+        with _quiet_render_log(), blas_single_thread():
+            return pipe.frames(clips, progress)
+    finally:
+        pipe.close()
+
+
+def codes_to_features(codes: np.ndarray, scale: float, zero_point: float) -> np.ndarray:
+    """uint8 frame codes -> float32 logits (the tagger's dequantised outputs), cut to MAX_FRAMES."""
+    codes = np.asarray(codes)[:MAX_FRAMES]
+    return (scale * (codes.astype(np.float32) - zero_point)).astype(np.float32)
+
+
+# --- text: MiniLM token states ---------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TokenSpec:
+    bucket: int = 16
+    """texts are padded to a multiple of this many tokens (fixed shapes: batch-independent rows)"""
+    batch: int = 32
+    dtype: str = "float16"
+
+
+class TokenEncoder:
+    """Frozen all-MiniLM-L6-v2 (the registry's ``minilm``): text -> (tokens, 384) states."""
+
+    def __init__(self, spec: TokenSpec = TokenSpec(), cache: bool = True) -> None:
+        self.spec = spec
+        self.st = frozen_model("minilm")
+        self.model = self.st.model
+        self.dimension = int(self.st.dimension)
+        self.revision = self.st.revision
+        identity = {"model": "minilm", "revision": self.revision, "output": "token_embeddings",
+                    "bucket": spec.bucket, "batch": spec.batch, "dtype": spec.dtype,
+                    "max_tokens": MAX_TOKENS}
+        self.identity = identity
+        self.cache = EmbeddingCache("minilm-tokens", identity, enabled=cache)
+
+    def _length(self, text: str) -> int:
+        return len(self.model.tokenizer(text, truncation=True, max_length=MAX_TOKENS)["input_ids"])
+
+    def _run(self, units: list[tuple[str, int, int]]) -> np.ndarray:
+        import torch
+
+        length = units[0][1]
+        enc = self.model.tokenizer([u[0] for u in units], padding="max_length", truncation=True,
+                                   max_length=length, return_tensors="pt")
+        transformer = self.model[0].auto_model
+        with torch.inference_mode():
+            out = transformer(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"],
+                              token_type_ids=enc.get("token_type_ids")).last_hidden_state
+        return out.float().numpy().astype(self.spec.dtype)
+
+    def encode(self, texts: Sequence[str], progress: CountProgress | None = None) -> dict[str, np.ndarray]:
+        """text -> (n_tokens, 384) float16 states (CLS and SEP included), each text once."""
+        unique = list(dict.fromkeys(texts))
+        out: dict[str, np.ndarray] = {}
+        todo: list[str] = []
+        for t in unique:
+            got = self.cache.get(text_hash(t))
+            if got is not None:
+                out[t] = got
+            else:
+                todo.append(t)
+        total = len(unique)
+        if progress is not None:
+            progress(len(out), total)
+        lengths = {t: self._length(t) for t in todo}
+        pad_len = lambda n: min(MAX_TOKENS, self.spec.bucket * math.ceil(n / self.spec.bucket))  # noqa: E731
+        batcher = FixedBatcher(self._run, self.spec.batch, lambda key: ("", key, 0),
+                               lambda unit: unit[1])
+        done = 0
+        for t in todo:
+            for key, rows in batcher.add(t, [(t, pad_len(lengths[t]), lengths[t])]):
+                states = rows[0][: lengths[key]]
+                out[key] = states
+                self.cache.put(text_hash(key), states)
+                done += 1
+                if progress is not None and done % 64 == 0:
+                    progress(len(out), total)
+        for key, rows in batcher.flush():
+            states = rows[0][: lengths[key]]
+            out[key] = states
+            self.cache.put(text_hash(key), states)
+        self.cache.commit()
+        if progress is not None:
+            progress(len(out), total)
+        return out
+
+    def close(self) -> None:
+        self.cache.close()

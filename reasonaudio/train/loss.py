@@ -1,0 +1,65 @@
+"""Symmetric InfoNCE over the batch, with the planted hard negatives as extra candidates.
+
+Text -> audio: each caption's softmax runs over every clip in the batch plus the batch's
+planted hard-negative clips; audio -> text: each clip's over every caption plus the batch's
+hard-negative captions. Candidates the judge says also satisfy the caption (another clip of the
+batch that happens to fit, the same clip twice) are masked out, so the loss never pushes a
+true match away.
+
+Weighting: a hard negative enters the same softmax as one more candidate with weight
+``hard_weight`` (its logit plus ``log(hard_weight)``), default 1, as NegCLIP/CompA do. No separate
+margin term is needed: a hard negative differs from the positive by one constraint, so while
+the model cannot tell them apart its logit sits next to the positive's and it takes the largest
+share of the softmax, hence of the gradient; once told apart it costs nothing. A weight above 1
+only rescales that pressure (and the loss values, making runs harder to compare), so we keep 1
+and ablate by removing the candidates (``--no-hard-negatives``), not by weighting them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+
+@dataclass
+class BatchLoss:
+    loss: torch.Tensor
+    t2a_acc: float
+    """share of captions whose own clip scores highest among the candidates"""
+    a2t_acc: float
+
+
+NEG_INF = -1e4
+
+
+def contrastive_loss(text: torch.Tensor, audio: torch.Tensor, scale: torch.Tensor,
+                     valid_t2a: torch.Tensor, valid_a2t: torch.Tensor,
+                     hard_audio: torch.Tensor | None = None, hard_text: torch.Tensor | None = None,
+                     hard_valid_t2a: torch.Tensor | None = None,
+                     hard_valid_a2t: torch.Tensor | None = None,
+                     hard_weight: float = 1.0) -> BatchLoss:
+    """``text``/``audio`` (B, D) unit rows, row i a matching pair. ``valid_*`` (B, B) bool: which
+    candidates may serve as negatives (the diagonal is always kept). ``hard_audio`` (H, D) and
+    ``hard_text`` (G, D) extra candidates with masks (B, H) / (B, G)."""
+    b = text.shape[0]
+    eye = torch.eye(b, dtype=torch.bool, device=text.device)
+    t2a = scale * text @ audio.T
+    a2t = t2a.T.clone()
+    t2a = t2a.masked_fill(~(valid_t2a | eye), NEG_INF)
+    a2t = a2t.masked_fill(~(valid_a2t | eye), NEG_INF)
+    bonus = math.log(hard_weight) if hard_weight != 1.0 else 0.0
+    if hard_audio is not None and hard_audio.shape[0] and hard_valid_t2a is not None:
+        extra = (scale * text @ hard_audio.T + bonus).masked_fill(~hard_valid_t2a, NEG_INF)
+        t2a = torch.cat([t2a, extra], dim=1)
+    if hard_text is not None and hard_text.shape[0] and hard_valid_a2t is not None:
+        extra = (scale * audio @ hard_text.T + bonus).masked_fill(~hard_valid_a2t, NEG_INF)
+        a2t = torch.cat([a2t, extra], dim=1)
+    target = torch.arange(b, device=text.device)
+    loss = 0.5 * (F.cross_entropy(t2a, target) + F.cross_entropy(a2t, target))
+    with torch.no_grad():
+        t2a_acc = float((t2a.argmax(1) == target).float().mean())
+        a2t_acc = float((a2t.argmax(1) == target).float().mean())
+    return BatchLoss(loss, t2a_acc, a2t_acc)

@@ -1,0 +1,109 @@
+"""The dual encoder: small temporal transformers over frozen YAMNet frames and MiniLM tokens.
+
+Audio side: per 0.48 s frame the tagger's 521 AudioSet logits -> LayerNorm -> linear to ``d``
+-> sinusoidal position of the frame (its time in the clip, so order and duration are
+representable) -> ``audio_layers`` pre-norm transformer layers -> masked mean and max pooling
+-> linear to the joint space -> L2 norm.
+
+Text side: all-MiniLM-L6-v2's frozen token states (384-d, already contextual) -> LayerNorm ->
+linear to ``d`` -> position -> ``text_layers`` transformer layers -> the same pooling and
+projection. Training the layers above the frozen tokens (rather than projecting MiniLM's
+mean-pooled sentence vector) is what lets the text side tell "A, then B" from "B, then A" and
+see which sound a "no" applies to: a mean of token states largely loses both.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import torch
+from torch import nn
+
+from reasonaudio.models import yamnet
+from reasonaudio.train.features import MAX_FRAMES, MAX_TOKENS
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    d_model: int = 64
+    heads: int = 4
+    ff: int = 128
+    audio_layers: int = 2
+    text_layers: int = 2
+    joint_dim: int = 128
+    dropout: float = 0.1
+    audio_in: int = yamnet.N_CLASSES
+    text_in: int = 384
+    max_frames: int = MAX_FRAMES
+    max_tokens: int = MAX_TOKENS
+    init_temperature: float = 0.07
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> "ModelConfig":
+        known = {k: obj[k] for k in cls.__dataclass_fields__ if k in obj}
+        return cls(**known)
+
+
+def sinusoid(length: int, dim: int) -> torch.Tensor:
+    pos = torch.arange(length, dtype=torch.float32)[:, None]
+    div = torch.exp(torch.arange(0, dim, 2, dtype=torch.float32) * (-math.log(10000.0) / dim))
+    out = torch.zeros(length, dim)
+    out[:, 0::2] = torch.sin(pos * div)
+    out[:, 1::2] = torch.cos(pos * div)
+    return out
+
+
+class SequenceEncoder(nn.Module):
+    """Frames or tokens -> one unit vector (transformer, masked mean + max pooling)."""
+
+    def __init__(self, d_in: int, cfg: ModelConfig, layers: int, max_len: int) -> None:
+        super().__init__()
+        self.norm_in = nn.LayerNorm(d_in)
+        self.inp = nn.Linear(d_in, cfg.d_model)
+        self.register_buffer("pos", sinusoid(max_len, cfg.d_model), persistent=False)
+        layer = nn.TransformerEncoderLayer(cfg.d_model, cfg.heads, cfg.ff, cfg.dropout,
+                                           batch_first=True, norm_first=True)
+        self.layers = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.norm_out = nn.LayerNorm(cfg.d_model)
+        self.out = nn.Linear(2 * cfg.d_model, cfg.joint_dim)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """``x`` (B, T, d_in), ``mask`` (B, T) True on real positions -> (B, joint) unit rows."""
+        h = self.inp(self.norm_in(x)) + self.pos[: x.shape[1]]
+        h = self.norm_out(self.layers(h, src_key_padding_mask=~mask))
+        m = mask[..., None].to(h.dtype)
+        mean = (h * m).sum(1) / m.sum(1).clamp(min=1.0)
+        peak = h.masked_fill(~mask[..., None], -1e4).max(1).values
+        return nn.functional.normalize(self.out(torch.cat([mean, peak], dim=-1)), dim=-1)
+
+
+class DualEncoder(nn.Module):
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.audio = SequenceEncoder(cfg.audio_in, cfg, cfg.audio_layers, cfg.max_frames)
+        self.text = SequenceEncoder(cfg.text_in, cfg, cfg.text_layers, cfg.max_tokens)
+        self.logit_scale = nn.Parameter(torch.tensor(math.log(1.0 / cfg.init_temperature)))
+
+    def scale(self) -> torch.Tensor:
+        return self.logit_scale.clamp(max=math.log(100.0)).exp()
+
+
+def pad_batch(arrays: list[Any], max_len: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Variable-length (T_i, D) arrays -> (B, T, D) float32 and a (B, T) mask (T = longest)."""
+    import numpy as np
+
+    length = max(1, min(max_len, max(len(a) for a in arrays)))
+    dim = arrays[0].shape[1]
+    out = np.zeros((len(arrays), length, dim), dtype=np.float32)
+    mask = np.zeros((len(arrays), length), dtype=bool)
+    for i, a in enumerate(arrays):
+        n = min(len(a), length)
+        out[i, :n] = a[:n]
+        mask[i, :n] = True
+    return torch.from_numpy(out), torch.from_numpy(mask)

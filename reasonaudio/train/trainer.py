@@ -1,0 +1,343 @@
+"""The training loop: seeded and deterministic on CPU, validated every epoch, early stopping.
+
+Same seed, same thread count, same training build -> bit-identical weights on CPU: the data,
+batch order and dropout masks come from seeded generators, ``torch.use_deterministic_algorithms``
+is on during training and the intra-op thread count is fixed (recorded in the card). Progress
+goes to a callback; nothing here prints.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+
+from reasonaudio.constraints.judge import benchmark_index
+from reasonaudio.dataset.benchmark import load_benchmark
+from reasonaudio.errors import DataError, ModelError
+from reasonaudio.models.base import torch_device
+from reasonaudio.train.card import save_model_dir
+from reasonaudio.train.data import DataOptions, Example, TrainingData, make_examples, truth_matrix
+from reasonaudio.train.features import TokenEncoder, clip_frames, codes_to_features, frozen_model
+from reasonaudio.train.loss import contrastive_loss
+from reasonaudio.train.model import DualEncoder, ModelConfig, pad_batch
+
+PHASES = ("captions", "audio features", "text features", "train", "validate")
+
+
+@dataclass(frozen=True)
+class TrainOptions:
+    data: DataOptions = DataOptions()
+    model: ModelConfig = ModelConfig()
+    epochs: int = 4
+    batch_size: int = 128
+    lr: float = 1e-3
+    weight_decay: float = 0.01
+    warmup_steps: int = 50
+    patience: int = 3
+    """epochs without a better validation Acc@1 before stopping"""
+    hard_negatives: bool = True
+    hard_weight: float = 1.0
+    seed: int = 0
+    threads: int = 2
+    device: str = "cpu"
+    max_steps: int | None = None
+    """stop after this many steps in total (tests)"""
+    cache: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["data"] = self.data.to_json()
+        out["model"] = self.model.to_json()
+        return out
+
+
+@dataclass
+class TrainStatus:
+    """What the progress callback gets: a phase, how far it is, and the latest figures."""
+    phase: str
+    done: int
+    total: int
+    epoch: int = 0
+    loss: float | None = None
+    acc: float | None = None
+    val: dict[str, float] | None = None
+
+
+TrainProgress = Callable[[TrainStatus], None]
+
+
+@dataclass
+class TrainResult:
+    out: Path
+    epochs_run: int
+    best_epoch: int
+    steps: int
+    history: list[dict[str, Any]]
+    step_losses: list[float]
+    timings: dict[str, float]
+    data_stats: dict[str, Any]
+    weights_sha256: str = ""
+    card: dict[str, Any] = field(default_factory=dict)
+
+
+@contextlib.contextmanager
+def deterministic_torch(threads: int, device: str = "cpu") -> Iterator[None]:
+    """Deterministic kernels and a fixed thread count while training; restored afterwards.
+    On a GPU some kernels have no deterministic version: warn there instead of failing."""
+    import torch
+
+    before = (torch.are_deterministic_algorithms_enabled(), torch.get_num_threads())
+    torch.use_deterministic_algorithms(True, warn_only=not device.startswith("cpu"))
+    torch.set_num_threads(max(1, threads))
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(before[0])
+        torch.set_num_threads(before[1])
+
+
+class Features:
+    """Frame codes per clip and token states per text, looked up by id / text."""
+
+    def __init__(self, codes: dict[str, np.ndarray], tokens: dict[str, np.ndarray],
+                 scale: float, zero_point: float) -> None:
+        self.codes, self.tokens = codes, tokens
+        self.scale, self.zero_point = scale, zero_point
+
+    def audio(self, clip_ids: Sequence[str], device: str) -> tuple[Any, Any]:
+        x, m = pad_batch([codes_to_features(self.codes[c], self.scale, self.zero_point)
+                          for c in clip_ids], 10_000)
+        return x.to(device), m.to(device)
+
+    def text(self, texts: Sequence[str], device: str) -> tuple[Any, Any]:
+        x, m = pad_batch([self.tokens[t].astype(np.float32) for t in texts], 10_000)
+        return x.to(device), m.to(device)
+
+
+class ExampleTable:
+    """Examples with judge truth against every clip, for masking and validation."""
+
+    def __init__(self, examples: list[Example], index: Any) -> None:
+        self.examples = examples
+        self.col = {cid: i for i, cid in enumerate(index.clip_ids)}
+        self.truth = truth_matrix([ex.logic for ex in examples], index)
+        negs = [ex.neg_logic for ex in examples if ex.neg_logic is not None]
+        self.neg_row = {}
+        k = 0
+        for i, ex in enumerate(examples):
+            if ex.neg_logic is not None:
+                self.neg_row[i] = k
+                k += 1
+        self.neg_truth = truth_matrix(negs, index) if negs else np.zeros((0, index.n), bool)
+
+    def true_for(self, rows: Sequence[int], clip_ids: Sequence[str]) -> np.ndarray:
+        cols = [self.col[c] for c in clip_ids]
+        return self.truth[np.ix_(list(rows), cols)]
+
+    def neg_true_for(self, rows: Sequence[int], clip_ids: Sequence[str]) -> np.ndarray:
+        cols = [self.col[c] for c in clip_ids]
+        return self.neg_truth[np.ix_([self.neg_row[r] for r in rows], cols)]
+
+
+def _lr_at(step: int, total: int, options: TrainOptions) -> float:
+    if step < options.warmup_steps:
+        return options.lr * (step + 1) / options.warmup_steps
+    progress = (step - options.warmup_steps) / max(1, total - options.warmup_steps)
+    return options.lr * 0.5 * (1.0 + math.cos(math.pi * min(1.0, progress)))
+
+
+def train_step(model: Any, feats: Features, table: ExampleTable, rows: list[int],
+               options: TrainOptions) -> Any:
+    """The loss of one batch of example rows (in-batch InfoNCE plus hard negatives)."""
+    import torch
+
+    dev = options.device
+    exs = [table.examples[r] for r in rows]
+    clip_ids = [ex.clip for ex in exs]
+    texts = [ex.text for ex in exs]
+    valid_t2a = torch.from_numpy(~table.true_for(rows, clip_ids))
+    valid_a2t = torch.from_numpy(~table.true_for(rows, clip_ids).T)
+    hard_clips: list[str] = []
+    hard_rows: list[int] = []
+    if options.hard_negatives:
+        hard_clips = list(dict.fromkeys(ex.neg_clip for ex in exs if ex.neg_clip is not None))
+        hard_rows = [r for r in rows if r in table.neg_row]
+    audio_ids = clip_ids + hard_clips
+    all_texts = texts + [table.examples[r].neg_text for r in hard_rows]  # type: ignore[misc]
+    a = model.audio(*feats.audio(audio_ids, dev))
+    t = model.text(*feats.text(all_texts, dev))
+    b = len(rows)
+    hard_audio = a[b:] if hard_clips else None
+    hard_text = t[b:] if hard_rows else None
+    hv_t2a = torch.from_numpy(~table.true_for(rows, hard_clips)) if hard_clips else None
+    hv_a2t = torch.from_numpy(~table.neg_true_for(hard_rows, clip_ids).T) if hard_rows else None
+    return contrastive_loss(t[:b], a[:b], model.scale(), valid_t2a.to(dev), valid_a2t.to(dev),
+                            hard_audio, hard_text,
+                            hv_t2a.to(dev) if hv_t2a is not None else None,
+                            hv_a2t.to(dev) if hv_a2t is not None else None,
+                            options.hard_weight)
+
+
+def validate(model: Any, feats: Features, table: ExampleTable, device: str,
+             batch: int = 256) -> dict[str, float]:
+    """Validation figures on held-out clips of the training build.
+
+    ``acc@1``: the top clip (among validation clips, ties by id) satisfies the caption;
+    ``mc_clip``: positive clip above its hard-negative clip; ``mc_text``: the clip prefers its
+    caption to the hard-negative caption."""
+    import torch
+
+    exs = table.examples
+    if not exs:
+        return {"acc@1": 0.0, "mc_clip": 0.0, "mc_text": 0.0}
+    clip_ids = sorted({ex.clip for ex in exs} | {ex.neg_clip for ex in exs if ex.neg_clip})
+    texts = list(dict.fromkeys([ex.text for ex in exs] + [ex.neg_text for ex in exs if ex.neg_text]))
+    model.eval()
+    with torch.no_grad():
+        a = torch.cat([model.audio(*feats.audio(clip_ids[i:i + batch], device))
+                       for i in range(0, len(clip_ids), batch)]).cpu().numpy()
+        t = torch.cat([model.text(*feats.text(texts[i:i + batch], device))
+                       for i in range(0, len(texts), batch)]).cpu().numpy()
+    model.train()
+    a_of = {c: a[i] for i, c in enumerate(clip_ids)}
+    t_of = {x: t[i] for i, x in enumerate(texts)}
+    pool = [c for c in clip_ids if c in {ex.clip for ex in exs}]
+    pool_vecs = np.stack([a_of[c] for c in pool])
+    hits, mc_clip, mc_text = [], [], []
+    for row, ex in enumerate(exs):
+        scores = pool_vecs @ t_of[ex.text]
+        best = int(np.argmax(scores))  # first max = lowest id (pool is sorted)
+        hits.append(bool(table.true_for([row], [pool[best]])[0, 0]))
+        if ex.neg_clip is not None:
+            pos, neg = float(a_of[ex.clip] @ t_of[ex.text]), float(a_of[ex.neg_clip] @ t_of[ex.text])
+            mc_clip.append(1.0 if pos > neg else 0.5 if pos == neg else 0.0)
+        if ex.neg_text is not None:
+            pos, neg = float(a_of[ex.clip] @ t_of[ex.text]), float(a_of[ex.clip] @ t_of[ex.neg_text])
+            mc_text.append(1.0 if pos > neg else 0.5 if pos == neg else 0.0)
+    mean = lambda xs: float(np.mean(xs)) if xs else 0.0  # noqa: E731
+    return {"acc@1": mean(hits), "mc_clip": mean(mc_clip), "mc_text": mean(mc_text)}
+
+
+def load_features(bench: Any, data: TrainingData, options: TrainOptions,
+                  progress: TrainProgress | None) -> Features:
+    needed = sorted({ex.clip for ex in data.train + data.val}
+                    | {ex.neg_clip for ex in data.train + data.val if ex.neg_clip})
+    clips = [bench.clip_by_id[c] for c in needed]
+    tell = (lambda phase: (lambda d, t: progress(TrainStatus(phase, d, t)))) if progress else (lambda phase: None)
+    codes = clip_frames(bench, clips, tell("audio features"), cache=options.cache)
+    encoder = TokenEncoder(cache=options.cache)
+    try:
+        tokens = encoder.encode(data.texts(), tell("text features"))
+    finally:
+        encoder.close()
+    tagger = frozen_model("yamnet").tagger
+    return Features(codes, tokens, float(tagger._out_scale), float(tagger._out_zp))
+
+
+def train_model(train_dir: Path | str, out: Path | str, options: TrainOptions = TrainOptions(),
+                progress: TrainProgress | None = None, overwrite: bool = False) -> TrainResult:
+    """Train on the training build at ``train_dir``; write the model directory ``out``."""
+    import torch
+
+    out = Path(out)
+    if out.exists() and not overwrite:
+        raise DataError(f"{out}: already exists (pass --force to replace it)")
+    if options.epochs < 1 or options.batch_size < 2:
+        raise DataError(f"--epochs must be >= 1 and the batch size >= 2 "
+                        f"(got {options.epochs}, {options.batch_size})")
+    check_model_options(options)
+    options = replace(options, device=torch_device(options.device))
+    bench = load_benchmark(train_dir)
+    times: dict[str, float] = {}
+    t0 = time.perf_counter()
+    data = make_examples(bench, options.data,
+                         (lambda d, t: progress(TrainStatus("captions", d, t))) if progress else None)
+    if not data.train or not data.val:
+        raise DataError(f"{train_dir}: too small a training build ({len(data.train)} training and "
+                        f"{len(data.val)} validation examples)")
+    times["captions_s"] = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    feats = load_features(bench, data, options, progress)
+    times["features_s"] = time.perf_counter() - t1
+    index = benchmark_index(bench)
+    train_table = ExampleTable(data.train, index)
+    val_table = ExampleTable(data.val, index)
+
+    t2 = time.perf_counter()
+    history: list[dict[str, Any]] = []
+    step_losses: list[float] = []
+    with deterministic_torch(options.threads, options.device):
+        torch.manual_seed(options.seed)
+        model = DualEncoder(options.model).to(options.device)
+        decay = [p for n, p in model.named_parameters() if p.ndim >= 2]
+        keep = [p for n, p in model.named_parameters() if p.ndim < 2]
+        opt = torch.optim.AdamW([{"params": decay, "weight_decay": options.weight_decay},
+                                 {"params": keep, "weight_decay": 0.0}], lr=options.lr)
+        order_gen = torch.Generator().manual_seed(options.seed)
+        n = len(data.train)
+        per_epoch = n // options.batch_size or 1
+        total = per_epoch * options.epochs
+        if options.max_steps is not None:
+            total = min(total, options.max_steps)
+        best: tuple[float, int, dict[str, Any]] | None = None
+        step = 0
+        stale = 0
+        epoch = 0
+        for epoch in range(1, options.epochs + 1):
+            perm = torch.randperm(n, generator=order_gen).tolist()
+            losses, accs = [], []
+            for k in range(per_epoch):
+                if step >= total:
+                    break
+                rows = perm[k * options.batch_size:(k + 1) * options.batch_size]
+                for group in opt.param_groups:
+                    group["lr"] = _lr_at(step, total, options)
+                result = train_step(model, feats, train_table, rows, options)
+                opt.zero_grad(set_to_none=True)
+                result.loss.backward()
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                opt.step()
+                step += 1
+                value = float(result.loss.detach())
+                losses.append(value)
+                accs.append(result.t2a_acc)
+                step_losses.append(value)
+                if progress:
+                    progress(TrainStatus("train", step, total, epoch, value, result.t2a_acc))
+            if not losses:
+                break
+            if progress:
+                progress(TrainStatus("validate", 0, 1, epoch))
+            val = validate(model, feats, val_table, options.device)
+            row = {"epoch": epoch, "steps": step, "train_loss": float(np.mean(losses)),
+                   "train_acc": float(np.mean(accs)), **{f"val_{k}": v for k, v in val.items()}}
+            history.append(row)
+            if progress:
+                progress(TrainStatus("validate", 1, 1, epoch, row["train_loss"], row["train_acc"], val))
+            if best is None or val["acc@1"] > best[0]:
+                best = (val["acc@1"], epoch, {k: v.detach().clone() for k, v in model.state_dict().items()})
+                stale = 0
+            else:
+                stale += 1
+                if stale >= options.patience:
+                    break
+            if step >= total:
+                break
+        assert best is not None
+        model.load_state_dict(best[2])
+    times["train_s"] = time.perf_counter() - t2
+    times["total_s"] = time.perf_counter() - t0
+    result = TrainResult(out, len(history), best[1], step, history, step_losses, times, data.stats)
+    save_model_dir(out, model, options, bench, data, result, feats, overwrite=overwrite)
+    return result
+
+
+def check_model_options(options: TrainOptions) -> None:
+    if options.hard_weight <= 0:
+        raise ModelError(f"hard-negative weight must be > 0, got {options.hard_weight}")

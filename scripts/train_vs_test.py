@@ -1,0 +1,104 @@
+"""Train with and without planted hard negatives, evaluate both on the benchmark under test.
+
+    python scripts/train_vs_test.py --train TRAIN_DIR --test BENCH_DIR --out MODELS_DIR \
+        [--baseline two-stage:yamnet-caption+minilm] [--hold-out-templates] [--hold-out-labels N]
+
+Prints the per-task Acc@1 / nDCG@10 / multiple-choice table of both variants (and the baselines
+named, from their saved results on BENCH_DIR), the paired randomization tests between the two
+variants and of each against each baseline, whichever way they come out, and draws the
+projection plots of both under BENCH_DIR/results/plots. docs/training.md has the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--train", type=Path, required=True, help="training build (another seed)")
+    ap.add_argument("--test", type=Path, required=True, help="benchmark under test")
+    ap.add_argument("--out", type=Path, required=True, help="folder for the two model directories")
+    ap.add_argument("--baseline", action="append", default=[], help="saved retriever to compare with")
+    ap.add_argument("--epochs", type=int, default=4)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--hold-out-labels", type=int, default=0)
+    ap.add_argument("--hold-out-templates", action="store_true")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--captions-per-clip", type=int, default=3)
+    ap.add_argument("--templates-per-query", type=int, default=2)
+    args = ap.parse_args()
+
+    from rich.console import Console
+    from rich.text import Text
+
+    from reasonaudio.bench.train_experiment import run_experiment
+    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.errors import ReasonAudioError
+    from reasonaudio.train.data import DataOptions
+    from reasonaudio.train.trainer import TrainOptions
+    from reasonaudio.views.progress import progress_bars
+    from reasonaudio.views.results import print_comparison, print_eval_tables
+    from reasonaudio.views.train import print_train_summary, train_progress
+
+    console = Console()
+    options = TrainOptions(data=DataOptions(captions_per_clip=args.captions_per_clip,
+                                            templates_per_query=args.templates_per_query,
+                                            hold_out_labels=args.hold_out_labels,
+                                            hold_out_templates=args.hold_out_templates,
+                                            seed=args.seed),
+                           epochs=args.epochs, seed=args.seed, threads=args.threads)
+    try:
+        with progress_bars(console) as progress:
+            exp = run_experiment(args.train, args.test, args.out, options, tuple(args.baseline),
+                                 progress=progress, train_progress=lambda name: train_progress(console))
+    except ReasonAudioError as exc:
+        console.print(Text.assemble(("error: ", "bold red"), str(exc)))
+        raise SystemExit(2)
+    for name, result in exp.trained.items():
+        if result is not None:
+            print_train_summary(console, result)
+        else:
+            console.print(f"{name}: reused {exp.models[name]} (same recipe and training build)")
+    console.print(f"training build vs benchmark: {exp.separation}; benchmark query texts among "
+                  f"the training captions: {exp.leaked_query_texts}", highlight=False)
+    print_eval_tables(console, exp.results)
+    print_comparison(console, exp.comparison)
+    for base, tests in exp.versus.items():
+        for comparison in tests.values():
+            print_comparison(console, comparison)
+    if args.hold_out_labels:
+        from rich.table import Table
+
+        from reasonaudio.bench.train_experiment import held_out_split
+        from reasonaudio.fileio import read_json
+
+        held = tuple(read_json(next(iter(exp.models.values())) / "card.json")["data"]["held_out_labels"])
+        split = held_out_split(exp.results, load_benchmark(args.test), held)
+        table = Table(title=f"Acc@1 on queries that mention a held-out sound ({', '.join(held)}) "
+                            "vs the others")
+        table.add_column("retriever")
+        table.add_column("queries")
+        tasks = list(next(iter(next(iter(split.values())).values())))
+        for task in tasks:
+            table.add_column(task, justify="right")
+        for name, groups in split.items():
+            for group, cells in groups.items():
+                table.add_row(name, group, *(f"{v:.3f} (n={n})" for v, n in cells.values()))
+        console.print(table)
+    from reasonaudio.bench.plots import plot_report
+    from reasonaudio.bench.results import results_dir
+
+    bench = load_benchmark(args.test)
+    for path in plot_report(bench, exp.results, results_dir(bench) / "plots", "pca"):
+        console.print(f"wrote {path}", highlight=False)
+
+
+if __name__ == "__main__":
+    main()
