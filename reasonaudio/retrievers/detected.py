@@ -2,7 +2,7 @@
 
 Reads ``reasonaudio-detected-<tagger>-<mode>`` (written by ``bench detect``). A query is parsed
 into logic exactly as for the oracle and translated by the same code
-(``constraints.qdrant_filter.to_filter``); the clips the filter admits on the detected payload
+(``store.filters.to_filter``); the clips the filter admits on the detected payload
 rank first, the rest after them, each group by the soft score of the logic over the score
 tracks (:mod:`reasonaudio.detect.soft`). Score = 1 + soft for an admitted clip, soft otherwise
 (soft plus 1e-3 x its 3-best-frame variant, rescaled to [0, 1], which breaks the ties YAMNet's quantised scores
