@@ -80,7 +80,8 @@ def main() -> int:
     from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.ingest.embed.cache import EmbeddingCache
     from reasonaudio.ingest.embed.pipelines import AudioPipeline, Timings, open_pipeline
-    from reasonaudio.ingest.embed.run import _renderer_for, ingest_model
+    from reasonaudio.ingest.embed.run import ingest_model
+    from reasonaudio.ingest.render import bench_renderer
     from reasonaudio.runtime import blas_single_thread
     from reasonaudio.store.collections import fetch_vectors
     from reasonaudio.store.edge import EdgeStore
@@ -101,7 +102,7 @@ def main() -> int:
             print("ingest_overhead compares audio models; two-stage pipelines have no audio forward pass")
             return 2
         emb = pipe.embedder
-        renderer = _renderer_for(bench, None)
+        renderer = bench_renderer(bench)
 
         # warm-up: load lazy kernels and the atoms both sides use (not timed); the ingest renders
         # in steady state, as in a long run where every atom has been prepared once

@@ -56,7 +56,7 @@ def main() -> None:
 
     from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.ingest.build import BuildParams, build_benchmark
-    from reasonaudio.ingest.embed.run import _renderer_for
+    from reasonaudio.ingest.render import bench_renderer
     from reasonaudio.models.batching import run_all
     from reasonaudio.models.captioners import oracle_caption
     from reasonaudio.models.registry import get_record, load_model
@@ -74,7 +74,7 @@ def main() -> None:
         if record.kind == "text":
             items = [model.text_units(oracle_caption(c)) for c in clips]
         else:
-            renderer = _renderer_for(bench, None)
+            renderer = bench_renderer(bench)
             waves = [renderer.render(replace(c, sample_rate=model.sample_rate)) for c in clips]
             items = [model.audio_units(w) for w in waves]
 

@@ -124,7 +124,8 @@ def test_cli_two_stage_ingest_eval_and_cached_rerun(name, tiny_bench_dir, tmp_pa
     from reasonaudio.cli import app
     from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.ingest.embed.pipelines import TwoStagePipeline
-    from reasonaudio.ingest.embed.run import _renderer_for, ingest_model
+    from reasonaudio.ingest.embed.run import ingest_model
+    from reasonaudio.ingest.render import bench_renderer
     from reasonaudio.store.open import open_store
 
     monkeypatch.setenv("REASONAUDIO_CACHE", str(tmp_path / "cache"))
@@ -161,6 +162,6 @@ def test_cli_two_stage_ingest_eval_and_cached_rerun(name, tiny_bench_dir, tmp_pa
     captioner = get_captioner(captioner_name, model_path=path)
     assert isinstance(captioner, ModelCaptioner)
     pipe = TwoStagePipeline(captioner, load_model("minilm"), cache_enabled=False)
-    pipe.attach_renderer(_renderer_for(bench, None))
+    pipe.attach_renderer(bench_renderer(bench))
     clip = bench.clips[3]
     assert pipe.captions([clip]) == {clip.id: caps[clip.id]}

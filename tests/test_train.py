@@ -185,9 +185,9 @@ def test_tiny_training_deterministic_loss_falls_reload_ingest_eval(builds, tmp_p
     stored = stored_vectors(test.root, s1.collection)
     assert len(stored) == len(test.clips)
     # what ingest stored is what the reloaded model computes from the clip's audio
-    from reasonaudio.ingest.embed.run import _renderer_for
+    from reasonaudio.ingest.render import bench_renderer
 
-    renderer = _renderer_for(test, None)
+    renderer = bench_renderer(test)
     clips = test.clips[:3]
     waves = [renderer.render(replace(c, sample_rate=16_000)) for c in clips]
     assert np.array_equal(e2.embed_audio(waves), np.stack([stored[c.id] for c in clips]))

@@ -21,7 +21,7 @@ from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.ingest.audio_index import AudioHashIndex
 from reasonaudio.ingest.embed.cache import EmbeddingCache, audio_hash
-from reasonaudio.ingest.embed.run import _renderer_for
+from reasonaudio.ingest.render import bench_renderer
 from reasonaudio.models import yamnet
 from reasonaudio.models.registry import load_model
 from reasonaudio.progress import Progress
@@ -70,7 +70,7 @@ def clip_frames(bench: Benchmark, clips: Sequence[Clip] | None = None, *, tagger
     tagger = tagger or load_tagger()
     rows_cache = EmbeddingCache(f"{tagger.name}-frames", tagger.identity(), cache_dir)
     index = AudioHashIndex(cache_dir)
-    renderer = renderer or _renderer_for(bench, None)
+    renderer = renderer or bench_renderer(bench)
     stats = FrameStats(clips=len(clips))
     probs: dict[str, np.ndarray] = {}
     sr = tagger.sample_rate

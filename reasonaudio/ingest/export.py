@@ -40,9 +40,8 @@ from reasonaudio.constraints.judge import hard_negatives
 from reasonaudio.dataset.benchmark import MANIFEST, Benchmark
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import atomic_dir, sha256_file
-from reasonaudio.ingest.atoms.registry import open_bank
 from reasonaudio.ingest.export_card import dataset_card
-from reasonaudio.ingest.render import Renderer, RenderParams, write_audio
+from reasonaudio.ingest.render import bench_renderer, write_audio
 from reasonaudio.provenance import versions
 
 FORMATS = ("hf",)
@@ -202,15 +201,6 @@ def _query_rows(bench: Benchmark) -> list[dict[str, Any]]:
     return rows
 
 
-def _renderer(bench: Benchmark, atoms: str | None) -> Any:
-
-    spec = atoms or (bench.manifest.get("parameters") or {}).get("atoms")
-    if not spec:
-        raise DataError(f"{bench.root}/{MANIFEST}: parameters.atoms does not name the atom bank; "
-                        "pass --atoms (or --audio none)")
-    return Renderer(open_bank(str(spec)), RenderParams.from_json(bench.manifest.get("render")))
-
-
 def _shards(n: int, size: int) -> list[tuple[int, int]]:
     bounds = list(range(0, n, size)) or [0]
     return [(lo, min(n, lo + size)) for lo in bounds]
@@ -233,7 +223,7 @@ def export_hf(bench: Benchmark, dest: Path | str, opts: ExportOptions = ExportOp
     check_export(bench, dest, opts)
     pa = _pyarrow()
     t0 = time.perf_counter()
-    renderer = _renderer(bench, opts.atoms) if opts.audio != "none" else None
+    renderer = bench_renderer(bench, opts.atoms) if opts.audio != "none" else None
     features = corpus_features(opts.audio, opts.sample_rate)
     shard_size = CLIPS_PER_SHARD if opts.audio == "embed" else max(1, len(bench.clips))
     shards = _shards(len(bench.clips), shard_size)

@@ -34,13 +34,14 @@ import pyloudnorm
 import soundfile as sf
 import soxr
 
+from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.dataset.clip import Clip, Event
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import atomic_file
+from reasonaudio.ingest.atom_rules import check_samples
 from reasonaudio.ingest.atoms.bank import AtomBank
 from reasonaudio.ingest.atoms.registry import open_bank
 from reasonaudio.progress import Progress, silent_progress
-from reasonaudio.ingest.atom_rules import check_samples
 
 log = logging.getLogger("reasonaudio.render")
 
@@ -297,3 +298,13 @@ def write_clip_audio(dest_dir: Path, clips: Iterable[Clip], bank: AtomBank, fmt:
     wall = time.perf_counter() - t0
     return {"files": len(clips), "audio_seconds": round(seconds, 3), "wall_seconds": round(wall, 3),
             "adjustments": dict(sorted(renderer.adjustments.items()))}
+
+
+def bench_renderer(bench: Benchmark, bank_spec: str | None = None) -> Renderer:
+    """The renderer of a benchmark's clips: its manifest's atom bank (or ``bank_spec``, e.g.
+    ``--atoms``) with the render parameters it was built with."""
+    spec = bank_spec or (bench.manifest.get("parameters") or {}).get("atoms")
+    if not spec:
+        raise DataError(f"{bench.root}/manifest.json: parameters.atoms does not name the atom bank; "
+                        "pass --atoms")
+    return Renderer(open_bank(str(spec)), RenderParams.from_json(bench.manifest.get("render")))

@@ -35,9 +35,10 @@ PROMPT = ("Describe the sounds in this audio clip in the order they occur. Name 
 MAX_NEW_TOKENS = 96
 PROMPT_BUCKET = 32
 """prompts are left-padded to a multiple of this many tokens (a fixed shape per length class)"""
+END = -1
+"""pads a window's row of generated token ids after its end token"""
 JOIN = "; then "
 """between the captions of consecutive windows of a clip longer than the model hears"""
-END = -1
 """fills a row after the generated caption ends"""
 
 
@@ -118,24 +119,11 @@ class Qwen2AudioCaptioner(Embedder):
                                       input_features=feats, feature_attention_mask=feat_mask,
                                       do_sample=False, num_beams=1, max_new_tokens=self.max_new_tokens,
                                       pad_token_id=self.pad_id, temperature=None, top_p=None, top_k=None)
-        new = out[:, length:].cpu().numpy()
-        rows = np.full((len(units), self.max_new_tokens), END, dtype=np.int64)
-        for i, seq in enumerate(new):
-            for j, tok in enumerate(seq[: self.max_new_tokens]):
-                if int(tok) in self.eos_ids:
-                    break
-                rows[i, j] = tok
-        return rows
+        return generated_rows(out[:, length:].cpu().numpy(), self.max_new_tokens, self.eos_ids)
 
     def caption(self, rows: np.ndarray) -> str:
         """An item's rows (one per window, in time order) -> its caption."""
-        texts = []
-        for row in np.atleast_2d(rows):
-            ids = [int(t) for t in row if t != END]
-            text = self.processor.tokenizer.decode(ids, skip_special_tokens=True,
-                                                   clean_up_tokenization_spaces=False)
-            texts.append(" ".join(text.split()))
-        return JOIN.join(t for t in texts if t) or "(no caption)"
+        return decode_caption(self.processor.tokenizer, rows)
 
     def policy(self) -> dict[str, Any]:
         return {"kind": "audio-llm-caption", "chat": self.chat, "prompt": PROMPT,
@@ -149,3 +137,27 @@ class Qwen2AudioCaptioner(Embedder):
 
 def load_qwen2_audio(record: ModelRecord, **kwargs: Any) -> Qwen2AudioCaptioner:
     return Qwen2AudioCaptioner(record, **kwargs)
+
+
+def generated_rows(new_tokens: np.ndarray, max_new_tokens: int, eos_ids: set[int] | frozenset[int]
+                   ) -> np.ndarray:
+    """Generated token ids (batch, steps) -> fixed-width rows cut at the first end token and
+    padded with :data:`END`: what the caption cache stores per window."""
+    rows = np.full((len(new_tokens), max_new_tokens), END, dtype=np.int64)
+    for i, seq in enumerate(new_tokens):
+        for j, tok in enumerate(seq[:max_new_tokens]):
+            if int(tok) in eos_ids:
+                break
+            rows[i, j] = tok
+    return rows
+
+
+def decode_caption(tokenizer: Any, rows: np.ndarray) -> str:
+    """An item's rows (one per window, in time order) -> one caption, windows joined by
+    :data:`JOIN`, whitespace normalised."""
+    texts = []
+    for row in np.atleast_2d(rows):
+        text = tokenizer.decode([int(t) for t in row if t != END], skip_special_tokens=True,
+                                clean_up_tokenization_spaces=False)
+        texts.append(" ".join(text.split()))
+    return JOIN.join(t for t in texts if t) or "(no caption)"

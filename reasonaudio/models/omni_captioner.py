@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from reasonaudio.models.audio_llm import END, JOIN, MAX_NEW_TOKENS, PROMPT
+from reasonaudio.models.audio_llm import JOIN, MAX_NEW_TOKENS, PROMPT, decode_caption, generated_rows
 from reasonaudio.models.omni import PROMPT_BUCKET, OmniRecipe, OmniThinker
 from reasonaudio.models.record import ModelRecord
 
@@ -45,22 +45,10 @@ class OmniCaptioner(OmniThinker):
             out = self.thinker.generate(input_ids=ids, inputs_embeds=embeds, attention_mask=mask,
                                         do_sample=False, num_beams=1, max_new_tokens=self.max_new_tokens,
                                         pad_token_id=self.pad_id, temperature=None, top_p=None, top_k=None)
-        new = out[:, length:].cpu().numpy()
-        rows = np.full((len(units), self.max_new_tokens), END, dtype=np.int64)
-        for i, seq in enumerate(new):
-            for j, tok in enumerate(seq[: self.max_new_tokens]):
-                if int(tok) in self.eos_ids:
-                    break
-                rows[i, j] = tok
-        return rows
+        return generated_rows(out[:, length:].cpu().numpy(), self.max_new_tokens, self.eos_ids)
 
     def caption(self, rows: np.ndarray) -> str:
-        texts = []
-        for row in np.atleast_2d(rows):
-            text = self.tokenizer.decode([int(t) for t in row if t != END], skip_special_tokens=True,
-                                         clean_up_tokenization_spaces=False)
-            texts.append(" ".join(text.split()))
-        return JOIN.join(t for t in texts if t) or "(no caption)"
+        return decode_caption(self.tokenizer, rows)
 
     def policy(self) -> dict[str, Any]:
         return {"kind": "audio-llm-caption", "chat": self.audio_prompt, "prompt": PROMPT,

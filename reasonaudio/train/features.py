@@ -20,7 +20,8 @@ import numpy as np
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.ingest.embed.cache import EmbeddingCache, text_hash
 from reasonaudio.ingest.embed.pipelines import Pipeline, _stream_rows
-from reasonaudio.ingest.embed.run import _quiet_render_log, _renderer_for
+from reasonaudio.ingest.embed.run import _quiet_render_log
+from reasonaudio.ingest.render import bench_renderer
 from reasonaudio.models.batching import FixedBatcher
 from reasonaudio.models.registry import load_model
 from reasonaudio.runtime import blas_single_thread
@@ -92,7 +93,7 @@ def clip_frames(bench: Any, clips: Sequence[Clip], progress: CountProgress | Non
                 cache: bool = True) -> dict[str, np.ndarray]:
     """clip id -> (frames, 521) uint8 YAMNet codes for clips of ``bench`` (rendered with its bank)."""
     pipe = FramePipeline(frozen_model("yamnet"), cache)
-    pipe.attach_renderer(_renderer_for(bench, None))
+    pipe.attach_renderer(bench_renderer(bench))
     try:
         with _quiet_render_log(), blas_single_thread():
             return pipe.frames(clips, progress)

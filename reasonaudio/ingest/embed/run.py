@@ -17,9 +17,8 @@ from typing import Any, Iterator, Sequence
 
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.errors import DataError
-from reasonaudio.ingest.atoms.registry import open_bank
 from reasonaudio.ingest.embed.pipelines import Pipeline, open_pipeline
-from reasonaudio.ingest.render import Renderer, RenderParams
+from reasonaudio.ingest.render import bench_renderer
 from reasonaudio.progress import Progress, silent_progress
 from reasonaudio.runtime import blas_single_thread
 from reasonaudio.store.base import PointIn, Store, collection_name
@@ -70,14 +69,6 @@ def _quiet_render_log() -> Iterator[None]:
         log.setLevel(before)
 
 
-def _renderer_for(bench: Benchmark, bank_spec: str | None) -> Renderer:
-    spec = bank_spec or (bench.manifest.get("parameters") or {}).get("atoms")
-    if not spec:
-        raise DataError(f"{bench.root}/manifest.json: parameters.atoms does not name the atom bank; "
-                        "pass --atoms")
-    return Renderer(open_bank(str(spec)), RenderParams.from_json(bench.manifest.get("render")))
-
-
 def ingest_model(bench: Benchmark, store: Store, model: str, *, model_path: str | None = None,
                  device: str = "cpu", batch_size: int | None = None, limit: int | None = None,
                  force: bool = False, cache: bool = True, cache_dir: Path | None = None,
@@ -108,7 +99,7 @@ def ingest_model(bench: Benchmark, store: Store, model: str, *, model_path: str 
     by_id = {c.id: c for c in wanted}
     renderer = pipe._renderer
     if pipe.needs_audio and renderer is None:
-        renderer = _renderer_for(bench, bank_spec)
+        renderer = bench_renderer(bench, bank_spec)
         pipe.attach_renderer(renderer)
 
     state = {"base": 0, "in_batch": 0}
