@@ -43,3 +43,20 @@ def test_demo_runs_end_to_end_and_reruns(tmp_path):
     assert "reusing" in again.output
     changed = CliRunner().invoke(app, args[:-2] + ["--seed", "1"])
     assert changed.exit_code == 2 and "other parameters" in changed.output
+
+
+def test_demo_detects_after_the_yamnet_ingest(tmp_path):
+    """With a learned retriever that runs YAMNet, the demo detects events from its cached frames
+    (calibrated on a separate build, seed + 1), evaluates detected:yamnet with the rest, prints
+    the perception report and compares it with the best learned retriever."""
+    out = tmp_path / "demo"
+    args = ["demo", "--out", str(out), "--atoms", "synthetic", "--clips", "40", "--queries", "10",
+            "--learned", "two-stage:yamnet-caption+minilm"]
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 0, r.output
+    runs = json.loads((out / "results.json").read_text())["runs"]
+    assert "detected:yamnet" in runs and "two-stage:yamnet-caption+minilm" in runs
+    calibration = json.loads((out / "calibration" / "manifest.json").read_text())
+    assert calibration["seed"] == 1 and calibration["counts"]["clips"] == 40
+    assert "perception" in r.output and "detected events" in r.output
+    assert (out / "bench" / "results" / "detect-yamnet-zero-shot.json").is_file()
