@@ -69,6 +69,8 @@ class QueryVectors:
             rows.append(self.vectors[qid])
         return np.stack(rows) if rows else np.zeros((0, self.dimension), dtype=np.float32)
 
+    embed_queries = embed_text  # stored vectors: a query has no other form
+
     def identity(self) -> dict[str, Any]:
         return {"name": self.name, "kind": "precomputed", "revision": self.revision}
 

@@ -74,8 +74,7 @@ class VectorRetriever(Retriever):
 
     def _embed_queries(self, texts: list[str]) -> np.ndarray:
         """Queries through the model's query side (an instruction prefix where it has one)."""
-        embed = getattr(self.embedder, "embed_queries", None) or self.embedder.embed_text
-        return embed(texts)
+        return self.embedder.embed_queries(texts)
 
     def query_vector(self, text: str) -> np.ndarray:
         prepared = self._prepared.get(text)
