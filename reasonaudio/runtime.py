@@ -44,6 +44,20 @@ def blas_single_thread() -> Iterator[None]:
         yield
 
 
+@contextlib.contextmanager
+def torch_threads(n: int) -> Iterator[None]:
+    """torch on ``n`` intra-op threads for a moment (a single short sentence: splitting a
+    handful of tokens across threads costs more than it saves), then back to the count before."""
+    import torch  # heavy: only when a torch model runs
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def set_torch_threads() -> None:
     """torch uses every usable core for intra-op work (its default can be lower in containers)."""
     import torch  # heavy: only when a torch model loads

@@ -161,8 +161,7 @@ def _resolve_unknown(text: str, tokens: list[Token], idx: list[int], items: list
     a = prev.label.first if prev is not None else lo
     b = nxt.last if nxt is not None else hi
     phrase = " ".join(t.text for t in tokens[a:b] if t.kind != "punct")
-    keep = [x.label for x in (prev.label if prev is not None else None, nxt) if x is not None]
-    pick, scored, why = semantic_pick(phrase, vocab.labels, opts, fams, keep)
+    pick, scored, why = semantic_pick(phrase, vocab.labels, opts, fams)
     if pick is not None:
         label, score, detail = pick
         if prev is not None:
@@ -957,8 +956,7 @@ def parse_detailed(text: str, labels: Sequence[str] | Vocabulary,
             and not it.label.label.startswith(FAMILY_PREFIX)]   # families: see resolutions
     records = tuple(sorted(res.records, key=lambda r: r.start))
     notes = [f"{r.text!r} -> {' | '.join(r.labels)}"
-             + ("" if r.kind in ("exact", "stem") else f" ({r.kind})") for r in records] + [
-        n for n in builder.notes]
+             + ("" if r.kind in ("exact", "stem") else f" ({r.kind})") for r in records] + list(builder.notes)
     for fam, members in res.families.items():
         notes = [n.replace(fam, " | ".join(members)) for n in notes]
     return ParseResult(logic, tuple(used), tuple(notes), records)

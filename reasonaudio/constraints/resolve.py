@@ -23,8 +23,6 @@ from reasonaudio.errors import QueryParseError
 SemanticMatcher = Callable[[str, Sequence[str]], list[tuple[str, float]]]
 """(phrase, labels) -> [(label, similarity)], best first; built in the models layer."""
 
-KINDS = ("exact", "stem", "verb-form", "family", "semantic")
-
 SEMANTIC_THRESHOLD = 0.78
 """Cosine similarity a semantic match must reach (calibrated, docs/query-language.md)."""
 SEMANTIC_MARGIN = 0.04
@@ -72,11 +70,11 @@ _SOUND_OF = {
     "typewriter": "clack click", "chainsaw": "buzz whine", "jackhammer": "pound rattle",
     "gong": "ring", "cymbal": "crash ring", "frog": "croak", "crow": "caw", "rooster": "crow",
     "turkey": "gobble", "donkey": "bray", "pig": "oink grunt", "snake": "hiss",
-    "helicopter ": "", "ocean": "crash roar", "wave": "crash break", "river": "flow run",
+    "ocean": "crash roar", "wave": "crash break", "river": "flow run",
     "glass": "shatter smash", "zipper": "zip", "chime": "ring tinkle jingle",
 }
 SOUND_OF: dict[str, frozenset[str]] = {
-    k.strip(): frozenset(stem(v) for v in vs.split()) for k, vs in _SOUND_OF.items() if vs}
+    k: frozenset(stem(v) for v in vs.split()) for k, vs in _SOUND_OF.items()}
 """Head noun -> stems of the verbs that say that sound ("a siren wails", "rain falls"): a
 verb-form reading only joins a verb to a label whose sound it is (not "thunder falling")."""
 
@@ -259,11 +257,10 @@ def word_guard(phrase: str, label: str, fams: Families) -> list[str]:
 
 
 def semantic_pick(phrase: str, labels: Sequence[str], options: ResolveOptions,
-                  fams: Optional[Families] = None, keep: Sequence[str] = ()
+                  fams: Optional[Families] = None
                   ) -> tuple[Optional[tuple[str, float, str]], list[tuple[str, float]], str]:
     """The matcher's best label if it clears the threshold, the margin and the word guard,
-    the top candidates (for the error when it does not) and why it did not. ``keep``: labels
-    written inside the phrase ("loud siren"), for the record."""
+    the top candidates (for the error when it does not) and why it did not."""
     if options.semantic is None:
         return None, [], ""
     scored = list(options.semantic(phrase, labels))[:5]

@@ -8,7 +8,7 @@ are written with ``repr`` of the float so the number reads back exactly.
 
 from __future__ import annotations
 
-from reasonaudio.constraints.logic import And, Before, Has, Lasts, Node, Not, Or, Overlap
+from reasonaudio.constraints.logic import Before, Has, Lasts, Node, Not, Or, Overlap, conjuncts
 
 
 def _secs(seconds: float) -> str:
@@ -44,5 +44,4 @@ def _clause(node: Node) -> str:
 
 def logic_to_text(logic: Node) -> str:
     """A sentence for ``logic`` (an and of leaves, negated leaves and or-of-sounds)."""
-    args = logic.args if isinstance(logic, And) else (logic,)
-    return ". ".join(_clause(a) for a in args)
+    return ". ".join(_clause(a) for a in conjuncts(logic))

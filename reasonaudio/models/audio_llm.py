@@ -39,7 +39,6 @@ END = -1
 """pads a window's row of generated token ids after its end token"""
 JOIN = "; then "
 """between the captions of consecutive windows of a clip longer than the model hears"""
-"""fills a row after the generated caption ends"""
 
 
 class Qwen2AudioCaptioner(Embedder):

@@ -54,11 +54,6 @@ class Embedder(abc.ABC):
         raise ModelError(f"model {self.name!r} has no text tower; for text search over its "
                          "output use a two-stage pipeline, e.g. two-stage:yamnet-caption+minilm")
 
-    def query_units(self, text: str) -> list[Any]:
-        """A search query's units; models with a query instruction (Qwen3-Embedding) wrap it,
-        the rest embed queries exactly as documents."""
-        return self.text_units(text)
-
     def unit_key(self, unit: Any) -> Hashable:
         """Units with equal keys share a batch shape (e.g. texts padded to one length)."""
         return None
@@ -97,12 +92,9 @@ class Embedder(abc.ABC):
         return self.embed_units([self.text_units(t) for t in texts])
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        """(n, dimension) float32 unit vectors of search queries (see :meth:`query_units`);
-        a model without a query form embeds queries exactly as its texts (:meth:`embed_text`,
-        which some models override as a whole)."""
-        if type(self).query_units is Embedder.query_units:
-            return self.embed_text(texts)
-        return self.embed_units([self.query_units(t) for t in texts])
+        """(n, dimension) float32 unit vectors of search queries: embedded exactly as texts,
+        unless the model has a query form (an instruction prefix: Qwen3-Embedding, omni)."""
+        return self.embed_text(texts)
 
     def policy(self) -> dict[str, Any]:
         """How audio becomes one vector (windows, pooling); empty for text-only models."""

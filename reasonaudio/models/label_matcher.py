@@ -15,6 +15,7 @@ import numpy as np
 
 from reasonaudio.models.registry import load_model
 from reasonaudio.models.windowing import l2_normalise
+from reasonaudio.runtime import torch_threads
 
 MODEL = "minilm"
 
@@ -47,16 +48,10 @@ class LabelMatcher:
         """One sentence, one forward pass at its own length class (no batch padding), on one
         thread: splitting a handful of tokens across threads costs more than it saves, and
         much more on a busy machine."""
-        import torch
-
         e = self.embedder
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
+        with torch_threads(1):
             units = e.text_units(phrase)
             rows = e.run_units(units) if len(units) == 1 else e.embed_text([phrase])
-        finally:
-            torch.set_num_threads(threads)
         return l2_normalise(np.asarray(rows, np.float32).reshape(-1, rows.shape[-1]).mean(0))
 
     def __call__(self, phrase: str, labels: Sequence[str]) -> list[tuple[str, float]]:

@@ -25,7 +25,7 @@ import json
 import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Hashable
+from typing import Any, Hashable, Sequence
 
 import numpy as np
 
@@ -187,6 +187,9 @@ class OmniThinker(Embedder):
     def text_units(self, text: str) -> list[Any]:
         """A text document (no query prefix)."""
         return [self._unit("text", self._text_ids(text, "", ""))]
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embed_units([self.query_units(t) for t in texts])
 
     def query_units(self, text: str) -> list[Any]:
         return [self._unit("text", self._text_ids(text, self.recipe.query_prefix, self.recipe.query_suffix))]

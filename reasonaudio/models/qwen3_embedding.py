@@ -13,7 +13,7 @@ the last real token.
 from __future__ import annotations
 
 import math
-from typing import Any, Hashable
+from typing import Any, Hashable, Sequence
 
 import numpy as np
 
@@ -75,6 +75,9 @@ class Qwen3Embedder(Embedder):
     def text_units(self, text: str) -> list[Any]:
         """A document (a caption): no instruction."""
         return [self._unit(text)]
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embed_units([self.query_units(t) for t in texts])
 
     def query_units(self, text: str) -> list[Any]:
         return [self._unit(self.query_text(text))]
