@@ -79,7 +79,7 @@ def detect_and_evaluate(bench: Benchmark, store: Store, options: DetectOptions =
     summary = run_detection(bench, store, options, tagger=tagger, embedder=embedder,
                             progress=progress)
     with get_retriever(summary.name, bench, store=store) as retriever:
-        result = evaluate_retriever(bench, retriever, depth)
+        result = evaluate_retriever(bench, retriever, depth, progress)
     saved = load_results(bench)
     saved.runs[summary.name] = result
     run = DetectRun(summary, result, decomposition(saved, summary.name),

@@ -85,14 +85,6 @@ def pair_choices(bench: Benchmark, scores: dict[str, dict[str, float]]) -> dict[
     return {qid: sum(v) / len(v) for qid, v in by_query.items()}
 
 
-def evaluate_run_file(bench: Benchmark, spec: RunSpec, depth: int = DEFAULT_DEPTH,
-                      save: bool = True, trec_dir: Path | None = None) -> ExternalRun:
-    """Read, check and score one run file; saved under ``DATA/results/`` unless ``save=False``."""
-    check_run_name(spec.name)
-    return score_run_file(bench, read_run_file(spec.path, bench, spec.name, spec.format),
-                          depth, save, trec_dir)
-
-
 def score_run_file(bench: Benchmark, rf: RunFile, depth: int = DEFAULT_DEPTH, save: bool = True,
                    trec_dir: Path | None = None) -> ExternalRun:
     """Score a run file already read by :func:`read_run_file` (named ``rf.run.tag``)."""

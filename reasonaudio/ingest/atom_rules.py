@@ -42,12 +42,6 @@ def payload_label_problems(atoms: Iterable[Atom], where: str) -> list[str]:
     return out
 
 
-def check_labels(labels: Iterable[str], where: str) -> None:
-    """Raise the first label problem (a DataError naming ``where`` and the label)."""
-    for label in labels:
-        check_label(label, where)
-
-
 def check_samples(x: np.ndarray, sr: int, where: str) -> None:
     """Decoded atom samples: non-empty, a positive rate, every sample finite."""
     x = np.asarray(x)

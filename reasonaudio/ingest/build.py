@@ -86,7 +86,7 @@ def _per_task(n_queries: int) -> dict[str, int]:
 
 
 def _validate(params: BuildParams, bank: AtomBank) -> None:
-    _validate_sizes(params)
+    _validate_sizes(params)  # again for callers of compose_benchmark alone
     if len(bank.labels) < params.compose.max_events:
         raise DataError(f"atom bank {params.atoms!r} has {len(bank.labels)} classes; "
                         f"at least {params.compose.max_events} are needed")
@@ -125,8 +125,8 @@ def _plant(planter: QueryPlanter, task: str, seen: set[str], counts: dict[str, i
                     "the atom bank has too few classes for this many queries")
 
 
-"""Called with (clips composed, clips in all) as the build goes (every PROGRESS_EVERY clips)."""
 PROGRESS_EVERY = 500
+"""composing reports progress every this many clips"""
 
 
 COMPOSING = "composing clips"

@@ -25,7 +25,7 @@ import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -352,12 +352,6 @@ def ingest_precomputed(bench: Benchmark, store: Store, opts: PrecomputedOptions 
         clips=len(clips.ids), queries=len(queries.ids) if queries else 0,
         dimension=clips.dimension, distance=opts.distance, upserted=upserted,
         seconds=time.perf_counter() - t0)
-
-
-def stored_query_vectors(store: Store, name: str, query_ids: Sequence[str]) -> Mapping[str, np.ndarray]:
-    """Query id -> stored query vector (for the ``vectors:`` retriever)."""
-    return {k: np.asarray(v, dtype=np.float32)
-            for k, v in store.vectors(query_collection(name), list(query_ids)).items()}
 
 
 def options_from_cli(model: str | None, vectors: Path | None, ids: Path | None, name: str | None,

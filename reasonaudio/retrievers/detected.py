@@ -46,7 +46,6 @@ class DetectedRetriever(PayloadRetriever):
         self.soft = SoftIndex.from_payloads(ordered, self.thresholds, self.default_threshold)
         self.soft_ties = SoftIndex.from_payloads(ordered, self.thresholds, self.default_threshold,
                                                  stat="top3")
-        self._ids = np.asarray(self.soft.clip_ids)
         self._matches = _Lru()
         self._scores = _Lru()
 

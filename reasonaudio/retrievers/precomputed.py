@@ -16,22 +16,11 @@ import numpy as np
 
 from reasonaudio.errors import QueryParseError, StoreError
 from reasonaudio.dataset.benchmark import Benchmark
-from reasonaudio.ingest.precomputed import (FAMILY, check_name, clip_collection, query_collection,
-                                            stored_query_vectors)
+from reasonaudio.ingest.precomputed import (FAMILY, check_name, clip_collection, query_collection)
 from reasonaudio.retrievers.base import Hit, RetrieverOptions, rank
-from reasonaudio.store.collections import require_ready
+from reasonaudio.store.collections import fetch_vectors, require_ready
 from reasonaudio.retrievers.vector import TIE_MARGIN, VectorRetriever
 from reasonaudio.store.base import Store
-
-
-def query_id_for(bench: Benchmark, text: str) -> str | None:
-    """The benchmark query ``text`` names: its id, or the first query with exactly that text."""
-    if text in bench.query_by_id:
-        return text
-    for q in bench.queries:
-        if q.text == text:
-            return q.id
-    return None
 
 
 def resolve_query_text(bench: Benchmark, text: str) -> str:
@@ -125,7 +114,7 @@ def build_precomputed(name: str, bench: Benchmark, store: Store,
                          "elsewhere with `bench eval --run NAME=PATH`)")
     qmeta = require_ready(store, qname, bench, hint)
     ids = [q.id for q in bench.queries]
-    vectors = dict(stored_query_vectors(store, short, ids))
+    vectors = fetch_vectors(store, qname, ids)
     missing = [q for q in ids if q not in vectors]
     if missing:
         raise StoreError(f"collection {qname!r} has no vector for query {missing[0]!r} "

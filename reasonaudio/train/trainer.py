@@ -207,7 +207,8 @@ def validate(model: Any, feats: Features, table: ExampleTable, device: str,
     model.train()
     a_of = {c: a[i] for i, c in enumerate(clip_ids)}
     t_of = {x: t[i] for i, x in enumerate(texts)}
-    pool = [c for c in clip_ids if c in {ex.clip for ex in exs}]
+    in_examples = {ex.clip for ex in exs}
+    pool = [c for c in clip_ids if c in in_examples]
     pool_vecs = np.stack([a_of[c] for c in pool])
     hits, mc_clip, mc_text = [], [], []
     for row, ex in enumerate(exs):

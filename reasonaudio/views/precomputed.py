@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.text import Text
 
 from reasonaudio.dataset.benchmark import Benchmark
-from reasonaudio.ingest.precomputed import CheckedInput, PrecomputedSummary, check_store, ingest_precomputed
+from reasonaudio.ingest.precomputed import CheckedInput, PrecomputedSummary, ingest_precomputed
 from reasonaudio.store.base import Store
 from reasonaudio.views.progress import progress_bars
 
@@ -21,7 +21,6 @@ def print_precomputed_summary(console: Console, s: PrecomputedSummary) -> None:
 
 def ingest_with_progress(console: Console, bench: Benchmark, store: Store,
                          checked: CheckedInput) -> PrecomputedSummary:
-    check_store(store, checked)  # an incompatible collection is refused before the bar shows
     label = f"vectors:{checked.opts.name} -> {store.backend}"
     with progress_bars(console) as progress:
         summary = ingest_precomputed(bench, store, checked,
