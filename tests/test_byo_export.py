@@ -48,9 +48,8 @@ def test_datasets_loads_every_clip_query_qrel(bench_dir, exported, tmp_path):
     from datasets import Audio
 
     from reasonaudio.constraints.judge import hard_negatives
-    from reasonaudio.ingest.export import encode_audio
-    from reasonaudio.ingest.render import Renderer, RenderParams
     from reasonaudio.ingest.atoms.registry import open_bank
+    from reasonaudio.ingest.render import Renderer, RenderParams, encode_audio
 
     bench = load_benchmark(bench_dir)
     cache = tmp_path / "hf-cache"

@@ -26,27 +26,25 @@ Deterministic: the same benchmark and options give the same bytes (no timestamps
 
 from __future__ import annotations
 
-import io
 import json
 import logging
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Sequence
-
-import numpy as np
+from typing import Any, Callable
 
 from reasonaudio.constraints.judge import hard_negatives
 from reasonaudio.dataset.benchmark import MANIFEST, Benchmark
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import atomic_dir, sha256_file
-from reasonaudio.ingest.export_card import dataset_card
-from reasonaudio.ingest.render import bench_renderer, write_audio
+from reasonaudio.ingest.export_card import CONFIGS, dataset_card
+from reasonaudio.ingest.render import FORMATS as AUDIO_FILE_FORMATS
+from reasonaudio.ingest.render import bench_renderer, encode_audio, write_audio
 from reasonaudio.provenance import versions
 
 FORMATS = ("hf",)
 AUDIO_MODES = ("embed", "files", "none")
-AUDIO_FORMATS = {"flac": "FLAC", "wav": "WAV"}
+AUDIO_FORMATS = AUDIO_FILE_FORMATS
 SPLIT = "test"
 EXPORT_FILE = "reasonaudio-export.json"
 EXPORT_FORMAT = "reasonaudio-hf-export/1"
@@ -173,16 +171,6 @@ def _write_table(pa: Any, path: Path, rows: list[dict[str, Any]], features: dict
 
 
 # --- rows ---------------------------------------------------------------------------------------
-
-def encode_audio(wave: np.ndarray, sample_rate: int, fmt: str) -> bytes:
-    """16-bit PCM FLAC/WAV bytes, quantised as :func:`reasonaudio.ingest.render.write_audio` does."""
-    import soundfile as sf
-
-    pcm = np.clip(np.rint(np.asarray(wave, dtype=np.float64) * 32767.0), -32768, 32767).astype(np.int16)
-    buf = io.BytesIO()
-    sf.write(buf, pcm, sample_rate, format=AUDIO_FORMATS[fmt], subtype="PCM_16")
-    return buf.getvalue()
-
 
 def hard_negative_pairs(bench: Benchmark) -> list[tuple[str, str]]:
     """(query id, clip id) for the judge's hard negatives minus the qrels (as the evaluation)."""
@@ -316,7 +304,3 @@ def config_files(root: Path | str) -> dict[str, list[str]]:
     return out
 
 
-CONFIGS: Sequence[tuple[str, str]] = (("corpus", "corpus"), ("queries", "queries"),
-                                      ("default", "qrels"), ("choices", "choices"),
-                                      ("hard_negatives", "hard_negatives"), ("atoms", "atoms"))
-"""(config name, folder): qrels are the ``default`` config, as in MTEB's retrieval datasets"""

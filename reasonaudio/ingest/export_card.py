@@ -14,8 +14,9 @@ from typing import Any
 
 from reasonaudio.dataset.benchmark import Benchmark
 
-_FOLDERS = (("corpus", "corpus"), ("queries", "queries"), ("default", "qrels"),
-            ("choices", "choices"), ("hard_negatives", "hard_negatives"), ("atoms", "atoms"))
+CONFIGS = (("corpus", "corpus"), ("queries", "queries"), ("default", "qrels"),
+           ("choices", "choices"), ("hard_negatives", "hard_negatives"), ("atoms", "atoms"))
+"""(config name, folder): qrels are the ``default`` config, as in MTEB's retrieval datasets"""
 
 
 def _q(text: Any) -> str:
@@ -36,7 +37,7 @@ def _header(bench: Benchmark, record: dict[str, Any]) -> list[str]:
              f"license_name: {_q('mixed: see the atom licences below')}",
              "tags:", "- audio", "- retrieval", "- text-to-audio-retrieval", "- reasoning", "- mteb",
              "configs:"]
-    for config, folder in _FOLDERS:
+    for config, folder in CONFIGS:
         pattern = f"{folder}/test*.parquet"
         lines += [f"- config_name: {config}", "  data_files:", "  - split: test",
                   f"    path: {_q(pattern)}"]

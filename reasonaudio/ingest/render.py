@@ -245,18 +245,25 @@ def _format_for(path: Path) -> str:
     return fmt
 
 
-def write_audio(path: Path, audio: np.ndarray, sr: int) -> None:
-    """16-bit PCM WAV or FLAC by suffix, written atomically.
+def encode_audio(audio: np.ndarray, sr: int, fmt: str) -> bytes:
+    """16-bit PCM bytes in ``fmt`` (``wav`` | ``flac``).
 
     Quantised here (round half to even of x * 32767, clipped) rather than by libsndfile, whose
     WAV and FLAC writers round differently: the same clip gives the same samples in both formats.
+    Encoded in memory: libsndfile hides a failed write's errno (an AssertionError on a full disk).
     """
-    fmt = _format_for(path)
     pcm = np.clip(np.rint(np.asarray(audio, dtype=np.float64) * 32767.0), -32768, 32767).astype(np.int16)
-    buf = io.BytesIO()  # libsndfile hides a failed write's errno (an AssertionError on a full disk)
-    sf.write(buf, pcm, sr, format=fmt, subtype=SUBTYPE)
+    buf = io.BytesIO()
+    sf.write(buf, pcm, sr, format=FORMATS[fmt], subtype=SUBTYPE)
+    return buf.getvalue()
+
+
+def write_audio(path: Path, audio: np.ndarray, sr: int) -> None:
+    """16-bit PCM WAV or FLAC by suffix (:func:`encode_audio`), written atomically."""
+    _format_for(path)
+    data = encode_audio(audio, sr, path.suffix.lower().lstrip("."))
     with atomic_file(path, "wb") as fh:
-        fh.write(buf.getbuffer())
+        fh.write(data)
 
 
 def render_clip_to_file(bench: Any, clip_id: str, out: Path, bank_spec: str | None = None) -> float:
