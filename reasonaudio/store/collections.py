@@ -52,7 +52,7 @@ class LoadResult:
 def corpus_fingerprint(bench: Benchmark) -> str:
     """sha256 of corpus.jsonl (from the manifest when the load verified the file against it)."""
     recorded = (bench.manifest.get("files") or {}).get(CORPUS, {})
-    if getattr(bench, "verified", False) and isinstance(recorded, dict) and recorded.get("sha256"):
+    if bench.verified and isinstance(recorded, dict) and recorded.get("sha256"):
         return str(recorded["sha256"])
     return sha256_file(bench.root / CORPUS)
 
