@@ -1,13 +1,15 @@
 """Time the default `bench train` recipe end to end, feature extraction included.
 
-    .venv/bin/python benchmarks/train_speed.py --data TRAIN_DIR [--fresh-cache] [--epochs 4]
+    .venv/bin/python benchmarks/train_speed.py --data TRAIN_DIR [--fresh-cache] [--same-as MODEL_DIR]
 
-Runs the default recipe (the CLI's defaults: 4 epochs, hard negatives, 2 threads) on a training
+Runs the default recipe (``TrainOptions()``: the CLI's defaults) on a training
 build into a temporary model directory and prints wall time and CPU time per phase against the
 15-minute target, with the machine's load average before and after (on a shared machine the
 wall time says more about the neighbours than about the recipe; CPU time / threads is the
 wall time an idle machine would need). ``--fresh-cache`` points ``REASONAUDIO_CACHE`` at an
 empty folder, so YAMNet frames and MiniLM token states are computed, not served by the cache.
+``--same-as MODEL_DIR`` also checks determinism: the weights must be byte-identical to that
+model directory's (one trained earlier, in another process, with the same recipe and build).
 """
 
 from __future__ import annotations
@@ -29,21 +31,29 @@ TARGET_SECONDS = 15 * 60.0
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, required=True)
-    ap.add_argument("--epochs", type=int, default=4)
+    ap.add_argument("--epochs", type=int, default=None, help="default: the recipe's")
     ap.add_argument("--fresh-cache", action="store_true")
+    ap.add_argument("--same-as", type=Path, default=None,
+                    help="a model directory trained with the same recipe: compare the weights")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         if args.fresh_cache:
             os.environ["REASONAUDIO_CACHE"] = str(Path(tmp) / "cache")
+        from dataclasses import replace
+
+        from reasonaudio.fileio import sha256_file
         from reasonaudio.train.trainer import TrainOptions, train_model
 
+        options = TrainOptions()
+        if args.epochs is not None:
+            options = replace(options, epochs=args.epochs)
         load_before = os.getloadavg()
         t0, c0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
-        result = train_model(args.data, Path(tmp) / "model", TrainOptions(epochs=args.epochs))
+        result = train_model(args.data, Path(tmp) / "model", options)
         wall = time.perf_counter() - t0
         c1 = resource.getrusage(resource.RUSAGE_SELF)
         cpu = (c1.ru_utime - c0.ru_utime) + (c1.ru_stime - c0.ru_stime)
-    print(f"default recipe ({args.epochs} epochs, {result.steps} steps, "
+    print(f"default recipe ({options.epochs} epochs, {result.steps} steps, "
           f"{'empty' if args.fresh_cache else 'existing'} cache): {wall:.0f} s wall, {cpu:.0f} s CPU")
     for phase, seconds in result.timings.items():
         print(f"  {phase}: {seconds:.0f} s")
@@ -51,6 +61,11 @@ def main() -> None:
           f"CPU / 2 cores / target = {cpu / 2 / TARGET_SECONDS:.2f}")
     print(f"load average before {load_before[0]:.1f}, after {os.getloadavg()[0]:.1f} "
           f"({os.cpu_count()} CPUs)")
+    print(f"weights sha256 {result.weights_sha256}")
+    if args.same_as is not None:
+        other = sha256_file(args.same_as / "model.safetensors")
+        print(f"same bytes as {args.same_as}: {'yes' if other == result.weights_sha256 else 'NO'} "
+              f"({other[:16]}...)")
 
 
 if __name__ == "__main__":

@@ -420,7 +420,7 @@ def train_cmd(
     hard_negatives: bool = typer.Option(True, "--hard-negatives/--no-hard-negatives",
                                         help="Add the planted hard-negative clips and captions "
                                         "to the contrastive softmax."),
-    epochs: int = typer.Option(4, "--epochs", min=1, help="Most epochs (early stopping may end sooner)."),
+    epochs: int = typer.Option(8, "--epochs", min=1, help="Most epochs (early stopping may end sooner)."),
     seed: int = typer.Option(0, "--seed", help="Seed for data, initialisation, batches, dropout."),
     device: str = DeviceOpt,
     batch_size: int = typer.Option(128, "--batch-size", min=2, help="Captions per step."),
@@ -429,10 +429,16 @@ def train_cmd(
     hold_out_templates: bool = typer.Option(False, "--hold-out-templates",
                                             help="Train only on training paraphrases, never on "
                                             "the benchmark's query templates."),
-    captions_per_clip: int = typer.Option(3, "--captions-per-clip", min=0,
+    captions_per_clip: int = typer.Option(6, "--captions-per-clip", min=0,
                                           help="Captions drawn from each clip's true events."),
     templates_per_query: int = typer.Option(2, "--templates-per-query", min=0,
                                             help="Renderings of each planted query."),
+    perception_epochs: int = typer.Option(8, "--perception-epochs", min=0,
+                                          help="Epochs of the perception stage that first fits "
+                                          "the audio side's frame layer as a frame tagger (0: none)."),
+    presence_weight: float = typer.Option(0.3, "--presence-weight", min=0.0,
+                                          help="Weight of the presence loss (clip vector x each "
+                                          "sound's name) beside the caption loss (0: off)."),
     threads: int = typer.Option(2, "--threads", min=1,
                                 help="CPU threads (fixed: part of what makes reruns bit-identical)."),
     max_steps: Optional[int] = typer.Option(None, "--max-steps", min=1, help="Stop after N steps."),
@@ -440,6 +446,7 @@ def train_cmd(
 ) -> None:
     """Train a dual encoder on a training build's planted minimal pairs (docs/training.md)."""
     from reasonaudio.train.data import DataOptions
+    from reasonaudio.train.perception import PerceptionOptions
     from reasonaudio.train.trainer import TrainOptions, train_model
     from reasonaudio.views.train import print_train_summary, train_progress
 
@@ -448,6 +455,8 @@ def train_cmd(
                                             hold_out_labels=hold_out_labels,
                                             hold_out_templates=hold_out_templates, seed=seed),
                            epochs=epochs, batch_size=batch_size, hard_negatives=hard_negatives,
+                           perception=PerceptionOptions(epochs=perception_epochs),
+                           presence_weight=presence_weight,
                            seed=seed, threads=threads, device=device, max_steps=max_steps)
     with train_progress(console) as update:
         result = train_model(data, out, options, progress=update, overwrite=force)

@@ -21,18 +21,25 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
 def main() -> None:
+    from reasonaudio.train.data import DataOptions
+    from reasonaudio.train.perception import PerceptionOptions
+    from reasonaudio.train.trainer import TrainOptions
+
+    recipe, data, perception = TrainOptions(), DataOptions(), PerceptionOptions()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--train", type=Path, required=True, help="training build (another seed)")
     ap.add_argument("--test", type=Path, required=True, help="benchmark under test")
     ap.add_argument("--out", type=Path, required=True, help="folder for the two model directories")
     ap.add_argument("--baseline", action="append", default=[], help="saved retriever to compare with")
-    ap.add_argument("--epochs", type=int, default=4)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--hold-out-labels", type=int, default=0)
+    ap.add_argument("--epochs", type=int, default=recipe.epochs)
+    ap.add_argument("--seed", type=int, default=recipe.seed)
+    ap.add_argument("--hold-out-labels", type=int, default=data.hold_out_labels)
     ap.add_argument("--hold-out-templates", action="store_true")
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--captions-per-clip", type=int, default=3)
-    ap.add_argument("--templates-per-query", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=recipe.threads)
+    ap.add_argument("--captions-per-clip", type=int, default=data.captions_per_clip)
+    ap.add_argument("--templates-per-query", type=int, default=data.templates_per_query)
+    ap.add_argument("--perception-epochs", type=int, default=perception.epochs)
+    ap.add_argument("--presence-weight", type=float, default=recipe.presence_weight)
     args = ap.parse_args()
 
     from rich.console import Console
@@ -41,8 +48,6 @@ def main() -> None:
     from reasonaudio.bench.train_experiment import run_experiment
     from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.errors import ReasonAudioError
-    from reasonaudio.train.data import DataOptions
-    from reasonaudio.train.trainer import TrainOptions
     from reasonaudio.views.progress import progress_bars
     from reasonaudio.views.results import print_comparison, print_eval_tables
     from reasonaudio.views.train import print_train_summary, train_progress
@@ -53,7 +58,9 @@ def main() -> None:
                                             hold_out_labels=args.hold_out_labels,
                                             hold_out_templates=args.hold_out_templates,
                                             seed=args.seed),
-                           epochs=args.epochs, seed=args.seed, threads=args.threads)
+                           epochs=args.epochs, seed=args.seed, threads=args.threads,
+                           perception=PerceptionOptions(epochs=args.perception_epochs),
+                           presence_weight=args.presence_weight)
     try:
         with progress_bars(console) as progress:
             exp = run_experiment(args.train, args.test, args.out, options, tuple(args.baseline),

@@ -126,13 +126,62 @@ def test_hold_out_labels_never_mentioned(builds):
         make_examples(bench, DataOptions(hold_out_labels=10_000))
 
 
+def test_frame_targets_follow_the_coverage_rule():
+    from reasonaudio.dataset.clip import Clip, Event
+    from reasonaudio.models import yamnet
+    from reasonaudio.train.perception import frame_targets
+
+    clip = Clip("c", "sequential", 6.0, 16_000, (Event("dog", 1.0, 2.3, "a", 0.0),
+                                                 Event("owl", 4.0, 4.2, "b", 0.0),
+                                                 Event("cat", 0.0, 6.0, "x", 0.0)))
+    got = frame_targets(clip, 12, {"dog": 0, "owl": 1}, 0.25)
+    assert got.shape == (12, 2)
+    for i, (start, end) in enumerate(yamnet.frame_times(12)):
+        assert got[i, 0] == float(min(end, 2.3) - max(start, 1.0) >= 0.25)
+    assert not got[:, 1].any()  # 0.2 s of owl never covers 0.25 s; "cat" is not a target
+
+
+def test_perception_stage_learns_frames_and_freezes_the_layer():
+    import torch
+
+    from reasonaudio.train.model import ModelConfig, SequenceEncoder
+    from reasonaudio.train.perception import PerceptionOptions, fit_perception
+
+    rng = np.random.default_rng(0)
+
+    def pairs(n):
+        out = []
+        for _ in range(n):
+            y = (rng.random((20, 6)) < 0.2).astype(np.float32)
+            x = rng.normal(size=(20, 30)).astype(np.float32)
+            x[:, :6] += 5 * y
+            out.append((x, y))
+        return out
+
+    torch.manual_seed(0)
+    enc = SequenceEncoder(30, ModelConfig(d_model=8, heads=2, ff=16), 1, 32, hidden=16)
+    stats = fit_perception(enc, pairs(40), pairs(10), 6, PerceptionOptions(epochs=30, lr=1e-2, batch_frames=64), 0)
+    assert stats["val_frame_f1"] > 0.8, stats
+    assert stats["loss_per_epoch"][-1] < stats["loss_per_epoch"][0]
+    assert not any(p.requires_grad for p in enc.frame.parameters())
+    assert all(p.requires_grad for p in enc.layers.parameters())
+
+
+def test_held_out_sounds_are_not_taught_by_name(builds):
+    from reasonaudio.train.trainer import taught_sounds
+
+    data = make_examples(load_benchmark(builds[0]), DataOptions(hold_out_labels=4, seed=2))
+    taught = taught_sounds(data)
+    assert set(taught) == set(data.labels) - set(data.held_out_labels) and len(taught) == len(data.labels) - 4
+
+
 def _tiny_options(steps: int):
     from reasonaudio.train.model import ModelConfig
     from reasonaudio.train.trainer import TrainOptions
 
     return TrainOptions(data=DataOptions(captions_per_clip=2, val_fraction=0.2),
                         model=ModelConfig(d_model=16, heads=2, ff=32, audio_layers=1,
-                                          text_layers=1, joint_dim=16),
+                                          text_layers=1, joint_dim=16, audio_hidden=16),
                         epochs=50, batch_size=16, lr=3e-3, warmup_steps=2, patience=50,
                         max_steps=steps, threads=1)
 
@@ -154,6 +203,8 @@ def test_tiny_training_deterministic_loss_falls_reload_ingest_eval(builds, tmp_p
         assert (tmp_path / "m1" / name).is_file()
     card = first.card
     assert card["seed"] == 0 and card["training_build"]["seed"] == 1
+    assert card["perception"]["epochs"] == opts.perception.epochs and "val_frame_f1" in card["perception"]
+    assert card["recipe"]["presence_weight"] == opts.presence_weight > 0
     assert len(card["training_build"]["manifest_sha256"]) == 64
     other = train_model(builds[0], tmp_path / "m3", replace(opts, hard_negatives=False, max_steps=2))
     assert other.weights_sha256 != first.weights_sha256
@@ -238,3 +289,24 @@ def test_held_out_split_scores_queries_that_name_held_out_sounds(builds):
     split = held_out_split(Results({}, {}, {"r": result}), bench, held)["r"]
     assert split["mentions a held-out sound"]["overall"] == (1.0, len(named))
     assert split["other"]["overall"] == (0.0, len(bench.queries) - len(named))
+
+
+def test_bench_train_defaults_are_the_recipe_defaults():
+    """The CLI repeats the recipe's defaults as literals (so `bench --help` loads no torch);
+    this keeps the two from drifting apart."""
+    import inspect
+
+    from reasonaudio.cli import train_cmd
+    from reasonaudio.train.perception import PerceptionOptions
+    from reasonaudio.train.trainer import TrainOptions
+
+    recipe, data = TrainOptions(), DataOptions()
+    got = {name: p.default.default for name, p in inspect.signature(train_cmd).parameters.items()}
+    want = {"epochs": recipe.epochs, "seed": recipe.seed, "batch_size": recipe.batch_size,
+            "hard_negatives": recipe.hard_negatives, "threads": recipe.threads,
+            "presence_weight": recipe.presence_weight,
+            "perception_epochs": PerceptionOptions().epochs,
+            "captions_per_clip": data.captions_per_clip,
+            "templates_per_query": data.templates_per_query,
+            "hold_out_labels": data.hold_out_labels}
+    assert {k: got[k] for k in want} == want

@@ -63,6 +63,7 @@ def save_model_dir(out: Path, model: Any, options: Any, bench: Any, data: Any, r
             "recipe": options.to_json(),
             "data": {**result.data_stats, "held_out_labels": list(data.held_out_labels),
                      "templates": data.template_set},
+            "perception": result.perception,
             "validation": result.history,
             "best_epoch": result.best_epoch,
             "epochs_run": result.epochs_run,
@@ -80,6 +81,7 @@ def save_model_dir(out: Path, model: Any, options: Any, bench: Any, data: Any, r
 def model_card_text(card: dict[str, Any]) -> str:
     recipe = card["recipe"]
     best = next((r for r in card["validation"] if r["epoch"] == card["best_epoch"]), {})
+    perc = card.get("perception", {})
     lines = [
         "# Trained dual encoder (reasonaudio `bench train`)", "",
         f"- weights sha256: `{card['weights_sha256']}`",
@@ -92,6 +94,10 @@ def model_card_text(card: dict[str, Any]) -> str:
         f"- templates: {card['data']['templates']}; held-out labels: "
         f"{', '.join(card['data']['held_out_labels']) or 'none'}",
         f"- examples: {card['data']['examples']}",
+        "- perception stage: " + (
+            f"{perc['epochs']} epochs over {perc.get('frames', 0):,} frames, validation frame F1 "
+            f"{perc.get('val_frame_f1', 0):.3f}" if perc.get("epochs") else "none"),
+        f"- presence loss weight: {recipe.get('presence_weight', 0)}",
         f"- epochs run {card['epochs_run']}, best epoch {card['best_epoch']}, steps {card['steps']}",
         "- validation at the best epoch: " + ", ".join(
             f"{k[4:]} {v:.3f}" for k, v in best.items() if k.startswith("val_")),

@@ -51,7 +51,7 @@ TASK_OF_SHAPE = {shape: task for task, shapes in TASK_SHAPES.items() for shape i
 
 @dataclass(frozen=True)
 class DataOptions:
-    captions_per_clip: int = 3
+    captions_per_clip: int = 6
     """captions drawn from each clip's true events (tasks chosen uniformly)"""
     templates_per_query: int = 2
     """renderings of each planted query of the training build"""

@@ -30,6 +30,8 @@ class BatchLoss:
     t2a_acc: float
     """share of captions whose own clip scores highest among the candidates"""
     a2t_acc: float
+    presence: float | None = None
+    """the presence loss of the batch, when it is on"""
 
 
 NEG_INF = -1e4
@@ -63,3 +65,25 @@ def contrastive_loss(text: torch.Tensor, audio: torch.Tensor, scale: torch.Tenso
         t2a_acc = float((t2a.argmax(1) == target).float().mean())
         a2t_acc = float((a2t.argmax(1) == target).float().mean())
     return BatchLoss(loss, t2a_acc, a2t_acc)
+
+
+class PresenceHead(torch.nn.Module):
+    """Training-only scale and bias of the presence logits (not part of the saved model)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.log_scale = torch.nn.Parameter(torch.tensor(math.log(10.0)))
+        self.bias = torch.nn.Parameter(torch.tensor(-5.0))
+
+
+def presence_loss(audio: torch.Tensor, label_text: torch.Tensor, targets: torch.Tensor,
+                  head: PresenceHead) -> torch.Tensor:
+    """Multi-label BCE in the joint space: clip vector x each training sound's *name* embedded by
+    the text side (``label_text`` (K, D)), target 1 when the clip has the sound. Summed over
+    sounds, averaged over clips.
+
+    Why: it is the shortest path to the thing every task needs first (which sounds are in the
+    clip), in the very space retrieval uses, and it ties each sound's name on the text side to
+    its audio; the caption loss is left to learn the relations."""
+    logits = head.log_scale.exp() * audio @ label_text.T + head.bias
+    return F.binary_cross_entropy_with_logits(logits, targets, reduction="none").sum(-1).mean()

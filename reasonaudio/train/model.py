@@ -1,7 +1,9 @@
 """The dual encoder: small temporal transformers over frozen YAMNet frames and MiniLM tokens.
 
-Audio side: per 0.48 s frame the tagger's 521 AudioSet logits -> LayerNorm -> linear to ``d``
--> sinusoidal position of the frame (its time in the clip, so order and duration are
+Audio side: per 0.48 s frame the tagger's 521 AudioSet logits -> LayerNorm -> a per-frame
+layer of ``audio_hidden`` GELU units (the *perception* layer: pretrained to tell which sounds
+are active in the frame, see :mod:`reasonaudio.train.perception`) -> linear to ``d`` ->
+sinusoidal position of the frame (its time in the clip, so order and duration are
 representable) -> ``audio_layers`` pre-norm transformer layers -> masked mean and max pooling
 -> linear to the joint space -> L2 norm.
 
@@ -27,13 +29,20 @@ from reasonaudio.train.features import MAX_FRAMES, MAX_TOKENS
 
 @dataclass(frozen=True)
 class ModelConfig:
-    d_model: int = 64
+    d_model: int = 128
     heads: int = 4
-    ff: int = 128
+    ff: int = 256
     audio_layers: int = 2
     text_layers: int = 2
-    joint_dim: int = 128
-    dropout: float = 0.1
+    joint_dim: int = 256
+    dropout: float = 0.0
+    """0 by default: with tens of thousands of captions over 0.2 M parameters the model underfits
+    in the time budget, and dropout costs a fifth of a CPU step"""
+    audio_hidden: int = 256
+    """width of the per-frame perception layer on the audio side (0: a plain linear input)"""
+    frame_peak: bool = True
+    """also pool the perception layer's units by their maximum over time into the clip vector
+    (a direct path for "which sounds occur", beside the transformer's mean and max)"""
     audio_in: int = yamnet.N_CLASSES
     text_in: int = 384
     max_frames: int = MAX_FRAMES
@@ -46,6 +55,7 @@ class ModelConfig:
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> "ModelConfig":
         known = {k: obj[k] for k in cls.__dataclass_fields__ if k in obj}
+        known.setdefault("audio_hidden", 0)  # configs written before the perception layer
         return cls(**known)
 
 
@@ -59,34 +69,54 @@ def sinusoid(length: int, dim: int) -> torch.Tensor:
 
 
 class SequenceEncoder(nn.Module):
-    """Frames or tokens -> one unit vector (transformer, masked mean + max pooling)."""
+    """Frames or tokens -> one unit vector (transformer, masked mean + max pooling).
 
-    def __init__(self, d_in: int, cfg: ModelConfig, layers: int, max_len: int) -> None:
+    ``hidden`` > 0 puts a per-position GELU layer of that width before the projection to
+    ``d_model`` (the audio side's perception layer); its output is :meth:`frame_features`."""
+
+    def __init__(self, d_in: int, cfg: ModelConfig, layers: int, max_len: int, hidden: int = 0,
+                 frame_peak: bool = False) -> None:
         super().__init__()
         self.norm_in = nn.LayerNorm(d_in)
-        self.inp = nn.Linear(d_in, cfg.d_model)
+        self.frame: nn.Module = (nn.Sequential(nn.Linear(d_in, hidden), nn.GELU()) if hidden
+                                 else nn.Identity())
+        self.frame_dim = hidden or d_in
+        self.inp = nn.Linear(self.frame_dim, cfg.d_model)
         self.register_buffer("pos", sinusoid(max_len, cfg.d_model), persistent=False)
         layer = nn.TransformerEncoderLayer(cfg.d_model, cfg.heads, cfg.ff, cfg.dropout,
                                            batch_first=True, norm_first=True)
         self.layers = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
         self.norm_out = nn.LayerNorm(cfg.d_model)
-        self.out = nn.Linear(2 * cfg.d_model, cfg.joint_dim)
+        self.frame_peak = frame_peak and hidden > 0
+        self.out = nn.Linear(2 * cfg.d_model + (hidden if self.frame_peak else 0), cfg.joint_dim)
+
+    def frame_features(self, x: torch.Tensor) -> torch.Tensor:
+        """(B, T, d_in) -> (B, T, frame_dim): what each position says before any context."""
+        return self.frame(self.norm_in(x))
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """``x`` (B, T, d_in), ``mask`` (B, T) True on real positions -> (B, joint) unit rows."""
-        h = self.inp(self.norm_in(x)) + self.pos[: x.shape[1]]
+        frames = self.frame_features(x)
+        h = self.inp(frames) + self.pos[: x.shape[1]]
         h = self.norm_out(self.layers(h, src_key_padding_mask=~mask))
         m = mask[..., None].to(h.dtype)
-        mean = (h * m).sum(1) / m.sum(1).clamp(min=1.0)
-        peak = h.masked_fill(~mask[..., None], -1e4).max(1).values
-        return nn.functional.normalize(self.out(torch.cat([mean, peak], dim=-1)), dim=-1)
+        pooled = [(h * m).sum(1) / m.sum(1).clamp(min=1.0), _peak(h, mask)]
+        if self.frame_peak:
+            pooled.append(_peak(frames, mask))
+        return nn.functional.normalize(self.out(torch.cat(pooled, dim=-1)), dim=-1)
+
+
+def _peak(h: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Maximum over the real positions."""
+    return h.masked_fill(~mask[..., None], -1e4).max(1).values
 
 
 class DualEncoder(nn.Module):
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         self.cfg = cfg
-        self.audio = SequenceEncoder(cfg.audio_in, cfg, cfg.audio_layers, cfg.max_frames)
+        self.audio = SequenceEncoder(cfg.audio_in, cfg, cfg.audio_layers, cfg.max_frames,
+                                     cfg.audio_hidden, cfg.frame_peak)
         self.text = SequenceEncoder(cfg.text_in, cfg, cfg.text_layers, cfg.max_tokens)
         self.logit_scale = nn.Parameter(torch.tensor(math.log(1.0 / cfg.init_temperature)))
 

@@ -24,17 +24,18 @@ from reasonaudio.models.base import torch_device
 from reasonaudio.train.card import save_model_dir
 from reasonaudio.train.data import DataOptions, Example, TrainingData, make_examples, truth_matrix
 from reasonaudio.train.features import TokenEncoder, clip_frames, codes_to_features, frozen_model
-from reasonaudio.train.loss import contrastive_loss
+from reasonaudio.train.loss import PresenceHead, contrastive_loss, presence_loss
 from reasonaudio.train.model import DualEncoder, ModelConfig, pad_batch
+from reasonaudio.train.perception import PerceptionOptions, fit_perception, frame_targets
 
-PHASES = ("captions", "audio features", "text features", "train", "validate")
+PHASES = ("captions", "audio features", "text features", "perception", "train", "validate")
 
 
 @dataclass(frozen=True)
 class TrainOptions:
     data: DataOptions = DataOptions()
     model: ModelConfig = ModelConfig()
-    epochs: int = 4
+    epochs: int = 8
     batch_size: int = 128
     lr: float = 1e-3
     weight_decay: float = 0.01
@@ -43,6 +44,11 @@ class TrainOptions:
     """epochs without a better validation Acc@1 before stopping"""
     hard_negatives: bool = True
     hard_weight: float = 1.0
+    perception: PerceptionOptions = PerceptionOptions()
+    """the stage before the contrastive one that fits the audio side's frame layer"""
+    presence_weight: float = 0.3
+    """weight of the presence loss (clip vector x each sound's name) beside the caption loss;
+    0 turns it off"""
     seed: int = 0
     threads: int = 2
     device: str = "cpu"
@@ -54,6 +60,7 @@ class TrainOptions:
         out = asdict(self)
         out["data"] = self.data.to_json()
         out["model"] = self.model.to_json()
+        out["perception"] = self.perception.to_json()
         return out
 
 
@@ -84,6 +91,8 @@ class TrainResult:
     data_stats: dict[str, Any]
     weights_sha256: str = ""
     card: dict[str, Any] = field(default_factory=dict)
+    perception: dict[str, Any] = field(default_factory=dict)
+    """figures of the perception stage (frames, loss per epoch, validation frame F1)"""
 
 
 @contextlib.contextmanager
@@ -119,6 +128,33 @@ class Features:
         x, m = pad_batch([self.tokens[t].astype(np.float32) for t in texts], 10_000)
         return x.to(device), m.to(device)
 
+    def frames(self, clip_id: str) -> np.ndarray:
+        return codes_to_features(self.codes[clip_id], self.scale, self.zero_point)
+
+
+class Presence:
+    """What the presence loss needs: the sounds taught by name (the training build's sounds but
+    the held-out ones), which of them each clip has, and the training-only logit head."""
+
+    def __init__(self, sounds: Sequence[str], clips: dict[str, Any], weight: float) -> None:
+        import torch
+
+        self.sounds = list(sounds)
+        self.index = {s: i for i, s in enumerate(self.sounds)}
+        self.clips = clips
+        self.weight = weight
+        self.head = PresenceHead()
+        self._torch = torch
+
+    def targets(self, clip_ids: Sequence[str]) -> Any:
+        out = np.zeros((len(clip_ids), len(self.sounds)), np.float32)
+        for i, cid in enumerate(clip_ids):
+            for e in self.clips[cid].events:
+                k = self.index.get(e.label)
+                if k is not None:
+                    out[i, k] = 1.0
+        return self._torch.from_numpy(out)
+
 
 class ExampleTable:
     """Examples with judge truth against every clip, for masking and validation."""
@@ -153,8 +189,9 @@ def _lr_at(step: int, total: int, options: TrainOptions) -> float:
 
 
 def train_step(model: Any, feats: Features, table: ExampleTable, rows: list[int],
-               options: TrainOptions) -> Any:
-    """The loss of one batch of example rows (in-batch InfoNCE plus hard negatives)."""
+               options: TrainOptions, presence: Presence | None = None) -> Any:
+    """The loss of one batch of example rows (in-batch InfoNCE plus hard negatives, plus the
+    weighted presence loss over every clip of the batch when ``presence`` is given)."""
     import torch
 
     dev = options.device
@@ -177,11 +214,17 @@ def train_step(model: Any, feats: Features, table: ExampleTable, rows: list[int]
     hard_text = t[b:] if hard_rows else None
     hv_t2a = torch.from_numpy(~table.true_for(rows, hard_clips)) if hard_clips else None
     hv_a2t = torch.from_numpy(~table.neg_true_for(hard_rows, clip_ids).T) if hard_rows else None
-    return contrastive_loss(t[:b], a[:b], model.scale(), valid_t2a.to(dev), valid_a2t.to(dev),
-                            hard_audio, hard_text,
-                            hv_t2a.to(dev) if hv_t2a is not None else None,
-                            hv_a2t.to(dev) if hv_a2t is not None else None,
-                            options.hard_weight)
+    result = contrastive_loss(t[:b], a[:b], model.scale(), valid_t2a.to(dev), valid_a2t.to(dev),
+                              hard_audio, hard_text,
+                              hv_t2a.to(dev) if hv_t2a is not None else None,
+                              hv_a2t.to(dev) if hv_a2t is not None else None,
+                              options.hard_weight)
+    if presence is not None and presence.weight > 0:
+        sounds = model.text(*feats.text(presence.sounds, dev))
+        extra = presence_loss(a, sounds, presence.targets(audio_ids).to(dev), presence.head)
+        result.loss = result.loss + presence.weight * extra
+        result.presence = float(extra.detach())
+    return result
 
 
 def validate(model: Any, feats: Features, table: ExampleTable, device: str,
@@ -234,11 +277,46 @@ def load_features(bench: Any, data: TrainingData, options: TrainOptions,
     codes = clip_frames(bench, clips, tell("audio features"), cache=options.cache)
     encoder = TokenEncoder(cache=options.cache)
     try:
-        tokens = encoder.encode(data.texts(), tell("text features"))
+        tokens = encoder.encode(data.texts() + list(taught_sounds(data)), tell("text features"))
     finally:
         encoder.close()
     tagger = frozen_model("yamnet").tagger
     return Features(codes, tokens, float(tagger._out_scale), float(tagger._out_zp))
+
+
+def taught_sounds(data: TrainingData) -> tuple[str, ...]:
+    """The sounds the presence loss and the perception stage teach: all but the held-out ones."""
+    held = set(data.held_out_labels)
+    return tuple(s for s in data.labels if s not in held)
+
+
+def perception_pairs(bench: Any, feats: Features, examples: Sequence[Example], sounds: Sequence[str],
+                     options: PerceptionOptions) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(frame features, frame targets) of every clip ``examples`` use, in clip-id order."""
+    index = {s: i for i, s in enumerate(sounds)}
+    ids = sorted({ex.clip for ex in examples} | {ex.neg_clip for ex in examples if ex.neg_clip})
+    out = []
+    for cid in ids:
+        x = feats.frames(cid)
+        out.append((x, frame_targets(bench.clip_by_id[cid], len(x), index, options.min_overlap_s)))
+    return out
+
+
+def perception_stage(model: Any, bench: Any, feats: Features, data: TrainingData,
+                     sounds: Sequence[str], options: TrainOptions,
+                     progress: TrainProgress | None) -> dict[str, Any]:
+    """Fit (and by default freeze) the audio side's frame layer; its figures for the card."""
+    if options.model.audio_hidden <= 0 or options.perception.epochs <= 0:
+        return {"epochs": 0}
+    if progress:
+        progress(TrainStatus("perception", 0, 1))
+    stats = fit_perception(
+        model.audio, perception_pairs(bench, feats, data.train, sounds, options.perception),
+        perception_pairs(bench, feats, data.val, sounds, options.perception), len(sounds),
+        options.perception, options.seed, options.device)
+    if progress:
+        progress(TrainStatus("perception", 1, 1))
+    return stats
 
 
 def train_model(train_dir: Path | str, out: Path | str, options: TrainOptions = TrainOptions(),
@@ -276,8 +354,19 @@ def train_model(train_dir: Path | str, out: Path | str, options: TrainOptions = 
     with deterministic_torch(options.threads, options.device):
         torch.manual_seed(options.seed)
         model = DualEncoder(options.model).to(options.device)
-        decay = [p for n, p in model.named_parameters() if p.ndim >= 2]
-        keep = [p for n, p in model.named_parameters() if p.ndim < 2]
+        sounds = taught_sounds(data)
+        perception = perception_stage(model, bench, feats, data, sounds, options, progress)
+        times["perception_s"] = time.perf_counter() - t2
+        t2 = time.perf_counter()
+        presence = (Presence(sounds, bench.clip_by_id, options.presence_weight)
+                    if options.presence_weight > 0 else None)
+        if presence is not None:
+            presence.head.to(options.device)
+        trainable = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+        if presence is not None:
+            trainable += list(presence.head.named_parameters())
+        decay = [p for n, p in trainable if p.ndim >= 2]
+        keep = [p for n, p in trainable if p.ndim < 2]
         opt = torch.optim.AdamW([{"params": decay, "weight_decay": options.weight_decay},
                                  {"params": keep, "weight_decay": 0.0}], lr=options.lr)
         order_gen = torch.Generator().manual_seed(options.seed)
@@ -299,7 +388,7 @@ def train_model(train_dir: Path | str, out: Path | str, options: TrainOptions = 
                 rows = perm[k * options.batch_size:(k + 1) * options.batch_size]
                 for group in opt.param_groups:
                     group["lr"] = _lr_at(step, total, options)
-                result = train_step(model, feats, train_table, rows, options)
+                result = train_step(model, feats, train_table, rows, options, presence)
                 opt.zero_grad(set_to_none=True)
                 result.loss.backward()
                 torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -334,7 +423,8 @@ def train_model(train_dir: Path | str, out: Path | str, options: TrainOptions = 
         model.load_state_dict(best[2])
     times["train_s"] = time.perf_counter() - t2
     times["total_s"] = time.perf_counter() - t0
-    result = TrainResult(out, len(history), best[1], step, history, step_losses, times, data.stats)
+    result = TrainResult(out, len(history), best[1], step, history, step_losses, times, data.stats,
+                         perception=perception)
     save_model_dir(out, model, options, bench, data, result, feats, overwrite=overwrite)
     return result
 
@@ -342,3 +432,7 @@ def train_model(train_dir: Path | str, out: Path | str, options: TrainOptions = 
 def check_model_options(options: TrainOptions) -> None:
     if options.hard_weight <= 0:
         raise ModelError(f"hard-negative weight must be > 0, got {options.hard_weight}")
+    if options.presence_weight < 0:
+        raise ModelError(f"presence weight must be >= 0, got {options.presence_weight}")
+    if options.perception.epochs < 0:
+        raise ModelError(f"perception epochs must be >= 0, got {options.perception.epochs}")

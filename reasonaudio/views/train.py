@@ -55,6 +55,10 @@ def print_train_summary(console: Console, result: Any) -> None:
         ("examples (train / val)", f"{result.data_stats['examples']['train']:,} / "
                                    f"{result.data_stats['examples']['val']:,}"),
         ("hard negatives", "yes" if card["recipe"]["hard_negatives"] else "no"),
+        ("perception stage", (f"{result.perception['epochs']} epochs, validation frame F1 "
+                              f"{result.perception.get('val_frame_f1', 0):.3f}")
+                             if result.perception.get("epochs") else "off"),
+        ("presence weight", f"{card['recipe']['presence_weight']:g}"),
         ("epochs run (best)", f"{result.epochs_run} ({result.best_epoch})"),
         ("steps", f"{result.steps:,}"),
         ("validation acc@1 / mc clip / mc text",
