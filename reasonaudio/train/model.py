@@ -36,8 +36,8 @@ class ModelConfig:
     text_layers: int = 2
     joint_dim: int = 256
     dropout: float = 0.0
-    """0 by default: with tens of thousands of captions over 0.2 M parameters the model underfits
-    in the time budget, and dropout costs a fifth of a CPU step"""
+    """0 by default: dropout costs a fifth of a CPU step; against overfitting a bigger training
+    build helped (docs/training.md)"""
     audio_hidden: int = 256
     """width of the per-frame perception layer on the audio side (0: a plain linear input)"""
     frame_peak: bool = True
