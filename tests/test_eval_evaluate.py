@@ -206,3 +206,30 @@ def test_retriever_options_reach_the_builder(bench, monkeypatch):
                         retriever_options={"b": base.merged(model_path="/b")})
     assert seen["a"].model_path == "/g" and seen["b"].model_path == "/b"
     assert seen["a"].device == "cpu"
+
+
+def test_ensure_results_evaluates_a_name_given_weights_instead_of_reusing_it(monkeypatch):
+    """A saved result is keyed by the retriever's name: `bench compare trained:x ...
+    --model-path trained:x=NEW` must score NEW, not return what the old weights scored."""
+    from types import SimpleNamespace
+
+    from reasonaudio.bench import evaluate as ev
+    from reasonaudio.retrievers.base import RetrieverOptions
+
+    evaluated: list[list[str]] = []
+
+    def fake_evaluate(bench, names, **kwargs):
+        evaluated.append(list(names))
+        return SimpleNamespace(runs={n: f"fresh {n}" for n in names})
+
+    monkeypatch.setattr(ev, "load_result", lambda bench, name: f"saved {name}")
+    monkeypatch.setattr(ev, "evaluate_retrievers", fake_evaluate)
+    monkeypatch.setattr(ev, "data_summary", lambda bench: {})
+    notes: list[str] = []
+    got = ev.ensure_results(None, ["random", "trained:x"], notify=notes.append,
+                            retriever_options={"trained:x": RetrieverOptions(model_path="/m")})
+    assert got.runs == {"random": "saved random", "trained:x": "fresh trained:x"}
+    assert evaluated == [["trained:x"]] and any("weights given for trained:x" in n for n in notes)
+    evaluated.clear()
+    got = ev.ensure_results(None, ["random", "trained:x"])
+    assert got.runs == {"random": "saved random", "trained:x": "saved trained:x"} and evaluated == []

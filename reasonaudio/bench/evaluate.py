@@ -221,24 +221,42 @@ def ensure_results(bench: Benchmark, names: Sequence[str], depth: int = DEFAULT_
                    warn: Notify | None = None, backend: str | None = None, url: str | None = None,
                    options: RetrieverOptions | None = None,
                    retriever_options: Mapping[str, RetrieverOptions] | None = None) -> Results:
-    """Saved results for ``names``; any missing (or stale) one is evaluated now, saying so."""
+    """Saved results for ``names``; any missing (or stale) one is evaluated now, saying so.
+
+    A name given weights (``model_path`` in its options) is always evaluated: a saved result is
+    keyed by the retriever's name, and the same name with other weights (``trained:x`` after
+    retraining) would otherwise return the old model's figures."""
     results = Results(data_summary(bench), versions())
     missing = []
+    weighted = [n for n in names if given_weights(n, options, retriever_options)]
     for name in names:
-        saved = load_result(bench, name)
+        saved = None if name in weighted else load_result(bench, name)
         if saved is None:
             missing.append(name)
         else:
             results.runs[name] = saved
     if missing:
-        (notify or silent_notify)(f"no saved results for {', '.join(missing)} on this benchmark: "
-                                  "evaluating now (saved under results/ for next time)")
+        absent = [n for n in missing if n not in weighted]
+        say = notify or silent_notify
+        if absent:
+            say(f"no saved results for {', '.join(absent)} on this benchmark: "
+                "evaluating now (saved under results/ for next time)")
+        if weighted:
+            say(f"weights given for {', '.join(weighted)}: evaluating them rather than reusing "
+                "saved results")
         fresh = evaluate_retrievers(bench, missing, depth=depth, progress=progress, notify=notify,
                                     warn=warn, backend=backend, url=url, options=options,
                                     retriever_options=retriever_options)
         results.runs.update(fresh.runs)
     results.runs = {n: results.runs[n] for n in names}
     return results
+
+
+def given_weights(name: str, options: RetrieverOptions | None,
+                  retriever_options: Mapping[str, RetrieverOptions] | None) -> bool:
+    """Whether ``name`` runs with weights the caller chose (``--model-path``)."""
+    chosen = (retriever_options or {}).get(name) or options
+    return bool(chosen is not None and chosen.model_path)
 
 
 def model_options(model_paths: Sequence[str] = (), device: str | None = None,
