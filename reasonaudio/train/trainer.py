@@ -120,8 +120,7 @@ class Features:
         self.scale, self.zero_point = scale, zero_point
 
     def audio(self, clip_ids: Sequence[str], device: str) -> tuple[Any, Any]:
-        x, m = pad_batch([codes_to_features(self.codes[c], self.scale, self.zero_point)
-                          for c in clip_ids], 10_000)
+        x, m = pad_batch([self.frames(c) for c in clip_ids], 10_000)
         return x.to(device), m.to(device)
 
     def text(self, texts: Sequence[str], device: str) -> tuple[Any, Any]:
