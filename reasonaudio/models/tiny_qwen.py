@@ -62,10 +62,24 @@ def build_tiny_qwen3_embedding(out: Path | str, seed: int = 0, overwrite: bool =
                          pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id)
     torch.manual_seed(seed)
     model = Qwen3Model(config).eval()
+    return _save(out, overwrite, model, tokenizer)
+
+
+def _generation_defaults(model: Any, tokenizer: Any) -> None:
+    """The twins' generation settings: the tokenizer's pad/eos, a short answer."""
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    model.generation_config.eos_token_id = tokenizer.eos_token_id
+    model.generation_config.max_new_tokens = TINY_MAX_NEW_TOKENS
+
+
+def _save(out: Path | str, overwrite: bool, *parts: Any, files: dict[str, str] | None = None) -> Path:
+    """Every part's ``save_pretrained`` (and any extra text files) into ``out``, atomically."""
     out = Path(out)
     with atomic_dir(out, overwrite=overwrite) as tmp:
-        model.save_pretrained(str(tmp))
-        tokenizer.save_pretrained(str(tmp))
+        for part in parts:
+            part.save_pretrained(str(tmp))
+        for name, text in (files or {}).items():
+            (tmp / name).write_text(text, encoding="utf-8")
     return out
 
 
@@ -96,14 +110,8 @@ def build_tiny_qwen2_audio(out: Path | str, seed: int = 0, overwrite: bool = Fal
         audio_token_index=tokenizer.convert_tokens_to_ids("<|AUDIO|>"))
     torch.manual_seed(seed)
     model = Qwen2AudioForConditionalGeneration(config).eval()
-    model.generation_config.pad_token_id = tokenizer.pad_token_id
-    model.generation_config.eos_token_id = tokenizer.eos_token_id
-    model.generation_config.max_new_tokens = TINY_MAX_NEW_TOKENS
-    out = Path(out)
-    with atomic_dir(out, overwrite=overwrite) as tmp:
-        model.save_pretrained(str(tmp))
-        processor.save_pretrained(str(tmp))
-    return out
+    _generation_defaults(model, tokenizer)
+    return _save(out, overwrite, model, processor)
 
 
 OMNI_TWIN_CHAT_TEMPLATE = (
@@ -153,13 +161,6 @@ def build_tiny_omni_thinker(out: Path | str, seed: int = 0, overwrite: bool = Fa
         video_token_index=len(tokenizer) - 2, vision_start_token_id=len(tokenizer) - 3)
     torch.manual_seed(seed)
     model = Qwen2_5OmniThinkerForConditionalGeneration(config).eval()
-    model.generation_config.pad_token_id = tokenizer.pad_token_id
-    model.generation_config.eos_token_id = tokenizer.eos_token_id
-    model.generation_config.max_new_tokens = TINY_MAX_NEW_TOKENS
-    out = Path(out)
-    with atomic_dir(out, overwrite=overwrite) as tmp:
-        model.save_pretrained(str(tmp))
-        tokenizer.save_pretrained(str(tmp))
-        features.save_pretrained(str(tmp))
-        (tmp / "chat_template.jinja").write_text(OMNI_TWIN_CHAT_TEMPLATE, encoding="utf-8")
-    return out
+    _generation_defaults(model, tokenizer)
+    return _save(out, overwrite, model, tokenizer, features,
+                 files={"chat_template.jinja": OMNI_TWIN_CHAT_TEMPLATE})
