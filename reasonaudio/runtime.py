@@ -58,8 +58,21 @@ def torch_threads(n: int) -> Iterator[None]:
         torch.set_num_threads(before)
 
 
+TORCH_THREADS_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
+_torch_threads_applied = False
+
+
 def set_torch_threads() -> None:
-    """torch uses every usable core for intra-op work (its default can be lower in containers)."""
+    """torch uses every usable core for intra-op work (its default can be lower in containers).
+
+    Applied once per process, at the first model load, and not at all when ``OMP_NUM_THREADS``
+    or ``MKL_NUM_THREADS`` is set: a count the user chose (the variable, or
+    ``torch.set_num_threads`` after that first load, e.g. to run jobs side by side) is never
+    raised behind their back."""
+    global _torch_threads_applied
+    if _torch_threads_applied or any(os.environ.get(k) for k in TORCH_THREADS_ENV):
+        return
+    _torch_threads_applied = True
     import torch  # heavy: only when a torch model loads
 
     want = model_threads()
