@@ -47,11 +47,12 @@ def detected(tmp_path_factory):
     def boom(self, patches):
         raise AssertionError("the tagger ran although the ingest cached every clip's frames")
 
+    real_tagger = yamnet.YamnetTagger.patch_codes
     mp.setattr(yamnet.YamnetTagger, "patch_codes", boom)
     try:
         with open_store(bench.root) as store:
             summary = run_detection(bench, store, DetectOptions(calibration=calib.root))
-            yield bench, calib, summary, clips_digest(bench.clips)
+            yield bench, calib, summary, clips_digest(bench.clips), real_tagger
     finally:
         mp.undo()
 
@@ -60,7 +61,7 @@ def test_calibration_is_a_separate_build(detected):
     from reasonaudio.detect.calibrate import check_separate
     from reasonaudio.store.collections import corpus_fingerprint
 
-    bench, calib, summary, evaluated_digest = detected
+    bench, calib, summary, evaluated_digest, _ = detected
     cal = summary.calibration
     assert cal.seed == calib.seed != bench.seed
     assert cal.clips_digest != evaluated_digest
@@ -91,6 +92,24 @@ def test_detection_reused_the_ingest(detected):
     assert summary.detected_events > 0
 
 
+def test_training_reads_the_same_frames_without_work(detected, tmp_path, monkeypatch):
+    """`bench train` and `bench detect` share one frame reader: a clip the ingest saw costs no
+    render and no tagger pass, and the cached rows equal rows computed afresh in batches."""
+    from reasonaudio.ingest.embed.frames import frame_rows
+    from reasonaudio.models import yamnet
+    from reasonaudio.train.features import clip_frames, frozen_model
+
+    bench = detected[0]
+    clips = list(bench.clips[:12])
+    cached = clip_frames(bench, clips)
+    rows, stats = frame_rows(bench, clips, frozen_model("yamnet"))
+    assert (stats.rendered, stats.tagged, stats.from_index) == (0, 0, 12)
+    monkeypatch.setattr(yamnet.YamnetTagger, "patch_codes", detected[4])  # lift the fixture's guard
+    fresh, fresh_stats = frame_rows(bench, clips, frozen_model("yamnet"), cache_dir=tmp_path)
+    assert (fresh_stats.rendered, fresh_stats.tagged) == (12, 12)
+    assert all((fresh[c.id] == cached[c.id]).all() for c in clips)
+
+
 def _detected_clips(store, collection) -> list[Clip]:
     found = sorted(store.scroll(collection, None, fields=True), key=lambda f: f.clip_id)
     return [Clip.from_json({"_id": f.clip_id, **{k: f.payload[k] for k in
@@ -99,7 +118,7 @@ def _detected_clips(store, collection) -> list[Clip]:
 
 
 def test_differential_filter_on_detected_collection_equals_judge(detected):
-    bench, _, summary, _ = detected
+    bench, _, summary, _, _ = detected
     with open_store(bench.root) as store:
         clips = _detected_clips(store, summary.collection)
         assert len(clips) == len(bench.clips)
@@ -151,7 +170,7 @@ def test_bench_detect_cli(detected, tmp_path):
 
     from reasonaudio.cli import app
 
-    bench, calib, _, _ = detected
+    bench, calib, _, _, _ = detected
     out = tmp_path / "detect.json"
     result = CliRunner().invoke(app, ["detect", "--data", str(bench.root), "--tagger", "yamnet",
                                       "--calibration", str(calib.root), "--json", str(out)])

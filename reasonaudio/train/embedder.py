@@ -23,7 +23,8 @@ from reasonaudio.models.batching import run_all
 from reasonaudio.models.record import ModelRecord
 from reasonaudio.models.registry import load_model
 from reasonaudio.train.card import load_model_dir
-from reasonaudio.train.features import TokenEncoder, codes_to_features, frozen_model, yamnet_frames_cache_spec
+from reasonaudio.ingest.embed.frames import frames_cache_spec
+from reasonaudio.train.features import TokenEncoder, codes_to_features, frozen_model
 
 
 class TrainedEmbedder(Embedder):
@@ -62,7 +63,7 @@ class TrainedEmbedder(Embedder):
 
     # --- audio: YAMNet units and rows, the trained encoder as pooling ---------------------
     def rows_cache_spec(self) -> tuple[str, dict[str, Any]]:
-        return yamnet_frames_cache_spec(self.yamnet)
+        return frames_cache_spec(self.yamnet)
 
     def audio_units(self, wave: np.ndarray) -> list[Any]:
         return self.yamnet.audio_units(wave)

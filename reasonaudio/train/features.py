@@ -3,8 +3,9 @@
 Why frozen and cached: the only offline audio model with real weights is YAMNet, and training on
 2 CPU cores is only affordable if both towers' backbones run once. Frame codes are the tagger's
 own uint8 outputs (521 AudioSet classes every 0.48 s) in the shared ``yamnet-frames`` cache,
-keyed by the sha256 of the rendered audio, so a clip the demo's ``yamnet-caption`` ingest already
-tagged costs only its render. MiniLM token states are stored as float16 (both in training and at
+keyed by the sha256 of the rendered audio, read by :mod:`reasonaudio.ingest.embed.frames`: a clip
+the demo's ``yamnet-caption`` ingest (or an earlier training run) already tagged costs neither a
+render nor a tagger pass. MiniLM token states are stored as float16 (both in training and at
 query time, so the two never differ) in a cache of their own, keyed by text hash.
 """
 
@@ -13,21 +14,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.ingest.embed.cache import EmbeddingCache, text_hash
-from reasonaudio.ingest.embed.pipelines import Pipeline, _stream_rows
-from reasonaudio.ingest.embed.run import _quiet_render_log
-from reasonaudio.ingest.render import bench_renderer
+from reasonaudio.ingest.embed.frames import CountProgress, frame_rows
 from reasonaudio.models.batching import FixedBatcher
 from reasonaudio.models.registry import load_model
-from reasonaudio.runtime import blas_single_thread
-
-CountProgress = Callable[[int, int], None]
-"""``progress(done, total)``: the trainer turns these counts into its TrainStatus"""
 
 MAX_FRAMES = 64
 """frames the audio encoder sees (64 x 0.48 s = 30.7 s, the longest clip); longer input is cut"""
@@ -41,64 +36,10 @@ def frozen_model(name: str) -> Any:
     return load_model(name)
 
 
-def yamnet_frames_cache_spec(tagger: Any) -> tuple[str, dict[str, Any]]:
-    """(label, identity) of the frame cache the ``yamnet`` ingest and ``yamnet-caption`` share."""
-    return f"{tagger.name}-frames", tagger.identity()
-
-
-class FramePipeline(Pipeline):
-    """Renders clips at 16 kHz and returns YAMNet's uint8 frame codes, cached by audio hash."""
-
-    def __init__(self, tagger: Any, cache_enabled: bool = True) -> None:
-        super().__init__()
-        self.tagger = tagger
-        self.name = "yamnet-frames"
-        label, identity = yamnet_frames_cache_spec(tagger)
-        self.cache = EmbeddingCache(label, identity, enabled=cache_enabled)
-        self.caches = [self.cache]
-
-    def identity(self) -> dict[str, Any]:
-        return self.tagger.identity()
-
-    def frames(self, clips: Sequence[Clip], progress: CountProgress | None = None) -> dict[str, np.ndarray]:
-        out: dict[str, np.ndarray] = {}
-        hashes: dict[str, str] = {}
-        total = len(clips)
-
-        def tick() -> None:
-            if progress is not None:
-                progress(len(out), total)
-
-        def items() -> Iterator[tuple[str, list[Any]]]:
-            for clip, units, h in self.rendered(clips, self.tagger.sample_rate,
-                                                self.tagger.audio_units, self.cache.contains):
-                hashes[clip.id] = h
-                rows = self.cache.get(h)
-                if rows is not None:
-                    out[clip.id] = rows
-                    tick()
-                    continue
-                yield clip.id, units if units is not None else self.tagger.audio_units(
-                    self.render(clip, self.tagger.sample_rate))
-
-        for cid, rows in _stream_rows(self, self.tagger, items()):
-            self.cache.put(hashes[cid], rows)
-            out[cid] = rows
-            tick()
-        self.cache.commit()
-        return out
-
-
 def clip_frames(bench: Any, clips: Sequence[Clip], progress: CountProgress | None = None,
                 cache: bool = True) -> dict[str, np.ndarray]:
     """clip id -> (frames, 521) uint8 YAMNet codes for clips of ``bench`` (rendered with its bank)."""
-    pipe = FramePipeline(frozen_model("yamnet"), cache)
-    pipe.attach_renderer(bench_renderer(bench))
-    try:
-        with _quiet_render_log(), blas_single_thread():
-            return pipe.frames(clips, progress)
-    finally:
-        pipe.close()
+    return frame_rows(bench, clips, frozen_model("yamnet"), cache=cache, progress=progress)[0]
 
 
 def codes_to_features(codes: np.ndarray, scale: float, zero_point: float) -> np.ndarray:
