@@ -67,7 +67,7 @@ def test_calibration_is_a_separate_build(detected):
     assert cal.clips_digest != evaluated_digest
     assert cal.corpus_sha256 == corpus_fingerprint(calib) != corpus_fingerprint(bench)
     assert cal.path == str(calib.root)
-    with pytest.raises(DataError, match="is the evaluated benchmark"):
+    with pytest.raises(DataError, match="is the benchmark under test"):
         check_separate(bench, bench)
     with open_store(bench.root) as store:  # the record travels with the collection
         meta = store.meta(summary.collection)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import json
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
@@ -30,6 +29,8 @@ import numpy as np
 from reasonaudio.constraints.semantics import intervals
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.dataset.clip import Clip
+from reasonaudio.dataset.separation import check_separate as separate_builds
+from reasonaudio.dataset.separation import clip_key
 from reasonaudio.detect.events import POLICIES, Detected, DetectParams, detect_label, frame_bounds, shifted
 from reasonaudio.detect.labelmap import LabelMap
 from reasonaudio.detect.perception import matches
@@ -49,12 +50,6 @@ ONSET_SHIFTS_MS = (-960, -720, -480, -240, 0)
 OFFSET_SHIFTS_MS = (0, 240, 480, 720, 960)
 
 
-def clip_key(clip: Clip) -> str:
-    """What makes a clip the clip it is (its events and length), whatever its id."""
-    spec = {"duration": clip.duration, "events": [e.to_json() for e in clip.events]}
-    return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()
-
-
 def clips_digest(clips: Sequence[Clip]) -> str:
     """sha256 over every (clip id, clip key): names the exact clips a calibration saw."""
     h = hashlib.sha256()
@@ -64,19 +59,9 @@ def clips_digest(clips: Sequence[Clip]) -> str:
 
 
 def check_separate(calibration: Benchmark, evaluated: Benchmark) -> None:
-    """DataError unless the calibration build differs from the evaluated one in seed and corpus
-    and shares no clip with it (clip ids are positional, ``clip-00000`` in every build, so
-    clips are compared by content: :func:`clip_key`)."""
-    where = f"calibration build {calibration.root}"
-    if calibration.root.resolve() == evaluated.root.resolve():
-        raise DataError(f"{where}: is the evaluated benchmark; calibrate on another build "
-                        "(bench build --seed N with another seed)")
-    if calibration.seed == evaluated.seed:
-        raise DataError(f"{where}: has the evaluated benchmark's seed {evaluated.seed}; "
-                        "build it with another --seed")
-    shared = {clip_key(c) for c in calibration.clips} & {clip_key(c) for c in evaluated.clips}
-    if shared:
-        raise DataError(f"{where}: shares {len(shared)} clip(s) with the evaluated benchmark")
+    """DataError unless the calibration build is another build than the evaluated one (other
+    folder, other seed, no shared clip: :func:`reasonaudio.dataset.separation.check_separate`)."""
+    separate_builds(calibration, evaluated, "calibration build")
 
 
 @dataclass(frozen=True)

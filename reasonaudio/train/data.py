@@ -22,7 +22,6 @@ false with the judge (:mod:`reasonaudio.constraints.semantics`), and the loss ma
 
 from __future__ import annotations
 
-import hashlib
 import random
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Sequence
@@ -41,6 +40,7 @@ from reasonaudio.constraints.templates import (
 )
 from reasonaudio.dataset.benchmark import TASKS, Benchmark
 from reasonaudio.dataset.clip import Clip
+from reasonaudio.dataset.separation import check_separate as separate_builds
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import read_jsonl
 from reasonaudio.ingest.compose import DURATION_TARGETS
@@ -409,22 +409,9 @@ def truth_matrix(logics: Sequence[Node], index: Any) -> np.ndarray:
 
 # --- leakage checks -------------------------------------------------------------------------
 
-def clip_signature(clip: Clip) -> str:
-    """A clip's content (events, atoms, gains, times), independent of its id."""
-    body = repr(sorted((e.label, e.onset, e.offset, e.atom_id, e.gain_db) for e in clip.events))
-    return hashlib.sha256(f"{clip.duration}|{body}".encode()).hexdigest()
-
-
 def check_separate(train: Benchmark, test: Benchmark) -> dict[str, Any]:
     """The training build must not be the benchmark under test: other seed, no shared clip."""
-    if train.root.resolve() == test.root.resolve():
-        raise DataError(f"{train.root}: the training build is the benchmark under test")
-    if train.seed == test.seed:
-        raise DataError(f"{train.root}: training build has seed {train.seed}, the same as the "
-                        f"benchmark under test {test.root}; build it with another --seed")
-    shared = {clip_signature(c) for c in train.clips} & {clip_signature(c) for c in test.clips}
-    if shared:
-        raise DataError(f"{train.root}: {len(shared)} clips identical to clips of {test.root}")
+    separate_builds(train, test, "training build")
     return {"train_seed": train.seed, "test_seed": test.seed, "shared_clips": 0}
 
 
