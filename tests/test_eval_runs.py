@@ -58,6 +58,7 @@ def test_read_orders_by_rank_column(tmp_path):
     ("q1 Q0 a 1 0.5\n", "expected 6 fields"),
     ("q1 Q0 a one 0.5 t\n", "rank must be an integer"),
     ("q1 Q0 a 1 high t\n", "score must be a number"),
+    ("q1 Q0 a 1 nan t\n", "score is NaN"),
     ("q1 Q0 a 1 0.5 t\nq1 Q0 a 2 0.4 t\n", "lists a clip twice"),
     ("q1 Q0 a 1 0.5 t\nq1 Q0 b 1 0.4 t\n", "repeated rank"),
     ("q1 Q0 a 1 0.5 t\nq2 Q0 b 1 0.4 u\n", "more than one run tag"),
@@ -73,6 +74,14 @@ def test_bad_files(tmp_path, text, msg):
 def test_missing_file(tmp_path):
     with pytest.raises(DataError, match="not found"):
         read_trec(tmp_path / "nope.trec")
+
+
+def test_a_tag_with_spaces_is_kept_whole(tmp_path):
+    """The same line rule as run files from elsewhere (ranx writes its run name verbatim)."""
+    p = tmp_path / "r.trec"
+    p.write_text("q1 Q0 a 1 0.5 my run\nq1 Q0 b 2 0.4 my run\n")
+    run = read_trec(p)
+    assert run.tag == "my run" and run.ranking("q1") == ["a", "b"]
 
 
 def test_ids_with_spaces_refused(tmp_path):

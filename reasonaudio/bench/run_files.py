@@ -23,14 +23,13 @@ are allowed: they score 0 (the caller says so once).
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reasonaudio.bench.runs import Run
+from reasonaudio.bench.runs import Run, parse_score, trec_rows
+from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import sha256_file
-from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.retrievers.base import rank
 
 TIE_RULE = "score descending, then clip id ascending"
@@ -72,38 +71,13 @@ def sniff_format(path: Path) -> str:
     return "trec"
 
 
-def _parse_score(text: str, where: str) -> float:
-    try:
-        score = float(text)
-    except ValueError:
-        raise DataError(f"{where}: score must be a number, got {text!r}") from None
-    if math.isnan(score):
-        raise DataError(f"{where}: score is NaN")
-    return score
-
-
 def _read_trec_rows(path: Path) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = {}
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            parts = line.split()
-            if not parts:
-                continue
-            where = f"{path}:{lineno}"
-            if len(parts) < 6:
-                raise DataError(f"{where}: expected 6 fields 'qid Q0 docid rank score tag', "
-                                f"got {len(parts)}")
-            qid, _q0, cid, rank_s, score_s = parts[:5]
-            try:
-                int(rank_s)
-            except ValueError:
-                raise DataError(f"{where}: rank must be an integer, got {rank_s!r} "
-                                "(columns are 'qid Q0 docid rank score tag')") from None
-            score = _parse_score(score_s, where)
-            per = out.setdefault(qid, {})
-            if cid in per:
-                raise DataError(f"{where}: query {qid!r} lists clip {cid!r} twice")
-            per[cid] = score
+    for row in trec_rows(path):
+        per = out.setdefault(row.qid, {})
+        if row.clip_id in per:
+            raise DataError(f"{row.where}: query {row.qid!r} lists clip {row.clip_id!r} twice")
+        per[row.clip_id] = row.score
     return out
 
 
@@ -137,7 +111,7 @@ def _read_json_rows(path: Path) -> dict[str, dict[str, float]]:
             where = f"{path}: query {qid!r}, clip {cid!r}"
             if isinstance(score, bool) or not isinstance(score, (int, float, str)):
                 raise DataError(f"{where}: score must be a number, got {score!r}")
-            row[cid] = _parse_score(str(score), where)
+            row[cid] = parse_score(str(score), where)
         out[str(qid)] = row
     return out
 

@@ -19,7 +19,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 import numpy as np
 
@@ -119,37 +119,64 @@ def write_trec(path: Path | str, run: Run, qids: Iterable[str] | None = None) ->
     return path
 
 
-def read_trec(path: Path | str, tag: str | None = None) -> Run:
-    """Read a TREC run file; each query's hits are ordered by the rank column.
+@dataclass(frozen=True)
+class TrecRow:
+    where: str
+    """``path:line`` for messages"""
+    qid: str
+    clip_id: str
+    rank: int
+    score: float
+    tag: str
 
-    Lines must have six whitespace-separated fields with an integer rank and a float score;
-    a clip may appear once per query and a rank once per query. ``tag`` (default: the file's
-    tag column, which must be the same on every line) names the run.
+
+def trec_rows(path: Path) -> Iterator[TrecRow]:
+    """The lines of a TREC run file, each checked: ``qid Q0 docid rank score tag`` separated by
+    whitespace, an integer rank, a number for the score (``inf``/``-inf`` allowed, NaN refused).
+    A tag holding spaces (ranx writes its run name verbatim) is kept whole. Blank lines skip.
+    The one line format both readers (:func:`read_trec`, ``bench/run_files.py``) use."""
+    with reading_text(path), open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            parts = line.split()
+            if not parts:
+                continue
+            where = f"{path}:{lineno}"
+            if len(parts) < 6:
+                raise DataError(f"{where}: expected 6 fields 'qid Q0 docid rank score tag', "
+                                f"got {len(parts)}")
+            qid, _q0, cid, rank_s, score_s = parts[:5]
+            try:
+                rnk = int(rank_s)
+            except ValueError:
+                raise DataError(f"{where}: rank must be an integer, got {rank_s!r} "
+                                "(columns are 'qid Q0 docid rank score tag')") from None
+            yield TrecRow(where, qid, cid, rnk, parse_score(score_s, where), " ".join(parts[5:]))
+
+
+def parse_score(text: str, where: str) -> float:
+    """A run's score: a number (``inf``/``-inf`` allowed), never NaN; one line otherwise."""
+    try:
+        score = float(text)
+    except ValueError:
+        raise DataError(f"{where}: score must be a number, got {text!r}") from None
+    if math.isnan(score):
+        raise DataError(f"{where}: score is NaN")
+    return score
+
+
+def read_trec(path: Path | str, tag: str | None = None) -> Run:
+    """Read a TREC run file written by :func:`write_trec`; each query's hits are ordered by the
+    rank column (:func:`trec_rows` checks each line; a clip and a rank appear once per query).
+    ``tag`` (default: the file's tag column, which must be the same on every line) names the run.
     """
     path = Path(path)
     if not path.is_file():
         raise DataError(f"{path}: run file not found")
     rows: dict[str, list[tuple[int, str, float]]] = {}
     tags: set[str] = set()
-    with reading_text(path), open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            parts = line.split()
-            if len(parts) != 6:
-                raise DataError(f"{path}:{lineno}: expected 6 fields 'qid Q0 docid rank score tag', "
-                                f"got {len(parts)}")
-            qid, _q0, cid, rank_s, score_s, run_tag = parts
-            try:
-                rnk = int(rank_s)
-            except ValueError:
-                raise DataError(f"{path}:{lineno}: rank must be an integer, got {rank_s!r}") from None
-            try:
-                score = float(score_s)
-            except ValueError:
-                raise DataError(f"{path}:{lineno}: score must be a number, got {score_s!r}") from None
-            rows.setdefault(qid, []).append((rnk, cid, score))
-            tags.add(run_tag)
+    for row in trec_rows(path):
+        rows.setdefault(row.qid, []).append((row.rank, row.clip_id, row.score))
+        tags.add(row.tag)
     if tag is None:
         if len(tags) > 1:
             raise DataError(f"{path}: more than one run tag ({', '.join(sorted(tags)[:3])}); "
