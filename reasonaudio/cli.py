@@ -420,7 +420,7 @@ def train_cmd(
     hard_negatives: bool = typer.Option(True, "--hard-negatives/--no-hard-negatives",
                                         help="Add the planted hard-negative clips and captions "
                                         "to the contrastive softmax."),
-    epochs: int = typer.Option(8, "--epochs", min=1, help="Most epochs (early stopping may end sooner)."),
+    epochs: int = typer.Option(4, "--epochs", min=1, help="Most epochs (early stopping may end sooner)."),
     seed: int = typer.Option(0, "--seed", help="Seed for data, initialisation, batches, dropout."),
     device: str = DeviceOpt,
     batch_size: int = typer.Option(128, "--batch-size", min=2, help="Captions per step."),
@@ -439,6 +439,9 @@ def train_cmd(
     presence_weight: float = typer.Option(0.3, "--presence-weight", min=0.0,
                                           help="Weight of the presence loss (clip vector x each "
                                           "sound's name) beside the caption loss (0: off)."),
+    event_slots: bool = typer.Option(True, "--event-slots/--no-event-slots",
+                                     help="Add each taught sound's peak, overlap, time centre and "
+                                     "extent (from the perception stage's tagger) to the clip vector."),
     threads: int = typer.Option(2, "--threads", min=1,
                                 help="CPU threads (fixed: part of what makes reruns bit-identical)."),
     max_steps: Optional[int] = typer.Option(None, "--max-steps", min=1, help="Stop after N steps."),
@@ -446,6 +449,7 @@ def train_cmd(
 ) -> None:
     """Train a dual encoder on a training build's planted minimal pairs (docs/training.md)."""
     from reasonaudio.train.data import DataOptions
+    from reasonaudio.train.model import ModelConfig
     from reasonaudio.train.perception import PerceptionOptions
     from reasonaudio.train.trainer import TrainOptions, train_model
     from reasonaudio.views.train import print_train_summary, train_progress
@@ -454,6 +458,7 @@ def train_cmd(
                                             templates_per_query=templates_per_query,
                                             hold_out_labels=hold_out_labels,
                                             hold_out_templates=hold_out_templates, seed=seed),
+                           model=ModelConfig(event_slots=event_slots),
                            epochs=epochs, batch_size=batch_size, hard_negatives=hard_negatives,
                            perception=PerceptionOptions(epochs=perception_epochs),
                            presence_weight=presence_weight,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -40,6 +41,8 @@ def main() -> None:
     ap.add_argument("--templates-per-query", type=int, default=data.templates_per_query)
     ap.add_argument("--perception-epochs", type=int, default=perception.epochs)
     ap.add_argument("--presence-weight", type=float, default=recipe.presence_weight)
+    ap.add_argument("--no-event-slots", dest="event_slots", action="store_false",
+                    default=recipe.model.event_slots)
     args = ap.parse_args()
 
     from rich.console import Console
@@ -60,7 +63,8 @@ def main() -> None:
                                             seed=args.seed),
                            epochs=args.epochs, seed=args.seed, threads=args.threads,
                            perception=PerceptionOptions(epochs=args.perception_epochs),
-                           presence_weight=args.presence_weight)
+                           presence_weight=args.presence_weight,
+                           model=replace(recipe.model, event_slots=args.event_slots))
     try:
         with progress_bars(console) as progress:
             exp = run_experiment(args.train, args.test, args.out, options, tuple(args.baseline),

@@ -205,6 +205,8 @@ def test_tiny_training_deterministic_loss_falls_reload_ingest_eval(builds, tmp_p
     assert card["seed"] == 0 and card["training_build"]["seed"] == 1
     assert card["perception"]["epochs"] == opts.perception.epochs and "val_frame_f1" in card["perception"]
     assert card["recipe"]["presence_weight"] == opts.presence_weight > 0
+    sounds = card["recipe"]["model"]["n_sounds"]  # the event figures: one tagger unit per taught sound
+    assert card["recipe"]["model"]["event_slots"] and sounds == len(load_benchmark(builds[0]).labels)
     assert len(card["training_build"]["manifest_sha256"]) == 64
     other = train_model(builds[0], tmp_path / "m3", replace(opts, hard_negatives=False, max_steps=2))
     assert other.weights_sha256 != first.weights_sha256
@@ -297,6 +299,7 @@ def test_bench_train_defaults_are_the_recipe_defaults():
     import inspect
 
     from reasonaudio.cli import train_cmd
+    from reasonaudio.train.model import ModelConfig
     from reasonaudio.train.perception import PerceptionOptions
     from reasonaudio.train.trainer import TrainOptions
 
@@ -306,6 +309,7 @@ def test_bench_train_defaults_are_the_recipe_defaults():
             "hard_negatives": recipe.hard_negatives, "threads": recipe.threads,
             "presence_weight": recipe.presence_weight,
             "perception_epochs": PerceptionOptions().epochs,
+            "event_slots": ModelConfig().event_slots,
             "captions_per_clip": data.captions_per_clip,
             "templates_per_query": data.templates_per_query,
             "hold_out_labels": data.hold_out_labels}

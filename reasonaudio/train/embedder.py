@@ -18,12 +18,12 @@ from typing import Any, Hashable, Sequence
 import numpy as np
 
 from reasonaudio.errors import ModelError
+from reasonaudio.ingest.embed.frames import frames_cache_spec
 from reasonaudio.models.base import Embedder, torch_device
 from reasonaudio.models.batching import run_all
 from reasonaudio.models.record import ModelRecord
 from reasonaudio.models.registry import load_model
 from reasonaudio.train.card import load_model_dir
-from reasonaudio.ingest.embed.frames import frames_cache_spec
 from reasonaudio.train.features import TokenEncoder, codes_to_features, frozen_model
 
 

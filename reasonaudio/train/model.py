@@ -43,6 +43,12 @@ class ModelConfig:
     frame_peak: bool = True
     """also pool the perception layer's units by their maximum over time into the clip vector
     (a direct path for "which sounds occur", beside the transformer's mean and max)"""
+    event_slots: bool = True
+    """keep the perception stage's tagger (one sigmoid per taught sound and frame) and add four
+    figures per sound to the clip vector: peak, peak while another sound is active, time centre,
+    extent (:func:`slot_features`)"""
+    n_sounds: int = 0
+    """how many sounds the tagger has (set by the trainer from the training build)"""
     audio_in: int = yamnet.N_CLASSES
     text_in: int = 384
     max_frames: int = MAX_FRAMES
@@ -56,6 +62,7 @@ class ModelConfig:
     def from_json(cls, obj: dict[str, Any]) -> "ModelConfig":
         known = {k: obj[k] for k in cls.__dataclass_fields__ if k in obj}
         known.setdefault("audio_hidden", 0)  # configs written before the perception layer
+        known.setdefault("event_slots", False)  # ... and before the event figures
         return cls(**known)
 
 
@@ -75,7 +82,7 @@ class SequenceEncoder(nn.Module):
     ``d_model`` (the audio side's perception layer); its output is :meth:`frame_features`."""
 
     def __init__(self, d_in: int, cfg: ModelConfig, layers: int, max_len: int, hidden: int = 0,
-                 frame_peak: bool = False) -> None:
+                 frame_peak: bool = False, sounds: int = 0) -> None:
         super().__init__()
         self.norm_in = nn.LayerNorm(d_in)
         self.frame: nn.Module = (nn.Sequential(nn.Linear(d_in, hidden), nn.GELU()) if hidden
@@ -88,7 +95,9 @@ class SequenceEncoder(nn.Module):
         self.layers = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
         self.norm_out = nn.LayerNorm(cfg.d_model)
         self.frame_peak = frame_peak and hidden > 0
-        self.out = nn.Linear(2 * cfg.d_model + (hidden if self.frame_peak else 0), cfg.joint_dim)
+        self.tagger: nn.Linear | None = nn.Linear(self.frame_dim, sounds) if sounds else None
+        extra = (hidden if self.frame_peak else 0) + (SLOT_FIGURES * sounds)
+        self.out = nn.Linear(2 * cfg.d_model + extra, cfg.joint_dim)
 
     def frame_features(self, x: torch.Tensor) -> torch.Tensor:
         """(B, T, d_in) -> (B, T, frame_dim): what each position says before any context."""
@@ -103,7 +112,34 @@ class SequenceEncoder(nn.Module):
         pooled = [(h * m).sum(1) / m.sum(1).clamp(min=1.0), _peak(h, mask)]
         if self.frame_peak:
             pooled.append(_peak(frames, mask))
+        if self.tagger is not None:
+            pooled.append(slot_features(torch.sigmoid(self.tagger(frames)), mask))
         return nn.functional.normalize(self.out(torch.cat(pooled, dim=-1)), dim=-1)
+
+
+SLOT_FIGURES = 4
+
+
+def slot_features(p: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Per-frame sound probabilities ``p`` (B, T, K) -> (B, 4K) event figures per sound.
+
+    Why: a dual encoder scores by a dot product, so a relation reaches the score only if the clip
+    vector holds a figure that is *linear* in it. For each sound: its peak (is it there), its peak
+    while any other sound is active (overlap: the planted negative moves the two sounds apart),
+    its time centre in [-1, 1] times the peak (order: "A then B" reads centre(B) - centre(A)),
+    and its extent in tens of seconds (duration)."""
+    m = mask[..., None].to(p.dtype)
+    p = p * m
+    peak = p.max(1).values
+    others = (p.sum(-1, keepdim=True) - p).clamp(max=1.0)
+    together = (p * others).max(1).values
+    n = mask.sum(1, keepdim=True).to(p.dtype)
+    t = torch.arange(p.shape[1], dtype=p.dtype, device=p.device)[None]
+    rel = 2.0 * t / (n - 1.0).clamp(min=1.0) - 1.0
+    mass = p.sum(1)
+    centre = (p * rel[..., None]).sum(1) / (mass + 1e-3) * peak
+    extent = mass * yamnet.HOP_SECONDS / 10.0
+    return torch.cat([peak, together, centre, extent], dim=-1)
 
 
 def _peak(h: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -116,7 +152,8 @@ class DualEncoder(nn.Module):
         super().__init__()
         self.cfg = cfg
         self.audio = SequenceEncoder(cfg.audio_in, cfg, cfg.audio_layers, cfg.max_frames,
-                                     cfg.audio_hidden, cfg.frame_peak)
+                                     cfg.audio_hidden, cfg.frame_peak,
+                                     cfg.n_sounds if cfg.event_slots and cfg.audio_hidden else 0)
         self.text = SequenceEncoder(cfg.text_in, cfg, cfg.text_layers, cfg.max_tokens)
         self.logit_scale = nn.Parameter(torch.tensor(math.log(1.0 / cfg.init_temperature)))
 

@@ -74,7 +74,10 @@ def fit_perception(encoder: Any, train: Sequence[tuple[np.ndarray, np.ndarray]],
         return {"epochs": 0}
     x = torch.from_numpy(np.concatenate([f for f, _ in train])).to(device)
     y = torch.from_numpy(np.concatenate([t for _, t in train])).to(device)
-    head = nn.Linear(encoder.frame_dim, n_labels).to(device)
+    kept = getattr(encoder, "tagger", None)
+    head = kept if kept is not None else nn.Linear(encoder.frame_dim, n_labels).to(device)
+    if head.out_features != n_labels:
+        raise ValueError(f"the encoder's tagger has {head.out_features} sounds, targets {n_labels}")
     params = [*encoder.norm_in.parameters(), *encoder.frame.parameters(), *head.parameters()]
     opt = torch.optim.AdamW(params, lr=options.lr, weight_decay=1e-4)
     gen = torch.Generator().manual_seed(seed)
@@ -100,6 +103,7 @@ def fit_perception(encoder: Any, train: Sequence[tuple[np.ndarray, np.ndarray]],
             scores = head(encoder.frame_features(vx)).cpu().numpy()
         stats["val_frame_f1"] = round(_f1(scores, np.concatenate([t for _, t in val])), 4)
     if options.freeze:
-        for p in [*encoder.norm_in.parameters(), *encoder.frame.parameters()]:
+        for p in [*encoder.norm_in.parameters(), *encoder.frame.parameters(),
+                  *(kept.parameters() if kept is not None else ())]:
             p.requires_grad_(False)
     return stats

@@ -35,7 +35,7 @@ PHASES = ("captions", "audio features", "text features", "perception", "train", 
 class TrainOptions:
     data: DataOptions = DataOptions()
     model: ModelConfig = ModelConfig()
-    epochs: int = 8
+    epochs: int = 4
     batch_size: int = 128
     lr: float = 1e-3
     weight_decay: float = 0.01
@@ -350,10 +350,12 @@ def train_model(train_dir: Path | str, out: Path | str, options: TrainOptions = 
     t2 = time.perf_counter()
     history: list[dict[str, Any]] = []
     step_losses: list[float] = []
+    sounds = taught_sounds(data)
+    if options.model.event_slots:
+        options = replace(options, model=replace(options.model, n_sounds=len(sounds)))
     with deterministic_torch(options.threads, options.device):
         torch.manual_seed(options.seed)
         model = DualEncoder(options.model).to(options.device)
-        sounds = taught_sounds(data)
         perception = perception_stage(model, bench, feats, data, sounds, options, progress)
         times["perception_s"] = time.perf_counter() - t2
         t2 = time.perf_counter()
