@@ -4,6 +4,7 @@ ingest and eval. Real YAMNet, real MiniLM, real Qdrant Edge; tiny builds and a t
 from __future__ import annotations
 
 import importlib.util
+import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -266,10 +267,12 @@ def test_bench_train_cli(builds, tmp_path, model_cache):
     runner = CliRunner()
     out = tmp_path / "model"
     res = runner.invoke(app, ["train", "--data", str(builds[0]), "--out", str(out), "--max-steps", "2",
-                              "--batch-size", "8", "--threads", "1", "--no-hard-negatives"])
+                              "--batch-size", "8", "--threads", "1", "--no-hard-negatives",
+                              "--no-event-slots"])
     assert res.exit_code == 0, res.output
     assert (out / "model.safetensors").is_file()
-    assert "weights sha256" in res.output
+    assert "weights sha256" in res.output and "event figures" in res.output
+    assert json.loads((out / "config.json").read_text())["model"]["event_slots"] is False
     res = runner.invoke(app, ["train", "--data", str(builds[0]), "--out", str(out)])
     assert res.exit_code == 2 and "already exists" in res.output
     res = runner.invoke(app, ["train", "--data", str(tmp_path / "nope"), "--out", str(tmp_path / "x")])

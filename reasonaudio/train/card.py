@@ -98,6 +98,8 @@ def model_card_text(card: dict[str, Any]) -> str:
             f"{perc['epochs']} epochs over {perc.get('frames', 0):,} frames, validation frame F1 "
             f"{perc.get('val_frame_f1', 0):.3f}" if perc.get("epochs") else "none"),
         f"- presence loss weight: {recipe.get('presence_weight', 0)}",
+        "- event figures (peak, together, centre, extent per sound): " + (
+            f"{recipe['model']['n_sounds']} sounds" if recipe["model"].get("event_slots") else "off"),
         f"- epochs run {card['epochs_run']}, best epoch {card['best_epoch']}, steps {card['steps']}",
         "- validation at the best epoch: " + ", ".join(
             f"{k[4:]} {v:.3f}" for k, v in best.items() if k.startswith("val_")),
