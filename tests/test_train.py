@@ -206,8 +206,13 @@ def test_tiny_training_deterministic_loss_falls_reload_ingest_eval(builds, tmp_p
     assert card["seed"] == 0 and card["training_build"]["seed"] == 1
     assert card["perception"]["epochs"] == opts.perception.epochs and "val_frame_f1" in card["perception"]
     assert card["recipe"]["presence_weight"] == opts.presence_weight > 0
-    sounds = card["recipe"]["model"]["n_sounds"]  # the event figures: one tagger unit per taught sound
-    assert card["recipe"]["model"]["event_slots"] and sounds == len(load_benchmark(builds[0]).labels)
+    sounds = card["architecture"]["n_sounds"]  # the event figures: one tagger unit per taught sound
+    assert card["architecture"]["event_slots"] and sounds == len(load_benchmark(builds[0]).labels)
+    assert card["recipe"] == opts.to_json()  # the recipe as asked: what a rerun is matched against
+    from reasonaudio.bench.train_experiment import reusable
+
+    assert reusable(tmp_path / "m1", opts, builds[0])  # the experiment reuses it, not retrains
+    assert not reusable(tmp_path / "m1", replace(opts, seed=1), builds[0])
     assert len(card["training_build"]["manifest_sha256"]) == 64
     other = train_model(builds[0], tmp_path / "m3", replace(opts, hard_negatives=False, max_steps=2))
     assert other.weights_sha256 != first.weights_sha256

@@ -43,14 +43,21 @@ class ExperimentResult:
     leaked_query_texts: int = 0
 
 
-def _reusable(model_dir: Path, options: TrainOptions, train_dir: Path) -> bool:
+def reusable(model_dir: Path, options: TrainOptions, train_dir: Path) -> bool:
     card_path = model_dir / "card.json"
     if not card_path.is_file() or not (model_dir / "model.safetensors").is_file():
         return False
     card = read_json(card_path)
-    return (card.get("recipe") == options.to_json()
+    return (_as_asked(card.get("recipe", {})) == _as_asked(options.to_json())
             and card.get("training_build", {}).get("manifest_sha256")
             == sha256_file(train_dir / "manifest.json"))
+
+
+def _as_asked(recipe: dict[str, Any]) -> dict[str, Any]:
+    """A recipe without what the trainer derives from the build (the tagger's sound count, which
+    cards of the first event-figure models recorded in the recipe)."""
+    model = {k: v for k, v in recipe.get("model", {}).items() if k != "n_sounds"}
+    return {**recipe, "model": model}
 
 
 def run_experiment(train_dir: Path, test_dir: Path, out: Path, options: TrainOptions = TrainOptions(),
@@ -72,7 +79,7 @@ def run_experiment(train_dir: Path, test_dir: Path, out: Path, options: TrainOpt
         variant = replace(options, hard_negatives=hard)
         model_dir = out / name.split(":", 1)[1]
         models[name] = model_dir
-        if _reusable(model_dir, variant, train_dir):
+        if reusable(model_dir, variant, train_dir):
             trained[name] = None
             continue
         ctx = train_progress(name) if train_progress else contextlib.nullcontext(None)

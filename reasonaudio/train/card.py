@@ -36,7 +36,7 @@ def save_model_dir(out: Path, model: Any, options: Any, bench: Any, data: Any, r
 
     config = {
         "format": FORMAT, "format_version": FORMAT_VERSION,
-        "model": options.model.to_json(),
+        "model": model.cfg.to_json(),
         "audio_features": {"model": "yamnet", "revision": yamnet.REVISION,
                            "input": "per-frame AudioSet logits (dequantised uint8 outputs)",
                            "scale": feats.scale, "zero_point": feats.zero_point,
@@ -61,6 +61,7 @@ def save_model_dir(out: Path, model: Any, options: Any, bench: Any, data: Any, r
                                "bank": bench.manifest.get("bank", {})},
             "seed": options.seed,
             "recipe": options.to_json(),
+            "architecture": model.cfg.to_json(),
             "data": {**result.data_stats, "held_out_labels": list(data.held_out_labels),
                      "templates": data.template_set},
             "perception": result.perception,
@@ -82,6 +83,7 @@ def model_card_text(card: dict[str, Any]) -> str:
     recipe = card["recipe"]
     best = next((r for r in card["validation"] if r["epoch"] == card["best_epoch"]), {})
     perc = card.get("perception", {})
+    arch = card.get("architecture", {})
     lines = [
         "# Trained dual encoder (reasonaudio `bench train`)", "",
         f"- weights sha256: `{card['weights_sha256']}`",
@@ -99,7 +101,7 @@ def model_card_text(card: dict[str, Any]) -> str:
             f"{perc.get('val_frame_f1', 0):.3f}" if perc.get("epochs") else "none"),
         f"- presence loss weight: {recipe.get('presence_weight', 0)}",
         "- event figures (peak, together, centre, extent per sound): " + (
-            f"{recipe['model']['n_sounds']} sounds" if recipe["model"].get("event_slots") else "off"),
+            f"{arch.get('n_sounds')} sounds" if arch.get("event_slots") else "off"),
         f"- epochs run {card['epochs_run']}, best epoch {card['best_epoch']}, steps {card['steps']}",
         "- validation at the best epoch: " + ", ".join(
             f"{k[4:]} {v:.3f}" for k, v in best.items() if k.startswith("val_")),

@@ -351,11 +351,13 @@ def train_model(train_dir: Path | str, out: Path | str, options: TrainOptions = 
     history: list[dict[str, Any]] = []
     step_losses: list[float] = []
     sounds = taught_sounds(data)
-    if options.model.event_slots:
-        options = replace(options, model=replace(options.model, n_sounds=len(sounds)))
+    # the architecture: the recipe's, with the tagger sized to this build's taught sounds (the
+    # card keeps the recipe as asked, config.json the architecture built)
+    architecture = (replace(options.model, n_sounds=len(sounds)) if options.model.event_slots
+                    else options.model)
     with deterministic_torch(options.threads, options.device):
         torch.manual_seed(options.seed)
-        model = DualEncoder(options.model).to(options.device)
+        model = DualEncoder(architecture).to(options.device)
         perception = perception_stage(model, bench, feats, data, sounds, options, progress)
         times["perception_s"] = time.perf_counter() - t2
         t2 = time.perf_counter()

@@ -59,8 +59,8 @@ def print_train_summary(console: Console, result: Any) -> None:
                               f"{result.perception.get('val_frame_f1', 0):.3f}")
                              if result.perception.get("epochs") else "off"),
         ("presence weight", f"{card['recipe']['presence_weight']:g}"),
-        ("event figures", (f"{card['recipe']['model']['n_sounds']} sounds"
-                           if card["recipe"]["model"].get("event_slots") else "off")),
+        ("event figures", (f"{card.get('architecture', {}).get('n_sounds')} sounds"
+                           if card.get("architecture", {}).get("event_slots") else "off")),
         ("epochs run (best)", f"{result.epochs_run} ({result.best_epoch})"),
         ("steps", f"{result.steps:,}"),
         ("validation acc@1 / mc clip / mc text",
