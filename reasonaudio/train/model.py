@@ -125,9 +125,10 @@ def slot_features(p: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 
     Why: a dual encoder scores by a dot product, so a relation reaches the score only if the clip
     vector holds a figure that is *linear* in it. For each sound: its peak (is it there), its peak
-    while any other sound is active (overlap: the planted negative moves the two sounds apart),
-    its time centre in [-1, 1] times the peak (order: "A then B" reads centre(B) - centre(A)),
-    and its extent in tens of seconds (duration)."""
+    while any other sound is active (meant for overlap; it reads little there, since the planted
+    negative often keeps both sounds overlapping other events: docs/training.md), its time centre
+    in [-1, 1] times the peak (order: "A then B" reads centre(B) - centre(A)), and its extent in
+    tens of seconds (duration)."""
     m = mask[..., None].to(p.dtype)
     p = p * m
     peak = p.max(1).values
