@@ -18,7 +18,7 @@ from typing import Any, Hashable, Sequence
 import numpy as np
 
 from reasonaudio.errors import ModelError
-from reasonaudio.ingest.embed.frames import frames_cache_spec
+from reasonaudio.ingest.embed.pipelines import frames_cache_spec
 from reasonaudio.models.base import Embedder, torch_device
 from reasonaudio.models.batching import run_all
 from reasonaudio.models.record import ModelRecord

@@ -14,13 +14,13 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.ingest.embed.cache import EmbeddingCache
-from reasonaudio.ingest.embed.pipelines import Pipeline, _stream_rows
+from reasonaudio.ingest.embed.pipelines import Pipeline, frames_cache_spec
 from reasonaudio.ingest.embed.run import _quiet_render_log
 from reasonaudio.ingest.render import bench_renderer
 from reasonaudio.runtime import blas_single_thread
@@ -44,11 +44,6 @@ class FrameStats:
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
-
-
-def frames_cache_spec(tagger: Any) -> tuple[str, dict[str, Any]]:
-    """(label, identity) of the frame cache the ``yamnet`` ingest and ``yamnet-caption`` share."""
-    return f"{tagger.name}-frames", tagger.identity()
 
 
 class FramePipeline(Pipeline):
@@ -75,25 +70,15 @@ class FramePipeline(Pipeline):
     def rows(self, clips: Sequence[Clip], stats: FrameStats,
              done: Callable[[str, np.ndarray], None]) -> None:
         """Render, look up and (for cache misses) tag ``clips``; ``done(clip_id, rows)`` each."""
-        hashes: dict[str, str] = {}
-
-        def items() -> Iterator[tuple[str, list[Any]]]:
-            for clip, units, digest in self.rendered(clips, self.tagger.sample_rate,
-                                                     self.tagger.audio_units, self.cache.contains):
-                stats.rendered += 1
-                hashes[clip.id] = digest
-                found = self.cache.get(digest)
-                if found is not None:
-                    stats.cached_rows += 1
-                    done(clip.id, found)
-                    continue
-                yield clip.id, units if units is not None else self.tagger.audio_units(
-                    self.render(clip, self.tagger.sample_rate))
-
-        for cid, rows in _stream_rows(self, self.tagger, items()):
-            self.cache.put(hashes[cid], rows)
-            stats.tagged += 1
+        def count(cid: str, rows: np.ndarray, computed: bool) -> None:
+            stats.rendered += 1
+            if computed:
+                stats.tagged += 1
+            else:
+                stats.cached_rows += 1
             done(cid, rows)
+
+        self.cached_rows(clips, self.tagger, self.cache, count)
 
 
 def frame_rows(bench: Any, clips: Sequence[Clip], tagger: Any, *, cache: bool = True,

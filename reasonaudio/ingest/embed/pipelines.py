@@ -135,6 +135,29 @@ class Pipeline:
                     pending.append(pool.submit(job, clips[i + self.lookahead]))
                 yield clip, cut, digest
 
+    def cached_rows(self, clips: Sequence[Clip], model: Any, cache: EmbeddingCache,
+                    done: Callable[[str, np.ndarray, bool], None]) -> None:
+        """Each clip's model rows (YAMNet frames, generated tokens): served from ``cache`` by the
+        hash of the rendered audio, or computed for the misses in fixed-shape batches and stored.
+        ``done(clip_id, rows, computed)`` for every clip."""
+        hashes: dict[str, str] = {}
+
+        def items() -> Iterator[tuple[str, list[Any]]]:
+            for clip, units, digest in self.rendered(clips, model.sample_rate, model.audio_units,
+                                                     cache.contains):
+                hashes[clip.id] = digest
+                rows = cache.get(digest)
+                if rows is not None:
+                    done(clip.id, rows, False)
+                    continue
+                yield clip.id, units if units is not None else model.audio_units(
+                    self.render(clip, model.sample_rate))
+
+        for cid, rows in _stream_rows(self, model, items()):
+            cache.put(hashes[cid], rows)
+            done(cid, rows, True)
+        cache.commit()
+
     def _index_audio(self, cache_dir: Path | None, enabled: bool) -> None:
         self.audio_index = AudioHashIndex(cache_dir, enabled)
         self.caches.append(self.audio_index.cache)
@@ -158,6 +181,12 @@ def _stream_rows(pipeline: Pipeline, embedder: Any, items: Iterator[tuple[Any, l
     pipeline.timings.padded_units += batcher.padded_units
 
 
+def frames_cache_spec(tagger: Any) -> tuple[str, dict[str, Any]]:
+    """(label, identity) of the frame cache the ``yamnet`` ingest, ``yamnet-caption``, detection
+    and training share."""
+    return f"{tagger.name}-frames", tagger.identity()
+
+
 class AudioPipeline(Pipeline):
     def __init__(self, embedder: Any, cache_enabled: bool = True, cache_dir: Path | None = None) -> None:
         super().__init__()
@@ -172,7 +201,7 @@ class AudioPipeline(Pipeline):
         self.rows_cache: EmbeddingCache | None = None
         if getattr(embedder, "cache_rows", False):  # YAMNet: frame scores, shared with its captioner
             spec = getattr(embedder, "rows_cache_spec", None)  # `trained`: YAMNet's shared frames
-            label, rows_identity = spec() if spec else (f"{self.name}-frames", embedder.identity())
+            label, rows_identity = spec() if spec else frames_cache_spec(embedder)
             self.rows_cache = EmbeddingCache(label, rows_identity, cache_dir, cache_enabled)
             self.caches.append(self.rows_cache)
             self._index_audio(cache_dir, cache_enabled)
@@ -253,23 +282,11 @@ class TwoStagePipeline(Pipeline):
         assert self.frame_cache is not None
         tagger = self.captioner.audio_model
         out: dict[str, str] = {}
-        hashes: dict[str, str] = {}
 
-        def items() -> Iterator[tuple[str, list[Any]]]:
-            for clip, units, h in self.rendered(clips, tagger.sample_rate, tagger.audio_units,
-                                                self.frame_cache.contains):
-                hashes[clip.id] = h
-                rows = self.frame_cache.get(h)
-                if rows is not None:
-                    out[clip.id] = self.captioner.caption_from_rows(rows)
-                    continue
-                yield clip.id, units if units is not None else tagger.audio_units(
-                    self.render(clip, tagger.sample_rate))
-
-        for cid, rows in _stream_rows(self, tagger, items()):
-            self.frame_cache.put(hashes[cid], rows)
+        def done(cid: str, rows: np.ndarray, _computed: bool) -> None:
             out[cid] = self.captioner.caption_from_rows(rows)
-        self.frame_cache.commit()
+
+        self.cached_rows(clips, tagger, self.frame_cache, done)
         return out
 
     def vectors(self, clips: Sequence[Clip], done: Callable[[str], None]) -> dict[str, tuple[np.ndarray, dict[str, Any]]]:
