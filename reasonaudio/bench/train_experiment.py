@@ -48,16 +48,9 @@ def reusable(model_dir: Path, options: TrainOptions, train_dir: Path) -> bool:
     if not card_path.is_file() or not (model_dir / "model.safetensors").is_file():
         return False
     card = read_json(card_path)
-    return (_as_asked(card.get("recipe", {})) == _as_asked(options.to_json())
+    return (card.get("recipe") == options.to_json()
             and card.get("training_build", {}).get("manifest_sha256")
             == sha256_file(train_dir / "manifest.json"))
-
-
-def _as_asked(recipe: dict[str, Any]) -> dict[str, Any]:
-    """A recipe without what the trainer derives from the build (the tagger's sound count, which
-    cards of the first event-figure models recorded in the recipe)."""
-    model = {k: v for k, v in recipe.get("model", {}).items() if k != "n_sounds"}
-    return {**recipe, "model": model}
 
 
 def run_experiment(train_dir: Path, test_dir: Path, out: Path, options: TrainOptions = TrainOptions(),

@@ -79,11 +79,23 @@ def save_model_dir(out: Path, model: Any, options: Any, bench: Any, data: Any, r
         plot_curve(tmp / CURVE, result)
 
 
+def perception_text(card: dict[str, Any]) -> str:
+    """The card's perception stage in words (the model card and the train summary say it alike)."""
+    perc = card.get("perception", {})
+    if not perc.get("epochs"):
+        return "off"
+    return (f"{perc['epochs']} epochs over {perc.get('frames', 0):,} frames, validation frame F1 "
+            f"{perc.get('val_frame_f1', 0):.3f}")
+
+
+def event_figures_text(card: dict[str, Any]) -> str:
+    arch = card.get("architecture", {})
+    return f"{arch.get('n_sounds')} sounds" if arch.get("event_slots") else "off"
+
+
 def model_card_text(card: dict[str, Any]) -> str:
     recipe = card["recipe"]
     best = next((r for r in card["validation"] if r["epoch"] == card["best_epoch"]), {})
-    perc = card.get("perception", {})
-    arch = card.get("architecture", {})
     lines = [
         "# Trained dual encoder (reasonaudio `bench train`)", "",
         f"- weights sha256: `{card['weights_sha256']}`",
@@ -96,12 +108,9 @@ def model_card_text(card: dict[str, Any]) -> str:
         f"- templates: {card['data']['templates']}; held-out labels: "
         f"{', '.join(card['data']['held_out_labels']) or 'none'}",
         f"- examples: {card['data']['examples']}",
-        "- perception stage: " + (
-            f"{perc['epochs']} epochs over {perc.get('frames', 0):,} frames, validation frame F1 "
-            f"{perc.get('val_frame_f1', 0):.3f}" if perc.get("epochs") else "none"),
+        f"- perception stage: {perception_text(card)}",
         f"- presence loss weight: {recipe.get('presence_weight', 0)}",
-        "- event figures (peak, together, centre, extent per sound): " + (
-            f"{arch.get('n_sounds')} sounds" if arch.get("event_slots") else "off"),
+        f"- event figures (peak, together, centre, extent per sound): {event_figures_text(card)}",
         f"- epochs run {card['epochs_run']}, best epoch {card['best_epoch']}, steps {card['steps']}",
         "- validation at the best epoch: " + ", ".join(
             f"{k[4:]} {v:.3f}" for k, v in best.items() if k.startswith("val_")),

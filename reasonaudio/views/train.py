@@ -7,9 +7,17 @@ import contextlib
 from typing import Any, Callable, Iterator
 
 from rich.console import Console
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                           TimeElapsedColumn, TimeRemainingColumn)
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
+
+from reasonaudio.train.card import event_figures_text, perception_text
 
 
 @contextlib.contextmanager
@@ -55,12 +63,9 @@ def print_train_summary(console: Console, result: Any) -> None:
         ("examples (train / val)", f"{result.data_stats['examples']['train']:,} / "
                                    f"{result.data_stats['examples']['val']:,}"),
         ("hard negatives", "yes" if card["recipe"]["hard_negatives"] else "no"),
-        ("perception stage", (f"{result.perception['epochs']} epochs, validation frame F1 "
-                              f"{result.perception.get('val_frame_f1', 0):.3f}")
-                             if result.perception.get("epochs") else "off"),
+        ("perception stage", perception_text(card)),
         ("presence weight", f"{card['recipe']['presence_weight']:g}"),
-        ("event figures", (f"{card.get('architecture', {}).get('n_sounds')} sounds"
-                           if card.get("architecture", {}).get("event_slots") else "off")),
+        ("event figures", event_figures_text(card)),
         ("epochs run (best)", f"{result.epochs_run} ({result.best_epoch})"),
         ("steps", f"{result.steps:,}"),
         ("validation acc@1 / mc clip / mc text",
