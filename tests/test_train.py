@@ -130,7 +130,7 @@ def test_hold_out_labels_never_mentioned(builds):
 def test_frame_targets_follow_the_coverage_rule():
     from reasonaudio.dataset.clip import Clip, Event
     from reasonaudio.models import yamnet
-    from reasonaudio.train.perception import frame_targets
+    from reasonaudio.train.perception_stage import frame_targets
 
     clip = Clip("c", "sequential", 6.0, 16_000, (Event("dog", 1.0, 2.3, "a", 0.0),
                                                  Event("owl", 4.0, 4.2, "b", 0.0),
@@ -146,7 +146,7 @@ def test_perception_stage_learns_frames_and_freezes_the_layer():
     import torch
 
     from reasonaudio.train.model import ModelConfig, SequenceEncoder
-    from reasonaudio.train.perception import PerceptionOptions, fit_perception
+    from reasonaudio.train.perception_stage import PerceptionOptions, fit_perception
 
     rng = np.random.default_rng(0)
 
@@ -308,7 +308,7 @@ def test_bench_train_defaults_are_the_recipe_defaults():
 
     from reasonaudio.cli import train_cmd
     from reasonaudio.train.model import ModelConfig
-    from reasonaudio.train.perception import PerceptionOptions
+    from reasonaudio.train.perception_stage import PerceptionOptions
     from reasonaudio.train.trainer import TrainOptions
 
     recipe, data = TrainOptions(), DataOptions()

@@ -9,7 +9,7 @@ Two steps, both on the calibration build's clips (their true events are known th
    ``min_positives`` clips in the calibration build share one global threshold (the grid value
    with the best pooled F1);
 2. ``off_ratio``, ``gap_ms``, ``min_ms``, ``policy`` and the onset/offset shifts maximise the event-based micro F1
-   (:mod:`reasonaudio.detect.perception`, sed_eval collars; tagging F1 breaks ties) over a
+   (:mod:`reasonaudio.detect.event_metrics`, sed_eval collars; tagging F1 breaks ties) over a
    fixed grid; remaining ties go to the earlier grid entry, so the choice is deterministic.
 
 The record (:class:`Calibration`) names the calibration build (seed, corpus sha256, a digest of
@@ -33,7 +33,7 @@ from reasonaudio.dataset.separation import check_separate as separate_builds
 from reasonaudio.dataset.separation import clip_key
 from reasonaudio.detect.events import POLICIES, Detected, DetectParams, detect_label, frame_bounds, shifted
 from reasonaudio.detect.labelmap import LabelMap
-from reasonaudio.detect.perception import matches
+from reasonaudio.detect.event_metrics import matches
 from reasonaudio.errors import DataError
 from reasonaudio.store.collections import corpus_fingerprint
 

@@ -1,7 +1,7 @@
 """``bench detect``: perceived events of every clip into their own Qdrant collection.
 
 Steps (:func:`run_detection`): frame scores from the YAMNet ingest's cache
-(:mod:`reasonaudio.detect.frames`) -> per-label score tracks (:mod:`reasonaudio.detect.labelmap`)
+(:mod:`reasonaudio.detect.clip_frames`) -> per-label score tracks (:mod:`reasonaudio.detect.labelmap`)
 -> one event per label (:mod:`reasonaudio.detect.events`) with parameters calibrated on a separate
 build (:mod:`reasonaudio.detect.calibrate`) -> a :class:`Clip` of the detected events -> the
 project's own payload (``store.payload.clip_payload``: labels, ``before``, ``overlaps``, ``dur``)
@@ -25,9 +25,9 @@ from reasonaudio.dataset.benchmark import Benchmark, load_benchmark
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.detect.calibrate import GRID_VERSION, Calibration, calibrate, check_separate
 from reasonaudio.detect.events import detect_clip, detected_clip, track_summary
-from reasonaudio.detect.frames import clip_frames, load_tagger
+from reasonaudio.detect.clip_frames import clip_frames, load_tagger
 from reasonaudio.detect.labelmap import MODES, TOP_K_CHOICES, LabelMap, build_label_map
-from reasonaudio.detect.perception import PerceptionReport, perception
+from reasonaudio.detect.event_metrics import PerceptionReport, perception
 from reasonaudio.detect.soft import SEMANTICS
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import write_json

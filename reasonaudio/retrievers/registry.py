@@ -15,7 +15,7 @@ from typing import Callable
 
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.errors import ReasonAudioError
-from reasonaudio.ingest.precomputed import FAMILY as PRECOMPUTED
+from reasonaudio.ingest.vector_files import FAMILY as PRECOMPUTED
 from reasonaudio.models.names import EXAMPLE as TWO_STAGE_EXAMPLE
 from reasonaudio.models.names import TWO_STAGE
 from reasonaudio.models.registry import RECORDS
@@ -23,7 +23,7 @@ from reasonaudio.retrievers.base import Retriever, RetrieverOptions
 from reasonaudio.retrievers.baselines import BagOfSoundsRetriever, RandomRetriever
 from reasonaudio.retrievers.detected import build_detected
 from reasonaudio.retrievers.oracle import OracleRetriever, PayloadRetriever
-from reasonaudio.retrievers.precomputed import build_precomputed
+from reasonaudio.retrievers.stored_vectors import build_precomputed
 from reasonaudio.retrievers.two_stage import build_two_stage
 from reasonaudio.retrievers.vector import build_vector
 from reasonaudio.store.base import Store

@@ -2,7 +2,7 @@
 
 Audio side: per 0.48 s frame the tagger's 521 AudioSet logits -> LayerNorm -> a per-frame
 layer of ``audio_hidden`` GELU units (the *perception* layer: pretrained to tell which sounds
-are active in the frame, see :mod:`reasonaudio.train.perception`) -> linear to ``d`` ->
+are active in the frame, see :mod:`reasonaudio.train.perception_stage`) -> linear to ``d`` ->
 sinusoidal position of the frame (its time in the clip, so order and duration are
 representable) -> ``audio_layers`` pre-norm transformer layers -> masked mean and max pooling
 -> linear to the joint space -> L2 norm.

@@ -26,7 +26,7 @@ from reasonaudio.train.data import DataOptions, Example, TrainingData, make_exam
 from reasonaudio.train.features import TokenEncoder, clip_frames, codes_to_features, frozen_model
 from reasonaudio.train.loss import PresenceHead, contrastive_loss, presence_loss
 from reasonaudio.train.model import DualEncoder, ModelConfig, pad_batch
-from reasonaudio.train.perception import PerceptionOptions, fit_perception, frame_targets
+from reasonaudio.train.perception_stage import PerceptionOptions, fit_perception, frame_targets
 
 PHASES = ("captions", "audio features", "text features", "perception", "train", "validate")
 

@@ -8,7 +8,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from reasonaudio.detect.perception import ONSET_COLLAR_MS, OFFSET_COLLAR_MS, OFFSET_COLLAR_RELATIVE
+from reasonaudio.detect.event_metrics import ONSET_COLLAR_MS, OFFSET_COLLAR_MS, OFFSET_COLLAR_RELATIVE
 from reasonaudio.bench.detection import DetectRun
 
 _COMPACT = dict(box=box.SIMPLE_HEAD, pad_edge=False)

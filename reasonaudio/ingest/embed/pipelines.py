@@ -23,7 +23,7 @@ from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.errors import DataError, ModelError
 from reasonaudio.ingest.audio_index import AudioHashIndex
-from reasonaudio.ingest.embed.cache import EmbeddingCache, audio_hash, identity_digest, text_hash
+from reasonaudio.ingest.embed.embedding_cache import EmbeddingCache, audio_hash, identity_digest, text_hash
 from reasonaudio.models.batching import FixedBatcher
 from reasonaudio.models.captioners import get_captioner
 from reasonaudio.models.names import is_two_stage, parse_two_stage, two_stage_name

@@ -52,7 +52,7 @@ from reasonaudio.ingest.atoms.fetch.recipes import (
     load_recipes,
     write_recipes,
 )
-from reasonaudio.models.cache import cache_root
+from reasonaudio.models.cache_dir import cache_root
 from reasonaudio.progress import Progress, silent_progress
 
 DEFAULT_MAX_DOWNLOAD_MB = 1024

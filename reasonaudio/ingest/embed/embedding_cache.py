@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from reasonaudio.errors import DataError, ModelError
-from reasonaudio.models.cache import cache_root
+from reasonaudio.models.cache_dir import cache_root
 
 CACHE_SCHEMA = 1
 

@@ -1,6 +1,6 @@
 """YAMNet frame probabilities for every clip of a benchmark, read from the ingest's cache.
 
-The rows come from :func:`reasonaudio.ingest.embed.frames.frame_rows` (the reader training
+The rows come from :func:`reasonaudio.ingest.embed.frame_rows.frame_rows` (the reader training
 shares): a clip the YAMNet ingest (``bench ingest --model yamnet`` or
 ``two-stage:yamnet-caption+...``) has seen costs neither a render nor a tagger pass; any other
 clip is rendered once and tagged when the cache lacks it, and counted, so a report can say how
@@ -17,7 +17,7 @@ import numpy as np
 
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.dataset.clip import Clip
-from reasonaudio.ingest.embed.frames import FrameStats, frame_rows
+from reasonaudio.ingest.embed.frame_rows import FrameStats, frame_rows
 from reasonaudio.models import yamnet
 from reasonaudio.models.registry import load_model
 from reasonaudio.progress import Progress

@@ -1,7 +1,7 @@
 """``vectors:NAME``: search precomputed clip vectors with precomputed query vectors.
 
 The vectors come from ``bench ingest --vectors ... --name NAME --query-vectors ...``
-(:mod:`reasonaudio.ingest.precomputed`). There is no text tower, so the retriever answers only
+(:mod:`reasonaudio.ingest.vector_files`). There is no text tower, so the retriever answers only
 the benchmark's own queries, asked by their exact text or by their id; any other text is a
 :class:`QueryParseError` (the evaluation records it as a failure, ``bench search`` says so).
 Search, exact multiple-choice scores and the embedding hook are the vector retriever's, so a
@@ -16,7 +16,7 @@ import numpy as np
 
 from reasonaudio.errors import QueryParseError, StoreError
 from reasonaudio.dataset.benchmark import Benchmark
-from reasonaudio.ingest.precomputed import (FAMILY, check_name, clip_collection, query_collection)
+from reasonaudio.ingest.vector_files import (FAMILY, check_name, clip_collection, query_collection)
 from reasonaudio.retrievers.base import Hit, RetrieverOptions, rank
 from reasonaudio.store.collections import fetch_vectors, require_ready
 from reasonaudio.retrievers.vector import TIE_MARGIN, VectorRetriever

@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.text import Text
 
 from reasonaudio.dataset.benchmark import Benchmark
-from reasonaudio.ingest.precomputed import CheckedInput, PrecomputedSummary, ingest_precomputed
+from reasonaudio.ingest.vector_files import CheckedInput, PrecomputedSummary, ingest_precomputed
 from reasonaudio.store.base import Store
 from reasonaudio.views.progress import progress_bars
 

@@ -19,7 +19,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from reasonaudio.dataset.clip import Clip
-from reasonaudio.ingest.embed.cache import EmbeddingCache
+from reasonaudio.ingest.embed.embedding_cache import EmbeddingCache
 from reasonaudio.ingest.embed.pipelines import Pipeline, frames_cache_spec
 from reasonaudio.ingest.embed.run import _quiet_render_log
 from reasonaudio.ingest.render import bench_renderer
