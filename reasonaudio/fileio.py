@@ -16,9 +16,10 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
 from reasonaudio.errors import DataError
+from reasonaudio.output_dirs import OutputKind, check_output_dir
 
 
 WRITE_ERRNOS = {errno.ENOSPC: "no space left on the device", errno.EDQUOT: "disk quota exceeded",
@@ -185,11 +186,15 @@ def remove_stale_partials(dest: Path) -> list[Path]:
 
 
 @contextlib.contextmanager
-def atomic_dir(dest: Path, overwrite: bool = False) -> Iterator[Path]:
-    """Yield a temporary sibling of ``dest``; on success it replaces ``dest`` in one rename."""
+def atomic_dir(dest: Path, kind: OutputKind, force: bool = False, protect: Sequence[Path | str] = (),
+               owned: Sequence[Path | str] = ()) -> Iterator[Path]:
+    """Yield a temporary sibling of ``dest``; on success it replaces ``dest`` in one rename.
+
+    What may be written or replaced is :func:`reasonaudio.output_dirs.check_output_dir`'s rule
+    for ``kind`` (checked on entry and again just before the rename, so a folder that appeared or
+    changed meanwhile is not swept away)."""
     dest = Path(dest)
-    if dest.exists() and not overwrite:
-        raise DataError(f"{dest}: already exists (pass --force to replace it)")
+    check_output_dir(dest, kind, force, protect, owned)
     check_parent(dest)
     with writing(dest):
         dest.parent.mkdir(parents=True, exist_ok=True)
@@ -198,6 +203,7 @@ def atomic_dir(dest: Path, overwrite: bool = False) -> Iterator[Path]:
         with writing(dest):
             yield tmp
             _plain_mode(tmp, directory=True)
+            check_output_dir(dest, kind, force, protect, owned)
             if dest.exists():
                 old = dest.with_name(f"{partial_prefix(dest)}{os.getpid()}-old")
                 dest.rename(old)

@@ -15,7 +15,7 @@ import reasonaudio
 PACKAGE = Path(reasonaudio.__file__).parent
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("foundation", ("reasonaudio", "reasonaudio.errors", "reasonaudio.fileio",
+    ("foundation", ("reasonaudio", "reasonaudio.errors", "reasonaudio.fileio", "reasonaudio.output_dirs",
                     "reasonaudio.provenance", "reasonaudio.runtime", "reasonaudio.progress")),
     ("data model", ("reasonaudio.dataset", "reasonaudio.constraints.logic")),
     ("query language", ("reasonaudio.constraints",)),

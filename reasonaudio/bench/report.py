@@ -10,7 +10,15 @@ from reasonaudio.bench.plots import PROJECTIONS, plot_report
 from reasonaudio.bench.results import Results, load_results, results_dir
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.errors import DataError
-from reasonaudio.fileio import read_json, write_json
+from reasonaudio.fileio import atomic_dir, read_json, write_json
+from reasonaudio.output_dirs import OutputKind
+from reasonaudio.provenance import versions
+
+
+REPORT_FILE = "report.json"
+REPORT_FORMAT = "reasonaudio-report/1"
+REPORT_OUTPUT = OutputKind("report", "bench report --out", REPORT_FILE, REPORT_FORMAT)
+"""What ``bench report`` may replace: an earlier report folder (its report.json names our format)."""
 
 
 @dataclass(frozen=True)
@@ -46,8 +54,22 @@ def run_report(bench: Benchmark, out: Path | None = None, names: Sequence[str] |
         raise DataError(f"{results_dir(bench)}: no saved results for this benchmark{hint}; "
                         f"run `bench eval --data {bench.root} --retriever NAME` first")
     out = Path(out) if out is not None else results_dir(bench) / "plots"
-    return ReportOutcome(results, plot_report(bench, results, out, projection),
+    return ReportOutcome(results, write_plots(bench, results, out, projection),
                          saved_detections(bench))
+
+
+def write_plots(bench: Benchmark, results: Results, out: Path, projection: str) -> list[Path]:
+    """The plots, written into ``out`` atomically with a ``report.json`` listing them.
+
+    A report is derived from saved results, so an earlier report folder (or an empty one) is
+    replaced without ``--force``; anything else is refused by the one output-folder rule."""
+    with atomic_dir(out, REPORT_OUTPUT, True, [bench.root], [results_dir(bench)]) as tmp:
+        made = plot_report(bench, results, tmp, projection)
+        write_json(tmp / REPORT_FILE, {
+            "format": REPORT_FORMAT, "benchmark": str(Path(bench.root).resolve()),
+            "retrievers": sorted(results.runs), "projection": projection,
+            "plots": [p.name for p in made], "versions": versions()})
+    return [out / p.name for p in made]
 
 
 def saved_detections(bench: Benchmark) -> list[dict[str, Any]]:

@@ -16,6 +16,7 @@ from reasonaudio.dataset.atom import Atom
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import read_json, read_jsonl, reading_text, sha256_file, write_json
+from reasonaudio.output_dirs import OutputKind
 
 TASKS = ("negation", "order", "overlap", "duration", "mix")
 
@@ -30,6 +31,8 @@ QRELS_HEADER = "query-id\tcorpus-id\tscore"
 FORMAT = "reasonaudio-benchmark"
 FORMAT_VERSION = 1
 """The manifest's ``format`` and ``format_version``; a loader refuses any other."""
+BENCHMARK_OUTPUT = OutputKind("benchmark", "bench build --out", MANIFEST, FORMAT)
+"""What ``bench build --force`` may replace: a folder whose manifest names our format."""
 REQUIRED_MANIFEST = {"format": str, "format_version": int, "seed": int, "files": dict}
 """Manifest fields every benchmark has (``files``: name -> {"sha256", "bytes"})."""
 OPTIONAL_OBJECTS = ("parameters", "render", "bank", "versions", "counts", "adjustments")

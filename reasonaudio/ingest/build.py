@@ -19,6 +19,7 @@ from reasonaudio.constraints.semantics import holds, intervals
 from reasonaudio.constraints.templates import render_query
 from reasonaudio.dataset.benchmark import (
     ATOMS,
+    BENCHMARK_OUTPUT,
     CHOICES,
     CORPUS,
     QRELS,
@@ -30,10 +31,11 @@ from reasonaudio.dataset.benchmark import (
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import atomic_dir, remove_stale_partials, write_jsonl
+from reasonaudio.output_dirs import check_output_dir
 from reasonaudio.ingest.atom_rules import validate_bank
 from reasonaudio.ingest.atoms.bank import AtomBank
 from reasonaudio.ingest.atoms.registry import open_bank
-from reasonaudio.ingest.build_guard import check_size, check_target
+from reasonaudio.ingest.build_guard import check_size
 from reasonaudio.ingest.compose import ComposeParams, Composer, check_margins, clip_mode
 from reasonaudio.ingest.plant import PlantedQuery, QueryPlanter
 from reasonaudio.ingest.render import RenderParams, write_clip_audio
@@ -68,16 +70,28 @@ class BuildResult:
     adjustments: dict[str, int]
 
 
+def _split_bank_spec(spec: str) -> tuple[str, str, str] | None:
+    """``(prefix, path, ?query)`` of a folder or FSD50K spec; None for the synthetic bank."""
+    if spec == "synthetic" or spec.startswith("synthetic:"):
+        return None
+    prefix, path = ("fsd50k:", spec[len("fsd50k:"):]) if spec.startswith("fsd50k:") else ("", spec)
+    path, sep, query = path.partition("?")
+    return prefix, path, sep + query
+
+
 def absolute_bank_spec(spec: str) -> str:
     """Folder and FSD50K specs with an absolute path, so `bench render` finds the bank from anywhere."""
-    if spec == "synthetic" or spec.startswith("synthetic:"):
+    parts = _split_bank_spec(spec)
+    if parts is None:
         return spec
-    prefix, path = ("fsd50k:", spec[len("fsd50k:"):]) if spec.startswith("fsd50k:") else ("", spec)
-    query = ""
-    if "?" in path:
-        path, query = path.split("?", 1)
-        query = "?" + query
+    prefix, path, query = parts
     return f"{prefix}{Path(path).expanduser().absolute()}{query}"
+
+
+def bank_folders(spec: str) -> list[Path]:
+    """The folder an atom-bank spec reads (none for the synthetic bank): a build must not write there."""
+    parts = _split_bank_spec(spec)
+    return [] if parts is None else [Path(parts[1]).expanduser()]
 
 
 def _per_task(n_queries: int) -> dict[str, int]:
@@ -219,7 +233,8 @@ def build_benchmark(out: Path | str, params: BuildParams, overwrite: bool = Fals
     read or written.
     """
     out = Path(out)
-    check_target(out, overwrite)
+    protect = bank_folders(params.atoms)
+    check_output_dir(out, BENCHMARK_OUTPUT, overwrite, protect)
     _validate_sizes(params)
     for stale in remove_stale_partials(out):
         if notify:
@@ -228,7 +243,7 @@ def build_benchmark(out: Path | str, params: BuildParams, overwrite: bool = Fals
     bank = open_bank(params.atoms)
     validate_bank(bank)  # the rules `bench atoms check` applies, before anything is composed
     result = compose_benchmark(params, bank, progress)
-    with atomic_dir(out, overwrite=overwrite) as tmp:
+    with atomic_dir(out, BENCHMARK_OUTPUT, overwrite, protect) as tmp:
         write_jsonl(tmp / CORPUS, (c.to_json() for c in result.clips))
         write_jsonl(tmp / QUERIES, result.queries)
         (tmp / "qrels").mkdir()

@@ -1,56 +1,20 @@
-"""What `bench build` checks before it writes anything: where it writes, and whether it fits.
+"""What `bench build` checks before it writes anything: whether it fits.
 
-- ``--force`` replaces only a previous benchmark (a folder whose manifest.json is ours) or an
-  empty folder; anything else is refused, so a typo in ``--out`` cannot delete someone's files.
-- The current folder (or one above it) is never a target.
-- A size that cannot fit in memory is refused up front, with the estimate, instead of running
-  until the machine swaps.
+Where it writes (and what ``--force`` may replace) is every command's one rule,
+:mod:`reasonaudio.output_dirs`, with :data:`reasonaudio.dataset.benchmark.BENCHMARK_OUTPUT`. A size
+that cannot fit in memory is refused up front, with the estimate, instead of running until the
+machine swaps.
 """
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
-from reasonaudio.errors import DataError, echo
-from reasonaudio.fileio import read_json
-from reasonaudio.dataset.benchmark import FORMAT, MANIFEST
+from reasonaudio.errors import DataError
 
 BYTES_PER_CLIP = 6_000
 """Peak memory per clip while composing: tracemalloc measured 5.4 KB per clip for 2,000 and
 8,000 clips (the clip specs, the judge's index, the qrels); rounded up."""
-
-
-def is_previous_benchmark(path: Path) -> bool:
-    """Whether ``path`` holds a benchmark `bench build` wrote (its manifest names our format)."""
-    manifest = Path(path) / MANIFEST
-    if not manifest.is_file():
-        return False
-    try:
-        obj = read_json(manifest)
-    except DataError:
-        return False
-    return isinstance(obj, dict) and obj.get("format") == FORMAT
-
-
-def check_target(out: Path, overwrite: bool) -> None:
-    """Refuse an output folder a build must not write or replace (one line naming it and why)."""
-    out = Path(out)
-    target = Path(os.path.abspath(out))
-    cwd = Path.cwd()
-    if target == cwd or target in cwd.parents:
-        raise DataError(f"{echo(out)}: is the current folder or one above it; build into a new "
-                        "folder (e.g. --out data/bench)")
-    if not os.path.lexists(out):
-        return
-    if out.is_symlink() or not out.is_dir():
-        raise DataError(f"{echo(out)}: exists and is not a folder; choose another --out")
-    if not overwrite:
-        raise DataError(f"{echo(out)}: already exists (pass --force to replace it)")
-    if any(out.iterdir()) and not is_previous_benchmark(out):
-        raise DataError(f"{echo(out)}: not a previous benchmark (no manifest.json of `bench build`) "
-                        "and not empty; --force replaces only those, so remove it yourself or "
-                        "choose another --out")
 
 
 def available_memory() -> int | None:

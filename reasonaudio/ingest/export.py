@@ -37,6 +37,7 @@ from reasonaudio.constraints.judge import hard_negatives
 from reasonaudio.dataset.benchmark import MANIFEST, Benchmark
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import atomic_dir, sha256_file
+from reasonaudio.output_dirs import OutputKind, check_output_dir
 from reasonaudio.ingest.export_card import CONFIGS, dataset_card
 from reasonaudio.ingest.render import FORMATS as AUDIO_FILE_FORMATS
 from reasonaudio.ingest.render import bench_renderer, encode_audio, write_audio
@@ -48,6 +49,8 @@ AUDIO_FORMATS = AUDIO_FILE_FORMATS
 SPLIT = "test"
 EXPORT_FILE = "reasonaudio-export.json"
 EXPORT_FORMAT = "reasonaudio-hf-export/1"
+EXPORT_OUTPUT = OutputKind("export", "bench export --to", EXPORT_FILE, EXPORT_FORMAT)
+"""What ``bench export --force`` may replace: an earlier export (its record names our format)."""
 CLIPS_PER_SHARD = 250
 """with embedded audio: about 200 MB per corpus file at 48 kHz (the hub's advice is < 500 MB)"""
 
@@ -198,8 +201,7 @@ def check_export(bench: Benchmark, dest: Path | str, opts: ExportOptions) -> Non
     """Everything that can be refused before rendering starts: options, pyarrow, the folder."""
     opts.validate()
     _pyarrow()
-    if Path(dest).exists() and not opts.force:
-        raise DataError(f"{dest}: already exists (pass --force to replace it)")
+    check_output_dir(dest, EXPORT_OUTPUT, opts.force, [bench.root])
     if opts.audio != "none" and not (opts.atoms or (bench.manifest.get("parameters") or {}).get("atoms")):
         raise DataError(f"{bench.root}/{MANIFEST}: parameters.atoms does not name the atom bank; "
                         "pass --atoms (or --audio none)")
@@ -233,7 +235,7 @@ def _export(bench: Benchmark, dest: Path, opts: ExportOptions, pa: Any, renderer
     queries, qrels, choices, atoms = bench.queries, bench.qrels, bench.choices, bench.atoms
     audio_seconds = 0.0
     files: list[str] = []
-    with atomic_dir(dest, overwrite=opts.force) as tmp:
+    with atomic_dir(dest, EXPORT_OUTPUT, opts.force, [bench.root]) as tmp:
         done = 0
         for i, (lo, hi) in enumerate(shards):
             rows = []

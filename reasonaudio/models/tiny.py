@@ -12,10 +12,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from reasonaudio.fileio import atomic_dir
+from reasonaudio.output_dirs import OutputKind
 from reasonaudio.models.hub import packaged_model_dir
 
 TINY_SAMPLE_RATE = 16_000
 TINY_WINDOW_SECONDS = 2
+
+
+TINY_MODEL = OutputKind("tiny model", "the tiny-model builders", "config.json")
+"""What a tiny-model builder may replace with ``overwrite``: a model folder (a ``config.json``)."""
 
 
 def build_tiny_clap(out: Path | str, seed: int = 0, overwrite: bool = False) -> Path:
@@ -41,7 +46,7 @@ def build_tiny_clap(out: Path | str, seed: int = 0, overwrite: bool = False) -> 
                                     fft_window_size=400, max_length_s=TINY_WINDOW_SECONDS,
                                     frequency_min=50, frequency_max=8000,
                                     truncation="rand_trunc", padding="repeatpad")
-    with atomic_dir(out, overwrite=overwrite) as tmp:
+    with atomic_dir(out, TINY_MODEL, overwrite) as tmp:
         model.save_pretrained(str(tmp))
         features.save_pretrained(str(tmp))
         tokenizer.save_pretrained(str(tmp))

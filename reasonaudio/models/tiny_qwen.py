@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from reasonaudio.fileio import atomic_dir
+from reasonaudio.models.tiny import TINY_MODEL
 
 QWEN_SPECIAL = ("<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|AUDIO|>", "<|audio_bos|>",
                 "<|audio_eos|>")
@@ -75,7 +76,7 @@ def _generation_defaults(model: Any, tokenizer: Any) -> None:
 def _save(out: Path | str, overwrite: bool, *parts: Any, files: dict[str, str] | None = None) -> Path:
     """Every part's ``save_pretrained`` (and any extra text files) into ``out``, atomically."""
     out = Path(out)
-    with atomic_dir(out, overwrite=overwrite) as tmp:
+    with atomic_dir(out, TINY_MODEL, overwrite) as tmp:
         for part in parts:
             part.save_pretrained(str(tmp))
         for name, text in (files or {}).items():

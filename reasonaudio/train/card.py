@@ -16,6 +16,7 @@ from typing import Any
 
 from reasonaudio.errors import ModelError
 from reasonaudio.fileio import atomic_dir, read_json, sha256_file, write_json
+from reasonaudio.output_dirs import OutputKind
 from reasonaudio.models import yamnet
 from reasonaudio.provenance import versions
 from reasonaudio.train.features import MAX_FRAMES, MAX_TOKENS, TokenSpec
@@ -28,6 +29,8 @@ README = "README.md"
 CURVE = "loss_curve.png"
 FORMAT = "reasonaudio-trained-dual-encoder"
 FORMAT_VERSION = 1
+MODEL_OUTPUT = OutputKind("model", "bench train --out", CARD, FORMAT)
+"""What ``bench train --force`` may replace: an earlier trained model (its card names our format)."""
 
 
 def save_model_dir(out: Path, model: Any, options: Any, bench: Any, data: Any, result: Any,
@@ -46,7 +49,7 @@ def save_model_dir(out: Path, model: Any, options: Any, bench: Any, data: Any, r
                           "max_tokens": MAX_TOKENS},
     }
     state = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
-    with atomic_dir(out, overwrite=overwrite) as tmp:
+    with atomic_dir(out, MODEL_OUTPUT, overwrite, [bench.root]) as tmp:
         write_json(tmp / CONFIG, config)
         save_file(state, str(tmp / WEIGHTS), metadata={"format": FORMAT})
         digest = sha256_file(tmp / WEIGHTS)

@@ -21,7 +21,8 @@ from reasonaudio.constraints.judge import benchmark_index
 from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.errors import DataError, ModelError
 from reasonaudio.models.base import torch_device
-from reasonaudio.train.card import save_model_dir
+from reasonaudio.output_dirs import check_output_dir
+from reasonaudio.train.card import MODEL_OUTPUT, save_model_dir
 from reasonaudio.train.data import DataOptions, Example, TrainingData, make_examples, truth_matrix
 from reasonaudio.train.features import TokenEncoder, clip_frames, codes_to_features, frozen_model
 from reasonaudio.train.loss import PresenceHead, contrastive_loss, presence_loss
@@ -324,8 +325,7 @@ def train_model(train_dir: Path | str, out: Path | str, options: TrainOptions = 
     import torch
 
     out = Path(out)
-    if out.exists() and not overwrite:
-        raise DataError(f"{out}: already exists (pass --force to replace it)")
+    check_output_dir(out, MODEL_OUTPUT, overwrite, [train_dir])
     if options.epochs < 1 or options.batch_size < 2:
         raise DataError(f"--epochs must be >= 1 and the batch size >= 2 "
                         f"(got {options.epochs}, {options.batch_size})")
