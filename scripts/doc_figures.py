@@ -1,0 +1,315 @@
+"""The figures the docs quote, made from saved results (never typed by hand).
+
+    python scripts/doc_figures.py --demo data/demo [--experiment NAME=TEST_BENCH_DIR ...] [--check]
+
+Every block of figures in README.md and docs/*.md sits between
+
+    <!-- figures:NAME -->
+    ...
+    <!-- /figures:NAME -->
+
+and is rewritten here from the saved results of a `bench demo` folder (its benchmark's
+``results/``: runs, per-query values, `bench detect` summaries) and of training experiments
+(``scripts/train_vs_test.py``'s benchmark copies). Each block starts with the benchmark it was
+measured on (seed, clips, queries, the bank and its class count, the manifest's sha256) and the
+commands that print it. ``--check`` rewrites nothing and exits 1 when a block differs from what
+the saved results give. A demo built from a bank with fewer classes than the real-sound recipe
+book is refused, so no doc quotes a smaller bank's figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+BLOCK = re.compile(r"(<!-- figures:(?P<name>[\w.-]+) -->\n)(?P<body>.*?)(<!-- /figures:(?P=name) -->)",
+                   re.S)
+ORDER = ("oracle", "detected:yamnet", "detected:yamnet-enrolled", "trained:hard-negatives",
+         "trained:in-batch-only", "two-stage:oracle-caption+minilm", "two-stage:yamnet-caption+minilm",
+         "bag-of-sounds", "random")
+
+
+@dataclass
+class Saved:
+    """One benchmark's saved results, loaded once."""
+
+    root: Path
+    bench: Any = None
+    results: Any = None
+    detections: dict[str, dict[str, Any]] = field(default_factory=dict)
+    job_runs: tuple[str, ...] = ()
+    """the retrievers the main job itself evaluated (its results.json), when it is a demo folder"""
+
+    @classmethod
+    def load(cls, root: Path) -> "Saved":
+        from reasonaudio.bench.report import saved_detections
+        from reasonaudio.bench.results import load_results
+        from reasonaudio.dataset.benchmark import load_benchmark
+        from reasonaudio.fileio import read_json
+
+        bench = load_benchmark(root)
+        job = Path(root).parent / "results.json"
+        runs = tuple(read_json(job).get("runs", {})) if job.is_file() else ()
+        return cls(root, bench, load_results(bench), {d["name"]: d for d in saved_detections(bench)},
+                   runs)
+
+    def run(self, name: str) -> Any:
+        if name not in self.results.runs:
+            raise SystemExit(f"error: {self.root}: no saved results for {name!r}")
+        return self.results.runs[name]
+
+    def names(self, prefix: str = "") -> list[str]:
+        have = [n for n in ORDER if n in self.results.runs and n.startswith(prefix)]
+        return have + sorted(n for n in self.results.runs if n not in ORDER and n.startswith(prefix))
+
+
+def describe(saved: Saved) -> str:
+    """The benchmark a block was measured on, in one sentence."""
+    from reasonaudio.fileio import sha256_file
+
+    m = saved.bench.manifest
+    p, bank = m.get("parameters", {}), m.get("bank", {})
+    kind = "real-sound folder bank" if bank.get("kind") == "folder" else f"{bank.get('kind')} bank"
+    digest = sha256_file(saved.bench.root / "manifest.json")[:12]
+    return (f"seed {m['seed']}, {p.get('n_clips', len(saved.bench.clips)):,} clips, "
+            f"{p.get('n_queries', len(saved.bench.queries)):,} queries; {kind}, "
+            f"{bank.get('n_classes')} classes (bank fingerprint {str(bank.get('fingerprint'))[:12]}); "
+            f"manifest sha256 {digest}")
+
+
+def canonical_classes() -> int:
+    from reasonaudio.ingest.atoms.fetch.recipes import load_recipes
+
+    return len({r.label for r in load_recipes(None).atoms})
+
+
+def f3(v: float | None) -> str:
+    return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.3f}"
+
+
+def tasks_of(saved: Saved) -> list[str]:
+    from reasonaudio.dataset.benchmark import TASKS
+
+    present = {q.task for q in saved.bench.queries}
+    return [t for t in TASKS if t in present]
+
+
+def acc_table(saved: Saved, names: list[str], mc: bool = True) -> list[str]:
+    """Acc@1 per task (multiple choice in brackets), then overall Acc@1 / nDCG@10 / MC."""
+    tasks = tasks_of(saved)
+    rows = ["| retriever | " + " | ".join(tasks) + " | overall Acc@1 | nDCG@10 | MC |",
+            "|---|" + "---|" * (len(tasks) + 3)]
+    for name in names:
+        r = saved.run(name)
+        cells = []
+        for t in tasks:
+            cell = f3(r.per_task.get(t, {}).get("acc@1"))
+            if mc and "mc_acc" in r.per_task.get(t, {}):
+                cell += f" ({r.per_task[t]['mc_acc']:.2f})"
+            cells.append(cell)
+        rows.append(f"| `{name}` | " + " | ".join(cells) + f" | **{f3(r.overall.get('acc@1'))}** | "
+                    f"{f3(r.overall.get('ndcg@10'))} | {f3(r.overall.get('mc_acc'))} |")
+    return rows
+
+
+def test_table(saved: Saved, a: str, b: str) -> list[str]:
+    """Paired randomization tests of ``a`` against ``b`` per task and overall."""
+    from reasonaudio.bench.compare import compare
+
+    c = compare(saved.run(a), saved.run(b))
+    rows = [f"`{a}` - `{b}`, paired randomization test ({c.n_permutations:,} permutations, seed "
+            f"{c.seed}, two-sided; * p < 0.05):", "",
+            "| metric | " + " | ".join(c.groups) + " |", "|---|" + "---|" * len(c.groups)]
+    for m in c.metrics:
+        cells = []
+        for g in c.groups:
+            t = c.tests[(g, m)]
+            cells.append(f"{t.diff:+.3f}{'*' if t.significant else ''} (p {t.p_value:.2g})")
+        rows.append(f"| {m} | " + " | ".join(cells) + " |")
+    return rows
+
+
+def header(saved: Saved, commands: list[str]) -> list[str]:
+    return [f"Measured on: {describe(saved)}. Printed by:", "", "```sh", *commands, "```", ""]
+
+
+DEMO_COMMANDS = ["bash scripts/install.sh && .venv/bin/bench demo     # the full install: 201 classes",
+                 "python scripts/doc_figures.py --demo data/demo --check"]
+
+
+def block_demo_results(ctx: "Context") -> list[str]:
+    s = ctx.demo
+    names = [n for n in s.names() if not s.job_runs or n in s.job_runs]
+    return header(s, DEMO_COMMANDS) + acc_table(s, names)
+
+
+def block_detect_results(ctx: "Context") -> list[str]:
+    s = ctx.demo
+    commands = ["bench demo",
+                "bench detect --data data/demo/bench --tagger yamnet --mode enrolled "
+                "--calibration data/demo/calibration",
+                "python scripts/doc_figures.py --demo data/demo --check"]
+    names = [n for n in s.names() if n != "random"]
+    out = header(s, commands) + acc_table(s, names) + [""]
+    best = best_embedding(s)
+    out += test_table(s, "detected:yamnet", best)
+    return out
+
+
+def best_embedding(s: Saved) -> str:
+    from reasonaudio.bench.detection import is_embedding
+
+    names = [n for n in s.names() if is_embedding(n) and n != "random"]
+    return max(names, key=lambda n: (s.run(n).overall["acc@1"], n))
+
+
+def block_detect_decomposition(ctx: "Context") -> list[str]:
+    from reasonaudio.bench.detection import decomposition
+
+    s = ctx.demo
+    d = decomposition(s.results, "detected:yamnet")
+    rows = ["| task | oracle | `detected:yamnet` | best embedding | which |", "|---|---|---|---|---|"]
+    for group, row in d.items():
+        rows.append(f"| {group} | {f3(row['oracle'])} | {f3(row['detected'])} | "
+                    f"{f3(row['best_embedding_value'])} | `{row['best_embedding']}` |")
+    return rows
+
+
+def block_detect_perception(ctx: "Context") -> list[str]:
+    rows = ["| mode | event P | event R | event F1 (micro) | event F1 (macro) | tag P | tag R | tag F1 |",
+            "|---|---|---|---|---|---|---|---|"]
+    for name, d in sorted(ctx.demo.detections.items()):
+        p = d["perception"]
+        ev, tg = p["events_micro"], p["tagging_micro"]
+        rows.append(f"| {d['mode']} | {ev['precision']:.3f} | {ev['recall']:.3f} | {ev['f1']:.3f} | "
+                    f"{p['events_macro_f1']:.3f} | {tg['precision']:.3f} | {tg['recall']:.3f} | "
+                    f"{tg['f1']:.3f} |")
+    rows += [""]
+    for name, d in sorted(ctx.demo.detections.items()):
+        c = d["calibration"]
+        prm = {k: v for k, v in c["params"].items() if k not in ("thresholds",)}
+        rows.append(f"- {d['mode']}: calibration build seed {c['seed']} ({c['clips']} clips, corpus "
+                    f"`{c['corpus_sha256'][:12]}`), calibration event F1 "
+                    f"{c['objective']['events_micro_f1']:.3f}, tagging F1 "
+                    f"{c['objective']['tagging_micro_f1']:.3f}; chose "
+                    + ", ".join(f"`{k}` {v}" for k, v in prm.items()))
+    return rows
+
+
+def _labels(d: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    per = d["perception"]["per_label"]
+    return sorted(per.items(), key=lambda kv: (-kv[1]["events"]["f1"], kv[0]))
+
+
+def block_detect_labels(ctx: "Context") -> list[str]:
+    d = ctx.demo.detections["detected:yamnet"]
+    classes = {lab: ", ".join(v["classes"]) for lab, v in d["label_map"]["labels"].items()}
+    shared: dict[str, list[str]] = {}
+    for lab, v in d["label_map"]["labels"].items():
+        for c in v["classes"][:1]:
+            shared.setdefault(c, []).append(lab)
+    clashes = {c: labs for c, labs in shared.items() if len(labs) > 1}
+    n_clash = sum(len(v) for v in clashes.values())
+    worst = [lab for lab, v in sorted(d["perception"]["per_label"].items(),
+                                      key=lambda kv: (kv[1]["events"]["f1"],
+                                                      -(kv[1]["events"]["tp"] + kv[1]["events"]["fn"]),
+                                                      kv[0]))[:10]]
+    rows = [f"Worst labels (event F1, most true events first): {', '.join(worst)}.", "",
+            f"{n_clash} of the {len(classes)} labels share their first AudioSet class with another "
+            f"label ({', '.join(f'`{c}` for {len(v)}' for c, v in sorted(clashes.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:8])}"
+            f"{', ...' if len(clashes) > 8 else ''}): zero-shot, those labels cannot be told apart.", "",
+            "| label | AudioSet class(es) | true events | event P | event R | event F1 | tag P | tag R | tag F1 |",
+            "|---|---|---|---|---|---|---|---|---|"]
+    for lab, v in _labels(d):
+        ev, tg = v["events"], v["tagging"]
+        rows.append(f"| {lab} | {classes.get(lab, '-')} | {ev['tp'] + ev['fn']} | {ev['precision']:.2f} | "
+                    f"{ev['recall']:.2f} | {ev['f1']:.2f} | {tg['precision']:.2f} | {tg['recall']:.2f} | "
+                    f"{tg['f1']:.2f} |")
+    return rows
+
+
+@dataclass
+class Context:
+    demo: Saved | None
+    experiments: dict[str, Saved]
+
+
+BLOCKS: dict[str, Callable[[Context], list[str]]] = {
+    "demo-results": block_demo_results,
+    "detect-results": block_detect_results,
+    "detect-decomposition": block_detect_decomposition,
+    "detect-perception": block_detect_perception,
+    "detect-labels": block_detect_labels,
+}
+"""block name -> its lines; a doc block whose name is not here is an error"""
+
+
+def render(ctx: Context, name: str) -> str:
+    if name not in BLOCKS:
+        raise SystemExit(f"error: no figure block named {name!r} (known: {', '.join(BLOCKS)})")
+    return "\n".join(BLOCKS[name](ctx)) + "\n"
+
+
+def rewrite(text: str, ctx: Context, only: set[str] | None = None) -> str:
+    def sub(m: re.Match) -> str:
+        name = m.group("name")
+        if only is not None and name not in only:
+            return m.group(0)
+        return m.group(1) + render(ctx, name) + m.group(4)
+    return BLOCK.sub(sub, text)
+
+
+def available(ctx: Context) -> set[str]:
+    """The blocks the given inputs can make (training blocks need their experiments)."""
+    return {n for n in BLOCKS if (ctx.demo is not None) == (not n.startswith("train-")) or
+            (n.startswith("train-") and ctx.experiments)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--demo", type=Path, help="a `bench demo` folder (its bench/ has the results)")
+    ap.add_argument("--experiment", action="append", default=[], metavar="NAME=BENCH",
+                    help="a training experiment's benchmark copy with its saved results")
+    ap.add_argument("--check", action="store_true", help="rewrite nothing; exit 1 on a difference")
+    ap.add_argument("--allow-small-bank", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    demo = Saved.load(args.demo / "bench") if args.demo else None
+    if demo is not None and not args.allow_small_bank:
+        have, want = demo.bench.manifest.get("bank", {}).get("n_classes"), canonical_classes()
+        if have != want:
+            print(f"error: {args.demo}: built from a bank of {have} classes, not the full install's "
+                  f"{want}; docs quote the canonical setup only", file=sys.stderr)
+            return 2
+    experiments = {}
+    for spec in args.experiment:
+        name, _, path = spec.partition("=")
+        experiments[name] = Saved.load(Path(path))
+    ctx = Context(demo, experiments)
+    only = available(ctx)
+    changed = []
+    for doc in DOCS:
+        text = doc.read_text(encoding="utf-8")
+        new = rewrite(text, ctx, only)
+        if new != text:
+            changed.append(doc)
+            if not args.check:
+                doc.write_text(new, encoding="utf-8")
+    verb = "differ from the saved results" if args.check else "rewritten"
+    for doc in changed:
+        print(f"{doc.relative_to(ROOT)}: {verb}")
+    return 1 if (args.check and changed) else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,80 @@
+"""Doc figures come from saved results by a script (issue 27, item 5): blocks are rewritten from
+a benchmark's results, a hand edit is caught by --check, and a smaller bank than the full
+install's is refused."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("doc_figures", ROOT / "scripts" / "doc_figures.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["doc_figures"] = mod  # dataclasses look their module up while the class is made
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory) -> Path:
+    from reasonaudio.bench.evaluate import evaluate_retrievers
+    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.ingest.build import BuildParams, build_benchmark
+
+    root = tmp_path_factory.mktemp("figs") / "demo"
+    build_benchmark(root / "bench", BuildParams(atoms="synthetic", seed=0, n_clips=80, n_queries=20))
+    evaluate_retrievers(load_benchmark(root / "bench"), ["oracle", "bag-of-sounds", "random"])
+    return root
+
+
+def test_blocks_are_made_from_saved_results_and_checked(demo, tmp_path):
+    mod = _script()
+    ctx = mod.Context(mod.Saved.load(demo / "bench"), {})
+    doc = "intro\n<!-- figures:demo-results -->\nstale 0.999\n<!-- /figures:demo-results -->\nend\n"
+    new = mod.rewrite(doc, ctx)
+    body = new.split("<!-- figures:demo-results -->\n")[1].split("<!-- /figures")[0]
+    assert "0.999" not in body and "seed 0, 80 clips, 20 queries" in body
+    assert "synthetic bank" in body and "manifest sha256" in body
+    oracle = next(line for line in body.splitlines() if line.startswith("| `oracle`"))
+    assert oracle.count("1.000") >= 5
+    results = ctx.demo.results.runs
+    bag = next(line for line in body.splitlines() if line.startswith("| `bag-of-sounds`"))
+    assert f"**{results['bag-of-sounds'].overall['acc@1']:.3f}**" in bag
+    assert mod.rewrite(new, ctx) == new  # idempotent: --check passes on what it wrote
+    assert mod.rewrite(new.replace("1.000", "0.900", 1), ctx) == new
+
+
+def test_a_smaller_bank_than_the_full_install_is_refused(demo, capsys):
+    mod = _script()
+    assert mod.main(["--demo", str(demo), "--check"]) == 2  # synthetic: not the 201-class bank
+    assert "not the full install's" in capsys.readouterr().err
+
+
+def test_unknown_block_names_fail_and_every_doc_block_is_known():
+    mod = _script()
+    names = set()
+    for doc in mod.DOCS:
+        names |= {m.group("name") for m in mod.BLOCK.finditer(doc.read_text(encoding="utf-8"))}
+        opened = re.findall(r"<!-- figures:([\w.-]+) -->", doc.read_text(encoding="utf-8"))
+        closed = re.findall(r"<!-- /figures:([\w.-]+) -->", doc.read_text(encoding="utf-8"))
+        assert opened == closed, doc
+    assert names and names <= set(mod.BLOCKS)
+    with pytest.raises(SystemExit):
+        mod.render(mod.Context(None, {}), "no-such-block")
+
+
+def test_every_generated_block_names_its_benchmark():
+    mod = _script()
+    for doc in mod.DOCS:
+        for m in mod.BLOCK.finditer(doc.read_text(encoding="utf-8")):
+            body = m.group("body")
+            assert body.strip(), f"{doc.name}: block {m.group('name')} was never generated"
+            section = doc.read_text(encoding="utf-8")[:m.start()].rsplit("\n## ", 1)[-1]
+            assert "Measured on:" in body or "Measured on:" in section, (doc.name, m.group("name"))
