@@ -301,6 +301,25 @@ def test_held_out_split_scores_queries_that_name_held_out_sounds(builds):
     assert split["other"]["overall"] == (0.0, len(bench.queries) - len(named))
 
 
+def test_verbatim_split_sets_apart_queries_whose_text_was_trained_on(builds):
+    """Issue 27 item 7: the fair figure excludes benchmark texts that are training captions; with
+    the templates held out no benchmark query text is a training caption."""
+    from reasonaudio.bench.results import Results, RetrieverResult
+    from reasonaudio.bench.train_experiment import verbatim_split
+    from reasonaudio.train.data import make_examples, query_text_overlap
+
+    bench = load_benchmark(builds[1])  # its own queries rendered as captions: the worst case
+    leaked = tuple(query_text_overlap(make_examples(bench, DataOptions()), bench))
+    assert leaked, "with the benchmark's templates, its own query texts become captions"
+    assert query_text_overlap(make_examples(bench, DataOptions(hold_out_templates=True)), bench) == []
+    hit = {q.id for q in bench.queries if q.text in set(leaked)}
+    per_query = {q.id: {"acc@1": 1.0 if q.id in hit else 0.0} for q in bench.queries}
+    result = RetrieverResult("r", per_query, {q.id: q.task for q in bench.queries})
+    split = verbatim_split(Results({}, {}, {"r": result}), bench, leaked)["r"]
+    assert split["text among the training captions"]["overall"] == (1.0, len(hit))
+    assert split["other"]["overall"] == (0.0, len(bench.queries) - len(hit))
+
+
 def test_bench_train_defaults_are_the_recipe_defaults():
     """The CLI repeats the recipe's defaults as literals (so `bench --help` loads no torch);
     this keeps the two from drifting apart."""

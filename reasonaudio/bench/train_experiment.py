@@ -41,6 +41,9 @@ class ExperimentResult:
     trained: dict[str, TrainResult | None] = field(default_factory=dict)
     separation: dict[str, Any] = field(default_factory=dict)
     leaked_query_texts: int = 0
+    """how many benchmark query texts occur verbatim among the training captions"""
+    leaked_texts: tuple[str, ...] = ()
+    """those texts (the queries :func:`verbatim_split` sets apart)"""
 
 
 def reusable(model_dir: Path, options: TrainOptions, train_dir: Path) -> bool:
@@ -65,7 +68,7 @@ def run_experiment(train_dir: Path, test_dir: Path, out: Path, options: TrainOpt
     train_dir, test_dir, out = Path(train_dir), Path(test_dir), Path(out)
     train_bench, test_bench = load_benchmark(train_dir), load_benchmark(test_dir)
     separation = check_separate(train_bench, test_bench)
-    leaked = len(query_text_overlap(make_examples(train_bench, options.data), test_bench))
+    leaked = tuple(query_text_overlap(make_examples(train_bench, options.data), test_bench))
     models: dict[str, Path] = {}
     trained: dict[str, TrainResult | None] = {}
     for name, hard in VARIANTS.items():
@@ -92,20 +95,21 @@ def run_experiment(train_dir: Path, test_dir: Path, out: Path, options: TrainOpt
         for base in baselines:
             results.runs[base] = saved.runs[base]
             versus[base] = {n: compare(results.runs[n], saved.runs[base]) for n in names}
-    return ExperimentResult(results, comparison, versus, models, trained, separation, leaked)
+    return ExperimentResult(results, comparison, versus, models, trained, separation, len(leaked),
+                            leaked)
 
 
-def held_out_split(results: Any, bench: Any, held: tuple[str, ...], metric: str = "acc@1"
-                   ) -> dict[str, dict[str, dict[str, tuple[float, int]]]]:
-    """retriever -> group (``mentions a held-out sound`` / ``other``) -> task (and ``overall``)
-    -> (mean ``metric``, queries): compositional generalisation to sounds no caption named."""
-    held_set = set(held)
-    group_of = {q.id: ("mentions a held-out sound" if set(labels(q.logic)) & held_set else "other")
-                for q in bench.queries}
-    out: dict[str, dict[str, dict[str, tuple[float, int]]]] = {}
+Split = dict[str, dict[str, dict[str, tuple[float, int]]]]
+"""retriever -> group -> task (and ``overall``) -> (mean metric, queries)"""
+
+
+def split_by(results: Any, group_of: dict[str, str], groups: tuple[str, ...],
+             metric: str = "acc@1") -> Split:
+    """Each retriever's ``metric`` per task on each group of queries (``group_of``: id -> group)."""
+    out: Split = {}
     for name, run in results.runs.items():
         per: dict[str, dict[str, tuple[float, int]]] = {}
-        for group in ("mentions a held-out sound", "other"):
+        for group in groups:
             cells: dict[str, tuple[float, int]] = {}
             for task in (*TASKS, "overall"):
                 qids = [q for q, g in group_of.items() if g == group
@@ -115,3 +119,21 @@ def held_out_split(results: Any, bench: Any, held: tuple[str, ...], metric: str 
             per[group] = cells
         out[name] = per
     return out
+
+
+HELD_OUT_GROUPS = ("mentions a held-out sound", "other")
+VERBATIM_GROUPS = ("text among the training captions", "other")
+
+
+def held_out_split(results: Any, bench: Any, held: tuple[str, ...], metric: str = "acc@1") -> Split:
+    """Compositional generalisation: queries that name a sound no caption named, and the others."""
+    held_set = set(held)
+    group_of = {q.id: HELD_OUT_GROUPS[0 if set(labels(q.logic)) & held_set else 1] for q in bench.queries}
+    return split_by(results, group_of, HELD_OUT_GROUPS, metric)
+
+
+def verbatim_split(results: Any, bench: Any, leaked: tuple[str, ...], metric: str = "acc@1") -> Split:
+    """Queries whose exact text the model was trained on, and the others (the fair figure)."""
+    texts = set(leaked)
+    group_of = {q.id: VERBATIM_GROUPS[0 if q.text in texts else 1] for q in bench.queries}
+    return split_by(results, group_of, VERBATIM_GROUPS, metric)
