@@ -50,25 +50,12 @@ class Template:
 
 # --- what a planter is given and returns ---------------------------------------------------
 
-class Item(Protocol):
-    """One event to place (:class:`reasonaudio.ingest.compose.Item`)."""
-
-    label: str
-    atom_id: str
-    dur_ms: int
-    fixed: bool
-    gain_db: float
-
-
-class Block(Protocol):
-    """One event or an overlapping pair (:class:`reasonaudio.ingest.compose.Block`)."""
-
-    @property
-    def items(self) -> Sequence[Any]: ...
-
-
 class PlantKit(Protocol):
-    """What a planter may do: every draw comes from ``rng``, in the order the planter asks."""
+    """What a planter may do: every draw comes from ``rng``, in the order the planter asks.
+
+    Items and blocks are the composer's (:class:`reasonaudio.ingest.compose.Item`: ``label``,
+    ``atom_id``, ``dur_ms``, ``fixed``, ``gain_db``; ``Block``: ``items``); planters may set an
+    item's ``dur_ms``, ``atom_id`` and ``gain_db``."""
 
     rng: random.Random
 
