@@ -17,8 +17,7 @@ from reasonaudio.dataset.clip import Clip
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import read_json, read_jsonl, reading_text, sha256_file, write_json
 from reasonaudio.output_dirs import OutputKind
-
-TASKS = ("negation", "order", "overlap", "duration", "mix")
+from reasonaudio.tasks.registry import TASKS  # the task names; importers read them from here too
 
 CORPUS = "corpus.jsonl"
 QUERIES = "queries.jsonl"

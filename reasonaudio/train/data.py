@@ -29,12 +29,12 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from reasonaudio.constraints.judge import benchmark_index
-from reasonaudio.constraints.logic import And, Before, Has, Lasts, Node, Not, Overlap, labels
+from reasonaudio.constraints.logic import Before, Lasts, Node, Overlap, labels
 from reasonaudio.constraints.semantics import holds, intervals
 from reasonaudio.constraints.templates import (
     TASK_SHAPES,
     Template,
-    _format_slots,
+    format_slots,
     match_shape,
     templates_for_shape,
 )
@@ -44,9 +44,8 @@ from reasonaudio.dataset.separation import check_separate as separate_builds
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import read_jsonl
 from reasonaudio.ingest.compose import DURATION_TARGETS
+from reasonaudio.tasks.registry import shape as shape_record
 from reasonaudio.train.paraphrases import PARAPHRASES
-
-TASK_OF_SHAPE = {shape: task for task, shapes in TASK_SHAPES.items() for shape in shapes}
 
 
 @dataclass(frozen=True)
@@ -105,29 +104,9 @@ class TrainingData:
         return list(dict.fromkeys(out))
 
 
-# --- logic from a shape and its slots (the inverse of templates.match_shape) -----------------
-
 def logic_for(shape: str, s: dict[str, Any]) -> Node:
-    if shape == "negation":
-        return And((Has(s["A"]), Has(s["B"]), Not(Has(s["C"]))))
-    if shape == "order":
-        return Before(s["A"], s["B"])
-    if shape == "overlap":
-        return Overlap(s["A"], s["B"])
-    if shape == "duration":
-        return Lasts(s["A"], s["N"])
-    if shape == "m1":
-        return And((Lasts(s["A"], s["N"]), Before(s["A"], s["B"])))
-    if shape == "m2":
-        return And((Before(s["A"], s["B"]), Not(Has(s["C"]))))
-    if shape == "m3":
-        return And((Overlap(s["A"], s["B"]), Lasts(s["A"], s["N"])))
-    if shape == "m4":
-        return And((Before(s["A"], s["B"]), Before(s["A"], s["C"]), Overlap(s["B"], s["C"])))
-    if shape == "m5":
-        return And((Lasts(s["A"], s["N"]), Before(s["A"], s["B"]), Before(s["B"], s["C"]),
-                    Before(s["B"], s["D"]), Overlap(s["C"], s["D"])))
-    raise ValueError(f"unknown shape {shape!r}")
+    """The logic of ``shape`` with slots ``s`` (the task record's ``logic``)."""
+    return shape_record(shape).logic(s)
 
 
 def template_pool(shape: str, hold_out_templates: bool) -> list[Template]:
@@ -135,13 +114,16 @@ def template_pool(shape: str, hold_out_templates: bool) -> list[Template]:
 
 
 def render(template: Template, slots: dict[str, Any]) -> str:
-    return template.render(_format_slots(slots))
+    return template.render(format_slots(slots))
 
 
 # --- what is true of one clip -----------------------------------------------------------------
 
 class ClipFacts:
-    """The relations that hold in one clip, for drawing true captions and false variants."""
+    """The relations that hold in one clip, for drawing true captions and false variants
+    (the :class:`reasonaudio.tasks.base.Facts` the task records read)."""
+
+    durations = DURATION_TARGETS
 
     def __init__(self, clip: Clip, vocabulary: Sequence[str], banned: frozenset[str]) -> None:
         self.clip = clip
@@ -163,94 +145,11 @@ class ClipFacts:
 
     def slots(self, shape: str, rng: random.Random) -> dict[str, Any] | None:
         """Random slots for ``shape`` that make a true statement about the clip, or None."""
-        p, bef, ovl = self.present, self.before, self.overlap
-        timed = [lab for lab in p if lab in self.n_of]
-        if shape == "negation" and len(p) >= 2 and self.absent:
-            a, b = rng.sample(p, 2)
-            return {"A": a, "B": b, "C": rng.choice(self.absent)}
-        if shape == "order" and bef:
-            a, b = rng.choice(bef)
-            return {"A": a, "B": b}
-        if shape == "overlap" and ovl:
-            a, b = rng.choice(ovl)
-            return {"A": a, "B": b}
-        if shape == "duration" and timed:
-            a = rng.choice(timed)
-            return {"A": a, "N": self.n_of[a]}
-        if shape == "m1":
-            cands = [(a, b) for a, b in bef if a in self.n_of]
-            if cands:
-                a, b = rng.choice(cands)
-                return {"A": a, "B": b, "N": self.n_of[a]}
-        if shape == "m2" and bef and self.absent:
-            a, b = rng.choice(bef)
-            return {"A": a, "B": b, "C": rng.choice(self.absent)}
-        if shape == "m3":
-            cands = [(a, b) for a, b in ovl if a in self.n_of]
-            if cands:
-                a, b = rng.choice(cands)
-                return {"A": a, "B": b, "N": self.n_of[a]}
-        if shape == "m4":
-            befs = set(bef)
-            cands = [(a, b, c) for b, c in ovl for a in p if (a, b) in befs and (a, c) in befs]
-            if cands:
-                a, b, c = rng.choice(cands)
-                return {"A": a, "B": b, "C": c}
-        if shape == "m5":
-            befs = set(bef)
-            cands = [(a, b, c, d) for c, d in ovl for b in p if (b, c) in befs and (b, d) in befs
-                     for a in p if (a, b) in befs and a in self.n_of]
-            if cands:
-                a, b, c, d = rng.choice(cands)
-                return {"A": a, "B": b, "C": c, "D": d, "N": self.n_of[a]}
-        return None
+        return shape_record(shape).draw(self, rng)
 
     def false_variants(self, shape: str, s: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
         """Slot changes that should make the statement false for this clip (checked later)."""
-        out: list[tuple[dict[str, Any], str]] = []
-
-        def swap(x: str, y: str, why: str) -> None:
-            t = dict(s)
-            t[x], t[y] = s[y], s[x]
-            out.append((t, why))
-
-        def replace(slot: str, choices: Sequence[str], why: str) -> None:
-            used = {v for k, v in s.items() if k != "N"}
-            for lab in choices:
-                if lab not in used:
-                    out.append(({**s, slot: lab}, why))
-
-        def wrong_n(why: str = "duration out of tolerance") -> None:
-            for n in DURATION_TARGETS:
-                if n != s["N"]:
-                    out.append(({**s, "N": n}, why))
-
-        if shape == "negation":
-            swap("B", "C", "negation flipped")
-            swap("A", "C", "negation flipped")
-        elif shape == "order":
-            swap("A", "B", "order swapped")
-        elif shape == "overlap":
-            replace("B", self.present, "overlap partner that does not overlap")
-        elif shape == "duration":
-            wrong_n()
-        elif shape == "m1":
-            swap("A", "B", "order swapped")
-            wrong_n()
-        elif shape == "m2":
-            swap("A", "B", "order swapped")
-            replace("C", self.present, "negation flipped")
-        elif shape == "m3":
-            wrong_n()
-            replace("B", self.present, "overlap partner that does not overlap")
-        elif shape == "m4":
-            swap("A", "B", "order swapped")
-            replace("C", self.present, "overlap partner that does not overlap")
-        elif shape == "m5":
-            wrong_n()
-            swap("A", "B", "order swapped")
-            replace("D", self.present, "overlap partner that does not overlap")
-        return out
+        return shape_record(shape).corrupt(self, s)
 
 
 def _false_caption(facts: ClipFacts, shape: str, slots: dict[str, Any], template: Template,

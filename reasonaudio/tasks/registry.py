@@ -1,0 +1,169 @@
+"""The registry of task shapes: the one place that lists them.
+
+``TASKS`` (the data model's task names), the planter, the template table, the parser's template
+words and the training data all read these records. Order matters and is part of every build's
+random stream: tasks share out a build's queries in this order, and a mix query draws its shape
+with ``rng.choice`` over the mix shapes in this order.
+
+:func:`register` adds a shape to an existing task at run time (tests use
+:func:`registered`); a new task is a new module listed in :data:`BUILT_IN`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from contextlib import contextmanager
+from typing import Callable, Iterator, TypeVar
+
+from reasonaudio.constraints.logic import Node, describe
+from reasonaudio.tasks.base import Shape, Slots, Template
+from reasonaudio.tasks.duration import DURATION
+from reasonaudio.tasks.mix import SHAPES as MIX
+from reasonaudio.tasks.negation import NEGATION
+from reasonaudio.tasks.order import ORDER
+from reasonaudio.tasks.overlap import OVERLAP
+
+BUILT_IN: tuple[Shape, ...] = (NEGATION, ORDER, OVERLAP, DURATION, *MIX)
+
+TASKS: tuple[str, ...] = tuple(dict.fromkeys(s.task for s in BUILT_IN))
+"""Every task name, in the order builds share out queries."""
+
+_SHAPES: list[Shape] = list(BUILT_IN)
+
+
+def shapes() -> tuple[Shape, ...]:
+    """Every registered shape, task by task."""
+    return tuple(_SHAPES)
+
+
+def shapes_of(task: str) -> tuple[Shape, ...]:
+    """The shapes of ``task`` (ValueError for an unknown task)."""
+    if task not in TASKS:
+        raise ValueError(f"unknown task {task!r}; expected one of {', '.join(TASKS)}")
+    return tuple(s for s in _SHAPES if s.task == task)
+
+
+def shape(name: str) -> Shape:
+    """The shape named ``name`` (ValueError for an unknown one)."""
+    for s in _SHAPES:
+        if s.name == name:
+            return s
+    raise ValueError(f"unknown shape {name!r}; expected one of {', '.join(s.name for s in _SHAPES)}")
+
+
+def recognise(logic: Node) -> tuple[Shape, Slots]:
+    """The shape ``logic`` is an instance of and its slots; ValueError for any other logic."""
+    for s in _SHAPES:
+        slots = s.match(logic)
+        if slots is not None:
+            return s, slots
+    raise ValueError(f"logic {describe(logic)} is not one of the generator's query shapes")
+
+
+def register(new: Shape) -> None:
+    """Add a shape to an existing task (after that task's shapes)."""
+    if new.task not in TASKS:
+        raise ValueError(f"shape {new.name!r}: unknown task {new.task!r}; a new task is a module "
+                         f"listed in reasonaudio.tasks.registry.BUILT_IN")
+    if any(s.name == new.name for s in _SHAPES):
+        raise ValueError(f"shape {new.name!r} is already registered")
+    texts = {t.id for s in _SHAPES for t in s.templates}
+    if texts & {t.id for t in new.templates}:
+        raise ValueError(f"shape {new.name!r}: template ids clash with a registered shape")
+    last = max(i for i, s in enumerate(_SHAPES) if s.task == new.task)
+    _SHAPES.insert(last + 1, new)
+
+
+def unregister(name: str) -> None:
+    """Remove a shape added by :func:`register` (the built-in ones stay)."""
+    if any(s.name == name for s in BUILT_IN):
+        raise ValueError(f"shape {name!r} is built in")
+    _SHAPES[:] = [s for s in _SHAPES if s.name != name]
+
+
+@contextmanager
+def registered(*extra: Shape) -> Iterator[None]:
+    """Shapes registered for the duration of a ``with`` block."""
+    done: list[str] = []
+    try:
+        for s in extra:
+            register(s)
+            done.append(s.name)
+        yield
+    finally:
+        for name in reversed(done):
+            unregister(name)
+
+
+# --- live read-only views for the modules that index by name ----------------------------------
+
+V = TypeVar("V")
+
+
+class _TaskView(Mapping[str, V]):
+    """task -> ``of(shapes of the task)``, read from the registry on every access."""
+
+    def __init__(self, of: Callable[[tuple[Shape, ...]], V]) -> None:
+        self._of = of
+
+    def __getitem__(self, task: str) -> V:
+        if task not in TASKS:
+            raise KeyError(task)
+        return self._of(shapes_of(task))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(TASKS)
+
+    def __len__(self) -> int:
+        return len(TASKS)
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
+
+
+class _ShapeView(Mapping[str, V]):
+    """shape -> ``of(shape)``, read from the registry on every access."""
+
+    def __init__(self, of: Callable[[Shape], V]) -> None:
+        self._of = of
+
+    def __getitem__(self, name: str) -> V:
+        try:
+            return self._of(shape(name))
+        except ValueError:
+            raise KeyError(name) from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([s.name for s in _SHAPES])
+
+    def __len__(self) -> int:
+        return len(_SHAPES)
+
+    def __repr__(self) -> str:
+        return repr(dict(self))
+
+
+class _ShapeNames(Sequence[str]):
+    """Every registered shape's name, in registry order."""
+
+    def __getitem__(self, i):  # type: ignore[override]
+        return tuple(s.name for s in _SHAPES)[i]
+
+    def __len__(self) -> int:
+        return len(_SHAPES)
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
+
+
+TASK_SHAPES: Mapping[str, tuple[str, ...]] = _TaskView(lambda ss: tuple(s.name for s in ss))
+"""task -> its shape names."""
+TASK_TEMPLATES: Mapping[str, list[Template]] = _TaskView(
+    lambda ss: [t for s in ss for t in s.templates])
+"""task -> its templates (for ``mix``, the templates of all its shapes)."""
+SHAPE_TEMPLATES: Mapping[str, list[Template]] = _ShapeView(lambda s: list(s.templates))
+"""shape -> its query templates."""
+SHAPE_PARAPHRASES: Mapping[str, list[Template]] = _ShapeView(lambda s: list(s.training_templates))
+"""shape -> its training-only templates (ids ``train-<shape>-<n>``)."""
+SHAPE_NAMES: Sequence[str] = _ShapeNames()
+"""every shape name."""
