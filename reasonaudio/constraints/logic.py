@@ -34,7 +34,7 @@ class Node:
 
     def __init_subclass__(cls, op: str | None = None, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if op is None:  # a family of nodes (Leaf), not a node of its own
+        if op is None:  # a family of nodes (Leaf, _Pair, ...), not a node of its own
             return
         if _SEALED:
             raise TypeError(f"logic node {cls.__name__}: declare node classes in logic.py, "
@@ -43,7 +43,7 @@ class Node:
             raise TypeError(f"logic op {op!r} is declared by {_BY_OP[op].__name__} and {cls.__name__}")
         wanted = _NODE_METHODS + (("leaf_labels",) if issubclass(cls, Leaf) else ())
         lacking = [m for m in wanted
-                   if next(k for k in cls.__mro__ if m in vars(k)) in (Node, Leaf)]
+                   if next(k for k in cls.__mro__ if m in vars(k)) in (Node, Leaf)]  # stubs
         if lacking:
             raise TypeError(f"logic node {cls.__name__} lacks {', '.join(lacking)}")
         cls.op = op
@@ -116,41 +116,33 @@ class Has(Leaf, op="has"):
 
 
 @dataclass(frozen=True)
-class Before(Leaf, op="before"):
+class _Pair(Leaf):
+    """A relation of two different sounds (``before``, ``overlap``)."""
     a: str
     b: str
 
     @classmethod
-    def from_fields(cls, obj: dict, where: str) -> "Before":
+    def from_fields(cls, obj: dict, where: str) -> "_Pair":
         return cls(*_two_labels(obj, where))
 
     def to_json(self) -> dict[str, Any]:
         return {"op": self.op, "a": self.a, "b": self.b}
 
     def describe(self) -> str:
-        return f"before({self.a}, {self.b})"
+        return f"{self.op}({self.a}, {self.b})"
 
     def leaf_labels(self) -> tuple[str, ...]:
         return (self.a, self.b)
 
 
 @dataclass(frozen=True)
-class Overlap(Leaf, op="overlap"):
-    a: str
-    b: str
+class Before(_Pair, op="before"):
+    pass
 
-    @classmethod
-    def from_fields(cls, obj: dict, where: str) -> "Overlap":
-        return cls(*_two_labels(obj, where))
 
-    def to_json(self) -> dict[str, Any]:
-        return {"op": self.op, "a": self.a, "b": self.b}
-
-    def describe(self) -> str:
-        return f"overlap({self.a}, {self.b})"
-
-    def leaf_labels(self) -> tuple[str, ...]:
-        return (self.a, self.b)
+@dataclass(frozen=True)
+class Overlap(_Pair, op="overlap"):
+    pass
 
 
 @dataclass(frozen=True)
@@ -198,41 +190,34 @@ class Not(Node, op="not"):
 
 
 @dataclass(frozen=True)
-class And(Node, op="and"):
+class _Connective(Node):
+    """``and``/``or`` over one or more sub-nodes."""
     args: tuple[Node, ...]
+    joiner: ClassVar[str]
 
     @property
     def children(self) -> tuple[Node, ...]:
         return self.args
 
     @classmethod
-    def from_fields(cls, obj: dict, where: str) -> "And":
+    def from_fields(cls, obj: dict, where: str) -> "_Connective":
         return cls(_args(obj, where))
 
     def to_json(self) -> dict[str, Any]:
         return {"op": self.op, "args": [a.to_json() for a in self.args]}
 
     def describe(self) -> str:
-        return "(" + " & ".join(a.describe() for a in self.args) + ")"
+        return "(" + self.joiner.join(a.describe() for a in self.args) + ")"
 
 
 @dataclass(frozen=True)
-class Or(Node, op="or"):
-    args: tuple[Node, ...]
+class And(_Connective, op="and"):
+    joiner = " & "
 
-    @property
-    def children(self) -> tuple[Node, ...]:
-        return self.args
 
-    @classmethod
-    def from_fields(cls, obj: dict, where: str) -> "Or":
-        return cls(_args(obj, where))
-
-    def to_json(self) -> dict[str, Any]:
-        return {"op": self.op, "args": [a.to_json() for a in self.args]}
-
-    def describe(self) -> str:
-        return "(" + " | ".join(a.describe() for a in self.args) + ")"
+@dataclass(frozen=True)
+class Or(_Connective, op="or"):
+    joiner = " | "
 
 
 NODE_TYPES: tuple[type[Node], ...] = tuple(_BY_OP.values())
