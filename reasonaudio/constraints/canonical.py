@@ -8,34 +8,55 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 
-from reasonaudio.constraints.logic import (And, Before, Has, Lasts, Node, Not, Or, Overlap,
-                                           describe, leaf_labels, to_json)
+from reasonaudio.constraints.logic import (And, Before, Has, Interpreter, Lasts, Node, Not, Or,
+                                           Overlap, conjuncts, describe, to_json)
 from reasonaudio.constraints.semantics import duration_bounds
 from reasonaudio.errors import QueryParseError
 
+CANON = Interpreter("canonical form (canonical.canonical)")
+"""node -> its canonical form; one handler per node type."""
+
 
 def _canon(node: Node) -> Node:
-    if isinstance(node, Overlap):
-        a, b = sorted((node.a, node.b))
-        return Overlap(a, b)
-    if isinstance(node, Lasts):
-        return Lasts(node.label, float(node.seconds))
-    if isinstance(node, Not):
-        return Not(_canon(node.arg))
-    if isinstance(node, (And, Or)):
-        kind = type(node)
-        flat: list[Node] = []
-        for a in node.args:
-            c = _canon(a)
-            if isinstance(c, kind):
-                flat.extend(c.args)
-            else:
-                flat.append(c)
-        uniq = {json.dumps(to_json(x), sort_keys=True): x for x in flat}
-        args = tuple(uniq[k] for k in sorted(uniq))
-        return args[0] if len(args) == 1 else kind(args)
+    return CANON(node)
+
+
+@CANON.register(Has, Before)
+def _as_is(node: Node) -> Node:
     return node
+
+
+@CANON.register(Overlap)
+def _overlap(node: Overlap) -> Node:
+    a, b = sorted((node.a, node.b))
+    return Overlap(a, b)
+
+
+@CANON.register(Lasts)
+def _lasts(node: Lasts) -> Node:
+    return Lasts(node.label, float(node.seconds))
+
+
+@CANON.register(Not)
+def _not(node: Not) -> Node:
+    return Not(_canon(node.arg))
+
+
+@CANON.register(And, Or)
+def _and_or(node: And | Or) -> Node:
+    kind = type(node)
+    flat: list[Node] = []
+    for a in node.args:
+        c = _canon(a)
+        if isinstance(c, kind):
+            flat.extend(c.args)
+        else:
+            flat.append(c)
+    uniq = {json.dumps(to_json(x), sort_keys=True): x for x in flat}
+    args = tuple(uniq[k] for k in sorted(uniq))
+    return args[0] if len(args) == 1 else kind(args)
 
 
 def canonical(node: Node) -> Node:
@@ -50,33 +71,79 @@ def same_logic(a: Node, b: Node) -> bool:
     return canonical(a) == canonical(b)
 
 
+@dataclass
+class _Facts:
+    """What the top-level conjuncts of a query state, gathered for the consistency check."""
+    required: set[str] = field(default_factory=set)
+    excluded: set[str] = field(default_factory=set)
+    before: dict[str, set[str]] = field(default_factory=dict)
+    overlaps: list[Overlap] = field(default_factory=list)
+    not_rel: list[Node] = field(default_factory=list)
+    """negated conjuncts other than a negated has or lasts"""
+    lasts: dict[str, list[float]] = field(default_factory=dict)
+    not_lasts: list[Lasts] = field(default_factory=list)
+
+
+FACTS = Interpreter("consistency facts (canonical.check_consistent)")
+"""node, negated, _Facts -> None: records what a top-level conjunct (or the node under its
+``not``) states; one handler per node type."""
+
+
+@FACTS.register(Has)
+def _has_facts(node: Has, negated: bool, facts: _Facts) -> None:
+    (facts.excluded if negated else facts.required).add(node.label)
+
+
+@FACTS.register(Lasts)
+def _lasts_facts(node: Lasts, negated: bool, facts: _Facts) -> None:
+    if negated:
+        facts.not_lasts.append(node)
+    else:
+        facts.required.add(node.label)
+        facts.lasts.setdefault(node.label, []).append(float(node.seconds))
+
+
+@FACTS.register(Before)
+def _before_facts(node: Before, negated: bool, facts: _Facts) -> None:
+    if negated:
+        facts.not_rel.append(node)
+    else:
+        facts.required.update(node.leaf_labels())
+        facts.before.setdefault(node.a, set()).add(node.b)
+
+
+@FACTS.register(Overlap)
+def _overlap_facts(node: Overlap, negated: bool, facts: _Facts) -> None:
+    if negated:
+        facts.not_rel.append(node)
+    else:
+        facts.required.update(node.leaf_labels())
+        facts.overlaps.append(node)
+
+
+@FACTS.register(Not)
+def _not_facts(node: Not, negated: bool, facts: _Facts) -> None:
+    if negated:
+        facts.not_rel.append(node)
+    else:
+        FACTS(node.arg, True, facts)
+
+
+@FACTS.register(And, Or)
+def _and_or_facts(node: And | Or, negated: bool, facts: _Facts) -> None:
+    if negated:  # its negation is compared with the other conjuncts; itself states nothing here
+        facts.not_rel.append(node)
+
+
 def check_consistent(logic: Node, text: str = "") -> None:
     """Raise QueryParseError when the top-level conjunction cannot hold for any clip."""
     where = f" in {text!r}" if text else ""
-    args = logic.args if isinstance(logic, And) else (logic,)
-    required: set[str] = set()
-    excluded: set[str] = set()
-    before: dict[str, set[str]] = {}
-    overlaps: list[Overlap] = []
-    not_rel: list[Node] = []
-    lasts: dict[str, list[float]] = {}
-    not_lasts: list[Lasts] = []
+    args = conjuncts(logic)
+    facts = _Facts()
     for a in args:
-        if isinstance(a, (Has, Lasts, Before, Overlap)):
-            required.update(leaf_labels(a))
-        if isinstance(a, Before):
-            before.setdefault(a.a, set()).add(a.b)
-        elif isinstance(a, Overlap):
-            overlaps.append(a)
-        elif isinstance(a, Lasts):
-            lasts.setdefault(a.label, []).append(float(a.seconds))
-        elif isinstance(a, Not):
-            if isinstance(a.arg, Has):
-                excluded.add(a.arg.label)
-            elif isinstance(a.arg, Lasts):
-                not_lasts.append(a.arg)
-            else:
-                not_rel.append(a.arg)
+        FACTS(a, False, facts)
+    required, excluded, before = facts.required, facts.excluded, facts.before
+    overlaps, not_rel, lasts, not_lasts = facts.overlaps, facts.not_rel, facts.lasts, facts.not_lasts
     both = sorted(required & excluded)
     if both:
         raise QueryParseError(f"contradictory query{where}: {both[0]!r} is both required and "

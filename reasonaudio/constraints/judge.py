@@ -11,8 +11,9 @@ from typing import Sequence
 
 import numpy as np
 
-from reasonaudio.constraints.logic import And, Before, Has, Lasts, Node, Not, Or, Overlap, labels
-from reasonaudio.constraints.semantics import OVERLAP_MIN_MS, duration_tolerance_ms, to_ms
+from reasonaudio.constraints.logic import (And, Before, Has, Interpreter, Lasts, Node, Not, Or,
+                                           Overlap, labels)
+from reasonaudio.constraints.semantics import OVERLAP_MIN_MS, lasts_ms, to_ms
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.dataset.clip import Clip
 
@@ -34,42 +35,15 @@ class ClipIndex:
                 self._offset[e.label][i] = to_ms(e.offset)
         self._absent = np.full(self.n, -1, dtype=np.int64)
 
-    def _times(self, label: str) -> tuple[np.ndarray, np.ndarray]:
+    def times(self, label: str) -> tuple[np.ndarray, np.ndarray]:
         return self._onset.get(label, self._absent), self._offset.get(label, self._absent)
 
     def has(self, label: str) -> np.ndarray:
-        return self._times(label)[0] >= 0
+        return self.times(label)[0] >= 0
 
     def relevant(self, node: Node) -> np.ndarray:
         """Boolean mask over clips: where ``node`` holds."""
-        if isinstance(node, Has):
-            return self.has(node.label)
-        if isinstance(node, Before):
-            (_, off_a), (on_b, _) = self._times(node.a), self._times(node.b)
-            return self.has(node.a) & self.has(node.b) & (off_a <= on_b)
-        if isinstance(node, Overlap):
-            (on_a, off_a), (on_b, off_b) = self._times(node.a), self._times(node.b)
-            shared = np.minimum(off_a, off_b) - np.maximum(on_a, on_b)
-            return self.has(node.a) & self.has(node.b) & (shared >= OVERLAP_MIN_MS)
-        if isinstance(node, Lasts):
-            on, off = self._times(node.label)
-            # Same integer arithmetic as semantics.lasts_ms (microseconds), vectorised.
-            target_us = int(round(node.seconds * 1_000_000))
-            tol_us = int(round(duration_tolerance_ms(node.seconds) * 1000))
-            return self.has(node.label) & (np.abs((off - on) * 1000 - target_us) <= tol_us)
-        if isinstance(node, Not):
-            return ~self.relevant(node.arg)
-        if isinstance(node, And):
-            out = np.ones(self.n, dtype=bool)
-            for arg in node.args:
-                out &= self.relevant(arg)
-            return out
-        if isinstance(node, Or):
-            out = np.zeros(self.n, dtype=bool)
-            for arg in node.args:
-                out |= self.relevant(arg)
-            return out
-        raise TypeError(f"not a logic node: {node!r}")
+        return RELEVANT(node, self)
 
     def contains_all(self, node: Node) -> np.ndarray:
         """Clips that contain every label the logic mentions, positively or negated."""
@@ -84,6 +58,55 @@ class ClipIndex:
 
     def ids(self, mask: np.ndarray) -> list[str]:
         return [self.clip_ids[i] for i in np.flatnonzero(mask)]
+
+
+RELEVANT = Interpreter("vectorised judge (ClipIndex.relevant)")
+"""node, ClipIndex -> boolean mask over its clips; one handler per node type."""
+
+
+@RELEVANT.register(Has)
+def _has(node: Has, index: ClipIndex) -> np.ndarray:
+    return index.has(node.label)
+
+
+@RELEVANT.register(Before)
+def _before(node: Before, index: ClipIndex) -> np.ndarray:
+    (_, off_a), (on_b, _) = index.times(node.a), index.times(node.b)
+    return index.has(node.a) & index.has(node.b) & (off_a <= on_b)
+
+
+@RELEVANT.register(Overlap)
+def _overlap(node: Overlap, index: ClipIndex) -> np.ndarray:
+    (on_a, off_a), (on_b, off_b) = index.times(node.a), index.times(node.b)
+    shared = np.minimum(off_a, off_b) - np.maximum(on_a, on_b)
+    return index.has(node.a) & index.has(node.b) & (shared >= OVERLAP_MIN_MS)
+
+
+@RELEVANT.register(Lasts)
+def _lasts(node: Lasts, index: ClipIndex) -> np.ndarray:
+    on, off = index.times(node.label)
+    return index.has(node.label) & lasts_ms(off - on, node.seconds)
+
+
+@RELEVANT.register(Not)
+def _not(node: Not, index: ClipIndex) -> np.ndarray:
+    return ~index.relevant(node.arg)
+
+
+@RELEVANT.register(And)
+def _and(node: And, index: ClipIndex) -> np.ndarray:
+    out = np.ones(index.n, dtype=bool)
+    for arg in node.args:
+        out &= index.relevant(arg)
+    return out
+
+
+@RELEVANT.register(Or)
+def _or(node: Or, index: ClipIndex) -> np.ndarray:
+    out = np.zeros(index.n, dtype=bool)
+    for arg in node.args:
+        out |= index.relevant(arg)
+    return out
 
 
 def benchmark_index(bench: Benchmark) -> ClipIndex:

@@ -7,6 +7,8 @@ longest first and win over single words.
 
 from __future__ import annotations
 
+from reasonaudio.constraints.semantics import DURATION_TOLERANCE_TEXT
+
 FWD, REV, OVL, NEG, NOR, AND, OR = "fwd", "rev", "ovl", "neg", "nor", "and", "or"
 FIRST, EACH, ORDER, STOP, COMMA, DUR = "first", "each", "order", "stop", "comma", "dur"
 FILLER, NUM, UNIT, DURCUE, CMP, UNSUPPORTED = "filler", "num", "unit", "durcue", "cmp", "unsupported"
@@ -116,4 +118,4 @@ ONES = {w: i for i, w in enumerate(
 TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
          "eighty": 80, "ninety": 90}
 DUR_CMP_MSG = ("only 'about N seconds' durations can be asked for (the judge allows "
-                "max(0.5 s, 15%) either side); bounds such as {w!r} cannot be expressed")
+               + DURATION_TOLERANCE_TEXT + " either side); bounds such as {w!r} cannot be expressed")

@@ -16,7 +16,7 @@ from functools import lru_cache
 from itertools import product
 from typing import Any, Callable, Optional, Sequence
 
-from reasonaudio.constraints.logic import And, Before, Has, Lasts, Not, Or, Overlap
+from reasonaudio.constraints.logic import And, Before, Has, Interpreter, Lasts, Node, Not, Or, Overlap
 from reasonaudio.constraints.vocabulary import stem, tokenize
 from reasonaudio.errors import QueryParseError
 
@@ -285,31 +285,53 @@ def candidates_text(scored: list[tuple[str, float]], why: str) -> str:
     return f"semantic candidates {shown} ({why})"
 
 
-def expand_families(node: Any, fams: dict[str, tuple[str, ...]]) -> Any:
+FamilyLabels = dict[str, tuple[str, ...]]
+"""family placeholder label -> the labels it stands for"""
+
+EXPAND = Interpreter("family expansion (resolve.expand_families)")
+"""node, families -> the node with family placeholders replaced; one handler per node type."""
+
+
+def expand_families(node: Node, fams: FamilyLabels) -> Node:
     """Replace family placeholders by ``or`` over their labels: has(piano) -> any of
     has(acoustic piano), has(electric piano); before(piano, violin) -> any of the befores.
     A pair that would relate a label to itself is left out (a label occurs once per clip)."""
-    if not fams:
-        return node
+    return EXPAND(node, fams) if fams else node
 
-    def alts(label: str) -> tuple[str, ...]:
-        return fams.get(label, (label,))
 
-    def any_of(nodes: list[Any]) -> Any:
-        nodes = list(dict.fromkeys(nodes))
-        if not nodes:
-            raise QueryParseError("contradictory query: a family of sounds would have to come "
-                                  "before or overlap itself")
-        return nodes[0] if len(nodes) == 1 else Or(tuple(nodes))
+def _alts(label: str, fams: FamilyLabels) -> tuple[str, ...]:
+    return fams.get(label, (label,))
 
-    if isinstance(node, Has):
-        return any_of([Has(x) for x in alts(node.label)])
-    if isinstance(node, Lasts):
-        return any_of([Lasts(x, node.seconds) for x in alts(node.label)])
-    if isinstance(node, (Before, Overlap)):
-        return any_of([type(node)(a, b) for a, b in product(alts(node.a), alts(node.b)) if a != b])
-    if isinstance(node, Not):
-        return Not(expand_families(node.arg, fams))
-    if isinstance(node, (And, Or)):
-        return type(node)(tuple(expand_families(a, fams) for a in node.args))
-    return node
+
+def _any_of(nodes: list[Node]) -> Node:
+    nodes = list(dict.fromkeys(nodes))
+    if not nodes:
+        raise QueryParseError("contradictory query: a family of sounds would have to come "
+                              "before or overlap itself")
+    return nodes[0] if len(nodes) == 1 else Or(tuple(nodes))
+
+
+@EXPAND.register(Has)
+def _has(node: Has, fams: FamilyLabels) -> Node:
+    return _any_of([Has(x) for x in _alts(node.label, fams)])
+
+
+@EXPAND.register(Lasts)
+def _lasts(node: Lasts, fams: FamilyLabels) -> Node:
+    return _any_of([Lasts(x, node.seconds) for x in _alts(node.label, fams)])
+
+
+@EXPAND.register(Before, Overlap)
+def _pair(node: Before | Overlap, fams: FamilyLabels) -> Node:
+    return _any_of([type(node)(a, b) for a, b in product(_alts(node.a, fams), _alts(node.b, fams))
+                    if a != b])
+
+
+@EXPAND.register(Not)
+def _not(node: Not, fams: FamilyLabels) -> Node:
+    return Not(EXPAND(node.arg, fams))
+
+
+@EXPAND.register(And, Or)
+def _and_or(node: And | Or, fams: FamilyLabels) -> Node:
+    return type(node)(tuple(EXPAND(a, fams) for a in node.args))

@@ -14,15 +14,18 @@ no floating-point rounding decides relevance.
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Protocol
+from typing import Any, Iterable, Mapping, Protocol
 
-from reasonaudio.constraints.logic import And, Before, Has, Lasts, Node, Not, Or, Overlap
+from reasonaudio.constraints.logic import And, Before, Has, Interpreter, Lasts, Node, Not, Or, Overlap
 
 OVERLAP_MIN_MS = 500
 """Two events overlap when they share at least this many milliseconds."""
 
 DURATION_TOLERANCE_MIN_MS = 500
 DURATION_TOLERANCE_RELATIVE = 0.15
+DURATION_TOLERANCE_TEXT = (f"max({DURATION_TOLERANCE_MIN_MS / 1000:g} s, "
+                           f"{DURATION_TOLERANCE_RELATIVE * 100:g}%)")
+"""The tolerance rule in words, for messages (``max(0.5 s, 15%)``)."""
 
 
 def to_ms(seconds: float) -> int:
@@ -31,8 +34,15 @@ def to_ms(seconds: float) -> int:
 
 
 def duration_tolerance_ms(seconds: float) -> float:
-    """``max(0.5 s, 0.15 * N)`` in milliseconds."""
+    """``max(0.5 s, 0.15 * N)`` in milliseconds: the one duration-tolerance rule; every reader of
+    ``lasts`` (exact, judge, filter, soft score, consistency check, views) derives from it."""
     return max(float(DURATION_TOLERANCE_MIN_MS), DURATION_TOLERANCE_RELATIVE * seconds * 1000.0)
+
+
+def lasts_us(seconds: float) -> tuple[int, int]:
+    """``lasts(x, N)``'s target and tolerance in integer microseconds (the exact comparison of
+    :func:`lasts_ms`, and the filter's integer-ms bounds, are made from these)."""
+    return int(round(seconds * 1_000_000)), int(round(duration_tolerance_ms(seconds) * 1000))
 
 
 def duration_bounds(seconds: float) -> tuple[float, float]:
@@ -41,11 +51,18 @@ def duration_bounds(seconds: float) -> tuple[float, float]:
     return seconds - tol, seconds + tol
 
 
-def lasts_ms(dur_ms: int, seconds: float) -> bool:
+def lasts_ms(dur_ms: Any, seconds: float) -> Any:
+    """Whether an event of ``dur_ms`` integer milliseconds lasts ``seconds``: an int gives a
+    bool, an integer numpy array (the vectorised judge) a boolean mask."""
     # Compared in thousandths of a millisecond so N with fractional ms tolerances stays exact.
-    target_us = int(round(seconds * 1_000_000))
-    tol_us = int(round(duration_tolerance_ms(seconds) * 1000))
+    target_us, tol_us = lasts_us(seconds)
     return abs(dur_ms * 1000 - target_us) <= tol_us
+
+
+def duration_excess_ms(dur_ms: Any, seconds: float) -> Any:
+    """How far (ms, float; <= 0 inside) a duration lies outside ``lasts(x, N)``'s tolerance:
+    the soft score's graded reading of the same rule."""
+    return abs(dur_ms - seconds * 1000.0) - duration_tolerance_ms(seconds)
 
 
 class EventLike(Protocol):
@@ -67,27 +84,52 @@ def intervals(events: Iterable[EventLike]) -> dict[str, tuple[int, int]]:
     return out
 
 
+HOLDS = Interpreter("exact semantics (semantics.holds)")
+"""node, clip intervals -> bool; one handler per node type."""
+
+
 def holds(node: Node, clip: Intervals) -> bool:
     """Whether ``node`` holds for a clip given as label -> (onset_ms, offset_ms)."""
-    if isinstance(node, Has):
-        return node.label in clip
-    if isinstance(node, Before):
-        a, b = clip.get(node.a), clip.get(node.b)
-        return a is not None and b is not None and a[1] <= b[0]
-    if isinstance(node, Overlap):
-        a, b = clip.get(node.a), clip.get(node.b)
-        return (a is not None and b is not None
-                and min(a[1], b[1]) - max(a[0], b[0]) >= OVERLAP_MIN_MS)
-    if isinstance(node, Lasts):
-        a = clip.get(node.label)
-        return a is not None and lasts_ms(a[1] - a[0], node.seconds)
-    if isinstance(node, Not):
-        return not holds(node.arg, clip)
-    if isinstance(node, And):
-        return all(holds(a, clip) for a in node.args)
-    if isinstance(node, Or):
-        return any(holds(a, clip) for a in node.args)
-    raise TypeError(f"not a logic node: {node!r}")
+    return HOLDS(node, clip)
+
+
+@HOLDS.register(Has)
+def _has(node: Has, clip: Intervals) -> bool:
+    return node.label in clip
+
+
+@HOLDS.register(Before)
+def _before(node: Before, clip: Intervals) -> bool:
+    a, b = clip.get(node.a), clip.get(node.b)
+    return a is not None and b is not None and a[1] <= b[0]
+
+
+@HOLDS.register(Overlap)
+def _overlap(node: Overlap, clip: Intervals) -> bool:
+    a, b = clip.get(node.a), clip.get(node.b)
+    return (a is not None and b is not None
+            and min(a[1], b[1]) - max(a[0], b[0]) >= OVERLAP_MIN_MS)
+
+
+@HOLDS.register(Lasts)
+def _lasts(node: Lasts, clip: Intervals) -> bool:
+    a = clip.get(node.label)
+    return a is not None and lasts_ms(a[1] - a[0], node.seconds)
+
+
+@HOLDS.register(Not)
+def _not(node: Not, clip: Intervals) -> bool:
+    return not HOLDS(node.arg, clip)
+
+
+@HOLDS.register(And)
+def _and(node: And, clip: Intervals) -> bool:
+    return all(HOLDS(a, clip) for a in node.args)
+
+
+@HOLDS.register(Or)
+def _or(node: Or, clip: Intervals) -> bool:
+    return any(HOLDS(a, clip) for a in node.args)
 
 
 def evaluate(node: Node, events: Iterable[EventLike]) -> bool:

@@ -8,38 +8,66 @@ are written with ``repr`` of the float so the number reads back exactly.
 
 from __future__ import annotations
 
-from reasonaudio.constraints.logic import Before, Has, Lasts, Node, Not, Or, Overlap, conjuncts
+from typing import Optional
+
+from reasonaudio.constraints.logic import (And, Before, Has, Interpreter, Lasts, Node, Not, Or,
+                                           Overlap, conjuncts)
 
 
 def _secs(seconds: float) -> str:
     return f"{float(seconds)!r} seconds"
 
 
+SENTENCE = Interpreter("writer (writer.logic_to_text)")
+"""node, negated -> the clause saying it (or its negation), or None when the query language
+has no sentence for it; one handler per node type."""
+
+
+@SENTENCE.register(Has)
+def _has(node: Has, negated: bool) -> Optional[str]:
+    return f"no {node.label}" if negated else node.label
+
+
+@SENTENCE.register(Before)
+def _before(node: Before, negated: bool) -> Optional[str]:
+    return f"{node.a} not before {node.b}" if negated else f"{node.a} before {node.b}"
+
+
+@SENTENCE.register(Overlap)
+def _overlap(node: Overlap, negated: bool) -> Optional[str]:
+    return (f"{node.a} and {node.b}, but not at the same time" if negated
+            else f"{node.a} while {node.b}")
+
+
+@SENTENCE.register(Lasts)
+def _lasts(node: Lasts, negated: bool) -> Optional[str]:
+    return f"{'no ' if negated else ''}{node.label} for {_secs(node.seconds)}"
+
+
+@SENTENCE.register(Or)
+def _or(node: Or, negated: bool) -> Optional[str]:
+    sounds = [a.label for a in node.args if isinstance(a, Has)]
+    if len(sounds) < len(node.args):  # only an or of sounds has a sentence
+        return None
+    return "neither " + " nor ".join(sounds) if negated else " or ".join(sounds)
+
+
+@SENTENCE.register(Not)
+def _not(node: Not, negated: bool) -> Optional[str]:
+    return None if negated else SENTENCE(node.arg, True)
+
+
+@SENTENCE.register(And)
+def _and(node: And, negated: bool) -> Optional[str]:
+    return None  # a top-level and is split into clauses; a nested one has no sentence
+
+
 def _clause(node: Node) -> str:
-    if isinstance(node, Has):
-        return node.label
-    if isinstance(node, Before):
-        return f"{node.a} before {node.b}"
-    if isinstance(node, Overlap):
-        return f"{node.a} while {node.b}"
-    if isinstance(node, Lasts):
-        return f"{node.label} for {_secs(node.seconds)}"
-    if isinstance(node, Or) and all(isinstance(a, Has) for a in node.args):
-        return " or ".join(a.label for a in node.args)  # type: ignore[union-attr]
-    if isinstance(node, Not):
-        inner = node.arg
-        if isinstance(inner, Has):
-            return f"no {inner.label}"
-        if isinstance(inner, Lasts):
-            return f"no {inner.label} for {_secs(inner.seconds)}"
-        if isinstance(inner, Before):
-            return f"{inner.a} not before {inner.b}"
-        if isinstance(inner, Overlap):
-            return f"{inner.a} and {inner.b}, but not at the same time"
-        if isinstance(inner, Or) and all(isinstance(a, Has) for a in inner.args):
-            return "neither " + " nor ".join(a.label for a in inner.args)  # type: ignore[union-attr]
-    raise ValueError(f"cannot write {node!r} as query text: the query language has no "
-                     "sentence for it")
+    text = SENTENCE(node, False)
+    if text is None:
+        raise ValueError(f"cannot write {node!r} as query text: the query language has no "
+                         "sentence for it")
+    return text
 
 
 def logic_to_text(logic: Node) -> str:

@@ -27,8 +27,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from reasonaudio.constraints.logic import And, Before, Has, Lasts, Node, Not, Or, Overlap
-from reasonaudio.constraints.semantics import OVERLAP_MIN_MS, duration_tolerance_ms
+from reasonaudio.constraints.logic import And, Before, Has, Interpreter, Lasts, Node, Not, Or, Overlap
+from reasonaudio.constraints.semantics import OVERLAP_MIN_MS, duration_excess_ms
 
 TIME_SCALE_MS = 500.0
 DURATION_SCALE_MS = 1000.0
@@ -98,30 +98,55 @@ class SoftIndex:
 
     def score(self, node: Node) -> np.ndarray:
         """Soft value of ``node`` for every clip, in [0, 1]."""
-        if isinstance(node, Has):
-            return self.p(node.label)
-        if isinstance(node, Before):
-            (_, off_a), (on_b, _) = self.times(node.a), self.times(node.b)
-            return self.p(node.a) * self.p(node.b) * _sigmoid((on_b - off_a) / TIME_SCALE_MS)
-        if isinstance(node, Overlap):
-            (on_a, off_a), (on_b, off_b) = self.times(node.a), self.times(node.b)
-            shared = np.minimum(off_a, off_b) - np.maximum(on_a, on_b)
-            return (self.p(node.a) * self.p(node.b)
-                    * _sigmoid((shared - OVERLAP_MIN_MS) / TIME_SCALE_MS))
-        if isinstance(node, Lasts):
-            on, off = self.times(node.label)
-            excess = np.abs((off - on) - node.seconds * 1000.0) - duration_tolerance_ms(node.seconds)
-            return self.p(node.label) * np.exp(-np.maximum(excess, 0.0) / DURATION_SCALE_MS)
-        if isinstance(node, Not):
-            return 1.0 - self.score(node.arg)
-        if isinstance(node, And):
-            out = np.ones(self.n)
-            for arg in node.args:
-                out = out * self.score(arg)
-            return out
-        if isinstance(node, Or):
-            out = np.zeros(self.n)
-            for arg in node.args:
-                out = np.maximum(out, self.score(arg))
-            return out
-        raise TypeError(f"not a logic node: {node!r}")
+        return SCORE(node, self)
+
+
+SCORE = Interpreter("soft score (SoftIndex.score)")
+"""node, SoftIndex -> soft value per clip in [0, 1]; one handler per node type."""
+
+
+@SCORE.register(Has)
+def _has(node: Has, index: SoftIndex) -> np.ndarray:
+    return index.p(node.label)
+
+
+@SCORE.register(Before)
+def _before(node: Before, index: SoftIndex) -> np.ndarray:
+    (_, off_a), (on_b, _) = index.times(node.a), index.times(node.b)
+    return index.p(node.a) * index.p(node.b) * _sigmoid((on_b - off_a) / TIME_SCALE_MS)
+
+
+@SCORE.register(Overlap)
+def _overlap(node: Overlap, index: SoftIndex) -> np.ndarray:
+    (on_a, off_a), (on_b, off_b) = index.times(node.a), index.times(node.b)
+    shared = np.minimum(off_a, off_b) - np.maximum(on_a, on_b)
+    return (index.p(node.a) * index.p(node.b)
+            * _sigmoid((shared - OVERLAP_MIN_MS) / TIME_SCALE_MS))
+
+
+@SCORE.register(Lasts)
+def _lasts(node: Lasts, index: SoftIndex) -> np.ndarray:
+    on, off = index.times(node.label)
+    excess = duration_excess_ms(off - on, node.seconds)
+    return index.p(node.label) * np.exp(-np.maximum(excess, 0.0) / DURATION_SCALE_MS)
+
+
+@SCORE.register(Not)
+def _not(node: Not, index: SoftIndex) -> np.ndarray:
+    return 1.0 - index.score(node.arg)
+
+
+@SCORE.register(And)
+def _and(node: And, index: SoftIndex) -> np.ndarray:
+    out = np.ones(index.n)
+    for arg in node.args:
+        out = out * index.score(arg)
+    return out
+
+
+@SCORE.register(Or)
+def _or(node: Or, index: SoftIndex) -> np.ndarray:
+    out = np.zeros(index.n)
+    for arg in node.args:
+        out = np.maximum(out, index.score(arg))
+    return out

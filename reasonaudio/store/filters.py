@@ -24,21 +24,20 @@ from __future__ import annotations
 
 from qdrant_client.http import models
 
-from reasonaudio.constraints.logic import And, Before, Has, Lasts, Node, Not, Or, Overlap
-from reasonaudio.constraints.semantics import duration_tolerance_ms
+from reasonaudio.constraints.logic import And, Before, Has, Interpreter, Lasts, Node, Not, Or, Overlap
+from reasonaudio.constraints.semantics import lasts_us
 from reasonaudio.store.payload import before_key, check_label, dur_key, overlap_key
 
 
 def lasts_bounds_ms(seconds: float) -> tuple[int, int]:
     """Integer-ms durations ``[lo, hi]`` for which ``semantics.lasts_ms`` is true.
 
-    Same integer arithmetic as the judge (target and tolerance in microseconds, rounded the
-    same way), solved for an integer ``dur_ms``: ``lo = ceil((t - tol) / 1000)``,
+    The judge's own target and tolerance (``semantics.lasts_us``, integer microseconds),
+    solved for an integer ``dur_ms``: ``lo = ceil((t - tol) / 1000)``,
     ``hi = floor((t + tol) / 1000)``. For the task values N in {2, 5, 10, 15, 20} these are
     exactly ``semantics.duration_bounds(N)`` in ms (all multiples of 0.25 s).
     """
-    target_us = int(round(seconds * 1_000_000))
-    tol_us = int(round(duration_tolerance_ms(seconds) * 1000))
+    target_us, tol_us = lasts_us(seconds)
     lo = -((tol_us - target_us) // 1000)  # ceil((target - tol) / 1000)
     hi = (target_us + tol_us) // 1000
     return lo, hi
@@ -61,28 +60,55 @@ def _match(key: str, value: str) -> models.FieldCondition:
     return models.FieldCondition(key=key, match=models.MatchValue(value=value))
 
 
-def condition(node: Node) -> models.FieldCondition | models.Filter:
+Condition = models.FieldCondition | models.Filter
+
+CONDITION = Interpreter("Qdrant filter (filters.condition)")
+"""node -> Qdrant condition; one handler per node type."""
+
+
+def condition(node: Node) -> Condition:
     """One node as a Qdrant condition (compound nodes as nested filters)."""
-    if isinstance(node, Has):
-        return _match("labels", check_label(node.label, "query"))
-    if isinstance(node, Before):
-        return _match("before", before_key(check_label(node.a, "query"), check_label(node.b, "query")))
-    if isinstance(node, Overlap):
-        return _match("overlaps", overlap_key(check_label(node.a, "query"), check_label(node.b, "query")))
-    if isinstance(node, Lasts):
-        # The has() is implied by the range (a missing key fails it); stated, it lets the query
-        # planner start from the keyword index instead of scanning every payload for the
-        # range (Qdrant Edge, no float index: 1,000 oracle queries 1 s instead of 30-40 s).
-        return models.Filter(must=[_match("labels", check_label(node.label, "query")),
-                                   models.FieldCondition(key=dur_key(node.label),
-                                                         range=lasts_range(node.seconds))])
-    if isinstance(node, Not):
-        return models.Filter(must_not=[condition(node.arg)])
-    if isinstance(node, And):
-        return models.Filter(must=[condition(a) for a in node.args])
-    if isinstance(node, Or):
-        return models.Filter(should=[condition(a) for a in node.args])
-    raise TypeError(f"not a logic node: {node!r}")
+    return CONDITION(node)
+
+
+@CONDITION.register(Has)
+def _has(node: Has) -> Condition:
+    return _match("labels", check_label(node.label, "query"))
+
+
+@CONDITION.register(Before)
+def _before(node: Before) -> Condition:
+    return _match("before", before_key(check_label(node.a, "query"), check_label(node.b, "query")))
+
+
+@CONDITION.register(Overlap)
+def _overlap(node: Overlap) -> Condition:
+    return _match("overlaps", overlap_key(check_label(node.a, "query"), check_label(node.b, "query")))
+
+
+@CONDITION.register(Lasts)
+def _lasts(node: Lasts) -> Condition:
+    # The has() is implied by the range (a missing key fails it); stated, it lets the query
+    # planner start from the keyword index instead of scanning every payload for the
+    # range (Qdrant Edge, no float index: 1,000 oracle queries 1 s instead of 30-40 s).
+    return models.Filter(must=[_match("labels", check_label(node.label, "query")),
+                               models.FieldCondition(key=dur_key(node.label),
+                                                     range=lasts_range(node.seconds))])
+
+
+@CONDITION.register(Not)
+def _not(node: Not) -> Condition:
+    return models.Filter(must_not=[condition(node.arg)])
+
+
+@CONDITION.register(And)
+def _and(node: And) -> Condition:
+    return models.Filter(must=[condition(a) for a in node.args])
+
+
+@CONDITION.register(Or)
+def _or(node: Or) -> Condition:
+    return models.Filter(should=[condition(a) for a in node.args])
 
 
 def to_filter(node: Node) -> models.Filter:

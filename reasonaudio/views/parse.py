@@ -12,40 +12,64 @@ from rich.console import Console, Group
 from rich.text import Text
 from rich.tree import Tree
 
-from reasonaudio.constraints.logic import And, Before, Has, Lasts, Node, Not, Or, Overlap
+from reasonaudio.constraints.logic import And, Before, Has, Interpreter, Lasts, Leaf, Node, Not, Or, Overlap
 from reasonaudio.constraints.parser import ParseResult
 from reasonaudio.constraints.semantics import duration_bounds
 from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.errors import DataError
 
 
-def _leaf_text(node: Node) -> Text:
-    t = Text()
-    if isinstance(node, Has):
-        t.append("has ", "bold").append(node.label, "cyan")
-    elif isinstance(node, Before):
-        t.append(node.a, "cyan").append(" before ", "bold").append(node.b, "cyan")
-    elif isinstance(node, Overlap):
-        t.append(node.a, "cyan").append(" overlaps ", "bold").append(node.b, "cyan")
-    elif isinstance(node, Lasts):
-        lo, hi = duration_bounds(float(node.seconds))
-        t.append(node.label, "cyan").append(" lasts ", "bold").append(f"{node.seconds:g} s")
-        t.append(f"  (judge accepts {max(lo, 0):g} to {hi:g} s)", "dim")
-    return t
+Row = tuple[Text, tuple[Node, ...]]
+
+ROW = Interpreter("logic view (views.parse.logic_tree)")
+"""node -> its line in the tree and the nodes shown under it; one handler per node type."""
+
+
+@ROW.register(Has)
+def _has(node: Has) -> Row:
+    return Text().append("has ", "bold").append(node.label, "cyan"), ()
+
+
+@ROW.register(Before)
+def _before(node: Before) -> Row:
+    return Text().append(node.a, "cyan").append(" before ", "bold").append(node.b, "cyan"), ()
+
+
+@ROW.register(Overlap)
+def _overlap(node: Overlap) -> Row:
+    return Text().append(node.a, "cyan").append(" overlaps ", "bold").append(node.b, "cyan"), ()
+
+
+@ROW.register(Lasts)
+def _lasts(node: Lasts) -> Row:
+    lo, hi = duration_bounds(float(node.seconds))
+    t = Text().append(node.label, "cyan").append(" lasts ", "bold").append(f"{node.seconds:g} s")
+    t.append(f"  (judge accepts {max(lo, 0):g} to {hi:g} s)", "dim")
+    return t, ()
+
+
+@ROW.register(Not)
+def _not(node: Not) -> Row:
+    if isinstance(node.arg, Leaf):  # a negated leaf is one line: "not has siren"
+        return Text("not ", "bold red") + ROW(node.arg)[0], ()
+    return Text("not", "bold red"), (node.arg,)
+
+
+@ROW.register(And)
+def _and(node: And) -> Row:
+    return Text("all of", "bold magenta"), node.args
+
+
+@ROW.register(Or)
+def _or(node: Or) -> Row:
+    return Text("any of", "bold magenta"), node.args
 
 
 def _add(tree: Tree, node: Node) -> None:
-    if isinstance(node, (And, Or)):
-        sub = tree.add(Text("all of" if isinstance(node, And) else "any of", "bold magenta"))
-        for arg in node.args:
-            _add(sub, arg)
-    elif isinstance(node, Not):
-        if isinstance(node.arg, (Has, Before, Overlap, Lasts)):
-            tree.add(Text("not ", "bold red") + _leaf_text(node.arg))
-        else:
-            _add(tree.add(Text("not", "bold red")), node.arg)
-    else:
-        tree.add(_leaf_text(node))
+    text, under = ROW(node)
+    sub = tree.add(text)
+    for child in under:
+        _add(sub, child)
 
 
 def logic_tree(logic: Node, title: str = "logic") -> Tree:
