@@ -140,7 +140,8 @@ def test_no_import_cycle():
 def test_string_loaders_are_resolved():
     """The model registry's loaders are edges of the graph (one exception, documented)."""
     g = graph()
-    assert {"reasonaudio.models.clap", "reasonaudio.models.yamnet_embedder"} <= g["reasonaudio.models.registry"]
+    loaded = {"reasonaudio.models.clap", "reasonaudio.models.yamnet_embedder"}
+    assert loaded <= g["reasonaudio.models.registry"]
     mods = module_names()
     for a, b in STRING_LOADERS_ALLOWED_UPWARD:  # the exception still exists and still goes upward
         assert b in imports_of(a, mods[a], set(mods), strings=False) | string_loaders(
@@ -248,7 +249,8 @@ def name_clashes(paths: list[Path], root: Path) -> list[str]:
             continue
         views = [p for p in group if p.parent == root / "views"]
         if not (len(views) == 1 and len(group) == 2):
-            clashes.append(f"{file_name}: " + ", ".join(sorted(p.relative_to(root).as_posix() for p in group)))
+            where = sorted(p.relative_to(root).as_posix() for p in group)
+            clashes.append(f"{file_name}: " + ", ".join(where))
     return clashes
 
 
@@ -260,4 +262,5 @@ def test_the_name_checker_sees_clashes():
     root = Path("/pkg")
     paths = [root / p for p in ("a/cache.py", "b/cache.py", "views/results.py", "bench/results.py",
                                 "views/x.py", "a/x.py", "b/x.py", "a/base.py", "b/base.py")]
-    assert name_clashes(paths, root) == ["cache.py: a/cache.py, b/cache.py", "x.py: a/x.py, b/x.py, views/x.py"]
+    assert name_clashes(paths, root) == ["cache.py: a/cache.py, b/cache.py",
+                                         "x.py: a/x.py, b/x.py, views/x.py"]
