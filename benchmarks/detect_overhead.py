@@ -52,7 +52,7 @@ def main() -> int:
     from reasonaudio.detect.labelmap import build_label_map
     from reasonaudio.ingest.atoms.registry import open_bank
     from reasonaudio.ingest.build import BuildParams, build_benchmark
-    from reasonaudio.ingest.embed.run import ingest_model
+    from reasonaudio.ingest.embed.run import IngestOptions, ingest_model
     from reasonaudio.store.open import open_store
 
     work = Path(tempfile.mkdtemp(prefix="detect-overhead-"))
@@ -80,7 +80,7 @@ def main() -> int:
 
         with open_store(bench.root) as store:
             t1 = time.perf_counter()
-            ingest = ingest_model(bench, store, "yamnet", cache_dir=cache, progress=False)
+            ingest = ingest_model(bench, store, "yamnet", IngestOptions(cache_dir=cache))
             ingest_s = time.perf_counter() - t1
             t2 = time.perf_counter()
             summary = run_detection(bench, store, options, tagger=tagger)

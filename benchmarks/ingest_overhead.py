@@ -80,7 +80,7 @@ def main() -> int:
     from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.ingest.embed.embedding_cache import EmbeddingCache
     from reasonaudio.ingest.embed.pipelines import AudioPipeline, Timings, open_pipeline
-    from reasonaudio.ingest.embed.run import ingest_model
+    from reasonaudio.ingest.embed.run import IngestOptions, ingest_model
     from reasonaudio.ingest.render import bench_renderer
     from reasonaudio.runtime import blas_single_thread
     from reasonaudio.store.collections import fetch_vectors
@@ -135,8 +135,8 @@ def main() -> int:
             pipe.timings = Timings()
             store = EdgeStore(work / f"store{r}")
             t0 = time.perf_counter()
-            summary = ingest_model(bench, store, args.model, limit=len(clips), progress=None,
-                                         pipeline=pipe)
+            summary = ingest_model(bench, store, args.model, IngestOptions(limit=len(clips)),
+                                   pipeline=pipe)
             ingest_runs.append((time.perf_counter() - t0, summary))
             if summary.embedded != len(clips):
                 raise SystemExit(f"ingest run {r} embedded {summary.embedded} of {len(clips)} clips: "

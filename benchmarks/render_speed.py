@@ -51,7 +51,7 @@ def main() -> None:
             print(f"render {name}: {wall:6.2f} s wall, real-time factor {audio_s / wall:8.1f} "
                   f"(x{audio_s / wall:.0f} faster than real time)")
         summary = write_clip_audio(Path(tmp) / "audio", clips, open_bank(args.atoms), args.format,
-                                   params, progress=False)
+                                   params)
         wall = summary["wall_seconds"]
         print(f"files ({args.format}, fresh bank): {wall:6.2f} s wall, real-time factor "
               f"{audio_s / wall:8.1f}")

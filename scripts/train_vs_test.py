@@ -59,7 +59,7 @@ def main() -> None:
     from reasonaudio.bench.train_experiment import run_experiment
     from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.errors import ReasonAudioError
-    from reasonaudio.views.progress import progress_bars
+    from reasonaudio.views.progress import progress_hooks
     from reasonaudio.views.results import print_comparison, print_eval_tables
     from reasonaudio.views.train import print_train_summary, train_progress
 
@@ -74,9 +74,9 @@ def main() -> None:
                            presence_weight=args.presence_weight,
                            model=replace(recipe.model, event_slots=args.event_slots))
     try:
-        with progress_bars(console) as progress:
+        with progress_hooks(console) as hooks:
             exp = run_experiment(args.train, args.test, args.out, options, tuple(args.baseline),
-                                 progress=progress, train_progress=lambda name: train_progress(console))
+                                 hooks=hooks, train_hooks=lambda name: train_progress(console))
     except ReasonAudioError as exc:
         console.print(Text.assemble(("error: ", "bold red"), str(exc)))
         raise SystemExit(2)

@@ -2,12 +2,17 @@
 
 Layers, lowest first (docs/architecture.md): a module may import its own layer and the ones
 below it, never one above. The graph is read from the source with ``ast`` (every import,
-module-level or inside a function), so a cycle cannot hide behind a lazy import.
+module-level or inside a function), so a cycle cannot hide behind a lazy import; a loader named
+by string (``"reasonaudio.models.clap:load"``, ``import_module("reasonaudio.x")``) counts as an
+import of that module. docs/architecture.md names every module (and nothing that is gone), and no
+two modules share a file name unless the page's naming rule allows it.
 """
 
 from __future__ import annotations
 
 import ast
+import re
+from collections import defaultdict
 from pathlib import Path
 
 import reasonaudio
@@ -38,11 +43,41 @@ def module_names() -> dict[str, Path]:
     return out
 
 
-def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
-    """Project modules ``name`` imports (``from pkg import sub`` counts as pkg.sub and pkg)."""
+LOADER_SPEC = re.compile(r"^(reasonaudio(?:\.\w+)+):\w+$")
+"""a loader named by string, ``module:function`` (the model registry's form)"""
+
+STRING_LOADERS_ALLOWED_UPWARD = {
+    ("reasonaudio.models.registry", "reasonaudio.train.embedder"),
+}
+"""Loader strings that name a module of a higher layer, each justified in docs/architecture.md
+(a registry record of the models layer whose loader is a trained model's directory reader)."""
+
+
+def string_loaders(tree: ast.AST, known: set[str]) -> set[str]:
+    """Modules named by a loader string or ``import_module("...")`` call in ``tree``."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            m = LOADER_SPEC.match(node.value)
+            if m and m.group(1) in known:
+                found.add(m.group(1))
+        elif (isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", ""))
+              == "import_module" and node.args and isinstance(node.args[0], ast.Constant)
+              and node.args[0].value in known):
+            found.add(node.args[0].value)
+    return found
+
+
+def imports_of(name: str, path: Path, known: set[str], strings: bool = True) -> set[str]:
+    """Project modules ``name`` imports (``from pkg import sub`` counts as pkg.sub and pkg), and
+    with ``strings`` the modules its loader strings name."""
     is_pkg = path.name == "__init__.py"
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    if strings:
+        found |= {m for m in string_loaders(tree, known) if m != name
+                  and (name, m) not in STRING_LOADERS_ALLOWED_UPWARD}
+    for node in ast.walk(tree):
         targets: list[str] = []
         if isinstance(node, ast.Import):
             targets = [a.name for a in node.names]
@@ -102,6 +137,19 @@ def test_no_import_cycle():
     assert find_cycles(graph()) == []
 
 
+def test_string_loaders_are_resolved():
+    """The model registry's loaders are edges of the graph (one exception, documented)."""
+    g = graph()
+    loaded = {"reasonaudio.models.clap", "reasonaudio.models.yamnet_embedder"}
+    assert loaded <= g["reasonaudio.models.registry"]
+    mods = module_names()
+    for a, b in STRING_LOADERS_ALLOWED_UPWARD:  # the exception still exists and still goes upward
+        assert b in imports_of(a, mods[a], set(mods), strings=False) | string_loaders(
+            ast.parse(mods[a].read_text(encoding="utf-8")), set(mods))
+        assert layer_of(b) > layer_of(a)
+        assert f"`{module_path(a)}`" in ARCHITECTURE.read_text(encoding="utf-8")
+
+
 def test_dependencies_run_one_way():
     upward = sorted(f"{a} ({LAYERS[layer_of(a)][0]}) imports {b} ({LAYERS[layer_of(b)][0]})"
                     for a, targets in graph().items() for b in targets
@@ -115,6 +163,14 @@ def test_the_checker_sees_cycles_and_upward_imports(tmp_path):
     x = tmp_path / "x.py"
     x.write_text("def f():\n    from reasonaudio.views.y import show\n")
     assert imports_of("reasonaudio.dataset.x", x, known) == {"reasonaudio.views.y"}
+    loaders = tmp_path / "loaders.py"
+    loaders.write_text('RECORD = dict(loader="reasonaudio.views.y:load")\n'
+                       'import importlib\nimportlib.import_module("reasonaudio.views.y")\n'
+                       'NOT_A_LOADER = "reasonaudio.views.y"\n')
+    assert imports_of("reasonaudio.dataset.x", loaders, known) == {"reasonaudio.views.y"}
+    only_text = tmp_path / "text.py"
+    only_text.write_text('NOT_A_LOADER = "reasonaudio.views.y"\n')
+    assert imports_of("reasonaudio.dataset.x", only_text, known) == set()
     assert layer_of("reasonaudio.views.y") > layer_of("reasonaudio.dataset.x")
     assert find_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c", "a"]]
 
@@ -132,3 +188,79 @@ def test_library_never_prints_with_rich():
             if (mod or "").startswith("rich") or any(n.startswith("rich") for n in names):
                 offenders.append(name)
     assert sorted(set(offenders)) == []
+
+
+# --- docs/architecture.md names every module --------------------------------------------------
+
+ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
+
+
+def module_path(name: str) -> str:
+    """``reasonaudio.bench.evaluate`` -> ``bench/evaluate.py``; a package -> ``bench/``."""
+    path = module_names()[name]
+    rel = path.relative_to(PACKAGE)
+    return f"{rel.parent.as_posix()}/" if path.name == "__init__.py" else rel.as_posix()
+
+
+def doc_drift(doc: str, paths: set[str]) -> tuple[list[str], list[str]]:
+    """(module paths the page does not name in backticks, backticked paths that are no module)."""
+    named = set(re.findall(r"`([\w/]+(?:\.py|/))`", doc))
+    missing = sorted(p for p in paths if p not in named)
+    packages = {p.split("/")[0] for p in paths if "/" in p}
+    # a path into the package (not tests/, scripts/ ...), or a bare file name: must be a module
+    ours = {p for p in named if p.split("/")[0] in packages or "/" not in p}
+    stale = sorted(p for p in ours if p not in paths)
+    return missing, stale
+
+
+def documented_paths() -> set[str]:
+    return {module_path(n) for n in module_names() if n != "reasonaudio"}
+
+
+def test_every_module_is_on_the_architecture_page():
+    missing, stale = doc_drift(ARCHITECTURE.read_text(encoding="utf-8"), documented_paths())
+    assert missing == [], "describe these in docs/architecture.md"
+    assert stale == [], "docs/architecture.md names modules that do not exist"
+
+
+def test_the_doc_checker_sees_a_missing_and_a_stale_module():
+    doc = ("- `bench/`: evaluation\n- `bench/evaluate.py`: eval\n- `bench/gone.py`: removed\n"
+           "- `tests/test_x.py` and `evaluate.py` (a bare name)\n")
+    assert doc_drift(doc, {"bench/", "bench/evaluate.py", "bench/new.py"}) == (
+        ["bench/new.py"], ["bench/gone.py", "evaluate.py"])
+
+
+# --- module file names ------------------------------------------------------------------------
+
+SHARED_FILE_NAMES = {"__init__.py", "base.py", "registry.py", "errors.py"}
+"""File names one job per package may share (docs/architecture.md, "Module names"): a package's
+marker, its interface, its table of named records, its error types."""
+
+
+def name_clashes(paths: list[Path], root: Path) -> list[str]:
+    """File names two modules share against the rule: outside :data:`SHARED_FILE_NAMES`, only
+    ``views/X.py`` beside exactly one library module ``X.py`` (the view of what it computes)."""
+    by_name: dict[str, list[Path]] = defaultdict(list)
+    for p in paths:
+        by_name[p.name].append(p)
+    clashes = []
+    for file_name, group in sorted(by_name.items()):
+        if len(group) < 2 or file_name in SHARED_FILE_NAMES:
+            continue
+        views = [p for p in group if p.parent == root / "views"]
+        if not (len(views) == 1 and len(group) == 2):
+            where = sorted(p.relative_to(root).as_posix() for p in group)
+            clashes.append(f"{file_name}: " + ", ".join(where))
+    return clashes
+
+
+def test_no_two_modules_share_a_file_name_against_the_rule():
+    assert name_clashes(sorted(PACKAGE.rglob("*.py")), PACKAGE) == []
+
+
+def test_the_name_checker_sees_clashes():
+    root = Path("/pkg")
+    paths = [root / p for p in ("a/cache.py", "b/cache.py", "views/results.py", "bench/results.py",
+                                "views/x.py", "a/x.py", "b/x.py", "a/base.py", "b/base.py")]
+    assert name_clashes(paths, root) == ["cache.py: a/cache.py, b/cache.py",
+                                         "x.py: a/x.py, b/x.py, views/x.py"]

@@ -24,7 +24,7 @@ def _bank(root: Path) -> Path:
 
 
 def test_report_on_a_good_folder(tmp_path):
-    r = check_bank(str(_bank(tmp_path / "b")), progress=None)
+    r = check_bank(str(_bank(tmp_path / "b")))
     assert r.ok and r.n_classes == 2 and r.n_files == 3
     assert r.durations == (0.5, 1.0, 3.0)
     assert r.sample_rates == {16_000: 2, 22_050: 1} and r.licences == {"unknown": 3}
@@ -35,7 +35,7 @@ def test_report_collects_every_bad_file(tmp_path):
     root = _bank(tmp_path / "b")
     (root / "rain" / "bad.wav").write_bytes(b"RIFF....WAVEnope")
     (root / "car_horn" / "empty.flac").write_bytes(b"")
-    r = check_bank(str(root), progress=None)
+    r = check_bank(str(root))
     assert not r.ok and r.n_files == 3
     assert len(r.errors) == 2
     assert any("bad.wav" in e for e in r.errors) and any("empty.flac: empty file" in e for e in r.errors)
@@ -44,7 +44,7 @@ def test_report_collects_every_bad_file(tmp_path):
 def test_report_warns_about_parser_words(tmp_path):
     root = _bank(tmp_path / "b")
     (root / "rain").rename(root / "rain_without_thunder")
-    r = check_bank(str(root), decode=False, progress=None)
+    r = check_bank(str(root), decode=False)
     assert r.ok and not r.decoded
     assert any("query language" in w for w in r.warnings)
 

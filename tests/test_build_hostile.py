@@ -236,9 +236,10 @@ def test_edge_refuses_to_map_a_shard_on_a_nearly_full_disk(built, tmp_path, monk
 
 def test_build_reports_progress(tmp_path):
     from reasonaudio.ingest.build import BuildParams, build_benchmark
+    from reasonaudio.progress import Hooks
 
     calls = []
     build_benchmark(tmp_path / "b", BuildParams(n_clips=1200, n_queries=300),
-                    progress=lambda label, done, total: calls.append((done, total)))
+                    hooks=Hooks(on_progress=lambda label, done, total: calls.append((done, total))))
     assert calls[-1] == (1200, 1200) and len(calls) >= 3
     assert [d for d, _ in calls] == sorted(d for d, _ in calls)

@@ -42,7 +42,7 @@ def detected(tmp_path_factory):
     bench, calib = load_benchmark(root / "eval"), load_benchmark(root / "calib")
     for b in (bench, calib):  # the YAMNet ingest fills the frame cache and the audio-hash index
         with open_store(b.root) as store:
-            ingest_model(b, store, "yamnet", progress=False)
+            ingest_model(b, store, "yamnet")
 
     def boom(self, patches):
         raise AssertionError("the tagger ran although the ingest cached every clip's frames")

@@ -14,7 +14,7 @@ from typing import Sequence
 
 import pytest
 
-from reasonaudio.bench.evaluate import evaluate_retrievers
+from reasonaudio.bench.evaluate import EvalContext, evaluate_retrievers
 from reasonaudio.bench.metrics import METRICS
 from reasonaudio.constraints.judge import ClipIndex, hard_negatives
 from reasonaudio.constraints.logic import labels
@@ -90,7 +90,7 @@ def test_choices_agree_with_qrels_and_hard_negatives(built):
 
 def test_judge_oracle_perfect_bag_and_random_at_chance(built):
     res = evaluate_retrievers(built, [JudgeOracle(built), BagOfLabels(built), Shuffle(built)],
-                              save=False)
+                              EvalContext(save=False))
     oracle = res.runs["judge-oracle"]
     assert set(oracle.per_task) == set(TASKS)
     for t in TASKS:

@@ -8,13 +8,14 @@ import sys
 import evalkit
 import pytest
 
-from reasonaudio.bench.evaluate import evaluate_retrievers, evaluate_run
+from reasonaudio.bench.evaluate import EvalContext, evaluate_retrievers, evaluate_run
 from reasonaudio.bench.metrics import METRICS
 from reasonaudio.bench.results import load_result, load_results, result_path, run_path
 from reasonaudio.bench.runs import Run, read_trec
 from reasonaudio.constraints.judge import hard_negatives
 from reasonaudio.dataset.benchmark import TASKS
 from reasonaudio.errors import QueryParseError, ReasonAudioError
+from reasonaudio.progress import Hooks
 from reasonaudio.retrievers.base import Hit, Retriever, RetrieverOptions
 
 
@@ -33,8 +34,7 @@ def test_hard_negatives_from_judge(bench):
 
 
 def test_oracle_scores_one_everywhere(bench, tmp_path):
-    res = evaluate_retrievers(bench, [evalkit.OracleFake(bench)],
-                              trec_dir=tmp_path / "trec")
+    res = evaluate_retrievers(bench, [evalkit.OracleFake(bench)], EvalContext(trec_dir=tmp_path / "trec"))
     r = res.runs["oracle-fake"]
     assert r.overall == {m: 1.0 for m in METRICS}
     assert set(r.per_task) == set(TASKS)
@@ -157,7 +157,7 @@ def test_embedding_hook_saved_and_failure_only_warns(bench, capsys):
     batched = load_projection_data(embeddings_path(bench, "batched-embed-fake"))
     assert all((a.query_vector == b.query_vector).all() for a, b in zip(items, batched))
     res = evaluate_retrievers(bench, [BrokenEmbedding(bench)],
-                              warn=lambda msg: print(msg, file=sys.stderr))
+                              EvalContext(hooks=Hooks(on_warn=lambda msg: print(msg, file=sys.stderr))))
     assert res.runs["broken-embed"].overall["acc@1"] == 1.0
     assert "store unreachable" in capsys.readouterr().err
     assert not embeddings_path(bench, "broken-embed").exists()
@@ -165,13 +165,13 @@ def test_embedding_hook_saved_and_failure_only_warns(bench, capsys):
 
 def test_bad_arguments(bench):
     with pytest.raises(ReasonAudioError, match="depth"):
-        evaluate_retrievers(bench, [evalkit.OracleFake(bench)], depth=0)
+        evaluate_retrievers(bench, [evalkit.OracleFake(bench)], EvalContext(depth=0))
     with pytest.raises(ReasonAudioError, match="no retriever"):
         evaluate_retrievers(bench, [])
 
 
 def test_depth_limits_the_run(bench):
-    evaluate_retrievers(bench, [evalkit.ConstantFake(bench)], depth=3)
+    evaluate_retrievers(bench, [evalkit.ConstantFake(bench)], EvalContext(depth=3))
     run = read_trec(run_path(bench, "constant-fake"))
     assert all(len(h) == 3 for h in run.hits.values()) and len(run) == 6
 
@@ -202,8 +202,8 @@ def test_retriever_options_reach_the_builder(bench, monkeypatch):
     for n in ("a", "b"):
         monkeypatch.setitem(registry._REGISTRY, n, registry.RetrieverSpec(n, build, "test"))
     base = RetrieverOptions(device="cpu", model_path="/g")
-    evaluate_retrievers(bench, ["a", "b"], options=base,
-                        retriever_options={"b": base.merged(model_path="/b")})
+    evaluate_retrievers(bench, ["a", "b"], EvalContext(
+        options=base, retriever_options={"b": base.merged(model_path="/b")}))
     assert seen["a"].model_path == "/g" and seen["b"].model_path == "/b"
     assert seen["a"].device == "cpu"
 
@@ -226,8 +226,9 @@ def test_ensure_results_evaluates_a_name_given_weights_instead_of_reusing_it(mon
     monkeypatch.setattr(ev, "evaluate_retrievers", fake_evaluate)
     monkeypatch.setattr(ev, "data_summary", lambda bench: {})
     notes: list[str] = []
-    got = ev.ensure_results(None, ["random", "trained:x"], notify=notes.append,
-                            retriever_options={"trained:x": RetrieverOptions(model_path="/m")})
+    got = ev.ensure_results(None, ["random", "trained:x"], EvalContext(
+        retriever_options={"trained:x": RetrieverOptions(model_path="/m")},
+        hooks=Hooks(on_notify=notes.append)))
     assert got.runs == {"random": "saved random", "trained:x": "fresh trained:x"}
     assert evaluated == [["trained:x"]] and any("weights given for trained:x" in n for n in notes)
     evaluated.clear()

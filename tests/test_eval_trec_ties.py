@@ -13,7 +13,7 @@ import pytest
 from ir_measures import RR, R, P, nDCG
 
 from hostile import small_build
-from reasonaudio.bench.evaluate import evaluate_retrievers
+from reasonaudio.bench.evaluate import EvalContext, evaluate_retrievers
 from reasonaudio.bench.runs import read_trec, trec_lines
 from reasonaudio.dataset.benchmark import load_benchmark
 
@@ -30,7 +30,8 @@ def _ir_measures(path, bench) -> dict[str, dict[str, float]]:
 
 def test_ir_measures_reproduces_the_testbed_on_a_tied_run(tmp_path):
     bench = load_benchmark(small_build(tmp_path / "b", clips=200, queries=40, seed=3))
-    res = evaluate_retrievers(bench, ["bag-of-sounds"], trec_dir=tmp_path / "runs", save=False).runs["bag-of-sounds"]
+    res = evaluate_retrievers(bench, ["bag-of-sounds"],
+                              EvalContext(trec_dir=tmp_path / "runs", save=False)).runs["bag-of-sounds"]
     path = tmp_path / "runs" / "bag-of-sounds.trec"
     run = read_trec(path)
     # the case matters: many tied scores whose trec_eval order (doc id descending) is not ours
@@ -46,7 +47,8 @@ def test_ir_measures_reproduces_the_testbed_on_a_tied_run(tmp_path):
 def test_raw_tied_scores_would_disagree(tmp_path):
     """Why the encoding is needed: the same run with its raw tied scores reads differently."""
     bench = load_benchmark(small_build(tmp_path / "b", clips=200, queries=40, seed=3))
-    res = evaluate_retrievers(bench, ["bag-of-sounds"], trec_dir=tmp_path / "runs", save=False).runs["bag-of-sounds"]
+    res = evaluate_retrievers(bench, ["bag-of-sounds"],
+                              EvalContext(trec_dir=tmp_path / "runs", save=False)).runs["bag-of-sounds"]
     run = read_trec(tmp_path / "runs" / "bag-of-sounds.trec")
     raw = tmp_path / "raw.trec"
     raw.write_text("".join(f"{q} Q0 {h.clip_id} {r} {round(h.score, 6)!r} t\n"

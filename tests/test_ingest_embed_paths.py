@@ -11,7 +11,7 @@ from model_fixtures import copy_bench, stored_vectors, tiny_clap_path
 from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.errors import DataError, ModelError, StoreError
 from reasonaudio.ingest.embed.embedding_cache import EmbeddingCache
-from reasonaudio.ingest.embed.run import ingest_model
+from reasonaudio.ingest.embed.run import IngestOptions, ingest_model
 from reasonaudio.store.open import open_store
 
 
@@ -22,9 +22,8 @@ def bench_copy(small_bench_dir, tmp_path, monkeypatch):
 
 
 def _ingest(bench, model, **kw):
-    kw.setdefault("progress", False)
     with open_store(bench.root) as store:
-        return ingest_model(bench, store, model, **kw)
+        return ingest_model(bench, store, model, IngestOptions(**kw))
 
 
 def test_cache_serves_a_second_store_and_limit_grows_without_recompute(bench_copy, tmp_path):

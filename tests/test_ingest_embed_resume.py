@@ -23,7 +23,7 @@ from model_fixtures import copy_bench, stored_vectors, tiny_clap_path
 SCRIPT = textwrap.dedent("""
     import sys
     from reasonaudio.ingest.embed.embedding_cache import EmbeddingCache
-    from reasonaudio.ingest.embed.run import ingest_model
+    from reasonaudio.ingest.embed.run import IngestOptions, ingest_model
     from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.store.open import open_store
 
@@ -44,8 +44,7 @@ SCRIPT = textwrap.dedent("""
             print("upsert", len(points), flush=True)
 
         store.upsert = upsert
-        ingest_model(bench, store, model, limit=limit, upsert_batch=4, batch_size=8,
-                           progress=None)
+        ingest_model(bench, store, model, IngestOptions(limit=limit, upsert_batch=4, batch_size=8))
     print("finished", flush=True)
 """)
 
@@ -72,14 +71,14 @@ def _run(data: Path, model: str, n: int, env: dict, kill_after: int | None) -> b
 def _reference(small_bench_dir: Path, tmp_path: Path, model: str, n: int, **kw) -> tuple[Path, list[str]]:
     """An uninterrupted in-process run with a cold cache of its own."""
     from reasonaudio.dataset.benchmark import load_benchmark
-    from reasonaudio.ingest.embed.run import ingest_model
+    from reasonaudio.ingest.embed.run import IngestOptions, ingest_model
     from reasonaudio.store.open import open_store
 
     data = copy_bench(small_bench_dir, tmp_path / "reference")
     bench = load_benchmark(data)
     with open_store(bench.root) as store:
-        summary = ingest_model(bench, store, model, limit=n, progress=None,
-                                     cache_dir=tmp_path / "cache-reference", **kw)
+        summary = ingest_model(bench, store, model, IngestOptions(
+            limit=n, cache_dir=tmp_path / "cache-reference", **kw))
     assert summary.embedded == n and summary.cache_hits == 0
     return data, [c.id for c in bench.clips[:n]]
 
@@ -119,7 +118,7 @@ class _Crash(Exception):
 
 def test_crashes_at_random_points_then_resume_clap(small_bench_dir, tmp_path):
     from reasonaudio.dataset.benchmark import load_benchmark
-    from reasonaudio.ingest.embed.run import ingest_model
+    from reasonaudio.ingest.embed.run import IngestOptions, ingest_model
     from reasonaudio.store.edge import EdgeStore
     from reasonaudio.store.open import open_store
 
@@ -140,14 +139,14 @@ def test_crashes_at_random_points_then_resume_clap(small_bench_dir, tmp_path):
         EdgeStore.upsert = upsert
         try:
             with open_store(bench.root) as store, pytest.raises(_Crash):
-                ingest_model(bench, store, "clap", model_path=path, limit=n, upsert_batch=2,
-                                   progress=None, cache_dir=tmp_path / "cache-crashed",
-                                   batch_size=4)
+                ingest_model(bench, store, "clap", IngestOptions(
+                    model_path=path, limit=n, upsert_batch=2, cache_dir=tmp_path / "cache-crashed",
+                    batch_size=4))
         finally:
             EdgeStore.upsert = real_upsert
     with open_store(bench.root) as store:
-        final = ingest_model(bench, store, "clap", model_path=path, limit=n, progress=None,
-                                   cache_dir=tmp_path / "cache-crashed", batch_size=4)
+        final = ingest_model(bench, store, "clap", IngestOptions(
+            model_path=path, limit=n, cache_dir=tmp_path / "cache-crashed", batch_size=4))
     assert final.resumed and final.already_stored > 0
     reference, ids = _reference(small_bench_dir, tmp_path, "clap", n, model_path=path, batch_size=4)
     _assert_same(crashed, reference, "reasonaudio-clap", ids)

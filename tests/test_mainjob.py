@@ -10,6 +10,7 @@ from reasonaudio import mainjob
 from reasonaudio.cli import app
 from reasonaudio.errors import ReasonAudioError
 from reasonaudio.mainjob import resolve_atoms
+from reasonaudio.progress import Hooks
 
 
 def test_auto_falls_back_to_synthetic_when_the_real_bank_cannot_be_fetched(monkeypatch, tmp_path):
@@ -19,11 +20,11 @@ def test_auto_falls_back_to_synthetic_when_the_real_bank_cannot_be_fetched(monke
     monkeypatch.setattr(mainjob, "published_bank", lambda dest=None: None)
     monkeypatch.setattr(mainjob, "fetch_packages", no_network)
     lines: list[str] = []
-    assert resolve_atoms("auto", lines.append, lines.append) == "synthetic"
+    assert resolve_atoms("auto", Hooks(on_notify=lines.append, on_warn=lines.append)) == "synthetic"
     said = "\n".join(lines)
     assert "no network" in said and "using the synthetic bank" in said
-    assert resolve_atoms("synthetic", lines.append, lines.append) == "synthetic"
-    assert resolve_atoms(str(tmp_path), lines.append, lines.append) == str(tmp_path)
+    assert resolve_atoms("synthetic", Hooks(on_notify=lines.append, on_warn=lines.append)) == "synthetic"
+    assert resolve_atoms(str(tmp_path), Hooks(on_notify=lines.append, on_warn=lines.append)) == str(tmp_path)
 
 
 def test_demo_runs_end_to_end_and_reruns(tmp_path):

@@ -124,7 +124,7 @@ def test_cli_two_stage_ingest_eval_and_cached_rerun(name, tiny_bench_dir, tmp_pa
     from reasonaudio.cli import app
     from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.ingest.embed.pipelines import TwoStagePipeline
-    from reasonaudio.ingest.embed.run import ingest_model
+    from reasonaudio.ingest.embed.run import IngestOptions, ingest_model
     from reasonaudio.ingest.render import bench_renderer
     from reasonaudio.store.open import open_store
 
@@ -154,7 +154,7 @@ def test_cli_two_stage_ingest_eval_and_cached_rerun(name, tiny_bench_dir, tmp_pa
         cap_ident = meta.extra["identity"]["captioner"]["model"]
         assert "Describe the sounds" in cap_ident["policy"]["prompt"]
         assert cap_ident["policy"]["decoding"] == "greedy"
-        again = ingest_model(bench, store, name, captioner_path=path, force=True, progress=None)
+        again = ingest_model(bench, store, name, IngestOptions(captioner_path=path, force=True))
         assert again.model_calls == 0 and again.cache_hits == len(ids)  # captions and vectors cached
         caps2 = {f.clip_id: f.payload["caption"] for f in store.retrieve(collection, ids, fields=True)}
         assert caps2 == caps

@@ -93,7 +93,7 @@ def test_missing_weights_and_bad_folders(monkeypatch, tmp_path):
 def test_cli_ingest_eval_and_cached_rerun(tiny_bench_dir, tmp_path, monkeypatch):
     from reasonaudio.cli import app
     from reasonaudio.dataset.benchmark import load_benchmark
-    from reasonaudio.ingest.embed.run import ingest_model
+    from reasonaudio.ingest.embed.run import IngestOptions, ingest_model
     from reasonaudio.store.open import open_store
 
     monkeypatch.setenv("REASONAUDIO_CACHE", str(tmp_path / "cache"))
@@ -111,7 +111,7 @@ def test_cli_ingest_eval_and_cached_rerun(tiny_bench_dir, tmp_path, monkeypatch)
     assert name in json.dumps(json.loads(out.read_text()))
     bench = load_benchmark(data)
     with open_store(bench.root) as store:
-        again = ingest_model(bench, store, name, model_path=path, force=True, progress=None)
+        again = ingest_model(bench, store, name, IngestOptions(model_path=path, force=True))
         assert again.model_calls == 0 and again.cache_hits == len(bench.clips)
         policy = store.meta(again.collection).extra["identity"]["policy"]
         assert policy["recipe"]["query_prefix"] == "Query: " and policy["kind"] == "sliding-windows"

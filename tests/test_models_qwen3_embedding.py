@@ -107,12 +107,12 @@ def test_cli_ingest_eval_and_cached_rerun(small_bench_dir, tmp_path, monkeypatch
     assert name in json.dumps(results)
 
     from reasonaudio.dataset.benchmark import load_benchmark
-    from reasonaudio.ingest.embed.run import ingest_model
+    from reasonaudio.ingest.embed.run import IngestOptions, ingest_model
     from reasonaudio.store.open import open_store
 
     bench = load_benchmark(data)
     with open_store(bench.root) as store:
-        again = ingest_model(bench, store, name, model_path=path, force=True, progress=None)
+        again = ingest_model(bench, store, name, IngestOptions(model_path=path, force=True))
         assert again.embedded == 0 and again.cache_hits == len(bench.clips)
         meta = store.meta(again.collection)
         ident = meta.extra["identity"]["embedder"]
@@ -124,7 +124,7 @@ def test_a_collection_keeps_its_dtype(small_bench_dir, tmp_path, monkeypatch):
 
     from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.errors import StoreError
-    from reasonaudio.ingest.embed.run import ingest_model
+    from reasonaudio.ingest.embed.run import IngestOptions, ingest_model
     from reasonaudio.retrievers.two_stage import build_two_stage
     from reasonaudio.store.open import open_store
 
@@ -132,10 +132,10 @@ def test_a_collection_keeps_its_dtype(small_bench_dir, tmp_path, monkeypatch):
     bench = load_benchmark(copy_bench(small_bench_dir, tmp_path / "bench"))
     name, path = f"two-stage:oracle-caption+{NAME}", str(tiny_qwen3_embedding_path())
     with open_store(bench.root) as store:
-        first = ingest_model(bench, store, name, model_path=path, limit=6, progress=None)
+        first = ingest_model(bench, store, name, IngestOptions(model_path=path, limit=6))
         assert first.upserted == 6 and store.meta(first.collection).pooling.endswith(", fp32")
         with pytest.raises(StoreError, match="made differently"):
-            ingest_model(bench, store, name, model_path=path, limit=6, dtype="bf16", progress=None)
+            ingest_model(bench, store, name, IngestOptions(model_path=path, limit=6, dtype="bf16"))
         with pytest.raises(StoreError, match="embedded in fp32.*--dtype fp32"):
             build_two_stage(name, bench, store, RetrieverOptions(model_path=path, dtype="bf16"))
         assert build_two_stage(name, bench, store, RetrieverOptions(model_path=path)).search("rain", 2)

@@ -216,11 +216,11 @@ def test_render_clip_to_file_bad_input(bench_dir, tmp_path):
 
 def test_write_clip_audio(bench_dir, tmp_path, bank):
     bench = load_benchmark(bench_dir)
-    summary = write_clip_audio(tmp_path / "audio", bench.clips, bank, "flac", RenderParams(), progress=None)
+    summary = write_clip_audio(tmp_path / "audio", bench.clips, bank, "flac", RenderParams())
     assert summary["files"] == 2 and summary["audio_seconds"] == 5.0
     assert sorted(p.name for p in (tmp_path / "audio").iterdir()) == ["clip-00000.flac", "clip-00001.flac"]
     with pytest.raises(DataError):
-        write_clip_audio(tmp_path / "a2", bench.clips, bank, "mp3", RenderParams(), progress=None)
+        write_clip_audio(tmp_path / "a2", bench.clips, bank, "mp3", RenderParams())
 
 
 def test_cli_render(bench_dir, tmp_path):

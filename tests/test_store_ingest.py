@@ -9,6 +9,7 @@ from store_helpers import write_fake_benchmark
 
 from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.errors import StoreError
+from reasonaudio.progress import Hooks
 from reasonaudio.store.base import STATE_LOADING
 from reasonaudio.store.collections import (
     PAYLOAD_COLLECTION,
@@ -50,7 +51,8 @@ def test_interrupted_ingest_is_detected_and_resumed(bench):
 
     with open_store(bench.root, "edge") as store:
         with pytest.raises(Boom):
-            ingest_payload(bench, store, batch_size=20, progress=stop_after_two)
+            ingest_payload(bench, store, batch_size=20,
+                           hooks=Hooks(on_progress=lambda _label, done, total: stop_after_two(done, total)))
         meta = store.meta(PAYLOAD_COLLECTION)
         assert meta.state == STATE_LOADING and store.count(PAYLOAD_COLLECTION) == 40
         with pytest.raises(StoreError, match="incomplete .*rerun `cmd`"):
@@ -81,9 +83,10 @@ def test_missing_collection_names_the_command(bench):
 def test_edge_builds_the_payload_collection_on_demand(bench):
     notes = []
     with open_store(bench.root, "edge") as store:
-        assert ensure_payload_collection(bench, store, notify=notes.append) == PAYLOAD_COLLECTION
+        hooks = Hooks(on_notify=notes.append)
+        assert ensure_payload_collection(bench, store, hooks=hooks) == PAYLOAD_COLLECTION
         assert notes and store.count(PAYLOAD_COLLECTION) == 80
-        ensure_payload_collection(bench, store, notify=notes.append)
+        ensure_payload_collection(bench, store, hooks=Hooks(on_notify=notes.append))
         assert len(notes) == 1  # second time: already there
 
 

@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CHILD = r"""
 import sys
 from reasonaudio.dataset.benchmark import load_benchmark
+from reasonaudio.progress import Hooks
 from reasonaudio.store.collections import PAYLOAD_COLLECTION, ingest_payload
 from reasonaudio.store.open import open_store
 
@@ -45,7 +46,8 @@ def progress(done, total):
 
 if role == "ingest":               # `bench ingest --model none --force`, stopped half way
     with open_store(bench.root, backend, write=True) as store:
-        result = ingest_payload(bench, store, force=True, batch_size=16, progress=progress)
+        hooks = Hooks(on_progress=lambda _label, done, total: progress(done, total))
+        result = ingest_payload(bench, store, force=True, batch_size=16, hooks=hooks)
         print("done", store.count(PAYLOAD_COLLECTION), flush=True)
 elif role == "read":               # a reader with the store open (an eval, a search)
     with open_store(bench.root, backend) as store:

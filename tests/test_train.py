@@ -232,14 +232,14 @@ def test_tiny_training_deterministic_loss_falls_reload_ingest_eval(builds, tmp_p
     # ingest + eval on the benchmark under test, two trained models side by side
     from model_fixtures import copy_bench, stored_vectors
 
-    from reasonaudio.bench.evaluate import evaluate_retrievers
-    from reasonaudio.ingest.embed.run import ingest_model
+    from reasonaudio.bench.evaluate import EvalContext, evaluate_retrievers
+    from reasonaudio.ingest.embed.run import IngestOptions, ingest_model
     from reasonaudio.store.open import open_store
 
     test = load_benchmark(copy_bench(builds[1], tmp_path / "test"))
     with open_store(test.root, None, None) as store:
-        s1 = ingest_model(test, store, "trained", model_path=str(tmp_path / "m1"), progress=None)
-        s3 = ingest_model(test, store, "trained", model_path=str(tmp_path / "m3"), progress=None)
+        s1 = ingest_model(test, store, "trained", IngestOptions(model_path=str(tmp_path / "m1")))
+        s3 = ingest_model(test, store, "trained", IngestOptions(model_path=str(tmp_path / "m3")))
     assert s1.collection != s3.collection and s1.clips == len(test.clips)
     stored = stored_vectors(test.root, s1.collection)
     assert len(stored) == len(test.clips)
@@ -250,9 +250,9 @@ def test_tiny_training_deterministic_loss_falls_reload_ingest_eval(builds, tmp_p
     clips = test.clips[:3]
     waves = [renderer.render(replace(c, sample_rate=16_000)) for c in clips]
     assert np.array_equal(e2.embed_audio(waves), np.stack([stored[c.id] for c in clips]))
-    results = evaluate_retrievers(test, ["trained:a", "trained:b"], retriever_options={
+    results = evaluate_retrievers(test, ["trained:a", "trained:b"], EvalContext(retriever_options={
         "trained:a": RetrieverOptions(model_path=str(tmp_path / "m1")),
-        "trained:b": RetrieverOptions(model_path=str(tmp_path / "m3"))})
+        "trained:b": RetrieverOptions(model_path=str(tmp_path / "m3"))}))
     for name in ("trained:a", "trained:b"):
         run = results.runs[name]
         assert set(run.per_task) == {"negation", "order", "overlap", "duration", "mix"}

@@ -14,7 +14,7 @@ from model_fixtures import copy_bench
 from reasonaudio.retrievers.base import RetrieverOptions
 from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.dataset.clip import Clip, Event
-from reasonaudio.ingest.embed.run import ingest_model
+from reasonaudio.ingest.embed.run import IngestOptions, ingest_model
 from reasonaudio.models.captioners import (
     YamnetCaptionParams,
     describe_segments,
@@ -85,7 +85,7 @@ def test_two_stage_oracle_minilm_ingest_then_search(small_bench_dir, tmp_path, m
     bench = load_benchmark(copy_bench(small_bench_dir, tmp_path / "bench"))
     name = "two-stage:oracle-caption+minilm"
     with open_store(bench.root) as store:
-        summary = ingest_model(bench, store, name, limit=12, progress=None)
+        summary = ingest_model(bench, store, name, IngestOptions(limit=12))
         assert summary.collection == "reasonaudio-two-stage-oracle-caption-minilm"
         assert summary.upserted == 12 and summary.render_s == 0  # no audio needed
         retriever = build_two_stage(name, bench, store, RetrieverOptions())
@@ -97,7 +97,7 @@ def test_two_stage_oracle_minilm_ingest_then_search(small_bench_dir, tmp_path, m
         assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
         scores = retriever.score(oracle_caption(target), [target.id, bench.clips[0].id])
         assert scores[0] == pytest.approx(hits[0].score) and scores[0] > scores[1]
-        again = ingest_model(bench, store, name, limit=12, force=True, progress=None)
+        again = ingest_model(bench, store, name, IngestOptions(limit=12, force=True))
         assert again.embedded == 0 and again.cache_hits == 12
 
 
@@ -107,12 +107,12 @@ def test_two_stage_yamnet_caption_reuses_cached_frames(small_bench_dir, tmp_path
     bench = load_benchmark(copy_bench(small_bench_dir, tmp_path / "bench"))
     name = "two-stage:yamnet-caption+minilm"
     with open_store(bench.root) as store:
-        first = ingest_model(bench, store, name, limit=3, progress=None)
+        first = ingest_model(bench, store, name, IngestOptions(limit=3))
         assert first.upserted == 3 and first.model_calls > 0
         caps = {f.clip_id: f.payload["caption"] for f in
                 store.retrieve(first.collection, [c.id for c in bench.clips[:3]], fields=True)}
         assert all(caps.values()) and all(" for " in c or c == "silence" for c in caps.values())
-        again = ingest_model(bench, store, name, limit=3, force=True, progress=None)
+        again = ingest_model(bench, store, name, IngestOptions(limit=3, force=True))
         assert again.model_calls == 0  # frames and caption vectors both came from the cache
         caps2 = {f.clip_id: f.payload["caption"] for f in
                  store.retrieve(first.collection, [c.id for c in bench.clips[:3]], fields=True)}
@@ -126,14 +126,13 @@ def test_yamnet_ingest_feeds_the_captioner_cache(small_bench_dir, tmp_path, monk
     monkeypatch.setenv("REASONAUDIO_CACHE", str(tmp_path / "cache"))
     bench = load_benchmark(copy_bench(small_bench_dir, tmp_path / "bench"))
     with open_store(bench.root) as store:
-        assert ingest_model(bench, store, "yamnet", limit=3, progress=None).embedded == 3
+        assert ingest_model(bench, store, "yamnet", IngestOptions(limit=3)).embedded == 3
 
         def boom(self, patches):
             raise AssertionError("the tagger ran although its frames were cached")
 
         monkeypatch.setattr(yamnet.YamnetTagger, "patch_codes", boom)
-        summary = ingest_model(bench, store, "two-stage:yamnet-caption+minilm", limit=3,
-                                     progress=None)
+        summary = ingest_model(bench, store, "two-stage:yamnet-caption+minilm", IngestOptions(limit=3))
         assert summary.upserted == 3
-        again = ingest_model(bench, store, "yamnet", limit=3, force=True, progress=None)
+        again = ingest_model(bench, store, "yamnet", IngestOptions(limit=3, force=True))
         assert again.cache_hits == 3

@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from reasonaudio.bench.evaluate import evaluate_retriever
+from reasonaudio.bench.evaluate import EvalContext, evaluate_retriever
 from reasonaudio.bench.results import Results, RetrieverResult, load_results, results_dir
 from reasonaudio.dataset.benchmark import TASKS, Benchmark
 from reasonaudio.detect.collection import DetectOptions, DetectSummary, run_detection
 from reasonaudio.fileio import write_json
-from reasonaudio.progress import Progress
+from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.retrievers.registry import get_retriever
 from reasonaudio.store.base import Store
 
@@ -72,14 +72,14 @@ class DetectRun:
 
 
 def detect_and_evaluate(bench: Benchmark, store: Store, options: DetectOptions = DetectOptions(), *,
-                        depth: int = 100, progress: Progress | None = None,
+                        depth: int = 100, hooks: Hooks = SILENT,
                         tagger: Any = None, embedder: Any = None) -> DetectRun:
     """Detect, write the collection, evaluate ``detected:...`` (saved like ``bench eval``), and
     write ``DATA/results/detect-<mode>.json`` (perception report, calibration, decomposition)."""
     summary = run_detection(bench, store, options, tagger=tagger, embedder=embedder,
-                            progress=progress)
+                            hooks=hooks)
     with get_retriever(summary.name, bench, store=store) as retriever:
-        result = evaluate_retriever(bench, retriever, depth, progress)
+        result = evaluate_retriever(bench, retriever, EvalContext(depth=depth, hooks=hooks))
     saved = load_results(bench)
     saved.runs[summary.name] = result
     run = DetectRun(summary, result, decomposition(saved, summary.name),

@@ -3,15 +3,16 @@
 The main job and ``bench eval`` call :func:`evaluate_retrievers`; a run from elsewhere (a TREC
 file) is scored with :func:`evaluate_run`. Relevance comes from ``qrels/test.tsv``; hard
 negatives from the judge (clips with every label the query mentions that are not relevant).
-Silent from Python: progress and warnings go to optional callbacks.
+Silent from Python: progress, notes and warnings go to the context's hooks.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from reasonaudio.bench.embeddings import has_embedding_hook, save_projection_data
 from reasonaudio.bench.metrics import MC_METRIC, choice_score, query_metrics
@@ -31,7 +32,7 @@ from reasonaudio.bench.runs import Run, write_trec
 from reasonaudio.constraints.judge import hard_negatives
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.errors import QueryParseError, ReasonAudioError
-from reasonaudio.progress import Notify, Progress, silent_notify, silent_progress
+from reasonaudio.progress import SILENT, Counter, Hooks
 from reasonaudio.retrievers.base import Retriever, RetrieverOptions
 from reasonaudio.retrievers.registry import get_retriever, spec_for
 from reasonaudio.store.base import Store
@@ -39,38 +40,66 @@ from reasonaudio.store.open import open_store
 
 DEFAULT_DEPTH = 100
 
-ProgressHook = Callable[[int], None]
+
+@dataclass(frozen=True)
+class EvalContext:
+    """How an evaluation runs, built once (by ``bench eval`` / ``compare``, the main job, the
+    training experiment) and passed whole instead of a dozen loose arguments."""
+
+    depth: int = DEFAULT_DEPTH
+    """hits asked of each retriever per query"""
+    options: RetrieverOptions | None = None
+    """given to every named retriever's builder"""
+    retriever_options: Mapping[str, RetrieverOptions] | None = None
+    """``{name: options}`` for one retriever (e.g. ``{"clap": RetrieverOptions(model_path=...)}``)"""
+    trec_dir: Path | None = None
+    """also write one TREC run file per retriever here"""
+    save: bool = True
+    """save runs, per-query metrics and projection data under ``DATA/results/``"""
+    backend: str | None = None
+    url: str | None = None
+    """the store named retrievers share, opened as in ``open_store`` (unless ``store`` is given)"""
+    store: Store | None = None
+    hooks: Hooks = SILENT
+    """progress per retriever and stage, notes (e.g. a payload collection loaded on demand) and
+    warnings"""
+
+    def with_(self, **changes: Any) -> "EvalContext":
+        return replace(self, **changes)
+
 
 def run_retriever(bench: Benchmark, retriever: Retriever, depth: int = DEFAULT_DEPTH,
-                  advance: ProgressHook | None = None, tag: str | None = None,
+                  progress: Counter | None = None, tag: str | None = None,
                   failures: dict[str, str] | None = None) -> Run:
     """Ask ``retriever`` every query (top ``depth``); the run keeps the retriever's order.
 
     A query the retriever cannot read (:class:`QueryParseError`, e.g. the oracle's parser) is
     left out of the run, so it scores 0, and its message goes into ``failures``.
+    ``progress(queries done, queries)`` after each query.
     """
     run = Run(tag or retriever.name)
     retriever.prepare([q.text for q in bench.queries])
-    for q in bench.queries:
+    for i, q in enumerate(bench.queries):
         try:
             run.hits[q.id] = list(retriever.search(q.text, depth))[:depth]
         except QueryParseError as exc:
             if failures is not None:
                 failures[q.id] = str(exc)
-        if advance:
-            advance(1)
+        if progress:
+            progress(i + 1, len(bench.queries))
     return run
 
 
-def choice_values(bench: Benchmark, retriever: Retriever,
-                  advance: ProgressHook | None = None,
+def choice_values(bench: Benchmark, retriever: Retriever, progress: Counter | None = None,
                   failures: dict[str, str] | None = None) -> dict[str, float]:
     """Multiple choice per query: mean of :func:`choice_score` over that query's choices.
 
     A query the retriever cannot read scores 0.5 (it cannot tell the pair apart: a tie).
+    ``progress(choices done, choices)`` after each choice.
     """
     by_query: dict[str, list[float]] = {}
     queries = bench.query_by_id
+    done = 0
     for ch in bench.choices:
         q = queries.get(ch.query_id)
         if q is None:
@@ -83,8 +112,9 @@ def choice_values(bench: Benchmark, retriever: Retriever,
                 failures[q.id] = str(exc)
             value = 0.5
         by_query.setdefault(q.id, []).append(value)
-        if advance:
-            advance(1)
+        done += 1
+        if progress:
+            progress(done, len(bench.choices))
     return {qid: sum(v) / len(v) for qid, v in by_query.items()}
 
 
@@ -106,30 +136,22 @@ def evaluate_run(bench: Benchmark, run: Run, name: str | None = None,
                            fingerprint=fingerprint(bench), versions=versions())
 
 
-def evaluate_retriever(bench: Benchmark, retriever: Retriever, depth: int = DEFAULT_DEPTH,
-                       progress: Progress | None = None, name: str | None = None,
-                       trec_dir: Path | None = None, save: bool = True,
-                       warn: Notify | None = None) -> RetrieverResult:
-    """Run, multiple choice and metrics for one retriever; saved under ``DATA/results/``."""
+def evaluate_retriever(bench: Benchmark, retriever: Retriever, context: EvalContext = EvalContext(),
+                       name: str | None = None) -> RetrieverResult:
+    """Run, multiple choice and metrics for one retriever; saved under ``DATA/results/`` unless
+    ``context.save`` is off (``context.store``, ``backend`` and retriever options are not read:
+    the retriever is already built)."""
     name = name or retriever.name
-    report = progress or silent_progress
-    warn = warn or silent_notify
+    hooks, depth = context.hooks, context.depth
     n_q, n_c = len(bench.queries), len(bench.choices)
-    done = {"search": 0, "choices": 0}
-
-    def advancer(stage: str, total: int) -> ProgressHook:
-        def advance(n: int) -> None:
-            done[stage] += n
-            report(f"{name}: {stage}", done[stage], total)
-        return advance
-
     t0 = time.perf_counter()
     failures: dict[str, str] = {}
-    report(f"{name}: search", 0, n_q)
-    run = run_retriever(bench, retriever, depth, advancer("search", n_q), tag=name, failures=failures)
+    hooks.progress(f"{name}: search", 0, n_q)
+    run = run_retriever(bench, retriever, depth, hooks.counter(f"{name}: search"), tag=name,
+                        failures=failures)
     t1 = time.perf_counter()
-    report(f"{name}: choices", 0, n_c)
-    mc = choice_values(bench, retriever, advancer("choices", n_c), failures)
+    hooks.progress(f"{name}: choices", 0, n_c)
+    mc = choice_values(bench, retriever, hooks.counter(f"{name}: choices"), failures)
     t2 = time.perf_counter()
     # describe() may hold paths or other objects: keep what JSON can say about them.
     describe = json.loads(json.dumps(retriever.describe() or {"name": name}, default=str))
@@ -139,18 +161,18 @@ def evaluate_retriever(bench: Benchmark, retriever: Retriever, depth: int = DEFA
     result.failures = dict(sorted(failures.items()))
     if failures:
         first = next(iter(result.failures.items()))
-        warn(f"{name}: {len(failures)} queries could not be read and score 0 "
-             f"(first: {first[0]}: {first[1]})")
-    if save:
+        hooks.warn(f"{name}: {len(failures)} queries could not be read and score 0 "
+                   f"(first: {first[0]}: {first[1]})")
+    if context.save:
         write_trec(run_path(bench, name), run, [q.id for q in bench.queries])
-        _save_embeddings(bench, retriever, name, warn)
+        _save_embeddings(bench, retriever, name, hooks)
         save_result(bench, result)
-    if trec_dir is not None:
-        write_trec(Path(trec_dir) / f"{slug(name)}.trec", run, [q.id for q in bench.queries])
+    if context.trec_dir is not None:
+        write_trec(Path(context.trec_dir) / f"{slug(name)}.trec", run, [q.id for q in bench.queries])
     return result
 
 
-def _save_embeddings(bench: Benchmark, retriever: Retriever, name: str, warn: Notify) -> None:
+def _save_embeddings(bench: Benchmark, retriever: Retriever, name: str, hooks: Hooks) -> None:
     """Projection data for ``bench report`` (embedding retrievers only; never fails the eval)."""
     path = embeddings_path(bench, name)
     if not has_embedding_hook(retriever):
@@ -160,53 +182,49 @@ def _save_embeddings(bench: Benchmark, retriever: Retriever, name: str, warn: No
         save_projection_data(bench, retriever, name)
     except Exception as exc:  # noqa: BLE001 - a plot's data must not lose the metrics
         path.unlink(missing_ok=True)
-        warn(f"{name}: embeddings for the projection plot not saved ({exc})")
+        hooks.warn(f"{name}: embeddings for the projection plot not saved ({exc})")
 
 
-def evaluate_retrievers(bench: Benchmark, names: Sequence[str | Retriever], depth: int = DEFAULT_DEPTH,
-                        options: RetrieverOptions | None = None, trec_dir: Path | None = None,
-                        save: bool = True, progress: Progress | None = None,
-                        notify: Notify | None = None, warn: Notify | None = None,
-                        backend: str | None = None, url: str | None = None, store: Store | None = None,
-                        retriever_options: Mapping[str, RetrieverOptions] | None = None) -> Results:
+def evaluate_retrievers(bench: Benchmark, names: Sequence[str | Retriever],
+                        context: EvalContext = EvalContext()) -> Results:
     """Evaluate retrievers (registry names or Retriever objects) on every query of ``bench``.
 
     Each retriever's run, per-query metrics and multiple-choice values are saved under
-    ``DATA/results/`` (unless ``save=False``) so ``bench report`` and ``bench compare`` need no
-    recomputation; ``trec_dir`` also gets one TREC run file per retriever. Named retrievers share
-    one store, opened here (``backend`` / ``url`` as in ``open_store``) unless ``store`` is given,
-    and are closed after their evaluation. ``options`` go to every named retriever's builder,
-    ``retriever_options[name]`` to one (e.g. ``{"clap": RetrieverOptions(model_path=...)}``).
-    ``notify`` carries notes (e.g. a payload collection loaded on demand), ``warn`` warnings.
+    ``DATA/results/`` (unless ``context.save`` is off) so ``bench report`` and ``bench compare``
+    need no recomputation; ``context.trec_dir`` also gets one TREC run file per retriever. Named
+    retrievers share one store, opened here (``context.backend`` / ``url`` as in ``open_store``)
+    unless ``context.store`` is given, and are closed after their evaluation.
+    ``context.options`` go to every named retriever's builder, ``context.retriever_options[name]``
+    to one; a retriever's options without hooks of their own get the context's (its notes).
     """
-    if depth < 1:
-        raise ReasonAudioError(f"depth must be at least 1, got {depth}")
+    if context.depth < 1:
+        raise ReasonAudioError(f"depth must be at least 1, got {context.depth}")
     if not names:
         raise ReasonAudioError("no retriever to evaluate (pass --retriever NAME)")
     results = Results(data_summary(bench), versions())
+    store = context.store
     own_store = None
     if store is None and any(isinstance(n, str) for n in names):
         for n in names:  # unknown names fail before anything is opened or loaded
             if isinstance(n, str):
                 spec_for(n)
-        store = own_store = open_store(bench.root, backend, url)
-    base = options or RetrieverOptions()
-    if notify is not None and base.notify is None:
-        base = base.merged(notify=notify)
+        store = own_store = open_store(bench.root, context.backend, context.url)
+    base = context.options or RetrieverOptions()
+    if base.hooks == SILENT:
+        base = replace(base, hooks=context.hooks)
     try:
         for item in names:
             if isinstance(item, Retriever):
                 retriever, owned = item, False
             else:
-                opts = (retriever_options or {}).get(item, base)
-                if opts is not base and opts.notify is None:
-                    opts = opts.merged(notify=base.notify)
+                opts = (context.retriever_options or {}).get(item, base)
+                if opts is not base and opts.hooks == SILENT:
+                    opts = replace(opts, hooks=base.hooks)
                 retriever, owned = get_retriever(item, bench, opts, store=store), True
             name = item if isinstance(item, str) else retriever.name
             try:
                 if name not in results.runs:
-                    results.runs[name] = evaluate_retriever(bench, retriever, depth, progress, name,
-                                                            trec_dir, save, warn)
+                    results.runs[name] = evaluate_retriever(bench, retriever, context, name)
             finally:
                 if owned:
                     retriever.close()
@@ -216,11 +234,8 @@ def evaluate_retrievers(bench: Benchmark, names: Sequence[str | Retriever], dept
     return results
 
 
-def ensure_results(bench: Benchmark, names: Sequence[str], depth: int = DEFAULT_DEPTH,
-                   progress: Progress | None = None, notify: Notify | None = None,
-                   warn: Notify | None = None, backend: str | None = None, url: str | None = None,
-                   options: RetrieverOptions | None = None,
-                   retriever_options: Mapping[str, RetrieverOptions] | None = None) -> Results:
+def ensure_results(bench: Benchmark, names: Sequence[str],
+                   context: EvalContext = EvalContext()) -> Results:
     """Saved results for ``names``; any missing (or stale) one is evaluated now, saying so.
 
     A name given weights (``model_path`` in its options) is always evaluated: a saved result is
@@ -228,7 +243,7 @@ def ensure_results(bench: Benchmark, names: Sequence[str], depth: int = DEFAULT_
     retraining) would otherwise return the old model's figures."""
     results = Results(data_summary(bench), versions())
     missing = []
-    weighted = [n for n in names if given_weights(n, options, retriever_options)]
+    weighted = [n for n in names if given_weights(n, context.options, context.retriever_options)]
     for name in names:
         saved = None if name in weighted else load_result(bench, name)
         if saved is None:
@@ -237,16 +252,13 @@ def ensure_results(bench: Benchmark, names: Sequence[str], depth: int = DEFAULT_
             results.runs[name] = saved
     if missing:
         absent = [n for n in missing if n not in weighted]
-        say = notify or silent_notify
         if absent:
-            say(f"no saved results for {', '.join(absent)} on this benchmark: "
-                "evaluating now (saved under results/ for next time)")
+            context.hooks.notify(f"no saved results for {', '.join(absent)} on this benchmark: "
+                                 "evaluating now (saved under results/ for next time)")
         if weighted:
-            say(f"weights given for {', '.join(weighted)}: evaluating them rather than reusing "
-                "saved results")
-        fresh = evaluate_retrievers(bench, missing, depth=depth, progress=progress, notify=notify,
-                                    warn=warn, backend=backend, url=url, options=options,
-                                    retriever_options=retriever_options)
+            context.hooks.notify(f"weights given for {', '.join(weighted)}: evaluating them "
+                                 "rather than reusing saved results")
+        fresh = evaluate_retrievers(bench, missing, context=context)
         results.runs.update(fresh.runs)
     results.runs = {n: results.runs[n] for n in names}
     return results
@@ -260,14 +272,15 @@ def given_weights(name: str, options: RetrieverOptions | None,
 
 
 def model_options(model_paths: Sequence[str] = (), device: str | None = None,
-                  dtype: str | None = None) -> tuple[RetrieverOptions, dict[str, RetrieverOptions]]:
-    """CLI ``--model-path [NAME=]PATH``, ``--device`` and ``--dtype`` as (options, per-retriever
-    options).
+                  dtype: str | None = None, batch_size: int | None = None
+                  ) -> tuple[RetrieverOptions, dict[str, RetrieverOptions]]:
+    """CLI ``--model-path [NAME=]PATH``, ``--device``, ``--dtype`` and ``--batch-size`` as
+    (options, per-retriever options).
 
     ``NAME=PATH`` gives one retriever its weights; a bare ``PATH`` goes to every model retriever
     (builders that load no model ignore it). Per-retriever options start from the shared ones.
     """
-    base = RetrieverOptions().merged(device=device, dtype=dtype)
+    base = RetrieverOptions().merged(device=device, dtype=dtype, batch_size=batch_size)
     paths: dict[str, str] = {}
     for item in model_paths:
         name, sep, path = item.partition("=")

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from reasonaudio.bench.evaluate import DEFAULT_DEPTH, evaluate_run
+from reasonaudio.bench.evaluate import EvalContext, evaluate_run
 from reasonaudio.bench.metrics import choice_score
 from reasonaudio.bench.results import (
     Results,
@@ -85,9 +85,10 @@ def pair_choices(bench: Benchmark, scores: dict[str, dict[str, float]]) -> dict[
     return {qid: sum(v) / len(v) for qid, v in by_query.items()}
 
 
-def score_run_file(bench: Benchmark, rf: RunFile, depth: int = DEFAULT_DEPTH, save: bool = True,
-                   trec_dir: Path | None = None) -> ExternalRun:
-    """Score a run file already read by :func:`read_run_file` (named ``rf.run.tag``)."""
+def score_run_file(bench: Benchmark, rf: RunFile, context: EvalContext = EvalContext()) -> ExternalRun:
+    """Score a run file already read by :func:`read_run_file` (named ``rf.run.tag``), cut to
+    ``context.depth``, saved unless ``context.save`` is off, also into ``context.trec_dir``."""
+    depth = context.depth
     if depth < 1:
         raise DataError(f"depth must be at least 1, got {depth}")
     spec = RunSpec(rf.run.tag, rf.path, rf.format)
@@ -98,20 +99,20 @@ def score_run_file(bench: Benchmark, rf: RunFile, depth: int = DEFAULT_DEPTH, sa
                           depth=depth, describe=describe)
     result.failures = {q: MISSING for q in rf.missing_queries}
     qids = [q.id for q in bench.queries]
-    if save:
+    if context.save:
         write_trec(run_path(bench, spec.name), cut, qids)
         embeddings_path(bench, spec.name).unlink(missing_ok=True)  # no vectors behind a run file
         save_result(bench, result)
-    if trec_dir is not None:
-        write_trec(Path(trec_dir) / f"{slug(spec.name)}.trec", cut, qids)
+    if context.trec_dir is not None:
+        write_trec(Path(context.trec_dir) / f"{slug(spec.name)}.trec", cut, qids)
     return ExternalRun(result, rf, n_cut)
 
 
-def evaluate_run_files(bench: Benchmark, specs: Sequence[RunSpec], depth: int = DEFAULT_DEPTH,
-                       results: Results | None = None, save: bool = True,
-                       trec_dir: Path | None = None, taken: Sequence[str] = ()
-                       ) -> tuple[Results, list[ExternalRun]]:
-    """Score every run file into ``results`` (a fresh :class:`Results` when None).
+def evaluate_run_files(bench: Benchmark, specs: Sequence[RunSpec],
+                       context: EvalContext = EvalContext(), results: Results | None = None,
+                       taken: Sequence[str] = ()) -> tuple[Results, list[ExternalRun]]:
+    """Score every run file into ``results`` (a fresh :class:`Results` when None), each as
+    :func:`score_run_file` does with ``context``.
 
     Every file is read and checked before anything is saved, so a bad second file leaves no
     result of the first behind. ``taken``: other names of this evaluation (``--retriever``).
@@ -121,13 +122,13 @@ def evaluate_run_files(bench: Benchmark, specs: Sequence[RunSpec], depth: int = 
     for spec in specs:
         check_run_name(spec.name, taken)
         taken.append(spec.name)
-    if depth < 1:
-        raise DataError(f"depth must be at least 1, got {depth}")
+    if context.depth < 1:
+        raise DataError(f"depth must be at least 1, got {context.depth}")
     # read everything first: one bad file, nothing saved
     files = [read_run_file(spec.path, bench, spec.name, spec.format) for spec in specs]
     done = []
     for rf in files:
-        ext = score_run_file(bench, rf, depth, save, trec_dir)
+        ext = score_run_file(bench, rf, context)
         results.runs[rf.run.tag] = ext.result
         done.append(ext)
     return results, done

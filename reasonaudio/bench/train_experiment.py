@@ -11,15 +11,15 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, ContextManager
 
 from reasonaudio.bench.compare import compare
-from reasonaudio.bench.evaluate import ensure_results, evaluate_retrievers
+from reasonaudio.bench.evaluate import EvalContext, ensure_results, evaluate_retrievers
 from reasonaudio.constraints.logic import labels
 from reasonaudio.dataset.benchmark import TASKS, load_benchmark
 from reasonaudio.fileio import read_json, sha256_file
-from reasonaudio.ingest.embed.run import ingest_model
-from reasonaudio.progress import Progress
+from reasonaudio.ingest.embed.run import IngestOptions, ingest_model
+from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.retrievers.base import RetrieverOptions
 from reasonaudio.store.open import open_store
 from reasonaudio.train.data import check_separate, make_examples, query_text_overlap
@@ -57,13 +57,13 @@ def reusable(model_dir: Path, options: TrainOptions, train_dir: Path) -> bool:
 
 
 def run_experiment(train_dir: Path, test_dir: Path, out: Path, options: TrainOptions = TrainOptions(),
-                   baselines: tuple[str, ...] = (), progress: Progress | None = None,
-                   train_progress: Callable[[str], Any] | None = None,
+                   baselines: tuple[str, ...] = (), hooks: Hooks = SILENT,
+                   train_hooks: Callable[[str], ContextManager[Hooks]] | None = None,
                    backend: str | None = None) -> ExperimentResult:
     """Train both variants (or reuse them), ingest, evaluate and compare on ``test_dir``.
 
-    ``train_progress(name)`` may return a context manager yielding a trainer callback;
-    ``progress`` hears about the ingests and evaluations."""
+    ``train_hooks(name)`` may return a context manager yielding the hooks one training reports
+    to (its ``TrainStatus`` events); ``hooks`` hears about the ingests and evaluations."""
 
     train_dir, test_dir, out = Path(train_dir), Path(test_dir), Path(out)
     train_bench, test_bench = load_benchmark(train_dir), load_benchmark(test_dir)
@@ -78,20 +78,21 @@ def run_experiment(train_dir: Path, test_dir: Path, out: Path, options: TrainOpt
         if reusable(model_dir, variant, train_dir):
             trained[name] = None
             continue
-        ctx = train_progress(name) if train_progress else contextlib.nullcontext(None)
-        with ctx as update:
-            trained[name] = train_model(train_dir, model_dir, variant, progress=update, overwrite=True)
+        ctx = train_hooks(name) if train_hooks else contextlib.nullcontext(SILENT)
+        with ctx as one:
+            trained[name] = train_model(train_dir, model_dir, variant, hooks=one, overwrite=True)
     with open_store(test_bench.root, backend, None, write=True) as store:
         for name, model_dir in models.items():
-            ingest_model(test_bench, store, "trained", model_path=str(model_dir), progress=progress)
+            ingest_model(test_bench, store, "trained", IngestOptions(model_path=str(model_dir)),
+                         hooks=hooks)
     per = {name: RetrieverOptions(model_path=str(path)) for name, path in models.items()}
-    results = evaluate_retrievers(test_bench, list(models), progress=progress, backend=backend,
-                                  retriever_options=per)
+    context = EvalContext(backend=backend, hooks=hooks)
+    results = evaluate_retrievers(test_bench, list(models), context.with_(retriever_options=per))
     names = list(models)
     comparison = compare(results.runs[names[0]], results.runs[names[1]])
     versus: dict[str, Any] = {}
     if baselines:
-        saved = ensure_results(test_bench, list(baselines), progress=progress, backend=backend)
+        saved = ensure_results(test_bench, list(baselines), context)
         for base in baselines:
             results.runs[base] = saved.runs[base]
             versus[base] = {n: compare(results.runs[n], saved.runs[base]) for n in names}

@@ -20,7 +20,7 @@ from reasonaudio.dataset.clip import Clip
 from reasonaudio.ingest.embed.frame_rows import FrameStats, frame_rows
 from reasonaudio.models import yamnet
 from reasonaudio.models.registry import load_model
-from reasonaudio.progress import Progress
+from reasonaudio.progress import SILENT, Hooks
 
 
 @dataclass
@@ -42,13 +42,12 @@ def load_tagger() -> Any:
 
 def clip_frames(bench: Benchmark, clips: Sequence[Clip] | None = None, *, tagger: Any = None,
                 cache_dir: Path | None = None, renderer: Any = None,
-                progress: Progress | None = None) -> ClipFrames:
+                hooks: Hooks = SILENT) -> ClipFrames:
     """Frame probabilities for ``clips`` (default: all), reusing the ingest's cached rows."""
     clips = list(bench.clips if clips is None else clips)
     tagger = tagger or load_tagger()
-    tell = (lambda done, total: progress("detect: reading frames", done, total)) if progress else None
     rows, stats = frame_rows(bench, clips, tagger, cache_dir=cache_dir, renderer=renderer,
-                             progress=tell)
+                             progress=hooks.counter("detect: reading frames"))
     probs = {cid: tagger.frames(r) for cid, r in rows.items()}
     return ClipFrames(probs, tuple(tagger.tagger.class_names), yamnet.HOP_SECONDS,
                       yamnet.PATCH_SECONDS, tagger.revision, stats)

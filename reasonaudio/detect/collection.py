@@ -33,7 +33,7 @@ from reasonaudio.errors import DataError
 from reasonaudio.fileio import write_json
 from reasonaudio.ingest.atoms.registry import open_bank
 from reasonaudio.ingest.build import BuildParams, build_benchmark
-from reasonaudio.progress import Progress
+from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.store.base import CollectionMeta, PointIn, Store, collection_name
 from reasonaudio.store.collections import corpus_fingerprint, load_collection
 from reasonaudio.store.payload import clip_payload
@@ -129,7 +129,7 @@ def _calibration_file(calib: Benchmark, tagger: Any, label_map: LabelMap,
 
 
 def calibrated(calib: Benchmark, label_map: LabelMap, tagger: Any, options: DetectOptions,
-               progress: Progress | None = None) -> Calibration:
+               hooks: Hooks = SILENT) -> Calibration:
     """The calibration for this label map on ``calib``, computed once and kept in the build."""
     top_ks = (options.top_k,) if options.top_k else TOP_K_CHOICES[label_map.mode]
     path = _calibration_file(calib, tagger, label_map, top_ks)
@@ -140,7 +140,7 @@ def calibrated(calib: Benchmark, label_map: LabelMap, tagger: Any, options: Dete
                 return found
         except (KeyError, TypeError, ValueError, json.JSONDecodeError):
             pass  # recomputed and rewritten below
-    frames = clip_frames(calib, tagger=tagger, cache_dir=options.cache_dir, progress=progress)
+    frames = clip_frames(calib, tagger=tagger, cache_dir=options.cache_dir, hooks=hooks)
     result = calibrate(calib, frames.probs, label_map, top_ks)
     write_json(path, result.to_json())
     return result
@@ -148,7 +148,7 @@ def calibrated(calib: Benchmark, label_map: LabelMap, tagger: Any, options: Dete
 
 def run_detection(bench: Benchmark, store: Store, options: DetectOptions = DetectOptions(), *,
                   tagger: Any = None, embedder: Any = None,
-                  progress: Progress | None = None) -> DetectSummary:
+                  hooks: Hooks = SILENT) -> DetectSummary:
     """Detect every clip's events and (re)write ``reasonaudio-detected-<tagger>-<mode>``.
 
     The main job calls this after its YAMNet ingest (the frame rows come from that ingest's
@@ -175,7 +175,7 @@ def run_detection(bench: Benchmark, store: Store, options: DetectOptions = Detec
     timings["calibration_s"] = time.perf_counter() - t1
 
     t2 = time.perf_counter()
-    frames = clip_frames(bench, tagger=tagger, cache_dir=options.cache_dir, progress=progress)
+    frames = clip_frames(bench, tagger=tagger, cache_dir=options.cache_dir, hooks=hooks)
     timings["frames_s"] = time.perf_counter() - t2
     t3 = time.perf_counter()
     params = calibration.params

@@ -25,7 +25,7 @@ from reasonaudio.dataset.atom import Atom
 from reasonaudio.errors import DataError, echo
 from reasonaudio.ingest.atoms.bank import AtomBank
 from reasonaudio.models.cache_dir import cache_root
-from reasonaudio.progress import Progress
+from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.store.payload import check_label
 
 VALIDATED_DIR = "validated-banks"
@@ -74,7 +74,7 @@ def _marker(key: str, root: Path | None) -> Path:
     return Path(root) / VALIDATED_DIR / f"{key}.ok"
 
 
-def validate_bank(bank: AtomBank, *, decode: bool = True, progress: Progress | None = None,
+def validate_bank(bank: AtomBank, *, decode: bool = True, hooks: Hooks = SILENT,
                   cache: Path | None = None) -> None:
     """Every rule, raising the first problem as one DataError naming the atom (for build).
 
@@ -90,8 +90,7 @@ def validate_bank(bank: AtomBank, *, decode: bool = True, progress: Progress | N
     for i, atom in enumerate(bank.atoms):
         x, sr = bank.load(atom.atom_id)
         check_samples(x, sr, f"atom {echo(atom.atom_id)} ({bank.kind} bank)")
-        if progress:
-            progress("checking atoms", i + 1, len(bank.atoms))
+        hooks.progress("checking atoms", i + 1, len(bank.atoms))
     try:
         marker.parent.mkdir(parents=True, exist_ok=True)
         marker.write_text("ok\n", encoding="utf-8")

@@ -39,7 +39,7 @@ from reasonaudio.ingest.build_guard import check_size
 from reasonaudio.ingest.compose import ComposeParams, Composer, check_margins, clip_mode
 from reasonaudio.ingest.plant import PlantedQuery, QueryPlanter
 from reasonaudio.ingest.render import RenderParams, write_clip_audio
-from reasonaudio.progress import Notify, Progress
+from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.provenance import versions
 
 OVERLAP_SHARE = 0.4
@@ -147,7 +147,7 @@ COMPOSING = "composing clips"
 
 
 def compose_benchmark(params: BuildParams, bank: AtomBank,
-                      progress: Progress | None = None) -> BuildResult:
+                      hooks: Hooks = SILENT) -> BuildResult:
     """Everything but the files: clips, queries, qrels, choices (pure, seeded)."""
     _validate(params, bank)
     rng = random.Random(f"reasonaudio-build-{params.seed}")
@@ -159,8 +159,8 @@ def compose_benchmark(params: BuildParams, bank: AtomBank,
     for task, n in _per_task(params.n_queries).items():
         for _ in range(n):
             planted.append(_plant(planter, task, seen, composer.adjustments))
-            if progress and len(planted) % (PROGRESS_EVERY // 2) == 0:
-                progress(COMPOSING, 2 * len(planted), params.n_clips)
+            if len(planted) % (PROGRESS_EVERY // 2) == 0:
+                hooks.progress(COMPOSING, 2 * len(planted), params.n_clips)
 
     planted_clips = [c for pq in planted for c in (pq.positive, pq.negative)]
     n_overlap = round(params.n_clips * OVERLAP_SHARE)
@@ -177,8 +177,8 @@ def compose_benchmark(params: BuildParams, bank: AtomBank,
             for _ in range(MAX_TRIES):
                 try:
                     fill.append(composer.random_clip(mode))
-                    if progress and len(fill) % PROGRESS_EVERY == 0:
-                        progress(COMPOSING, len(planted_clips) + len(fill), params.n_clips)
+                    if len(fill) % PROGRESS_EVERY == 0:
+                        hooks.progress(COMPOSING, len(planted_clips) + len(fill), params.n_clips)
                     break
                 except ValueError:
                     composer.note("fill clip redrawn: layout did not fit")
@@ -201,8 +201,7 @@ def compose_benchmark(params: BuildParams, bank: AtomBank,
         if planted_index >= 0:
             planted_id[planted_index] = cid
 
-    if progress:
-        progress(COMPOSING, params.n_clips, params.n_clips)
+    hooks.progress(COMPOSING, params.n_clips, params.n_clips)
     index = ClipIndex(clips)
     position = {cid: i for i, cid in enumerate(index.clip_ids)}
     qwidth = max(4, len(str(max(params.n_queries - 1, 0))))
@@ -223,11 +222,10 @@ def compose_benchmark(params: BuildParams, bank: AtomBank,
 
 
 def build_benchmark(out: Path | str, params: BuildParams, overwrite: bool = False,
-                    notify: Notify | None = None,
-                    progress: Progress | None = None) -> dict[str, Any]:
+                    hooks: Hooks = SILENT) -> dict[str, Any]:
     """Compose and write a benchmark directory atomically; returns the manifest. Silent:
-    ``progress`` hears about composing and the audio rendering (``--audio``), ``notify`` which
-    work folders of killed builds of ``out`` were removed.
+    ``hooks.progress`` hears about composing and the audio rendering (``--audio``),
+    ``hooks.notify`` which work folders of killed builds of ``out`` were removed.
 
     Refuses a target ``--force`` must not replace and sizes that cannot fit before anything is
     read or written.
@@ -237,12 +235,11 @@ def build_benchmark(out: Path | str, params: BuildParams, overwrite: bool = Fals
     check_output_dir(out, BENCHMARK_OUTPUT, overwrite, protect)
     _validate_sizes(params)
     for stale in remove_stale_partials(out):
-        if notify:
-            notify(f"removed {stale}, left by an interrupted build of {out.name}")
+        hooks.notify(f"removed {stale}, left by an interrupted build of {out.name}")
     params = replace(params, atoms=absolute_bank_spec(params.atoms))
     bank = open_bank(params.atoms)
     validate_bank(bank)  # the rules `bench atoms check` applies, before anything is composed
-    result = compose_benchmark(params, bank, progress)
+    result = compose_benchmark(params, bank, hooks)
     with atomic_dir(out, BENCHMARK_OUTPUT, overwrite, protect) as tmp:
         write_jsonl(tmp / CORPUS, (c.to_json() for c in result.clips))
         write_jsonl(tmp / QUERIES, result.queries)
@@ -251,7 +248,7 @@ def build_benchmark(out: Path | str, params: BuildParams, overwrite: bool = Fals
         write_jsonl(tmp / CHOICES, result.choices)
         write_jsonl(tmp / ATOMS, (a.to_json() for a in bank.atoms))
         if params.audio:
-            write_clip_audio(tmp / "audio", result.clips, bank, params.audio, RenderParams(), progress)
+            write_clip_audio(tmp / "audio", result.clips, bank, params.audio, RenderParams(), hooks)
         manifest = write_manifest(tmp, _manifest(params, bank, result))
     return manifest
 

@@ -31,7 +31,7 @@ import logging
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from reasonaudio.constraints.judge import hard_negatives
 from reasonaudio.dataset.benchmark import MANIFEST, Benchmark
@@ -41,6 +41,7 @@ from reasonaudio.output_dirs import OutputKind, check_output_dir
 from reasonaudio.ingest.export_card import CONFIGS, dataset_card
 from reasonaudio.ingest.render import FORMATS as AUDIO_FILE_FORMATS
 from reasonaudio.ingest.render import bench_renderer, encode_audio, write_audio
+from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.provenance import versions
 
 FORMATS = ("hf",)
@@ -53,9 +54,6 @@ EXPORT_OUTPUT = OutputKind("export", "bench export --to", EXPORT_FILE, EXPORT_FO
 """What ``bench export --force`` may replace: an earlier export (its record names our format)."""
 CLIPS_PER_SHARD = 250
 """with embedded audio: about 200 MB per corpus file at 48 kHz (the hub's advice is < 500 MB)"""
-
-ProgressFn = Callable[[int, int], None]
-
 
 @dataclass(frozen=True)
 class ExportOptions:
@@ -208,8 +206,9 @@ def check_export(bench: Benchmark, dest: Path | str, opts: ExportOptions) -> Non
 
 
 def export_hf(bench: Benchmark, dest: Path | str, opts: ExportOptions = ExportOptions(),
-              progress: ProgressFn | None = None) -> ExportSummary:
-    """Write the Hugging Face folder (see the module docstring); ``progress(clips done, total)``."""
+              hooks: Hooks = SILENT) -> ExportSummary:
+    """Write the Hugging Face folder (see the module docstring); progress as
+    ``hooks.progress("export", clips done, clips)``."""
     check_export(bench, dest, opts)
     pa = _pyarrow()
     t0 = time.perf_counter()
@@ -222,14 +221,14 @@ def export_hf(bench: Benchmark, dest: Path | str, opts: ExportOptions = ExportOp
     level = log.level
     log.setLevel(logging.ERROR)  # per-atom adjustments are counted and recorded, not printed
     try:
-        summary = _export(bench, dest, opts, pa, renderer, features, shards, progress, t0)
+        summary = _export(bench, dest, opts, pa, renderer, features, shards, hooks, t0)
     finally:
         log.setLevel(level)
     return summary
 
 
 def _export(bench: Benchmark, dest: Path, opts: ExportOptions, pa: Any, renderer: Any,
-            features: dict[str, Any], shards: list[tuple[int, int]], progress: ProgressFn | None,
+            features: dict[str, Any], shards: list[tuple[int, int]], hooks: Hooks,
             t0: float) -> ExportSummary:
     clips = bench.clips
     queries, qrels, choices, atoms = bench.queries, bench.qrels, bench.choices, bench.atoms
@@ -261,8 +260,7 @@ def _export(bench: Benchmark, dest: Path, opts: ExportOptions, pa: Any, renderer
                             "events": [e.to_json() for e in clip.events]})
                 rows.append(row)
                 done += 1
-                if progress:
-                    progress(done, len(clips))
+                hooks.progress("export", done, len(clips))
             rel = f"corpus/{SPLIT}-{i:05d}-of-{len(shards):05d}.parquet"
             _write_table(pa, tmp / rel, rows, features)
             files.append(rel)

@@ -41,7 +41,7 @@ from reasonaudio.fileio import atomic_file
 from reasonaudio.ingest.atom_rules import check_samples
 from reasonaudio.ingest.atoms.bank import AtomBank
 from reasonaudio.ingest.atoms.registry import open_bank
-from reasonaudio.progress import Progress, silent_progress
+from reasonaudio.progress import SILENT, Hooks
 
 log = logging.getLogger("reasonaudio.render")
 
@@ -286,7 +286,7 @@ def render_clip_to_file(bench: Any, clip_id: str, out: Path, bank_spec: str | No
 
 
 def write_clip_audio(dest_dir: Path, clips: Iterable[Clip], bank: AtomBank, fmt: str,
-                     params: RenderParams = RenderParams(), progress: Progress | None = None) -> dict[str, Any]:
+                     params: RenderParams = RenderParams(), hooks: Hooks = SILENT) -> dict[str, Any]:
     """Write ``<clip_id>.<fmt>`` (16-bit PCM) for every clip; returns counts and timing."""
     if fmt not in FORMATS:
         raise DataError(f"audio format must be one of {sorted(FORMATS)}, got {fmt!r}")
@@ -296,7 +296,7 @@ def write_clip_audio(dest_dir: Path, clips: Iterable[Clip], bank: AtomBank, fmt:
     renderer = Renderer(bank, params)
     t0 = time.perf_counter()
     seconds = 0.0
-    report = progress or silent_progress
+    report = hooks.progress
     report("rendering audio", 0, len(clips))
     for n, clip in enumerate(clips, 1):
         write_audio(dest_dir / f"{clip.id}.{fmt}", renderer.render(clip), clip.sample_rate)

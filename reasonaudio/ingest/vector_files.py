@@ -25,12 +25,13 @@ import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from reasonaudio.errors import DataError, StoreError
 from reasonaudio.fileio import sha256_file
+from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.store.base import DISTANCES, CollectionMeta, PointIn, Store, collection_name
 from reasonaudio.store.collections import corpus_fingerprint, load_collection
@@ -41,9 +42,6 @@ QUERIES_SUFFIX = ".queries"
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 POOLING = "precomputed"
 KIND = "precomputed"
-
-ProgressFn = Callable[[int, int], None]
-
 
 @dataclass(frozen=True)
 class VectorFiles:
@@ -305,8 +303,9 @@ def check_precomputed(bench: Benchmark, opts: PrecomputedOptions) -> CheckedInpu
 
 
 def ingest_precomputed(bench: Benchmark, store: Store, opts: PrecomputedOptions | CheckedInput,
-                       progress: ProgressFn | None = None) -> PrecomputedSummary:
-    """Check the files (unless given checked), then load the clip (and query) collection."""
+                       hooks: Hooks = SILENT) -> PrecomputedSummary:
+    """Check the files (unless given checked), then load the clip (and query) collection; one
+    progress label, ``vectors:NAME -> BACKEND``, over clip and query points together."""
     t0 = time.perf_counter()
     checked = opts if isinstance(opts, CheckedInput) else check_precomputed(bench, opts)
     opts, clips, queries = checked.opts, checked.clips, checked.queries
@@ -320,13 +319,11 @@ def ingest_precomputed(bench: Benchmark, store: Store, opts: PrecomputedOptions 
     def clip_points(ids: Sequence[str]) -> list[PointIn]:
         return [PointIn(cid, clips.matrix[row[cid]].tolist(), clip_payload(by_id[cid])) for cid in ids]
 
-    def clip_progress(done: int, _total: int) -> None:
-        if progress:
-            progress(done, total)
-
+    label = f"vectors:{opts.name} -> {store.backend}"
     upserted = load_collection(store, cname, clip_meta, [c.id for c in bench.clips], clip_points,
                                force=opts.force, index_labels=bench.labels,
-                               batch_size=opts.batch_size, progress=clip_progress).upserted
+                               batch_size=opts.batch_size,
+                               progress=hooks.counter(label, total=total)).upserted
     if queries is not None and query_meta is not None:
         qrow = {qid: i for i, qid in enumerate(queries.ids)}
         qby_id = bench.query_by_id
@@ -337,13 +334,9 @@ def ingest_precomputed(bench: Benchmark, store: Store, opts: PrecomputedOptions 
                             {"clip_id": qid, "query_id": qid, "text": qby_id[qid].text,
                              "task": qby_id[qid].task}) for qid in ids]
 
-        def query_progress(done: int, _total: int) -> None:
-            if progress:
-                progress(len(clips.ids) + done, total)
-
         upserted += load_collection(store, qname, query_meta, [q.id for q in bench.queries],
                                     query_points, force=opts.force, batch_size=opts.batch_size,
-                                    progress=query_progress).upserted
+                                    progress=hooks.counter(label, len(clips.ids), total)).upserted
     elif store.exists(qname):
         store.drop(qname)  # query vectors of an earlier ingest would not match these clips
     return PrecomputedSummary(

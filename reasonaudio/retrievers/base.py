@@ -9,9 +9,10 @@ from __future__ import annotations
 import abc
 import heapq
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from reasonaudio.constraints.resolve import ResolveOptions
+from reasonaudio.progress import SILENT, Hooks
 
 
 @dataclass(frozen=True)
@@ -44,8 +45,8 @@ class RetrieverOptions:
     labels (None: the parser's default, no semantic matcher)"""
     auto_ingest: bool | None = None
     """load the payload collection when missing (default: on for the embedded Edge store only)"""
-    notify: Callable[[str], None] | None = None
-    """one-line notes for the user (e.g. "loading the payload collection"); silent when None"""
+    hooks: Hooks = SILENT
+    """one-line notes for the user (e.g. "loading the payload collection"); silent by default"""
 
     def merged(self, **changes: Any) -> "RetrieverOptions":
         """A copy with the given fields replaced (``None`` values leave a field as it is)."""

@@ -55,7 +55,7 @@ def payload_builder(cls: type[PayloadRetriever]) -> Builder:
     """Builder of a retriever over the ground-truth payload collection (loaded on demand)."""
     def build(name: str, bench: Benchmark, store: Store, options: RetrieverOptions) -> Retriever:
         collection = ensure_payload_collection(bench, store, auto=options.auto_ingest,
-                                               notify=options.notify)
+                                               hooks=options.hooks)
         return cls(bench, store, collection, options.resolve)
 
     return build

@@ -18,6 +18,7 @@ import numpy as np
 from reasonaudio.dataset.benchmark import CORPUS, Benchmark
 from reasonaudio.errors import StoreError
 from reasonaudio.fileio import sha256_file
+from reasonaudio.progress import SILENT, Counter, Hooks
 from reasonaudio.dataset.benchmark import ATOMS
 from reasonaudio.store.base import (
     PAYLOAD_MODEL,
@@ -34,10 +35,6 @@ from reasonaudio.store.payload import check_label, clip_payload
 PAYLOAD_COLLECTION = collection_name(PAYLOAD_MODEL)
 PAYLOAD_VECTOR = (1.0,)
 """The payload-only collection's 1-d dummy vector (Qdrant points need one)."""
-
-ProgressFn = Callable[[int, int], None]
-"""Called with (points done, points total) after every batch."""
-
 
 @dataclass(frozen=True)
 class LoadResult:
@@ -68,8 +65,9 @@ def load_collection(store: Store, name: str, meta: CollectionMeta, clip_ids: Seq
                     make_points: Callable[[Sequence[str]], Iterable[PointIn]], *,
                     force: bool = False, index_labels: Sequence[str] = (),
                     shard_number: int | None = None, replication_factor: int | None = None,
-                    batch_size: int = 256, progress: ProgressFn | None = None) -> LoadResult:
-    """Make ``name`` hold exactly one point per clip id, built by ``make_points(ids)``.
+                    batch_size: int = 256, progress: Counter | None = None) -> LoadResult:
+    """Make ``name`` hold exactly one point per clip id, built by ``make_points(ids)``;
+    ``progress(points done, points total)`` after every batch.
 
     Complete and compatible: nothing to do. Incomplete (an interrupted load) and compatible:
     only the missing points are made and upserted. Made for another model, revision or corpus:
@@ -135,8 +133,9 @@ def payload_meta(bench: Benchmark) -> CollectionMeta:
 
 def ingest_payload(bench: Benchmark, store: Store, *, force: bool = False,
                    shard_number: int | None = None, replication_factor: int | None = None,
-                   batch_size: int = 1024, progress: ProgressFn | None = None) -> LoadResult:
-    """Load the payload-only collection the oracle and the baselines search."""
+                   batch_size: int = 1024, hooks: Hooks = SILENT) -> LoadResult:
+    """Load the payload-only collection the oracle and the baselines search (progress under
+    ``payload -> BACKEND``)."""
     check_payload_labels(bench)
     by_id = bench.clip_by_id
 
@@ -147,7 +146,7 @@ def ingest_payload(bench: Benchmark, store: Store, *, force: bool = False,
                            [c.id for c in bench.clips], make, force=force,
                            index_labels=bench.labels, shard_number=shard_number,
                            replication_factor=replication_factor, batch_size=batch_size,
-                           progress=progress)
+                           progress=hooks.counter(f"payload -> {store.backend}"))
 
 
 def require_ready(store: Store, name: str, bench: Benchmark, command: str) -> CollectionMeta:
@@ -166,7 +165,7 @@ def require_ready(store: Store, name: str, bench: Benchmark, command: str) -> Co
 
 
 def ensure_payload_collection(bench: Benchmark, store: Store, *, auto: bool | None = None,
-                              notify: Callable[[str], None] | None = None) -> str:
+                              hooks: Hooks = SILENT) -> str:
     """The payload collection's name, loading it first on the embedded Edge store when needed.
 
     Auto-loading is on by default only for Edge (10,000 clips take about a second or two);
@@ -179,9 +178,8 @@ def ensure_payload_collection(bench: Benchmark, store: Store, *, auto: bool | No
     except StoreError:
         if not auto:
             raise
-        if notify:
-            notify(f"loading the payload collection {PAYLOAD_COLLECTION!r} into {store.backend} "
-                   f"({len(bench.clips)} clips; once per benchmark)")
+        hooks.notify(f"loading the payload collection {PAYLOAD_COLLECTION!r} into {store.backend} "
+                     f"({len(bench.clips)} clips; once per benchmark)")
         ingest_payload(bench, store, force=True)
     return PAYLOAD_COLLECTION
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -43,6 +43,7 @@ from reasonaudio.dataset.clip import Clip
 from reasonaudio.dataset.separation import check_separate as separate_builds
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import read_jsonl
+from reasonaudio.progress import Counter
 from reasonaudio.ingest.compose import DURATION_TARGETS
 from reasonaudio.tasks.registry import shape as shape_record
 from reasonaudio.train.paraphrases import PARAPHRASES
@@ -203,7 +204,7 @@ def _split(bench: Benchmark, fraction: float, seed: int) -> set[str]:
 
 
 def make_examples(bench: Benchmark, options: DataOptions = DataOptions(),
-                  progress: Callable[[int, int], None] | None = None) -> TrainingData:
+                  progress: Counter | None = None) -> TrainingData:
     """Every training example of a training build (deterministic in ``options.seed``)."""
     if options.captions_per_clip < 0 or options.templates_per_query < 0:
         raise DataError("captions per clip and templates per query must be >= 0")

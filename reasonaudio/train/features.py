@@ -20,9 +20,10 @@ import numpy as np
 
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.ingest.embed.embedding_cache import EmbeddingCache, text_hash
-from reasonaudio.ingest.embed.frame_rows import CountProgress, frame_rows
+from reasonaudio.ingest.embed.frame_rows import frame_rows
 from reasonaudio.models.batching import FixedBatcher
 from reasonaudio.models.registry import load_model
+from reasonaudio.progress import Counter
 
 MAX_FRAMES = 64
 """frames the audio encoder sees (64 x 0.48 s = 30.7 s, the longest clip); longer input is cut"""
@@ -36,7 +37,7 @@ def frozen_model(name: str) -> Any:
     return load_model(name)
 
 
-def clip_frames(bench: Any, clips: Sequence[Clip], progress: CountProgress | None = None,
+def clip_frames(bench: Any, clips: Sequence[Clip], progress: Counter | None = None,
                 cache: bool = True) -> dict[str, np.ndarray]:
     """clip id -> (frames, 521) uint8 YAMNet codes for clips of ``bench`` (rendered with its bank)."""
     return frame_rows(bench, clips, frozen_model("yamnet"), cache=cache, progress=progress)[0]
@@ -88,7 +89,7 @@ class TokenEncoder:
                               token_type_ids=enc.get("token_type_ids")).last_hidden_state
         return out.float().numpy().astype(self.spec.dtype)
 
-    def encode(self, texts: Sequence[str], progress: CountProgress | None = None) -> dict[str, np.ndarray]:
+    def encode(self, texts: Sequence[str], progress: Counter | None = None) -> dict[str, np.ndarray]:
         """text -> (n_tokens, 384) float16 states (CLS and SEP included), each text once."""
         unique = list(dict.fromkeys(texts))
         out: dict[str, np.ndarray] = {}

@@ -13,7 +13,7 @@ import math
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -22,6 +22,7 @@ from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.errors import DataError, ModelError
 from reasonaudio.models.base import torch_device
 from reasonaudio.output_dirs import check_output_dir
+from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.train.card import MODEL_OUTPUT, save_model_dir
 from reasonaudio.train.data import DataOptions, Example, TrainingData, make_examples, truth_matrix
 from reasonaudio.train.features import TokenEncoder, clip_frames, codes_to_features, frozen_model
@@ -67,7 +68,9 @@ class TrainOptions:
 
 @dataclass
 class TrainStatus:
-    """What the progress callback gets: a phase, how far it is, and the latest figures."""
+    """The training's progress event (``hooks.event``): a phase, how far it is, and the latest
+    figures. Richer than ``hooks.progress(label, done, total)``, whose three values cannot carry
+    the epoch, loss, accuracy and validation figures the train view prints."""
     phase: str
     done: int
     total: int
@@ -76,8 +79,6 @@ class TrainStatus:
     acc: float | None = None
     val: dict[str, float] | None = None
 
-
-TrainProgress = Callable[[TrainStatus], None]
 
 
 @dataclass
@@ -269,11 +270,11 @@ def validate(model: Any, feats: Features, table: ExampleTable, device: str,
 
 
 def load_features(bench: Any, data: TrainingData, options: TrainOptions,
-                  progress: TrainProgress | None) -> Features:
+                  hooks: Hooks) -> Features:
     needed = sorted({ex.clip for ex in data.train + data.val}
                     | {ex.neg_clip for ex in data.train + data.val if ex.neg_clip})
     clips = [bench.clip_by_id[c] for c in needed]
-    tell = (lambda phase: (lambda d, t: progress(TrainStatus(phase, d, t)))) if progress else (lambda phase: None)
+    tell = lambda phase: (lambda d, t: hooks.event(TrainStatus(phase, d, t)))  # noqa: E731
     codes = clip_frames(bench, clips, tell("audio features"), cache=options.cache)
     encoder = TokenEncoder(cache=options.cache)
     try:
@@ -304,24 +305,23 @@ def perception_pairs(bench: Any, feats: Features, examples: Sequence[Example], s
 
 def perception_stage(model: Any, bench: Any, feats: Features, data: TrainingData,
                      sounds: Sequence[str], options: TrainOptions,
-                     progress: TrainProgress | None) -> dict[str, Any]:
+                     hooks: Hooks) -> dict[str, Any]:
     """Fit (and by default freeze) the audio side's frame layer; its figures for the card."""
     if options.model.audio_hidden <= 0 or options.perception.epochs <= 0:
         return {"epochs": 0}
-    if progress:
-        progress(TrainStatus("perception", 0, 1))
+    hooks.event(TrainStatus("perception", 0, 1))
     stats = fit_perception(
         model.audio, perception_pairs(bench, feats, data.train, sounds, options.perception),
         perception_pairs(bench, feats, data.val, sounds, options.perception), len(sounds),
         options.perception, options.seed, options.device)
-    if progress:
-        progress(TrainStatus("perception", 1, 1))
+    hooks.event(TrainStatus("perception", 1, 1))
     return stats
 
 
 def train_model(train_dir: Path | str, out: Path | str, options: TrainOptions = TrainOptions(),
-                progress: TrainProgress | None = None, overwrite: bool = False) -> TrainResult:
-    """Train on the training build at ``train_dir``; write the model directory ``out``."""
+                hooks: Hooks = SILENT, overwrite: bool = False) -> TrainResult:
+    """Train on the training build at ``train_dir``; write the model directory ``out``. Progress
+    goes to ``hooks.event`` as :class:`TrainStatus` events."""
     import torch
 
     out = Path(out)
@@ -335,13 +335,13 @@ def train_model(train_dir: Path | str, out: Path | str, options: TrainOptions = 
     times: dict[str, float] = {}
     t0 = time.perf_counter()
     data = make_examples(bench, options.data,
-                         (lambda d, t: progress(TrainStatus("captions", d, t))) if progress else None)
+                         lambda d, t: hooks.event(TrainStatus("captions", d, t)))
     if not data.train or not data.val:
         raise DataError(f"{train_dir}: too small a training build ({len(data.train)} training and "
                         f"{len(data.val)} validation examples)")
     times["captions_s"] = time.perf_counter() - t0
     t1 = time.perf_counter()
-    feats = load_features(bench, data, options, progress)
+    feats = load_features(bench, data, options, hooks)
     times["features_s"] = time.perf_counter() - t1
     index = benchmark_index(bench)
     train_table = ExampleTable(data.train, index)
@@ -358,7 +358,7 @@ def train_model(train_dir: Path | str, out: Path | str, options: TrainOptions = 
     with deterministic_torch(options.threads, options.device):
         torch.manual_seed(options.seed)
         model = DualEncoder(architecture).to(options.device)
-        perception = perception_stage(model, bench, feats, data, sounds, options, progress)
+        perception = perception_stage(model, bench, feats, data, sounds, options, hooks)
         times["perception_s"] = time.perf_counter() - t2
         t2 = time.perf_counter()
         presence = (Presence(sounds, bench.clip_by_id, options.presence_weight)
@@ -401,18 +401,15 @@ def train_model(train_dir: Path | str, out: Path | str, options: TrainOptions = 
                 losses.append(value)
                 accs.append(result.t2a_acc)
                 step_losses.append(value)
-                if progress:
-                    progress(TrainStatus("train", step, total, epoch, value, result.t2a_acc))
+                hooks.event(TrainStatus("train", step, total, epoch, value, result.t2a_acc))
             if not losses:
                 break
-            if progress:
-                progress(TrainStatus("validate", 0, 1, epoch))
+            hooks.event(TrainStatus("validate", 0, 1, epoch))
             val = validate(model, feats, val_table, options.device)
             row = {"epoch": epoch, "steps": step, "train_loss": float(np.mean(losses)),
                    "train_acc": float(np.mean(accs)), **{f"val_{k}": v for k, v in val.items()}}
             history.append(row)
-            if progress:
-                progress(TrainStatus("validate", 1, 1, epoch, row["train_loss"], row["train_acc"], val))
+            hooks.event(TrainStatus("validate", 1, 1, epoch, row["train_loss"], row["train_acc"], val))
             if best is None or val["acc@1"] > best[0]:
                 best = (val["acc@1"], epoch, {k: v.detach().clone() for k, v in model.state_dict().items()})
                 stale = 0

@@ -3,31 +3,40 @@
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator
+from typing import Any, Iterator
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from reasonaudio.mainjob import MainJobHooks, MainJobResult
+from reasonaudio.bench.detection import DetectRun
+from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.ingest.embed.run import IngestSummary
+from reasonaudio.mainjob import MainJobResult, StepStarted
+from reasonaudio.progress import Hooks
 from reasonaudio.views.benchmark import print_info
 from reasonaudio.views.detect import print_detect_run
 from reasonaudio.views.ingest import print_ingest_summary
-from reasonaudio.views.progress import notifier, progress_bars, warner
+from reasonaudio.views.progress import progress_hooks
 from reasonaudio.views.results import print_comparison, print_report_outcome
 
 
 @contextlib.contextmanager
-def printing_hooks(console: Console) -> Iterator[MainJobHooks]:
-    """Hooks that print each step as it happens (progress bars on the same console)."""
-    def step(name: str) -> None:
-        console.rule(Text(name, style="bold"))
+def printing_hooks(console: Console) -> Iterator[Hooks]:
+    """Hooks that print each step as it happens (progress bars on the same console): a rule per
+    :class:`StepStarted`, the benchmark's counts, each ingest and the detection run."""
+    def event(what: Any) -> None:
+        if isinstance(what, StepStarted):
+            console.rule(Text(what.name, style="bold"))
+        elif isinstance(what, Benchmark):
+            print_info(console, what)
+        elif isinstance(what, IngestSummary):
+            print_ingest_summary(console, what)
+        elif isinstance(what, DetectRun):
+            print_detect_run(console, what)
 
-    with progress_bars(console, unit="clips") as progress:
-        yield MainJobHooks(step=step, bench=lambda b: print_info(console, b),
-                           ingested=lambda s: print_ingest_summary(console, s),
-                           detected=lambda d: print_detect_run(console, d), progress=progress,
-                           notify=notifier(console), warn=warner(console))
+    with progress_hooks(console, unit="clips", event=event) as hooks:
+        yield hooks
 
 
 def steps_table(result: MainJobResult) -> Table:

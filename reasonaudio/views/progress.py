@@ -1,4 +1,4 @@
-"""Rich progress bars and note lines driven by the library's callbacks."""
+"""Rich progress bars and note lines: the views' side of :class:`reasonaudio.progress.Hooks`."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from rich.progress import (
 from rich.text import Text
 
 from reasonaudio import progress as callbacks
+from reasonaudio.progress import Hooks
 
 
 class _Rate(ProgressColumn):
@@ -38,7 +39,7 @@ def progress_bars(console: Console, *, unit: str | None = None, show: bool = Tru
     drawn on terminals only: in a pipe or a log they would be noise (and rich's live display
     would interleave with the tables printed meanwhile)."""
     if not show or not console.is_terminal:
-        yield callbacks.silent_progress
+        yield Hooks().progress
         return
     columns: list[Any] = [TextColumn("{task.description}", markup=False), BarColumn(),
                           MofNCompleteColumn()]
@@ -69,3 +70,16 @@ def warner(console: Console) -> callbacks.Notify:
         console.print(Text.assemble(("warning: ", "yellow"), message), soft_wrap=True)
 
     return warn
+
+
+@contextlib.contextmanager
+def progress_hooks(console: Console, *, unit: str | None = None, show: bool = True,
+                   transient: bool = False, notify: callbacks.Notify | None = None,
+                   warn: callbacks.Notify | None = None,
+                   event: callbacks.Event | None = None) -> Iterator[Hooks]:
+    """The CLI's :class:`~reasonaudio.progress.Hooks`: bars on ``console`` (as
+    :func:`progress_bars`), notes as plain lines (``notify``, default :func:`notifier`), warnings
+    prefixed ``warning:`` (``warn``, default :func:`warner`), typed events to ``event``."""
+    with progress_bars(console, unit=unit, show=show, transient=transient) as bars:
+        yield Hooks(on_progress=bars, on_notify=notify or notifier(console),
+                    on_warn=warn or warner(console), on_event=event)

@@ -1,10 +1,10 @@
 """Rich printing for `bench train`: one progress bar per phase (loss, in-batch accuracy, ETA),
-a line per validated epoch, and a summary table. The trainer itself only calls a callback."""
+a line per validated epoch, and a summary table. The trainer itself only emits hooks events."""
 
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 from rich.console import Console
 from rich.progress import (
@@ -17,18 +17,22 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from reasonaudio.progress import Hooks
 from reasonaudio.train.card import event_figures_text, perception_text
 
 
 @contextlib.contextmanager
-def train_progress(console: Console) -> Iterator[Callable[[Any], None]]:
-    """A callback for :func:`reasonaudio.train.trainer.train_model` drawing rich bars."""
+def train_progress(console: Console) -> Iterator[Hooks]:
+    """Hooks for :func:`reasonaudio.train.trainer.train_model` drawing its ``TrainStatus`` events
+    as rich bars (one per phase, with loss and accuracy) and a line per validated epoch."""
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TextColumn("{task.fields[figures]}"), TextColumn("ETA"),
                         TimeRemainingColumn(), TimeElapsedColumn(), console=console)
     tasks: dict[str, Any] = {}
 
     def update(status: Any) -> None:
+        if not hasattr(status, "phase"):  # another kind of event: not the trainer's
+            return
         phase = status.phase
         if phase == "validate":
             if status.val is not None:
@@ -47,7 +51,7 @@ def train_progress(console: Console) -> Iterator[Callable[[Any], None]]:
                         figures=figures)
 
     with progress:
-        yield update
+        yield Hooks(on_event=update)
 
 
 def print_train_summary(console: Console, result: Any) -> None:

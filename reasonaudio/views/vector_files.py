@@ -8,7 +8,7 @@ from rich.text import Text
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.ingest.vector_files import CheckedInput, PrecomputedSummary, ingest_precomputed
 from reasonaudio.store.base import Store
-from reasonaudio.views.progress import progress_bars
+from reasonaudio.views.progress import progress_hooks
 
 
 def print_precomputed_summary(console: Console, s: PrecomputedSummary) -> None:
@@ -21,9 +21,7 @@ def print_precomputed_summary(console: Console, s: PrecomputedSummary) -> None:
 
 def ingest_with_progress(console: Console, bench: Benchmark, store: Store,
                          checked: CheckedInput) -> PrecomputedSummary:
-    label = f"vectors:{checked.opts.name} -> {store.backend}"
-    with progress_bars(console) as progress:
-        summary = ingest_precomputed(bench, store, checked,
-                                     progress=lambda done, total: progress(label, done, total))
+    with progress_hooks(console) as hooks:
+        summary = ingest_precomputed(bench, store, checked, hooks=hooks)
     print_precomputed_summary(console, summary)
     return summary

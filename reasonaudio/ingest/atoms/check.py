@@ -21,7 +21,7 @@ from reasonaudio.ingest.atoms.bank import AtomBank
 from reasonaudio.ingest.atoms.folder import FolderBank
 from reasonaudio.ingest.atoms.fsd50k import FSD50KBank
 from reasonaudio.ingest.atoms.registry import open_bank
-from reasonaudio.progress import Progress, silent_progress
+from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.ingest.atom_rules import check_samples, duration_problems, payload_label_problems
 
 
@@ -75,13 +75,13 @@ def _label_warnings(labels: tuple[str, ...]) -> list[str]:
     return out
 
 
-def check_bank(source: str, decode: bool = True, progress: Progress | None = None) -> BankReport:
+def check_bank(source: str, decode: bool = True, hooks: Hooks = SILENT) -> BankReport:
     """Open and validate the bank named by ``source`` (``synthetic``, ``PATH``, ``fsd50k:PATH``)."""
     errors: list[str] = []
     bank = _open_collecting(source, errors)
     bad_ids: set[str] = set()
     if decode:
-        report = progress or silent_progress
+        report = hooks.progress
         report("decoding atoms", 0, len(bank.atoms))
         for n, atom in enumerate(bank.atoms, 1):
             try:

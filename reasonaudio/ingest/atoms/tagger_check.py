@@ -24,7 +24,7 @@ from reasonaudio.errors import DataError
 from reasonaudio.ingest.atoms.bank import AtomBank
 from reasonaudio.ingest.atoms.fetch.recipes import load_recipes
 from reasonaudio.models.yamnet import YamnetTagger, pool_frames
-from reasonaudio.progress import Progress, silent_progress
+from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.fileio import read_text
 
 TAGGERS = ("yamnet",)
@@ -150,7 +150,7 @@ def _load_tagger(name: str) -> Any:
 def run_tagger_check(bank: AtomBank, source: str, *, tagger: Any | None = None,
                      tagger_name: str = "yamnet", k: int = DEFAULT_TOP_K, pool: str = "max",
                      root: Path | None = None, labels: Iterable[str] | None = None,
-                     progress: Progress | None = None, batch: int = 16) -> TaggerReport:
+                     hooks: Hooks = SILENT, batch: int = 16) -> TaggerReport:
     """Tag every atom of ``bank`` (or of ``labels``) and decide per label."""
     if k < 1:
         raise DataError(f"--top-k: must be at least 1, got {k}")
@@ -160,7 +160,7 @@ def run_tagger_check(bank: AtomBank, source: str, *, tagger: Any | None = None,
     tags = expected_tags(bank, root)
     checks = {lab: LabelCheck(lab, *tags[lab]) for lab in wanted}
     atoms = [a for lab in wanted for a in bank.by_label[lab]]
-    report = progress or silent_progress
+    report = hooks.progress
     report("tagging", 0, len(atoms))
     for start in range(0, len(atoms), batch):
         chunk = atoms[start:start + batch]

@@ -23,11 +23,8 @@ from reasonaudio.ingest.embed.embedding_cache import EmbeddingCache
 from reasonaudio.ingest.embed.pipelines import Pipeline, frames_cache_spec
 from reasonaudio.ingest.embed.run import _quiet_render_log
 from reasonaudio.ingest.render import bench_renderer
+from reasonaudio.progress import Counter
 from reasonaudio.runtime import blas_single_thread
-
-CountProgress = Callable[[int, int], None]
-"""``progress(done, total)`` over the clips asked for"""
-
 
 @dataclass
 class FrameStats:
@@ -83,8 +80,9 @@ class FramePipeline(Pipeline):
 
 def frame_rows(bench: Any, clips: Sequence[Clip], tagger: Any, *, cache: bool = True,
                cache_dir: Path | None = None, renderer: Any = None,
-               progress: CountProgress | None = None) -> tuple[dict[str, np.ndarray], FrameStats]:
-    """clip id -> (frames, 521) uint8 rows for ``clips`` of ``bench``, and how each was served."""
+               progress: Counter | None = None) -> tuple[dict[str, np.ndarray], FrameStats]:
+    """clip id -> (frames, 521) uint8 rows for ``clips`` of ``bench``, and how each was served;
+    ``progress(done, total)`` over the clips asked for."""
     t0 = time.perf_counter()
     stats = FrameStats(clips=len(clips))
     out: dict[str, np.ndarray] = {}

@@ -3,7 +3,7 @@
 Resumable and idempotent: point ids come from clip ids, :func:`reasonaudio.store.collections.load_collection`
 upserts only clips not yet stored, and the cache holds everything computed before an interruption.
 After ``kill -9`` a rerun ends with exactly one point per clip and the same vectors as an
-uninterrupted run. Silent from Python: progress goes to an optional callback.
+uninterrupted run. Silent from Python: progress goes to the caller's :class:`~reasonaudio.progress.Hooks`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.errors import DataError
 from reasonaudio.ingest.embed.pipelines import Pipeline, open_pipeline
 from reasonaudio.ingest.render import bench_renderer
-from reasonaudio.progress import Progress, silent_progress
+from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.runtime import blas_single_thread
 from reasonaudio.store.base import PointIn, Store, collection_name
 from reasonaudio.store.collections import check_payload_labels, load_collection
@@ -69,43 +69,66 @@ def _quiet_render_log() -> Iterator[None]:
         log.setLevel(before)
 
 
-def ingest_model(bench: Benchmark, store: Store, model: str, *, model_path: str | None = None,
-                 device: str = "cpu", batch_size: int | None = None, limit: int | None = None,
-                 force: bool = False, cache: bool = True, cache_dir: Path | None = None,
-                 bank_spec: str | None = None, upsert_batch: int | None = None,
-                 progress: Progress | None = None, pipeline: Pipeline | None = None,
-                 dtype: str | None = None, captioner_path: str | None = None) -> IngestSummary:
-    """Make ``reasonaudio-<model>`` hold one point per clip (the first ``limit`` clips, plus any
-    already stored), computing only what is neither stored nor cached.
+@dataclass(frozen=True)
+class IngestOptions:
+    """How :func:`ingest_model` loads a model and fills its collection (``bench ingest``'s flags)."""
 
-    ``upsert_batch``: clips per upsert (default 256 for audio models, 1024 for text pipelines,
-    whose padded last batches per length class cost more); every computed vector is cached as it
-    completes, so a larger batch loses nothing on interruption. ``progress("ingest NAME",
-    done, total)`` is called as clips complete (the CLI draws a bar from it)."""
+    model_path: str | None = None
+    """local weights instead of the hub id"""
+    device: str = "cpu"
+    batch_size: int | None = None
+    """model units per forward call (None: the model's default)"""
+    dtype: str | None = None
+    captioner_path: str | None = None
+    """two-stage with a model captioner: its local weights (``model_path`` is the embedder's)"""
+    limit: int | None = None
+    """only the first ``limit`` clips (plus any already stored: a collection never shrinks)"""
+    force: bool = False
+    """drop and reload the collection"""
+    cache: bool = True
+    """use the embedding cache"""
+    cache_dir: Path | None = None
+    bank_spec: str | None = None
+    """the atom bank to render from, if not the one the manifest names"""
+    upsert_batch: int | None = None
+    """clips per upsert (default 256 for audio models, 1024 for text pipelines, whose padded last
+    batches per length class cost more); every computed vector is cached as it completes, so a
+    larger batch loses nothing on interruption"""
+
+
+def ingest_model(bench: Benchmark, store: Store, model: str, options: IngestOptions = IngestOptions(),
+                 *, hooks: Hooks = SILENT, pipeline: Pipeline | None = None) -> IngestSummary:
+    """Make ``reasonaudio-<model>`` hold one point per clip (the first ``options.limit`` clips,
+    plus any already stored), computing only what is neither stored nor cached.
+
+    ``hooks.progress("ingest NAME", done, total)`` is called as clips complete (the CLI draws a
+    bar from it); ``pipeline``: an already open pipeline instead of the registry's."""
+    o = options
+    limit = o.limit
     if limit is not None and limit < 1:
         raise DataError(f"--limit must be >= 1, got {limit}")
     check_payload_labels(bench)  # the payload rule, before a model is loaded or a clip rendered
     t0 = time.perf_counter()
-    pipe = pipeline or open_pipeline(model, model_path=model_path, device=device,
-                                     batch_size=batch_size, cache=cache, cache_dir=cache_dir,
-                                     dtype=dtype, captioner_path=captioner_path)
+    pipe = pipeline or open_pipeline(model, model_path=o.model_path, device=o.device,
+                                     batch_size=o.batch_size, cache=o.cache, cache_dir=o.cache_dir,
+                                     dtype=o.dtype, captioner_path=o.captioner_path)
     name = collection_name(pipe.name)
     clips = bench.clips
     wanted = clips if limit is None else clips[:limit]
-    if limit is not None and store.exists(name) and not force:
+    if limit is not None and store.exists(name) and not o.force:
         present = store.existing_ids(name, [c.id for c in clips])  # never shrink a collection
         keep = {c.id for c in wanted} | present
         wanted = [c for c in clips if c.id in keep]
     by_id = {c.id: c for c in wanted}
     renderer = pipe._renderer
     if pipe.needs_audio and renderer is None:
-        renderer = bench_renderer(bench, bank_spec)
+        renderer = bench_renderer(bench, o.bank_spec)
         pipe.attach_renderer(renderer)
 
     state = {"base": 0, "in_batch": 0}
     total = len(wanted)
     label = f"ingest {pipe.name}"
-    report = progress or silent_progress
+    report = hooks.progress
     with contextlib.ExitStack() as stack:
         stack.enter_context(_quiet_render_log())
         stack.enter_context(blas_single_thread())
@@ -131,8 +154,8 @@ def ingest_model(bench: Benchmark, store: Store, model: str, *, model_path: str 
             return points
 
         result = load_collection(store, name, pipe.meta(bench, limit), [c.id for c in wanted],
-                                 make_points, force=force, index_labels=bench.labels,
-                                 batch_size=upsert_batch or (256 if pipe.needs_audio else 1024),
+                                 make_points, force=o.force, index_labels=bench.labels,
+                                 batch_size=o.upsert_batch or (256 if pipe.needs_audio else 1024),
                                  progress=sync)
     hits = sum(c.hits for c in pipe.caches[:1])
     return IngestSummary(

@@ -53,7 +53,7 @@ from reasonaudio.ingest.atoms.fetch.recipes import (
     write_recipes,
 )
 from reasonaudio.models.cache_dir import cache_root
-from reasonaudio.progress import Progress, silent_progress
+from reasonaudio.progress import SILENT, Hooks
 
 DEFAULT_MAX_DOWNLOAD_MB = 1024
 REPORT_NAME = "fetch-report.json"
@@ -136,38 +136,15 @@ def _short(sha: str | None) -> str:
     return (sha or "none")[:12]
 
 
-class _Progress:
-    """Counts finished atoms for the optional progress callback (one bar, "fetching atoms")."""
-
-    LABEL = "fetching atoms"
-
-    def __init__(self, total: int, progress: Progress | None) -> None:
-        self.total = total
-        self.done = 0
-        self.report = progress or silent_progress
-
-    def __enter__(self) -> "_Progress":
-        if self.total:
-            self.report(self.LABEL, 0, self.total)
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        pass
-
-    def describe(self, text: str) -> None:
-        """What is being fetched now (kept for debugging; the bar's label stays fixed)."""
-        self.current = text
-
-    def advance(self, n: int = 1) -> None:
-        self.done += n
-        self.report(self.LABEL, self.done, self.total)
+FETCHING = "fetching atoms"
+"""the fetch's one progress label: atoms finished of atoms to fetch"""
 
 
 class Fetcher:
     """One fetch run over a recipe book into ``dest``."""
 
     def __init__(self, dest: Path, book: RecipeBook, *, max_download_mb: float = DEFAULT_MAX_DOWNLOAD_MB,
-                 runner: Runner | None = None, record: bool = False, progress: Progress | None = None,
+                 runner: Runner | None = None, record: bool = False, hooks: Hooks = SILENT,
                  environment: dict[str, str | None] | None = None) -> None:
         self.dest = Path(dest)
         self.book = book
@@ -175,7 +152,7 @@ class Fetcher:
         self.runner: Runner = runner if runner is not None else process.run
         self.record = record
         """authoring mode: a missing or different sha256 is recorded, not fatal"""
-        self.progress = progress
+        self.hooks = hooks
         self.cache = self.dest / ".cache"
         self.staging = self.cache / "staging"
         self.done_dir = self.cache / "done"
@@ -235,14 +212,18 @@ class Fetcher:
         notices = [v for k, v in self.env.items() if v and self._needs(k, pending)]
         packages: list[PackageResult] = []
         n_pending = sum(len(v) for v in pending.values())
-        with _Progress(n_pending, self.progress) as bar:
-            for key, group in pending.items():
-                pkg = self.book.packages[key]
-                pres = PackageResult(pkg.spec)
-                packages.append(pres)
-                for res in self._do_package(pkg, group, pres, bar):
-                    results[res.label] = res
-                    bar.advance()
+        count = self.hooks.counter(FETCHING)
+        if n_pending:
+            count(0, n_pending)
+        done = 0
+        for key, group in pending.items():
+            pkg = self.book.packages[key]
+            pres = PackageResult(pkg.spec)
+            packages.append(pres)
+            for res in self._do_package(pkg, group, pres):
+                results[res.label] = res
+                done += 1
+                count(done, n_pending)
         ordered = [results[a.label] for a in atoms]
         summary = FetchSummary(self.dest, ordered, packages, self.downloaded, self.cached_bytes,
                                time.monotonic() - start, notices)
@@ -261,8 +242,8 @@ class Fetcher:
     def _fail_all(self, group: list[AtomRecipe], reason: str) -> list[AtomResult]:
         return [AtomResult(a.label, a.package, FAILED, reason) for a in group]
 
-    def _do_package(self, pkg: PackageRecipe, group: list[AtomRecipe], pres: PackageResult,
-                    bar: _Progress) -> list[AtomResult]:
+    def _do_package(self, pkg: PackageRecipe, group: list[AtomRecipe],
+                    pres: PackageResult) -> list[AtomResult]:
         problem = self.env.get(pkg.registry)
         if problem:
             pres.error = problem
@@ -275,7 +256,6 @@ class Fetcher:
             if not group:
                 pres.error = str(self.env["fluidsynth"])
                 return out
-        bar.describe(f"{pkg.name}: downloading")
         try:
             dl = self._download(pkg)
         except FetchError as exc:
@@ -285,14 +265,12 @@ class Fetcher:
         if dl.version != pkg.version:
             pres.warning = (f"version {dl.version} fetched, recipe pins {pkg.version}; "
                             "files are checked by their own sha256")
-        bar.describe(f"{pkg.name}: extracting")
         work = self.cache / "work" / f"{pkg.registry}-{pkg.name}".replace("/", "_")
         shutil.rmtree(work, ignore_errors=True)
         try:
             members = self._extract(pkg, dl, group, work)
             self._save_license(pkg, members)
             for atom in group:
-                bar.describe(f"{pkg.name}: {atom.label}")
                 out.append(self._do_atom(atom, pkg, dl, members))
         except FetchError as exc:
             pres.error = str(exc)
@@ -535,7 +513,7 @@ class Fetcher:
 
 
 def fetch_packages(dest: Path, *, recipes: Path | None = None, max_download_mb: float = DEFAULT_MAX_DOWNLOAD_MB,
-                   only: Iterable[str] | None = None, progress: Progress | None = None,
+                   only: Iterable[str] | None = None, hooks: Hooks = SILENT,
                    runner: Runner | None = None, record: bool = False,
                    environment: dict[str, str | None] | None = None) -> FetchSummary:
     """Fetch every atom of the recipe book (or ``only`` those labels) into the bank at ``dest``."""
@@ -543,7 +521,7 @@ def fetch_packages(dest: Path, *, recipes: Path | None = None, max_download_mb: 
         raise FetchError(f"--max-download-mb: must be positive, got {max_download_mb}")
     book = load_recipes(recipes)
     return Fetcher(dest, book, max_download_mb=max_download_mb, runner=runner, record=record,
-                   progress=progress, environment=environment).run(only)
+                   hooks=hooks, environment=environment).run(only)
 
 
 def recorded_book(book: RecipeBook, summary: FetchSummary,
