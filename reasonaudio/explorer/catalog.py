@@ -36,6 +36,9 @@ DIMENSIONS = ("formulation", "condition")
 TOP = 10
 PLOT_SUFFIXES = (".png", ".svg")
 PAYLOAD_RETRIEVERS = ("oracle", "bag-of-sounds", "random")
+DETECTED = "detected:"
+"""collections of perceived events (``bench detect``) record a model name with this prefix"""
+TWO_STAGE = "two-stage:"
 
 
 class NotFound(ReasonAudioError):
@@ -326,7 +329,6 @@ class Catalog:
 
     def searchable(self) -> list[str]:
         """Retrievers the store can answer with (payload retrievers, then one per collection)."""
-        from reasonaudio.detect.collection import detected_name, parse_detected
         from reasonaudio.retrievers.registry import spec_for
         from reasonaudio.store.collections import PAYLOAD_COLLECTION
 
@@ -334,9 +336,7 @@ class Catalog:
         for cname, meta in self.collections():
             if cname == PAYLOAD_COLLECTION:
                 names[:0] = list(PAYLOAD_RETRIEVERS)
-            elif meta.model.startswith("detected-"):
-                names.append(detected_name(*parse_detected(meta.model[len("detected-"):])))
-            else:
+            else:  # a collection records the retriever that reads it (clap, two-stage:..., detected:...)
                 names.append(meta.model)
         known = []
         for n in names:
@@ -355,7 +355,7 @@ class Catalog:
         out = [("oracle-caption (ground truth)", oracle_caption(clip))]
         with self._lock:
             for cname, meta in self.collections():
-                if not meta.model.startswith("two-stage:"):
+                if not meta.model.startswith(TWO_STAGE):
                     continue
                 found = self._store.retrieve(cname, [clip.id], fields=("clip_id", "caption"))
                 for f in found:
@@ -366,13 +366,11 @@ class Catalog:
 
     def detected(self, clip: Clip, logic: Node | None = None) -> list[tuple[str, Timeline]]:
         """(detected retriever, timeline of its events) for every detected collection."""
-        from reasonaudio.detect.collection import detected_name, parse_detected
-
         mentioned = set(labels(logic)) if logic is not None else set()
         out = []
         with self._lock:
             for cname, meta in self.collections():
-                if not meta.model.startswith("detected-"):
+                if not meta.model.startswith(DETECTED):
                     continue
                 found = self._store.retrieve(cname, [clip.id], fields=("clip_id", "events", "confidence"))
                 for f in found:
@@ -382,8 +380,7 @@ class Catalog:
                                "offset": float(e["offset"]), "mentioned": e["label"] in mentioned,
                                "confidence": conf.get(e["label"])}
                               for e in sorted(pl.get("events") or (), key=lambda e: (e["onset"], e["label"]))]
-                    name = detected_name(*parse_detected(meta.model[len("detected-"):]))
-                    out.append((name, Timeline(clip.duration, events)))
+                    out.append((meta.model, Timeline(clip.duration, events)))
         return out
 
     def search(self, text: str, retriever: str, k: int) -> dict[str, Any]:

@@ -1,0 +1,121 @@
+"""A benchmark with saved results and store collections for the explorer's tests, and a real
+``bench serve`` process on a free loopback port (always stopped)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import Iterator
+
+EXPLORER_BUILD = dict(atoms="synthetic", seed=0, n_clips=80, n_queries=25)
+RETRIEVERS = ("oracle", "bag-of-sounds", "random")
+EXTRA_NAME = "random@paraphrase"
+"""a saved result that records a formulation, as the formulations work will write them"""
+CAPTION_MODEL = "two-stage:oracle-caption+minilm"
+TINY_PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360f8cfc0f01f0005fe02fea7d6a5"
+    "8a0000000049454e44ae426082")
+
+
+def build_explorer_bench(root: Path) -> Path:
+    """Build, load the payload, evaluate three retrievers, and add what other commands would
+    leave: a result with a formulation, a two-stage collection's captions, a detected collection
+    and a plot."""
+    from reasonaudio.bench.evaluate import evaluate_retrievers
+    from reasonaudio.bench.results import load_result, run_path, save_result
+    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.detect.collection import detected_collection
+    from reasonaudio.ingest.build import BuildParams, build_benchmark
+    from reasonaudio.models.captioners import oracle_caption
+    from reasonaudio.store.base import STATE_COMPLETE, CollectionMeta, PointIn, collection_name
+    from reasonaudio.store.collections import ingest_payload
+    from reasonaudio.store.open import open_store
+    from reasonaudio.store.payload import clip_payload
+
+    build_benchmark(root, BuildParams(**EXPLORER_BUILD))
+    bench = load_benchmark(root)
+    with open_store(root, write=True) as store:
+        ingest_payload(bench, store)
+        evaluate_retrievers(bench, list(RETRIEVERS), store=store)
+        clips = bench.clips
+        caption_meta = CollectionMeta(model=CAPTION_MODEL, revision="test", dimension=1,
+                                      distance="cosine", pooling="test", points=len(clips),
+                                      state=STATE_COMPLETE)
+        name = collection_name(CAPTION_MODEL)
+        store.create(name, caption_meta)
+        store.upsert(name, [PointIn(c.id, (1.0,), {**clip_payload(c), "caption": oracle_caption(c)})
+                            for c in clips])
+        detected = detected_collection("yamnet", "zero-shot")
+        store.create(detected, replace(caption_meta, model="detected:yamnet",
+                                                extra={"kind": "detected", "mode": "zero-shot"}))
+        points = []
+        for c in clips:  # "detects" every event but the last, a little late
+            events = [replace(e, onset=round(e.onset + 0.1, 3)) for e in c.events[:-1]]
+            det = replace(c, events=tuple(e for e in events if e.offset > e.onset))
+            points.append(PointIn(c.id, (1.0,), {**clip_payload(det),
+                                                 "confidence": {e.label: 0.8 for e in det.events}}))
+        store.upsert(detected, points)
+    base = load_result(bench, "random")
+    assert base is not None
+    save_result(bench, replace(base, name=EXTRA_NAME, describe={**base.describe, "formulation": "paraphrase"}))
+    shutil.copyfile(run_path(bench, "random"), run_path(bench, EXTRA_NAME))
+    plots = root / "results" / "plots"
+    plots.mkdir(parents=True, exist_ok=True)
+    (plots / "metrics_by_task.png").write_bytes(TINY_PNG)
+    return root
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def serving(data: Path, *extra: str, timeout: float = 120.0) -> Iterator[str]:
+    """``bench serve --data DATA --port 0`` in a child process; yields its URL once it answers,
+    and stops it (and waits for it) however the block ends."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    repo = Path(__file__).resolve().parents[1]
+    env["PYTHONPATH"] = os.pathsep.join([str(repo)] + [p for p in [env.get("PYTHONPATH")] if p])
+    proc = subprocess.Popen([sys.executable, "-m", "reasonaudio.cli", "serve", "--data", str(data),
+                             "--port", "0", *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        if "serving" not in line:
+            proc.wait(timeout=timeout)
+            raise AssertionError(f"bench serve did not start: {line!r} {proc.stderr.read() if proc.stderr else ''}")
+        url = line.split(" at ", 1)[1].split()[0]
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with urllib.request.urlopen(url, timeout=timeout):
+                    break
+            except (urllib.error.URLError, ConnectionError):
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise
+                time.sleep(0.1)
+        yield url.rstrip("/")
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=30)
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
