@@ -1,19 +1,10 @@
-"""A benchmark with saved results and store collections for the explorer's tests, and a real
-``bench serve`` process on a free loopback port (always stopped)."""
+"""A benchmark with saved results and store collections for the explorer's tests."""
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
-from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Iterator
 
 EXPLORER_BUILD = dict(atoms="synthetic", seed=0, n_clips=80, n_queries=25)
 RETRIEVERS = ("oracle", "bag-of-sounds", "random")
@@ -72,50 +63,3 @@ def build_explorer_bench(root: Path) -> Path:
     plots.mkdir(parents=True, exist_ok=True)
     (plots / "metrics_by_task.png").write_bytes(TINY_PNG)
     return root
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextmanager
-def serving(data: Path, *extra: str, timeout: float = 120.0) -> Iterator[str]:
-    """``bench serve --data DATA --port 0`` in a child process; yields its URL once it answers,
-    and stops it (and waits for it) however the block ends."""
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    repo = Path(__file__).resolve().parents[1]
-    env["PYTHONPATH"] = os.pathsep.join([str(repo)] + [p for p in [env.get("PYTHONPATH")] if p])
-    proc = subprocess.Popen([sys.executable, "-m", "reasonaudio.cli", "serve", "--data", str(data),
-                             "--port", "0", *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env)
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        if "serving" not in line:
-            proc.wait(timeout=timeout)
-            raise AssertionError(f"bench serve did not start: {line!r} {proc.stderr.read() if proc.stderr else ''}")
-        url = line.split(" at ", 1)[1].split()[0]
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                with urllib.request.urlopen(url, timeout=timeout):
-                    break
-            except (urllib.error.URLError, ConnectionError):
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise
-                time.sleep(0.1)
-        yield url.rstrip("/")
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=30)
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()

@@ -17,13 +17,13 @@ pytest.importorskip("starlette", reason="bench serve needs the serve extra (star
 
 from starlette.testclient import TestClient  # noqa: E402
 
-from explorer_support import CAPTION_MODEL, EXTRA_NAME, build_explorer_bench, serving  # noqa: E402
+from explorer_support import CAPTION_MODEL, EXTRA_NAME, build_explorer_bench  # noqa: E402
 from reasonaudio.bench.metrics import first_rank  # noqa: E402
 from reasonaudio.bench.results import fingerprint, run_path  # noqa: E402
 from reasonaudio.bench.runs import read_trec  # noqa: E402
 from reasonaudio.dataset.benchmark import load_benchmark  # noqa: E402
 from reasonaudio.explorer.ranges import RangeError, parse_range  # noqa: E402
-from reasonaudio.explorer.server import build_app, is_loopback  # noqa: E402
+from reasonaudio.explorer.server import build_app, child_server, is_loopback  # noqa: E402
 
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 
@@ -221,7 +221,7 @@ def test_loopback_hosts():
 def test_the_command_serves_and_refuses_bad_input(bench_dir, tmp_path):
     import urllib.request
 
-    with serving(bench_dir) as url:
+    with child_server(bench_dir) as url:
         assert url.startswith("http://127.0.0.1:")
         with urllib.request.urlopen(url + "/") as r:
             assert r.status == 200 and b"ReasonAudio explorer" in r.read()

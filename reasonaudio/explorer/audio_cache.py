@@ -13,7 +13,6 @@ from collections import OrderedDict
 from typing import Any
 
 from reasonaudio.dataset.benchmark import Benchmark
-from reasonaudio.ingest.render import bench_renderer, encode_audio
 
 DEFAULT_BUDGET = 256 * 1024 * 1024
 CONTENT_TYPE = "audio/wav"
@@ -39,6 +38,8 @@ class AudioCache:
             if data is not None:
                 self._items.move_to_end(clip_id)
                 return data
+            from reasonaudio.ingest.render import bench_renderer, encode_audio  # scipy: 1-2 s to import
+
             if self._renderer is None:
                 self._renderer = bench_renderer(self.bench, self.bank_spec)
             clip = self.bench.clip_by_id[clip_id]

@@ -188,6 +188,13 @@ class Catalog:
                 self._runs[name] = read_trec(path, tag=name) if path.is_file() else None
             return self._runs[name]
 
+    def warm(self) -> None:
+        """Read every saved run now (a server calls this in the background after it starts, so the
+        first query page does not wait for them)."""
+        for name in self.names:
+            self.run(name)
+        import reasonaudio.ingest.render  # noqa: F401  (the first clip's audio then needs no import)
+
     def ranking(self, name: str, qid: str) -> list[str]:
         run = self.run(name)
         return run.ranking(qid) if run is not None else []

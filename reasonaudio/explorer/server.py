@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import ipaddress
+import logging
+import os
 import socket
+import subprocess
+import sys
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.errors import ReasonAudioError
@@ -81,6 +87,10 @@ def run(app: Any, listening: Listening) -> None:
     starts wait in the socket's backlog, so the URL can be announced before this call)."""
     import uvicorn
 
+    # The renderer logs each atom it levels (the build recorded those adjustments already); a
+    # server rendering clips on demand would repeat them on every first play.
+    logging.getLogger("reasonaudio.render").setLevel(logging.ERROR)
+    threading.Thread(target=app.state.catalog.warm, name="explorer-warm", daemon=True).start()
     config = uvicorn.Config(app, log_level="critical", access_log=False, lifespan="off",
                             server_header=False)
     try:
@@ -88,3 +98,31 @@ def run(app: Any, listening: Listening) -> None:
     finally:
         listening.sock.close()
         app.state.catalog.close()
+
+
+@contextmanager
+def child_server(data: Path, *args: str, timeout: float = 120.0) -> Iterator[str]:
+    """``bench serve --data DATA --port 0 ARGS`` in a child process (as a user runs it); yields
+    its base URL (no trailing slash) once it listens, and stops it, waiting, however the block
+    ends. For the browser tests, the speed benchmark and the README's screenshot."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "reasonaudio.cli", "serve", "--data", str(data),
+                             "--port", "0", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env)
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        line = proc.stdout.readline()  # printed once the socket listens
+        if " at http" not in line:
+            proc.wait(timeout=timeout)
+            raise ReasonAudioError(f"bench serve did not start: {(line + proc.stderr.read()).strip()}")
+        yield line.split(" at ", 1)[1].split()[0].rstrip("/")
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=timeout)
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
