@@ -5,8 +5,10 @@
 Starts ``bench serve --data DIR --port 0`` as a child process (as a user would) and prints:
 - start-up: seconds from launching the command to the first answered overview page
   (target 3 s);
-- a query page warm: each of ``--pages`` query pages is asked once (its runs and timelines get
-  read), then again, timed; median and worst (target 300 ms);
+- a query page's first view: each of ``--pages`` query pages asked once (rendered; the saved
+  runs are read in the background from start-up on, so the first pages may wait for them);
+- a query page warm: the same pages asked again (a rendered page is kept); median and worst
+  (target 300 ms);
 - the first bytes of a clip's audio warm: each planted positive of those queries is fetched once
   (rendered and cached), then again, timed to the first byte of the body; median and worst
   (target 200 ms).
@@ -26,7 +28,7 @@ from urllib.parse import urlsplit
 
 from reasonaudio.explorer.server import child_server
 
-TARGETS = {"start-up": 3.0, "query page warm": 0.300, "audio first bytes warm": 0.200}
+TARGETS = {"start-up": 3.0, "query page first view": None, "query page warm": 0.300, "audio first bytes warm": 0.200}
 
 
 def _get(host: str, port: int, path: str, first_byte_only: bool = False) -> tuple[int, float]:
@@ -47,6 +49,9 @@ def _get(host: str, port: int, path: str, first_byte_only: bool = False) -> tupl
 def _line(name: str, values: list[float]) -> None:
     med, worst = statistics.median(values), max(values)
     target = TARGETS[name]
+    if target is None:  # no target: rendered for the first time (runs still being read at first)
+        print(f"{name:24s} median {med * 1e3:8.1f} ms, worst {worst * 1e3:8.1f} ms (no target)")
+        return
     unit, scale = ("s", 1.0) if target >= 1 else ("ms", 1e3)
     print(f"{name:24s} median {med * scale:8.1f} {unit}, worst {worst * scale:8.1f} {unit} "
           f"(target {target * scale:g} {unit}: worst/target {worst / target:.2f})")
@@ -73,8 +78,9 @@ def main() -> None:
         assert status == 200, status
         print(f"{args.data}: {len(queries)} queries; {len(qids)} query pages, {len(clips)} clips timed")
         _line("start-up", [startup])
-        for q in qids:
-            assert _get(host, port, f"/query/{q}")[0] == 200
+        first = [_get(host, port, f"/query/{q}") for q in qids]
+        assert all(status == 200 for status, _ in first)
+        _line("query page first view", [t for _, t in first])
         _line("query page warm", [_get(host, port, f"/query/{q}")[1] for q in qids])
         for c in clips:
             assert _get(host, port, f"/audio/{c}.wav")[0] == 200

@@ -82,6 +82,15 @@ def build_app(bench: Benchmark, plots: Path | None = None, backend: str | None =
     return create_app(catalog)
 
 
+WARM_AFTER_S = 5.0
+"""the background warm-up starts after the first page is answered, or after this long"""
+
+
+def _warm(app: Any) -> None:
+    app.state.answered.wait(WARM_AFTER_S)  # the first page does not share the CPU with it
+    app.state.catalog.warm()
+
+
 def run(app: Any, listening: Listening) -> None:
     """Serve ``app`` on the bound socket until interrupted (connections made before uvicorn's loop
     starts wait in the socket's backlog, so the URL can be announced before this call)."""
@@ -90,7 +99,7 @@ def run(app: Any, listening: Listening) -> None:
     # The renderer logs each atom it levels (the build recorded those adjustments already); a
     # server rendering clips on demand would repeat them on every first play.
     logging.getLogger("reasonaudio.render").setLevel(logging.ERROR)
-    threading.Thread(target=app.state.catalog.warm, name="explorer-warm", daemon=True).start()
+    threading.Thread(target=_warm, args=(app,), name="explorer-warm", daemon=True).start()
     config = uvicorn.Config(app, log_level="critical", access_log=False, lifespan="off",
                             server_header=False)
     try:

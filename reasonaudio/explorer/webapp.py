@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +32,8 @@ from reasonaudio.explorer.ranges import RangeError, parse_range
 
 STATIC = Path(__file__).parent / "static"
 MAX_K = 100
+KEPT_PAGES = 1024
+"""rendered pages kept in memory (a query page of the demo is about 100 KB)"""
 log = logging.getLogger("reasonaudio.explorer")
 
 
@@ -54,10 +58,13 @@ def create_app(catalog: Catalog, audio: AudioCache | None = None) -> Starlette:
     env = environment()
     audio = audio or AudioCache(catalog.bench, bank_spec=catalog.bank_spec)
     title = catalog.bench.root.name
+    answered = threading.Event()
+    """set once a page has been rendered (the server's background warm-up waits for it)"""
 
     def page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
         html = env.get_template(template).render(request=request, title=title, catalog=catalog,
                                                  url=request.app.url_path_for, **context)
+        answered.set()
         return HTMLResponse(html, status_code=status)
 
     def param(request: Request, name: str, default: str | None = None) -> str:
@@ -65,6 +72,28 @@ def create_app(catalog: Catalog, audio: AudioCache | None = None) -> Starlette:
         if value is None:
             raise NotFound(f"missing parameter {name!r}")
         return value
+
+    pages: OrderedDict[str, HTMLResponse] = OrderedDict()
+    pages_lock = threading.Lock()
+
+    def kept(handler: Any) -> Any:
+        """Render a page once and keep it: everything it shows was loaded when the server started
+        (results, runs, the benchmark) or is fixed while it runs (the read-only store)."""
+        def answer(request: Request) -> Response:
+            key = request.url.path + "?" + request.url.query
+            with pages_lock:
+                hit = pages.get(key)
+                if hit is not None:
+                    pages.move_to_end(key)
+                    return hit
+            response = handler(request)
+            if response.status_code == 200:
+                with pages_lock:
+                    pages[key] = response
+                    while len(pages) > KEPT_PAGES:
+                        pages.popitem(last=False)
+            return response
+        return answer
 
     def overview(request: Request) -> Response:
         return page(request, "overview.html", tables=[(t, catalog.table(t)) for t in ("all",) + TASKS])
@@ -174,12 +203,12 @@ def create_app(catalog: Catalog, audio: AudioCache | None = None) -> Starlette:
                     message="the explorer could not answer this page (see the server's log)")
 
     routes = [
-        Route("/", overview, name="overview"),
-        Route("/query/{qid}", query, name="query"),
-        Route("/clip/{cid}", clip_page, name="clip"),
+        Route("/", kept(overview), name="overview"),
+        Route("/query/{qid}", kept(query), name="query"),
+        Route("/clip/{cid}", kept(clip_page), name="clip"),
         Route("/audio/{cid}.wav", audio_file, name="audio", methods=["GET", "HEAD"]),
-        Route("/failures", failures, name="failures"),
-        Route("/compare", compare, name="compare"),
+        Route("/failures", kept(failures), name="failures"),
+        Route("/compare", kept(compare), name="compare"),
         Route("/search", search, name="search"),
         Route("/plot/{name}", plot, name="plot"),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
@@ -187,6 +216,7 @@ def create_app(catalog: Catalog, audio: AudioCache | None = None) -> Starlette:
     app = Starlette(routes=routes, exception_handlers={NotFound: not_found, HTTPException: http_error,
                                                        Exception: server_error})
     app.state.catalog = catalog
+    app.state.answered = answered
     app.state.audio = audio
     return app
 
