@@ -97,6 +97,22 @@ def test_clip_page_has_audio_timelines_and_captions(client, bench):
     assert html.count('<svg class="timeline"') == 2  # true and detected
     assert "detected:yamnet" in html and f"({CAPTION_MODEL})" in html
     assert "confidence 0.80" in html
+    assert 'class="event other"' not in html  # no query: every event drawn alike
+
+
+def test_clip_page_seen_from_a_query(client, bench):
+    from reasonaudio.constraints.logic import labels
+
+    q = next(q for q in bench.queries if q.task == "negation")
+    choice = next(c for c in bench.choices if c.query_id == q.id)
+    html = client.get(f"/clip/{choice.negative}", params={"q": q.id}).text
+    assert f'href="/query/{q.id}"' in html and "(its hard negative)" in html and "not relevant" in html
+    assert html.count('<span class="no">✗</span>') == 1  # a hard negative breaks one constraint
+    clip = bench.clip_by_id[choice.negative]
+    if set(clip.labels) - set(labels(q.logic)):
+        assert 'class="event other"' in html
+    assert client.get(f"/clip/{choice.negative}", params={"q": "q-nope"}).status_code == 404
+    assert f'href="/clip/{choice.positive}?q={q.id}"' in client.get(f"/query/{q.id}").text
 
 
 def test_audio_is_the_rendered_clip_with_byte_ranges(client, bench, tmp_path):

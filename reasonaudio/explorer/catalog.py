@@ -250,9 +250,9 @@ class Catalog:
         return rows
 
     def timeline(self, clip: Clip, logic: Node | None = None) -> Timeline:
-        mentioned = set(labels(logic)) if logic is not None else set()
+        mentioned = set(labels(logic)) if logic is not None else None  # None: no query, all drawn alike
         events = [{"label": e.label, "onset": e.onset, "offset": e.offset,
-                   "mentioned": e.label in mentioned, "confidence": None}
+                   "mentioned": mentioned is None or e.label in mentioned, "confidence": None}
                   for e in sorted(clip.events, key=lambda e: (e.onset, e.label))]
         return Timeline(clip.duration, events)
 
@@ -373,7 +373,7 @@ class Catalog:
 
     def detected(self, clip: Clip, logic: Node | None = None) -> list[tuple[str, Timeline]]:
         """(detected retriever, timeline of its events) for every detected collection."""
-        mentioned = set(labels(logic)) if logic is not None else set()
+        mentioned = set(labels(logic)) if logic is not None else None
         out = []
         with self._lock:
             for cname, meta in self.collections():
@@ -384,7 +384,8 @@ class Catalog:
                     pl = f.payload or {}
                     conf = pl.get("confidence") or {}
                     events = [{"label": str(e["label"]), "onset": float(e["onset"]),
-                               "offset": float(e["offset"]), "mentioned": e["label"] in mentioned,
+                               "offset": float(e["offset"]),
+                               "mentioned": mentioned is None or e["label"] in mentioned,
                                "confidence": conf.get(e["label"])}
                               for e in sorted(pl.get("events") or (), key=lambda e: (e["onset"], e["label"]))]
                     out.append((meta.model, Timeline(clip.duration, events)))

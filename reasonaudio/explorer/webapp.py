@@ -57,7 +57,7 @@ def environment() -> Environment:
 def create_app(catalog: Catalog, audio: AudioCache | None = None) -> Starlette:
     env = environment()
     audio = audio or AudioCache(catalog.bench, bank_spec=catalog.bank_spec)
-    title = catalog.bench.root.name
+    title = f"{catalog.bench.root.parent.name}/{catalog.bench.root.name}"
     answered = threading.Event()
     """set once a page has been rendered (the server's background warm-up waits for it)"""
 
@@ -116,10 +116,14 @@ def create_app(catalog: Catalog, audio: AudioCache | None = None) -> Starlette:
 
     def clip_page(request: Request) -> Response:
         clip = catalog.clip(request.path_params["cid"])
-        queries = [(catalog.query(qid), role) for qid, role in catalog.planted_in.get(clip.id, [])]
-        return page(request, "clip.html", clip=clip, true_timeline=catalog.timeline(clip),
-                    detected=catalog.detected(clip), captions=catalog.captions(clip), planted=queries,
-                    store_note=catalog.store_note())
+        qid = request.query_params.get("q")
+        q = catalog.query(qid) if qid is not None else None  # ?q=QID: that query's sounds and checks
+        logic = q.logic if q is not None else None
+        queries = [(catalog.query(p), role) for p, role in catalog.planted_in.get(clip.id, [])]
+        marks = catalog.ranked([_Hit(clip.id)], logic, q.id)[0] if q is not None else None
+        return page(request, "clip.html", clip=clip, q=q, marks=marks, parts=catalog.logic_parts(logic),
+                    true_timeline=catalog.timeline(clip, logic), detected=catalog.detected(clip, logic),
+                    captions=catalog.captions(clip), planted=queries, store_note=catalog.store_note())
 
     def failures(request: Request) -> Response:
         name = catalog.retriever(param(request, "retriever"))
