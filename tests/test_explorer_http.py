@@ -249,3 +249,23 @@ def test_the_command_serves_and_refuses_bad_input(bench_dir, tmp_path):
     missing = subprocess.run([sys.executable, "-m", "reasonaudio.cli", "serve", "--data", str(tmp_path / "none")],
                              capture_output=True, text=True, timeout=120)
     assert missing.returncode == 2 and "Traceback" not in missing.stderr
+
+
+def test_a_benchmark_without_results_or_store_is_shown_and_left_alone(tmp_path):
+    from reasonaudio.ingest.build import BuildParams, build_benchmark
+
+    root = tmp_path / "bare"
+    build_benchmark(root, BuildParams(atoms="synthetic", seed=0, n_clips=24, n_queries=10))
+    before = sorted(p.relative_to(root) for p in root.rglob("*"))
+    bench = load_benchmark(root)
+    app = build_app(bench)
+    with TestClient(app, raise_server_exceptions=False) as c:
+        assert "No saved results" in c.get("/").text
+        q = bench.queries[0]
+        assert c.get(f"/query/{q.id}").status_code == 200
+        clip_page = c.get(f"/clip/{bench.clips[0].id}").text
+        assert "no detected collection" in clip_page and "bench ingest" in clip_page
+        assert "the store has no collection to search" in c.get("/search", params={"q": "x"}).text
+        assert c.get("/failures", params={"retriever": "oracle"}).status_code == 404
+    app.state.catalog.close()
+    assert sorted(p.relative_to(root) for p in root.rglob("*")) == before  # no store folder made

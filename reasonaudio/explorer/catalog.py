@@ -305,8 +305,14 @@ class Catalog:
     def _open_store(self) -> Any:
         """The benchmark's store, opened read-only on first use (None, with a reason, when it cannot)."""
         if self._store is None and self._store_error is None:
-            from reasonaudio.store.open import open_store
+            from reasonaudio.store.open import embedded_path, open_store, resolve_backend
 
+            backend, _ = resolve_backend(self.backend, self.url)
+            folder = embedded_path(self.bench.root, backend)
+            if backend != "server" and not folder.is_dir():  # opening would create it
+                self._store_error = (f"no {backend} store in {folder.parent} yet "
+                                     "(bench ingest --data DIR --model none makes one)")
+                return None
             try:
                 self._store = open_store(self.bench.root, self.backend, self.url)
             except ReasonAudioError as exc:

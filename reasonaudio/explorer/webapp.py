@@ -157,7 +157,7 @@ def create_app(catalog: Catalog, audio: AudioCache | None = None) -> Starlette:
         status = 200
         if not 1 <= k <= MAX_K:
             context["error"], status, context["k"] = f"k must be a whole number from 1 to {MAX_K}", 400, 10
-        elif text.strip():
+        elif text.strip() and retriever:  # no retriever named and none in the store: the note says why
             try:
                 result = catalog.search(text, retriever, k)
             except NotFound:
