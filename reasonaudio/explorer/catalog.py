@@ -193,7 +193,6 @@ class Catalog:
         first query page does not wait for them)."""
         for name in self.names:
             self.run(name)
-        import reasonaudio.ingest.render  # noqa: F401  (the first clip's audio then needs no import)
 
     def ranking(self, name: str, qid: str) -> list[str]:
         run = self.run(name)
