@@ -269,3 +269,31 @@ def test_a_benchmark_without_results_or_store_is_shown_and_left_alone(tmp_path):
         assert c.get("/failures", params={"retriever": "oracle"}).status_code == 404
     app.state.catalog.close()
     assert sorted(p.relative_to(root) for p in root.rglob("*")) == before  # no store folder made
+
+
+def test_another_host_only_with_a_warning(bench_dir, monkeypatch):
+    import socket
+
+    from typer.testing import CliRunner
+
+    import reasonaudio.explorer.server as server
+    from reasonaudio.cli import app
+
+    served = []
+    monkeypatch.setattr(server, "listen", lambda host, port: server.Listening(socket.socket(), f"http://{host}:{port}/"))
+    monkeypatch.setattr(server, "run", lambda app_, listening: (served.append(listening.url), listening.sock.close()))
+    out = CliRunner().invoke(app, ["serve", "--data", str(bench_dir), "--host", "192.0.2.7", "--port", "9"])
+    assert out.exit_code == 0 and served == ["http://192.0.2.7:9/"]
+    assert "warning: listening on 192.0.2.7, not loopback" in out.output
+    out = CliRunner().invoke(app, ["serve", "--data", str(bench_dir)])
+    assert out.exit_code == 0 and served[-1] == "http://127.0.0.1:8765/" and "warning" not in out.output
+
+
+def test_without_a_browser_the_reason_is_one_line(monkeypatch, tmp_path):
+    import reasonaudio.explorer.browser as browser
+
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr(browser, "SYSTEM_BIN", tmp_path)
+    reason = browser.find_chromium()
+    assert isinstance(reason, str) and "\n" not in reason
+    assert "chromium" in reason and "scripts/install.sh test" in reason
