@@ -21,22 +21,26 @@ def build_explorer_bench(root: Path) -> Path:
     """Build, load the payload, evaluate three retrievers, and add what other commands would
     leave: a result with a formulation, a two-stage collection's captions, a detected collection
     and a plot."""
-    from reasonaudio.bench.evaluate import evaluate_retrievers
+    from typer.testing import CliRunner
+
     from reasonaudio.bench.results import load_result, run_path, save_result
+    from reasonaudio.cli import app
     from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.detect.collection import detected_collection
     from reasonaudio.ingest.build import BuildParams, build_benchmark
     from reasonaudio.models.captioners import oracle_caption
     from reasonaudio.store.base import STATE_COMPLETE, CollectionMeta, PointIn, collection_name
-    from reasonaudio.store.collections import ingest_payload
     from reasonaudio.store.open import open_store
     from reasonaudio.store.payload import clip_payload
 
     build_benchmark(root, BuildParams(**EXPLORER_BUILD))
+    runner = CliRunner()
+    for args in (["ingest", "--data", str(root), "--model", "none"],
+                 ["eval", "--data", str(root), *[a for r in RETRIEVERS for a in ("-r", r)]]):
+        done = runner.invoke(app, args)  # the commands, as a user leaves the directory
+        assert done.exit_code == 0, done.output
     bench = load_benchmark(root)
     with open_store(root, write=True) as store:
-        ingest_payload(bench, store)
-        evaluate_retrievers(bench, list(RETRIEVERS), store=store)
         clips = bench.clips
         caption_meta = CollectionMeta(model=CAPTION_MODEL, revision="test", dimension=1,
                                       distance="cosine", pooling="test", points=len(clips),
