@@ -780,5 +780,34 @@ def search(
         print_captions(console, hits, captions)
 
 
+@app.command()
+def serve(
+    data: Path = DataOpt,
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (another than "
+                             "loopback only when asked: anyone who reaches it can read the benchmark)."),
+    port: int = typer.Option(8765, "--port", help="Port (0: any free one; the URL is printed)."),
+    plots: Optional[Path] = typer.Option(None, "--plots", help="Folder of PNG plots (default: "
+                                         "DATA/results/plots, or the demo's report folder)."),
+    atoms: Optional[str] = typer.Option(None, help="Atom bank, if not the one the manifest names."),
+    backend: Optional[str] = BackendOpt,
+    qdrant_url: Optional[str] = QdrantUrlOpt,
+    no_verify: bool = NoVerifyOpt,
+) -> None:
+    """A local, read-only web explorer: results, queries, minimal pairs, audio, failures, search."""
+    from reasonaudio.explorer.server import build_app, is_loopback, listen, run
+
+    bench = _load(data, no_verify)
+    if plots is not None and not plots.is_dir():
+        raise ReasonAudioError(f"{plots}: --plots folder not found")
+    app_ = build_app(bench, plots, backend, qdrant_url, atoms)
+    listening = listen(host, port)
+    if not is_loopback(host):
+        err_console.print(Text(f"warning: listening on {host}, not loopback: anyone who can reach "
+                               "this address can read the benchmark and its results"), highlight=False)
+    console.print(Text(f"serving {bench.root} at {listening.url} (read-only; Ctrl-C stops)"), highlight=False)
+    sys.stdout.flush()
+    run(app_, listening)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

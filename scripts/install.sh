@@ -9,8 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
-extras=""
-if [ "${1:-}" = "test" ]; then extras="[test]"; fi
+extras="[serve]"
+if [ "${1:-}" = "test" ]; then extras="[serve,test]"; fi
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
@@ -24,4 +24,13 @@ if [ "${1:-}" != "test" ] && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" 
   apt-get update -qq >/dev/null 2>&1 || echo "note: apt-get update failed; Debian-packaged atoms may be skipped"
   command -v fluidsynth >/dev/null 2>&1 || apt-get install -y -qq --no-install-recommends fluidsynth >/dev/null 2>&1 \
     || echo "note: fluidsynth not installed; soundfont instrument atoms will be skipped"
+fi
+# The explorer's browser tests drive Debian's chromium through its chromedriver (selenium never
+# downloads a browser). Without them those tests skip, saying why.
+if [ "${1:-}" = "test" ] && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = "0" ]; then
+  if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
+    apt-get update -qq >/dev/null 2>&1 || echo "note: apt-get update failed; chromium may not install"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium chromium-driver >/dev/null 2>&1 \
+      || echo "note: chromium not installed; the explorer's browser tests will be skipped"
+  fi
 fi

@@ -29,7 +29,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("ingest and retrievers", ("reasonaudio.ingest", "reasonaudio.retrievers", "reasonaudio.detect",
                                "reasonaudio.train")),
     ("evaluation", ("reasonaudio.bench", "reasonaudio.mainjob")),
-    ("views", ("reasonaudio.views",)),
+    ("views", ("reasonaudio.views", "reasonaudio.explorer")),
     ("command line", ("reasonaudio.cli",)),
 ]
 

@@ -1,0 +1,455 @@
+"""What the explorer's pages show, gathered from the library (no HTML here).
+
+Everything is read from the benchmark directory as the other commands leave it: saved results
+(``bench/results.py``), their TREC runs, the minimal pairs in ``choices.jsonl``, the Qdrant
+collections (captions of two-stage collections, events of detected collections) and, for the
+search box, the same retrievers ``bench search`` builds. Nothing is written.
+
+New kinds of results appear without new page code: every saved retriever is listed, and the
+fields of :data:`DIMENSIONS` (formulation, condition) become columns wherever a result records
+them in its ``describe``; a query's extra fields (formulations, templates, shapes) are listed as
+they are.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from reasonaudio.bench.metrics import LABELS, METRICS, first_rank
+from reasonaudio.bench.results import Results, load_results, run_path
+from reasonaudio.bench.runs import Run, read_trec
+from reasonaudio.constraints.logic import Node, conjuncts, describe, labels
+from reasonaudio.dataset.benchmark import CHOICES, TASKS, Benchmark, Choice
+from reasonaudio.dataset.clip import Clip
+from reasonaudio.errors import ReasonAudioError
+from reasonaudio.fileio import read_jsonl
+from reasonaudio.models.captioners import oracle_caption
+from reasonaudio.views.search import checks
+
+DIMENSIONS = ("formulation", "condition")
+"""fields of a result's ``describe`` shown as columns beside its name when any result has them"""
+TOP = 10
+PLOT_SUFFIXES = (".png", ".svg")
+PAYLOAD_RETRIEVERS = ("oracle", "bag-of-sounds", "random")
+DETECTED = "detected:"
+"""collections of perceived events (``bench detect``) record a model name with this prefix"""
+TWO_STAGE = "two-stage:"
+
+
+class NotFound(ReasonAudioError):
+    """An id in a URL that names nothing in this benchmark (the pages answer 404)."""
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """A clip in a retriever's ranking for one query, with the judge's verdict per constraint."""
+
+    rank: int
+    clip_id: str
+    score: float
+    checks: tuple[bool, ...]
+    relevant: bool
+    role: str
+    """"positive", "hard negative" (the planted pair) or ""."""
+
+
+@dataclass
+class Timeline:
+    """Events of one clip (true or detected) for an SVG timeline."""
+
+    duration: float
+    events: list[dict[str, Any]]
+    """label, onset, offset, mentioned (bool), confidence (detected only, else None)"""
+
+
+@dataclass
+class Failure:
+    qid: str
+    text: str
+    task: str
+    first_relevant: float
+    """rank of the first relevant clip (inf: not in the run)"""
+    positive_rank: float
+    negative_rank: float
+    values: dict[str, float] = field(default_factory=dict)
+
+
+def rank_text(rank: float) -> str:
+    return "-" if math.isinf(rank) else str(int(rank))
+
+
+def sort_value(rank: float, depth: int) -> int:
+    """A rank for sorting: past the run's depth sorts after every rank in it."""
+    return depth + 1 if math.isinf(rank) else int(rank)
+
+
+class Catalog:
+    """One benchmark and its saved results, as the pages read them; thread-safe."""
+
+    def __init__(self, bench: Benchmark, plots_dir: Path | None = None,
+                 backend: str | None = None, url: str | None = None,
+                 bank_spec: str | None = None) -> None:
+        self.bench = bench
+        self.backend = backend
+        self.url = url
+        self.bank_spec = bank_spec
+        self.results: Results = load_results(bench)
+        self.plots_dir = plots_dir
+        self.plots = self._list_plots(plots_dir)
+        self._runs: dict[str, Run | None] = {}
+        self._lock = threading.RLock()
+        self._store: Any = None
+        self._store_error: str | None = None
+        self._retrievers: dict[str, Any] = {}
+        raw = read_jsonl(bench.root / CHOICES) if (bench.root / CHOICES).is_file() else []
+        self.violation = {str(r.get("query_id")): str(r.get("violation", "")) for r in raw
+                          if isinstance(r, dict)}
+        self.choice: dict[str, Choice] = {c.query_id: c for c in bench.choices}
+        self.queries_by_task = {t: [q for q in bench.queries if q.task == t] for t in TASKS}
+        self.planted_in: dict[str, list[tuple[str, str]]] = {}
+        for c in bench.choices:
+            self.planted_in.setdefault(c.positive, []).append((c.query_id, "positive"))
+            self.planted_in.setdefault(c.negative, []).append((c.query_id, "hard negative"))
+
+    # --- ids ------------------------------------------------------------------------------
+
+    @staticmethod
+    def _list_plots(folder: Path | None) -> dict[str, Path]:
+        if folder is None or not folder.is_dir():
+            return {}
+        return {p.name: p for p in sorted(folder.iterdir())
+                if p.is_file() and not p.is_symlink() and p.suffix.lower() in PLOT_SUFFIXES}
+
+    def clip(self, clip_id: str) -> Clip:
+        clip = self.bench.clip_by_id.get(clip_id)
+        if clip is None:
+            raise NotFound(f"no clip with id {clip_id!r} in this benchmark")
+        return clip
+
+    def query(self, qid: str) -> Any:
+        q = self.bench.query_by_id.get(qid)
+        if q is None:
+            raise NotFound(f"no query with id {qid!r} in this benchmark")
+        return q
+
+    def retriever(self, name: str) -> str:
+        if name not in self.results.runs:
+            raise NotFound(f"no saved results for retriever {name!r}")
+        return name
+
+    def task(self, task: str) -> str:
+        if task not in TASKS and task != "all":
+            raise NotFound(f"no task {task!r} (tasks: {', '.join(TASKS)}, all)")
+        return task
+
+    def plot(self, name: str) -> Path:
+        path = self.plots.get(name)
+        if path is None:
+            raise NotFound(f"no plot named {name!r}")
+        return path
+
+    # --- results ----------------------------------------------------------------------------
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.results.runs)
+
+    def dimensions(self) -> list[str]:
+        """The :data:`DIMENSIONS` some saved result records (columns of the tables)."""
+        return [d for d in DIMENSIONS if any(d in r.describe for r in self.results.runs.values())]
+
+    def dimension_values(self, name: str) -> list[str]:
+        describe_ = self.results.runs[name].describe
+        return [str(describe_.get(d, "")) for d in self.dimensions()]
+
+    def metrics(self) -> list[tuple[str, str]]:
+        return [(m, LABELS.get(m, m)) for m in METRICS]
+
+    def table(self, task: str) -> list[dict[str, Any]]:
+        """One row per saved retriever: its dimensions and every metric on ``task`` ("all": overall)."""
+        rows = []
+        for name, r in self.results.runs.items():
+            values = r.overall if task == "all" else r.per_task.get(task, {})
+            rows.append({"name": name, "dims": self.dimension_values(name),
+                         "values": [values.get(m) for m in METRICS],
+                         "failures": self.count_failures(name, task)})
+        return rows
+
+    def run(self, name: str) -> Run | None:
+        """The saved TREC run of ``name`` (None when the results have none), read once."""
+        with self._lock:
+            if name not in self._runs:
+                path = run_path(self.bench, name)
+                self._runs[name] = read_trec(path, tag=name) if path.is_file() else None
+            return self._runs[name]
+
+    def warm(self) -> None:
+        """Read every saved run now (a server calls this in the background after it starts, so the
+        first query page does not wait for them)."""
+        for name in self.names:
+            self.run(name)
+
+    def ranking(self, name: str, qid: str) -> list[str]:
+        run = self.run(name)
+        return run.ranking(qid) if run is not None else []
+
+    def rank_of(self, name: str, qid: str, clip_id: str | None) -> float:
+        if clip_id is None:
+            return math.inf
+        return first_rank(self.ranking(name, qid), {clip_id})
+
+    def depth(self, name: str) -> int:
+        return self.results.runs[name].depth
+
+    # --- one query -----------------------------------------------------------------------------
+
+    def logic_parts(self, logic: Node | None) -> list[str]:
+        return [describe(c) for c in conjuncts(logic)] if logic is not None else []
+
+    def top(self, name: str, qid: str, k: int = TOP) -> list[Ranked]:
+        q = self.query(qid)
+        run = self.run(name)
+        if run is None:
+            return []
+        return self.ranked(run.hits.get(qid, [])[:k], q.logic, qid)
+
+    def ranked(self, hits: Sequence[Any], logic: Node | None, qid: str | None) -> list[Ranked]:
+        relevant = self.bench.qrels.get(qid, set()) if qid else set()
+        choice = self.choice.get(qid) if qid else None
+        out = []
+        for i, h in enumerate(hits, 1):
+            clip = self.bench.clip_by_id.get(h.clip_id)
+            marks = tuple(checks(logic, clip)) if (logic is not None and clip is not None) else ()
+            role = ""
+            if choice is not None:
+                role = {choice.positive: "positive", choice.negative: "hard negative"}.get(h.clip_id, "")
+            out.append(Ranked(i, h.clip_id, float(h.score), marks, h.clip_id in relevant, role))
+        return out
+
+    def pair_ranks(self, qid: str) -> list[dict[str, Any]]:
+        """Per saved retriever: rank of the first relevant clip, of the planted positive and of the
+        hard negative, and the query's metric values."""
+        choice = self.choice.get(qid)
+        relevant = self.bench.qrels.get(qid, set())
+        rows = []
+        for name, r in self.results.runs.items():
+            ranking = self.ranking(name, qid)
+            rows.append({
+                "name": name, "dims": self.dimension_values(name), "has_run": self.run(name) is not None,
+                "first_relevant": first_rank(ranking, relevant),
+                "positive": self.rank_of(name, qid, choice.positive if choice else None),
+                "negative": self.rank_of(name, qid, choice.negative if choice else None),
+                "values": r.per_query.get(qid, {}), "failure": r.failures.get(qid),
+                "depth": r.depth})
+        return rows
+
+    def timeline(self, clip: Clip, logic: Node | None = None) -> Timeline:
+        mentioned = set(labels(logic)) if logic is not None else None  # None: no query, all drawn alike
+        events = [{"label": e.label, "onset": e.onset, "offset": e.offset,
+                   "mentioned": mentioned is None or e.label in mentioned, "confidence": None}
+                  for e in sorted(clip.events, key=lambda e: (e.onset, e.label))]
+        return Timeline(clip.duration, events)
+
+    # --- failures and comparisons ---------------------------------------------------------------
+
+    def _queries(self, task: str) -> list[Any]:
+        return list(self.bench.queries) if task == "all" else self.queries_by_task[task]
+
+    def count_failures(self, name: str, task: str) -> int:
+        r = self.results.runs[name]
+        return sum(1 for q in self._queries(task) if r.per_query.get(q.id, {}).get("acc@1", 0.0) < 1.0)
+
+    def failures(self, name: str, task: str) -> list[Failure]:
+        """Queries of ``task`` whose top clip is not relevant under ``name`` (Acc@1 = 0)."""
+        r = self.results.runs[name]
+        out = []
+        for q in self._queries(task):
+            values = r.per_query.get(q.id, {})
+            if values.get("acc@1", 0.0) >= 1.0:
+                continue
+            choice = self.choice.get(q.id)
+            ranking = self.ranking(name, q.id)
+            out.append(Failure(q.id, q.text, q.task, first_rank(ranking, self.bench.qrels.get(q.id, set())),
+                               first_rank(ranking, {choice.positive}) if choice else math.inf,
+                               first_rank(ranking, {choice.negative}) if choice else math.inf,
+                               dict(values)))
+        return out
+
+    def compare(self, a: str, b: str, task: str, metric: str = "acc@1") -> dict[str, list[dict[str, Any]]]:
+        """Queries where A beats B on ``metric`` (wins), where B beats A (losses), and the count of ties."""
+        if metric not in METRICS:
+            raise NotFound(f"no metric {metric!r} (metrics: {', '.join(METRICS)})")
+        ra, rb = self.results.runs[a], self.results.runs[b]
+        wins, losses, ties = [], [], 0
+        for q in self._queries(task):
+            va = ra.per_query.get(q.id, {}).get(metric, 0.0)
+            vb = rb.per_query.get(q.id, {}).get(metric, 0.0)
+            if va == vb:
+                ties += 1
+                continue
+            relevant = self.bench.qrels.get(q.id, set())
+            row = {"qid": q.id, "text": q.text, "task": q.task, "a": va, "b": vb,
+                   "rank_a": first_rank(self.ranking(a, q.id), relevant),
+                   "rank_b": first_rank(self.ranking(b, q.id), relevant)}
+            (wins if va > vb else losses).append(row)
+        return {"wins": wins, "losses": losses, "ties": [{"n": ties}]}
+
+    # --- the store: captions, detected events, search ----------------------------------------------
+
+    def _open_store(self) -> Any:
+        """The benchmark's store, opened read-only on first use (None, with a reason, when it cannot)."""
+        if self._store is None and self._store_error is None:
+            from reasonaudio.store.open import embedded_path, open_store, resolve_backend
+
+            backend, _ = resolve_backend(self.backend, self.url)
+            folder = embedded_path(self.bench.root, backend)
+            if backend != "server" and not folder.is_dir():  # opening would create it
+                self._store_error = (f"no {backend} store in {folder.parent} yet "
+                                     "(bench ingest --data DIR --model none makes one)")
+                return None
+            try:
+                self._store = open_store(self.bench.root, self.backend, self.url)
+            except ReasonAudioError as exc:
+                self._store_error = str(exc)
+        return self._store
+
+    def store_note(self) -> str | None:
+        with self._lock:
+            self._open_store()
+            return self._store_error
+
+    def collections(self) -> list[tuple[str, Any]]:
+        """(collection name, meta) of every complete collection the store holds."""
+        with self._lock:
+            store = self._open_store()
+            if store is None:
+                return []
+            out = []
+            for name in sorted(store.collections()):
+                try:
+                    meta = store.meta(name)
+                except ReasonAudioError:
+                    continue
+                if meta.complete:
+                    out.append((name, meta))
+            return out
+
+    def searchable(self) -> list[str]:
+        """Retrievers the store can answer with (payload retrievers, then one per collection)."""
+        from reasonaudio.retrievers.registry import spec_for
+        from reasonaudio.store.collections import PAYLOAD_COLLECTION
+
+        names: list[str] = []
+        for cname, meta in self.collections():
+            if cname == PAYLOAD_COLLECTION:
+                names[:0] = list(PAYLOAD_RETRIEVERS)
+            else:  # a collection records the retriever that reads it (clap, two-stage:..., detected:...)
+                names.append(meta.model)
+        known = []
+        for n in names:
+            try:
+                spec_for(n)
+            except ReasonAudioError:
+                continue
+            if n not in known:
+                known.append(n)
+        return known
+
+    def captions(self, clip: Clip) -> list[tuple[str, str]]:
+        """(captioner or collection, caption): the ground truth's, then every stored one."""
+        from reasonaudio.models.names import parse_two_stage
+
+        out = [("oracle-caption (ground truth)", oracle_caption(clip))]
+        with self._lock:
+            for cname, meta in self.collections():
+                if not meta.model.startswith(TWO_STAGE):
+                    continue
+                found = self._store.retrieve(cname, [clip.id], fields=("clip_id", "caption"))
+                for f in found:
+                    caption = (f.payload or {}).get("caption")
+                    if caption is not None:
+                        out.append((f"{parse_two_stage(meta.model)[0]} ({meta.model})", str(caption)))
+        return out
+
+    def detected(self, clip: Clip, logic: Node | None = None) -> list[tuple[str, Timeline]]:
+        """(detected retriever, timeline of its events) for every detected collection."""
+        mentioned = set(labels(logic)) if logic is not None else None
+        out = []
+        with self._lock:
+            for cname, meta in self.collections():
+                if not meta.model.startswith(DETECTED):
+                    continue
+                found = self._store.retrieve(cname, [clip.id], fields=("clip_id", "events", "confidence"))
+                for f in found:
+                    pl = f.payload or {}
+                    conf = pl.get("confidence") or {}
+                    events = [{"label": str(e["label"]), "onset": float(e["onset"]),
+                               "offset": float(e["offset"]),
+                               "mentioned": mentioned is None or e["label"] in mentioned,
+                               "confidence": conf.get(e["label"])}
+                              for e in sorted(pl.get("events") or (), key=lambda e: (e["onset"], e["label"]))]
+                    out.append((meta.model, Timeline(clip.duration, events)))
+        return out
+
+    def search(self, text: str, retriever: str, k: int) -> dict[str, Any]:
+        """``bench search`` for the page: logic, sound-name resolutions, ranked hits with checks."""
+        from reasonaudio.constraints.parser import parse_detailed
+        from reasonaudio.errors import QueryParseError
+        from reasonaudio.retrievers.base import RetrieverOptions
+        from reasonaudio.retrievers.registry import get_retriever, spec_for
+        from reasonaudio.retrievers.stored_vectors import resolve_query_text
+
+        if retriever not in self.searchable():
+            raise NotFound(f"the store has no retriever {retriever!r} (it has: "
+                           f"{', '.join(self.searchable()) or 'none'})")
+        qid = text.strip() if text.strip() in self.bench.query_by_id else None
+        text = resolve_query_text(self.bench, text.strip())
+        spec = spec_for(retriever)
+        resolve = resolve_options()
+        parsed, note = None, None
+        try:
+            parsed = parse_detailed(text, self.bench.labels, resolve)
+        except QueryParseError as exc:
+            if spec.needs_logic:
+                raise
+            note = f"no constraint checks: {exc}"
+        logic = parsed.logic if parsed is not None else None
+        with self._lock:
+            found = self._retrievers.get(retriever)
+            if found is None:
+                options = RetrieverOptions(resolve=resolve, auto_ingest=False)
+                found = get_retriever(retriever, self.bench, options, store=self._open_store())
+                self._retrievers[retriever] = found
+            hits = found.search(text, k)
+            captions = found.captions([h.clip_id for h in hits])
+        return {"text": text, "logic": logic, "parts": self.logic_parts(logic), "note": note,
+                "resolutions": list(parsed.resolutions) if parsed is not None else [],
+                "hits": self.ranked(hits, logic, qid), "captions": captions, "qid": qid}
+
+    def close(self) -> None:
+        with self._lock:
+            for r in self._retrievers.values():
+                r.close()
+            self._retrievers.clear()
+            if self._store is not None:
+                self._store.close()
+                self._store = None
+
+
+def resolve_options() -> Any:
+    """How the search box reads sound phrases: as ``bench search`` does by default (labels, then
+    MiniLM's semantic fallback, loaded on the first phrase that needs it)."""
+    from reasonaudio.constraints.parser import ResolveOptions
+    from reasonaudio.models.label_matcher import shared_matcher
+
+    return ResolveOptions(semantic=shared_matcher())
+
+
+def json_text(value: Any) -> str:
+    """A query's extra field as text: strings as they are, anything else as JSON."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)

@@ -1,0 +1,137 @@
+"""Run the explorer: bind the socket first (so a taken port is a one-line error), then uvicorn."""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import os
+import socket
+import subprocess
+import sys
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.errors import ReasonAudioError
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8765
+PLOTS_DIRS = ("results/plots", "../report")
+"""where plots are looked for, relative to the benchmark (``bench report``'s default; the demo's)"""
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def default_plots(bench: Benchmark) -> Path | None:
+    for rel in PLOTS_DIRS:
+        folder = (bench.root / rel).resolve()
+        if folder.is_dir() and any(folder.glob("*.png")):
+            return folder
+    return None
+
+
+@dataclass
+class Listening:
+    sock: socket.socket
+    url: str
+
+
+def listen(host: str, port: int) -> Listening:
+    """A listening TCP socket on ``host:port`` (port 0: a free one), or a one-line error."""
+    if not 0 <= port <= 65535:
+        raise ReasonAudioError(f"--port must be from 0 to 65535, got {port}")
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise ReasonAudioError(f"--host {host!r}: cannot resolve ({exc.strerror})") from None
+    family, _, _, _, addr = infos[0]
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(addr)
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        raise ReasonAudioError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    bound = sock.getsockname()
+    shown = f"[{bound[0]}]" if family == socket.AF_INET6 else bound[0]
+    return Listening(sock, f"http://{shown}:{bound[1]}/")
+
+
+def build_app(bench: Benchmark, plots: Path | None = None, backend: str | None = None,
+              url: str | None = None, bank_spec: str | None = None) -> Any:
+    from reasonaudio.explorer.catalog import Catalog
+
+    try:
+        from reasonaudio.explorer.webapp import create_app
+    except ImportError as exc:
+        raise ReasonAudioError(f"bench serve needs the serve extra ({exc.name} is missing): "
+                               "pip install -e '.[serve]'") from None
+
+    catalog = Catalog(bench, plots if plots is not None else default_plots(bench), backend, url, bank_spec)
+    return create_app(catalog)
+
+
+WARM_AFTER_S = 5.0
+"""the background warm-up starts after the first page is answered, or after this long"""
+
+
+def _warm(app: Any) -> None:
+    app.state.answered.wait(WARM_AFTER_S)  # the first page does not share the CPU with it
+    app.state.catalog.warm()
+
+
+def run(app: Any, listening: Listening) -> None:
+    """Serve ``app`` on the bound socket until interrupted (connections made before uvicorn's loop
+    starts wait in the socket's backlog, so the URL can be announced before this call)."""
+    import uvicorn
+
+    # The renderer logs each atom it levels (the build recorded those adjustments already); a
+    # server rendering clips on demand would repeat them on every first play.
+    logging.getLogger("reasonaudio.render").setLevel(logging.ERROR)
+    threading.Thread(target=_warm, args=(app,), name="explorer-warm", daemon=True).start()
+    config = uvicorn.Config(app, log_level="critical", access_log=False, lifespan="off",
+                            server_header=False)
+    try:
+        uvicorn.Server(config).run(sockets=[listening.sock])
+    finally:
+        listening.sock.close()
+        app.state.catalog.close()
+
+
+@contextmanager
+def child_server(data: Path, *args: str, timeout: float = 120.0) -> Iterator[str]:
+    """``bench serve --data DATA --port 0 ARGS`` in a child process (as a user runs it); yields
+    its base URL (no trailing slash) once it listens, and stops it, waiting, however the block
+    ends. For the browser tests, the speed benchmark and the README's screenshot."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "reasonaudio.cli", "serve", "--data", str(data),
+                             "--port", "0", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env)
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        line = proc.stdout.readline()  # printed once the socket listens
+        if " at http" not in line:
+            proc.wait(timeout=timeout)
+            raise ReasonAudioError(f"bench serve did not start: {(line + proc.stderr.read()).strip()}")
+        yield line.split(" at ", 1)[1].split()[0].rstrip("/")
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=timeout)
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()

@@ -1,0 +1,233 @@
+"""The explorer's web application (Starlette, Jinja templates, a little plain JavaScript).
+
+Read-only and closed: every id in a URL is looked up in the benchmark (clips, queries, saved
+retrievers, tasks, plots) before anything is read, so no URL reaches a path of its choosing;
+templates escape every value (autoescape); an unknown id is a 404 page and an unexpected error a
+plain 500 page, never a traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import FileResponse, HTMLResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from reasonaudio.bench.metrics import METRICS
+from reasonaudio.dataset.benchmark import TASKS
+from reasonaudio.errors import ReasonAudioError
+from reasonaudio.explorer.audio_cache import CONTENT_TYPE, AudioCache
+from reasonaudio.explorer.catalog import Catalog, NotFound, json_text, rank_text, sort_value
+from reasonaudio.explorer.ranges import RangeError, parse_range
+
+STATIC = Path(__file__).parent / "static"
+MAX_K = 100
+KEPT_PAGES = 1024
+"""rendered pages kept in memory (a query page of the demo is about 100 KB)"""
+log = logging.getLogger("reasonaudio.explorer")
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return "-" if math.isnan(value) else f"{value:.3f}"
+    return str(value)
+
+
+def environment() -> Environment:
+    env = Environment(loader=PackageLoader("reasonaudio.explorer", "templates"),
+                      autoescape=select_autoescape(default=True, default_for_string=True))
+    env.filters["fmt"] = _fmt
+    env.filters["rank"] = rank_text
+    env.globals.update(TASKS=TASKS, METRICS=METRICS, sort_value=sort_value, json_text=json_text)
+    return env
+
+
+def create_app(catalog: Catalog, audio: AudioCache | None = None) -> Starlette:
+    env = environment()
+    audio = audio or AudioCache(catalog.bench, bank_spec=catalog.bank_spec)
+    title = f"{catalog.bench.root.parent.name}/{catalog.bench.root.name}"
+    answered = threading.Event()
+    """set once a page has been rendered (the server's background warm-up waits for it)"""
+
+    def page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
+        html = env.get_template(template).render(request=request, title=title, catalog=catalog,
+                                                 url=request.app.url_path_for, **context)
+        answered.set()
+        return HTMLResponse(html, status_code=status)
+
+    def param(request: Request, name: str, default: str | None = None) -> str:
+        value = request.query_params.get(name, default)
+        if value is None:
+            raise NotFound(f"missing parameter {name!r}")
+        return value
+
+    pages: OrderedDict[str, HTMLResponse] = OrderedDict()
+    pages_lock = threading.Lock()
+
+    def kept(handler: Any) -> Any:
+        """Render a page once and keep it: everything it shows was loaded when the server started
+        (results, runs, the benchmark) or is fixed while it runs (the read-only store)."""
+        def answer(request: Request) -> Response:
+            key = request.url.path + "?" + request.url.query
+            with pages_lock:
+                hit = pages.get(key)
+                if hit is not None:
+                    pages.move_to_end(key)
+                    return hit
+            response = handler(request)
+            if response.status_code == 200:
+                with pages_lock:
+                    pages[key] = response
+                    while len(pages) > KEPT_PAGES:
+                        pages.popitem(last=False)
+            return response
+        return answer
+
+    def overview(request: Request) -> Response:
+        return page(request, "overview.html", tables=[(t, catalog.table(t)) for t in ("all",) + TASKS])
+
+    def query(request: Request) -> Response:
+        q = catalog.query(request.path_params["qid"])
+        choice = catalog.choice.get(q.id)
+        pair = []
+        if choice is not None:
+            for role, cid in (("positive", choice.positive), ("hard negative", choice.negative)):
+                clip = catalog.clip(cid)
+                pair.append({"role": role, "clip": clip, "timeline": catalog.timeline(clip, q.logic),
+                             "checks": catalog.ranked([_Hit(cid)], q.logic, q.id)[0].checks})
+        tops = [(row, catalog.top(row["name"], q.id)) for row in catalog.pair_ranks(q.id)]
+        timelines = {h.clip_id: catalog.timeline(catalog.clip(h.clip_id), q.logic)
+                     for _, hits in tops for h in hits if h.clip_id in catalog.bench.clip_by_id}
+        return page(request, "query.html", q=q, parts=catalog.logic_parts(q.logic), pair=pair,
+                    violation=catalog.violation.get(q.id, ""), tops=tops, timelines=timelines,
+                    n_relevant=len(catalog.bench.qrels.get(q.id, ())))
+
+    def clip_page(request: Request) -> Response:
+        clip = catalog.clip(request.path_params["cid"])
+        qid = request.query_params.get("q")
+        q = catalog.query(qid) if qid is not None else None  # ?q=QID: that query's sounds and checks
+        logic = q.logic if q is not None else None
+        queries = [(catalog.query(p), role) for p, role in catalog.planted_in.get(clip.id, [])]
+        marks = catalog.ranked([_Hit(clip.id)], logic, q.id)[0] if q is not None else None
+        return page(request, "clip.html", clip=clip, q=q, marks=marks, parts=catalog.logic_parts(logic),
+                    true_timeline=catalog.timeline(clip, logic), detected=catalog.detected(clip, logic),
+                    captions=catalog.captions(clip), planted=queries, store_note=catalog.store_note())
+
+    def failures(request: Request) -> Response:
+        name = catalog.retriever(param(request, "retriever"))
+        task = catalog.task(param(request, "task", "all"))
+        rows = catalog.failures(name, task)
+        rows.sort(key=lambda f: (-sort_value(f.first_relevant, catalog.depth(name)), f.qid))
+        return page(request, "failures.html", name=name, task=task, rows=rows,
+                    depth=catalog.depth(name), has_run=catalog.run(name) is not None,
+                    others=[n for n in catalog.names if n != name])
+
+    def compare(request: Request) -> Response:
+        a = catalog.retriever(param(request, "a"))
+        b = catalog.retriever(param(request, "b"))
+        task = catalog.task(param(request, "task", "all"))
+        metric = param(request, "metric", "acc@1")
+        result = catalog.compare(a, b, task, metric)
+        return page(request, "compare.html", a=a, b=b, task=task, metric=metric, result=result,
+                    depth=max(catalog.depth(a), catalog.depth(b)))
+
+    def search(request: Request) -> Response:
+        names = catalog.searchable()
+        text = request.query_params.get("q", "")
+        retriever = request.query_params.get("retriever") or (names[0] if names else "")
+        try:
+            k = int(request.query_params.get("k", "10"))
+        except ValueError:
+            k = 0
+        context: dict[str, Any] = {"names": names, "text": text, "retriever": retriever, "k": k,
+                                   "result": None, "error": None, "timelines": {},
+                                   "store_note": catalog.store_note()}
+        status = 200
+        if not 1 <= k <= MAX_K:
+            context["error"], status, context["k"] = f"k must be a whole number from 1 to {MAX_K}", 400, 10
+        elif text.strip() and retriever:  # no retriever named and none in the store: the note says why
+            try:
+                result = catalog.search(text, retriever, k)
+            except NotFound:
+                raise
+            except ReasonAudioError as exc:
+                context["error"], status = str(exc), 400
+            else:
+                context["result"] = result
+                context["timelines"] = {h.clip_id: catalog.timeline(catalog.clip(h.clip_id), result["logic"])
+                                        for h in result["hits"] if h.clip_id in catalog.bench.clip_by_id}
+        return page(request, "search.html", status=status, **context)
+
+    def audio_file(request: Request) -> Response:
+        clip = catalog.clip(request.path_params["cid"])
+        data = audio.wav(clip.id)
+        headers = {"Accept-Ranges": "bytes", "Cache-Control": "no-cache"}
+        header = request.headers.get("range")
+        if header is None:
+            return Response(data, media_type=CONTENT_TYPE, headers=headers)
+        try:
+            r = parse_range(header, len(data))
+        except RangeError as exc:
+            extra = {"Content-Range": f"bytes */{len(data)}"} if exc.status == 416 else {}
+            return Response(exc.reason + "\n", status_code=exc.status, media_type="text/plain",
+                            headers={**headers, **extra})
+        body = data[r.start:r.end + 1]
+        return Response(body, status_code=206, media_type=CONTENT_TYPE,
+                        headers={**headers, "Content-Range": r.content_range(len(data))})
+
+    def plot(request: Request) -> Response:
+        return FileResponse(catalog.plot(request.path_params["name"]))
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        message = str(exc) if isinstance(exc, NotFound) else "no such page"
+        return page(request, "error.html", status=404, heading="Not found", message=message)
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        if exc.status_code == 404:
+            return await not_found(request, exc)
+        return page(request, "error.html", status=exc.status_code, heading=str(exc.status_code),
+                    message=str(exc.detail))
+
+    async def server_error(request: Request, exc: Exception) -> Response:
+        log.error("error answering %s", request.url.path, exc_info=exc)
+        return page(request, "error.html", status=500, heading="Server error",
+                    message="the explorer could not answer this page (see the server's log)")
+
+    routes = [
+        Route("/", kept(overview), name="overview"),
+        Route("/query/{qid}", kept(query), name="query"),
+        Route("/clip/{cid}", kept(clip_page), name="clip"),
+        Route("/audio/{cid}.wav", audio_file, name="audio", methods=["GET", "HEAD"]),
+        Route("/failures", kept(failures), name="failures"),
+        Route("/compare", kept(compare), name="compare"),
+        Route("/search", search, name="search"),
+        Route("/plot/{name}", plot, name="plot"),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+    ]
+    app = Starlette(routes=routes, exception_handlers={NotFound: not_found, HTTPException: http_error,
+                                                       Exception: server_error})
+    app.state.catalog = catalog
+    app.state.answered = answered
+    app.state.audio = audio
+    return app
+
+
+class _Hit:
+    """A clip with no score (the planted pair's own checks)."""
+
+    def __init__(self, clip_id: str) -> None:
+        self.clip_id = clip_id
+        self.score = float("nan")
