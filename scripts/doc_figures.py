@@ -1,6 +1,6 @@
 """The figures the docs quote, made from saved results (never typed by hand).
 
-    python scripts/doc_figures.py --demo data/demo [--experiment NAME=TEST_BENCH_DIR ...] [--check]
+    python scripts/doc_figures.py --demo data/demo [--experiment NAME=BENCH_DIR:MODELS_DIR ...] [--check]
 
 Every block of figures in README.md and docs/*.md sits between
 
@@ -50,6 +50,9 @@ class Saved:
     detections: dict[str, dict[str, Any]] = field(default_factory=dict)
     job_runs: tuple[str, ...] = ()
     """the retrievers the main job itself evaluated (its results.json), when it is a demo folder"""
+    models: Path | None = None
+    """a training experiment's model folder (``scripts/train_vs_test.py --out``)"""
+    label: str = ""
 
     @classmethod
     def load(cls, root: Path) -> "Saved":
@@ -239,6 +242,74 @@ def block_detect_labels(ctx: "Context") -> list[str]:
     return rows
 
 
+TRAINED = ("trained:hard-negatives", "trained:in-batch-only")
+BASELINES = ("two-stage:oracle-caption+minilm", "two-stage:yamnet-caption+minilm")
+
+
+def card_of(exp: Saved, name: str) -> dict[str, Any]:
+    from reasonaudio.fileio import read_json
+
+    return read_json(exp.models / name.split(":", 1)[1] / "card.json")
+
+
+def experiment_facts(exp: Saved) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The training build's description and the benchmark query texts among its captions."""
+    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.train.data import DataOptions, make_examples, query_text_overlap
+
+    card = card_of(exp, TRAINED[0])
+    build = card["training_build"]
+    data = DataOptions(**card["recipe"]["data"])
+    leaked = tuple(query_text_overlap(make_examples(load_benchmark(build["path"]), data), exp.bench))
+    return card, leaked
+
+
+def experiment_header(exp: Saved, card: dict[str, Any], leaked: tuple[str, ...]) -> list[str]:
+    build, recipe = card["training_build"], card["recipe"]
+    counts, bank = build.get("counts", {}), build.get("bank", {})
+    held = recipe["data"]["hold_out_templates"]
+    flag = "" if held else " --no-hold-out-templates"
+    return [f"Training build: seed {build['seed']}, {counts.get('clips', '?'):,} clips, "
+            f"{counts.get('queries', '?'):,} queries, {bank.get('n_classes')} classes (manifest "
+            f"sha256 {build['manifest_sha256'][:12]}); recipe: {recipe['epochs']} epochs, "
+            f"{recipe['data']['captions_per_clip']} captions per clip, "
+            f"{'training paraphrases only (benchmark templates held out)' if held else 'benchmark templates and training paraphrases'}"
+            f"; benchmark query texts among the training captions: **{len(leaked)} of "
+            f"{len(exp.bench.queries)}**.", ""] + header(exp, [
+                "bench demo && bench build --atoms ~/.cache/reasonaudio/atoms/packages --seed "
+                f"{build['seed']} --clips {counts.get('clips')} --queries {counts.get('queries')} --out TRAIN",
+                f"cp -r data/demo/bench data/{exp.label}   # one copy per experiment: results are "
+                "keyed by retriever name",
+                f"python scripts/train_vs_test.py --train TRAIN --test data/{exp.label} --out MODELS"
+                f"{flag} --baseline two-stage:yamnet-caption+minilm --baseline "
+                "two-stage:oracle-caption+minilm",
+                "python scripts/doc_figures.py --demo data/demo --experiment "
+                f"{exp.label}=data/{exp.label}:MODELS --check"])
+
+
+def block_train(ctx: "Context", label: str) -> list[str]:
+    from reasonaudio.bench.train_experiment import verbatim_split
+
+    exp = ctx.experiments[label]
+    card, leaked = experiment_facts(exp)
+    names = [n for n in (*TRAINED, *BASELINES) if n in exp.results.runs]
+    out = experiment_header(exp, card, leaked) + acc_table(exp, names) + [""]
+    out += test_table(exp, TRAINED[0], TRAINED[1]) + [""]
+    out += test_table(exp, TRAINED[0], BASELINES[0])
+    if leaked:
+        split = verbatim_split(exp.results, exp.bench, leaked)
+        tasks = tasks_of(exp)
+        out += ["", f"Acc@1 apart on the {len(leaked)} queries whose text is among the training "
+                "captions and on the others (queries in brackets):", "",
+                "| retriever | queries | " + " | ".join(tasks) + " | overall |",
+                "|---|---|" + "---|" * (len(tasks) + 1)]
+        for name in names:
+            for group, cells in split[name].items():
+                out.append(f"| `{name}` | {group} | " + " | ".join(
+                    f"{f3(v)} ({n})" for v, n in (cells[t] for t in (*tasks, "overall"))) + " |")
+    return out
+
+
 @dataclass
 class Context:
     demo: Saved | None
@@ -251,6 +322,8 @@ BLOCKS: dict[str, Callable[[Context], list[str]]] = {
     "detect-decomposition": block_detect_decomposition,
     "detect-perception": block_detect_perception,
     "detect-labels": block_detect_labels,
+    "train-held-out-templates": lambda ctx: block_train(ctx, "held-out-templates"),
+    "train-benchmark-templates": lambda ctx: block_train(ctx, "benchmark-templates"),
 }
 """block name -> its lines; a doc block whose name is not here is an error"""
 
@@ -271,9 +344,9 @@ def rewrite(text: str, ctx: Context, only: set[str] | None = None) -> str:
 
 
 def available(ctx: Context) -> set[str]:
-    """The blocks the given inputs can make (training blocks need their experiments)."""
-    return {n for n in BLOCKS if (ctx.demo is not None) == (not n.startswith("train-")) or
-            (n.startswith("train-") and ctx.experiments)}
+    """The blocks the given inputs can make (a training block needs its experiment)."""
+    return {n for n in BLOCKS if (n.startswith("train-") and n[len("train-"):] in ctx.experiments)
+            or (not n.startswith("train-") and ctx.demo is not None)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -293,8 +366,13 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     experiments = {}
     for spec in args.experiment:
-        name, _, path = spec.partition("=")
-        experiments[name] = Saved.load(Path(path))
+        name, _, paths = spec.partition("=")
+        bench_dir, _, models = paths.partition(":")
+        if not name or not models:
+            print(f"error: --experiment {spec!r}: expected NAME=BENCH_DIR:MODELS_DIR", file=sys.stderr)
+            return 2
+        experiments[name] = Saved.load(Path(bench_dir))
+        experiments[name].models, experiments[name].label = Path(models), name
     ctx = Context(demo, experiments)
     only = available(ctx)
     changed = []
