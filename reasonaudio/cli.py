@@ -296,6 +296,8 @@ def eval_(
                                             "elsewhere (TREC or JSON {qid: {clip: score}}; repeat)."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the results as JSON."),
     trec: Optional[Path] = typer.Option(None, "--trec", help="Write one TREC run file per retriever here."),
+    mteb_results: Optional[Path] = typer.Option(None, "--mteb-results", help="Also write MTEB result "
+                                                "files here (MTEB's result-cache layout; needs mteb)."),
     depth: int = typer.Option(100, "--depth", "-k", help="Clips each retriever returns per query."),
     backend: Optional[str] = BackendOpt,
     qdrant_url: Optional[str] = QdrantUrlOpt,
@@ -334,6 +336,11 @@ def eval_(
     if json_out is not None:
         write_results_json(json_out, results)
         console.print(Text(f"wrote {json_out}"))
+    if mteb_results is not None:
+        from reasonaudio.bench.mteb_results import write_mteb_results
+
+        written = write_mteb_results(bench, results, mteb_results)
+        console.print(Text(f"wrote {len(written)} MTEB result files under {mteb_results}"))
 
 
 @app.command()
