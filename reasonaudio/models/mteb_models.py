@@ -27,10 +27,9 @@ from typing import Any, Hashable
 import numpy as np
 
 from reasonaudio.errors import ModelError
-from reasonaudio.models.base import Embedder, first_line, torch_device
+from reasonaudio.models.base import Embedder, first_line, set_torch_threads, torch_device
 from reasonaudio.models.record import ModelRecord
 from reasonaudio.models.windowing import l2_normalise
-from reasonaudio.runtime import set_torch_threads
 
 PREFIX = "mteb:"
 EXAMPLE = "mteb:laion/clap-htsat-unfused"
