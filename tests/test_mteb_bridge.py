@@ -9,7 +9,6 @@ result files. The differential test: MTEB's nDCG@10 and Recall@10 equal ``bench 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -151,7 +150,8 @@ def test_written_mteb_results_load_in_mteb(bridged):
         assert s["recall_at_10"] == pytest.approx(bridged["mteb"][task_name(task)]["recall_at_10"],
                                                   abs=MTEB_ROUNDING)
     # a run file has no model revision: filed under reasonaudio/<run name>
-    assert (out / "reasonaudio__mteb-run" / "no_revision_available" / "ReasonAudioT2ARetrieval.json").is_file()
+    run_folder = out / "reasonaudio__mteb-run" / "no_revision_available"
+    assert (run_folder / "ReasonAudioT2ARetrieval.json").is_file()
 
 
 def test_tasks_from_an_hf_export_match_the_benchmark(bridged, tmp_path):

@@ -81,7 +81,8 @@ def test_bad_mteb_name_at_eval(tiny_bench_dir, tmp_path):
     from model_fixtures import copy_bench
 
     data = copy_bench(tiny_bench_dir, tmp_path / "bench")
-    res = runner.invoke(app, ["eval", "--data", str(data), "-r", "mteb:sentence-transformers/all-MiniLM-L6-v2"])
+    res = runner.invoke(app, ["eval", "--data", str(data),
+                              "-r", "mteb:sentence-transformers/all-MiniLM-L6-v2"])
     _one_line_error(res, "handles text")
 
 
