@@ -318,6 +318,10 @@ def eval_(
     bench = _load(data, no_verify)
     if not retriever and not run:
         raise ReasonAudioError("nothing to evaluate: pass --retriever NAME and/or --run NAME=PATH")
+    if mteb_results is not None:
+        from reasonaudio.models.mteb_models import require_mteb
+
+        require_mteb()  # refused before anything is evaluated
     options, per_retriever = model_options(model_path or (), device, dtype)
     specs = [RunSpec(*parse_run_spec(item)) for item in run or ()]
     external, notes = evaluate_run_files(bench, specs, depth=depth, trec_dir=trec,

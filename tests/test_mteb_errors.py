@@ -152,3 +152,20 @@ def test_predictions_with_two_subsets_refused(tiny_bench_dir, tmp_path):
                                 "a": {"test": {q: {c: 1.0}}}, "b": {"test": {q: {c: 1.0}}}}))
     res = runner.invoke(app, ["eval", "--data", str(tiny_bench_dir), "--run", f"x={pred}"])
     _one_line_error(res, "one subset/split expected", "a/test, b/test")
+
+
+def test_without_mteb_installed_one_line(tiny_bench_dir, monkeypatch):
+    """Where mteb is missing, every bridge says how to install it (before evaluating anything)."""
+    import importlib.util as iu
+
+    from reasonaudio.models import mteb_models
+
+    real = iu.find_spec
+    monkeypatch.setattr(mteb_models.importlib.util, "find_spec",
+                        lambda name, *a: None if name == "mteb" else real(name, *a))
+    with pytest.raises(ModelError, match=r"reasonaudio\[mteb\]"):
+        mteb_models.model_meta("mteb:laion/clap-htsat-unfused")
+    res = runner.invoke(app, ["eval", "--data", str(tiny_bench_dir), "-r", "random",
+                              "--mteb-results", "out-never-written"])
+    _one_line_error(res, "pip install 'reasonaudio[mteb]'")
+    assert not Path("out-never-written").exists()

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -40,7 +41,6 @@ import numpy as np
 
 from reasonaudio.dataset.benchmark import MANIFEST, TASKS, load_benchmark
 from reasonaudio.errors import DataError
-from reasonaudio.fileio import sha256_file
 from reasonaudio.models.mteb_models import (AUDIO, OVERALL_TASK, SPLIT, SUBSET, TEXT, import_mteb,
                                             mteb_licence, task_metadata)
 
@@ -113,6 +113,7 @@ class TaskSource:
 
 
 def _benchmark_source(root: Path, atoms: str | None, verify: bool) -> TaskSource:
+    from reasonaudio.bench.results import fingerprint
     from reasonaudio.ingest.render import bench_renderer
 
     bench = load_benchmark(root, verify=verify)
@@ -121,12 +122,18 @@ def _benchmark_source(root: Path, atoms: str | None, verify: bool) -> TaskSource
 
     def waves(rate: int | None) -> Any:
         renderer = bench_renderer(bench, atoms)
-        for clip in bench.clips:
-            r = rate or clip.sample_rate
-            yield clip.id, renderer.render(replace(clip, sample_rate=r)), r
+        log = logging.getLogger("reasonaudio.render")
+        level = log.level
+        log.setLevel(logging.ERROR)  # per-atom adjustments: silent, as in bench export
+        try:
+            for clip in bench.clips:
+                r = rate or clip.sample_rate
+                yield clip.id, renderer.render(replace(clip, sample_rate=r)), r
+        finally:
+            log.setLevel(level)
 
     return TaskSource(
-        root=root, kind="benchmark", revision=sha256_file(root / MANIFEST), seed=bench.seed,
+        root=root, kind="benchmark", revision=fingerprint(bench), seed=bench.seed,
         licences=sorted({a.license for a in bench.atoms}),
         queries=[QueryRow(q.id, q.text, q.task) for q in bench.queries],
         qrels={q: {c: 1 for c in sorted(cs)} for q, cs in bench.qrels.items()},

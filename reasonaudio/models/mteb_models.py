@@ -60,9 +60,15 @@ def mteb_name(name: str) -> str:
     return body
 
 
-def import_mteb() -> Any:
+def require_mteb() -> None:
+    """A one-line error when mteb is not installed (without importing it)."""
     if importlib.util.find_spec("mteb") is None:
-        raise ModelError(f"MTEB models and tasks need the mteb package, not installed here ({INSTALL})")
+        raise ModelError(f"MTEB models, tasks and results need the mteb package, not installed here "
+                         f"({INSTALL})")
+
+
+def import_mteb() -> Any:
+    require_mteb()
     import mteb
 
     return mteb
