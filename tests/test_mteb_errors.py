@@ -154,18 +154,22 @@ def test_predictions_with_two_subsets_refused(tiny_bench_dir, tmp_path):
     _one_line_error(res, "one subset/split expected", "a/test, b/test")
 
 
-def test_without_mteb_installed_one_line(tiny_bench_dir, monkeypatch):
+def test_without_mteb_installed_one_line(tiny_bench_dir, tmp_path, monkeypatch):
     """Where mteb is missing, every bridge says how to install it (before evaluating anything)."""
     import importlib.util as iu
 
+    from model_fixtures import copy_bench
+
     from reasonaudio.models import mteb_models
+
+    data = copy_bench(tiny_bench_dir, tmp_path / "bench")
 
     real = iu.find_spec
     monkeypatch.setattr(mteb_models.importlib.util, "find_spec",
                         lambda name, *a: None if name == "mteb" else real(name, *a))
     with pytest.raises(ModelError, match=r"reasonaudio\[mteb\]"):
         mteb_models.model_meta("mteb:laion/clap-htsat-unfused")
-    res = runner.invoke(app, ["eval", "--data", str(tiny_bench_dir), "-r", "random",
-                              "--mteb-results", "out-never-written"])
+    res = runner.invoke(app, ["eval", "--data", str(data), "-r", "random",
+                              "--mteb-results", str(tmp_path / "out")])
     _one_line_error(res, "pip install 'reasonaudio[mteb]'")
-    assert not Path("out-never-written").exists()
+    assert not (tmp_path / "out").exists() and not (data / "results").exists()
