@@ -207,3 +207,16 @@ def test_search_explains_an_mteb_retrievers_hits(bridged):
     res = runner.invoke(app, ["search", text, "--data", str(bridged["data"]), "-r", NAME, "-k", "3"])
     assert res.exit_code == 0, res.output
     assert hits[0]["id"] in res.output  # the timeline view of each hit
+
+
+def test_run_reads_mtebs_prediction_folder(bridged):
+    """``--run NAME=FOLDER``: where MTEB saves its rankings, the overall task's file is read."""
+    res = runner.invoke(app, ["eval", "--data", str(bridged["data"]),
+                              "--run", f"mteb-folder={bridged['root'] / 'pred'}",
+                              "--json", str(bridged["root"] / "folder.json")])
+    assert res.exit_code == 0, res.output
+    run = json.loads((bridged["root"] / "folder.json").read_text())["runs"]["mteb-folder"]
+    assert run["overall"] == bridged["eval"]["mteb-run"]["overall"]
+    assert run["describe"]["path"].endswith("ReasonAudioT2ARetrieval_predictions.json")
+    theirs = bridged["tasks"][0].prediction_file_name
+    assert run["describe"]["path"].endswith(theirs)

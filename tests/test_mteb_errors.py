@@ -49,6 +49,7 @@ def test_constants_agree():
 
     assert (mteb_results.PREFIX, mteb_results.SPLIT, mteb_results.SUBSET) == (
         mteb_models.PREFIX, mteb_models.SPLIT, mteb_models.SUBSET)
+    assert mteb_results.PREDICTIONS == f"{mteb_models.OVERALL_TASK}_predictions.json"
 
 
 def test_licences():

@@ -39,6 +39,9 @@ if TYPE_CHECKING:
 # the same strings as reasonaudio.models.mteb_models (not imported here: reading a run file must
 # stay light); tests/test_mteb_results.py checks they agree
 PREFIX, SPLIT, SUBSET = "mteb:", "test", "default"
+PREDICTIONS = "ReasonAudioT2ARetrieval_predictions.json"
+"""what MTEB saves in its ``prediction_folder`` for the overall task (every query): ``bench eval
+--run NAME=FOLDER`` reads it"""
 
 META_KEY = "mteb_model_meta"
 NO_REVISION = "no_revision_available"

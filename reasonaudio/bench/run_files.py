@@ -13,6 +13,8 @@ Formats (chosen by content: a file whose first non-blank character is ``{`` is J
 - MTEB: the ``<Task>_predictions.json`` that ``mteb.evaluate(..., prediction_folder=...)``
   saves, ``{"mteb_model_meta": ..., SUBSET: {SPLIT: <the JSON shape>}}``, recognised by its
   ``mteb_model_meta`` key (:mod:`reasonaudio.bench.mteb_results`); recorded as format ``mteb``.
+  A folder holding ``ReasonAudioT2ARetrieval_predictions.json`` (MTEB's ``prediction_folder``)
+  stands for that file.
 
 Ranking: score descending, ties broken by clip id **ascending**, the testbed's rule everywhere
 (``trec_eval`` breaks ties by doc id descending, so on tied runs its numbers can differ from
@@ -29,6 +31,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from reasonaudio.bench.mteb_results import PREDICTIONS as MTEB_PREDICTIONS
 from reasonaudio.bench.mteb_results import is_mteb_predictions, prediction_rows
 from reasonaudio.bench.runs import Run, parse_score, trec_rows
 from reasonaudio.dataset.benchmark import Benchmark
@@ -129,6 +132,8 @@ def _read_json_rows(path: Path, origin: dict[str, object] | None = None) -> dict
 def read_run_file(path: Path | str, bench: Benchmark, name: str, fmt: str | None = None) -> RunFile:
     """Read ``path`` (TREC or JSON, see the module docstring) and check it against ``bench``."""
     path = Path(path)
+    if path.is_dir() and (path / MTEB_PREDICTIONS).is_file():  # an MTEB prediction_folder
+        path = path / MTEB_PREDICTIONS
     if not path.is_file():
         raise DataError(f"{path}: run file not found")
     fmt = fmt or sniff_format(path)
