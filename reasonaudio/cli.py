@@ -370,6 +370,8 @@ def eval_(
                                             "elsewhere (TREC or JSON {qid: {clip: score}}; repeat)."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the results as JSON."),
     trec: Optional[Path] = typer.Option(None, "--trec", help="Write one TREC run file per retriever here."),
+    mteb_results: Optional[Path] = typer.Option(None, "--mteb-results", help="Also write MTEB result "
+                                                "files here (MTEB's result-cache layout; needs mteb)."),
     depth: int = typer.Option(100, "--depth", "-k", help="Clips each retriever returns per query."),
     store: StoreFlags = StoreFlags(),
     models: RetrieverFlags = RetrieverFlags(),
@@ -387,6 +389,10 @@ def eval_(
     bench = _load(data, no_verify)
     if not retriever and not run:
         raise ReasonAudioError("nothing to evaluate: pass --retriever NAME and/or --run NAME=PATH")
+    if mteb_results is not None:
+        from reasonaudio.models.mteb_models import require_mteb
+
+        require_mteb()  # refused before anything is evaluated
     context = _eval_context(store, models, depth=depth, trec_dir=trec)
     specs = [RunSpec(*parse_run_spec(item)) for item in run or ()]
     external, notes = evaluate_run_files(bench, specs, context,
@@ -402,6 +408,11 @@ def eval_(
     if json_out is not None:
         write_results_json(json_out, results)
         console.print(Text(f"wrote {json_out}"))
+    if mteb_results is not None:
+        from reasonaudio.bench.mteb_results import write_mteb_results
+
+        written = write_mteb_results(bench, results, mteb_results)
+        console.print(Text(f"wrote {len(written)} MTEB result files under {mteb_results}"))
 
 
 @app.command()

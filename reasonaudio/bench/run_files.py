@@ -10,6 +10,11 @@ Formats (chosen by content: a file whose first non-blank character is ``{`` is J
   the rank column is read (it must be an integer) but ignored: each query's clips are ranked by
   score. A tag holding spaces (ranx writes its run name verbatim) is kept whole.
 - JSON: ``{"query id": {"clip id": score, ...}, ...}`` (ranx's and pytrec_eval's run shape).
+- MTEB: the ``<Task>_predictions.json`` that ``mteb.evaluate(..., prediction_folder=...)``
+  saves, ``{"mteb_model_meta": ..., SUBSET: {SPLIT: <the JSON shape>}}``, recognised by its
+  ``mteb_model_meta`` key (:mod:`reasonaudio.bench.mteb_results`); recorded as format ``mteb``.
+  A folder holding ``ReasonAudioT2ARetrieval_predictions.json`` (MTEB's ``prediction_folder``)
+  stands for that file.
 
 Ranking: score descending, ties broken by clip id **ascending**, the testbed's rule everywhere
 (``trec_eval`` breaks ties by doc id descending, so on tied runs its numbers can differ from
@@ -26,6 +31,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from reasonaudio.bench.mteb_results import PREDICTIONS as MTEB_PREDICTIONS
+from reasonaudio.bench.mteb_results import is_mteb_predictions, prediction_rows
 from reasonaudio.bench.runs import Run, parse_score, trec_rows
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.errors import DataError
@@ -52,13 +59,15 @@ class RunFile:
     """queries whose run holds at least two clips with the same score"""
     missing_queries: list[str] = field(default_factory=list)
     """benchmark queries the file does not answer (they score 0), benchmark order"""
+    origin: dict[str, object] = field(default_factory=dict)
+    """what an MTEB predictions file says about its model (model name, revision, subset, split)"""
 
     def describe(self) -> dict[str, object]:
         """What a results file records about where the run came from."""
         return {"kind": "external run", "path": str(self.path), "format": self.format,
                 "sha256": self.sha256, "rows": self.rows, "queries": len(self.scores),
                 "missing_queries": len(self.missing_queries), "tie_rule": TIE_RULE,
-                "tied_queries": len(self.tied_queries)}
+                "tied_queries": len(self.tied_queries), **self.origin}
 
 
 def sniff_format(path: Path) -> str:
@@ -81,7 +90,7 @@ def _read_trec_rows(path: Path) -> dict[str, dict[str, float]]:
     return out
 
 
-def _read_json_rows(path: Path) -> dict[str, dict[str, float]]:
+def _read_json_rows(path: Path, origin: dict[str, object] | None = None) -> dict[str, dict[str, float]]:
     dupes: list[str] = []
 
     def keep_pairs(pairs: list[tuple[str, object]]) -> dict[str, object]:
@@ -101,6 +110,10 @@ def _read_json_rows(path: Path) -> dict[str, dict[str, float]]:
         raise DataError(f"{path}: key {dupes[0]!r} appears twice in one object (a duplicate row)")
     if not isinstance(obj, dict):
         raise DataError(f"{path}: a JSON run must be an object {{query id: {{clip id: score}}}}")
+    if is_mteb_predictions(obj):  # MTEB's <Task>_predictions.json: the rankings one level down
+        obj, meta = prediction_rows(obj, path)
+        if origin is not None:
+            origin.update(meta)
     out: dict[str, dict[str, float]] = {}
     for qid, per in obj.items():
         if not isinstance(per, dict):
@@ -119,13 +132,16 @@ def _read_json_rows(path: Path) -> dict[str, dict[str, float]]:
 def read_run_file(path: Path | str, bench: Benchmark, name: str, fmt: str | None = None) -> RunFile:
     """Read ``path`` (TREC or JSON, see the module docstring) and check it against ``bench``."""
     path = Path(path)
+    if path.is_dir() and (path / MTEB_PREDICTIONS).is_file():  # an MTEB prediction_folder
+        path = path / MTEB_PREDICTIONS
     if not path.is_file():
         raise DataError(f"{path}: run file not found")
     fmt = fmt or sniff_format(path)
     if fmt not in FORMATS:
         raise DataError(f"{path}: unknown run format {fmt!r}; known: {', '.join(FORMATS)}")
+    origin: dict[str, object] = {}
     try:
-        rows = _read_trec_rows(path) if fmt == "trec" else _read_json_rows(path)
+        rows = _read_trec_rows(path) if fmt == "trec" else _read_json_rows(path, origin)
     except UnicodeDecodeError:
         raise DataError(f"{path}: not UTF-8 text") from None
     n_rows = sum(len(v) for v in rows.values())
@@ -152,8 +168,9 @@ def read_run_file(path: Path | str, bench: Benchmark, name: str, fmt: str | None
         if len(set(per.values())) != len(per):
             tied.append(q.id)
     missing = [q.id for q in bench.queries if q.id not in rows]
-    return RunFile(path=path, format=fmt, sha256=sha256_file(path), run=run, scores=rows,
-                   rows=n_rows, tied_queries=tied, missing_queries=missing)
+    return RunFile(path=path, format="mteb" if origin else fmt, sha256=sha256_file(path), run=run,
+                   scores=rows, rows=n_rows, tied_queries=tied, missing_queries=missing,
+                   origin=origin)
 
 
 def parse_run_spec(spec: str) -> tuple[str, Path]:

@@ -201,11 +201,15 @@ def names() -> tuple[str, ...]:
 
 
 def get_record(name: str) -> ModelRecord:
+    if name.startswith("mteb:"):  # any model MTEB's registry knows (mteb imported only here)
+        from reasonaudio.models.mteb_models import record_for
+
+        return record_for(name)
     try:
         return _BY_NAME[name]
     except KeyError:
         raise ModelError(f"unknown model {name!r}; known models: {', '.join(_BY_NAME)} "
-                         "(and two-stage:CAPTIONER+EMBEDDER)") from None
+                         "(and two-stage:CAPTIONER+EMBEDDER, mteb:MTEB_MODEL)") from None
 
 
 def loader_for(record: ModelRecord) -> Callable[..., Any]:

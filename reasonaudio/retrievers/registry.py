@@ -16,6 +16,8 @@ from typing import Callable
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.errors import ReasonAudioError
 from reasonaudio.ingest.vector_files import FAMILY as PRECOMPUTED
+from reasonaudio.models.mteb_models import EXAMPLE as MTEB_EXAMPLE
+from reasonaudio.models.mteb_models import PREFIX as MTEB
 from reasonaudio.models.names import EXAMPLE as TWO_STAGE_EXAMPLE
 from reasonaudio.models.names import TWO_STAGE
 from reasonaudio.models.registry import RECORDS
@@ -80,6 +82,9 @@ BUILT_IN: tuple[RetrieverSpec, ...] = (
                   "caption every clip (oracle-caption | yamnet-caption | an audio-LLM captioner such "
                   "as qwen2-audio-7b-instruct), embed captions and the query with a text model "
                   "(minilm | bge-m3 | qwen3-embedding-*)", family=True, example=TWO_STAGE_EXAMPLE),
+    RetrieverSpec(MTEB, build_vector,
+                  "an MTEB audio-text model by its MTEB name (its audio and text encoders, its pinned "
+                  "revision): `bench ingest --model mteb:NAME` first", family=True, example=MTEB_EXAMPLE),
     RetrieverSpec(PRECOMPUTED, build_precomputed,
                   "precomputed clip and query vectors from `bench ingest --vectors ... --name NAME` "
                   "(a model run elsewhere)", family=True, example="vectors:NAME"),

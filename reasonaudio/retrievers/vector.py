@@ -20,6 +20,7 @@ from qdrant_client.http import models
 
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.errors import StoreError
+from reasonaudio.models.mteb_models import is_mteb
 from reasonaudio.models.registry import dtype_for, load_model
 from reasonaudio.retrievers.base import Hit, Retriever, RetrieverOptions, rank
 from reasonaudio.store.base import Store, collection_name
@@ -120,7 +121,8 @@ class VectorRetriever(Retriever):
 
 
 def build_vector(name: str, bench: Benchmark, store: Store, options: RetrieverOptions) -> VectorRetriever:
-    model = name.partition(":")[0]  # ``trained:LABEL`` names one trained model among several
+    # ``trained:LABEL`` names one trained model among several; ``mteb:NAME`` is one whole name
+    model = name if is_mteb(name) else name.partition(":")[0]
     embedder = load_model(model, model_path=options.model_path, device=options.device,
                           batch_size=options.batch_size, dtype=dtype_for(model, options.dtype))
     # the embedder's name: ``trained`` models carry their weights' digest in it
