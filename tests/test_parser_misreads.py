@@ -8,10 +8,8 @@ as "000"."""
 
 from __future__ import annotations
 
-import json
-from importlib import resources
-
 import pytest
+from test_parser_paper_templates import BANKS  # the synthetic and the real-sound labels
 
 from reasonaudio.constraints.logic import And, Before, Has, Lasts, Not, Or, labels
 from reasonaudio.constraints.parser import parse, parse_detailed, same_logic
@@ -20,21 +18,6 @@ from reasonaudio.errors import QueryParseError
 
 V = ["dog barking", "dog growling", "car horn", "car engine", "rain", "thunder", "siren",
      "church bell", "bell"]
-
-
-def synthetic_labels() -> list[str]:
-    from reasonaudio.ingest.atoms.synthetic import RECIPES
-
-    return [r.label for r in RECIPES]
-
-
-def real_labels() -> list[str]:
-    text = resources.files("reasonaudio.data").joinpath("atom_recipes.jsonl").read_text("utf-8")
-    recs = [json.loads(line) for line in text.splitlines() if line.strip()]
-    return sorted({r["label"] for r in recs if r.get("record") == "atom"})
-
-
-BANKS = {"synthetic": synthetic_labels(), "real-sound": real_labels()}
 
 
 def refused(text: str, needle: str, vocab=V) -> str:
