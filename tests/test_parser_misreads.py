@@ -97,7 +97,7 @@ def test_durations_next_to_order_words_still_read(text, want) -> None:
 
 @pytest.mark.parametrize("text", ["just rain", "only rain", "rain and just thunder",
                                   "solely rain", "rain alone", "nothing but rain",
-                                  "exclusively thunder"])
+                                  "exclusively thunder", "rain and no other sounds"])
 def test_only_and_just_are_refused_alike(text) -> None:
     refused(text, "(no other sounds) cannot be expressed")
 

@@ -89,7 +89,7 @@ _ONLY = ("'{w}' (no other sounds) cannot be expressed: it would exclude every ot
          "name the sounds to exclude with 'no', or drop '{w}'")
 UNSUPPORTED_WORDS: dict[str, str] = {
     **{w: _ONLY.format(w=w) for w in ("only", "just", "solely", "exclusively", "purely",
-                                        "alone", "nothing")},
+                                        "alone", "nothing", "other")},
     "twice": "a sound occurs at most once per clip, so repetitions cannot be asked for",
     "again": "a sound occurs at most once per clip, so repetitions cannot be asked for",
     "repeatedly": "a sound occurs at most once per clip, so repetitions cannot be asked for",
