@@ -105,6 +105,7 @@ def unread_characters(text: str) -> list[tuple[int, str]]:
 _KEEP_DOUBLE = frozenset("lsz")
 
 
+@lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
     """A deliberately small suffix stripper: barking/barks -> bark, whistles/whistling ->
     whistl, humming -> hum, flies -> fly. Applied to labels and queries alike, so it only has to
