@@ -56,7 +56,8 @@ class Token:
 
 
 def tokenize(text: str) -> list[Token]:
-    """Words, numbers and the punctuation the parser reads; hyphens and quotes act as spaces."""
+    """Words, numbers and the punctuation the parser reads; hyphens and quotes act as spaces,
+    except a "-" or "!" glued to the front of a word, which reads as "not" ("-rain")."""
     out: list[Token] = []
     for m in _TOKEN_RE.finditer(text):
         raw, start, end = m.group(0), m.start(), m.end()
