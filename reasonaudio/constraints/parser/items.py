@@ -122,6 +122,9 @@ class _Unknown:
         return self.nxt is not None
 
 
+_PHRASE_FIRST = frozenset(p[0] for p in PHRASES)
+
+
 # --- the reader -------------------------------------------------------------------------------
 
 class _Reader:
@@ -179,6 +182,8 @@ class _Reader:
     def _read_phrase(self, i: int) -> Optional[int]:
         """Phrases of the lexicon (longest first), only over tokens that are not label words."""
         tokens = self.tokens
+        if tokens[i].text not in _PHRASE_FIRST:
+            return None
         limit = min(len(tokens), i + PHRASE_MAX)
         for j in range(i + 1, limit):
             if j in self.by_first:
