@@ -222,3 +222,20 @@ def test_canonical_resolve_writer_and_view_read_every_node_type(tree):
     out = io.StringIO()
     Console(file=out, width=200, color_system=None).print(logic_tree(tree))
     assert all(label in out.getvalue() for label in labels(tree))
+
+
+@pytest.mark.parametrize("tree", TREES, ids=IDS)
+def test_the_writers_text_reads_back_to_the_same_logic(tree):
+    """The writer's promise: whatever it writes, the parser reads back exactly (e.g. a negated
+    duration is written "no x lasting N", since "no x for N" is refused as ambiguous)."""
+    from reasonaudio.constraints.canonical import check_consistent, same_logic
+    from reasonaudio.constraints.parser import parse
+    from reasonaudio.constraints.writer import logic_to_text
+    from reasonaudio.errors import QueryParseError
+
+    try:
+        text = logic_to_text(tree)
+        check_consistent(tree)
+    except (ValueError, QueryParseError):
+        return  # no sentence for it, or a contradiction the parser refuses by design
+    assert same_logic(parse(text, LABELS), tree), text

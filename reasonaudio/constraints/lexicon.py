@@ -72,7 +72,7 @@ for _kind, _words in {
             "include including included featuring features feature there it its this that which "
             "who whose where in on at to by from heard hear hears hearing audible sounding "
             "occurs occur occurring occurred happens happen happening happened plays play playing "
-            "played present clearly also too just both either continuously continuous constantly "
+            "played present clearly also too both either continuously continuous constantly "
             "steadily uninterrupted approximately around about roughly nearly almost approx "
             "exactly circa duration goes going keeps keep continues continue continuing comes "
             "come coming appears appear appearing me find show search looking look want i we "
@@ -87,8 +87,11 @@ for _p in ".;:!?":
     WORDS[_p] = STOP
 WORDS.update({"&": AND, "+": AND, "/": OR, "~": FILLER})
 
+_ONLY = ("'{w}' (no other sounds) cannot be expressed: it would exclude every other label; "
+         "name the sounds to exclude with 'no', or drop '{w}'")
 UNSUPPORTED_WORDS: dict[str, str] = {
-    "only": "'only' (no other sounds) cannot be expressed; name the sounds to exclude with 'no'",
+    **{w: _ONLY.format(w=w) for w in ("only", "just", "solely", "exclusively", "purely",
+                                        "alone", "nothing", "other")},
     "twice": "a sound occurs at most once per clip, so repetitions cannot be asked for",
     "again": "a sound occurs at most once per clip, so repetitions cannot be asked for",
     "repeatedly": "a sound occurs at most once per clip, so repetitions cannot be asked for",
@@ -107,7 +110,18 @@ UNSUPPORTED_WORDS: dict[str, str] = {
     "softer": "loudness cannot be asked for",
 }
 
-LEFT_DUR_WORDS = frozenset({"for", "lasting", "lasts", "last", "lasted"})
+LASTING_WORDS = frozenset({"lasting", "lasts", "last", "lasted"})
+LEFT_DUR_WORDS = LASTING_WORDS | {"for"}
+POSITION_BEFORE = frozenset({"at", "in", "from", "since", "by", "past", "after", "before",
+                             "until", "till"})
+"""Words right before a number that make it a point in time ("at 5 seconds", "after 5 s")."""
+POSITION_AFTER = frozenset({"later", "after", "before", "afterwards", "afterward", "thereafter",
+                            "prior", "in"})
+"""Words right after "N seconds" (with no "for"/"lasting"/"long") that make it a gap ("B 5
+seconds after A", "A, then 5 seconds later B", "5 seconds in")."""
+TIME_POSITION_MSG = ("a time position or gap ('at 5 seconds', '5 seconds later', 'B 5 seconds "
+                     "after A', 'the first 5 seconds') cannot be asked for: the logic has order "
+                     "('A, then B') and length ('A for 5 seconds') only")
 PREFIX_SEQ_WORDS = frozenset({"after", "before", "following"})
 UNIT_SECONDS = {"second": 1.0, "seconds": 1.0, "sec": 1.0, "secs": 1.0, "s": 1.0,
                 "minute": 60.0, "minutes": 60.0, "min": 60.0, "mins": 60.0,

@@ -182,20 +182,19 @@ class Families:
                 self.heads.setdefault(h, []).append(label)
         self.stems = {label: {stem(w) for w in _raw_words(label)} for label in self.labels}
         self.all_stems = frozenset(x for st in self.stems.values() for x in st)
-        self.nouns = {label: {stem(w) for w in _raw_words(label) if not w.endswith("ing")}
-                      for label in self.labels}
 
     def family(self, word_stem: str) -> list[str]:
         """Labels whose head noun is ``word_stem`` or ends with it ("bird" -> songbirds). When
-        it is some label's head noun, labels that use it as a modifier belong too: "a train"
-        is steam train whistle and train wheels rumbling on rails; "a car" includes car horn."""
+        it names some label, every label with a word of that stem belongs too (one stemming
+        rule: beep, beeps, beeping): "a train" is steam train whistle and train wheels rumbling
+        on rails; "a car" includes car horn; "beeping" is the beeps and the beeping labels."""
         out = list(self.heads.get(word_stem, []))
         if len(word_stem) >= _COMPOUND_MIN:
             for h, labs in self.heads.items():
                 if h != word_stem and h.endswith(word_stem) and len(h) > len(word_stem) + 2:
                     out += labs
         if out:
-            out += [lab for lab in self.labels if word_stem in self.nouns[lab]]
+            out += [lab for lab in self.labels if word_stem in self.stems[lab]]
         return sorted(dict.fromkeys(out))
 
 

@@ -19,10 +19,16 @@ from typing import Iterable, Sequence
 
 from reasonaudio.errors import QueryParseError
 
-_TOKEN_RE = re.compile(r"(?:(?<![\w.])[-\u2212])?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?"
+_TOKEN_RE = re.compile(r"(?:(?<![\w.])[-\u2212])?(?:[0-9]{1,3}(?:,[0-9]{3})+(?![0-9])|[0-9]+)"
+                       r"(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?"
                        r"|[^\W\d_]+(?:['\u2019][^\W\d_]+)*|[^\w\s]")
-"""A number keeps its sign and exponent ("-5", "1e309"), so it is refused as a number rather
-than read as "5" or "5 e"; a unit glued to a number ("10s") still splits off."""
+"""A number keeps its sign, exponent and thousands separators ("-5", "1e309", "10,000"), so it
+is refused or read as the whole number rather than as "5", "5 e" or "10" and "000"; a unit glued
+to a number ("10s") still splits off."""
+EXCLUDE_MARKS = frozenset("-!")
+"""Keyword-search exclusion: a mark glued to the front of a word ("-rain", "!rain") reads as
+"not"; after a letter it is a hyphen ("hip-hop"), before a space a dash or a full stop."""
+_EXCLUDE_AFTER = frozenset(" \t\n\r\f\v,;:([") | EXCLUDE_MARKS
 SKIPPABLE = frozenset(" \t\n\r\f\v-\u2010\u2011\u2012\u2013\u2014'\"\u2018\u2019\u201c\u201d`*_")
 """Characters a query may contain that carry no meaning (space, hyphens, quotes); any other
 character that no token reads is refused (:func:`unread_characters`), never dropped silently."""
@@ -50,12 +56,16 @@ class Token:
 
 
 def tokenize(text: str) -> list[Token]:
-    """Words, numbers and the punctuation the parser reads; hyphens and quotes act as spaces."""
+    """Words, numbers and the punctuation the parser reads; hyphens and quotes act as spaces,
+    except a "-" or "!" glued to the front of a word, which reads as "not" ("-rain")."""
     out: list[Token] = []
     for m in _TOKEN_RE.finditer(text):
         raw, start, end = m.group(0), m.start(), m.end()
         if raw[0] in "0123456789" or (raw[0] in "-\u2212" and len(raw) > 1):
-            out.append(Token(raw.replace("\u2212", "-"), start, end, "num"))
+            out.append(Token(raw.replace("\u2212", "-").replace(",", ""), start, end, "num"))
+            continue
+        if raw in EXCLUDE_MARKS and _excludes(text, start):
+            out.append(Token("not", start, end, "word"))
             continue
         if not raw[0].isalpha() or raw[0].isdigit():
             if raw in _PUNCT_KEPT:
@@ -74,6 +84,13 @@ def tokenize(text: str) -> list[Token]:
     return out
 
 
+def _excludes(text: str, i: int) -> bool:
+    """Whether the mark at ``text[i]`` starts a word it excludes: at the text start or after a
+    space, comma or bracket (or another mark), with a letter right after it."""
+    return (i + 1 < len(text) and text[i + 1].isalpha()
+            and (i == 0 or text[i - 1] in _EXCLUDE_AFTER))
+
+
 def unread_characters(text: str) -> list[tuple[int, str]]:
     """(position, character) of every character of ``text`` that :func:`tokenize` does not
     read and that is not in :data:`SKIPPABLE`: emoji, control characters, symbols, undecodable
@@ -89,6 +106,7 @@ def unread_characters(text: str) -> list[tuple[int, str]]:
 _KEEP_DOUBLE = frozenset("lsz")
 
 
+@lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
     """A deliberately small suffix stripper: barking/barks -> bark, whistles/whistling ->
     whistl, humming -> hum, flies -> fly. Applied to labels and queries alike, so it only has to

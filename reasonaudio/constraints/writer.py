@@ -41,7 +41,9 @@ def _overlap(node: Overlap, negated: bool) -> Optional[str]:
 
 @SENTENCE.register(Lasts)
 def _lasts(node: Lasts, negated: bool) -> Optional[str]:
-    return f"{'no ' if negated else ''}{node.label} for {_secs(node.seconds)}"
+    # "no x for N seconds" is refused as ambiguous (no x at all?); "no x lasting N" is not
+    return (f"no {node.label} lasting {_secs(node.seconds)}" if negated
+            else f"{node.label} for {_secs(node.seconds)}")
 
 
 @SENTENCE.register(Or)
@@ -71,5 +73,15 @@ def _clause(node: Node) -> str:
 
 
 def logic_to_text(logic: Node) -> str:
-    """A sentence for ``logic`` (an and of leaves, negated leaves and or-of-sounds)."""
-    return ". ".join(_clause(a) for a in conjuncts(logic))
+    """A sentence for ``logic`` (an and of leaves, negated leaves and or-of-sounds).
+
+    "a not before b" and "a and b, but not at the same time" say that both sounds occur (the
+    parser reads them with both), so a negated order or overlap is written only beside its two
+    sounds; without them the query language has no exact sentence for it."""
+    parts = conjuncts(logic)
+    present = {a.label for a in parts if isinstance(a, Has)}
+    for a in parts:
+        if isinstance(a, Not) and isinstance(a.arg, (Before, Overlap)) and not {a.arg.a, a.arg.b} <= present:
+            raise ValueError(f"cannot write {a!r} as query text without has({a.arg.a}) and "
+                             f"has({a.arg.b}): the query language has no sentence for it")
+    return ". ".join(_clause(a) for a in parts)

@@ -1,0 +1,139 @@
+"""Query text -> logic over a bank's vocabulary: the front half of the oracle.
+
+How a query is read (docs/query-language.md has the user's version), one module per stage:
+
+1. **Items** (:mod:`.items`). :mod:`reasonaudio.constraints.vocabulary` finds the labels (greedy
+   longest match, tolerant of case, plurals, -ing/-s forms and a trailing "sound"). Every other
+   word must be a word of the query language or be resolved by
+   :mod:`reasonaudio.constraints.resolve` (verb form, family of labels, injected semantic
+   matcher), each resolution recorded for display; an unknown word is reported as an unknown
+   sound with the nearest labels, and a character no token reads is refused, so nothing the
+   user wrote is silently dropped.
+2. **Numbers and durations** (:mod:`.numbers`). A number with a unit or a cue ("for 5",
+   "5 seconds", "N seconds of X") becomes a duration; a bare number, a bound ("more than") and a
+   time position or gap ("at 5 seconds", "5 seconds later") are refused.
+3. **Cues** (:mod:`.cues`). The words between two sounds are read as one connective, and each
+   duration is given to the sound before or after it.
+4. **Builder** (:mod:`.builder`). Groups, chains, exclusions and durations become
+   before/overlap/lasts/has/not, checked for contradictions.
+
+Ambiguous wordings ("no A and B", "A and B for 5 seconds", "5 seconds of A and B", "no A for
+5 seconds") are errors that say how to rephrase.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence
+
+from reasonaudio.constraints.canonical import canonical, check_consistent, same_logic
+from reasonaudio.constraints.logic import Node, to_json
+from reasonaudio.constraints.parser.builder import Builder
+from reasonaudio.constraints.parser.cues import Link, classify
+from reasonaudio.constraints.parser.items import read_items
+from reasonaudio.constraints.parser.numbers import fold_durations
+from reasonaudio.constraints.parser.parts import Item, Resolved
+from reasonaudio.constraints.resolve import (FAMILY_PREFIX, STRICT, Resolution, ResolveOptions,
+                                             expand_families)
+from reasonaudio.constraints.vocabulary import (LabelMatch, Vocabulary, tokenize,
+                                                unread_characters, vocabulary)
+from reasonaudio.errors import QueryParseError
+
+__all__ = ["ParseResult", "parse", "parse_detailed", "canonical", "same_logic",
+           "check_consistent", "Resolution", "ResolveOptions", "STRICT"]
+
+
+@dataclass(frozen=True)
+class ParseResult:
+    """The logic plus what the parser read, for display (``bench parse``, ``bench search``)."""
+    logic: Node
+    matches: tuple[LabelMatch, ...]
+    """which words of the query named which single label, in text order (a family reading is
+    in ``resolutions`` only)"""
+    notes: tuple[str, ...] = ()
+    """one line per reading worth showing, e.g. ``'dogs barking' -> dog barking``"""
+    resolutions: tuple[Resolution, ...] = ()
+    """every sound phrase -> label(s), with kind (exact, stem, verb-form, family, semantic)"""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"logic": to_json(self.logic),
+                "resolved": [r.to_json() for r in self.resolutions],
+                "matches": [{"text": m.text, "label": m.label, "start": m.start, "end": m.end}
+                            for m in self.matches]}
+
+
+def parse_detailed(text: str, labels: Sequence[str] | Vocabulary,
+                   options: Optional[ResolveOptions] = None) -> ParseResult:
+    """Parse ``text`` and say how: the logic, which phrase resolved to which label(s), notes.
+
+    ``options`` (default: resolution without a semantic matcher) says how far to go with a
+    phrase that is not a label; ``ResolveOptions(strict=True)`` reads labels only."""
+    options = options if options is not None else ResolveOptions()
+    if not isinstance(text, str) or not text.strip():
+        raise QueryParseError("the query text is empty; name at least one sound, e.g. "
+                              "'dog barking but no siren'")
+    _refuse_unread(text)
+    vocab = vocabulary(labels)
+    tokens = tokenize(text)
+    res = Resolved(options)
+    items = fold_durations(text, read_items(text, tokens, vocab.find(tokens), vocab, res))
+    mentions = [it for it in items if it.kind == "label"]
+    if not mentions:
+        raise QueryParseError(f"no sound of the vocabulary is named in {text!r}; name at least "
+                              f"one label, e.g. {vocab.labels[0]!r}")
+    builder = Builder(text, mentions, _links(text, items, mentions))
+    try:
+        logic = expand_families(builder.build(), res.families)
+    except QueryParseError as exc:   # a family placeholder reads as the words written
+        shown = repr(FAMILY_PREFIX)[1:-1]
+        raise QueryParseError(str(exc).replace(FAMILY_PREFIX, "").replace(shown, "")) from None
+    return _result(logic, items, res, builder.notes)
+
+
+def _links(text: str, items: list[Item], mentions: list[Item]) -> list[Link]:
+    """The connective before each sound, and the one after the last."""
+    spans: list[list[Item]] = [[] for _ in range(len(mentions) + 1)]
+    k = 0
+    for it in items:
+        if it.kind == "label":
+            k += 1
+        else:
+            spans[k].append(it)
+    return [classify(text, spans[i], mentions[i - 1] if i > 0 else None,
+                     mentions[i] if i < len(mentions) else None)
+            for i in range(len(mentions) + 1)]
+
+
+def _result(logic: Node, items: list[Item], res: Resolved, built: list[str]) -> ParseResult:
+    used = [it.label for it in items if it.kind == "label" and it.label is not None
+            and not it.label.label.startswith(FAMILY_PREFIX)]   # families: see resolutions
+    records = tuple(sorted(res.records, key=lambda r: r.start))
+    notes = [f"{r.text!r} -> {' | '.join(r.labels)}"
+             + ("" if r.kind in ("exact", "stem") else f" ({r.kind})") for r in records] + built
+    for fam, members in res.families.items():
+        notes = [n.replace(fam, " | ".join(members)) for n in notes]
+    return ParseResult(logic, tuple(used), tuple(notes), records)
+
+
+def _refuse_unread(text: str) -> None:
+    """Nothing the user wrote is dropped silently: an emoji, a control character or an
+    undecodable byte (a surrogate escape from the command line) is an error naming it."""
+    bad = unread_characters(text)
+    if not bad:
+        return
+    pos, ch = bad[0]
+    if "\udc80" <= ch <= "\udcff":
+        what = f"an undecodable byte 0x{ord(ch) - 0xdc00:02x} (the text is not valid UTF-8)"
+    else:
+        what = f"the character U+{ord(ch):04X} {ch!r}"
+    more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
+    raise QueryParseError(f"cannot read {what} at position {pos}{more} in {text!r}: a query "
+                          "is words, numbers and the punctuation , ; . : ! ? ( ) [ ] / & +")
+
+
+def parse(text: str, vocabulary: Sequence[str] | Vocabulary,
+          options: Optional[ResolveOptions] = None) -> Node:
+    """Query text -> logic over ``vocabulary`` (a bank's labels); QueryParseError with one line
+    saying what is wrong (empty text, unknown sound with the nearest labels, a number where a
+    sound belongs, an ambiguous wording, a contradiction)."""
+    return parse_detailed(text, vocabulary, options).logic
