@@ -29,7 +29,7 @@ from reasonaudio.dataset.benchmark import (
 )
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.errors import DataError
-from reasonaudio.fileio import atomic_dir, remove_stale_partials, write_jsonl
+from reasonaudio.fileio import atomic_dir, clear_stale_partials, write_jsonl
 from reasonaudio.ingest.atom_rules import validate_bank
 from reasonaudio.ingest.atoms.bank import AtomBank
 from reasonaudio.ingest.atoms.registry import open_bank
@@ -221,9 +221,7 @@ def build_benchmark(out: Path | str, params: BuildParams, overwrite: bool = Fals
     out = Path(out)
     check_target(out, overwrite)
     _validate_sizes(params)
-    for stale in remove_stale_partials(out):
-        if notify:
-            notify(f"removed {stale}, left by an interrupted build of {out.name}")
+    clear_stale_partials(out, "build", notify)
     params = replace(params, atoms=absolute_bank_spec(params.atoms))
     bank = open_bank(params.atoms)
     validate_bank(bank)  # the rules `bench atoms check` applies, before anything is composed

@@ -36,7 +36,7 @@ from typing import Any, Callable
 from reasonaudio.constraints.judge import hard_negatives
 from reasonaudio.dataset.benchmark import MANIFEST, Benchmark
 from reasonaudio.errors import DataError
-from reasonaudio.fileio import atomic_dir, sha256_file
+from reasonaudio.fileio import atomic_dir, clear_stale_partials, sha256_file
 from reasonaudio.ingest.export_card import CONFIGS, dataset_card
 from reasonaudio.ingest.render import FORMATS as AUDIO_FILE_FORMATS
 from reasonaudio.ingest.render import bench_renderer, encode_audio, write_audio
@@ -206,9 +206,12 @@ def check_export(bench: Benchmark, dest: Path | str, opts: ExportOptions) -> Non
 
 
 def export_hf(bench: Benchmark, dest: Path | str, opts: ExportOptions = ExportOptions(),
-              progress: ProgressFn | None = None) -> ExportSummary:
-    """Write the Hugging Face folder (see the module docstring); ``progress(clips done, total)``."""
+              progress: ProgressFn | None = None,
+              notify: Callable[[str], None] | None = None) -> ExportSummary:
+    """Write the Hugging Face folder (see the module docstring); ``progress(clips done, total)``,
+    ``notify`` hears which work folders of killed exports of ``dest`` were removed."""
     check_export(bench, dest, opts)
+    clear_stale_partials(Path(dest), "export", notify)
     pa = _pyarrow()
     t0 = time.perf_counter()
     renderer = bench_renderer(bench, opts.atoms) if opts.audio != "none" else None

@@ -9,7 +9,7 @@ from rich.text import Text
 
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.ingest.export import ExportOptions, ExportSummary, check_export, export_hf
-from reasonaudio.views.progress import progress_bars
+from reasonaudio.views.progress import notifier, progress_bars
 
 
 def print_export_summary(console: Console, s: ExportSummary) -> None:
@@ -30,6 +30,7 @@ def export_with_progress(console: Console, bench: Benchmark, dest: Path,
     check_export(bench, dest, opts)  # bad options end in one line, before any work
     with progress_bars(console, unit="clips") as progress:
         summary = export_hf(bench, dest, opts,
-                            progress=lambda done, total: progress("export", done, total))
+                            progress=lambda done, total: progress("export", done, total),
+                            notify=notifier(console))
     print_export_summary(console, summary)
     return summary
