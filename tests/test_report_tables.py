@@ -116,7 +116,8 @@ def test_plots_are_deterministic_pngs(results, tmp_path):
     p1 = plot_metrics_by_task(res, tmp_path / "a")
     assert p1.read_bytes()[:4] == b"\x89PNG"
     paths = plot_report(bench, res, tmp_path / "c")
-    assert sorted(p.name for p in paths) == ["metrics_by_task.png", "projection_embed-fake.png"]
+    assert sorted(p.name for p in paths) == ["metrics_by_task.json", "metrics_by_task.png",
+                                            "projection_embed-fake.png"]
     assert (tmp_path / "c" / "metrics_by_task.png").read_bytes() == p1.read_bytes()
     assert plot_metrics_by_task(Results({}, {}), tmp_path / "d") is None
 
