@@ -14,17 +14,13 @@ from typer.testing import CliRunner
 
 from hostile import small_build
 from reasonaudio.bench import plots
-from reasonaudio.bench.evaluate import evaluate_retrievers
 from reasonaudio.bench.results import Results, RetrieverResult
 from reasonaudio.cli import app
 
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
-    bench = evalkit.write_bench(tmp_path_factory.mktemp("plots") / "bench")
-    res = evaluate_retrievers(bench, [evalkit.OracleFake(bench), evalkit.ConstantFake(bench),
-                                      evalkit.EmbeddingFake(bench)])
-    return bench, res
+    return evalkit.evaluated_fakes(tmp_path_factory.mktemp("plots") / "bench")
 
 
 def test_a_retrievers_colour_comes_from_its_name_not_its_position():

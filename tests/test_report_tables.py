@@ -8,7 +8,6 @@ import pytest
 from rich.console import Console
 
 from reasonaudio.bench.compare import compare
-from reasonaudio.bench.evaluate import evaluate_retrievers
 from reasonaudio.bench.plots import plot_metrics_by_task, plot_report, project_2d
 from reasonaudio.bench.results import Results, RetrieverResult
 from reasonaudio.errors import DataError
@@ -23,10 +22,7 @@ def text_of(renderable, width=200) -> str:
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
-    bench = evalkit.write_bench(tmp_path_factory.mktemp("rep") / "bench")
-    res = evaluate_retrievers(bench, [evalkit.OracleFake(bench), evalkit.ConstantFake(bench),
-                                      evalkit.EmbeddingFake(bench)])
-    return bench, res
+    return evalkit.evaluated_fakes(tmp_path_factory.mktemp("rep") / "bench")
 
 
 def test_eval_table_cells(results):
