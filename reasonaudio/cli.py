@@ -12,6 +12,7 @@ import inspect
 import os
 import sys
 import typing
+import warnings
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -42,21 +43,28 @@ except ImportError:  # pragma: no cover
 
 
 class _UserErrorGroup(TyperGroup):
-    """Turns ReasonAudioError from any subcommand into one line and a non-zero exit."""
+    """Turns ReasonAudioError from any subcommand into one line and a non-zero exit; usage
+    errors and Python warnings into one line each too, with the same prefixes."""
+
+    def make_context(self, info_name: Any, args: Any, parent: Any = None, **extra: Any) -> Any:
+        try:  # the top group's own options (`bench --bogus`) are parsed here, outside invoke
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except USAGE_ERRORS as exc:
+            _usage_error(exc)
 
     def invoke(self, ctx: Any) -> Any:
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return self._invoke(ctx)
+
+    def _invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
         except ReasonAudioError as exc:
             _print_error(str(exc))
             raise typer.Exit(USER_ERROR_EXIT) from None
         except USAGE_ERRORS as exc:
-            # One line, not usage + hint + blank + error: the hint goes into the line itself.
-            if exc.ctx is None:  # already made one line by a nested group
-                raise
-            line = error_line(f"{exc.format_message()} (see `{exc.ctx.command_path} --help`)")
-            plain = next(c for c in type(exc).__mro__ if c.__name__ == "UsageError")
-            raise plain(line) from None  # no ctx: click prints just "Error: <line>"
+            _usage_error(exc)
         except OSError as exc:
             if exc.errno not in ENVIRONMENT_ERRNOS:
                 raise
@@ -69,12 +77,35 @@ ENVIRONMENT_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errn
 """OSErrors that are the machine's or the user's doing (full disk, read-only folder), never a bug."""
 
 
+ERROR_PREFIX = "error: "
+"""How every error line starts: user errors, usage errors, a bank check's failures."""
+WARNING_PREFIX = "warning: "
+
+
 def _print_error(message: str) -> None:
-    err_console.print(Text.assemble(("error: ", "bold red"), error_line(message)), highlight=False)
+    err_console.print(Text.assemble((ERROR_PREFIX, "bold red"), error_line(message)), highlight=False)
+
+
+def _usage_error(exc: Exception) -> Any:
+    """A usage error as one ``error:`` line with the hint in it (not usage + hint + blank +
+    ``Error:``), exit 2; ``bench GROUP`` without a command still shows the group's help."""
+    if type(exc).__name__ == "NoArgsIsHelpError":
+        raise exc
+    ctx = getattr(exc, "ctx", None)
+    where = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+    _print_error(f"{exc.format_message()}{where}")  # type: ignore[attr-defined]
+    raise typer.Exit(getattr(exc, "exit_code", USER_ERROR_EXIT)) from None
+
+
+def _show_warning(message: Any, category: Any, filename: str, lineno: int, file: Any = None,
+                  line: Any = None) -> None:
+    """A Python warning (a library's ``warnings.warn``) as one ``warning:`` line: no source
+    file, line number or code line of the package that warned."""
+    err_console.print(Text.assemble((WARNING_PREFIX, "yellow"), error_line(message)), highlight=False)
 
 
 def _app(**kwargs: Any) -> typer.Typer:
-    # rich_markup_mode=None: usage errors stay one plain line ("Error: Invalid value ...").
+    # rich_markup_mode=None: no rich panels around usage errors (they are one `error:` line).
     return typer.Typer(cls=_UserErrorGroup, no_args_is_help=True, add_completion=False,
                        pretty_exceptions_show_locals=False, rich_markup_mode=None, **kwargs)
 
@@ -179,7 +210,7 @@ def _note(message: str) -> None:
 
 
 def _skipped_verification(data: Path) -> None:
-    err_console.print(Text(f"warning: {data}: files not verified against manifest.json (--no-verify)"),
+    err_console.print(Text(f"{WARNING_PREFIX}{data}: files not verified against manifest.json (--no-verify)"),
                       highlight=False)
 
 
@@ -598,19 +629,24 @@ def _resolve_options(strict: bool) -> Any:
 
 @app.command("models")
 def models_cmd(
+    name: Optional[str] = typer.Argument(None, help="One model: show every field of its record."),
+    wide: bool = typer.Option(False, "--wide", help="Every field of every model (a wide table)."),
     json_out: bool = typer.Option(False, "--json", help="Print the registry as a JSON list of objects."),
 ) -> None:
     """List the model registry and whether each model can load here (nothing is downloaded)."""
     if json_out:
         import json as _json
 
-        from reasonaudio.models.registry import models_json
+        from reasonaudio.models.registry import get_record, models_json
 
-        typer.echo(_json.dumps(models_json(), indent=2))
+        rows = models_json()
+        if name is not None:
+            rows = [row for row in rows if row["name"] == get_record(name).name]
+        typer.echo(_json.dumps(rows, indent=2))
         return
     from reasonaudio.views.models import print_models
 
-    print_models(console)
+    print_models(console, name=name, wide=wide)
 
 
 # --- store: ingest / search (store/, retrievers/) ---------------------------------------------
@@ -756,9 +792,10 @@ def search(
     from reasonaudio.store.open import open_store
     from reasonaudio.views.progress import notifier
     from reasonaudio.views.parse import print_resolutions
-    from reasonaudio.views.search import print_captions, print_search, search_json
+    from reasonaudio.views.search import print_captions, print_search, query_truth, search_json
 
     bench = _load(data, no_verify)
+    truth = query_truth(bench, text)  # a benchmark query: mark relevant hits and the hard negative
     text = resolve_query_text(bench, text)  # a benchmark query's id stands for its text
     retriever = model or retriever
     spec = spec_for(retriever)
@@ -787,7 +824,7 @@ def search(
     else:
         if parsed is not None:
             print_resolutions(console, parsed)
-        print_search(console, bench, text, logic, hits, retriever, k)
+        print_search(console, bench, text, logic, hits, retriever, k, truth=truth)
         print_captions(console, hits, captions)
 
 

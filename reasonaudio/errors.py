@@ -57,10 +57,11 @@ def one_line(text: object) -> str:
 
 def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
     """``text`` with credentials removed: ``api-key: X`` style pairs and the given secret values
-    (by default the ``QDRANT_API_KEY`` in the environment), so no error echoes a key back."""
+    (by default the ``QDRANT_API_KEY`` in the environment) in any letter case (a server may echo
+    a key upper- or lower-cased), so no error echoes a key back."""
     for secret in secrets or tuple(filter(None, [os.environ.get("QDRANT_API_KEY")])):
         if len(secret) >= 4:
-            text = text.replace(secret, "<redacted>")
+            text = re.sub(re.escape(secret), "<redacted>", text, flags=re.IGNORECASE)
     return _SECRET.sub(lambda m: f"{m.group(1)}{m.group(2)}<redacted>", text)
 
 

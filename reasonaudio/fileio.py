@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
@@ -69,10 +70,23 @@ def reading_text(path: Path | str) -> Iterator[None]:
                         f"{exc.start} of the chunk read)") from None
 
 
+TEXT_ENCODING = "utf-8-sig"
+"""How every text file a user hands us is read: UTF-8, a leading byte-order mark (which Windows
+editors write) skipped. CRLF line ends are accepted the same way by the readers' line splitting."""
+
+
 def read_text(path: Path | str) -> str:
-    """A whole UTF-8 text file; undecodable bytes are a DataError naming the file."""
+    """A whole UTF-8 text file (a BOM skipped); undecodable bytes are a DataError naming the file."""
     with reading_text(path):
-        return Path(path).read_text(encoding="utf-8")
+        return Path(path).read_text(encoding=TEXT_ENCODING)
+
+
+@contextlib.contextmanager
+def open_text(path: Path | str, newline: str | None = None) -> Iterator[Any]:
+    """A UTF-8 text file open for reading line by line, as :func:`read_text` reads it (a BOM
+    skipped; undecodable bytes a DataError naming the file)."""
+    with reading_text(path), open(path, encoding=TEXT_ENCODING, newline=newline) as fh:
+        yield fh
 
 
 def dumps(obj: Any) -> str:
@@ -94,7 +108,7 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
     try:
         with open(path, "rb") as fh:
             for lineno, raw in enumerate(fh, 1):
-                line = raw.decode("utf-8")
+                line = raw.decode(TEXT_ENCODING if lineno == 1 else "utf-8")
                 if not line.strip():
                     continue
                 try:
@@ -182,6 +196,17 @@ def remove_stale_partials(dest: Path) -> list[Path]:
         shutil.rmtree(path, ignore_errors=True)
         if not path.exists():
             removed.append(path)
+    return removed
+
+
+def clear_stale_partials(dest: Path, what: str, notify: Callable[[str], None] | None = None) -> list[Path]:
+    """What every atomic folder writer (build, export, training) does before it starts: remove
+    the work folders of ``dest`` that killed writers left (:func:`remove_stale_partials`), saying
+    each through ``notify`` ("removed X, left by an interrupted WHAT of NAME")."""
+    removed = remove_stale_partials(dest)
+    for stale in removed:
+        if notify:
+            notify(f"removed {stale}, left by an interrupted {what} of {Path(dest).name}")
     return removed
 
 

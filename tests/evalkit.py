@@ -163,3 +163,13 @@ class BatchedEmbeddingFake(EmbeddingFake):
 
 FAKES = {"oracle-fake": OracleFake, "constant-fake": ConstantFake, "bag-fake": BagFake,
          "embed-fake": EmbeddingFake}
+
+
+def evaluated_fakes(root: Path):
+    """The hand-made benchmark at ``root`` with the oracle, constant and embedding fakes
+    evaluated on it: ``(bench, results)``, for the report and plot tests."""
+    from reasonaudio.bench.evaluate import evaluate_retrievers
+
+    bench = write_bench(root)
+    return bench, evaluate_retrievers(bench, [OracleFake(bench), ConstantFake(bench),
+                                              EmbeddingFake(bench)])

@@ -202,11 +202,11 @@ def test_size_estimate_against_available_memory():
 
 def test_usage_errors_are_one_line():
     for args in (["build", "--out", "x", "--clips", "abc"], ["build"], ["nosuch"],
-                 ["atoms", "check"], ["atoms", "fetch", "packages", "--bogus"]):
+                 ["atoms", "check"], ["atoms", "fetch", "packages", "--bogus"], ["--bogus"]):
         r = bench(*args)
         assert r.exit_code == 2
         lines = r.stderr.strip().splitlines()
-        assert len(lines) == 1 and lines[0].startswith("Error: ") and "--help" in lines[0], r.stderr
+        assert len(lines) == 1 and lines[0].startswith("error: ") and "--help" in lines[0], r.stderr
 
 
 def test_long_user_text_is_truncated_in_the_error(built):

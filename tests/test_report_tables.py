@@ -8,7 +8,6 @@ import pytest
 from rich.console import Console
 
 from reasonaudio.bench.compare import compare
-from reasonaudio.bench.evaluate import evaluate_retrievers
 from reasonaudio.bench.plots import plot_metrics_by_task, plot_report, project_2d
 from reasonaudio.bench.results import Results, RetrieverResult
 from reasonaudio.errors import DataError
@@ -23,10 +22,7 @@ def text_of(renderable, width=200) -> str:
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
-    bench = evalkit.write_bench(tmp_path_factory.mktemp("rep") / "bench")
-    res = evaluate_retrievers(bench, [evalkit.OracleFake(bench), evalkit.ConstantFake(bench),
-                                      evalkit.EmbeddingFake(bench)])
-    return bench, res
+    return evalkit.evaluated_fakes(tmp_path_factory.mktemp("rep") / "bench")
 
 
 def test_eval_table_cells(results):
@@ -116,7 +112,8 @@ def test_plots_are_deterministic_pngs(results, tmp_path):
     p1 = plot_metrics_by_task(res, tmp_path / "a")
     assert p1.read_bytes()[:4] == b"\x89PNG"
     paths = plot_report(bench, res, tmp_path / "c")
-    assert sorted(p.name for p in paths) == ["metrics_by_task.png", "projection_embed-fake.png"]
+    assert sorted(p.name for p in paths) == ["metrics_by_task.json", "metrics_by_task.png",
+                                            "projection_embed-fake.png"]
     assert (tmp_path / "c" / "metrics_by_task.png").read_bytes() == p1.read_bytes()
     assert plot_metrics_by_task(Results({}, {}), tmp_path / "d") is None
 

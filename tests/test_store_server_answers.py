@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Iterator
@@ -14,12 +15,14 @@ from hostile import bench, one_line_error, small_build
 SECRET = "s3cr3t-key-0123456789"
 
 
-def _serve(status: int, body_for) -> Iterator[str]:
+def _serve(status, body_for, content_type: str = "text/html") -> Iterator[str]:
+    """A real HTTP server on localhost answering ``body_for(request)`` with ``status`` (a number,
+    or a function of the request)."""
     class Handler(BaseHTTPRequestHandler):
         def _answer(self) -> None:
             body = body_for(self).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "text/html")
+            self.send_response(status(self) if callable(status) else status)
+            self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
@@ -82,3 +85,41 @@ def test_redact_removes_header_pairs_and_the_env_key(monkeypatch):
     out = redact(text)
     assert SECRET not in out and "other-value" not in out and "abc.def" not in out
     assert "\n" not in echo(text) and len(echo("q" * 100_000)) < 200
+
+
+@pytest.fixture()
+def shouting_qdrant() -> Iterator[str]:
+    """Answers the probe like Qdrant, then a 404 that echoes the API key upper-cased."""
+    def probe(h) -> bool:
+        return h.path.rstrip("/") == "/collections"
+
+    def body(h) -> str:
+        if probe(h):
+            return json.dumps({"result": {"collections": []}, "status": "ok", "time": 0.0})
+        return json.dumps({"status": {"error": f"Not found; your key {h.headers.get('api-key', '').upper()}"},
+                           "time": 0.0})
+    yield from _serve(lambda h: 200 if probe(h) else 404, body, "application/json")
+
+
+def test_redaction_ignores_letter_case(monkeypatch):
+    """issue 27 item 4: a server may echo the key in another case."""
+    from reasonaudio.errors import echo, error_line, redact
+
+    monkeypatch.setenv("QDRANT_API_KEY", SECRET)
+    for text in (SECRET.upper(), SECRET.title(), f"server said {SECRET.upper()}!"):
+        assert SECRET.upper() not in redact(text).upper(), text
+        assert "<redacted>" in error_line(text) and "<redacted>" in echo(text)
+
+
+def test_key_over_http_warns_in_one_line_and_an_upper_cased_echo_is_redacted(
+        built, shouting_qdrant, monkeypatch):
+    """issue 27 item 4: qdrant-client's http + key warning is one `warning:` line (no source
+    line), and a key echoed upper-cased is redacted."""
+    monkeypatch.setenv("QDRANT_API_KEY", SECRET)
+    r = bench("search", "q-0000", "--data", built, "-r", "random", "--qdrant-url", shouting_qdrant)
+    line = one_line_error(r, "HTTP 404")
+    assert SECRET.upper() not in r.output and SECRET not in r.output and "<redacted>" in line
+    lines = r.stderr.strip().splitlines()
+    warning = [ln for ln in lines if ln.startswith("warning: ")]
+    assert len(warning) == 1 and "insecure connection" in warning[0], r.stderr
+    assert len(lines) == 2 and ".py:" not in r.stderr and "warnings.warn" not in r.stderr, r.stderr

@@ -1,31 +1,125 @@
 """PNG plots of saved results (matplotlib, Agg backend: no display needed).
 
 - ``metrics_by_task.png``: grouped bars, one group per task (and overall), one bar per retriever,
-  for Acc@1, nDCG@10 and multiple-choice accuracy (dashed chance line at 0.5).
-- ``projection_<slug>.png``: for each embedding retriever, one panel per task: a 2-D projection
-  (PCA, or t-SNE) of a query's text vector with its positive and hard-negative clip vectors, and
-  the mean cosine similarity of each group to the query (the ReasonAudio paper's picture of
-  misalignment: hard negatives as close to the query as the positives).
+  for Acc@1, nDCG@10 and multiple-choice accuracy (dashed chance line at 0.5), each with its 95%
+  bootstrap interval (the per-query values resampled, seeded); ``metrics_by_task.json`` beside
+  it records every interval, the resamples, the confidence and the seed.
+- A retriever keeps its colour in every plot: the colour comes from its name (a stable hash into
+  :data:`PALETTE`), never from its position; two names of one plot that share a colour are told
+  apart by hatching.
+- ``projection_<slug>.png``: for each embedding retriever, one panel per task: a query's text
+  vector with its positive and hard-negative clip vectors, and the mean cosine similarity of each
+  group to the query (the ReasonAudio paper's picture of misalignment: hard negatives as close to
+  the query as the positives). The 2-D projection (PCA, or t-SNE) is fitted once on the points
+  of every panel together (up to 5 queries of 25 points), not per panel: a fit on one panel's
+  few points in hundreds of dimensions gives each panel its own arbitrary axes, so neither
+  distances across panels nor the directions meant anything. One fit, one scale on every panel.
 """
 
 from __future__ import annotations
 
+import hashlib
 import textwrap
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from reasonaudio.bench.compare import OVERALL
 from reasonaudio.bench.embeddings import ProjectionQuery, load_projection_data
-from reasonaudio.bench.metrics import LABELS
-from reasonaudio.bench.results import Results, embeddings_path, slug
+from reasonaudio.bench.metrics import LABELS, RANK_METRICS
+from reasonaudio.bench.results import Results, RetrieverResult, embeddings_path, slug
 from reasonaudio.dataset.benchmark import TASKS, Benchmark
 from reasonaudio.errors import ReasonAudioError
-from reasonaudio.fileio import atomic_file
+from reasonaudio.fileio import atomic_file, write_json
 
 BAR_METRICS = ("acc@1", "ndcg@10", "mc_acc")
 PROJECTIONS = ("pca", "tsne")
+
+PALETTE = ("#e6194b", "#3cb44b", "#4363d8", "#f58231", "#911eb4", "#42d4f4", "#f032e6",
+           "#bfef45", "#469990", "#9a6324", "#800000", "#808000", "#000075", "#a9a9a9",
+           "#ffe119")
+"""Distinct colours a retriever's name hashes into (Trubetskoy's 20 less the pastels, which
+vanish on white)."""
+HATCHES = ("//", "..", "xx", "\\\\", "++", "oo")
+"""Told apart by these when two retrievers of one plot hash to the same colour."""
+BOOTSTRAP_RESAMPLES = 1000
+BOOTSTRAP_CONFIDENCE = 0.95
+BOOTSTRAP_SEED = 0
+"""The intervals' seed; each (retriever, group, metric) draws from its own stream seeded by
+this and a hash of the three names, so an interval never depends on what else is plotted."""
+
+
+def _name_hash(*parts: str) -> int:
+    return int.from_bytes(hashlib.sha256("\x1f".join(parts).encode("utf-8")).digest()[:8], "big")
+
+
+def retriever_colour(name: str) -> str:
+    """The colour of ``name`` in every plot: a stable hash of the name into :data:`PALETTE`."""
+    return PALETTE[_name_hash(name) % len(PALETTE)]
+
+
+def bar_styles(names: Sequence[str]) -> dict[str, tuple[str, str | None]]:
+    """(colour, hatch) of each retriever of one plot: its own colour always; no hatch for the
+    first name of each colour (in the plot's order), one each for the others sharing it, so
+    bars of one colour stay distinguishable."""
+    seen: dict[str, int] = {}
+    out: dict[str, tuple[str, str | None]] = {}
+    for name in names:
+        colour = retriever_colour(name)
+        n = seen.get(colour, 0)
+        seen[colour] = n + 1
+        out[name] = (colour, None if n == 0 else HATCHES[(n - 1) % len(HATCHES)])
+    return out
+
+
+def group_values(r: RetrieverResult, group: str, metric: str) -> np.ndarray:
+    """The per-query values whose mean is the table's figure: every query of the group (a rank
+    metric missing from a query counts 0), or only the queries that have it (``mc_acc``)."""
+    qids = sorted(q for q, t in r.task_of.items() if group == OVERALL or t == group)
+    if metric in RANK_METRICS:
+        vals = [float(r.per_query.get(q, {}).get(metric, 0.0)) for q in qids]
+    else:
+        vals = [float(r.per_query[q][metric]) for q in qids if metric in r.per_query.get(q, {})]
+    return np.asarray(vals, dtype=np.float64)
+
+
+def bootstrap_interval(values: np.ndarray, *key: str, resamples: int = BOOTSTRAP_RESAMPLES,
+                       confidence: float = BOOTSTRAP_CONFIDENCE,
+                       seed: int = BOOTSTRAP_SEED) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean of ``values`` (queries resampled with
+    replacement), from a stream seeded by ``seed`` and ``key``; (nan, nan) without values."""
+    v = np.asarray(values, dtype=np.float64)
+    if v.size == 0:
+        return float("nan"), float("nan")
+    rng = np.random.default_rng([seed, _name_hash(*key)])
+    means = v[rng.integers(0, v.size, size=(resamples, v.size))].mean(axis=1)
+    tail = (1 - confidence) / 2 * 100
+    lo, hi = np.percentile(means, [tail, 100 - tail])
+    return float(lo), float(hi)
+
+
+def bar_intervals(results: Results, groups: Sequence[str],
+                  metrics: Sequence[str] = BAR_METRICS) -> dict[str, Any]:
+    """Every bar's mean, interval and query count, with how they were drawn (the JSON beside
+    ``metrics_by_task.png``)."""
+    table: dict[str, Any] = {}
+    for r in results.runs.values():
+        per: dict[str, Any] = {}
+        for g in groups:
+            per[g] = {}
+            for m in metrics:
+                v = group_values(r, g, m)
+                lo, hi = bootstrap_interval(v, r.name, g, m)
+                per[g][m] = {"mean": float(v.mean()) if v.size else None, "n": int(v.size),
+                             "low": None if np.isnan(lo) else lo, "high": None if np.isnan(hi) else hi}
+        table[r.name] = per
+    return {"bootstrap": {"method": "percentile; per-query values resampled with replacement "
+                                    "within each task (overall: all queries)",
+                          "resamples": BOOTSTRAP_RESAMPLES, "confidence": BOOTSTRAP_CONFIDENCE,
+                          "seed": BOOTSTRAP_SEED,
+                          "streams": "numpy default_rng([seed, sha256(retriever, group, metric)])"},
+            "intervals": table}
 
 
 def _plt():
@@ -45,7 +139,8 @@ def _save(fig, path: Path) -> Path:
 
 
 def plot_metrics_by_task(results: Results, out: Path, metrics: Sequence[str] = BAR_METRICS) -> Path | None:
-    """Grouped bars per task across retrievers; returns the PNG path (None without results)."""
+    """Grouped bars per task across retrievers with 95% bootstrap intervals; returns the PNG path
+    (None without results) and writes the intervals to ``metrics_by_task.json`` beside it."""
     rs = list(results.runs.values())
     if not rs:
         return None
@@ -55,7 +150,8 @@ def plot_metrics_by_task(results: Results, out: Path, metrics: Sequence[str] = B
     n_q = rs[0].counts
     x = np.arange(len(groups), dtype=float)
     width = 0.8 / len(rs)
-    cmap = plt.get_cmap("tab10" if len(rs) <= 10 else "tab20")
+    intervals = bar_intervals(results, groups, metrics)
+    styles = bar_styles([r.name for r in rs])
     fig, axes = plt.subplots(len(metrics), 1, figsize=(max(8.0, 1.6 * len(groups) + 0.5 * len(rs)),
                                                         3.0 * len(metrics) + 0.8),
                              sharex=True, layout="constrained")
@@ -64,8 +160,14 @@ def plot_metrics_by_task(results: Results, out: Path, metrics: Sequence[str] = B
         for i, r in enumerate(rs):
             vals = [(r.overall if g == OVERALL else r.per_task.get(g, {})).get(metric, np.nan)
                     for g in groups]
-            bars = ax.bar(x - 0.4 + width * (i + 0.5), vals, width, label=r.name, color=cmap(i),
-                          edgecolor="white", linewidth=0.5)
+            cells = [intervals["intervals"][r.name][g][metric] for g in groups]
+            lo = [v - c["low"] if c["low"] is not None else 0.0 for v, c in zip(vals, cells)]
+            hi = [c["high"] - v if c["high"] is not None else 0.0 for v, c in zip(vals, cells)]
+            bars = ax.bar(x - 0.4 + width * (i + 0.5), vals, width, label=r.name,
+                          color=styles[r.name][0], hatch=styles[r.name][1],
+                          edgecolor="white", linewidth=0.5,
+                          yerr=np.clip([lo, hi], 0, None), ecolor="0.2",
+                          error_kw=dict(elinewidth=0.8, capsize=2))
             if len(rs) <= 6:
                 ax.bar_label(bars, fmt="%.2f", fontsize=7, padding=1)
         if metric == "mc_acc":
@@ -77,7 +179,9 @@ def plot_metrics_by_task(results: Results, out: Path, metrics: Sequence[str] = B
         ax.set_axisbelow(True)
         ax.axvline(len(groups) - 1.5, color="grey", linewidth=0.8, alpha=0.6)
     axes[-1].set_xticks(x, [f"{g}\n(n={n_q.get(g, 0)})" for g in groups])
-    axes[-1].set_xlabel("task (overall = macro mean over all queries)")
+    axes[-1].set_xlabel(f"task (overall = macro mean over all queries); whiskers: "
+                        f"{BOOTSTRAP_CONFIDENCE:.0%} bootstrap intervals ({BOOTSTRAP_RESAMPLES:,} "
+                        f"resamples of the per-query values, seed {BOOTSTRAP_SEED})")
     handles, labels = axes[-1].get_legend_handles_labels()
     if "chance (0.5)" in labels:  # retrievers first, the chance line last
         i = labels.index("chance (0.5)")
@@ -87,6 +191,7 @@ def plot_metrics_by_task(results: Results, out: Path, metrics: Sequence[str] = B
                  f"{results.data.get('n_queries')} queries", fontsize=12)
     path = _save(fig, Path(out) / "metrics_by_task.png")
     plt.close(fig)
+    write_json(path.with_suffix(".json"), intervals)
     return path
 
 
@@ -130,9 +235,14 @@ def plot_projection(name: str, items: Sequence[ProjectionQuery], out: Path,
     style = {"positive": dict(c="#2ca02c", marker="o", label="relevant clip", zorder=4),
              "hard_negative": dict(c="#d62728", marker="X", label="hard negative", zorder=3)}
     axis = "PC" if method == "pca" else "t-SNE "
-    for ax, p in zip(axes.flat, items):
-        pts = np.vstack([p.query_vector[None, :], p.clip_vectors])
-        xy = project_2d(pts, method)
+    # one projection fitted on every panel's points together (see the module docstring)
+    stacks = [np.vstack([p.query_vector[None, :], p.clip_vectors]) for p in items]
+    fitted = project_2d(np.vstack(stacks), method)
+    starts = np.cumsum([0] + [len(st) for st in stacks])
+    lo_all, hi_all = fitted.min(axis=0), fitted.max(axis=0)
+    centre, half = (lo_all + hi_all) / 2, max(float((hi_all - lo_all).max()), 1e-6) * 0.6
+    for i, (ax, p) in enumerate(zip(axes.flat, items)):
+        xy = fitted[starts[i]:starts[i + 1]]
         kinds = np.array(p.kinds)
         sims = _unit(p.clip_vectors) @ _unit(p.query_vector)
         cos = []
@@ -151,9 +261,7 @@ def plot_projection(name: str, items: Sequence[ProjectionQuery], out: Path,
         ax.text(0.02, 0.02, "mean cos to query: " + ", ".join(cos), transform=ax.transAxes,
                 fontsize=7.5, va="bottom", ha="left",
                 bbox=dict(boxstyle="round,pad=0.3", fc="white", ec="0.7", alpha=0.9))
-        # Square panel, one scale on both axes (distances drawn to scale), room below for the box.
-        lo, hi = xy.min(axis=0), xy.max(axis=0)
-        centre, half = (lo + hi) / 2, max(float((hi - lo).max()), 1e-6) * 0.65
+        # Square panels, one scale on both axes and on every panel, room below for the box.
         ax.set_xlim(centre[0] - half, centre[0] + half)
         ax.set_ylim(centre[1] - 1.25 * half, centre[1] + half)
         ax.set_aspect("equal", adjustable="box")
@@ -164,8 +272,9 @@ def plot_projection(name: str, items: Sequence[ProjectionQuery], out: Path,
         ax.axis("off")
     handles, labels = axes.flat[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncol=3, frameon=False)
-    fig.suptitle(f"{name}: each query's text embedding with its relevant and hard-negative clips "
-                 f"({'PCA' if method == 'pca' else 't-SNE'} of L2-normalised vectors)", fontsize=11)
+    fig.suptitle(f"{name}: each query's text embedding with its relevant and hard-negative clips\n"
+                 f"(one {'PCA' if method == 'pca' else 't-SNE'} of the L2-normalised vectors, "
+                 f"fitted on all {len(fitted)} points of the {len(items)} queries shown)", fontsize=11)
     path = _save(fig, Path(out) / f"projection_{slug(name)}.png")
     plt.close(fig)
     return path
@@ -180,7 +289,7 @@ def plot_report(bench: Benchmark, results: Results, out: Path, method: str = "pc
     paths = []
     bars = plot_metrics_by_task(results, out)
     if bars:
-        paths.append(bars)
+        paths += [bars, bars.with_suffix(".json")]
     for name in results.runs:
         emb = embeddings_path(bench, name)
         if emb.is_file():

@@ -27,6 +27,7 @@ are allowed: they score 0 (the caller says so once).
 
 from __future__ import annotations
 
+import codecs
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +37,7 @@ from reasonaudio.bench.mteb_results import is_mteb_predictions, prediction_rows
 from reasonaudio.bench.runs import Run, parse_score, trec_rows
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.errors import DataError
-from reasonaudio.fileio import sha256_file
+from reasonaudio.fileio import read_text, sha256_file
 from reasonaudio.retrievers.base import rank
 
 TIE_RULE = "score descending, then clip id ascending"
@@ -71,9 +72,13 @@ class RunFile:
 
 
 def sniff_format(path: Path) -> str:
-    """``json`` when the first non-blank character is ``{``, else ``trec``."""
+    """``json`` when the first non-blank character (after a BOM) is ``{``, else ``trec``."""
     with open(path, "rb") as fh:
+        first = True
         while chunk := fh.read(4096):
+            if first and chunk.startswith(codecs.BOM_UTF8):
+                chunk = chunk[len(codecs.BOM_UTF8):]  # read_text skips it too
+            first = False
             stripped = chunk.lstrip()
             if stripped:
                 return "json" if stripped[:1] == b"{" else "trec"
@@ -103,7 +108,7 @@ def _read_json_rows(path: Path, origin: dict[str, object] | None = None) -> dict
         return dict(pairs)
 
     try:
-        obj = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=keep_pairs)
+        obj = json.loads(read_text(path), object_pairs_hook=keep_pairs)
     except json.JSONDecodeError as exc:
         raise DataError(f"{path}: invalid JSON ({exc.msg} at line {exc.lineno})") from None
     if dupes:

@@ -24,7 +24,7 @@ from typing import Iterable, Iterator
 import numpy as np
 
 from reasonaudio.errors import DataError
-from reasonaudio.fileio import atomic_file, reading_text
+from reasonaudio.fileio import atomic_file, open_text
 from reasonaudio.retrievers.base import Hit
 
 _TOKEN = re.compile(r"^\S+$")
@@ -135,7 +135,7 @@ def trec_rows(path: Path) -> Iterator[TrecRow]:
     whitespace, an integer rank, a number for the score (``inf``/``-inf`` allowed, NaN refused).
     A tag holding spaces (ranx writes its run name verbatim) is kept whole. Blank lines skip.
     The one line format both readers (:func:`read_trec`, ``bench/run_files.py``) use."""
-    with reading_text(path), open(path, encoding="utf-8") as fh:
+    with open_text(path) as fh:
         for lineno, line in enumerate(fh, 1):
             parts = line.split()
             if not parts:

@@ -30,7 +30,7 @@ from reasonaudio.dataset.benchmark import (
 )
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.errors import DataError
-from reasonaudio.fileio import atomic_dir, remove_stale_partials, write_jsonl
+from reasonaudio.fileio import atomic_dir, clear_stale_partials, write_jsonl
 from reasonaudio.output_dirs import check_output_dir
 from reasonaudio.ingest.atom_rules import validate_bank
 from reasonaudio.ingest.atoms.bank import AtomBank
@@ -234,8 +234,7 @@ def build_benchmark(out: Path | str, params: BuildParams, overwrite: bool = Fals
     protect = bank_folders(params.atoms)
     check_output_dir(out, BENCHMARK_OUTPUT, overwrite, protect)
     _validate_sizes(params)
-    for stale in remove_stale_partials(out):
-        hooks.notify(f"removed {stale}, left by an interrupted build of {out.name}")
+    clear_stale_partials(out, "build", hooks.notify)
     params = replace(params, atoms=absolute_bank_spec(params.atoms))
     bank = open_bank(params.atoms)
     validate_bank(bank)  # the rules `bench atoms check` applies, before anything is composed

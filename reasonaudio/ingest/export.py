@@ -36,7 +36,7 @@ from typing import Any
 from reasonaudio.constraints.judge import hard_negatives
 from reasonaudio.dataset.benchmark import MANIFEST, Benchmark
 from reasonaudio.errors import DataError
-from reasonaudio.fileio import atomic_dir, sha256_file
+from reasonaudio.fileio import atomic_dir, clear_stale_partials, sha256_file
 from reasonaudio.output_dirs import OutputKind, check_output_dir
 from reasonaudio.ingest.export_card import CONFIGS, dataset_card
 from reasonaudio.ingest.render import FORMATS as AUDIO_FILE_FORMATS
@@ -208,8 +208,10 @@ def check_export(bench: Benchmark, dest: Path | str, opts: ExportOptions) -> Non
 def export_hf(bench: Benchmark, dest: Path | str, opts: ExportOptions = ExportOptions(),
               hooks: Hooks = SILENT) -> ExportSummary:
     """Write the Hugging Face folder (see the module docstring); progress as
-    ``hooks.progress("export", clips done, clips)``."""
+    ``hooks.progress("export", clips done, clips)``; ``hooks.notify`` hears which work folders of
+    killed exports of ``dest`` were removed."""
     check_export(bench, dest, opts)
+    clear_stale_partials(Path(dest), "export", hooks.notify)
     pa = _pyarrow()
     t0 = time.perf_counter()
     renderer = bench_renderer(bench, opts.atoms) if opts.audio != "none" else None

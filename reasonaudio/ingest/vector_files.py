@@ -21,6 +21,7 @@ id per line, in the row order of the matrix.
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import time
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ from typing import Sequence
 import numpy as np
 
 from reasonaudio.errors import DataError, StoreError
-from reasonaudio.fileio import sha256_file
+from reasonaudio.fileio import read_text, sha256_file
 from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.store.base import DISTANCES, CollectionMeta, PointIn, Store, collection_name
@@ -64,7 +65,8 @@ class PrecomputedOptions:
 
 @dataclass(frozen=True)
 class CheckedVectors:
-    """A matrix that passed every check, rows in ``ids`` order (float32)."""
+    """A matrix that passed every check, rows in ``ids`` order (float32): the benchmark's order,
+    whatever the order of the files, so :meth:`digest` does not depend on it."""
 
     ids: list[str]
     matrix: np.ndarray
@@ -118,13 +120,10 @@ def check_name(name: str) -> str:
 
 
 def read_ids(path: Path, what: str) -> list[str]:
-    """One id per line (surrounding whitespace stripped; a final newline is fine)."""
+    """One id per line (surrounding whitespace stripped; a final newline, CRLF and a BOM are fine)."""
     if not path.is_file():
         raise DataError(f"{path}: {what} id file not found")
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError:
-        raise DataError(f"{path}: not UTF-8 text") from None
+    lines = read_text(path).splitlines()
     ids = [line.strip() for line in lines]
     while ids and not ids[-1]:
         ids.pop()
@@ -171,16 +170,39 @@ def _read_parquet(path: Path) -> np.ndarray:
     return np.column_stack([table.column(i).to_numpy() for i in range(table.num_columns)])
 
 
+def _read_npy(path: Path) -> np.ndarray:
+    """A ``.npy`` array whose header was checked against the file first: a header claiming more
+    data than the file holds (10^12 rows in a 1 KiB file) is refused before anything is allocated."""
+    unreadable = f"{path}: not a readable .npy array without pickles"
+    try:
+        with open(path, "rb") as fh:
+            version = np.lib.format.read_magic(fh)
+            header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                      else np.lib.format.read_array_header_2_0)
+            shape, _fortran, dtype = header(fh)
+            data_bytes = path.stat().st_size - fh.tell()
+    except (ValueError, OSError, SyntaxError, TypeError) as exc:
+        raise DataError(f"{unreadable} ({(str(exc) or type(exc).__name__).splitlines()[0]})") from None
+    if dtype.hasobject:
+        raise DataError(f"{unreadable} (dtype {dtype} holds Python objects)")
+    need = math.prod(shape) * dtype.itemsize
+    if need > data_bytes:
+        raise DataError(f"{path}: its header says shape {tuple(shape)} of {dtype} ({need:,} bytes) "
+                        f"but the file holds {data_bytes:,} bytes of data; the file is truncated "
+                        "or its header is wrong")
+    try:
+        return np.load(path, allow_pickle=False)
+    except (ValueError, OSError) as exc:
+        raise DataError(f"{unreadable} ({exc})") from None
+
+
 def read_matrix(path: Path) -> np.ndarray:
     """A 2-D real matrix from ``.npy`` or ``.parquet``."""
     if not path.is_file():
         raise DataError(f"{path}: vector file not found")
     suffix = path.suffix.lower()
     if suffix == ".npy":
-        try:
-            matrix = np.load(path, allow_pickle=False)
-        except (ValueError, OSError) as exc:
-            raise DataError(f"{path}: not a readable .npy array without pickles ({exc})") from None
+        matrix = _read_npy(path)
     elif suffix == ".parquet":
         matrix = _read_parquet(path)
     else:
@@ -233,7 +255,10 @@ def check_vectors(files: VectorFiles, known: Sequence[str], what: str, distance:
                             "all zeros; cosine similarity is undefined for it")
     source = {"vectors": str(files.vectors), "vectors_sha256": sha256_file(files.vectors),
               "ids": str(files.ids), "ids_sha256": sha256_file(files.ids)}
-    return CheckedVectors(ids, vectors, source)
+    # rows in the benchmark's order: the same vectors give the same digest (the collection's
+    # revision) whatever row order the files use
+    row = {x: i for i, x in enumerate(ids)}
+    return CheckedVectors(list(known), vectors[[row[x] for x in known]], source)
 
 
 def _metas(bench: Benchmark, opts: PrecomputedOptions, clips: CheckedVectors,

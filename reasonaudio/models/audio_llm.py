@@ -25,7 +25,7 @@ from typing import Any, Hashable
 import numpy as np
 
 from reasonaudio.errors import ModelError
-from reasonaudio.models.base import Embedder, first_line
+from reasonaudio.models.base import Embedder, loading_weights
 from reasonaudio.models.precision import resolve_dtype, torch_dtype
 from reasonaudio.models.record import ModelRecord
 from reasonaudio.models.windowing import WindowPolicy
@@ -53,13 +53,11 @@ class Qwen2AudioCaptioner(Embedder):
 
         self._torch = torch
         self.dtype = resolve_dtype(dtype, self.device)
-        try:
+        with loading_weights(f"model {record.name!r}: cannot load a Qwen2-Audio checkpoint and "
+                             f"processor from {weights.path}"):
             self.processor = AutoProcessor.from_pretrained(str(weights.path))
             self.model = Qwen2AudioForConditionalGeneration.from_pretrained(
                 str(weights.path), dtype=torch_dtype(self.dtype)).eval().to(self.device)
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise ModelError(f"model {record.name!r}: cannot load a Qwen2-Audio checkpoint and "
-                             f"processor from {weights.path} ({first_line(exc)})") from None
         tokenizer = self.processor.tokenizer
         self.pad_id = int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None
                           else tokenizer.eos_token_id)

@@ -8,7 +8,8 @@ window policy): it keys the embedding cache and is stored with the collection.
 from __future__ import annotations
 
 import abc
-from typing import Any, Hashable, Sequence
+import contextlib
+from typing import Any, Hashable, Iterator, Sequence
 
 import numpy as np
 
@@ -110,6 +111,34 @@ def first_line(exc: BaseException) -> str:
     """An exception's first line, for one-line ModelErrors."""
     text = str(exc).strip().splitlines()
     return text[0] if text else type(exc).__name__
+
+
+def weight_errors() -> tuple[type[BaseException], ...]:
+    """What a checkpoint that is corrupt, truncated or of another architecture raises on load:
+    a safetensors header or body cut short (``SafetensorError``), a pickle that is not a
+    checkpoint, a state dict of other shapes (torch's ``RuntimeError``), a config missing keys."""
+    import pickle
+
+    errors: list[type[BaseException]] = [OSError, ValueError, KeyError, TypeError, EOFError,
+                                         RuntimeError, pickle.UnpicklingError]
+    try:
+        from safetensors import SafetensorError
+        errors.append(SafetensorError)
+    except ImportError:  # pragma: no cover - safetensors comes with transformers
+        pass
+    return tuple(errors)
+
+
+@contextlib.contextmanager
+def loading_weights(what: str) -> Iterator[None]:
+    """The one weight check every loader shares: a bad checkpoint loaded in the block (see
+    :func:`weight_errors`) ends as one ModelError line, ``WHAT (first line of the error)``."""
+    try:
+        yield
+    except Exception as exc:
+        if isinstance(exc, ModelError) or not isinstance(exc, weight_errors()):
+            raise
+        raise ModelError(f"{what} ({first_line(exc)})") from None
 
 
 def torch_device(device: str) -> str:

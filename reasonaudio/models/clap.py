@@ -16,7 +16,7 @@ from typing import Any, Hashable
 import numpy as np
 
 from reasonaudio.errors import ModelError
-from reasonaudio.models.base import Embedder, first_line
+from reasonaudio.models.base import Embedder, loading_weights
 from reasonaudio.models.record import ModelRecord
 from reasonaudio.models.windowing import WindowPolicy
 
@@ -40,13 +40,10 @@ class ClapEmbedder(Embedder):
         import torch
         from transformers import AutoTokenizer, ClapFeatureExtractor, ClapModel
 
-        try:
+        with loading_weights(f"model {record.name!r}: cannot load a CLAP checkpoint from {weights.path}"):
             self.model = ClapModel.from_pretrained(str(weights.path)).eval().to(self.device)
             self.features = ClapFeatureExtractor.from_pretrained(str(weights.path))
             self.tokenizer = AutoTokenizer.from_pretrained(str(weights.path))
-        except (OSError, ValueError, KeyError) as exc:
-            raise ModelError(f"model {record.name!r}: cannot load a CLAP checkpoint from "
-                             f"{weights.path} ({first_line(exc)})") from None
         self._torch = torch
         self.sample_rate = int(self.features.sampling_rate)
         self.window_samples = int(self.features.nb_max_samples)

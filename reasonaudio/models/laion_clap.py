@@ -18,7 +18,7 @@ from typing import Any, Hashable
 import numpy as np
 
 from reasonaudio.errors import ModelError
-from reasonaudio.models.base import Embedder, first_line, torch_device
+from reasonaudio.models.base import Embedder, loading_weights, torch_device
 from reasonaudio.models.hub import fingerprint, missing_weights_error, offline
 from reasonaudio.models.record import ModelRecord
 from reasonaudio.models.windowing import WindowPolicy
@@ -60,12 +60,10 @@ class LaionClapEmbedder(Embedder):
                 raise missing_weights_error(record.name, record.hub_id, record.revision, DEFAULT_CHECKPOINT)
         import laion_clap
 
-        try:
+        with loading_weights("model 'laion-clap': cannot load; offline it needs the roberta-base "
+                             "tokenizer cached and --model-path CHECKPOINT"):
             self.module = laion_clap.CLAP_Module(enable_fusion=False, amodel="HTSAT-tiny", device=self.device)
             self.module.load_ckpt(str(ckpt) if ckpt.is_file() else None)
-        except (OSError, ValueError) as exc:
-            raise ModelError(f"model 'laion-clap': cannot load ({first_line(exc)}); "
-                             "offline it needs the roberta-base tokenizer cached and --model-path CHECKPOINT") from None
         self.revision = fingerprint(ckpt) if ckpt.is_file() else record.revision
         self.sample_rate = record.sample_rate or 48_000
         self.window = WindowPolicy(record.window_seconds or 10.0, record.hop_seconds or 10.0, record.pooling)

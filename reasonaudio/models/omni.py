@@ -30,7 +30,7 @@ from typing import Any, Hashable, Sequence
 import numpy as np
 
 from reasonaudio.errors import ModelError
-from reasonaudio.models.base import Embedder, first_line
+from reasonaudio.models.base import Embedder, first_line, loading_weights
 from reasonaudio.models.precision import resolve_dtype, torch_dtype
 from reasonaudio.models.record import ModelRecord
 from reasonaudio.models.windowing import WindowPolicy
@@ -118,14 +118,12 @@ class OmniThinker(Embedder):
         self._torch = torch
         self.dtype = resolve_dtype(dtype, self.device)
         folder = Path(weights.path)
-        try:
+        with loading_weights(f"model {record.name!r}: cannot load a Qwen2.5-Omni thinker, "
+                             f"tokenizer and feature extractor from {folder}"):
             self.tokenizer = AutoTokenizer.from_pretrained(str(folder))
             self.features = WhisperFeatureExtractor.from_pretrained(str(folder))
             thinker = Qwen2_5OmniThinkerForConditionalGeneration.from_pretrained(
                 str(folder), dtype=torch_dtype(self.dtype))
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise ModelError(f"model {record.name!r}: cannot load a Qwen2.5-Omni thinker, tokenizer "
-                             f"and feature extractor from {folder} ({first_line(exc)})") from None
         self.thinker = thinker.eval().to(self.device) if self.keep_lm_head else None
         self.model = thinker.model.eval().to(self.device)  # the thinker without its LM head
         self.template = chat_template(folder, self.tokenizer)

@@ -18,7 +18,7 @@ from typing import Any, Hashable, Sequence
 import numpy as np
 
 from reasonaudio.errors import ModelError
-from reasonaudio.models.base import Embedder, first_line
+from reasonaudio.models.base import Embedder, loading_weights
 from reasonaudio.models.precision import resolve_dtype, torch_dtype
 from reasonaudio.models.record import ModelRecord
 
@@ -40,13 +40,11 @@ class Qwen3Embedder(Embedder):
 
         self._torch = torch
         self.dtype = resolve_dtype(dtype, self.device)
-        try:
+        with loading_weights(f"model {record.name!r}: cannot load a Qwen3 embedding checkpoint "
+                             f"from {weights.path}"):
             self.tokenizer = AutoTokenizer.from_pretrained(str(weights.path))
             self.model = AutoModel.from_pretrained(str(weights.path), dtype=torch_dtype(self.dtype)
                                                    ).eval().to(self.device)
-        except (OSError, ValueError, KeyError) as exc:
-            raise ModelError(f"model {record.name!r}: cannot load a Qwen3 embedding checkpoint from "
-                             f"{weights.path} ({first_line(exc)})") from None
         eos = self.tokenizer.convert_tokens_to_ids(EOS)
         if not isinstance(eos, int) or eos == self.tokenizer.unk_token_id:
             raise ModelError(f"model {record.name!r}: the tokenizer in {weights.path} has no {EOS} token")

@@ -14,7 +14,7 @@ from typing import Any, Hashable
 import numpy as np
 
 from reasonaudio.errors import ModelError
-from reasonaudio.models.base import Embedder, first_line, set_torch_threads, torch_device
+from reasonaudio.models.base import Embedder, loading_weights, set_torch_threads, torch_device
 from reasonaudio.models.hub import fingerprint, packaged_model_dir
 from reasonaudio.models.record import ModelRecord
 
@@ -40,11 +40,8 @@ class SentenceTransformerEmbedder(Embedder):
         set_torch_threads()
         from sentence_transformers import SentenceTransformer
 
-        try:
+        with loading_weights(f"model {record.name!r}: cannot load sentence-transformers folder {folder}"):
             self.model = SentenceTransformer(str(folder), device=self.device, local_files_only=True)
-        except (OSError, ValueError) as exc:
-            raise ModelError(f"model {record.name!r}: cannot load sentence-transformers folder "
-                             f"{folder} ({first_line(exc)})") from None
         get_dim = (getattr(self.model, "get_embedding_dimension", None)
                    or self.model.get_sentence_embedding_dimension)
         dim = get_dim()
@@ -94,14 +91,11 @@ class BgeM3Embedder(Embedder):
         from FlagEmbedding import BGEM3FlagModel
 
         use_fp16 = self.device.startswith("cuda")
-        try:
+        with loading_weights(f"model {record.name!r}: cannot load BGE-M3 from {weights.path}"):
             try:
                 self.model = BGEM3FlagModel(str(weights.path), use_fp16=use_fp16, devices=[self.device])
             except TypeError:  # FlagEmbedding < 1.3 takes ``device``
                 self.model = BGEM3FlagModel(str(weights.path), use_fp16=use_fp16, device=self.device)
-        except (OSError, ValueError) as exc:
-            raise ModelError(f"model {record.name!r}: cannot load BGE-M3 from {weights.path} "
-                             f"({first_line(exc)})") from None
         self.dimension = record.dimension
         self.unit_batch = batch_size or 32
 

@@ -11,11 +11,12 @@ docs/qdrant.md says so.
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 from pathlib import Path
 
-from reasonaudio.errors import StoreError
+from reasonaudio.errors import StoreError, echo
 
 MIN_FREE_BYTES = 256 << 20
 """Free space needed to open or create an Edge shard (its sparse files, with room to spare)."""
@@ -24,13 +25,20 @@ MIN_FREE_ENV = "REASONAUDIO_MIN_FREE_MB"
 
 
 def min_free_bytes() -> int:
+    """The free space to require: :data:`MIN_FREE_ENV` in MiB when set (0 turns the guard off on
+    purpose), else :data:`MIN_FREE_BYTES`. A negative, infinite or non-number value is refused:
+    read as 0 it would turn the guard off silently."""
     raw = os.environ.get(MIN_FREE_ENV)
     if raw is None:
         return MIN_FREE_BYTES
     try:
-        return max(0, int(float(raw) * (1 << 20)))
+        mib = float(raw)
     except ValueError:
-        raise StoreError(f"{MIN_FREE_ENV}={raw[:40]!r} is not a number of MiB") from None
+        raise StoreError(f"{MIN_FREE_ENV}={echo(raw, 40)!r} is not a number of MiB") from None
+    if not math.isfinite(mib * (1 << 20)) or mib < 0:
+        raise StoreError(f"{MIN_FREE_ENV}={echo(raw, 40)!r}: expected a finite number of MiB >= 0 "
+                         "(0 turns the free-space guard off)")
+    return int(mib * (1 << 20))
 
 
 def check_free_space(folder: Path, what: str) -> None:

@@ -18,6 +18,7 @@ from reasonaudio.errors import ModelError
 from reasonaudio.fileio import atomic_dir, read_json, sha256_file, write_json
 from reasonaudio.output_dirs import OutputKind
 from reasonaudio.models import yamnet
+from reasonaudio.models.base import loading_weights
 from reasonaudio.provenance import versions
 from reasonaudio.train.features import MAX_FRAMES, MAX_TOKENS, TokenSpec
 from reasonaudio.train.model import DualEncoder, ModelConfig
@@ -35,7 +36,7 @@ MODEL_OUTPUT = OutputKind("model", "bench train --out", CARD, FORMAT)
 
 def save_model_dir(out: Path, model: Any, options: Any, bench: Any, data: Any, result: Any,
                    feats: Any, overwrite: bool = False) -> None:
-    from safetensors.torch import save_file
+    from safetensors.torch import save
 
     config = {
         "format": FORMAT, "format_version": FORMAT_VERSION,
@@ -51,7 +52,9 @@ def save_model_dir(out: Path, model: Any, options: Any, bench: Any, data: Any, r
     state = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
     with atomic_dir(out, MODEL_OUTPUT, overwrite, [bench.root]) as tmp:
         write_json(tmp / CONFIG, config)
-        save_file(state, str(tmp / WEIGHTS), metadata={"format": FORMAT})
+        # serialised here and written by Python (the same bytes save_file writes), so a full disk
+        # is an OSError that atomic_dir turns into one line, not a SafetensorError
+        (tmp / WEIGHTS).write_bytes(save(state, metadata={"format": FORMAT}))
         digest = sha256_file(tmp / WEIGHTS)
         result.weights_sha256 = digest
         card = {
@@ -175,10 +178,8 @@ def load_model_dir(path: Path | str, device: str = "cpu") -> tuple[Any, dict[str
         raise ModelError(f"{folder / CONFIG}: field 'format' must be {FORMAT!r}, "
                          f"got {config.get('format')!r}")
     model = DualEncoder(ModelConfig.from_json(config.get("model", {})))
-    try:
+    with loading_weights(f"{folder / WEIGHTS}: cannot load weights"):
         state = load_file(str(folder / WEIGHTS))
         model.load_state_dict(state)
-    except Exception as exc:  # noqa: BLE001 - a corrupt or mismatched file: one line
-        raise ModelError(f"{folder / WEIGHTS}: cannot load weights ({str(exc).splitlines()[0]})") from None
     model.eval()
     return model.to(device), config, sha256_file(folder / WEIGHTS)

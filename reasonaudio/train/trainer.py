@@ -20,6 +20,7 @@ import numpy as np
 from reasonaudio.constraints.judge import benchmark_index
 from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.errors import DataError, ModelError
+from reasonaudio.fileio import clear_stale_partials
 from reasonaudio.models.base import torch_device
 from reasonaudio.output_dirs import check_output_dir
 from reasonaudio.progress import SILENT, Hooks
@@ -321,7 +322,8 @@ def perception_stage(model: Any, bench: Any, feats: Features, data: TrainingData
 def train_model(train_dir: Path | str, out: Path | str, options: TrainOptions = TrainOptions(),
                 hooks: Hooks = SILENT, overwrite: bool = False) -> TrainResult:
     """Train on the training build at ``train_dir``; write the model directory ``out``. Progress
-    goes to ``hooks.event`` as :class:`TrainStatus` events."""
+    goes to ``hooks.event`` as :class:`TrainStatus` events; ``hooks.notify`` hears which work
+    folders of killed trainings of ``out`` were removed."""
     import torch
 
     out = Path(out)
@@ -330,6 +332,7 @@ def train_model(train_dir: Path | str, out: Path | str, options: TrainOptions = 
         raise DataError(f"--epochs must be >= 1 and the batch size >= 2 "
                         f"(got {options.epochs}, {options.batch_size})")
     check_model_options(options)
+    clear_stale_partials(out, "training", hooks.notify)
     options = replace(options, device=torch_device(options.device))
     bench = load_benchmark(train_dir)
     times: dict[str, float] = {}

@@ -50,6 +50,21 @@ def steps_table(result: MainJobResult) -> Table:
     return t
 
 
+NOT_RUN_NAMES = 3
+"""learned retrievers the demo's not-run line names before 'and N more'"""
+
+
+def not_run_line(not_run: dict[str, str]) -> str:
+    """The learned retrievers the demo could not run, in one line with a pointer to the reasons
+    (``bench models`` says why each does not load here), not one line each."""
+    names = list(not_run)
+    shown = ", ".join(names[:NOT_RUN_NAMES]) + (f" and {len(names) - NOT_RUN_NAMES} more"
+                                                 if len(names) > NOT_RUN_NAMES else "")
+    return (f"not run here: {len(names)} learned retriever{'s' if len(names) != 1 else ''} "
+            f"({shown}) need weights or packages this machine lacks; `bench models` says why "
+            "for each")
+
+
 def print_main_job(console: Console, result: MainJobResult) -> None:
     """What follows the steps: the report, oracle vs the best learned retriever, the step log."""
     if result.report is not None:
@@ -60,7 +75,7 @@ def print_main_job(console: Console, result: MainJobResult) -> None:
     if result.detection_comparison is not None:
         console.rule("[bold]perception + logic (detected events) vs the best learned retriever")
         print_comparison(console, result.detection_comparison)
-    for name, why in result.not_run.items():
-        console.print(Text(f"not run here: {name}: {why}", style="dim"))
+    if result.not_run:
+        console.print(Text(not_run_line(result.not_run), style="dim"))
     console.print(steps_table(result))
     console.print(Text(f"results: {result.results_path}  runs and per-query values: {result.runs_dir}"))

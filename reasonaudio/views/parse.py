@@ -17,6 +17,7 @@ from reasonaudio.constraints.parser import ParseResult
 from reasonaudio.constraints.semantics import duration_bounds
 from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.errors import DataError
+from reasonaudio.fileio import read_text
 
 
 Row = tuple[Text, tuple[Node, ...]]
@@ -119,10 +120,7 @@ def read_labels_file(path: Path) -> list[str]:
     """Labels for ``bench parse --labels``: one per line; blank lines and ``#`` comments skipped."""
     if not Path(path).is_file():
         raise DataError(f"{path}: labels file not found")
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError:
-        raise DataError(f"{path}: labels file is not UTF-8 text") from None
+    lines = read_text(path).splitlines()
     labels = [ln.strip() for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
     if not labels:
         raise DataError(f"{path}: labels file has no labels (one label per line)")

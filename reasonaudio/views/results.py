@@ -1,6 +1,8 @@
 """Rich tables for evaluation results and comparisons (the terminal side of ``bench report``).
 
-The best value in each column is bold, so the table reads at a glance.
+The best value in each column is bold, so the table reads at a glance. Numbers are never cut:
+number columns do not wrap and the retriever names are the column that gives way (folded onto
+more lines), so a table fits an 80-column terminal with every figure whole.
 """
 
 from __future__ import annotations
@@ -22,6 +24,19 @@ from reasonaudio.dataset.benchmark import TASKS
 
 _COMPACT = dict(box=box.SIMPLE_HEAD, pad_edge=False)
 """Tables without vertical rules, so seven columns of numbers fit an 80-column terminal."""
+_GAP = 3
+"""columns of a _COMPACT table beside its values, per column: padding and the rule between"""
+
+
+def _name_column(table: Table, header: str = "retriever", style: str | None = "cyan") -> None:
+    """The column that gives way when the table is too wide: its text folds onto more lines."""
+    table.add_column(header, style=style, overflow="fold")
+
+
+def _number_column(table: Table, header: str, **kwargs: object) -> None:
+    """A column of figures: never wrapped, never cut (rich shrinks the name column instead)."""
+    kwargs.setdefault("justify", "right")
+    table.add_column(header, no_wrap=True, **kwargs)  # type: ignore[arg-type]
 
 
 def ordered(results: Results) -> list[RetrieverResult]:
@@ -51,22 +66,27 @@ def _best(rs: Sequence[RetrieverResult], group: str, metric: str) -> float | Non
     return max(vals) if vals and len(rs) > 1 else None
 
 
-def eval_table(results: Results) -> Table:
-    """Rows: retrievers; columns: tasks and overall; cells: ``Acc@1 / nDCG@10``."""
+def eval_table(results: Results, width: int | None = None) -> Table:
+    """Rows: retrievers; columns: tasks and overall; cells: ``Acc@1 / nDCG@10``, on two lines
+    (``Acc@1 /`` over ``nDCG@10``) when one line per cell would not fit ``width`` columns."""
     rs = ordered(results)
     groups = _groups(rs)
     n = rs[0].counts if rs else {}
     table = Table(title="Retrieval: Acc@1 / nDCG@10 (per task, macro mean over queries)",
                   title_justify="left", **_COMPACT)
-    table.add_column("retriever", style="cyan", no_wrap=True)
-    for g in groups:
-        table.add_column(f"{g}\n(n={n.get(g, 0)})", justify="center", min_width=len(g),
-                         style="bold" if g == OVERALL else None)
+    _name_column(table)
+    heads = [(g, f"(n={n.get(g, 0)})") for g in groups]
+    one_line = len("0.000 / 0.000")
+    need = max((len(r.name) for r in rs), default=0) + _GAP + sum(
+        max(one_line, len(g), len(c)) + _GAP for g, c in heads)
+    sep = " / " if width is None or need <= width else " /\n"
+    for g, count in heads:
+        _number_column(table, f"{g}\n{count}", justify="center", style="bold" if g == OVERALL else None)
     for r in rs:
         cells = []
         for g in groups:
             a, d = _value(r, g, "acc@1"), _value(r, g, "ndcg@10")
-            cells.append(f"{_fmt(a, a == _best(rs, g, 'acc@1'))} / "
+            cells.append(f"{_fmt(a, a == _best(rs, g, 'acc@1'))}{sep}"
                          f"{_fmt(d, d == _best(rs, g, 'ndcg@10'))}")
         table.add_row(Text(r.name), *cells)
     return table
@@ -78,9 +98,9 @@ def mc_table(results: Results) -> Table:
     groups = _groups(rs)
     table = Table(title="Multiple choice: positive vs hard negative (chance 0.5, ties count half)",
                   title_justify="left", **_COMPACT)
-    table.add_column("retriever", style="cyan", no_wrap=True)
+    _name_column(table)
     for g in groups:
-        table.add_column(g, justify="right")
+        _number_column(table, g)
     for r in rs:
         table.add_row(Text(r.name), *[_fmt(v, v == _best(rs, g, "mc_acc"))
                                 for g in groups for v in [_value(r, g, "mc_acc")]])
@@ -99,9 +119,9 @@ def detail_table(results: Results) -> Table:
                   title_justify="left",
                   caption=Text("search ms per query: " + ", ".join(times)) if times else None,
                   caption_justify="left", **_COMPACT)
-    table.add_column("retriever", style="cyan", no_wrap=True)
+    _name_column(table)
     for m in METRICS:
-        table.add_column(_SHORT[m], justify="right", min_width=max(5, len(_SHORT[m])))
+        _number_column(table, _SHORT[m], min_width=max(5, len(_SHORT[m])))
     for r in rs:
         table.add_row(Text(r.name), *[_fmt(v, v == _best(rs, OVERALL, m))
                                 for m in METRICS for v in [_value(r, OVERALL, m)]])
@@ -115,11 +135,8 @@ def compare_table(c: Comparison) -> Table:
                         f"* = p < {ALPHA}", title_justify="left")
     table.add_column("task", style="cyan", no_wrap=True)
     table.add_column("metric", no_wrap=True)
-    table.add_column("n", justify="right")
-    table.add_column("A", justify="right")
-    table.add_column("B", justify="right")
-    table.add_column("A - B", justify="right", no_wrap=True)
-    table.add_column("p", justify="right")
+    for header in ("n", "A", "B", "A - B", "p"):
+        _number_column(table, header)
     for gi, g in enumerate(c.groups):
         if gi:
             table.add_section()
@@ -139,7 +156,7 @@ def print_eval_tables(console: Console, results: Results, detail: bool = True) -
     if not results.runs:
         console.print("no results to show")
         return
-    console.print(eval_table(results))
+    console.print(eval_table(results, console.width))
     console.print(mc_table(results))
     if detail:
         console.print(detail_table(results))
@@ -183,8 +200,10 @@ def print_perception_summary(console: Console, detection: dict) -> None:
                        f"{col.get('offset_relative', 0):.0%})); tagging F1 {tg.get('f1', 0):.3f}"))
     table = Table(title=Text(f"Acc@1: oracle -> {detection.get('name')} -> best embedding"),
                   title_justify="left", **_COMPACT)
-    for col_name in ("task", "oracle", "detected", "best embedding", "retriever"):
-        table.add_column(col_name, justify="left" if col_name in ("task", "retriever") else "right")
+    table.add_column("task", no_wrap=True)
+    for col_name in ("oracle", "detected", "best embedding"):
+        _number_column(table, col_name)
+    _name_column(table, "retriever", style=None)
     for task, row in (detection.get("decomposition") or {}).items():
         table.add_row(task, _fmt(row.get("oracle")), _fmt(row.get("detected")),
                       _fmt(row.get("best_embedding_value")), Text(str(row.get("best_embedding") or "-")))

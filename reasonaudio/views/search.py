@@ -7,6 +7,7 @@ hit of a learned retriever shows which constraint it breaks.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 from rich.console import Console, Group
@@ -58,6 +59,52 @@ def timeline(clip: Clip, width: int = 24, mentioned: Iterable[str] = (),
     return out
 
 
+@dataclass(frozen=True)
+class QueryTruth:
+    """What the benchmark knows about one of its queries' hits (``bench search QUERY-ID``)."""
+
+    query_id: str
+    relevant: frozenset[str]
+    """the query's relevant clips (its qrels)"""
+    hard_negative: str | None
+    """the planted hard negative (choices.jsonl), if the query has one"""
+
+    def mark(self, clip_id: str) -> Text:
+        if clip_id in self.relevant:
+            return Text("relevant", style="green")
+        if clip_id == self.hard_negative:
+            return Text("hard neg.", style="red")
+        return Text("-", style="dim")
+
+    def summary(self, hits: Sequence[Hit]) -> Text:
+        """``first relevant clip at rank 3 of 10`` (or none in the top k), and the hard
+        negative's rank, for the line under the table."""
+        ids = [h.clip_id for h in hits]
+        first = next((i for i, c in enumerate(ids, 1) if c in self.relevant), None)
+        n = len(self.relevant)
+        out = Text()
+        out.append(f"{self.query_id}: ", style="bold")
+        if first is None:
+            out.append(f"no relevant clip in the top {len(ids)}", style="yellow")
+        else:
+            out.append(f"first relevant clip at rank {first}")
+        out.append(f" ({n} relevant clip{'s' if n != 1 else ''} in the benchmark, "
+                   f"{sum(c in self.relevant for c in ids)} in these hits)")
+        if self.hard_negative is not None:
+            where = (f"at rank {ids.index(self.hard_negative) + 1}" if self.hard_negative in ids
+                     else f"not in the top {len(ids)}")
+            out.append(f"; hard negative {self.hard_negative} {where}")
+        return out
+
+
+def query_truth(bench: Benchmark, query_id: str) -> QueryTruth | None:
+    """The qrels and hard negative of ``query_id``, or None when it is not a benchmark query."""
+    if query_id not in bench.query_by_id:
+        return None
+    negative = next((c.negative for c in bench.choices if c.query_id == query_id), None)
+    return QueryTruth(query_id, frozenset(bench.qrels.get(query_id, ())), negative)
+
+
 def checks(logic: Node, clip: Clip) -> list[bool]:
     """Whether the clip satisfies each top-level constraint of ``logic`` (``logic.conjuncts``)."""
     return [evaluate(c, clip.events) for c in conjuncts(logic)]
@@ -65,13 +112,16 @@ def checks(logic: Node, clip: Clip) -> list[bool]:
 
 def hits_table(bench: Benchmark, hits: Sequence[Hit], logic: Node | None, *,
                title: str | None = None, width: int = 24, times: bool = True,
-               label_width: int = LABEL_WIDTH) -> Table:
-    """Rank, clip, score, timeline, one ✓/✗ column per constraint (numbered as in
-    :func:`constraint_legend`) and, for several constraints, one for the whole query."""
+               label_width: int = LABEL_WIDTH, truth: QueryTruth | None = None) -> Table:
+    """Rank, clip, (for a benchmark query: relevant or hard negative), score, timeline, one ✓/✗
+    column per constraint (numbered as in :func:`constraint_legend`) and, for several
+    constraints, one for the whole query."""
     table = Table(title=Text(title) if title is not None else None, show_lines=True,
                   title_justify="left")
     table.add_column("#", justify="right", no_wrap=True, min_width=2)
     table.add_column("clip", no_wrap=True)
+    if truth is not None:
+        table.add_column("truth", no_wrap=True)
     table.add_column("score", justify="right", no_wrap=True, min_width=5)
     table.add_column("events over the clip", no_wrap=True, overflow="ellipsis")
     parts = conjuncts(logic) if logic is not None else ()
@@ -82,11 +132,13 @@ def hits_table(bench: Benchmark, hits: Sequence[Hit], logic: Node | None, *,
     mentioned = labels(logic) if logic is not None else ()
     for rank_, hit in enumerate(hits, 1):
         clip = bench.clip_by_id.get(hit.clip_id)
+        mark = [truth.mark(hit.clip_id)] if truth is not None else []
         if clip is None:
-            table.add_row(str(rank_), Text(hit.clip_id), f"{hit.score:.3g}", Text("not in the corpus", "red"))
+            table.add_row(str(rank_), Text(hit.clip_id), *mark, f"{hit.score:.3g}",
+                          Text("not in the corpus", "red"))
             continue
         row: list[Any] = [str(rank_), Text.assemble(clip.id, (f"\n{clip.mode}\n{clip.duration:.2f} s", "dim")),
-                          f"{hit.score:.3g}", timeline(clip, width, mentioned, times, label_width)]
+                          *mark, f"{hit.score:.3g}", timeline(clip, width, mentioned, times, label_width)]
         if logic is not None:
             marks = checks(logic, clip)
             row += [YES if ok else NO for ok in marks]
@@ -120,21 +172,27 @@ def label_width(bench: Benchmark, hits: Sequence[Hit]) -> int:
     return max(LABEL_WIDTH, min(MAX_LABEL_WIDTH, longest))
 
 
+TRUTH_WIDTH = 12
+"""the truth column of a benchmark query's hits ("hard neg." and its rules)"""
+
+
 def bar_width(console_width: int, logic: Node | None,
-              label_w: int = LABEL_WIDTH) -> tuple[int, bool]:
+              label_w: int = LABEL_WIDTH, truth: bool = False) -> tuple[int, bool]:
     """Timeline cells that fit beside the other columns (8 to 30), and whether the event times
     fit too (they go first on a narrow terminal)."""
     n = len(conjuncts(logic)) if logic is not None else 0
     checks_w = 5 * (n + (1 if n > 1 else 0))
-    fixed = 5 + 13 + 8 + (label_w + 1) + 3 + checks_w + 2
+    fixed = 5 + 13 + 8 + (label_w + 1) + 3 + checks_w + 2 + (TRUTH_WIDTH if truth else 0)
     if console_width - fixed - 13 >= 8:
         return min(30, console_width - fixed - 13), True
     return max(8, min(30, console_width - fixed)), False
 
 
 def render_search(bench: Benchmark, text: str, logic: Node | None, hits: Sequence[Hit],
-                  retriever: str, k: int, width: int = 100) -> Group:
-    """Everything ``bench search`` prints: the query, its logic, then the hits table."""
+                  retriever: str, k: int, width: int = 100, truth: QueryTruth | None = None) -> Group:
+    """Everything ``bench search`` prints: the query, its logic, then the hits table; for a
+    benchmark query (``truth``) each hit marked relevant or hard negative, and the rank of the
+    first relevant clip under the table."""
     head = Text()
     head.append("query  ", style="bold")
     head.append(text)
@@ -144,15 +202,17 @@ def render_search(bench: Benchmark, text: str, logic: Node | None, hits: Sequenc
     if logic is not None:
         parts.append(constraint_legend(logic))
     if not hits:
-        return Group(*parts, Text(f"{retriever}: no clip matches", style="yellow"))
+        return Group(*parts, Text(f"{retriever}: no clip matches", style="yellow"),
+                     *([truth.summary(hits)] if truth is not None else []))
     title = f"{retriever}: {len(hits)} hit{'s' if len(hits) != 1 else ''} (k={k})"
     lw = label_width(bench, hits)
-    cells, times = bar_width(width, logic, lw)
+    cells, times = bar_width(width, logic, lw, truth is not None)
     if cells < 16 and lw > LABEL_WIDTH:  # narrow terminal: shorter labels before fewer cells
         lw = LABEL_WIDTH
-        cells, times = bar_width(width, logic, lw)
+        cells, times = bar_width(width, logic, lw, truth is not None)
     return Group(*parts, hits_table(bench, hits, logic, title=title, width=cells, times=times,
-                                    label_width=lw))
+                                    label_width=lw, truth=truth),
+                 *([truth.summary(hits)] if truth is not None else []))
 
 
 def print_search(console: Console, *args: Any, **kwargs: Any) -> None:

@@ -19,6 +19,7 @@ from rich.table import Table
 
 from reasonaudio.progress import Hooks
 from reasonaudio.train.card import event_figures_text, perception_text
+from reasonaudio.views.progress import notifier
 
 
 @contextlib.contextmanager
@@ -51,7 +52,7 @@ def train_progress(console: Console) -> Iterator[Hooks]:
                         figures=figures)
 
     with progress:
-        yield Hooks(on_event=update)
+        yield Hooks(on_event=update, on_notify=notifier(progress.console))  # e.g. stale work folders removed
 
 
 def print_train_summary(console: Console, result: Any) -> None:

@@ -32,7 +32,7 @@ from reasonaudio.dataset.atom import Atom
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import iter_jsonl
 from reasonaudio.ingest.atoms.bank import AtomBank
-from reasonaudio.fileio import reading_text
+from reasonaudio.fileio import open_text
 
 AUDIO_EXTENSIONS = (".wav", ".flac", ".ogg", ".mp3")
 MANIFEST_NAMES = ("atoms.jsonl", "atoms.csv")
@@ -164,7 +164,7 @@ def _read_manifest(path: Path) -> list[dict[str, str]]:
                 raise DataError(f"{path}:{lineno}: expected a JSON object")
             rows.append({**obj, "_where": f"{path}:{lineno}"})
     else:
-        with reading_text(path), open(path, encoding="utf-8", newline="") as fh:
+        with open_text(path, newline="") as fh:
             reader = csv.DictReader(fh)
             if reader.fieldnames is None or not {"label", "file"} <= set(reader.fieldnames):
                 raise DataError(f"{path}:1: header must name at least the columns label and file, "

@@ -41,7 +41,7 @@ import numpy as np
 from reasonaudio.dataset.atom import Atom
 from reasonaudio.errors import DataError
 from reasonaudio.ingest.atoms.folder import FileBank, probe_audio
-from reasonaudio.fileio import read_text, reading_text
+from reasonaudio.fileio import open_text, read_text
 
 log = logging.getLogger("reasonaudio.atoms")
 
@@ -84,7 +84,7 @@ def _read_vocabulary(path: Path) -> dict[str, str]:
     if not path.is_file():
         raise DataError(f"{path}: FSD50K vocabulary not found (is this an FSD50K copy?)")
     out: dict[str, str] = {}
-    with reading_text(path), open(path, encoding="utf-8", newline="") as fh:
+    with open_text(path, newline="") as fh:
         for lineno, row in enumerate(csv.reader(fh), 1):
             if not row or (lineno == 1 and row[0].strip().lower() in ("index", "")):
                 continue
@@ -98,7 +98,7 @@ def _read_vocabulary(path: Path) -> dict[str, str]:
 
 def _read_ground_truth(path: Path, split: str, vocab: dict[str, str]) -> list[Row]:
     rows = []
-    with reading_text(path), open(path, encoding="utf-8", newline="") as fh:
+    with open_text(path, newline="") as fh:
         reader = csv.DictReader(fh)
         if reader.fieldnames is None or not {"fname", "labels"} <= set(reader.fieldnames):
             raise DataError(f"{path}:1: header must contain fname and labels, got {reader.fieldnames}")

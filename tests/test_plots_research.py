@@ -1,0 +1,136 @@
+"""Plots and search output researchers can use (issue 27, item 8): a retriever's colour comes from
+its name, bars carry seeded 95% bootstrap intervals that are recorded, the projection is fitted
+once on every panel's points, and `bench search QUERY-ID` marks relevant hits and the hard
+negative."""
+
+from __future__ import annotations
+
+import json
+
+import evalkit
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from hostile import small_build
+from reasonaudio.bench import plots
+from reasonaudio.bench.results import Results, RetrieverResult
+from reasonaudio.cli import app
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    return evalkit.evaluated_fakes(tmp_path_factory.mktemp("plots") / "bench")
+
+
+def test_a_retrievers_colour_comes_from_its_name_not_its_position():
+    names = ["oracle", "bag-of-sounds", "random", "clap", "two-stage:oracle-caption+minilm"]
+    first = plots.bar_styles(names)
+    again = plots.bar_styles(list(reversed(names)) + ["another", "and-another"])
+    alone = {n: plots.bar_styles([n])[n][0] for n in names}
+    for n in names:
+        assert first[n][0] == again[n][0] == alone[n] == plots.retriever_colour(n)
+        assert plots.retriever_colour(n) in plots.PALETTE
+    assert len({plots.retriever_colour(f"r{i}") for i in range(200)}) == len(plots.PALETTE)
+
+
+def test_names_sharing_a_colour_are_told_apart_by_hatching():
+    by_colour: dict[str, list[str]] = {}
+    for i in range(100):
+        by_colour.setdefault(plots.retriever_colour(f"r{i}"), []).append(f"r{i}")
+    same = next(v for v in by_colour.values() if len(v) >= 3)[:3]
+    styles = plots.bar_styles(same)
+    assert len({s[0] for s in styles.values()}) == 1
+    assert len({s[1] for s in styles.values()}) == 3 and styles[same[0]][1] is None
+
+
+def _result(name: str, values: list[float], task: str = "order") -> RetrieverResult:
+    per_query = {f"q{i:03d}": {m: v for m in ("acc@1", "ndcg@10", "recall@10", "mrr", "hnsr@10",
+                                              "tfr@10", "mc_acc")} for i, v in enumerate(values)}
+    return RetrieverResult(name, per_query, {q: task for q in per_query})
+
+
+def test_bootstrap_interval_is_seeded_covers_the_mean_and_shrinks_with_n():
+    v = np.array([1.0, 0.0] * 50)
+    lo, hi = plots.bootstrap_interval(v, "a", "order", "acc@1")
+    assert lo < 0.5 < hi and 0.14 < hi - lo < 0.26          # ~ 2 x 1.96 x sqrt(.25 / 100)
+    assert (lo, hi) == plots.bootstrap_interval(v, "a", "order", "acc@1")  # same seed, same interval
+    assert (lo, hi) != plots.bootstrap_interval(v, "a", "order", "acc@1", seed=1)
+    big = np.array([1.0, 0.0] * 2000)
+    blo, bhi = plots.bootstrap_interval(big, "a", "order", "acc@1")
+    assert bhi - blo < (hi - lo) / 3
+    assert plots.bootstrap_interval(np.ones(7), "x") == (1.0, 1.0)
+    assert all(np.isnan(plots.bootstrap_interval(np.array([]), "x")))
+
+
+def test_intervals_are_recorded_beside_the_bars_and_do_not_depend_on_other_retrievers(tmp_path):
+    a = _result("a", [1.0, 0.0, 1.0, 1.0] * 10)
+    b = _result("b", [0.0, 0.0, 1.0, 0.0] * 10)
+    png = plots.plot_metrics_by_task(Results({}, {}, {"a": a, "b": b}), tmp_path / "ab")
+    doc = json.loads(png.with_suffix(".json").read_text())
+    assert doc["bootstrap"]["seed"] == plots.BOOTSTRAP_SEED
+    assert doc["bootstrap"]["resamples"] == plots.BOOTSTRAP_RESAMPLES
+    assert doc["bootstrap"]["confidence"] == 0.95
+    cell = doc["intervals"]["a"]["order"]["acc@1"]
+    assert cell["n"] == 40 and cell["low"] < cell["mean"] == 0.75 < cell["high"]
+    overall = doc["intervals"]["a"]["overall"]["acc@1"]  # one task: overall holds the same queries
+    assert (overall["mean"], overall["n"]) == (cell["mean"], cell["n"])
+    assert overall["low"] < overall["mean"] < overall["high"]
+    alone = plots.plot_metrics_by_task(Results({}, {}, {"a": a}), tmp_path / "a")
+    assert json.loads(alone.with_suffix(".json").read_text())["intervals"]["a"] == doc["intervals"]["a"]
+
+
+def test_group_values_are_the_tables_means(results):
+    _, res = results
+    for r in res.runs.values():
+        for g in [*r.per_task, "overall"]:
+            src = r.overall if g == "overall" else r.per_task[g]
+            for m in plots.BAR_METRICS:
+                if m in src:
+                    assert plots.group_values(r, g, m).mean() == pytest.approx(src[m])
+
+
+def test_the_projection_is_fitted_once_on_every_panels_points(results, tmp_path, monkeypatch):
+    from reasonaudio.bench.embeddings import load_projection_data
+    from reasonaudio.bench.results import embeddings_path
+
+    bench, res = results
+    items = load_projection_data(embeddings_path(bench, "embed-fake"))
+    assert len(items) >= 2
+    calls: list[int] = []
+    real = plots.project_2d
+
+    def spy(points, method="pca", seed=0):
+        calls.append(len(points))
+        return real(points, method, seed)
+
+    monkeypatch.setattr(plots, "project_2d", spy)
+    assert plots.plot_projection("embed-fake", items, tmp_path) is not None
+    assert calls == [sum(1 + len(p.clip_vectors) for p in items)]
+
+
+def test_search_by_query_id_marks_relevant_hits_and_the_hard_negative(tmp_path):
+    from reasonaudio.dataset.benchmark import load_benchmark
+
+    data = small_build(tmp_path / "b", clips=40, queries=10)
+    runner = CliRunner()
+    assert runner.invoke(app, ["ingest", "--data", str(data), "--model", "none"]).exit_code == 0
+    bench = load_benchmark(data)
+    q = bench.queries[0]
+    choice = next(c for c in bench.choices if c.query_id == q.id)
+    r = runner.invoke(app, ["search", q.id, "--data", str(data), "-r", "random", "-k", "40"],
+                      env={"COLUMNS": "160"})
+    assert r.exit_code == 0, r.output
+    out = r.stdout
+    rows = [ln for ln in out.splitlines() if "clip-" in ln and "│" in ln]
+    relevant_rows = [ln for ln in rows if "relevant" in ln]
+    assert len(relevant_rows) == len(bench.qrels[q.id])
+    assert all(any(c in ln for c in bench.qrels[q.id]) for ln in relevant_rows)
+    neg_row = next(ln for ln in rows if "hard neg." in ln)
+    assert choice.negative in neg_row
+    ranks = [int(ln.split("│")[1]) for ln in relevant_rows]
+    assert f"first relevant clip at rank {min(ranks)}" in out
+    assert f"hard negative {choice.negative} at rank" in out
+    free = runner.invoke(app, ["search", q.text, "--data", str(data), "-r", "random"],
+                         env={"COLUMNS": "160"})
+    assert free.exit_code == 0 and "first relevant clip" not in free.stdout and "truth" not in free.stdout

@@ -1,0 +1,157 @@
+"""Output that fits a terminal (issue 27, item 6): `bench models` in 80 columns and 60 lines,
+result tables with every number whole at 80 columns, one not-run line in the demo, one error
+prefix, the SPDX licence. Every test sets the width itself (CI has no terminal, no COLUMNS)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import tomllib
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from typer.testing import CliRunner
+
+from hostile import small_build
+from reasonaudio.cli import app
+from reasonaudio.models.registry import RECORDS, names
+
+ROOT = Path(__file__).resolve().parents[1]
+runner = CliRunner()
+
+
+def _at(columns: int, *args: object):
+    return runner.invoke(app, [str(a) for a in args], env={"COLUMNS": str(columns)})
+
+
+def _fits(text: str, columns: int, *paths: Path) -> list[str]:
+    """Every line within ``columns``, but lines naming one of ``paths`` (plain text lines are
+    never cut, by design: a path is printed whole whatever the width)."""
+    lines = text.splitlines()
+    too_wide = [ln for ln in lines if len(ln) > columns and not any(str(p) in ln for p in paths)]
+    assert not too_wide, too_wide[:3]
+    return lines
+
+
+def test_bench_models_fits_80_columns_and_60_lines():
+    r = _at(80, "models")
+    assert r.exit_code == 0, r.output
+    lines = _fits(r.stdout, 80)
+    assert len(lines) <= 60, len(lines)
+    for record in RECORDS:  # one line each, name, paradigm and dimension whole
+        row = [ln for ln in lines if ln.startswith(" ") and ln.split()[:1] == [record.name]]
+        assert len(row) == 1, record.name
+        assert record.paradigm in row[0] and (str(record.dimension) in row[0] or not record.dimension)
+        assert re.search(r"\b(yes|no)\b", row[0])
+    assert "bench models NAME" in r.stdout and "--wide" in r.stdout
+
+
+def test_bench_models_name_shows_every_field_and_the_whole_reason():
+    r = _at(80, "models", "ms-clap-2023")
+    assert r.exit_code == 0, r.output
+    _fits(r.stdout, 80)
+    flat = " ".join(r.stdout.split())
+    for field in ("hub_id", "revision", "licence", "pooling", "notes", "loads here"):
+        assert field in flat, field
+    assert "no loader here" in flat  # the end of the long reason, not cut
+
+
+def test_bench_models_wide_and_json_and_unknown():
+    wide = _at(300, "models", "--wide")
+    assert wide.exit_code == 0 and "laion/clap-htsat-unfused" in wide.stdout and "GPU mem" in wide.stdout
+    one = json.loads(_at(80, "models", "yamnet", "--json").stdout)
+    assert [m["name"] for m in one] == ["yamnet"]
+    assert len(json.loads(_at(80, "models", "--json").stdout)) == len(names())
+    bad = _at(80, "models", "no-such-model")
+    assert bad.exit_code == 2 and bad.stderr.startswith("error: unknown model")
+
+
+LONG = "oracle-caption-plus-minilm-retriever-with-a-long-name"
+
+
+@pytest.fixture(scope="module")
+def evaluated(tmp_path_factory) -> Path:
+    data = small_build(tmp_path_factory.mktemp("fit") / "b", clips=60, queries=15)
+    assert _at(200, "ingest", "--data", data, "--model", "none").exit_code == 0
+    assert _at(200, "eval", "--data", data, "-r", "oracle", "-r", "bag-of-sounds", "-r", "random"
+               ).exit_code == 0
+    run = data.parent / "r.trec"
+    shutil.copy(data / "results" / "runs" / "random.trec", run)
+    assert _at(200, "eval", "--data", data, "--run", f"{LONG}={run}").exit_code == 0
+    return data
+
+
+def _figures(data: Path) -> set[str]:
+    """Every figure the tables show: per task and overall Acc@1, nDCG@10 and MC; every metric
+    overall."""
+    out = set()
+    for path in (data / "results").glob("*.json"):
+        doc = json.loads(path.read_text())
+        out |= {f"{v:.3f}" for v in doc["overall"].values()}
+        for values in doc["per_task"].values():
+            out |= {f"{values[m]:.3f}" for m in ("acc@1", "ndcg@10", "mc_acc") if m in values}
+    return out
+
+
+def _numbers_whole(text: str, figures: set[str]) -> None:
+    assert not re.search(r"\d…|…\d|\d\.…", text), [ln for ln in text.splitlines() if "…" in ln][:3]
+    shown = set(re.findall(r"\d\.\d{3}", text))
+    assert figures <= shown, sorted(figures - shown)[:5]
+
+
+def test_bench_report_at_80_columns_shows_every_number_whole(evaluated, tmp_path):
+    r = _at(80, "report", "--data", evaluated, "--out", tmp_path / "rep")
+    assert r.exit_code == 0, r.output
+    _fits(r.stdout, 80, tmp_path)
+    _numbers_whole(r.stdout, _figures(evaluated))
+    assert "oracle-caption" in r.stdout  # the long name folds onto more lines, it is not dropped
+
+
+def test_bench_eval_at_80_columns_shows_every_number_whole(evaluated):
+    r = _at(80, "eval", "--data", evaluated, "-r", "oracle", "-r", "bag-of-sounds", "-r", "random",
+            "--run", f"{LONG}={evaluated.parent / 'r.trec'}")
+    assert r.exit_code == 0, r.output
+    _fits(r.stdout, 80, evaluated.parent)
+    _numbers_whole(r.stdout, _figures(evaluated))
+
+
+def test_wide_tables_keep_one_line_cells(evaluated):
+    from reasonaudio.bench.results import load_results
+    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.views.results import eval_table
+
+    results = load_results(load_benchmark(evaluated))
+    c = Console(width=250, record=True, file=open("/dev/null", "w"))
+    c.print(eval_table(results, 250))
+    assert re.search(r"\d\.\d{3} / \d\.\d{3}", c.export_text())
+
+
+def test_the_demo_says_what_it_did_not_run_in_one_line():
+    from reasonaudio.mainjob import MainJobResult
+    from reasonaudio.views.mainjob import print_main_job
+
+    not_run = {f"model-{i}": f"reason {i}" for i in range(13)}
+    c = Console(width=80, record=True, file=open("/dev/null", "w"))
+    print_main_job(c, MainJobResult(not_run=not_run))
+    text = c.export_text()
+    lines = [ln for ln in text.splitlines() if "not run here" in ln]
+    assert len(lines) == 1 and "13 learned retrievers" in lines[0], text
+    assert "bench models" in " ".join(text.split())
+
+
+def test_one_error_prefix_for_user_and_usage_errors(tmp_path):
+    for args in (["build", "--out", tmp_path / "x", "--clips", "abc"], ["--bogus"],
+                 ["models", "no-such-model"], ["report", "--data", tmp_path / "none"]):
+        r = _at(80, *args)
+        assert r.exit_code == 2, r.output
+        assert r.stderr.startswith("error: ") and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    help_ = _at(80, "atoms")  # a group without a command still shows its help
+    assert "Usage:" in help_.output and "error:" not in help_.output
+
+
+def test_pyproject_licence_is_an_spdx_expression_and_ranx_is_a_test_extra():
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert meta["project"]["license"] == "Apache-2.0"
+    assert any(req.startswith("ranx") for req in meta["project"]["optional-dependencies"]["test"])
