@@ -269,6 +269,7 @@ def experiment_header(exp: Saved, card: dict[str, Any], leaked: tuple[str, ...])
     counts, bank = build.get("counts", {}), build.get("bank", {})
     held = recipe["data"]["hold_out_templates"]
     flag = "" if held else " --no-hold-out-templates"
+    variants = "" if TRAINED[1] in exp.results.runs else f" --variant {TRAINED[0]}"
     return [f"Training build: seed {build['seed']}, {counts.get('clips', '?'):,} clips, "
             f"{counts.get('queries', '?'):,} queries, {bank.get('n_classes')} classes (manifest "
             f"sha256 {build['manifest_sha256'][:12]}); recipe: {recipe['epochs']} epochs, "
@@ -281,7 +282,7 @@ def experiment_header(exp: Saved, card: dict[str, Any], leaked: tuple[str, ...])
                 f"cp -r data/demo/bench data/{exp.label}   # one copy per experiment: results are "
                 "keyed by retriever name",
                 f"python scripts/train_vs_test.py --train TRAIN --test data/{exp.label} --out MODELS"
-                f"{flag} --baseline two-stage:yamnet-caption+minilm --baseline "
+                f"{flag}{variants} --baseline two-stage:yamnet-caption+minilm --baseline "
                 "two-stage:oracle-caption+minilm",
                 "python scripts/doc_figures.py --demo data/demo --experiment "
                 f"{exp.label}=data/{exp.label}:MODELS --check"])
@@ -294,7 +295,8 @@ def block_train(ctx: "Context", label: str) -> list[str]:
     card, leaked = experiment_facts(exp)
     names = [n for n in (*TRAINED, *BASELINES) if n in exp.results.runs]
     out = experiment_header(exp, card, leaked) + acc_table(exp, names) + [""]
-    out += test_table(exp, TRAINED[0], TRAINED[1]) + [""]
+    if TRAINED[1] in exp.results.runs:
+        out += test_table(exp, TRAINED[0], TRAINED[1]) + [""]
     out += test_table(exp, TRAINED[0], BASELINES[0])
     if leaked:
         split = verbatim_split(exp.results, exp.bench, leaked)

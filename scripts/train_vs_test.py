@@ -38,6 +38,8 @@ def main() -> None:
     ap.add_argument("--test", type=Path, required=True, help="benchmark under test")
     ap.add_argument("--out", type=Path, required=True, help="folder for the two model directories")
     ap.add_argument("--baseline", action="append", default=[], help="saved retriever to compare with")
+    ap.add_argument("--variant", action="append", default=None, metavar="NAME",
+                    help="train only these (trained:hard-negatives, trained:in-batch-only; default both)")
     ap.add_argument("--epochs", type=int, default=recipe.epochs)
     ap.add_argument("--seed", type=int, default=recipe.seed)
     ap.add_argument("--hold-out-labels", type=int, default=data.hold_out_labels)
@@ -56,7 +58,7 @@ def main() -> None:
     from rich.console import Console
     from rich.text import Text
 
-    from reasonaudio.bench.train_experiment import run_experiment
+    from reasonaudio.bench.train_experiment import VARIANTS, run_experiment
     from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.errors import ReasonAudioError
     from reasonaudio.views.progress import progress_hooks
@@ -76,7 +78,8 @@ def main() -> None:
     try:
         with progress_hooks(console) as hooks:
             exp = run_experiment(args.train, args.test, args.out, options, tuple(args.baseline),
-                                 hooks=hooks, train_hooks=lambda name: train_progress(console))
+                                 hooks=hooks, train_hooks=lambda name: train_progress(console),
+                                 variants=tuple(args.variant or VARIANTS))
     except ReasonAudioError as exc:
         console.print(Text.assemble(("error: ", "bold red"), str(exc)))
         raise SystemExit(2)
@@ -90,7 +93,8 @@ def main() -> None:
                   f"the training captions: {exp.leaked_query_texts} of {n_queries}"
                   f"{' (templates held out)' if args.hold_out_templates else ''}", highlight=False)
     print_eval_tables(console, exp.results)
-    print_comparison(console, exp.comparison)
+    if exp.comparison is not None:
+        print_comparison(console, exp.comparison)
     for base, tests in exp.versus.items():
         for comparison in tests.values():
             print_comparison(console, comparison)

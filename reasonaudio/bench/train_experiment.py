@@ -17,6 +17,7 @@ from reasonaudio.bench.compare import compare
 from reasonaudio.bench.evaluate import EvalContext, ensure_results, evaluate_retrievers
 from reasonaudio.constraints.logic import labels
 from reasonaudio.dataset.benchmark import TASKS, load_benchmark
+from reasonaudio.errors import DataError
 from reasonaudio.fileio import read_json, sha256_file
 from reasonaudio.ingest.embed.run import IngestOptions, ingest_model
 from reasonaudio.progress import SILENT, Hooks
@@ -34,7 +35,7 @@ class ExperimentResult:
     results: Any
     """``reasonaudio.bench.results.Results`` of both variants (and the baselines asked for)"""
     comparison: Any
-    """paired tests, hard negatives minus in-batch only"""
+    """paired tests, hard negatives minus in-batch only (None when one variant ran)"""
     versus: dict[str, Any] = field(default_factory=dict)
     """baseline name -> paired tests of each variant against it"""
     models: dict[str, Path] = field(default_factory=dict)
@@ -59,19 +60,24 @@ def reusable(model_dir: Path, options: TrainOptions, train_dir: Path) -> bool:
 def run_experiment(train_dir: Path, test_dir: Path, out: Path, options: TrainOptions = TrainOptions(),
                    baselines: tuple[str, ...] = (), hooks: Hooks = SILENT,
                    train_hooks: Callable[[str], ContextManager[Hooks]] | None = None,
-                   backend: str | None = None) -> ExperimentResult:
-    """Train both variants (or reuse them), ingest, evaluate and compare on ``test_dir``.
+                   backend: str | None = None,
+                   variants: tuple[str, ...] = tuple(VARIANTS)) -> ExperimentResult:
+    """Train the variants (both by default; or reuse them), ingest, evaluate and compare on
+    ``test_dir`` (the two variants against each other when both run).
 
     ``train_hooks(name)`` may return a context manager yielding the hooks one training reports
     to (its ``TrainStatus`` events); ``hooks`` hears about the ingests and evaluations."""
 
+    unknown = [v for v in variants if v not in VARIANTS]
+    if unknown or not variants:
+        raise DataError(f"--variant must be among {', '.join(VARIANTS)}, got {', '.join(unknown) or 'none'}")
     train_dir, test_dir, out = Path(train_dir), Path(test_dir), Path(out)
     train_bench, test_bench = load_benchmark(train_dir), load_benchmark(test_dir)
     separation = check_separate(train_bench, test_bench)
     leaked = tuple(query_text_overlap(make_examples(train_bench, options.data), test_bench))
     models: dict[str, Path] = {}
     trained: dict[str, TrainResult | None] = {}
-    for name, hard in VARIANTS.items():
+    for name, hard in ((n, VARIANTS[n]) for n in variants):
         variant = replace(options, hard_negatives=hard)
         model_dir = out / name.split(":", 1)[1]
         models[name] = model_dir
@@ -89,7 +95,7 @@ def run_experiment(train_dir: Path, test_dir: Path, out: Path, options: TrainOpt
     context = EvalContext(backend=backend, hooks=hooks)
     results = evaluate_retrievers(test_bench, list(models), context.with_(retriever_options=per))
     names = list(models)
-    comparison = compare(results.runs[names[0]], results.runs[names[1]])
+    comparison = compare(results.runs[names[0]], results.runs[names[1]]) if len(names) > 1 else None
     versus: dict[str, Any] = {}
     if baselines:
         saved = ensure_results(test_bench, list(baselines), context)
