@@ -74,21 +74,24 @@ def ingest_model(bench: Benchmark, store: Store, model: str, *, model_path: str 
                  force: bool = False, cache: bool = True, cache_dir: Path | None = None,
                  bank_spec: str | None = None, upsert_batch: int | None = None,
                  progress: Progress | None = None, pipeline: Pipeline | None = None,
-                 dtype: str | None = None, captioner_path: str | None = None) -> IngestSummary:
+                 dtype: str | None = None, captioner_path: str | None = None,
+                 engine: Any = None) -> IngestSummary:
     """Make ``reasonaudio-<model>`` hold one point per clip (the first ``limit`` clips, plus any
     already stored), computing only what is neither stored nor cached.
 
     ``upsert_batch``: clips per upsert (default 256 for audio models, 1024 for text pipelines,
     whose padded last batches per length class cost more); every computed vector is cached as it
     completes, so a larger batch loses nothing on interruption. ``progress("ingest NAME",
-    done, total)`` is called as clips complete (the CLI draws a bar from it)."""
+    done, total)`` is called as clips complete (the CLI draws a bar from it). ``engine``: another
+    scheduler of the same per-batch work (:class:`reasonaudio.ingest.embed.ray_engine.RayEngine`);
+    ``None`` runs it in this process."""
     if limit is not None and limit < 1:
         raise DataError(f"--limit must be >= 1, got {limit}")
     check_payload_labels(bench)  # the payload rule, before a model is loaded or a clip rendered
     t0 = time.perf_counter()
-    pipe = pipeline or open_pipeline(model, model_path=model_path, device=device,
-                                     batch_size=batch_size, cache=cache, cache_dir=cache_dir,
-                                     dtype=dtype, captioner_path=captioner_path)
+    pipeline_args = dict(model=model, model_path=model_path, device=device, batch_size=batch_size,
+                         cache=cache, cache_dir=cache_dir, dtype=dtype, captioner_path=captioner_path)
+    pipe = pipeline or open_pipeline(**pipeline_args)
     name = collection_name(pipe.name)
     clips = bench.clips
     wanted = clips if limit is None else clips[:limit]
@@ -130,6 +133,9 @@ def ingest_model(bench: Benchmark, store: Store, model: str, *, model_path: str 
                 points.append(PointIn(cid, [float(x) for x in vec], payload))
             return points
 
+        if engine is not None:
+            make_points = stack.enter_context(engine.points(bench, store, name, pipe, by_id, one_done,
+                                                            pipeline_args, bank_spec))
         result = load_collection(store, name, pipe.meta(bench, limit), [c.id for c in wanted],
                                  make_points, force=force, index_labels=bench.labels,
                                  batch_size=upsert_batch or (256 if pipe.needs_audio else 1024),
