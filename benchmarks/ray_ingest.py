@@ -11,7 +11,8 @@ Both sides run :func:`reasonaudio.ingest.embed.run.ingest_model` on a synthetic 
 side starts a local Ray for the run (``--ray-cpus`` logical CPUs, a 500 MB object store) and its
 wall time includes starting Ray and the actors. Printed: clips/s of each, the ratio Ray/local
 against the target (>= 0.85: Ray's overhead within 15%), clips/s per worker, and the seconds
-Ray took before its first clip came back. ``--model clap`` without ``--model-path`` uses the
+each engine took before its first clip came back (model loading; for Ray also starting Ray and
+the actors) and the rates after it. ``--model clap`` without ``--model-path`` uses the
 full-size random-weight CLAP of benchmarks/ingest_overhead.py (a real-size model: 153 M
 parameters); ``--device cuda`` runs both sides on the GPU.
 """
@@ -72,8 +73,10 @@ def run(src: Path, work: Path, label: str, args: argparse.Namespace, engine=None
                                cache_dir=work / f"cache-{label}", engine=engine, progress=progress)
     wall = time.perf_counter() - t0
     assert summary.upserted == len(bench.clips), summary
+    start = first[0] if first else 0.0
     return {"wall_s": round(wall, 2), "clips_per_s": round(len(bench.clips) / wall, 3),
-            "first_clip_s": round(first[0], 2) if first else None}
+            "first_clip_s": round(start, 2),
+            "after_first_clip_per_s": round(len(bench.clips) / max(wall - start, 1e-9), 3)}
 
 
 def main() -> None:
@@ -120,7 +123,9 @@ def main() -> None:
         ratio = on_ray["clips_per_s"] / local["clips_per_s"]
         print(f"{args.model} on {args.clips} clips ({args.device}): local {local['clips_per_s']:.2f} clips/s, "
               f"ray {on_ray['clips_per_s']:.2f} clips/s ({args.workers} worker(s), "
-              f"{per_worker:.2f} clips/s per worker; first clip after {on_ray['first_clip_s']} s); "
+              f"{per_worker:.2f} clips/s per worker; first clip after {on_ray['first_clip_s']} s, local "
+              f"{local['first_clip_s']} s; after the first clip local {local['after_first_clip_per_s']:.2f}, "
+              f"ray {on_ray['after_first_clip_per_s']:.2f} clips/s); "
               f"ray/local {ratio:.3f} (target >= {TARGET}: {'met' if ratio >= TARGET else 'NOT met'})")
     else:
         print(f"{args.model} on {args.clips} clips: ray {on_ray['clips_per_s']:.2f} clips/s, "

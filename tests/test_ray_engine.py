@@ -167,3 +167,18 @@ def test_flags_are_checked_before_anything_starts():
         _check_resources({"CPU": 8.0}, RayOptions(workers=2, gpus_per_worker=1))
     with pytest.raises(DataError, match="unknown render condition 'noisy'"):
         RayOptions(condition="noisy").validate()
+
+
+def test_cli_ray_flags_without_the_ray_engine_are_one_line_exit_2(tiny_bench_dir):
+    from typer.testing import CliRunner
+
+    from reasonaudio.cli import app
+
+    result = CliRunner().invoke(app, ["ingest", "--data", str(tiny_bench_dir), "--model", "yamnet",
+                                      "--workers", "2"])
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert lines == ["error: --workers needs --engine ray"]
+    result = CliRunner().invoke(app, ["ingest", "--data", str(tiny_bench_dir), "--model", "yamnet",
+                                      "--engine", "spark"])
+    assert result.exit_code == 2 and "unknown --engine 'spark'" in result.output

@@ -117,7 +117,7 @@ def ray_engine_from_cli(engine: str, workers: int, gpus_per_worker: float, cpus_
                                         ("--cpus-per-worker", cpus_per_worker != 1),
                                         ("--ray-address", address is not None)) if on]
         if given:
-            raise DataError(f"{', '.join(given)} need --engine ray")
+            raise DataError(f"{', '.join(given)} {'needs' if len(given) == 1 else 'need'} --engine ray")
         return None
     kind, server = resolve_backend(backend, url)
     return RayEngine(RayOptions(address=address, workers=workers, gpus_per_worker=gpus_per_worker,
