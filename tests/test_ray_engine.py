@@ -182,3 +182,19 @@ def test_cli_ray_flags_without_the_ray_engine_are_one_line_exit_2(tiny_bench_dir
     result = CliRunner().invoke(app, ["ingest", "--data", str(tiny_bench_dir), "--model", "yamnet",
                                       "--engine", "spark"])
     assert result.exit_code == 2 and "unknown --engine 'spark'" in result.output
+
+
+def test_a_user_error_inside_the_job_stays_one_line_of_its_own_type():
+    from reasonaudio.errors import DataError, ModelError
+    from reasonaudio.ingest.embed.ray_engine import _job_error
+
+    class Wrapped(Exception):  # how Ray hands back an actor's exception: as .cause
+        def __init__(self, cause):
+            super().__init__("ray task failed\nlong traceback")
+            self.cause = cause
+
+    got = _job_error(Wrapped(ModelError("model 'x': no weights at /m")))
+    assert type(got) is ModelError and str(got) == "model 'x': no weights at /m"
+    other = _job_error(Wrapped(RuntimeError("CUDA out of memory\nmore")))
+    assert type(other) is DataError and "\n" not in str(other)
+    assert str(other).startswith("--engine ray: the job failed (RuntimeError: CUDA out of memory")

@@ -351,6 +351,22 @@ class EmbedActor:
             self._stack.close()
 
 
+def _job_error(exc: BaseException) -> Exception:
+    """What a failed Ray job raised, as the project's error: the user error an actor or task
+    raised (a missing model, an unreadable bank) keeps its type and line; anything else is named
+    in one line (the whole job failed, not one clip: the actor could not even start)."""
+    from reasonaudio.errors import ReasonAudioError
+
+    seen: list[BaseException] = []
+    cur: Any = exc
+    while cur is not None and cur not in seen and len(seen) < 10:
+        seen.append(cur)
+        if isinstance(cur, ReasonAudioError):
+            return type(cur)(str(cur))
+        cur = getattr(cur, "cause", None) or cur.__cause__
+    return DataError(f"--engine ray: the job failed ({_describe(seen[-1])})")
+
+
 def _describe(exc: BaseException) -> str:
     from reasonaudio.errors import one_line
 
@@ -390,7 +406,7 @@ class RayEngine:
         state: dict[str, Any] = {"rows": None, "remaining": None}
         buffer: dict[str, PointIn | None] = {}
 
-        def start(ids: Sequence[str]) -> Iterator[dict[str, Any]]:
+        def start() -> Iterator[dict[str, Any]]:
             present = store.existing_ids(collection, list(by_id))
             todo = [cid for cid in by_id if cid not in present]
             state["remaining"] = set(todo)
@@ -399,7 +415,7 @@ class RayEngine:
 
         def make(ids: Sequence[str]) -> list[PointIn]:
             if state["rows"] is None:
-                state["rows"] = start(ids)
+                state["rows"] = start()
             wanted = [cid for cid in ids if cid not in buffer]
             missing = set(wanted)
             while missing:
@@ -408,6 +424,8 @@ class RayEngine:
                 except StopIteration:
                     raise DataError(f"--engine ray: the job ended without {len(missing)} clips "
                                     f"(e.g. {sorted(missing)[0]}); rerun to finish them") from None
+                except Exception as exc:  # noqa: BLE001 - a user error inside Ray stays one line
+                    raise _job_error(exc) from None
                 cid = row["id"]
                 if row["error"]:
                     self.failed[cid] = row["error"]
