@@ -1,5 +1,5 @@
 """What the Ray tests share: a local Ray sized for a 2-core machine, the processes a run leaves,
-and comparisons of stores and caches between the Ray and the local engine."""
+and the cache rows two runs filled."""
 
 from __future__ import annotations
 
@@ -7,8 +7,6 @@ import os
 import sqlite3
 import time
 from pathlib import Path
-
-import numpy as np
 
 LOCAL_RAY = dict(num_cpus=2, object_store_memory=500 * 1024 * 1024, include_dashboard=False)
 """The tests' Ray: 2 logical CPUs, a 500 MB object store, no dashboard."""
@@ -85,14 +83,3 @@ def cache_rows(cache_dir: Path) -> dict[str, dict[str, bytes]]:
             db.close()
     return out
 
-
-def stored(bench_dir: Path, collection: str) -> tuple[dict[str, np.ndarray], dict[str, dict]]:
-    """clip id -> vector and clip id -> payload of an embedded Edge collection (one per clip)."""
-    from reasonaudio.store.open import open_store
-
-    with open_store(bench_dir) as store:
-        ids = [c for c in store.matching_ids(collection)]
-        assert len(ids) == len(set(ids)), "duplicate points"
-        vectors = {k: np.asarray(v, dtype=np.float32) for k, v in store.vectors(collection, ids).items()}
-        payloads = {f.clip_id: f.payload for f in store.scroll(collection, fields=True)}
-    return vectors, payloads

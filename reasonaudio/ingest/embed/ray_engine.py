@@ -299,9 +299,6 @@ class EmbedActor:
         return out, failed
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        from reasonaudio.store.base import PointIn
-        from reasonaudio.store.payload import clip_payload
-
         ids = [str(i) for i in batch["id"]]
         clips = [self.bench.clip_by_id[i] for i in ids]
         if self.served is not None:
@@ -318,13 +315,7 @@ class EmbedActor:
                  "cache_hits": sum(c.hits for c in self.pipe.caches[:1]) - hits0}
         written = False
         if self.store is not None:  # a server: the actor writes its own batch
-            points = []
-            for cid in ids:
-                if cid in vecs:
-                    vec, extra = vecs[cid]
-                    payload = clip_payload(self.bench.clip_by_id[cid])
-                    payload.update(extra)
-                    points.append(PointIn(cid, [float(x) for x in vec], payload))
+            points = [clip_point(self.bench.clip_by_id[cid], *vecs[cid]) for cid in ids if cid in vecs]
             if points:
                 self.store.upsert(self.collection, points)
             written = True
@@ -349,6 +340,16 @@ class EmbedActor:
     def __del__(self) -> None:
         with contextlib.suppress(Exception):
             self._stack.close()
+
+
+def clip_point(clip: Clip, vector: np.ndarray, extra: dict[str, Any]) -> Any:
+    """A clip's point: its vector and its payload plus what the pipeline added (a caption)."""
+    from reasonaudio.store.base import PointIn
+    from reasonaudio.store.payload import clip_payload
+
+    payload = clip_payload(clip)
+    payload.update(extra)
+    return PointIn(clip.id, [float(x) for x in vector], payload)
 
 
 def _job_error(exc: BaseException) -> Exception:
@@ -400,7 +401,6 @@ class RayEngine:
         every clip not yet stored (the same set load_collection just computed); each call returns
         the points of the ids it asks for as the job delivers them, in any order."""
         from reasonaudio.store.base import PointIn
-        from reasonaudio.store.payload import clip_payload
 
         stack = contextlib.ExitStack()
         state: dict[str, Any] = {"rows": None, "remaining": None}
@@ -433,10 +433,8 @@ class RayEngine:
                 elif row["written"]:
                     buffer[cid] = None
                 else:
-                    payload = clip_payload(by_id[cid])
-                    payload.update(json.loads(row["extra"]))
-                    vec = np.frombuffer(row["vector"], dtype=np.float32)
-                    buffer[cid] = PointIn(cid, [float(x) for x in vec], payload)
+                    buffer[cid] = clip_point(by_id[cid], np.frombuffer(row["vector"], dtype=np.float32),
+                                             json.loads(row["extra"]))
                 missing.discard(cid)
                 self._count(row, pipe)
                 one_done(cid)
