@@ -684,6 +684,16 @@ def ingest(
                                              help="With --query-vectors: query ids, one per line."),
     distance: str = typer.Option("cosine", "--distance",
                                  help="With --vectors: cosine | dot | euclid | manhattan."),
+    engine: str = typer.Option("local", "--engine", help="Model ingest: local (this process) | ray "
+                               "(Ray Data: render tasks, a model actor pool; docs/scale.md)."),
+    workers: int = typer.Option(1, "--workers", min=1, help="--engine ray: model actors."),
+    gpus_per_worker: float = typer.Option(0.0, "--gpus-per-worker", min=0.0,
+                                          help="--engine ray: GPUs per model actor."),
+    cpus_per_worker: float = typer.Option(1.0, "--cpus-per-worker", min=0.01,
+                                          help="--engine ray: logical CPUs per model actor."),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address",
+                                              help="--engine ray: join this cluster (default: a "
+                                              "local Ray for the run)."),
     no_verify: bool = NoVerifyOpt,
 ) -> None:
     """Load a Qdrant collection for the benchmark (idempotent; an interrupted load resumes).
@@ -709,9 +719,13 @@ def ingest(
             ingest_with_progress(console, bench, store, checked)
         return
     if model != "none":
+        from reasonaudio.ingest.embed.ray_engine import ray_engine_from_cli
+
+        scheduler = ray_engine_from_cli(engine, workers, gpus_per_worker, cpus_per_worker,
+                                        ray_address, backend, qdrant_url)
         options = IngestOptions(model_path=model_path, device=device, batch_size=batch_size,
                                 dtype=dtype, captioner_path=captioner_path, limit=limit,
-                                force=force, cache=not no_cache)
+                                force=force, cache=not no_cache, engine=scheduler)
         with open_store(bench.root, backend, qdrant_url, write=True) as store, \
                 progress_hooks(console, unit="clips") as hooks:
             summary = ingest_model(bench, store, model, options, hooks=hooks)

@@ -94,6 +94,9 @@ class IngestOptions:
     """clips per upsert (default 256 for audio models, 1024 for text pipelines, whose padded last
     batches per length class cost more); every computed vector is cached as it completes, so a
     larger batch loses nothing on interruption"""
+    engine: Any = None
+    """another scheduler of the same per-batch work
+    (:class:`reasonaudio.ingest.embed.ray_engine.RayEngine`); None runs it in this process"""
 
 
 def ingest_model(bench: Benchmark, store: Store, model: str, options: IngestOptions = IngestOptions(),
@@ -109,9 +112,10 @@ def ingest_model(bench: Benchmark, store: Store, model: str, options: IngestOpti
         raise DataError(f"--limit must be >= 1, got {limit}")
     check_payload_labels(bench)  # the payload rule, before a model is loaded or a clip rendered
     t0 = time.perf_counter()
-    pipe = pipeline or open_pipeline(model, model_path=o.model_path, device=o.device,
-                                     batch_size=o.batch_size, cache=o.cache, cache_dir=o.cache_dir,
-                                     dtype=o.dtype, captioner_path=o.captioner_path)
+    pipeline_args = dict(model=model, model_path=o.model_path, device=o.device,
+                         batch_size=o.batch_size, cache=o.cache, cache_dir=o.cache_dir,
+                         dtype=o.dtype, captioner_path=o.captioner_path)
+    pipe = pipeline or open_pipeline(**pipeline_args)
     name = collection_name(pipe.name)
     clips = bench.clips
     wanted = clips if limit is None else clips[:limit]
@@ -153,6 +157,9 @@ def ingest_model(bench: Benchmark, store: Store, model: str, options: IngestOpti
                 points.append(PointIn(cid, [float(x) for x in vec], payload))
             return points
 
+        if o.engine is not None:
+            make_points = stack.enter_context(o.engine.points(bench, store, name, pipe, by_id, one_done,
+                                                            pipeline_args, o.bank_spec))
         result = load_collection(store, name, pipe.meta(bench, limit), [c.id for c in wanted],
                                  make_points, force=o.force, index_labels=bench.labels,
                                  batch_size=o.upsert_batch or (256 if pipe.needs_audio else 1024),

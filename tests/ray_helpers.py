@@ -1,0 +1,85 @@
+"""What the Ray tests share: a local Ray sized for a 2-core machine, the processes a run leaves,
+and the cache rows two runs filled."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from pathlib import Path
+
+LOCAL_RAY = dict(num_cpus=2, object_store_memory=500 * 1024 * 1024, include_dashboard=False)
+"""The tests' Ray: 2 logical CPUs, a 500 MB object store, no dashboard."""
+POOL = dict(workers=2, cpus_per_worker=0.5, render_cpus=0.5, batch_clips=8)
+"""Two model actors and a render task on 2 CPUs; small batches so a job has many."""
+
+
+def descendants(root: int) -> set[int]:
+    """Pids of every live process below ``root`` (read from /proc: no extra dependency)."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2:].split()
+        if fields[0] == "Z":  # a zombie is gone, only not yet reaped
+            continue
+        parents[int(entry)] = int(fields[1])
+    out: set[int] = set()
+    frontier = {root}
+    while frontier:
+        kids = {pid for pid, ppid in parents.items() if ppid in frontier and pid not in out}
+        out |= kids
+        frontier = kids
+    return out
+
+
+def cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return fh.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def ray_processes(pids: set[int]) -> set[int]:
+    return {p for p in pids if any(k in cmdline(p) for k in ("ray::", "raylet", "gcs_server", "ray/"))}
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def wait_gone(pids: set[int], seconds: float = 30.0) -> set[int]:
+    """The pids still alive after waiting up to ``seconds`` for them to exit."""
+    deadline = time.monotonic() + seconds
+    left = {p for p in pids if alive(p)}
+    while left and time.monotonic() < deadline:
+        time.sleep(0.25)
+        left = {p for p in left if alive(p)}
+    return left
+
+
+def cache_rows(cache_dir: Path) -> dict[str, dict[str, bytes]]:
+    """Every embedding cache file under ``cache_dir``: file name -> key -> stored bytes."""
+    out: dict[str, dict[str, bytes]] = {}
+    for path in sorted((Path(cache_dir) / "embeddings").glob("*.sqlite")):
+        db = sqlite3.connect(str(path))
+        try:
+            out[path.name] = dict(db.execute("SELECT k, v FROM arrays").fetchall())
+        finally:
+            db.close()
+    return out
+

