@@ -35,14 +35,14 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional, Sequence
 
 from reasonaudio.constraints.canonical import canonical, check_consistent, same_logic
-from reasonaudio.constraints.lexicon import (AND, BEGIN, CMP, COMMA, DUR, DUR_CMP_MSG, DURCUE, EACH,
-                                             FILLER, FIRST, FWD, LEFT_DUR_WORDS, NEG, NOR, NUM,
-                                             ONES, OR, ORDER, OVL, PHRASE_MAX, PHRASES,
-                                             PREFIX_SEQ_WORDS, REV, STOP, TENS,
-                                             END, UNIT, UNIT_SECONDS,
+from reasonaudio.constraints.lexicon import (AND, BEGIN, CMP, CNT, COMMA, COUNT_WORDS, DUR,
+                                             DUR_CMP_MSG, DURCUE, EACH, FILLER, FIRST, FWD,
+                                             LEFT_DUR_WORDS, NEG, NOR, NUM, ONES, OR, ORDER, OVL,
+                                             PHRASE_MAX, PHRASES, PREFIX_SEQ_WORDS, REV, STOP,
+                                             TENS, TIMES, END, UNIT, UNIT_SECONDS,
                                              UNSUPPORTED_WORDS, WORDS)
-from reasonaudio.constraints.logic import (And, Before, Has, Lasts, Node, Not, Or, Overlap, leaf_labels,
-                                           to_json)
+from reasonaudio.constraints.logic import (And, Before, Count, Has, Lasts, Node, Not, Or, Overlap,
+                                           leaf_labels, to_json)
 from reasonaudio.constraints.resolve import (FAMILY_PREFIX, STRICT, Resolution,
                                              ResolveOptions, candidates_text, expand_families,
                                              families, resolve_words, semantic_pick, verb_of)
@@ -272,7 +272,7 @@ def _items(text: str, tokens: list[Token], matches: list[LabelMatch],
         flush_unknown()
         if kind == CMP:
             raise QueryParseError(f"cannot read {text!r}: " + DUR_CMP_MSG.format(w=w))
-        items.append(_Item(kind, w, tok.start, tok.end, (w,)))
+        items.append(_Item(kind, w, tok.start, tok.end, (w,), float(COUNT_WORDS.get(w, 0))))
         i += 1
     flush_unknown()
     return items
@@ -341,17 +341,42 @@ def _raise_unknown(text: str, tokens: list[Token], idx: list[int], matches: list
 _DUR_SKIP = frozenset({FILLER, DURCUE})
 
 
+def _count_item(text: str, it: _Item, value: float, end: int) -> _Item:
+    """A CNT item (``n`` occurrences) from a number or count word ending at ``end``."""
+    words = text[it.start:end]
+    if not float(value).is_integer() or value < 1:
+        what = "write 'no X' to exclude a sound" if value == 0 else "a count is a whole number"
+        raise QueryParseError(f"cannot count {words!r} in {text!r}: {what}")
+    return _Item(CNT, words, it.start, end, value=float(value))
+
+
 def _durations(text: str, items: list[_Item]) -> list[_Item]:
-    """Fold NUM [UNIT] and its cue words into DUR items; a bare number is an error."""
+    """Fold NUM [UNIT] and its cue words into DUR items, and counts ("twice", NUM "times",
+    NUM right before a sound) into CNT items; a bare number is an error."""
     out: list[_Item] = []
     i = 0
     while i < len(items):
         it = items[i]
+        if it.kind == TIMES:
+            if not it.value:
+                raise QueryParseError(f"'times' in {text!r} needs a number before it, e.g. "
+                                      "'dog barking 3 times'")
+            out.append(_count_item(text, it, it.value, it.end))   # "twice"
+            i += 1
+            continue
         if it.kind != NUM:
             out.append(it)
             i += 1
             continue
         j = i + 1
+        if j < len(items) and items[j].kind == TIMES and not items[j].value:
+            out.append(_count_item(text, it, it.value, items[j].end))   # "3 times"
+            i = j + 1
+            continue
+        if j < len(items) and items[j].kind == "label":
+            out.append(_count_item(text, it, it.value, it.end))   # "exactly 3 door knock"
+            i = j
+            continue
         unit = 1.0
         has_unit = j < len(items) and items[j].kind == UNIT
         if has_unit:
@@ -415,6 +440,8 @@ class _Link:
     right_ovl: bool = False
     left_dur: list[Duration] = field(default_factory=list)
     right_dur: list[Duration] = field(default_factory=list)
+    left_count: list[_Item] = field(default_factory=list)
+    right_count: list[_Item] = field(default_factory=list)
     comma: bool = False
     and_word: bool = False
     but: bool = False
@@ -445,7 +472,7 @@ def _classify(text: str, span: list[_Item], left: Optional[_Item], right: Option
     cues: list[_Item] = []
     comma_since = False
     for it in span:
-        if it.kind in (COMMA, DUR):
+        if it.kind in (COMMA, DUR, CNT):
             comma_since |= it.kind == COMMA
             continue
         glued = not comma_since
@@ -589,16 +616,19 @@ def _classify(text: str, span: list[_Item], left: Optional[_Item], right: Option
     elif not (at_start or at_end):
         pivot = next(it.start for it in span if it.kind in (COMMA, STOP))
     for it in span:
-        if it.kind != DUR:
+        if it.kind not in (DUR, CNT):
             continue
-        d = it.dur
-        assert d is not None
         if at_start:
             side = "right"
         elif at_end:
             side = "left"
         else:
             side = "left" if it.start < pivot else "right"
+        if it.kind == CNT:   # counts, like durations, belong to the sound on their side
+            (link.left_count if side == "left" else link.right_count).append(it)
+            continue
+        d = it.dur
+        assert d is not None
         if side == "left" and d.of_cue:
             raise err(f"{d.text!r} has no sound after it")
         if side == "left":
@@ -617,6 +647,7 @@ class _Group:
     relations: list[Node] = field(default_factory=list)
     pending_ovl: bool = False
     has_own_duration: dict[str, bool] = field(default_factory=dict)
+    has_own_count: dict[str, bool] = field(default_factory=dict)
     how: dict[str, str] = field(default_factory=dict)
     """member -> how it joined the group (and / or / ovl)"""
 
@@ -646,6 +677,7 @@ class _Builder:
         self.group: Optional[_Group] = None
         self.positive: dict[str, None] = {}
         self.lasts: list[Node] = []
+        self.counts: list[Node] = []
         self.negated: list[Node] = []
         self.notes: list[str] = []
 
@@ -708,7 +740,11 @@ class _Builder:
             label = m.label.label  # type: ignore[union-attr]
             self._apply_left_mods(link, prev_negated)
             durs = [(d, False) for d in link.right_dur] + [(d, True) for d in after.left_dur]
+            cnts = [(c, False) for c in link.right_count] + [(c, True) for c in after.left_count]
             negated = self._negated(i, link, prev_negated)
+            if negated and cnts:
+                raise self.err(f"{cnts[0][0].text!r} counts the excluded sound {m.text!r}; a "
+                               "count can only be asked of a sound that occurs")
             if negated:
                 if link.kind in (FWD, REV, OVL, "not_ovl", "not_fwd", "not_rev") or link.right_ovl:
                     raise self.err(f"{link.text!r} relates {m.text!r} to another sound, but "
@@ -768,6 +804,7 @@ class _Builder:
                 self.group.pending_ovl = True
             self.positive.setdefault(label, None)
             self._durations(m, label, durs, after)
+            self._counts(m, label, cnts)
             prev_negated = False
             prev_label = label
         if pending_prefix:
@@ -859,6 +896,31 @@ class _Builder:
             self.lasts.append(Lasts(t, d.seconds))
             self.notes.append(f"{d.text!r} -> lasts({t}, {d.seconds:g}s)")
 
+    def _counts(self, m: _Item, label: str, cnts: list[tuple[_Item, bool]]) -> None:
+        """count(label, n) from the count beside the sound; a count after a group of sounds
+        ("A and B twice") is ambiguous unless the others have their own."""
+        assert self.group is not None
+        g = self.group
+        if len(cnts) > 1:
+            raise self.err(f"two counts for {m.text!r}: "
+                           + " and ".join(repr(c.text) for c, _ in cnts))
+        g.has_own_count.setdefault(label, bool(cnts))
+        if not cnts:
+            return
+        c, left = cnts[0]
+        g.has_own_count[label] = True
+        if left and len(g.members) > 1 and g.members[-1] == label:
+            others = [x for x in g.members[:-1] if not g.has_own_count.get(x, False)]
+            if others:
+                other = next(x.text for x in self.mentions  # type: ignore[union-attr]
+                             if x.label.label == others[-1])
+                raise self.err(f"ambiguous: does {c.text!r} count {m.text!r} only, or also "
+                               f"{other!r}? write '{m.text} {c.text} and {other}', or give "
+                               "each sound its own count")
+        n = int(c.value)
+        self.counts.append(Count(label, n))
+        self.notes.append(f"{c.text!r} -> count({label}, {n})")
+
     def _emit(self) -> Node:
         befores: list[Node] = []
         relations: list[Node] = []
@@ -883,11 +945,12 @@ class _Builder:
                 word = "come before" if isinstance(inner, Before) else "overlap"
                 raise self.err(f"{inner.a!r} cannot {word} itself (a sound occurs at most once "
                                "per clip)")
-        positive_rel = [r for r in befores + relations + self.lasts if not isinstance(r, Not)]
+        positive_rel = [r for r in befores + relations + self.lasts + self.counts
+                        if not isinstance(r, Not)]
         covered = {x for r in positive_rel for x in leaf_labels(r)}
         in_or = {x for o in ors for x in _leaf_labels_all(o)}
         has = [Has(x) for x in self.positive if x not in covered and x not in in_or]
-        args = _dedupe(has + self.lasts + befores
+        args = _dedupe(has + self.lasts + self.counts + befores
                        + [r for r in relations if not isinstance(r, Not)]
                        + ors + [r for r in relations if isinstance(r, Not)] + self.negated)
         logic: Node = args[0] if len(args) == 1 else And(tuple(args))

@@ -16,7 +16,7 @@ from functools import lru_cache
 from itertools import product
 from typing import Any, Callable, Optional, Sequence
 
-from reasonaudio.constraints.logic import And, Before, Has, Interpreter, Lasts, Node, Not, Or, Overlap
+from reasonaudio.constraints.logic import And, Before, Count, Has, Interpreter, Lasts, Node, Not, Or, Overlap
 from reasonaudio.constraints.vocabulary import stem, tokenize
 from reasonaudio.errors import QueryParseError
 
@@ -319,6 +319,11 @@ def _has(node: Has, fams: FamilyLabels) -> Node:
 @EXPAND.register(Lasts)
 def _lasts(node: Lasts, fams: FamilyLabels) -> Node:
     return _any_of([Lasts(x, node.seconds) for x in _alts(node.label, fams)])
+
+
+@EXPAND.register(Count)
+def _count(node: Count, fams: FamilyLabels) -> Node:
+    return _any_of([Count(x, node.n) for x in _alts(node.label, fams)])
 
 
 @EXPAND.register(Before, Overlap)

@@ -17,16 +17,47 @@ from typing import Callable, Iterator, TypeVar
 
 from reasonaudio.constraints.logic import Node, describe
 from reasonaudio.tasks.base import Shape, Slots, Template
+from reasonaudio.tasks.count import SHAPES as COUNT
 from reasonaudio.tasks.duration import DURATION
 from reasonaudio.tasks.mix import SHAPES as MIX
 from reasonaudio.tasks.negation import NEGATION
 from reasonaudio.tasks.order import ORDER
 from reasonaudio.tasks.overlap import OVERLAP
 
-BUILT_IN: tuple[Shape, ...] = (NEGATION, ORDER, OVERLAP, DURATION, *MIX)
+BUILT_IN: tuple[Shape, ...] = (NEGATION, ORDER, OVERLAP, DURATION, *MIX, *COUNT)
 
-TASKS: tuple[str, ...] = tuple(dict.fromkeys(s.task for s in BUILT_IN))
-"""Every task name, in the order builds share out queries."""
+ALL_TASKS: tuple[str, ...] = tuple(dict.fromkeys(s.task for s in BUILT_IN))
+"""Every task name, in the order builds share out queries (a query's ``task`` is one of them)."""
+OPT_IN_TASKS: tuple[str, ...] = ("count",)
+"""Tasks a build holds only when asked for (``bench build --tasks``): they need clips the
+default build never has (a sound occurring more than once), so default builds stay as they were."""
+TASKS: tuple[str, ...] = tuple(t for t in ALL_TASKS if t not in OPT_IN_TASKS)
+"""The tasks of a default build, in the order builds share out queries."""
+
+
+def select_tasks(spec: str | Sequence[str] | None) -> tuple[str, ...]:
+    """The tasks a build asks for, in registry order: ``None`` -> :data:`TASKS`; ``"all"`` ->
+    :data:`ALL_TASKS`; else task names (a comma-separated string or a sequence).
+    ValueError names an unknown or repeated task, or an empty list."""
+    if spec is None:
+        return TASKS
+    names = [t.strip() for t in spec.split(",")] if isinstance(spec, str) else list(spec)
+    if names == ["all"]:
+        return ALL_TASKS
+    unknown = [t for t in names if t not in ALL_TASKS]
+    if unknown or not names:
+        raise ValueError(f"unknown task {(unknown or [''])[0]!r}; expected 'all' or a comma-"
+                         f"separated list of {', '.join(ALL_TASKS)}")
+    repeated = sorted({t for t in names if names.count(t) > 1})
+    if repeated:
+        raise ValueError(f"task {repeated[0]!r} is listed twice")
+    return tuple(t for t in ALL_TASKS if t in names)
+
+
+def tasks_present(tasks: Sequence[str]) -> tuple[str, ...]:
+    """:data:`TASKS`, then the opt-in tasks among ``tasks`` (e.g. a build's query tasks): the
+    task list a reader of that build groups by."""
+    return TASKS + tuple(t for t in ALL_TASKS if t not in TASKS and t in set(tasks))
 
 _SHAPES: list[Shape] = list(BUILT_IN)
 
@@ -38,8 +69,8 @@ def shapes() -> tuple[Shape, ...]:
 
 def shapes_of(task: str) -> tuple[Shape, ...]:
     """The shapes of ``task`` (ValueError for an unknown task)."""
-    if task not in TASKS:
-        raise ValueError(f"unknown task {task!r}; expected one of {', '.join(TASKS)}")
+    if task not in ALL_TASKS:
+        raise ValueError(f"unknown task {task!r}; expected one of {', '.join(ALL_TASKS)}")
     return tuple(s for s in _SHAPES if s.task == task)
 
 
@@ -62,7 +93,7 @@ def recognise(logic: Node) -> tuple[Shape, Slots]:
 
 def register(new: Shape) -> None:
     """Add a shape to an existing task (after that task's shapes)."""
-    if new.task not in TASKS:
+    if new.task not in ALL_TASKS:
         raise ValueError(f"shape {new.name!r}: unknown task {new.task!r}; a new task is a module "
                          f"listed in reasonaudio.tasks.registry.BUILT_IN")
     if any(s.name == new.name for s in _SHAPES):
@@ -107,15 +138,15 @@ class _TaskView(Mapping[str, V]):
         self._of = of
 
     def __getitem__(self, task: str) -> V:
-        if task not in TASKS:
+        if task not in ALL_TASKS:
             raise KeyError(task)
         return self._of(shapes_of(task))
 
     def __iter__(self) -> Iterator[str]:
-        return iter(TASKS)
+        return iter(ALL_TASKS)
 
     def __len__(self) -> int:
-        return len(TASKS)
+        return len(ALL_TASKS)
 
     def __repr__(self) -> str:
         return repr(dict(self))
