@@ -17,7 +17,8 @@ from reasonaudio.dataset.clip import Clip
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import read_json, read_jsonl, reading_text, sha256_file, write_json
 from reasonaudio.output_dirs import OutputKind
-from reasonaudio.tasks.registry import ALL_TASKS, TASKS  # task names; importers read them here too
+from reasonaudio.tasks.registry import (ALL_TASKS, TASKS,  # task names; importers read them here
+                                       tasks_present)
 
 CORPUS = "corpus.jsonl"
 QUERIES = "queries.jsonl"
