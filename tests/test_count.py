@@ -430,3 +430,30 @@ def test_detection_counts_runs_at_least_half_a_second_apart():
     soft = SoftIndex.from_payloads([payload], {"door knock": 0.5}, 0.5)
     assert soft.count("door knock")[0] == 3.0
     assert soft.score(Count("door knock", 3))[0] > soft.score(Count("door knock", 2))[0]
+
+
+def test_the_contradiction_rules_never_refuse_what_a_clip_with_repeats_satisfies():
+    """The parser's consistency check stays sound when labels repeat (why before and lasts read
+    over every occurrence): every conjunction of true facts of such a clip passes it."""
+    from reasonaudio.constraints.canonical import check_consistent
+
+    rng = random.Random(11)
+    checked = 0
+    for i in range(300):
+        c = _repeat_clip(rng, i)
+        occ = occurrences(c.events)
+        present = list(occ)
+        facts = [Has(x) for x in present] + [Not(Has(x)) for x in LABELS if x not in occ]
+        for x in present:
+            facts += [Count(x, len(occ[x])), Not(Count(x, len(occ[x]) + 1))]
+            for on, off in occ[x]:
+                facts += [Lasts(x, (off - on) / 1000), Not(Lasts(x, (off - on) / 1000 + 5))]
+            for y in present:
+                if x != y:
+                    facts += [Before(x, y), Overlap(x, y), Not(Before(x, y)), Not(Overlap(x, y))]
+        true = [f for f in facts if holds(f, occ)]
+        for _ in range(5):
+            logic = And(tuple(rng.sample(true, min(len(true), rng.randint(1, 8)))))
+            check_consistent(logic)
+            checked += 1
+    assert checked == 1500
