@@ -867,31 +867,49 @@ class _Builder:
                            f"'no {prev} or {cur}' or 'no {prev}, but {cur}'")
         return False
 
+    def _one_beside(self, m: _Item, label: str, found: list[tuple[Any, bool]], what: str,
+                    own: dict[str, bool]) -> Optional[tuple[Any, bool]]:
+        """The one duration or count beside a sound, and whether it stands left of it (two are
+        an error); records in ``own`` whether the sound has its own."""
+        if len(found) > 1:
+            raise self.err(f"two {what} for {m.text!r}: "
+                           + " and ".join(repr(x.text) for x, _ in found))
+        own.setdefault(label, bool(found))
+        if not found:
+            return None
+        own[label] = True
+        return found[0]
+
+    def _other_without(self, label: str, own: dict[str, bool]) -> Optional[str]:
+        """When ``label`` closes a group of sounds: how the last earlier member without its own
+        duration or count was written (None when every one has its own)."""
+        assert self.group is not None
+        g = self.group
+        if len(g.members) < 2 or g.members[-1] != label:
+            return None
+        others = [x for x in g.members[:-1] if not own.get(x, False)]
+        if not others:
+            return None
+        return next(x.text for x in self.mentions  # type: ignore[union-attr]
+                    if x.label.label == others[-1])
+
     def _durations(self, m: _Item, label: str, durs: list[tuple[Duration, bool]],
                    after: _Link) -> None:
         assert self.group is not None
         g = self.group
-        if len(durs) > 1:
-            raise self.err(f"two durations for {m.text!r}: "
-                           + " and ".join(repr(d.text) for d, _ in durs))
-        g.has_own_duration.setdefault(label, bool(durs))
-        if not durs:
+        got = self._one_beside(m, label, durs, "durations", g.has_own_duration)
+        if got is None:
             return
-        d, left = durs[0]
-        g.has_own_duration[label] = True
+        d, left = got
         targets = [label]
-        if left and len(g.members) > 1 and g.members[-1] == label:
-            if d.each:
-                targets = list(g.members)
-            elif not all(g.has_own_duration.get(x, False) for x in g.members[:-1]):
-                others = [x for x in g.members[:-1] if not g.has_own_duration.get(x, False)]
-                other = next(x.text for x in self.mentions  # type: ignore[union-attr]
-                             if x.label.label == others[-1])
-                joiner = {OVL: "while", OR: "or"}.get(g.how.get(label, AND), "and")
-                raise self.err(
-                    f"ambiguous: does {d.text!r} apply to {m.text!r} only, or also to "
-                    f"{other!r}? name the sound with its duration first ('{m.text} for "
-                    f"{d.seconds:g} seconds {joiner} {other}') or add 'each'")
+        if left and d.each and len(g.members) > 1 and g.members[-1] == label:
+            targets = list(g.members)
+        elif left and (other := self._other_without(label, g.has_own_duration)) is not None:
+            joiner = {OVL: "while", OR: "or"}.get(g.how.get(label, AND), "and")
+            raise self.err(
+                f"ambiguous: does {d.text!r} apply to {m.text!r} only, or also to "
+                f"{other!r}? name the sound with its duration first ('{m.text} for "
+                f"{d.seconds:g} seconds {joiner} {other}') or add 'each'")
         for t in targets:
             self.lasts.append(Lasts(t, d.seconds))
             self.notes.append(f"{d.text!r} -> lasts({t}, {d.seconds:g}s)")
@@ -900,23 +918,14 @@ class _Builder:
         """count(label, n) from the count beside the sound; a count after a group of sounds
         ("A and B twice") is ambiguous unless the others have their own."""
         assert self.group is not None
-        g = self.group
-        if len(cnts) > 1:
-            raise self.err(f"two counts for {m.text!r}: "
-                           + " and ".join(repr(c.text) for c, _ in cnts))
-        g.has_own_count.setdefault(label, bool(cnts))
-        if not cnts:
+        got = self._one_beside(m, label, cnts, "counts", self.group.has_own_count)
+        if got is None:
             return
-        c, left = cnts[0]
-        g.has_own_count[label] = True
-        if left and len(g.members) > 1 and g.members[-1] == label:
-            others = [x for x in g.members[:-1] if not g.has_own_count.get(x, False)]
-            if others:
-                other = next(x.text for x in self.mentions  # type: ignore[union-attr]
-                             if x.label.label == others[-1])
-                raise self.err(f"ambiguous: does {c.text!r} count {m.text!r} only, or also "
-                               f"{other!r}? write '{m.text} {c.text} and {other}', or give "
-                               "each sound its own count")
+        c, left = got
+        if left and (other := self._other_without(label, self.group.has_own_count)) is not None:
+            raise self.err(f"ambiguous: does {c.text!r} count {m.text!r} only, or also "
+                           f"{other!r}? write '{m.text} {c.text} and {other}', or give "
+                           "each sound its own count")
         n = int(c.value)
         self.counts.append(Count(label, n))
         self.notes.append(f"{c.text!r} -> count({label}, {n})")
