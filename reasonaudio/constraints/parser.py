@@ -952,8 +952,8 @@ class _Builder:
             inner = rel.arg if isinstance(rel, Not) else rel
             if isinstance(inner, (Before, Overlap)) and inner.a == inner.b:
                 word = "come before" if isinstance(inner, Before) else "overlap"
-                raise self.err(f"{inner.a!r} cannot {word} itself (a sound occurs at most once "
-                               "per clip)")
+                raise self.err(f"{inner.a!r} cannot {word} itself (to ask for a sound more "
+                               f"than once, count it: '{inner.a} twice')")
         positive_rel = [r for r in befores + relations + self.lasts + self.counts
                         if not isinstance(r, Not)]
         covered = {x for r in positive_rel for x in leaf_labels(r)}

@@ -295,7 +295,8 @@ EXPAND = Interpreter("family expansion (resolve.expand_families)")
 def expand_families(node: Node, fams: FamilyLabels) -> Node:
     """Replace family placeholders by ``or`` over their labels: has(piano) -> any of
     has(acoustic piano), has(electric piano); before(piano, violin) -> any of the befores.
-    A pair that would relate a label to itself is left out (a label occurs once per clip)."""
+    A pair that would relate a label to itself is left out (no sound comes before or overlaps
+    itself: occurrences of one label are 0.5 s apart)."""
     return EXPAND(node, fams) if fams else node
 
 
