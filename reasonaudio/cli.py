@@ -23,7 +23,7 @@ from rich.console import Console
 from rich.text import Text
 from typer.core import TyperGroup
 
-from reasonaudio.errors import ReasonAudioError, error_line
+from reasonaudio.errors import DataError, ReasonAudioError, error_line
 from reasonaudio.fileio import write_error
 
 # soft_wrap: lines of text are never cut at the console width (pipes, CI, tests read them whole);
@@ -228,17 +228,26 @@ def build(
     atoms: str = typer.Option("synthetic", help="synthetic | PATH (folder bank) | fsd50k:PATH"),
     seed: int = typer.Option(0, help="Seed for every random choice; same seed, same bytes."),
     clips: int = typer.Option(10_000, help="Number of clips (60% sequential, 40% overlap)."),
-    queries: int = typer.Option(1_000, help="Number of queries, split evenly over the 5 tasks."),
+    queries: int = typer.Option(1_000, help="Number of queries, split evenly over the tasks."),
     audio: Optional[str] = typer.Option(None, help="Also write every clip's audio: flac | wav."),
     force: bool = typer.Option(False, "--force", help="Replace OUT if it is a previous benchmark "
                                "or an empty folder (anything else is refused)."),
+    tasks: Optional[str] = typer.Option(None, "--tasks", help="Comma-separated tasks, or 'all' "
+                                        "(default: negation,order,overlap,duration,mix; count "
+                                        "only when listed)."),
 ) -> None:
     """Build a benchmark directory: corpus, queries, qrels, choices, atoms, manifest."""
     from reasonaudio.ingest.build import BuildParams, build_benchmark
+    from reasonaudio.tasks.registry import select_tasks
     from reasonaudio.views.benchmark import print_build_summary
     from reasonaudio.views.progress import progress_hooks
 
-    params = BuildParams(atoms=atoms, seed=seed, n_clips=clips, n_queries=queries, audio=audio)
+    try:
+        chosen = select_tasks(tasks)
+    except ValueError as exc:
+        raise DataError(f"--tasks: {exc}") from None
+    params = BuildParams(atoms=atoms, seed=seed, n_clips=clips, n_queries=queries, audio=audio,
+                         tasks=chosen)
     with progress_hooks(err_console, unit="clips", transient=True, notify=_note) as hooks:
         summary = build_benchmark(out, params, overwrite=force, hooks=hooks)
     print_build_summary(console, out, summary)

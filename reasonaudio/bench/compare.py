@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from reasonaudio.bench.metrics import RANK_METRICS
 from reasonaudio.bench.results import RetrieverResult
 from reasonaudio.bench.significance import N_PERMUTATIONS, SEED, PairedTest, paired_randomization_test
-from reasonaudio.dataset.benchmark import TASKS
+from reasonaudio.dataset.benchmark import ALL_TASKS
 from reasonaudio.errors import DataError
 
 COMPARE_METRICS = ("acc@1", "ndcg@10", "mc_acc")
@@ -48,7 +48,7 @@ def compare(a: RetrieverResult, b: RetrieverResult, metrics: tuple[str, ...] = C
         raise DataError(f"results of {a.name!r} and {b.name!r} share no query; "
                         "were they computed on the same benchmark?")
     task_of = a.task_of
-    groups = [t for t in TASKS if any(task_of[q] == t for q in shared)] + [OVERALL]
+    groups = [t for t in ALL_TASKS if any(task_of[q] == t for q in shared)] + [OVERALL]
     tests: dict[tuple[str, str], PairedTest] = {}
     for g in groups:
         qids = shared if g == OVERALL else [q for q in shared if task_of[q] == g]

@@ -13,7 +13,7 @@ from typing import Any
 
 from reasonaudio.bench.evaluate import EvalContext, evaluate_retriever
 from reasonaudio.bench.results import Results, RetrieverResult, load_results, results_dir
-from reasonaudio.dataset.benchmark import TASKS, Benchmark
+from reasonaudio.dataset.benchmark import Benchmark, tasks_present
 from reasonaudio.detect.collection import DetectOptions, DetectSummary, run_detection
 from reasonaudio.fileio import write_json
 from reasonaudio.progress import SILENT, Hooks
@@ -38,7 +38,8 @@ def decomposition(results: Results, detected: str, metric: str = METRIC) -> dict
         src = r.overall if group == "overall" else r.per_task.get(group, {})
         return src.get(metric)
 
-    for group in (*TASKS, "overall"):
+    tasks = tasks_present([t for r in runs.values() for t in r.per_task])
+    for group in (*tasks, "overall"):
         def value(r: RetrieverResult | None, group: str = group) -> float | None:
             return value_of(r, group)
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from reasonaudio.bench.results import embeddings_path
 from reasonaudio.constraints.judge import hard_negatives
-from reasonaudio.dataset.benchmark import TASKS, Benchmark
+from reasonaudio.dataset.benchmark import Benchmark, tasks_present
 from reasonaudio.fileio import atomic_file
 
 MAX_PER_KIND = 12
@@ -74,7 +74,7 @@ class ProjectionQuery:
 def collect(bench: Benchmark, retriever: Any) -> list[ProjectionQuery]:
     hard = hard_negatives(bench)
     out = []
-    for task in TASKS:
+    for task in tasks_present([q.task for q in bench.queries]):
         # The query with the most positives and hard negatives (each capped), first by id on
         # ties: the richest picture the task offers, chosen the same way every time.
         best: tuple[int, str] | None = None

@@ -29,7 +29,7 @@ from reasonaudio.bench.compare import OVERALL
 from reasonaudio.bench.embeddings import ProjectionQuery, load_projection_data
 from reasonaudio.bench.metrics import LABELS, RANK_METRICS
 from reasonaudio.bench.results import Results, RetrieverResult, embeddings_path, slug
-from reasonaudio.dataset.benchmark import TASKS, Benchmark
+from reasonaudio.dataset.benchmark import ALL_TASKS, Benchmark
 from reasonaudio.errors import ReasonAudioError
 from reasonaudio.fileio import atomic_file, write_json
 
@@ -146,7 +146,7 @@ def plot_metrics_by_task(results: Results, out: Path, metrics: Sequence[str] = B
         return None
     plt = _plt()
     present = {t for r in rs for t in r.per_task}
-    groups = [t for t in TASKS if t in present] + [OVERALL]
+    groups = [t for t in ALL_TASKS if t in present] + [OVERALL]
     n_q = rs[0].counts
     x = np.arange(len(groups), dtype=float)
     width = 0.8 / len(rs)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from reasonaudio.bench.metrics import METRICS, aggregate
-from reasonaudio.dataset.benchmark import MANIFEST, TASKS, Benchmark
+from reasonaudio.dataset.benchmark import ALL_TASKS, MANIFEST, Benchmark, tasks_present
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import atomic_file, read_json, sha256_file
 from reasonaudio.dataset.benchmark import BENCHMARK_FILES
@@ -54,7 +54,7 @@ def _fingerprint(bench: Benchmark) -> str:
 
 def data_summary(bench: Benchmark) -> dict[str, Any]:
     """What a results file says about the benchmark it was computed on."""
-    per_task = {t: 0 for t in TASKS}
+    per_task = {t: 0 for t in tasks_present([q.task for q in bench.queries])}
     for q in bench.queries:
         per_task[q.task] += 1
     manifest = {k: v for k, v in bench.manifest.items() if k != "files"}
@@ -102,7 +102,7 @@ class RetrieverResult:
             self.recompute()
 
     def recompute(self) -> None:
-        agg = aggregate(self.per_query, self.task_of, TASKS, METRICS)
+        agg = aggregate(self.per_query, self.task_of, ALL_TASKS, METRICS)
         self.overall, self.per_task, self.counts = agg.overall, agg.per_task, agg.counts
 
     def values(self, metric: str, qids: Iterable[str]) -> list[float]:

@@ -7,7 +7,7 @@ from collections import Counter
 from typing import Any
 
 from reasonaudio.constraints.judge import benchmark_index
-from reasonaudio.dataset.benchmark import TASKS, Benchmark
+from reasonaudio.dataset.benchmark import Benchmark, tasks_present
 
 
 def benchmark_stats(bench: Benchmark) -> dict[str, Any]:
@@ -15,7 +15,7 @@ def benchmark_stats(bench: Benchmark) -> dict[str, Any]:
     clips, queries = bench.clips, bench.queries
     index = benchmark_index(bench)
     per_task: dict[str, dict[str, Any]] = {}
-    for task in TASKS:
+    for task in tasks_present([q.task for q in queries]):
         qs = [q for q in queries if q.task == task]
         rel = [len(bench.qrels.get(q.id, ())) for q in qs]
         hard = [int(index.hard_negatives(q.logic).sum()) for q in qs]

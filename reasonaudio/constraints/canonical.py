@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from reasonaudio.constraints.logic import (And, Before, Has, Interpreter, Lasts, Node, Not, Or,
-                                           Overlap, conjuncts, describe, to_json)
+from reasonaudio.constraints.logic import (And, Before, Count, Has, Interpreter, Lasts, Node, Not,
+                                           Or, Overlap, conjuncts, describe, to_json)
 from reasonaudio.constraints.semantics import duration_bounds
 from reasonaudio.errors import QueryParseError
 
@@ -23,7 +23,7 @@ def _canon(node: Node) -> Node:
     return CANON(node)
 
 
-@CANON.register(Has, Before)
+@CANON.register(Has, Before, Count)
 def _as_is(node: Node) -> Node:
     return node
 
@@ -82,6 +82,7 @@ class _Facts:
     """negated conjuncts other than a negated has or lasts"""
     lasts: dict[str, list[float]] = field(default_factory=dict)
     not_lasts: list[Lasts] = field(default_factory=list)
+    counts: dict[str, set[int]] = field(default_factory=dict)
 
 
 FACTS = Interpreter("consistency facts (canonical.check_consistent)")
@@ -101,6 +102,15 @@ def _lasts_facts(node: Lasts, negated: bool, facts: _Facts) -> None:
     else:
         facts.required.add(node.label)
         facts.lasts.setdefault(node.label, []).append(float(node.seconds))
+
+
+@FACTS.register(Count)
+def _count_facts(node: Count, negated: bool, facts: _Facts) -> None:
+    if negated:
+        facts.not_rel.append(node)
+    else:
+        facts.required.add(node.label)
+        facts.counts.setdefault(node.label, set()).add(node.n)
 
 
 @FACTS.register(Before)
@@ -181,6 +191,10 @@ def check_consistent(logic: Node, text: str = "") -> None:
         if lo > hi:
             raise QueryParseError(f"contradictory query{where}: {label!r} cannot last "
                                   + " and ".join(f"{v:g} s" for v in values))
+    for label, ns in facts.counts.items():
+        if len(ns) > 1:
+            raise QueryParseError(f"contradictory query{where}: {label!r} cannot occur "
+                                  + " and ".join(f"{n} times" for n in sorted(ns)))
     for nl in not_lasts:
         if float(nl.seconds) in lasts.get(nl.label, []):
             raise QueryParseError(f"contradictory query{where}: {nl.label!r} must and must not "

@@ -13,7 +13,7 @@ import re
 from typing import Sequence
 
 from reasonaudio.constraints import lexicon
-from reasonaudio.constraints.templates import TEMPLATES
+from reasonaudio.tasks.registry import all_shapes
 
 _LABEL_RE = re.compile(r"^[a-z]+( [a-z]+)*$")
 _WORD_RE = re.compile(r"[a-z]+")
@@ -31,7 +31,7 @@ def _template_words() -> frozenset[str]:
     """Words the query templates write around the ``{A}``-style slots, except those that only
     occur inside a lexicon phrase ("followed by": a label may still end in "by")."""
     out: set[str] = set()
-    for templates in TEMPLATES.values():
+    for templates in (s.templates for s in all_shapes()):   # the opt-in tasks' too
         for t in templates:
             words = _WORD_RE.findall(re.sub(r"\{[^}]*\}", " ", t.text.lower()))
             i = 0

@@ -12,6 +12,7 @@ from reasonaudio.constraints.semantics import DURATION_TOLERANCE_TEXT
 FWD, REV, OVL, NEG, NOR, AND, OR = "fwd", "rev", "ovl", "neg", "nor", "and", "or"
 FIRST, EACH, ORDER, STOP, COMMA, DUR = "first", "each", "order", "stop", "comma", "dur"
 FILLER, NUM, UNIT, DURCUE, CMP, UNSUPPORTED = "filler", "num", "unit", "durcue", "cmp", "unsupported"
+TIMES, CNT = "times", "cnt"
 BEGIN, END = "begin", "end"
 
 PHRASES: dict[tuple[str, ...], str] = {
@@ -63,6 +64,7 @@ for _kind, _words in {
     OR: "or",
     FIRST: "first firstly initially",
     EACH: "each",
+    TIMES: "times twice thrice",
     UNIT: "second seconds sec secs s minute minutes min mins ms millisecond milliseconds",
     DURCUE: "for lasting lasts last lasted long",
     CMP: "than more less least most longer shorter under between within exceeding",
@@ -92,9 +94,10 @@ _ONLY = ("'{w}' (no other sounds) cannot be expressed: it would exclude every ot
 UNSUPPORTED_WORDS: dict[str, str] = {
     **{w: _ONLY.format(w=w) for w in ("only", "just", "solely", "exclusively", "purely",
                                         "alone", "nothing", "other")},
-    "twice": "a sound occurs at most once per clip, so repetitions cannot be asked for",
-    "again": "a sound occurs at most once per clip, so repetitions cannot be asked for",
-    "repeatedly": "a sound occurs at most once per clip, so repetitions cannot be asked for",
+    "again": "'again' is not read; ask for repetitions with a count: 'A twice', 'A 3 times', "
+             "'exactly 3 A'",
+    "repeatedly": "'repeatedly' is not read; ask for repetitions with a count: 'A twice', "
+                  "'A 3 times', 'exactly 3 A'",
     "when": "'when' is not read; use 'while' for overlap or 'then'/'after' for order",
     "whenever": "'whenever' is not read; use 'while' for overlap",
     "if": "conditions ('if') cannot be expressed; use and/or/no",
@@ -110,6 +113,9 @@ UNSUPPORTED_WORDS: dict[str, str] = {
     "softer": "loudness cannot be asked for",
 }
 
+COUNT_WORDS = {"twice": 2, "thrice": 3}
+"""Counts said in one word ("A twice"); any other count is a number and "times" ("A 3 times",
+"A three times") or a number right before the sound ("exactly 3 A", "two door knocks")."""
 LASTING_WORDS = frozenset({"lasting", "lasts", "last", "lasted"})
 LEFT_DUR_WORDS = LASTING_WORDS | {"for"}
 POSITION_BEFORE = frozenset({"at", "in", "from", "since", "by", "past", "after", "before",

@@ -171,6 +171,29 @@ class Lasts(Leaf, op="lasts"):
 
 
 @dataclass(frozen=True)
+class Count(Leaf, op="count"):
+    """Exactly ``n`` occurrences of a sound (occurrences of one label are at least 0.5 s apart)."""
+    label: str
+    n: int
+
+    @classmethod
+    def from_fields(cls, obj: dict, where: str) -> "Count":
+        n = obj.get("n")
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise LogicError(f"{where}: field 'n' must be a positive integer, got {n!r}")
+        return cls(_label(obj, "label", where), n)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"op": self.op, "label": self.label, "n": self.n}
+
+    def describe(self) -> str:
+        return f"count({self.label}, {self.n})"
+
+    def leaf_labels(self) -> tuple[str, ...]:
+        return (self.label,)
+
+
+@dataclass(frozen=True)
 class Not(Node, op="not"):
     arg: Node
 

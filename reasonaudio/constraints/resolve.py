@@ -16,7 +16,7 @@ from functools import lru_cache
 from itertools import product
 from typing import Any, Callable, Optional, Sequence
 
-from reasonaudio.constraints.logic import And, Before, Has, Interpreter, Lasts, Node, Not, Or, Overlap
+from reasonaudio.constraints.logic import And, Before, Count, Has, Interpreter, Lasts, Node, Not, Or, Overlap
 from reasonaudio.constraints.vocabulary import stem, tokenize
 from reasonaudio.errors import QueryParseError
 
@@ -294,7 +294,8 @@ EXPAND = Interpreter("family expansion (resolve.expand_families)")
 def expand_families(node: Node, fams: FamilyLabels) -> Node:
     """Replace family placeholders by ``or`` over their labels: has(piano) -> any of
     has(acoustic piano), has(electric piano); before(piano, violin) -> any of the befores.
-    A pair that would relate a label to itself is left out (a label occurs once per clip)."""
+    A pair that would relate a label to itself is left out (no sound comes before or overlaps
+    itself: occurrences of one label are 0.5 s apart)."""
     return EXPAND(node, fams) if fams else node
 
 
@@ -318,6 +319,11 @@ def _has(node: Has, fams: FamilyLabels) -> Node:
 @EXPAND.register(Lasts)
 def _lasts(node: Lasts, fams: FamilyLabels) -> Node:
     return _any_of([Lasts(x, node.seconds) for x in _alts(node.label, fams)])
+
+
+@EXPAND.register(Count)
+def _count(node: Count, fams: FamilyLabels) -> Node:
+    return _any_of([Count(x, node.n) for x in _alts(node.label, fams)])
 
 
 @EXPAND.register(Before, Overlap)

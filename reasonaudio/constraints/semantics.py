@@ -4,19 +4,24 @@ Times in clip metadata are seconds rounded to milliseconds. Every comparison her
 integer milliseconds, so the 0.5 s overlap threshold and the duration tolerances are exact and
 no floating-point rounding decides relevance.
 
+A label may occur more than once in a clip (occurrences at least 0.5 s apart; only in builds
+with the Count task). With one occurrence per label every row reads as it always did:
+
 | op | true when |
 |---|---|
-| has(x) | the clip has an event labelled x |
-| before(x, y) | has x, has y, and offset(x) <= onset(y) (touching counts) |
-| overlap(x, y) | has x, has y, and min(offset) - max(onset) >= 0.5 s |
-| lasts(x, N) | has x and abs(dur(x) - N) <= max(0.5, 0.15 * N) |
+| has(x) | the clip has an event labelled x (some occurrence) |
+| before(x, y) | has x, has y, and every x ends no later than every y starts: last offset(x) <= first onset(y) (touching counts) |
+| overlap(x, y) | has x, has y, and some occurrence of x and some of y share >= 0.5 s |
+| lasts(x, N) | has x and every occurrence of x lasts N: abs(dur - N) <= max(0.5, 0.15 * N) |
+| count(x, n) | x occurs exactly n times |
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Protocol
+from typing import Any, Iterable, Mapping, Protocol, Sequence
 
-from reasonaudio.constraints.logic import And, Before, Has, Interpreter, Lasts, Node, Not, Or, Overlap
+from reasonaudio.constraints.logic import (And, Before, Count, Has, Interpreter, Lasts, Node, Not,
+                                           Or, Overlap)
 
 OVERLAP_MIN_MS = 500
 """Two events overlap when they share at least this many milliseconds."""
@@ -72,10 +77,13 @@ class EventLike(Protocol):
 
 
 Intervals = Mapping[str, tuple[int, int]]
-"""label -> (onset_ms, offset_ms) of a clip's events; a label occurs at most once per clip."""
+"""label -> (onset_ms, offset_ms) of a clip's events when each label occurs once."""
+Occurrences = Mapping[str, tuple[tuple[int, int], ...]]
+"""label -> every (onset_ms, offset_ms) of that label in the clip, in onset order."""
 
 
 def intervals(events: Iterable[EventLike]) -> dict[str, tuple[int, int]]:
+    """label -> its one interval; ValueError when a label repeats (use :func:`occurrences`)."""
     out: dict[str, tuple[int, int]] = {}
     for e in events:
         if e.label in out:
@@ -84,54 +92,92 @@ def intervals(events: Iterable[EventLike]) -> dict[str, tuple[int, int]]:
     return out
 
 
+def occurrences(events: Iterable[EventLike]) -> dict[str, tuple[tuple[int, int], ...]]:
+    """label -> every occurrence's (onset_ms, offset_ms), in onset order (labels in first-event
+    order)."""
+    out: dict[str, list[tuple[int, int]]] = {}
+    for e in events:
+        out.setdefault(e.label, []).append((to_ms(e.onset), to_ms(e.offset)))
+    return {label: tuple(sorted(occ)) for label, occ in out.items()}
+
+
+def as_occurrences(clip: Intervals | Occurrences) -> Occurrences:
+    """A clip given either way as :data:`Occurrences` (one interval -> a tuple of one)."""
+    return {label: (tuple(v) if not v or isinstance(v[0], (tuple, list)) else (tuple(v),))
+            for label, v in clip.items()}
+
+
+# The relations over occurrence lists: the one definition the judge, the payload and the
+# consistency rules read (docs/benchmark.md, "Relations").
+
+def before_occ(a: Sequence[tuple[int, int]], b: Sequence[tuple[int, int]]) -> bool:
+    """Every occurrence of ``a`` ends no later than every occurrence of ``b`` starts."""
+    return bool(a) and bool(b) and max(off for _, off in a) <= min(on for on, _ in b)
+
+
+def overlap_occ(a: Sequence[tuple[int, int]], b: Sequence[tuple[int, int]]) -> bool:
+    """Some occurrence of ``a`` and some of ``b`` share at least ``OVERLAP_MIN_MS``."""
+    return any(min(x[1], y[1]) - max(x[0], y[0]) >= OVERLAP_MIN_MS for x in a for y in b)
+
+
+def lasts_occ(a: Sequence[tuple[int, int]], seconds: float) -> bool:
+    """``a`` occurs and every occurrence lasts ``seconds`` within the tolerance."""
+    return bool(a) and all(lasts_ms(off - on, seconds) for on, off in a)
+
+
 HOLDS = Interpreter("exact semantics (semantics.holds)")
-"""node, clip intervals -> bool; one handler per node type."""
+"""node, clip occurrences -> bool; one handler per node type."""
 
 
-def holds(node: Node, clip: Intervals) -> bool:
-    """Whether ``node`` holds for a clip given as label -> (onset_ms, offset_ms)."""
-    return HOLDS(node, clip)
+def holds(node: Node, clip: Intervals | Occurrences) -> bool:
+    """Whether ``node`` holds for a clip given as label -> (onset_ms, offset_ms) or as label ->
+    every occurrence's (onset_ms, offset_ms)."""
+    return HOLDS(node, as_occurrences(clip))
+
+
+_NONE: tuple[tuple[int, int], ...] = ()
 
 
 @HOLDS.register(Has)
-def _has(node: Has, clip: Intervals) -> bool:
-    return node.label in clip
+def _has(node: Has, clip: Occurrences) -> bool:
+    return bool(clip.get(node.label))
 
 
 @HOLDS.register(Before)
-def _before(node: Before, clip: Intervals) -> bool:
-    a, b = clip.get(node.a), clip.get(node.b)
-    return a is not None and b is not None and a[1] <= b[0]
+def _before(node: Before, clip: Occurrences) -> bool:
+    return before_occ(clip.get(node.a, _NONE), clip.get(node.b, _NONE))
 
 
 @HOLDS.register(Overlap)
-def _overlap(node: Overlap, clip: Intervals) -> bool:
-    a, b = clip.get(node.a), clip.get(node.b)
-    return (a is not None and b is not None
-            and min(a[1], b[1]) - max(a[0], b[0]) >= OVERLAP_MIN_MS)
+def _overlap(node: Overlap, clip: Occurrences) -> bool:
+    return overlap_occ(clip.get(node.a, _NONE), clip.get(node.b, _NONE))
 
 
 @HOLDS.register(Lasts)
-def _lasts(node: Lasts, clip: Intervals) -> bool:
-    a = clip.get(node.label)
-    return a is not None and lasts_ms(a[1] - a[0], node.seconds)
+def _lasts(node: Lasts, clip: Occurrences) -> bool:
+    return lasts_occ(clip.get(node.label, _NONE), node.seconds)
+
+
+@HOLDS.register(Count)
+def _count(node: Count, clip: Occurrences) -> bool:
+    return len(clip.get(node.label, _NONE)) == node.n
 
 
 @HOLDS.register(Not)
-def _not(node: Not, clip: Intervals) -> bool:
+def _not(node: Not, clip: Occurrences) -> bool:
     return not HOLDS(node.arg, clip)
 
 
 @HOLDS.register(And)
-def _and(node: And, clip: Intervals) -> bool:
+def _and(node: And, clip: Occurrences) -> bool:
     return all(HOLDS(a, clip) for a in node.args)
 
 
 @HOLDS.register(Or)
-def _or(node: Or, clip: Intervals) -> bool:
+def _or(node: Or, clip: Occurrences) -> bool:
     return any(HOLDS(a, clip) for a in node.args)
 
 
 def evaluate(node: Node, events: Iterable[EventLike]) -> bool:
     """Whether a clip with these events satisfies ``node``."""
-    return holds(node, intervals(events))
+    return HOLDS(node, occurrences(events))

@@ -7,7 +7,8 @@ the names the parser, the label rules and the tests import. Every template is re
 over random labels), so the oracle retriever sees the same constraints the judge used.
 
 Placeholders: ``{A}`` .. ``{D}`` labels, ``{N}`` seconds as digits, ``{Nw}`` seconds as English
-words (digits when not a whole number below 100), ``{secs}`` "second" or "seconds".
+words (digits when not a whole number below 100), ``{secs}`` "second" or "seconds"; ``{K}`` a
+count as digits, ``{Kw}`` in words, ``{Ktimes}`` "twice", "three times", ...
 """
 
 from __future__ import annotations
@@ -83,6 +84,10 @@ def format_slots(slots: dict[str, Any]) -> dict[str, Any]:
         out["N"] = f"{n:g}"
         out["Nw"] = number_words(n)
         out["secs"] = "second" if n == 1 else "seconds"
+    if "K" in slots:
+        k = int(slots["K"])
+        out["Kw"] = number_words(k)
+        out["Ktimes"] = "twice" if k == 2 else f"{number_words(k)} times"
     return out
 
 

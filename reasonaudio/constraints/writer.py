@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from reasonaudio.constraints.logic import (And, Before, Has, Interpreter, Lasts, Node, Not, Or,
-                                           Overlap, conjuncts)
+from reasonaudio.constraints.logic import (And, Before, Count, Has, Interpreter, Lasts, Node, Not,
+                                           Or, Overlap, conjuncts)
 
 
 def _secs(seconds: float) -> str:
@@ -44,6 +44,11 @@ def _lasts(node: Lasts, negated: bool) -> Optional[str]:
     # "no x for N seconds" is refused as ambiguous (no x at all?); "no x lasting N" is not
     return (f"no {node.label} lasting {_secs(node.seconds)}" if negated
             else f"{node.label} for {_secs(node.seconds)}")
+
+
+@SENTENCE.register(Count)
+def _count(node: Count, negated: bool) -> Optional[str]:
+    return None if negated else f"{node.label} {node.n} times"  # no sentence excludes a count
 
 
 @SENTENCE.register(Or)

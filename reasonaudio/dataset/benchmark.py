@@ -17,7 +17,8 @@ from reasonaudio.dataset.clip import Clip
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import read_json, read_jsonl, reading_text, sha256_file, write_json
 from reasonaudio.output_dirs import OutputKind
-from reasonaudio.tasks.registry import TASKS  # the task names; importers read them from here too
+from reasonaudio.tasks.registry import (ALL_TASKS, TASKS,  # task names; importers read them here
+                                       tasks_present)
 
 CORPUS = "corpus.jsonl"
 QUERIES = "queries.jsonl"
@@ -60,8 +61,8 @@ class Query:
         for key in ("_id", "text", "task", "logic"):
             if key not in obj:
                 raise DataError(f"{where}: missing field {key!r}")
-        if obj["task"] not in TASKS:
-            raise DataError(f"{where} ({obj['_id']}): field 'task' must be one of {TASKS}, "
+        if obj["task"] not in ALL_TASKS:
+            raise DataError(f"{where} ({obj['_id']}): field 'task' must be one of {ALL_TASKS}, "
                             f"got {obj['task']!r}")
         logic = from_json(obj["logic"], f"{where} ({obj['_id']}).logic")
         return cls(str(obj["_id"]), str(obj["text"]), obj["task"], logic,

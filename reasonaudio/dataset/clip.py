@@ -12,6 +12,9 @@ from typing import Any
 from reasonaudio.errors import DataError
 
 MODES = ("sequential", "overlap")
+REPEAT_GAP_MS = 500
+"""Occurrences of one label in a clip are at least this far apart (one's offset to the next
+one's onset), so they can be counted."""
 
 
 @dataclass(frozen=True)
@@ -93,12 +96,15 @@ class Clip:
 
 
 def validate_clip(clip: Clip, where: str = "corpus") -> None:
-    """docs/benchmark.md invariants: times in range, one event per label, mode consistent with times."""
-    seen: set[str] = set()
-    for e in clip.events:
-        if e.label in seen:
-            raise DataError(f"{where} ({clip.id}): label {e.label!r} occurs twice")
-        seen.add(e.label)
+    """docs/benchmark.md invariants: times in range, occurrences of one label at least
+    ``REPEAT_GAP_MS`` apart, mode consistent with times."""
+    last_offset: dict[str, int] = {}
+    for e in sorted(clip.events, key=lambda e: e.onset):
+        on = int(round(e.onset * 1000))
+        if e.label in last_offset and on - last_offset[e.label] < REPEAT_GAP_MS:
+            raise DataError(f"{where} ({clip.id}): label {e.label!r} occurs twice less than "
+                            f"{REPEAT_GAP_MS / 1000:g} s apart (occurrences must be countable)")
+        last_offset[e.label] = int(round(e.offset * 1000))
         if not (0 <= e.onset < e.offset <= clip.duration + 1e-9):
             raise DataError(f"{where} ({clip.id}): event {e.label!r} needs 0 <= onset < offset <= "
                             f"duration, got onset={e.onset}, offset={e.offset}, duration={clip.duration}")

@@ -26,14 +26,13 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from reasonaudio.constraints.semantics import intervals
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.dataset.separation import check_separate as separate_builds
 from reasonaudio.dataset.separation import clip_key
 from reasonaudio.detect.events import POLICIES, Detected, DetectParams, detect_label, frame_bounds, shifted
 from reasonaudio.detect.labelmap import LabelMap
-from reasonaudio.detect.event_metrics import matches
+from reasonaudio.detect.event_metrics import matches, spans
 from reasonaudio.errors import DataError
 from reasonaudio.store.collections import corpus_fingerprint
 
@@ -157,7 +156,7 @@ def calibrate(bench: Benchmark, probs: Mapping[str, np.ndarray], label_map: Labe
         raise DataError(f"calibration build {bench.root}: no clip has frame scores")
     labels = label_map.labels
     col = {lab: j for j, lab in enumerate(labels)}
-    truth = [intervals(c.events) for c in clips]
+    truth = [spans(c.events) for c in clips]   # a repeated label: the span of its occurrences
     durations = [round(c.duration * 1000) for c in clips]
     bounds = [frame_bounds(len(probs[c.id]), d) for c, d in zip(clips, durations)]
     present = np.zeros((len(clips), len(labels)), dtype=bool)

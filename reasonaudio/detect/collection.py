@@ -36,7 +36,7 @@ from reasonaudio.ingest.build import BuildParams, build_benchmark
 from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.store.base import CollectionMeta, PointIn, Store, collection_name
 from reasonaudio.store.collections import corpus_fingerprint, load_collection
-from reasonaudio.store.payload import clip_payload
+from reasonaudio.store.payload import COUNT_FIELD, clip_payload
 
 TAGGERS = ("yamnet",)
 TRACK_FLOOR = 0.02
@@ -192,6 +192,8 @@ def run_detection(bench: Benchmark, store: Store, options: DetectOptions = Detec
         detected[clip.id] = det
         payload = clip_payload(det)
         payload["confidence"] = det.extra["confidence"]
+        if "count" in det.extra:
+            payload[COUNT_FIELD] = det.extra["count"]
         payload["track"] = track_summary(tracks, label_map.labels, duration_ms, TRACK_FLOOR)
         payloads[clip.id] = payload
     timings["detect_s"] = time.perf_counter() - t3

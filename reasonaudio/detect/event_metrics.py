@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
-from reasonaudio.constraints.semantics import intervals
+from reasonaudio.constraints.semantics import occurrences
 from reasonaudio.dataset.clip import Clip
 
 ONSET_COLLAR_MS = 250
@@ -87,13 +87,20 @@ class PerceptionReport:
                               for lab in sorted(self.events)}}
 
 
+def spans(events: Iterable[Any]) -> dict[str, tuple[int, int]]:
+    """label -> (first onset, last offset) in ms: the one interval of a label that occurs once,
+    the span of its occurrences when it repeats (what the span-policy detector reports)."""
+    return {label: (occ[0][0], max(off for _, off in occ))
+            for label, occ in occurrences(events).items()}
+
+
 def perception(truth: Iterable[Clip], detected: Mapping[str, Clip],
                labels: Sequence[str] = ()) -> PerceptionReport:
     """Compare each true clip with the detected clip of the same id."""
     report = PerceptionReport({lab: Counts() for lab in labels}, {lab: Counts() for lab in labels})
     for clip in truth:
-        ref = intervals(clip.events)
-        det = clip.id in detected and intervals(detected[clip.id].events) or {}
+        ref = spans(clip.events)
+        det = clip.id in detected and spans(detected[clip.id].events) or {}
         for label in set(ref) | set(det):
             ev = report.events.setdefault(label, Counts())
             tg = report.tagging.setdefault(label, Counts())

@@ -6,8 +6,11 @@ Per label (its own ``on`` threshold, calibrated; :mod:`reasonaudio.detect.calibr
    somewhere (a weak tail of a strong event stays, a weak blip alone does not);
 2. runs separated by at most ``gap_ms`` are merged;
 3. runs shorter than ``min_ms`` are dropped;
-4. one event per label (the judge's clips hold each label at most once): ``span`` = first onset
-   to last offset of what is left, ``strongest`` = the run with the highest peak;
+4. one event per label: ``span`` = first onset to last offset of what is left, ``strongest`` =
+   the run with the highest peak; the event also says how many times the label was heard
+   (``count``: the runs of step 1 that lie at least 0.5 s apart, merged when closer, and at least
+   ``min_ms`` long; at least 1), which the payload's ``count`` field holds for a label heard
+   twice or more (Count queries);
 5. the onset and offset are moved by calibrated shifts (a 0.96 s patch starts hearing an event
    up to a patch before the frame's middle hop reaches it), kept inside the clip.
 
@@ -26,7 +29,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from reasonaudio.constraints.semantics import to_ms
-from reasonaudio.dataset.clip import Clip, Event
+from reasonaudio.dataset.clip import REPEAT_GAP_MS, Clip, Event
 
 DETECTED_ATOM = "detected"
 POLICIES = ("span", "strongest")
@@ -80,6 +83,8 @@ class Detected:
     offset_ms: int
     confidence: float
     """the peak score inside the event"""
+    count: int = 1
+    """how many times the label was heard (occurrences at least 0.5 s apart)"""
 
 
 def frame_bounds(n_frames: int, duration_ms: int, hop_ms: int = 480, lead_ms: int = 240) -> np.ndarray:
@@ -116,8 +121,21 @@ def detect_label(track: np.ndarray, bounds: np.ndarray, on: float, params: Detec
         a, b = max(merged, key=lambda m: (float(track[m[0]:m[1]].max()), m[1] - m[0], -m[0]))
     else:
         a, b = merged[0][0], merged[-1][1]
-    return shifted(Detected(label, int(bounds[a]), int(bounds[b]), float(track[a:b].max())),
+    return shifted(Detected(label, int(bounds[a]), int(bounds[b]), float(track[a:b].max()),
+                            heard_count(kept, bounds, params.min_ms)),
                    params.onset_shift_ms, params.offset_shift_ms, int(bounds[-1]))
+
+
+def heard_count(kept: Sequence[tuple[int, int]], bounds: np.ndarray, min_ms: int) -> int:
+    """How many times a label was heard: runs (frame index pairs) closer than
+    ``REPEAT_GAP_MS`` merged, those shorter than ``min_ms`` dropped; at least 1."""
+    groups: list[list[int]] = []
+    for a, b in kept:
+        if groups and bounds[a] - bounds[groups[-1][1]] < REPEAT_GAP_MS:
+            groups[-1][1] = b
+        else:
+            groups.append([a, b])
+    return max(1, sum(bounds[b] - bounds[a] >= max(min_ms, 1) for a, b in groups))
 
 
 def shifted(d: Detected, onset_shift_ms: int, offset_shift_ms: int, duration_ms: int) -> Detected:
@@ -126,7 +144,7 @@ def shifted(d: Detected, onset_shift_ms: int, offset_shift_ms: int, duration_ms:
         return d
     on = min(max(0, d.onset_ms + onset_shift_ms), duration_ms - 1)
     off = max(min(duration_ms, d.offset_ms + offset_shift_ms), on + 1)
-    return Detected(d.label, on, off, d.confidence)
+    return Detected(d.label, on, off, d.confidence, d.count)
 
 
 def detect_clip(tracks: np.ndarray, labels: Sequence[str], duration_ms: int,
@@ -153,8 +171,12 @@ def detected_clip(truth: Clip, found: Sequence[Detected]) -> Clip:
                    for d in sorted(found, key=lambda d: (d.onset_ms, d.label)))
     overlap = any(min(a.offset_ms, b.offset_ms) > max(a.onset_ms, b.onset_ms)
                   for i, a in enumerate(found) for b in found[i + 1:])
+    extra: dict[str, Any] = {"confidence": {d.label: round(d.confidence, 4) for d in found}}
+    repeats = {d.label: d.count for d in found if d.count > 1}
+    if repeats:
+        extra["count"] = repeats  # the payload's count field (store.payload.COUNT_FIELD)
     return Clip(truth.id, "overlap" if overlap else "sequential", truth.duration, truth.sample_rate,
-                events, {"confidence": {d.label: round(d.confidence, 4) for d in found}})
+                events, extra)
 
 
 def track_summary(tracks: np.ndarray, labels: Sequence[str], duration_ms: int,

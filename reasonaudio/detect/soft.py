@@ -12,6 +12,7 @@ logic as perceived; within and after them clips are ordered by this score in [0,
 | ``before(x, y)`` | ``p(x) p(y) sigmoid((onset(y) - offset(x)) / 0.5 s)`` |
 | ``overlap(x, y)`` | ``p(x) p(y) sigmoid((shared - 0.5 s) / 0.5 s)``, shared = min(offsets) - max(onsets) |
 | ``lasts(x, N)`` | ``p(x) exp(-max(0, abs(dur(x) - N) - tol(N)) / 1 s)``, tol as the judge's |
+| ``count(x, n)`` | ``p(x) exp(-abs(c(x) - n))``, c = the detected occurrences (payload ``count``; 1 for a label without one) |
 
 Times come from the detected event when the label was detected, else from the frames around
 the label's peak where its score stays at least half the peak (``events.track_summary``).
@@ -27,14 +28,15 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from reasonaudio.constraints.logic import And, Before, Has, Interpreter, Lasts, Node, Not, Or, Overlap
+from reasonaudio.constraints.logic import (And, Before, Count, Has, Interpreter, Lasts, Node, Not,
+                                           Or, Overlap)
 from reasonaudio.constraints.semantics import OVERLAP_MIN_MS, duration_excess_ms
 
 TIME_SCALE_MS = 500.0
 DURATION_SCALE_MS = 1000.0
 SEMANTICS = ("has = peak score calibrated so the label's threshold maps to 0.5; not = 1 - p; "
              "and = product; or = max; before/overlap = p(x) p(y) sigmoid(margin / 0.5 s); "
-             "lasts = p(x) exp(-excess over the tolerance / 1 s); ties: + 1e-3 x the same with "
+             "lasts = p(x) exp(-excess over the tolerance / 1 s); count = p(x) exp(-|occurrences - n|); ties: + 1e-3 x the same with "
              "the 3-best-frame mean as peak")
 TIE_WEIGHT = 1e-3
 
@@ -52,11 +54,15 @@ class SoftIndex:
     """Per-label presence and times over a fixed list of clips (the order of ``clip_ids``)."""
 
     def __init__(self, clip_ids: Sequence[str], presence: Mapping[str, np.ndarray],
-                 onset: Mapping[str, np.ndarray], offset: Mapping[str, np.ndarray]) -> None:
+                 onset: Mapping[str, np.ndarray], offset: Mapping[str, np.ndarray],
+                 counts: Mapping[str, np.ndarray] | None = None) -> None:
         self.clip_ids = list(clip_ids)
         self.n = len(self.clip_ids)
         self._p, self._on, self._off = dict(presence), dict(onset), dict(offset)
+        self._count = dict(counts or {})
+        """label -> detected occurrences per clip where a label repeats (1 elsewhere)"""
         self._zero = np.zeros(self.n)
+        self._one = np.ones(self.n)
 
     @classmethod
     def from_payloads(cls, payloads: Sequence[Mapping], thresholds: Mapping[str, float],
@@ -88,13 +94,20 @@ class SoftIndex:
                 on_[i], off_[i] = round(float(e["onset"]) * 1000), round(float(e["offset"]) * 1000)
         presence = {lab: calibrated(pk, thresholds.get(lab, default_threshold))
                     for lab, pk in peak.items()}
-        return cls([str(pl["clip_id"]) for pl in payloads], presence, on, off)
+        counts: dict[str, np.ndarray] = {}
+        for i, pl in enumerate(payloads):
+            for label, c in (pl.get("count") or {}).items():
+                counts.setdefault(label, np.ones(n))[i] = float(c)
+        return cls([str(pl["clip_id"]) for pl in payloads], presence, on, off, counts)
 
     def p(self, label: str) -> np.ndarray:
         return self._p.get(label, self._zero)
 
     def times(self, label: str) -> tuple[np.ndarray, np.ndarray]:
         return self._on.get(label, self._zero), self._off.get(label, self._zero)
+
+    def count(self, label: str) -> np.ndarray:
+        return self._count.get(label, self._one)
 
     def score(self, node: Node) -> np.ndarray:
         """Soft value of ``node`` for every clip, in [0, 1]."""
@@ -129,6 +142,11 @@ def _lasts(node: Lasts, index: SoftIndex) -> np.ndarray:
     on, off = index.times(node.label)
     excess = duration_excess_ms(off - on, node.seconds)
     return index.p(node.label) * np.exp(-np.maximum(excess, 0.0) / DURATION_SCALE_MS)
+
+
+@SCORE.register(Count)
+def _count(node: Count, index: SoftIndex) -> np.ndarray:
+    return index.p(node.label) * np.exp(-np.abs(index.count(node.label) - node.n))
 
 
 @SCORE.register(Not)

@@ -15,7 +15,7 @@ from typing import Any
 
 from reasonaudio.constraints.judge import ClipIndex
 from reasonaudio.constraints.logic import to_json
-from reasonaudio.constraints.semantics import holds, intervals
+from reasonaudio.constraints.semantics import holds, occurrences
 from reasonaudio.constraints.templates import render_query
 from reasonaudio.dataset.benchmark import (
     ATOMS,
@@ -41,6 +41,7 @@ from reasonaudio.ingest.plant import PlantedQuery, QueryPlanter
 from reasonaudio.ingest.render import RenderParams, write_clip_audio
 from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.provenance import versions
+from reasonaudio.tasks.registry import select_tasks
 
 OVERLAP_SHARE = 0.4
 MAX_TRIES = 200
@@ -54,10 +55,16 @@ class BuildParams:
     n_queries: int = 1_000
     audio: str | None = None
     compose: ComposeParams = ComposeParams()
+    tasks: tuple[str, ...] = TASKS
+    """the tasks to share the queries over (registry order); opt-in tasks such as count only
+    when asked for"""
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
         out["compose"] = self.compose.to_json()
+        out.pop("tasks")
+        if self.tasks != TASKS:  # a default build's manifest is what it always was
+            out["tasks"] = list(self.tasks)
         return out
 
 
@@ -94,9 +101,9 @@ def bank_folders(spec: str) -> list[Path]:
     return [] if parts is None else [Path(parts[1]).expanduser()]
 
 
-def _per_task(n_queries: int) -> dict[str, int]:
-    base, extra = divmod(n_queries, len(TASKS))
-    return {t: base + (1 if i < extra else 0) for i, t in enumerate(TASKS)}
+def _per_task(n_queries: int, tasks: tuple[str, ...] = TASKS) -> dict[str, int]:
+    base, extra = divmod(n_queries, len(tasks))
+    return {t: base + (1 if i < extra else 0) for i, t in enumerate(tasks)}
 
 
 def _validate(params: BuildParams, bank: AtomBank) -> None:
@@ -110,6 +117,11 @@ def _validate(params: BuildParams, bank: AtomBank) -> None:
 
 def _validate_sizes(params: BuildParams) -> None:
     """The size flags, before the bank is opened (cheap, and refuses what cannot fit)."""
+    try:
+        if select_tasks(list(params.tasks)) != tuple(params.tasks):
+            raise ValueError(f"--tasks must list tasks in registry order, got {params.tasks}")
+    except ValueError as exc:
+        raise DataError(f"--tasks: {exc}") from None
     if params.n_clips <= 0:
         raise DataError(f"--clips must be positive, got {params.n_clips}")
     if params.n_queries <= 0:
@@ -131,7 +143,7 @@ def _plant(planter: QueryPlanter, task: str, seen: set[str], counts: dict[str, i
         if key in seen:
             continue
         seen.add(key)
-        pos, neg = intervals(pq.positive.events), intervals(pq.negative.events)
+        pos, neg = occurrences(pq.positive.events), occurrences(pq.negative.events)
         if not holds(pq.logic, pos) or holds(pq.logic, neg):
             raise AssertionError(f"planted pair for {task} does not discriminate: {pq}")
         return pq
@@ -156,7 +168,7 @@ def compose_benchmark(params: BuildParams, bank: AtomBank,
 
     planted: list[PlantedQuery] = []
     seen: set[str] = set()
-    for task, n in _per_task(params.n_queries).items():
+    for task, n in _per_task(params.n_queries, params.tasks).items():
         for _ in range(n):
             planted.append(_plant(planter, task, seen, composer.adjustments))
             if len(planted) % (PROGRESS_EVERY // 2) == 0:
@@ -255,7 +267,7 @@ def build_benchmark(out: Path | str, params: BuildParams, overwrite: bool = Fals
 def _manifest(params: BuildParams, bank: AtomBank, result: BuildResult) -> dict[str, Any]:
     """Everything but the format fields and the files' hashes (:func:`write_manifest` adds them)."""
     modes = {m: sum(c.mode == m for c in result.clips) for m in ("sequential", "overlap")}
-    tasks = {t: sum(q["task"] == t for q in result.queries) for t in TASKS}
+    tasks = {t: sum(q["task"] == t for q in result.queries) for t in params.tasks}
     return {
         "seed": params.seed,
         "parameters": params.to_json(),

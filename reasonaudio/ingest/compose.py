@@ -1,7 +1,8 @@
 """Clip composer: seeded clip specs (metadata only), Scaper-style.
 
 A clip is laid out as a sequence of *blocks* placed one after another with gaps; a block is one
-event or an overlapping pair. Sequential clips have single-event blocks only; overlap clips have at
+event, an overlapping pair, or (Count queries only) a *run*: occurrences of one sound in sequence
+with gaps of their own, at least ``REPEAT_GAP_MS`` + the margin, so they stay countable. Sequential clips have single-event blocks only; overlap clips have at
 least one pair block. Every decision is drawn from the ``random.Random`` passed in, so a seed fixes
 the corpus.
 
@@ -22,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Sequence
 
 from reasonaudio.constraints.semantics import OVERLAP_MIN_MS, duration_bounds
-from reasonaudio.dataset.clip import Clip, Event
+from reasonaudio.dataset.clip import REPEAT_GAP_MS, Clip, Event
 from reasonaudio.errors import DataError
 from reasonaudio.ingest.atoms.bank import AtomBank
 
@@ -94,13 +95,28 @@ class Block:
     items: list[Item]
     overlap_ms: int = 0
     """for a pair: how long the two share; the second starts ``overlap_ms`` before the first ends"""
+    run_gaps_ms: tuple[int, ...] | None = None
+    """for a run (items of one sound in sequence): the gap after each item but the last"""
+
+    @property
+    def is_pair(self) -> bool:
+        return len(self.items) == 2 and self.run_gaps_ms is None
 
     @property
     def length_ms(self) -> int:
+        if self.run_gaps_ms is not None:
+            return sum(it.dur_ms for it in self.items) + sum(self.run_gaps_ms)
         if len(self.items) == 1:
             return self.items[0].dur_ms
         a, b = self.items
         return a.dur_ms + b.dur_ms - self.overlap_ms
+
+
+RUN_GAP_MIN_MS = REPEAT_GAP_MS + 100
+"""The shortest gap inside a run: the countability gap plus the decision margin."""
+RUN_GAP_MAX_MS = RUN_GAP_MIN_MS + 900
+RUN_ITEM_MAX_MS = 3000
+"""Occurrences in a run are at most this long (natural lengths are cut), so five fit a clip."""
 
 
 @dataclass
@@ -175,6 +191,21 @@ class Composer:
         shared = self.rng.randint(need, min(a.dur_ms, b.dur_ms))
         return Block([a, b], shared)
 
+    def run(self, label: str, counts: Sequence[int]) -> list[Block]:
+        """For each ``k`` of ``counts``, a block of ``k`` occurrences of ``label``: one atom,
+        length and gain (one draw), the same gaps, so the blocks differ only in how many
+        occurrences they hold; a block of one is a plain block."""
+        it = self.item(label)
+        cap = self.rng.randint(RUN_GAP_MIN_MS + 200, RUN_ITEM_MAX_MS)
+        if it.dur_ms > cap:
+            it.dur_ms = clear_of_bounds(cap, self.params.margin_ms)
+        gaps = tuple(self.rng.randint(RUN_GAP_MIN_MS, RUN_GAP_MAX_MS) for _ in range(max(counts) - 1))
+        out = []
+        for k in counts:
+            items = [Item(it.label, it.atom_id, it.dur_ms, it.fixed, it.gain_db) for _ in range(k)]
+            out.append(Block(items) if k == 1 else Block(items, run_gaps_ms=gaps[:k - 1]))
+        return out
+
     def place(self, blocks: Sequence[Block], mode: str, clip_id: str = "") -> Clip:
         """Lay blocks out in order with gaps; shrink free items if the clip would be too long."""
         p = self.params
@@ -192,7 +223,13 @@ class Composer:
             t += gap
             first = block.items[0]
             events.append(self._event(first, t, t + first.dur_ms))
-            if len(block.items) == 2:
+            if block.run_gaps_ms is not None:
+                start = t + first.dur_ms
+                for item, run_gap in zip(block.items[1:], block.run_gaps_ms):
+                    start += run_gap
+                    events.append(self._event(item, start, start + item.dur_ms))
+                    start += item.dur_ms
+            elif len(block.items) == 2:
                 second = block.items[1]
                 start = t + first.dur_ms - block.overlap_ms
                 events.append(self._event(second, start, start + second.dur_ms))
@@ -214,7 +251,7 @@ class Composer:
             it.dur_ms = clear_of_bounds(it.dur_ms - cut, self.params.margin_ms)
             excess_ms -= cut
         for b in blocks:
-            if len(b.items) == 2:
+            if b.is_pair:
                 b.overlap_ms = min(b.overlap_ms, b.items[0].dur_ms, b.items[1].dur_ms)
         if excess_ms > 0:
             raise ValueError("cannot fit the clip length bound")

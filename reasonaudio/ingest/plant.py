@@ -51,11 +51,11 @@ def _interleave(c: Composer, core: list[Block], extra: list[Block]) -> list[Bloc
 
 def _copy(block: Block) -> Block:
     return Block([Item(it.label, it.atom_id, it.dur_ms, it.fixed, it.gain_db) for it in block.items],
-                 block.overlap_ms)
+                 block.overlap_ms, block.run_gaps_ms)
 
 
 def _mode(blocks: list[Block]) -> str:
-    return "overlap" if any(len(b.items) == 2 for b in blocks) else "sequential"
+    return "overlap" if any(b.is_pair for b in blocks) else "sequential"
 
 
 class QueryPlanter:
@@ -98,6 +98,9 @@ class QueryPlanter:
 
     def copy(self, block: Block) -> Block:
         return _copy(block)
+
+    def run(self, label: str, counts: list[int]) -> list[Block]:
+        return self.c.run(label, counts)
 
     def _finish(self, task: str, shape: str, logic: Node, pos: list[Block], neg: list[Block],
                 violation: str) -> PlantedQuery:

@@ -39,7 +39,8 @@ class DetectedRetriever(PayloadRetriever):
         params = calib.get("params") or {}
         self.thresholds = {str(k): float(v) for k, v in (params.get("thresholds") or {}).items()}
         self.default_threshold = float(params.get("on", 0.3))
-        found = sorted(store.scroll(collection, None, fields=("events", "confidence", "track")),
+        found = sorted(store.scroll(collection, None,
+                                    fields=("events", "confidence", "track", "count")),
                        key=lambda f: f.clip_id)
         self.payloads = {f.clip_id: {**(f.payload or {}), "clip_id": f.clip_id} for f in found}
         ordered = [self.payloads[c] for c in sorted(self.payloads)]

@@ -8,7 +8,8 @@
 | ``has(x)`` | ``labels`` matches ``x`` |
 | ``before(x, y)`` | ``before`` matches ``"x>y"`` |
 | ``overlap(x, y)`` | ``overlaps`` matches the sorted pair ``"x|y"`` |
-| ``lasts(x, N)`` | ``labels`` matches ``x`` and ``Range`` on ``dur."x"`` (:func:`lasts_range`) |
+| ``lasts(x, N)`` | ``labels`` matches ``x`` and ``Range`` on ``dur."x"`` (:func:`lasts_range`), and no element of ``dur."x"`` below or above it |
+| ``count(x, n)`` | ``count."x"`` matches ``n`` (n >= 2); for n = 1: ``labels`` matches ``x`` and no ``count."x"`` >= 2 |
 
 Every compound node becomes a nested ``Filter`` used as a condition, so an ``or`` inside an
 ``and`` keeps its own ``should`` (Qdrant reads ``must`` and ``should`` at one level as
@@ -17,16 +18,21 @@ Every compound node becomes a nested ``Filter`` used as a condition, so an ``or`
 Negation is exact because each payload list encodes its relation exactly, including "both
 sounds present": ``must_not`` of a match is true when the clip lacks the pair, which is when the
 relation is false. A ``Range`` on a missing ``dur`` key is false, so ``lasts`` implies ``has``
-and ``not lasts`` holds for a clip without the sound, as in ``semantics.holds``.
+and ``not lasts`` holds for a clip without the sound, as in ``semantics.holds``. A repeated
+label's ``dur`` is a list and a ``Range`` on a list matches when any element is inside, so
+``lasts`` (every occurrence) also excludes a list with an element outside; with one occurrence
+those two conditions can never match a clip the range admits. ``count`` is stored only for
+labels that repeat, so a missing ``count."x"`` with ``x`` present means once.
 """
 
 from __future__ import annotations
 
 from qdrant_client.http import models
 
-from reasonaudio.constraints.logic import And, Before, Has, Interpreter, Lasts, Node, Not, Or, Overlap
+from reasonaudio.constraints.logic import (And, Before, Count, Has, Interpreter, Lasts, Node, Not,
+                                           Or, Overlap)
 from reasonaudio.constraints.semantics import lasts_us
-from reasonaudio.store.payload import before_key, check_label, dur_key, overlap_key
+from reasonaudio.store.payload import before_key, check_label, count_key, dur_key, overlap_key
 
 
 def lasts_bounds_ms(seconds: float) -> tuple[int, int]:
@@ -91,9 +97,20 @@ def _lasts(node: Lasts) -> Condition:
     # The has() is implied by the range (a missing key fails it); stated, it lets the query
     # planner start from the keyword index instead of scanning every payload for the
     # range (Qdrant Edge, no float index: 1,000 oracle queries 1 s instead of 30-40 s).
+    key, inside = dur_key(node.label), lasts_range(node.seconds)
     return models.Filter(must=[_match("labels", check_label(node.label, "query")),
-                               models.FieldCondition(key=dur_key(node.label),
-                                                     range=lasts_range(node.seconds))])
+                               models.FieldCondition(key=key, range=inside)],
+                         must_not=[models.FieldCondition(key=key, range=models.Range(lt=inside.gte)),
+                                   models.FieldCondition(key=key, range=models.Range(gt=inside.lte))])
+
+
+@CONDITION.register(Count)
+def _count(node: Count) -> Condition:
+    key = count_key(node.label)
+    if node.n >= 2:
+        return models.FieldCondition(key=key, match=models.MatchValue(value=node.n))
+    return models.Filter(must=[_match("labels", check_label(node.label, "query"))],
+                         must_not=[models.FieldCondition(key=key, range=models.Range(gte=2))])
 
 
 @CONDITION.register(Not)

@@ -5,10 +5,15 @@ clip. So every relation the logic can ask about is precomputed here, with the ju
 integer-millisecond semantics (``constraints/semantics.py``):
 
 - ``labels``: every event label (keyword list);
-- ``before``: ``"x>y"`` for every ordered pair with ``offset(x) <= onset(y)``;
-- ``overlaps``: the sorted pair ``"x|y"`` when the events share at least 0.5 s;
+- ``before``: ``"x>y"`` for every ordered pair with ``offset(x) <= onset(y)`` (with repeats:
+  every x ends before every y starts);
+- ``overlaps``: the sorted pair ``"x|y"`` when the events share at least 0.5 s (with repeats:
+  some pair of occurrences);
 - ``dur``: label -> seconds (integer ms / 1000), filtered by ``Range`` on ``dur."<label>"``
-  with the key always quoted, since labels hold spaces.
+  with the key always quoted, since labels hold spaces; a list of every occurrence's seconds
+  for a label that repeats (a ``Range`` on a list matches when any element is inside);
+- ``count``: label -> number of occurrences, only for labels that occur at least twice and
+  only in clips with such a label (so a clip without repeats has the payload it always had).
 
 No boolean fields (Qdrant Edge 0.9.0 stores ``True`` as 1). Point ids are uuid5 of the clip id in
 a fixed namespace, and the clip id stays in the payload so every hit can be named.
@@ -20,7 +25,7 @@ import uuid
 from itertools import permutations
 from typing import Any
 
-from reasonaudio.constraints.semantics import OVERLAP_MIN_MS, intervals
+from reasonaudio.constraints.semantics import before_occ, occurrences, overlap_occ
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.errors import DataError
 
@@ -34,6 +39,7 @@ FORBIDDEN_IN_LABEL = ('"', "\\", BEFORE_SEP, OVERLAP_SEP)
 
 KEYWORD_FIELDS = ("labels", "before", "overlaps")
 DUR_FIELD = "dur"
+COUNT_FIELD = "count"
 
 
 def point_id(clip_id: str) -> str:
@@ -63,24 +69,35 @@ def dur_key(label: str) -> str:
     return f'{DUR_FIELD}."{check_label(label, "dur key")}"'
 
 
+def count_key(label: str) -> str:
+    """The JSON path of a label's number of occurrences (present only when it repeats)."""
+    return f'{COUNT_FIELD}."{check_label(label, "count key")}"'
+
+
 def clip_payload(clip: Clip) -> dict[str, Any]:
     """The payload of one clip: metadata, event list and the precomputed relation fields."""
     where = f"corpus ({clip.id})"
     for label in clip.labels:
         check_label(label, where)
-    iv = intervals(clip.events)
-    before = sorted(before_key(a, b) for a, b in permutations(iv, 2) if iv[a][1] <= iv[b][0])
-    overlaps = sorted({overlap_key(a, b) for a, b in permutations(iv, 2)
-                       if min(iv[a][1], iv[b][1]) - max(iv[a][0], iv[b][0]) >= OVERLAP_MIN_MS})
-    return {
+    occ = occurrences(clip.events)
+    before = sorted(before_key(a, b) for a, b in permutations(occ, 2) if before_occ(occ[a], occ[b]))
+    overlaps = sorted({overlap_key(a, b) for a, b in permutations(occ, 2)
+                       if overlap_occ(occ[a], occ[b])})
+    dur = {label: ((ivs[0][1] - ivs[0][0]) / 1000.0 if len(ivs) == 1
+                   else [(off - on) / 1000.0 for on, off in ivs]) for label, ivs in occ.items()}
+    out = {
         "clip_id": clip.id,
         "mode": clip.mode,
         "duration": clip.duration,
         "sample_rate": clip.sample_rate,
         "n_events": len(clip.events),
         "events": [e.to_json() for e in clip.events],
-        "labels": list(clip.labels),
+        "labels": list(occ),
         "before": before,
         "overlaps": overlaps,
-        DUR_FIELD: {label: (off - on) / 1000.0 for label, (on, off) in iv.items()},
+        DUR_FIELD: dur,
     }
+    repeats = {label: len(ivs) for label, ivs in occ.items() if len(ivs) > 1}
+    if repeats:
+        out[COUNT_FIELD] = repeats
+    return out

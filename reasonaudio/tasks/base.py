@@ -83,6 +83,10 @@ class PlantKit(Protocol):
     def copy(self, block: Any) -> Any:
         """A deep copy of a block (its items are new objects)."""
 
+    def run(self, label: str, counts: Sequence[int]) -> list[Any]:
+        """For each ``k`` of ``counts``, a block of ``k`` occurrences of ``label`` in sequence
+        (countable gaps; one atom, length and gain), identical but for how many they hold."""
+
 
 @dataclass
 class Planted:
@@ -108,6 +112,8 @@ class Facts(Protocol):
     overlap: list[tuple[str, str]]
     n_of: dict[str, float]
     """label -> a duration target N its event satisfies"""
+    count: dict[str, int]
+    """label -> how many times it occurs, for labels that occur at least twice"""
     durations: Sequence[float]
     """every duration target N"""
 

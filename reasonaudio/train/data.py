@@ -30,7 +30,7 @@ import numpy as np
 
 from reasonaudio.constraints.judge import benchmark_index
 from reasonaudio.constraints.logic import Before, Lasts, Node, Overlap, labels
-from reasonaudio.constraints.semantics import holds, intervals
+from reasonaudio.constraints.semantics import holds, occurrences
 from reasonaudio.constraints.templates import (
     TASK_SHAPES,
     Template,
@@ -38,7 +38,7 @@ from reasonaudio.constraints.templates import (
     match_shape,
     templates_for_shape,
 )
-from reasonaudio.dataset.benchmark import TASKS, Benchmark
+from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.dataset.separation import check_separate as separate_builds
 from reasonaudio.errors import DataError
@@ -46,6 +46,7 @@ from reasonaudio.fileio import read_jsonl
 from reasonaudio.progress import Counter
 from reasonaudio.ingest.compose import DURATION_TARGETS
 from reasonaudio.tasks.registry import shape as shape_record
+from reasonaudio.tasks.registry import tasks_present
 from reasonaudio.train.paraphrases import PARAPHRASES
 
 
@@ -128,16 +129,18 @@ class ClipFacts:
 
     def __init__(self, clip: Clip, vocabulary: Sequence[str], banned: frozenset[str]) -> None:
         self.clip = clip
-        self.iv = intervals(clip.events)
-        self.present = [e.label for e in clip.events if e.label not in banned]
-        self.present_all = [e.label for e in clip.events]
+        self.iv = occurrences(clip.events)
+        self.present = [lab for lab in self.iv if lab not in banned]
+        self.present_all = list(self.iv)
+        self.count = {lab: len(occ) for lab, occ in self.iv.items()
+                      if len(occ) > 1 and lab not in banned}
         self.absent = [lab for lab in vocabulary if lab not in self.iv and lab not in banned]
         p = self.present
         self.before = [(a, b) for a in p for b in p if a != b and holds(Before(a, b), self.iv)]
         self.overlap = [(a, b) for a in p for b in p if a != b and holds(Overlap(a, b), self.iv)]
         self.n_of: dict[str, float] = {}
         for lab in p:
-            on, off = self.iv[lab]
+            on, off = self.iv[lab][0]
             dur = (off - on) / 1000.0
             fits = [n for n in DURATION_TARGETS if holds(Lasts(lab, n), self.iv)]
             n = fits[0] if fits else max(1, int(round(dur)))
@@ -246,13 +249,14 @@ def make_examples(bench: Benchmark, options: DataOptions = DataOptions(),
 
     # 2. captions drawn from each clip's true events
     all_clips = bench.clips
+    tasks = tasks_present([q.task for q in bench.queries])  # a Count build's captions count too
     for n, clip in enumerate(all_clips):
         facts = ClipFacts(clip, vocabulary, banned)
         made = 0
         tries = 0
         while made < options.captions_per_clip and tries < 4 * options.captions_per_clip + 8:
             tries += 1
-            task = rng.choice(TASKS)
+            task = rng.choice(tasks)
             shape = rng.choice(TASK_SHAPES[task])
             slots = facts.slots(shape, rng)
             if slots is None:
@@ -279,7 +283,7 @@ def make_examples(bench: Benchmark, options: DataOptions = DataOptions(),
         "examples": {"train": len(train), "val": len(val)},
         "clips": {"train": len({c.id for c in all_clips} - val_ids), "val": len(val_ids)},
         "by_source": {s: sum(ex.source == s for ex in examples) for s in ("planted", "caption")},
-        "by_task": {t: sum(ex.task == t for ex in examples) for t in TASKS},
+        "by_task": {t: sum(ex.task == t for ex in examples) for t in tasks},
         "with_hard_negative_clip": sum(ex.neg_clip is not None for ex in examples),
         "with_hard_negative_caption": sum(ex.neg_text is not None for ex in examples),
         "dropped": counts,

@@ -12,7 +12,7 @@ from rich.console import Console, Group
 from rich.text import Text
 from rich.tree import Tree
 
-from reasonaudio.constraints.logic import And, Before, Has, Interpreter, Lasts, Leaf, Node, Not, Or, Overlap
+from reasonaudio.constraints.logic import And, Before, Count, Has, Interpreter, Lasts, Leaf, Node, Not, Or, Overlap
 from reasonaudio.constraints.parser import ParseResult
 from reasonaudio.constraints.semantics import duration_bounds
 from reasonaudio.dataset.benchmark import load_benchmark
@@ -47,6 +47,12 @@ def _lasts(node: Lasts) -> Row:
     t = Text().append(node.label, "cyan").append(" lasts ", "bold").append(f"{node.seconds:g} s")
     t.append(f"  (judge accepts {max(lo, 0):g} to {hi:g} s)", "dim")
     return t, ()
+
+
+@ROW.register(Count)
+def _count(node: Count) -> Row:
+    return (Text().append(node.label, "cyan").append(" occurs ", "bold")
+            .append(f"exactly {node.n} times").append("  (occurrences at least 0.5 s apart)", "dim"), ())
 
 
 @ROW.register(Not)

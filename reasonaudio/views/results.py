@@ -20,7 +20,7 @@ from reasonaudio.bench.metrics import LABELS, METRICS
 from reasonaudio.bench.report import ReportOutcome
 from reasonaudio.bench.results import Results, RetrieverResult
 from reasonaudio.bench.significance import ALPHA
-from reasonaudio.dataset.benchmark import TASKS
+from reasonaudio.dataset.benchmark import ALL_TASKS
 
 _COMPACT = dict(box=box.SIMPLE_HEAD, pad_edge=False)
 """Tables without vertical rules, so seven columns of numbers fit an 80-column terminal."""
@@ -46,7 +46,7 @@ def ordered(results: Results) -> list[RetrieverResult]:
 
 def _groups(rs: Sequence[RetrieverResult]) -> list[str]:
     present = {t for r in rs for t in r.per_task}
-    return [t for t in TASKS if t in present] + [OVERALL]
+    return [t for t in ALL_TASKS if t in present] + [OVERALL]
 
 
 def _value(r: RetrieverResult, group: str, metric: str) -> float | None:

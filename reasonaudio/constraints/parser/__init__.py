@@ -9,16 +9,17 @@ How a query is read (docs/query-language.md has the user's version), one module 
    matcher), each resolution recorded for display; an unknown word is reported as an unknown
    sound with the nearest labels, and a character no token reads is refused, so nothing the
    user wrote is silently dropped.
-2. **Numbers and durations** (:mod:`.numbers`). A number with a unit or a cue ("for 5",
-   "5 seconds", "N seconds of X") becomes a duration; a bare number, a bound ("more than") and a
-   time position or gap ("at 5 seconds", "5 seconds later") are refused.
+2. **Numbers, durations and counts** (:mod:`.numbers`). A number with a unit or a cue ("for 5",
+   "5 seconds", "N seconds of X") becomes a duration; "twice", "N times" and a number right
+   before a sound ("exactly 3 door knocks") become a count; a bare number, a bound ("more than")
+   and a time position or gap ("at 5 seconds", "5 seconds later") are refused.
 3. **Cues** (:mod:`.cues`). The words between two sounds are read as one connective, and each
-   duration is given to the sound before or after it.
-4. **Builder** (:mod:`.builder`). Groups, chains, exclusions and durations become
-   before/overlap/lasts/has/not, checked for contradictions.
+   duration and count is given to the sound before or after it.
+4. **Builder** (:mod:`.builder`). Groups, chains, exclusions, durations and counts become
+   before/overlap/lasts/count/has/not, checked for contradictions.
 
 Ambiguous wordings ("no A and B", "A and B for 5 seconds", "5 seconds of A and B", "no A for
-5 seconds") are errors that say how to rephrase.
+5 seconds", "A and B twice") are errors that say how to rephrase.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from reasonaudio.constraints.logic import Node, to_json
 from reasonaudio.constraints.parser.builder import Builder
 from reasonaudio.constraints.parser.cues import Link, classify
 from reasonaudio.constraints.parser.items import read_items
-from reasonaudio.constraints.parser.numbers import fold_durations
+from reasonaudio.constraints.parser.numbers import fold_numbers
 from reasonaudio.constraints.parser.parts import Item, Resolved
 from reasonaudio.constraints.resolve import (FAMILY_PREFIX, STRICT, Resolution, ResolveOptions,
                                              expand_families)
@@ -76,7 +77,7 @@ def parse_detailed(text: str, labels: Sequence[str] | Vocabulary,
     vocab = vocabulary(labels)
     tokens = tokenize(text)
     res = Resolved(options)
-    items = fold_durations(text, read_items(text, tokens, vocab.find(tokens), vocab, res))
+    items = fold_numbers(text, read_items(text, tokens, vocab.find(tokens), vocab, res))
     mentions = [it for it in items if it.kind == "label"]
     if not mentions:
         raise QueryParseError(f"no sound of the vocabulary is named in {text!r}; name at least "

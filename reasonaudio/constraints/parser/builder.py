@@ -3,20 +3,20 @@
 Sounds joined by and/while form a *group*; order words separate groups into a chain, and every
 sound of a group comes before every sound of the next group ("A, then B and C overlap" =
 before(A,B) & before(A,C) & overlap(B,C)). Excluded sounds stand apart. A sound named again
-after "and" starts a new clause ("..., with A lasting 5 seconds"). Relations and durations
-become before/overlap/lasts; a positive sound that no relation or duration mentions becomes
+after "and" starts a new clause ("..., with A lasting 5 seconds"). Relations, durations and
+counts become before/overlap/lasts/count; a positive sound that none of them mentions becomes
 has(x); an excluded one not(has(x)). The result is checked for contradictions.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Optional, Sequence
+from typing import Any, Iterable, Optional, Sequence
 
 from reasonaudio.constraints.canonical import canonical, check_consistent
 from reasonaudio.constraints.lexicon import AND, EACH, END, FWD, NOR, OR, ORDER, OVL, REV
-from reasonaudio.constraints.logic import (And, Before, Has, Lasts, Node, Not, Or, Overlap,
-                                           leaf_labels)
+from reasonaudio.constraints.logic import (And, Before, Count, Has, Lasts, Node, Not, Or,
+                                           Overlap, leaf_labels)
 from reasonaudio.constraints.parser.cues import Link
 from reasonaudio.constraints.parser.parts import Duration, Item
 from reasonaudio.errors import QueryParseError
@@ -34,6 +34,7 @@ class _Group:
     relations: list[Node] = field(default_factory=list)
     pending_ovl: bool = False
     has_own_duration: dict[str, bool] = field(default_factory=dict)
+    has_own_count: dict[str, bool] = field(default_factory=dict)
     prefix_dur: dict[str, Duration] = field(default_factory=dict)
     """member -> its duration written before it ("5 seconds of A")"""
     how: dict[str, str] = field(default_factory=dict)
@@ -65,6 +66,7 @@ class Builder:
         self.group: Optional[_Group] = None
         self.positive: dict[str, None] = {}
         self.lasts: list[Node] = []
+        self.counts: list[Node] = []
         self.negated: list[Node] = []
         self.notes: list[str] = []
         self.prev_negated = False
@@ -90,7 +92,11 @@ class Builder:
         label = m.label.label  # type: ignore[union-attr]
         self._apply_left_mods(link, self.prev_negated)
         durs = [(d, False) for d in link.right_dur] + [(d, True) for d in after.left_dur]
+        cnts = [(c, False) for c in link.right_count] + [(c, True) for c in after.left_count]
         if self._negated(i, link, self.prev_negated):
+            if cnts:
+                raise self.err(f"{cnts[0][0].text!r} counts the excluded sound {m.text!r}; a "
+                               "count can only be asked of a sound that occurs")
             self._exclude(m, label, link, after, durs)
             self.prev_negated = True
             return
@@ -102,6 +108,7 @@ class Builder:
         if joined:
             durs = self._prefix_scope(m, label, durs)
         self._durations(m, label, durs)
+        self._counts(m, label, cnts)
         self.prev_negated = False
         self.prev_label = label
 
@@ -301,21 +308,45 @@ class Builder:
                        f"{m.text}' for {other!r} only, or '{other} {joiner} {m.text} for "
                        f"{d.seconds:g} seconds each' for both")
 
+    def _one_beside(self, m: Item, label: str, found: list[tuple[Any, bool]], what: str,
+                    own: dict[str, bool]) -> Optional[tuple[Any, bool]]:
+        """The one duration or count beside a sound, and whether it stands after the sound (two
+        are an error); records in ``own`` whether the sound has its own."""
+        if len(found) > 1:
+            raise self.err(f"two {what} for {m.text!r}: "
+                           + " and ".join(repr(x.text) for x, _ in found))
+        own.setdefault(label, bool(found))
+        if not found:
+            return None
+        own[label] = True
+        return found[0]
+
+    def _other_without(self, own: dict[str, bool]) -> Optional[str]:
+        """How the last earlier member of the group without its own duration or count was
+        written (None when every one has its own)."""
+        assert self.group is not None
+        others = [x for x in self.group.members[:-1] if not own.get(x, False)]
+        if not others:
+            return None
+        return next(x.text for x in self.mentions  # type: ignore[union-attr]
+                    if x.label.label == others[-1])
+
+    def _closes_group(self, label: str) -> bool:
+        """Whether ``label`` is the last of a group of two or more sounds."""
+        assert self.group is not None
+        return len(self.group.members) > 1 and self.group.members[-1] == label
+
     def _durations(self, m: Item, label: str, durs: list[tuple[Duration, bool]]) -> None:
         assert self.group is not None
         g = self.group
-        if len(durs) > 1:
-            raise self.err(f"two durations for {m.text!r}: "
-                           + " and ".join(repr(d.text) for d, _ in durs))
-        g.has_own_duration.setdefault(label, bool(durs))
-        if not durs:
+        got = self._one_beside(m, label, durs, "durations", g.has_own_duration)
+        if got is None:
             return
-        d, left = durs[0]
-        g.has_own_duration[label] = True
+        d, left = got
         if not left:
             g.prefix_dur[label] = d
         targets = [label]
-        if left and len(g.members) > 1 and g.members[-1] == label:
+        if left and self._closes_group(label):
             targets = self._suffix_scope(m, label, d)
         for t in targets:
             self.lasts.append(Lasts(t, d.seconds))
@@ -327,26 +358,43 @@ class Builder:
         assert g is not None
         if d.each:
             return list(g.members)
-        others = [x for x in g.members[:-1] if not g.has_own_duration.get(x, False)]
-        if not others:
+        other = self._other_without(g.has_own_duration)
+        if other is None:
             return [label]
-        other = next(x.text for x in self.mentions  # type: ignore[union-attr]
-                     if x.label.label == others[-1])
         joiner = {OVL: "while", OR: "or"}.get(g.how.get(label, AND), "and")
         raise self.err(
             f"ambiguous: does {d.text!r} apply to {m.text!r} only, or also to "
             f"{other!r}? name the sound with its duration first ('{m.text} for "
             f"{d.seconds:g} seconds {joiner} {other}') or add 'each'")
 
+    def _counts(self, m: Item, label: str, cnts: list[tuple[Item, bool]]) -> None:
+        """count(label, n) from the count beside the sound; a count after a group of sounds
+        ("A and B twice") is ambiguous unless the others have their own."""
+        assert self.group is not None
+        own = self.group.has_own_count
+        got = self._one_beside(m, label, cnts, "counts", own)
+        if got is None:
+            return
+        c, left = got
+        other = self._other_without(own) if left and self._closes_group(label) else None
+        if other is not None:
+            raise self.err(f"ambiguous: does {c.text!r} count {m.text!r} only, or also "
+                           f"{other!r}? write '{m.text} {c.text} and {other}', or give "
+                           "each sound its own count")
+        n = int(c.value)
+        self.counts.append(Count(label, n))
+        self.notes.append(f"{c.text!r} -> count({label}, {n})")
+
     # --- the logic ----------------------------------------------------------------------------
 
     def _emit(self) -> Node:
         befores, relations, ors = self._relations()
-        positive_rel = [r for r in befores + relations + self.lasts if not isinstance(r, Not)]
+        positive_rel = [r for r in befores + relations + self.lasts + self.counts
+                        if not isinstance(r, Not)]
         covered = {x for r in positive_rel for x in leaf_labels(r)}
         in_or = {x for o in ors for x in _leaf_labels_all(o)}
         has = [Has(x) for x in self.positive if x not in covered and x not in in_or]
-        args = _dedupe(has + self.lasts + befores
+        args = _dedupe(has + self.lasts + self.counts + befores
                        + [r for r in relations if not isinstance(r, Not)]
                        + ors + [r for r in relations if isinstance(r, Not)] + self.negated)
         logic: Node = args[0] if len(args) == 1 else And(tuple(args))
@@ -371,14 +419,14 @@ class Builder:
             inner = rel.arg if isinstance(rel, Not) else rel
             if isinstance(inner, (Before, Overlap)) and inner.a == inner.b:
                 word = "come before" if isinstance(inner, Before) else "overlap"
-                raise self.err(f"{inner.a!r} cannot {word} itself (a sound occurs at most once "
-                               "per clip)")
+                raise self.err(f"{inner.a!r} cannot {word} itself (to ask for a sound more "
+                               f"than once, count it: '{inner.a} twice')")
         return befores, relations, ors
 
     def _or_group(self, chain: _Chain, g: _Group) -> Node:
         if len(chain.groups) > 1 or g.relations or any(
-                isinstance(x, Lasts) and x.label in g.members for x in self.lasts):
-            raise self.err("'or' combined with order, overlap or duration is not "
+                x in g.members for r in self.lasts + self.counts for x in leaf_labels(r)):
+            raise self.err("'or' combined with order, overlap, duration or count is not "
                            "supported; 'or' can only join plain sounds")
         return Or(tuple(Has(x) for x in g.members))
 

@@ -2,8 +2,9 @@
 
 ``and``/``with``/a comma (both present), ``or``, ``then``/``followed by``/``before`` (order),
 ``after``/``follows`` (reversed order), ``while``/``overlapping``/``during`` (overlap),
-``no``/``without``/``excluding``/``not`` (the next sound is excluded), plus durations: "for N
-seconds" belongs to the sound before the connective, "N seconds of X" to the sound after it. An
+``no``/``without``/``excluding``/``not`` (the next sound is excluded), plus durations and counts:
+"for N seconds" and "twice" belong to the sound before the connective, "N seconds of X" and
+"two X" to the sound after it. An
 overlap word followed by another connective ("A and B overlap, then C") or ending the text ("A
 and B at the same time") applies to the group of sounds before it.
 """
@@ -13,8 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from reasonaudio.constraints.lexicon import (AND, BEGIN, COMMA, DUR, EACH, END, FIRST, FWD, NEG,
-                                             NOR, OR, ORDER, OVL, PREFIX_SEQ_WORDS, REV, STOP)
+from reasonaudio.constraints.lexicon import (AND, BEGIN, CNT, COMMA, DUR, EACH, END, FIRST, FWD,
+                                             NEG, NOR, OR, ORDER, OVL, PREFIX_SEQ_WORDS, REV,
+                                             STOP)
 from reasonaudio.constraints.parser.parts import Duration, Item
 from reasonaudio.errors import QueryParseError
 
@@ -33,6 +35,8 @@ class Link:
     right_ovl: bool = False
     left_dur: list[Duration] = field(default_factory=list)
     right_dur: list[Duration] = field(default_factory=list)
+    left_count: list[Item] = field(default_factory=list)
+    right_count: list[Item] = field(default_factory=list)
     comma: bool = False
     and_word: bool = False
     but: bool = False
@@ -85,7 +89,7 @@ class _Classifier:
                 self._more_cue(c)
                 k += 1
         self._finish()
-        self._place_durations()
+        self._place_beside()
         return self.link
 
     def _set(self, c: Item, kind: str) -> None:
@@ -98,7 +102,7 @@ class _Classifier:
         cues: list[Item] = []
         comma_since = False
         for it in self.span:
-            if it.kind in (COMMA, DUR):
+            if it.kind in (COMMA, DUR, CNT):
                 comma_since |= it.kind == COMMA
                 continue
             glued, comma_since = not comma_since, False
@@ -239,7 +243,7 @@ class _Classifier:
                 or (c.kind == kind and c.kind in (FWD, REV))
                 or c.kind == STOP)
 
-    # --- what the link is, and which durations go left and right ------------------------------
+    # --- what the link is, and which durations and counts go left and right -------------------
 
     def _finish(self) -> None:
         link = self.link
@@ -260,8 +264,9 @@ class _Classifier:
             if not ok:
                 raise self.err(f"cannot tell what {c.text!r} refers to; write 'first A, then B'")
 
-    def _place_durations(self) -> None:
-        """Durations left of the connective belong to the sound before, right of it to the next."""
+    def _place_beside(self) -> None:
+        """Durations and counts left of the connective belong to the sound before, right of it
+        to the next."""
         link = self.link
         pivot = None
         if self.linker is not None:
@@ -269,11 +274,14 @@ class _Classifier:
         elif not (self.at_start or self.at_end):
             pivot = next(it.start for it in self.span if it.kind in (COMMA, STOP))
         for it in self.span:
-            if it.kind != DUR:
+            if it.kind not in (DUR, CNT):
+                continue
+            left = self.at_end or (not self.at_start and it.start < pivot)  # type: ignore[operator]
+            if it.kind == CNT:
+                (link.left_count if left else link.right_count).append(it)
                 continue
             d = it.dur
             assert d is not None
-            left = self.at_end or (not self.at_start and it.start < pivot)  # type: ignore[operator]
             if left and d.of_cue:
                 raise self.err(f"{d.text!r} has no sound after it")
             (link.left_dur if left else link.right_dur).append(d)

@@ -1,6 +1,8 @@
-"""Stage 2, numbers and durations: number words, and NUM [UNIT] with its cue words -> a duration.
+"""Stage 2, numbers, durations and counts: number words; NUM [UNIT] with its cue words -> a
+duration; "twice", NUM "times" and NUM right before a sound -> a count.
 
-A number is a duration only with a unit or a duration cue ("for 5", "5 seconds"); a bare number
+A number is a duration only with a unit or a duration cue ("for 5", "5 seconds"), and a count
+only with "times" or a sound right after it ("3 times", "exactly 3 door knocks"); a bare number
 is an error. A number that says *when* ("at 5 seconds", "the first 5 seconds") or *how far
 apart* ("5 seconds later", "B 5 seconds after A") is refused: the logic has no time positions.
 """
@@ -10,10 +12,10 @@ from __future__ import annotations
 import math
 from typing import Optional
 
-from reasonaudio.constraints.lexicon import (DUR, DURCUE, EACH, FILLER, FIRST, FWD, LASTING_WORDS,
-                                             LEFT_DUR_WORDS, NUM, ONES, POSITION_AFTER,
-                                             POSITION_BEFORE, REV, TENS, TIME_POSITION_MSG, UNIT,
-                                             UNIT_SECONDS)
+from reasonaudio.constraints.lexicon import (CNT, COUNT_WORDS, DUR, DURCUE, EACH, FILLER, FIRST,
+                                             FWD, LASTING_WORDS, LEFT_DUR_WORDS, NUM, ONES,
+                                             POSITION_AFTER, POSITION_BEFORE, REV, TENS,
+                                             TIME_POSITION_MSG, TIMES, UNIT, UNIT_SECONDS)
 from reasonaudio.constraints.parser.parts import Duration, Item
 from reasonaudio.constraints.vocabulary import Token
 from reasonaudio.errors import QueryParseError
@@ -40,18 +42,53 @@ def number_words(tokens: list[Token], i: int, by_first: dict) -> Optional[tuple[
 _DUR_SKIP = frozenset({FILLER, DURCUE})
 
 
-def fold_durations(text: str, items: list[Item]) -> list[Item]:
-    """Fold NUM [UNIT] and its cue words into DUR items; a bare number is an error."""
+def fold_numbers(text: str, items: list[Item]) -> list[Item]:
+    """Fold NUM [UNIT] and its cue words into DUR items, and counts ("twice", NUM "times", NUM
+    right before a sound) into CNT items; a bare number is an error."""
     out: list[Item] = []
     i = 0
     while i < len(items):
-        if items[i].kind != NUM:
+        if items[i].kind == TIMES or _counts(items, i):
+            i = _fold_count(text, items, i, out)
+        elif items[i].kind != NUM:
             out.append(items[i])
             i += 1
         else:
             i = _fold_one(text, items, i, out)
     _refuse_dangling(text, out)
     return [it for it in out if it.kind not in (FILLER, DURCUE, UNIT)]
+
+
+def _counts(items: list[Item], i: int) -> bool:
+    """A number that counts: "3 times", "exactly 3 door knocks"."""
+    nxt = items[i + 1] if i + 1 < len(items) else None
+    return items[i].kind == NUM and nxt is not None and (
+        (nxt.kind == TIMES and nxt.text not in COUNT_WORDS) or nxt.kind == "label")
+
+
+def _fold_count(text: str, items: list[Item], i: int, out: list[Item]) -> int:
+    """The count at ``items[i]`` as a CNT item appended to ``out``; the index after it."""
+    it = items[i]
+    if it.kind == TIMES:   # "twice"; "times" alone has no number
+        if it.text not in COUNT_WORDS:
+            raise QueryParseError(f"'times' in {text!r} needs a number before it, e.g. "
+                                  "'dog barking 3 times'")
+        out.append(_count_item(text, it, COUNT_WORDS[it.text], it.end))
+        return i + 1
+    if items[i + 1].kind == TIMES:   # "3 times"
+        out.append(_count_item(text, it, it.value, items[i + 1].end))
+        return i + 2
+    out.append(_count_item(text, it, it.value, it.end))   # "exactly 3 door knocks"
+    return i + 1
+
+
+def _count_item(text: str, it: Item, value: float, end: int) -> Item:
+    """A CNT item (``value`` occurrences) from the number or count word at ``it`` to ``end``."""
+    words = text[it.start:end]
+    if not float(value).is_integer() or value < 1:
+        what = "write 'no X' to exclude a sound" if value == 0 else "a count is a whole number"
+        raise QueryParseError(f"cannot count {words!r} in {text!r}: {what}")
+    return Item(CNT, words, it.start, end, value=float(value))
 
 
 def _fold_one(text: str, items: list[Item], i: int, out: list[Item]) -> int:

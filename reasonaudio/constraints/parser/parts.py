@@ -1,4 +1,5 @@
-"""The pieces the parser's stages pass on: items (stage 1), durations (stage 2), resolutions."""
+"""The pieces the parser's stages pass on: items (stage 1), durations and counts (stage 2),
+resolutions."""
 
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ class Duration:
 
 @dataclass
 class Item:
-    """A label, a cue word (kind from the lexicon), a number or (after stage 2) a duration."""
+    """A label, a cue word (kind from the lexicon), a number or (after stage 2) a duration or a
+    count (kind CNT, the number of occurrences in ``value``)."""
     kind: str
     text: str
     start: int
