@@ -332,7 +332,8 @@ def block_train_headline(ctx: "Context") -> list[str]:
         line += (f" Trained on the benchmark's templates too it scores {f3(o)}, but then "
                  f"{len(leaked)} of the {len(other.bench.queries)} query texts occur verbatim "
                  "among its training captions.")
-    return [line]
+    return [line, "", f"Measured on: {describe(lead)}; [docs/training.md](docs/training.md) has the "
+            "tables, the training build and the commands that print them."]
 
 
 @dataclass
