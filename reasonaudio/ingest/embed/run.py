@@ -21,6 +21,7 @@ from reasonaudio.ingest.embed.pipelines import Pipeline, open_pipeline
 from reasonaudio.ingest.render import bench_renderer
 from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.runtime import blas_single_thread
+from reasonaudio.dataset.conditions import collection_for, condition_of
 from reasonaudio.store.base import PointIn, Store, collection_name
 from reasonaudio.store.collections import check_payload_labels, load_collection
 from reasonaudio.store.payload import clip_payload
@@ -94,6 +95,8 @@ class IngestOptions:
     """clips per upsert (default 256 for audio models, 1024 for text pipelines, whose padded last
     batches per length class cost more); every computed vector is cached as it completes, so a
     larger batch loses nothing on interruption"""
+    chunking: str = "fixed"
+    """``--chunking``: how a window model cuts long audio (``fixed`` | ``silence``)"""
 
 
 def ingest_model(bench: Benchmark, store: Store, model: str, options: IngestOptions = IngestOptions(),
@@ -111,8 +114,10 @@ def ingest_model(bench: Benchmark, store: Store, model: str, options: IngestOpti
     t0 = time.perf_counter()
     pipe = pipeline or open_pipeline(model, model_path=o.model_path, device=o.device,
                                      batch_size=o.batch_size, cache=o.cache, cache_dir=o.cache_dir,
-                                     dtype=o.dtype, captioner_path=o.captioner_path)
-    name = collection_name(pipe.name)
+                                     dtype=o.dtype, captioner_path=o.captioner_path,
+                                     chunking=o.chunking)
+    condition = condition_of(bench)
+    name = collection_for(collection_name(pipe.name), condition.name)
     clips = bench.clips
     wanted = clips if limit is None else clips[:limit]
     if limit is not None and store.exists(name) and not o.force:
@@ -153,7 +158,11 @@ def ingest_model(bench: Benchmark, store: Store, model: str, options: IngestOpti
                 points.append(PointIn(cid, [float(x) for x in vec], payload))
             return points
 
-        result = load_collection(store, name, pipe.meta(bench, limit), [c.id for c in wanted],
+        meta = pipe.meta(bench, limit)
+        if not condition.is_clean:  # the collection says which audio its vectors heard
+            meta.extra["condition"] = renderer.condition_identity if renderer is not None \
+                else condition.to_json()
+        result = load_collection(store, name, meta, [c.id for c in wanted],
                                  make_points, force=o.force, index_labels=bench.labels,
                                  batch_size=o.upsert_batch or (256 if pipe.needs_audio else 1024),
                                  progress=sync)
