@@ -98,5 +98,6 @@ def build_detected(name: str, bench: Benchmark, store: Store,
     tagger, mode = parse_detected(name)
     _check(DetectOptions(tagger=tagger, mode=mode))
     command = f"bench detect --data {bench.root} --tagger {tagger} --mode {mode}"
+    command += "" if condition_of(bench).is_clean else f" --condition {condition_of(bench).name}"
     return DetectedRetriever(name, bench, store, detected_collection(tagger, mode, condition_of(bench).name),
                              command)

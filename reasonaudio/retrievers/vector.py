@@ -133,4 +133,6 @@ def build_vector(name: str, bench: Benchmark, store: Store, options: RetrieverOp
 def ingest_hint(bench: Benchmark, name: str, options: RetrieverOptions) -> str:
     """The command that makes the collection this retriever searches."""
     hint = f"bench ingest --data {bench.root} --model {name}"
+    condition = condition_of(bench)
+    hint += "" if condition.is_clean else f" --condition {condition.name}"
     return hint + (f" --model-path {options.model_path}" if options.model_path else "")
