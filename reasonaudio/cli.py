@@ -235,13 +235,16 @@ def demo(
                                                 help="Learned retrievers to ingest and evaluate "
                                                 "(default: every one whose weights ship offline)."),
     backend: Optional[str] = BackendOpt,
+    noisy: str = typer.Option("snr5", "--noisy", help="Acoustic condition the retrievers that "
+                              "listen are also scored under (docs/conditions.md); none: clean only."),
 ) -> None:
     """The main job: build, ingest, evaluate oracle, baselines and offline learned retrievers, report."""
     from reasonaudio.mainjob import MainJobParams, run_main_job
     from reasonaudio.views.mainjob import print_main_job, printing_hooks
 
     params = MainJobParams(out=out, atoms=atoms, seed=seed, n_clips=clips, n_queries=queries,
-                           learned=tuple(learned) if learned else None, backend=backend)
+                           learned=tuple(learned) if learned else None, backend=backend,
+                           noisy=None if noisy == "none" else noisy)
     with printing_hooks(console) as hooks:
         result = run_main_job(params, hooks)
     print_main_job(console, result)
