@@ -1,7 +1,8 @@
 """`bench demo`: the main job, end to end, on what runs offline on a 2-core machine.
 
 build -> payload collection -> offline learned ingests -> eval of every retriever -> detect ->
-the retrievers that listen again under one noisy condition (``snr5``) -> compare -> report. Each step is the library function its own command calls, so the demo is the README's
+the retrievers that listen again under one noisy condition (``snr5``) -> compare -> report.
+Each step is the library function its own command calls, so the demo is the README's
 walk-through run for you. Re-running reuses what is already there (the build when its parameters
 match, collections that are complete, embeddings in the cache). Silent from Python: what happens
 is reported through a :class:`~reasonaudio.progress.Hooks`: progress, notes and warnings, and
@@ -145,7 +146,8 @@ def _noisy_condition(params: MainJobParams, bench: Benchmark, store: Any, listen
     for name in listening:
         summary = step(f"ingest {name} @{cond}",
                        lambda name=name: ingest_model(noisy, store, name, hooks=hooks),
-                       lambda s: f"{s.clips} clips, {s.upserted} embedded ({s.clips_per_s:.1f} clips/s)")
+                       lambda s: f"{s.clips} clips, {s.upserted} embedded "
+                                 f"({s.clips_per_s:.1f} clips/s)")
         hooks.event(summary)
     context = EvalContext(store=store, hooks=hooks)
     results = step(f"eval @{cond}", lambda: evaluate_retrievers(noisy, ["oracle"] + listening, context),

@@ -5,7 +5,8 @@ Two kinds of bed bank (:func:`open_beds`):
 
 - ``generated``: coloured noise and room tone made here from a seeded generator (white noise,
   white noise rolled off above 8 kHz, pink and brown noise, and a room tone: brown-weighted noise
-  rolled off above 1 kHz over a faint pink floor), 60 s at 48 kHz each; no file, no fetch, the same samples on every machine;
+  rolled off above 1 kHz over a faint pink floor), 60 s at 48 kHz each; no file, no fetch, the
+  same samples on every machine;
 - ``folder:PATH``: real ambience recordings, ``PATH/beds.jsonl`` with one
   ``{"bed_id", "path", "source", "license"}`` per line (WAV/FLAC files under ``PATH``), the layout
   a recipe fetch writes; a bed without its source or licence is refused.
@@ -187,7 +188,7 @@ class PreparedBed:
         self.block_power = (csum[starts + self.block] - csum[starts]) / self.block
         self.bed_id = bed_id
         self.sr = sr
-        self.samples = x.astype(np.float32)
+        self.samples = x  # float64: added into the float64 mix by BLAS axpy, no temporary
         self.samples.setflags(write=False)
         self.reference_lufs = reference_lufs
 

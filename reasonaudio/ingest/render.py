@@ -332,15 +332,19 @@ class ConditionRenderer:
                 continue
             bed = self.beds.get(span.bed_id, sr)
             lufs = bed.segment_loudness(span.bed_step, length)
-            gain = np.float32(10 ** ((self.params.loudness_lufs + span.level_db - lufs) / 20))
-            seg = bed.segment(span.bed_step, length) * gain  # float32: one pass, then one add
+            gain = 10 ** ((self.params.loudness_lufs + span.level_db - lufs) / 20)
+            seg = bed.segment(span.bed_step, length)
+            target = mix[start:start + length]
             if self.condition.kind == "long":  # stretches of background fade in and out
+                seg = seg * gain
                 f = min(fade, length // 2)
                 if f > 0:
-                    ramp = (np.arange(1, f + 1) / (f + 1)).astype(np.float32)
+                    ramp = np.arange(1, f + 1) / (f + 1)
                     seg[:f] *= ramp
                     seg[length - f:] *= ramp[::-1]
-            mix[start:start + length] += seg
+                target += seg
+            else:  # mix += gain * bed in one pass, no temporary (the cost a noisy render adds)
+                _axpy(seg, target, gain)
         return mix
 
     def bed_stem(self, clip: Clip) -> np.ndarray:
@@ -356,6 +360,17 @@ class ConditionRenderer:
         """Float32 mono at ``clip.sample_rate``: the placed clip's events plus the bed."""
         mix = self.add_bed(self.base.events_mix(self.place(clip)), clip)
         return self.base.limited(mix, clip.id)
+
+
+def _axpy(x: np.ndarray, y: np.ndarray, a: float) -> None:
+    """``y += a * x`` in place (float64, contiguous): BLAS daxpy, else numpy."""
+    from scipy.linalg.blas import daxpy
+
+    if x.dtype == y.dtype == np.float64 and x.flags.c_contiguous and y.flags.c_contiguous:
+        out = daxpy(x, y, a=a)
+        if np.shares_memory(out, y):
+            return
+    y += a * x
 
 
 def _loop(atom: np.ndarray, length: int, xfade: int) -> np.ndarray:
