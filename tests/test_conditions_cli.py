@@ -99,6 +99,8 @@ def test_renders_follow_the_condition(builds, tmp_path):
     (["render", "clip-00001", "-o", "x.wav", "--condition", "snr05"], "leading zeros"),
     (["render", "clip-00001", "-o", "x.wav", "--condition", "noisy"], "unknown condition"),
     (["ingest", "--model", "none", "--condition", "snr5"], "only a model ingest renders audio"),
+    (["ingest", "--model", "two-stage:oracle-caption+minilm", "--chunking", "silence"],
+     "cuts no windows"),
 ])
 def test_bad_condition_input_is_one_line_and_exit_2(builds, args, needle, tmp_path):
     _, cond = builds

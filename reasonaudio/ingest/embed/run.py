@@ -99,6 +99,35 @@ class IngestOptions:
     """``--chunking``: how a window model cuts long audio (``fixed`` | ``silence``)"""
 
 
+def _long_form(model: str, chunking: str) -> dict[str, Any]:
+    """How the model covers audio longer than its window (the collection records it)."""
+    from reasonaudio.models.captioners import CAPTIONERS
+    from reasonaudio.models.names import is_two_stage, parse_two_stage
+    from reasonaudio.models.registry import get_record, names
+    from reasonaudio.models.windowing import long_form
+
+    audio = model
+    if is_two_stage(model):
+        captioner = parse_two_stage(model)[0]
+        audio = getattr(CAPTIONERS.get(captioner), "registry_model", None) or captioner
+    if audio not in names():  # a captioner without a registry record (oracle captions)
+        return {"covers": "no audio (captions from the clip's metadata)", "chunking": "none"}
+    out = long_form(get_record(audio))
+    if isinstance(out.get("chunking"), list):
+        out["chunking"] = chunking
+    return out
+
+
+def _check_chunking(store: Store, name: str, chunking: str, force: bool) -> None:
+    """A collection made with other windows is not the one asked for (``--force`` replaces it)."""
+    if force or not store.exists(name):
+        return
+    have = (store.meta(name).extra or {}).get("chunking", "fixed")
+    if have != chunking:
+        raise DataError(f"collection {name!r} was made with --chunking {have}; pass --force to "
+                        f"replace it with --chunking {chunking}")
+
+
 def ingest_model(bench: Benchmark, store: Store, model: str, options: IngestOptions = IngestOptions(),
                  *, hooks: Hooks = SILENT, pipeline: Pipeline | None = None) -> IngestSummary:
     """Make ``reasonaudio-<model>`` hold one point per clip (the first ``options.limit`` clips,
@@ -159,6 +188,10 @@ def ingest_model(bench: Benchmark, store: Store, model: str, options: IngestOpti
             return points
 
         meta = pipe.meta(bench, limit)
+        meta.extra["long_form"] = _long_form(pipe.name, o.chunking)
+        if o.chunking != "fixed":
+            meta.extra["chunking"] = o.chunking
+            _check_chunking(store, name, o.chunking, o.force)
         if not condition.is_clean:  # the collection says which audio its vectors heard
             meta.extra["condition"] = renderer.condition_identity if renderer is not None \
                 else condition.to_json()
