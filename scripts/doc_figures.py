@@ -404,11 +404,21 @@ def rewrite(text: str, ctx: Context, only: set[str] | None = None) -> str:
     return BLOCK.sub(sub, text)
 
 
+def scored_under_noise(saved: Saved) -> bool:
+    """Whether the demo's benchmark has saved results under a condition other than clean."""
+    from reasonaudio.bench.condition_scores import condition_scores
+
+    return any(c != "clean" for c in condition_scores(saved.bench).conditions)
+
+
 def available(ctx: Context) -> set[str]:
-    """The blocks the given inputs can make (a training block needs its experiment)."""
+    """The blocks the given inputs can make (a training block needs its experiment; the
+    conditions block a demo scored under a noisy condition, else its measured table stays)."""
+    noisy = ctx.demo is not None and scored_under_noise(ctx.demo)
     return {n for n in BLOCKS if (n.startswith("train-") and n[len("train-"):] in ctx.experiments)
             or (n == "train-headline" and "held-out-templates" in ctx.experiments)
-            or (not n.startswith("train-") and ctx.demo is not None)}
+            or (n == "conditions" and noisy)
+            or (not n.startswith("train-") and n != "conditions" and ctx.demo is not None)}
 
 
 def main(argv: list[str] | None = None) -> int:
