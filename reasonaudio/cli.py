@@ -129,6 +129,10 @@ RetrieverDeviceOpt = typer.Option(None, "--device", help="cpu (default) | cuda f
 DtypeOpt = typer.Option(None, "--dtype", help="fp32 | bf16 | fp16 for models that offer it "
                         "(default: fp32 on cpu, bf16 on cuda); recorded in the model identity.")
 
+ConditionOpt = typer.Option("clean", "--condition",
+                            help="Acoustic condition the audio is rendered under: clean | snrNN "
+                            "(a background bed NN dB below the events, e.g. snr5) | long "
+                            "(docs/conditions.md).")
 NoVerifyOpt = typer.Option(False, "--no-verify",
                            help="Load the benchmark without checking its files against the sha256 "
                            "in manifest.json (for files edited on purpose).")
@@ -194,14 +198,16 @@ def option_groups(func: Callable[..., Any]) -> Callable[..., Any]:
     return command
 
 
-def _load(data: Path, no_verify: bool) -> Any:
-    """The benchmark at ``data``, verified unless ``--no-verify`` (which says so, in one line)."""
+def _load(data: Path, no_verify: bool, condition: str = "clean") -> Any:
+    """The benchmark at ``data``, verified unless ``--no-verify`` (which says so, in one line),
+    read under ``--condition``."""
     from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.dataset.conditions import under_condition
 
     bench = load_benchmark(data, verify=not no_verify)
     if no_verify:
         _skipped_verification(data)
-    return bench
+    return under_condition(bench, condition)
 
 
 def _note(message: str) -> None:
@@ -230,6 +236,9 @@ def build(
     clips: int = typer.Option(10_000, help="Number of clips (60% sequential, 40% overlap)."),
     queries: int = typer.Option(1_000, help="Number of queries, split evenly over the tasks."),
     audio: Optional[str] = typer.Option(None, help="Also write every clip's audio: flac | wav."),
+    conditions: Optional[str] = typer.Option(None, "--conditions",
+                                             help="Record acoustic conditions in the manifest, e.g. "
+                                             "clean,snr20,snr10,snr5,snr0,long (beds checked here)."),
     force: bool = typer.Option(False, "--force", help="Replace OUT if it is a previous benchmark "
                                "or an empty folder (anything else is refused)."),
     tasks: Optional[str] = typer.Option(None, "--tasks", help="Comma-separated tasks, or 'all' "
@@ -247,7 +256,7 @@ def build(
     except ValueError as exc:
         raise DataError(f"--tasks: {exc}") from None
     params = BuildParams(atoms=atoms, seed=seed, n_clips=clips, n_queries=queries, audio=audio,
-                         tasks=chosen)
+                         tasks=chosen, conditions=conditions)
     with progress_hooks(err_console, unit="clips", transient=True, notify=_note) as hooks:
         summary = build_benchmark(out, params, overwrite=force, hooks=hooks)
     print_build_summary(console, out, summary)
@@ -265,13 +274,16 @@ def demo(
                                                 help="Learned retrievers to ingest and evaluate "
                                                 "(default: every one whose weights ship offline)."),
     backend: Optional[str] = BackendOpt,
+    noisy: str = typer.Option("snr5", "--noisy", help="Acoustic condition the retrievers that "
+                              "listen are also scored under (docs/conditions.md); none: clean only."),
 ) -> None:
     """The main job: build, ingest, evaluate oracle, baselines and offline learned retrievers, report."""
     from reasonaudio.mainjob import MainJobParams, run_main_job
     from reasonaudio.views.mainjob import print_main_job, printing_hooks
 
     params = MainJobParams(out=out, atoms=atoms, seed=seed, n_clips=clips, n_queries=queries,
-                           learned=tuple(learned) if learned else None, backend=backend)
+                           learned=tuple(learned) if learned else None, backend=backend,
+                           noisy=None if noisy == "none" else noisy)
     with printing_hooks(console) as hooks:
         result = run_main_job(params, hooks)
     print_main_job(console, result)
@@ -291,12 +303,13 @@ def render(
     data: Path = DataOpt,
     out: Path = typer.Option(..., "--out", "-o", help="Output audio file (.wav or .flac)."),
     atoms: Optional[str] = typer.Option(None, help="Atom bank, if not the one the manifest names."),
+    condition: str = ConditionOpt,
     no_verify: bool = NoVerifyOpt,
 ) -> None:
     """Render one clip's audio from its spec (sample-identical on every call)."""
     from reasonaudio.ingest.render import render_clip_to_file
 
-    bench = _load(data, no_verify)
+    bench = _load(data, no_verify, condition)
     seconds = render_clip_to_file(bench, clip_id, out, bank_spec=atoms)
     console.print(Text(f"wrote {out} ({seconds:.2f} s)"))
 
@@ -415,6 +428,9 @@ def eval_(
     depth: int = typer.Option(100, "--depth", "-k", help="Clips each retriever returns per query."),
     store: StoreFlags = StoreFlags(),
     models: RetrieverFlags = RetrieverFlags(),
+    condition: str = typer.Option("clean", "--condition",
+                                  help="clean | snrNN | long, or all: every condition the build "
+                                  "recorded (else every one with saved results), one after another."),
     no_verify: bool = NoVerifyOpt,
 ) -> None:
     """Evaluate retrievers on every query: per-task Acc@1 / nDCG@10 and multiple choice."""
@@ -426,7 +442,10 @@ def eval_(
     from reasonaudio.views.progress import progress_hooks
     from reasonaudio.views.results import print_eval_tables
 
-    bench = _load(data, no_verify)
+    if condition.strip() == "all":
+        _eval_all_conditions(data, no_verify, retriever, run, json_out, trec, depth, store, models)
+        return
+    bench = _load(data, no_verify, condition)
     if not retriever and not run:
         raise ReasonAudioError("nothing to evaluate: pass --retriever NAME and/or --run NAME=PATH")
     if mteb_results is not None:
@@ -455,29 +474,77 @@ def eval_(
         console.print(Text(f"wrote {len(written)} MTEB result files under {mteb_results}"))
 
 
+def _eval_all_conditions(data: Path, no_verify: bool, retriever: Optional[list[str]],
+                         run: Optional[list[str]], json_out: Optional[Path], trec: Optional[Path],
+                         depth: int, store: StoreFlags, models: RetrieverFlags) -> None:
+    """``bench eval --condition all``: each condition in turn, then the table across them."""
+    from reasonaudio.bench.condition_scores import (
+        condition_scores,
+        reread,
+        resolve_conditions,
+        write_scores_json,
+    )
+    from reasonaudio.bench.evaluate import evaluate_retrievers
+    from reasonaudio.views.condition_scores import print_condition_scores
+    from reasonaudio.views.progress import progress_hooks
+    from reasonaudio.views.results import print_eval_tables
+
+    if run or trec:
+        raise ReasonAudioError("--condition all evaluates --retriever names only (a run file was "
+                               "made under one condition: score it with --condition NAME)")
+    if not retriever:
+        raise ReasonAudioError("nothing to evaluate: pass --retriever NAME")
+    bench = _load(data, no_verify)
+    conditions = resolve_conditions(bench, "all")
+    context = _eval_context(store, models, depth=depth)
+    for cond in conditions:
+        console.print(Text(f"condition {cond}", style="bold"))
+        with progress_hooks(console) as hooks:
+            results = evaluate_retrievers(reread(bench, cond), retriever, context.with_(hooks=hooks))
+        print_eval_tables(console, results, detail=False)
+    scores = condition_scores(bench, retriever, conditions)
+    print_condition_scores(console, scores)
+    if json_out is not None:
+        write_scores_json(json_out, scores)
+        console.print(Text(f"wrote {json_out}"))
+
+
 @app.command()
 @option_groups
 def compare(
-    a: str = typer.Argument(..., help="Retriever A."),
-    b: str = typer.Argument(..., help="Retriever B."),
+    a: str = typer.Argument(..., help="Retriever A (NAME, or NAME@CONDITION: e.g. "
+                            "two-stage:yamnet-caption+minilm@snr5)."),
+    b: str = typer.Argument(..., help="Retriever B (NAME or NAME@CONDITION)."),
     data: Path = DataOpt,
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the comparison as JSON."),
     depth: int = typer.Option(100, "--depth", "-k", help="Depth if a retriever must be evaluated."),
     store: StoreFlags = StoreFlags(),
     models: RetrieverFlags = RetrieverFlags(),
+    condition: str = typer.Option("clean", "--condition",
+                                  help="Condition of A and B where they do not name one (@COND)."),
     no_verify: bool = NoVerifyOpt,
 ) -> None:
-    """A - B per task with a paired randomization test (10,000 permutations, seed 0)."""
+    """A - B per task with a paired randomization test (10,000 permutations, seed 0); A and B
+    may be one retriever under two conditions (paired by query: the queries are the same)."""
     from reasonaudio.bench.compare import compare as compare_results
     from reasonaudio.bench.evaluate import ensure_results
     from reasonaudio.fileio import write_json
     from reasonaudio.views.progress import progress_hooks
     from reasonaudio.views.results import print_comparison
 
+    from reasonaudio.bench.condition_scores import results_under
+    from reasonaudio.dataset.conditions import qualified
+
     context = _eval_context(store, models, depth=depth)
+    bench = _load(data, no_verify, condition)
+    sides = []
     with progress_hooks(console) as hooks:
-        results = ensure_results(_load(data, no_verify), [a, b], context.with_(hooks=hooks))
-    comparison = compare_results(results.runs[a], results.runs[b])
+        for text in (a, b):
+            side_bench, name, cond = results_under(bench, text, condition)
+            run_ = ensure_results(side_bench, [name], context.with_(hooks=hooks)).runs[name]
+            run_.name = qualified(name, cond) if "@" in a + b or condition != "clean" else name
+            sides.append(run_)
+    comparison = compare_results(sides[0], sides[1])
     print_comparison(console, comparison)
     if json_out is not None:
         write_json(json_out, comparison.to_json())
@@ -492,13 +559,17 @@ def report(
     retriever: Optional[list[str]] = typer.Option(None, "--retriever", "-r",
                                                   help="Only these retrievers (default: all saved)."),
     projection: str = typer.Option("pca", help="2-D projection of embeddings: pca | tsne."),
+    condition: str = typer.Option("clean", "--condition",
+                                  help="Whose saved results the tables and plots show; results "
+                                  "under several conditions add the table and plot against SNR."),
     no_verify: bool = NoVerifyOpt,
 ) -> None:
     """Saved results as tables and PNG plots (no recomputation)."""
     from reasonaudio.bench.report import run_report
     from reasonaudio.views.results import print_report_outcome
 
-    print_report_outcome(console, run_report(_load(data, no_verify), out, retriever or None, projection))
+    print_report_outcome(console, run_report(_load(data, no_verify, condition), out, retriever or None,
+                                             projection))
 
 
 @app.command("export")
@@ -514,6 +585,7 @@ def export_cmd(
     atoms: Optional[str] = typer.Option(None, help="Atom bank, if not the one the manifest names."),
     force: bool = typer.Option(False, "--force", help="Replace the folder if it is an earlier "
                                "export or empty (anything else is refused)."),
+    condition: str = ConditionOpt,
     no_verify: bool = NoVerifyOpt,
 ) -> None:
     """Export the benchmark where researchers evaluate (Hugging Face datasets, MTEB layout)."""
@@ -522,7 +594,13 @@ def export_cmd(
 
     opts = ExportOptions(format=fmt, audio=audio, audio_format=audio_format,
                          sample_rate=sample_rate, atoms=atoms, force=force)
-    export_with_progress(console, _load(data, no_verify), to, opts)
+    from reasonaudio.dataset.conditions import condition_of
+
+    bench = _load(data, no_verify, condition)
+    if audio != "none" and condition_of(bench).kind == "long":
+        raise ReasonAudioError("--condition long: export writes the clean event times beside the "
+                               "audio; export long recordings with `bench render --condition long`")
+    export_with_progress(console, bench, to, opts)
 
 
 # --- train (train/) ---------------------------------------------------------------------------
@@ -703,6 +781,10 @@ def ingest(
     ray_address: Optional[str] = typer.Option(None, "--ray-address",
                                               help="--engine ray: join this cluster (default: a "
                                               "local Ray for the run)."),
+    condition: str = ConditionOpt,
+    chunking: str = typer.Option("fixed", "--chunking",
+                                 help="Window models: fixed windows | silence (cuts at the quietest "
+                                 "point; part of the model identity)."),
     no_verify: bool = NoVerifyOpt,
 ) -> None:
     """Load a Qdrant collection for the benchmark (idempotent; an interrupted load resumes).
@@ -716,8 +798,11 @@ def ingest(
     from reasonaudio.views.ingest import print_ingest_summary, print_payload_result
     from reasonaudio.views.progress import progress_hooks
 
-    bench = _load(data, no_verify)
+    bench = _load(data, no_verify, condition)
     backend, qdrant_url = store_flags.backend, store_flags.qdrant_url
+    if condition != "clean" and (vectors is not None or model is None or model == "none"):
+        raise ReasonAudioError(f"--condition {condition}: only a model ingest renders audio; the "
+                               "payload and precomputed vectors are the same under every condition")
     if vectors is not None or model is None:
         from reasonaudio.ingest.vector_files import check_precomputed, options_from_cli
         from reasonaudio.views.vector_files import ingest_with_progress
@@ -734,7 +819,8 @@ def ingest(
                                         ray_address, backend, qdrant_url)
         options = IngestOptions(model_path=model_path, device=device, batch_size=batch_size,
                                 dtype=dtype, captioner_path=captioner_path, limit=limit,
-                                force=force, cache=not no_cache, engine=scheduler)
+                                force=force, cache=not no_cache, engine=scheduler,
+                                chunking=chunking)
         with open_store(bench.root, backend, qdrant_url, write=True) as store, \
                 progress_hooks(console, unit="clips") as hooks:
             summary = ingest_model(bench, store, model, options, hooks=hooks)
@@ -766,6 +852,7 @@ def detect(
     show_map: bool = typer.Option(False, "--show-map", help="Print every label's classes."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the summary as JSON."),
     store_flags: StoreFlags = StoreFlags(),
+    condition: str = ConditionOpt,
     no_verify: bool = NoVerifyOpt,
 ) -> None:
     """Detect events from cached YAMNet frames into their own collection, evaluate detected:TAGGER."""
@@ -776,7 +863,7 @@ def detect(
     from reasonaudio.views.detect import print_detect_run
     from reasonaudio.views.progress import progress_hooks
 
-    bench = _load(data, no_verify)
+    bench = _load(data, no_verify, condition)
     options = DetectOptions(tagger=tagger, mode=mode, calibration=calibration, top_k=top_k)
     with open_store(bench.root, store_flags.backend, store_flags.qdrant_url, write=True) as store, \
             progress_hooks(console, unit="clips") as hooks:
@@ -802,6 +889,7 @@ def search(
                                         help="A model retriever (clap, two-stage:...); same as -r."),
     models: RetrieverFlags = RetrieverFlags(),
     strict: bool = StrictOpt,
+    condition: str = ConditionOpt,
     no_verify: bool = NoVerifyOpt,
 ) -> None:
     """One query: its logic, then the hits with event timelines and a check per constraint."""
@@ -817,7 +905,7 @@ def search(
     from reasonaudio.views.parse import print_resolutions
     from reasonaudio.views.search import print_captions, print_search, query_truth, search_json
 
-    bench = _load(data, no_verify)
+    bench = _load(data, no_verify, condition)
     truth = query_truth(bench, text)  # a benchmark query: mark relevant hits and the hard negative
     text = resolve_query_text(bench, text)  # a benchmark query's id stands for its text
     retriever = model or retriever

@@ -1,7 +1,8 @@
 """`bench demo`: the main job, end to end, on what runs offline on a 2-core machine.
 
-build -> payload collection -> offline learned ingests -> eval of every retriever -> compare ->
-report. Each step is the library function its own command calls, so the demo is the README's
+build -> payload collection -> offline learned ingests -> eval of every retriever -> detect ->
+the retrievers that listen again under one noisy condition (``snr5``) -> compare -> report.
+Each step is the library function its own command calls, so the demo is the README's
 walk-through run for you. Re-running reuses what is already there (the build when its parameters
 match, collections that are complete, embeddings in the cache). Silent from Python: what happens
 is reported through a :class:`~reasonaudio.progress.Hooks`: progress, notes and warnings, and
@@ -17,11 +18,13 @@ from pathlib import Path
 from typing import Any, Callable
 
 from reasonaudio.bench.compare import Comparison, compare
+from reasonaudio.bench.condition_scores import reread
 from reasonaudio.bench.detection import DetectRun, detect_and_evaluate
 from reasonaudio.bench.evaluate import EvalContext, evaluate_retrievers
 from reasonaudio.bench.report import ReportOutcome, run_report, write_results_json
 from reasonaudio.bench.results import Results
 from reasonaudio.dataset.benchmark import MANIFEST, Benchmark, load_benchmark
+from reasonaudio.dataset.conditions import parse_condition
 from reasonaudio.detect.collection import DetectOptions
 from reasonaudio.errors import DataError, ReasonAudioError
 from reasonaudio.fileio import read_json
@@ -54,6 +57,9 @@ class MainJobParams:
     detect: bool = True
     """after an ingest that ran YAMNet, detect events from its cached frames (calibrated on a
     separate build, seed + 1) and evaluate detected:yamnet beside the rest"""
+    noisy: str | None = "snr5"
+    """an acoustic condition (docs/conditions.md) the retrievers that listen (the YAMNet-based
+    ones) are ingested, evaluated and detected under as well, beside the oracle; None: clean only"""
 
 
 @dataclass(frozen=True)
@@ -83,6 +89,8 @@ class MainJobResult:
     """perception + logic (detected:yamnet) vs the best learned retriever"""
     not_run: dict[str, str] = field(default_factory=dict)
     runs_dir: Path | None = None
+    noisy: Results | None = None
+    """the results under ``MainJobParams.noisy`` (oracle and the retrievers that listen)"""
 
 
 def resolve_atoms(spec: str, hooks: Hooks = SILENT) -> str:
@@ -129,9 +137,38 @@ def prepare_benchmark(params: MainJobParams, hooks: Hooks = SILENT) -> Benchmark
     return load_benchmark(root)
 
 
+def _noisy_condition(params: MainJobParams, bench: Benchmark, store: Any, listening: list[str],
+                     detect: bool, step: Callable[..., Any], hooks: Hooks) -> Results:
+    """The retrievers that listen, again under ``params.noisy``: ingest, eval (with the oracle,
+    whose payload needs no audio), and detection calibrated under the same condition."""
+    cond = parse_condition(str(params.noisy), "--noisy").name
+    noisy = reread(bench, cond)
+    for name in listening:
+        summary = step(f"ingest {name} @{cond}",
+                       lambda name=name: ingest_model(noisy, store, name, hooks=hooks),
+                       lambda s: f"{s.clips} clips, {s.upserted} embedded "
+                                 f"({s.clips_per_s:.1f} clips/s)")
+        hooks.event(summary)
+    context = EvalContext(store=store, hooks=hooks)
+    results = step(f"eval @{cond}", lambda: evaluate_retrievers(noisy, ["oracle"] + listening, context),
+                   lambda r: f"{len(r.runs)} retrievers x {len(bench.queries)} queries")
+    if detect:
+        options = DetectOptions(calibration=params.out / "calibration",
+                                calibration_clips=min(500, params.n_clips),
+                                calibration_queries=min(100, params.n_queries))
+        run = step(f"detect yamnet @{cond}", lambda: detect_and_evaluate(noisy, store, options, hooks=hooks),
+                   lambda d: f"{d.summary.name}: {d.summary.detected_events} events; calibrated "
+                             f"under {cond}")
+        results.runs[run.summary.name] = run.result
+        hooks.event(run)
+    return results
+
+
 def run_main_job(params: MainJobParams, hooks: Hooks = SILENT) -> MainJobResult:
     """Run every step; returns the step log, the results, the report and the comparison."""
     out = MainJobResult(not_run=not_offline())
+    if params.noisy is not None and parse_condition(params.noisy, "--noisy").is_clean:
+        raise DataError("--noisy: name a condition other than clean (e.g. snr5), or none")
 
     def step(name: str, fn: Callable[[], Any], what: Callable[[Any], str]) -> Any:
         hooks.event(StepStarted(name))
@@ -174,6 +211,13 @@ def run_main_job(params: MainJobParams, hooks: Hooks = SILENT) -> MainJobResult:
                           f"seed {d.summary.calibration.seed}")
             out.results.runs[out.detection.summary.name] = out.detection.result
             hooks.event(out.detection)
+        listening = [n for n in learned_ok if ran_yamnet(n)]
+        if params.noisy and listening:
+            try:
+                out.noisy = _noisy_condition(params, bench, store, listening,
+                                             out.detection is not None, step, hooks)
+            except ReasonAudioError as exc:  # e.g. no bed the tagger check accepts for this bank
+                hooks.warn(f"skipped the {params.noisy} condition: {exc}")
     out.results_path = params.out / "results.json"
     write_results_json(out.results_path, out.results)
     out.report = step("report", lambda: run_report(bench, params.out / "report",

@@ -336,6 +336,39 @@ def block_train_headline(ctx: "Context") -> list[str]:
             "tables, the training build and the commands that print them."]
 
 
+def block_conditions(ctx: "Context") -> list[str]:
+    """docs/conditions.md: retriever x condition (the SNR ladder, clean at the right), then the
+    perception of each detected retriever per condition; only retrievers scored under a noisy
+    condition."""
+    from reasonaudio.bench.condition_scores import condition_scores, snr_order
+
+    scores = condition_scores(ctx.demo.bench)
+    order = snr_order(scores.conditions) + [c for c in scores.conditions
+                                             if c not in snr_order(scores.conditions)]
+    rows = [f"Measured on: {describe(ctx.demo)}.", "",
+            "| retriever | metric | " + " | ".join(order) + " |", "|---|---|" + "---|" * len(order)]
+    heads = {"acc@1": "Acc@1", "ndcg@10": "nDCG@10", "mc_acc": "MC"}
+    for name in scores.retrievers:
+        per = scores.values.get(name, {})
+        if not any(c in per for c in order if c != "clean"):
+            continue
+        for i, m in enumerate(heads):
+            cells = [f3(per[c][m]) if c in per else "-" for c in order]
+            label = f"`{name}`" if i == 0 else ""
+            rows.append(f"| {label} | {heads[m]} | " + " | ".join(cells) + " |")
+    rows += ["", "| detected | measure | " + " | ".join(order) + " |", "|---|---|" + "---|" * len(order)]
+    measures = {"events_precision": "event P", "events_recall": "event R", "events_f1": "event F1",
+                "tagging_f1": "tagging F1"}
+    for name, per in sorted(scores.perception.items()):
+        if not any(c in per for c in order if c != "clean"):
+            continue
+        for i, (k, head) in enumerate(measures.items()):
+            cells = [f3(per[c][k]) if c in per else "-" for c in order]
+            label = f"`{name}`" if i == 0 else ""
+            rows.append(f"| {label} | {head} | " + " | ".join(cells) + " |")
+    return rows
+
+
 @dataclass
 class Context:
     demo: Saved | None
@@ -351,6 +384,7 @@ BLOCKS: dict[str, Callable[[Context], list[str]]] = {
     "train-held-out-templates": lambda ctx: block_train(ctx, "held-out-templates"),
     "train-benchmark-templates": lambda ctx: block_train(ctx, "benchmark-templates"),
     "train-headline": block_train_headline,
+    "conditions": block_conditions,
 }
 """block name -> its lines; a doc block whose name is not here is an error"""
 
@@ -370,11 +404,21 @@ def rewrite(text: str, ctx: Context, only: set[str] | None = None) -> str:
     return BLOCK.sub(sub, text)
 
 
+def scored_under_noise(saved: Saved) -> bool:
+    """Whether the demo's benchmark has saved results under a condition other than clean."""
+    from reasonaudio.bench.condition_scores import condition_scores
+
+    return any(c != "clean" for c in condition_scores(saved.bench).conditions)
+
+
 def available(ctx: Context) -> set[str]:
-    """The blocks the given inputs can make (a training block needs its experiment)."""
+    """The blocks the given inputs can make (a training block needs its experiment; the
+    conditions block a demo scored under a noisy condition, else its measured table stays)."""
+    noisy = ctx.demo is not None and scored_under_noise(ctx.demo)
     return {n for n in BLOCKS if (n.startswith("train-") and n[len("train-"):] in ctx.experiments)
             or (n == "train-headline" and "held-out-templates" in ctx.experiments)
-            or (not n.startswith("train-") and ctx.demo is not None)}
+            or (n == "conditions" and noisy)
+            or (not n.startswith("train-") and n != "conditions" and ctx.demo is not None)}
 
 
 def main(argv: list[str] | None = None) -> int:

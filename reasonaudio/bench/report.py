@@ -6,6 +6,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from reasonaudio.bench.condition_scores import (
+    condition_scores,
+    plot_vs_snr,
+    saved_conditions,
+    write_scores_json,
+)
 from reasonaudio.bench.plots import PROJECTIONS, plot_report
 from reasonaudio.bench.results import Results, load_results, results_dir
 from reasonaudio.dataset.benchmark import Benchmark
@@ -27,6 +33,9 @@ class ReportOutcome:
     paths: list[Path]
     detections: list[dict[str, Any]] = field(default_factory=list)
     """the saved ``bench detect`` summaries (perception report, decomposition), one per mode"""
+    conditions: Any = None
+    """:class:`~reasonaudio.bench.condition_scores.ConditionScores` when results were saved under
+    more than one acoustic condition (with ``metrics_vs_snr.png`` among the plots)"""
 
     @property
     def has_projection(self) -> bool:
@@ -54,17 +63,23 @@ def run_report(bench: Benchmark, out: Path | None = None, names: Sequence[str] |
         raise DataError(f"{results_dir(bench)}: no saved results for this benchmark{hint}; "
                         f"run `bench eval --data {bench.root} --retriever NAME` first")
     out = Path(out) if out is not None else results_dir(bench) / "plots"
-    return ReportOutcome(results, write_plots(bench, results, out, projection),
-                         saved_detections(bench))
+    scores = condition_scores(bench, names) if len(saved_conditions(bench)) > 1 else None
+    return ReportOutcome(results, write_plots(bench, results, out, projection, scores),
+                         saved_detections(bench), scores)
 
 
-def write_plots(bench: Benchmark, results: Results, out: Path, projection: str) -> list[Path]:
+def write_plots(bench: Benchmark, results: Results, out: Path, projection: str,
+                scores: Any = None) -> list[Path]:
     """The plots, written into ``out`` atomically with a ``report.json`` listing them.
 
     A report is derived from saved results, so an earlier report folder (or an empty one) is
     replaced without ``--force``; anything else is refused by the one output-folder rule."""
     with atomic_dir(out, REPORT_OUTPUT, True, [bench.root], [results_dir(bench)]) as tmp:
         made = plot_report(bench, results, tmp, projection)
+        if scores is not None:
+            snr = plot_vs_snr(scores, tmp)
+            made += [snr] if snr is not None else []
+            write_scores_json(tmp / "conditions.json", scores)
         write_json(tmp / REPORT_FILE, {
             "format": REPORT_FORMAT, "benchmark": str(Path(bench.root).resolve()),
             "retrievers": sorted(results.runs), "projection": projection,

@@ -6,6 +6,8 @@ Layout of ``DATA/results/`` (every file written atomically):
                              versions, benchmark fingerprint
 - ``runs/<slug>.trec``       its run as a TREC run file
 - ``<slug>.embeddings.npz``  for an embedding retriever: query/clip vectors for the projection plot
+- ``conditions/<condition>/`` the same layout for a benchmark read under another acoustic
+                             condition than clean (``bench eval --condition snr5``)
 
 ``<slug>`` is the retriever name made file-safe (plus a short hash when that changed it). A
 result is tied to its benchmark by the sha256 of ``manifest.json``; results from another build
@@ -22,6 +24,7 @@ from typing import Any, Iterable
 
 from reasonaudio.bench.metrics import METRICS, aggregate
 from reasonaudio.dataset.benchmark import ALL_TASKS, MANIFEST, Benchmark, tasks_present
+from reasonaudio.dataset.conditions import condition_of, results_subdir
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import atomic_file, read_json, sha256_file
 from reasonaudio.dataset.benchmark import BENCHMARK_FILES
@@ -58,6 +61,8 @@ def data_summary(bench: Benchmark) -> dict[str, Any]:
     for q in bench.queries:
         per_task[q.task] += 1
     manifest = {k: v for k, v in bench.manifest.items() if k != "files"}
+    condition = condition_of(bench)
+    extra = {} if condition.is_clean else {"condition": condition.to_json()}
     return {
         "path": str(bench.root),
         "fingerprint": fingerprint(bench),
@@ -67,6 +72,7 @@ def data_summary(bench: Benchmark) -> dict[str, Any]:
         "queries_per_task": per_task,
         "n_choices": len(bench.choices),
         "manifest": manifest,
+        **extra,
     }
 
 
@@ -170,7 +176,9 @@ class Results:
 
 
 def results_dir(bench: Benchmark) -> Path:
-    return bench.root / RESULTS_DIR
+    """``DATA/results/``; under a condition other than clean ``DATA/results/conditions/NAME/``."""
+    sub = results_subdir(condition_of(bench).name)
+    return bench.root / RESULTS_DIR / sub if sub else bench.root / RESULTS_DIR
 
 
 def result_path(bench: Benchmark, name: str) -> Path:

@@ -23,6 +23,7 @@ from typing import Any, Sequence
 
 from reasonaudio.dataset.benchmark import Benchmark, load_benchmark
 from reasonaudio.dataset.clip import Clip
+from reasonaudio.dataset.conditions import CLEAN, collection_for, condition_of, under_condition
 from reasonaudio.detect.calibrate import GRID_VERSION, Calibration, calibrate, check_separate
 from reasonaudio.detect.events import detect_clip, detected_clip, track_summary
 from reasonaudio.detect.clip_frames import clip_frames, load_tagger
@@ -65,8 +66,8 @@ def detected_name(tagger: str, mode: str) -> str:
     return f"detected:{tagger}" + ("" if mode == "zero-shot" else f"-{mode}")
 
 
-def detected_collection(tagger: str, mode: str) -> str:
-    return collection_name(f"detected-{tagger}-{mode}")
+def detected_collection(tagger: str, mode: str, condition: str = CLEAN) -> str:
+    return collection_for(collection_name(f"detected-{tagger}-{mode}"), condition)
 
 
 def parse_detected(name: str) -> tuple[str, str]:
@@ -123,8 +124,12 @@ def calibration_build(bench: Benchmark, out: Path, clips: int = 500, queries: in
 
 def _calibration_file(calib: Benchmark, tagger: Any, label_map: LabelMap,
                       top_ks: Sequence[int]) -> Path:
-    key = hashlib.sha256(json.dumps({"tagger": tagger.revision, "map": label_map.to_json(),
-                                     "grid": GRID_VERSION, "top_k": list(top_ks)}, sort_keys=True).encode()).hexdigest()[:12]
+    spec: dict[str, Any] = {"tagger": tagger.revision, "map": label_map.to_json(),
+                            "grid": GRID_VERSION, "top_k": list(top_ks)}
+    condition = condition_of(calib)
+    if not condition.is_clean:  # clean keeps the key it always had
+        spec["condition"] = condition.to_json()
+    key = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:12]
     return calib.root / "detect" / f"calibration-{label_map.mode}-{key}.json"
 
 
@@ -163,6 +168,11 @@ def run_detection(bench: Benchmark, store: Store, options: DetectOptions = Detec
                                   options.calibration_queries)
     else:
         calib = load_benchmark(calib_dir)
+    condition = condition_of(bench)
+    if condition.kind == "long":
+        raise DataError(f"{bench.root}: bench detect --condition long is not supported: calibration "
+                        "and the perception report read clip-length truth (use clean or snrNN)")
+    calib = under_condition(calib, condition.name)  # thresholds chosen under the same condition
     check_separate(calib, bench)
     tagger = tagger or load_tagger()
     bank_spec = (bench.manifest.get("parameters") or {}).get("atoms")
@@ -199,7 +209,7 @@ def run_detection(bench: Benchmark, store: Store, options: DetectOptions = Detec
     timings["detect_s"] = time.perf_counter() - t3
 
     t4 = time.perf_counter()
-    name = detected_collection(options.tagger, options.mode)
+    name = detected_collection(options.tagger, options.mode, condition_of(bench).name)
     cal_digest = hashlib.sha256(json.dumps(calibration.to_json(), sort_keys=True).encode()).hexdigest()[:12]
     meta = CollectionMeta(
         model=detected_name(options.tagger, options.mode),

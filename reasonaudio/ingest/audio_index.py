@@ -28,8 +28,11 @@ def renderer_identity(renderer: Any) -> str:
     """The bank description and render parameters, as one stable string (cached on the renderer)."""
     cached = getattr(renderer, "_audio_index_identity", None)
     if cached is None:
-        cached = json.dumps({"bank": renderer.bank.describe(), "render": renderer.params.to_json()},
-                            sort_keys=True, default=str)
+        parts = {"bank": renderer.bank.describe(), "render": renderer.params.to_json()}
+        condition = getattr(renderer, "condition_identity", None)  # a ConditionRenderer
+        if condition is not None:
+            parts["condition"] = condition
+        cached = json.dumps(parts, sort_keys=True, default=str)
         try:
             renderer._audio_index_identity = cached
         except AttributeError:  # pragma: no cover - a renderer with __slots__

@@ -29,6 +29,7 @@ from reasonaudio.dataset.benchmark import (
     write_qrels,
 )
 from reasonaudio.dataset.clip import Clip
+from reasonaudio.dataset.conditions import manifest_record, parse_condition_list
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import atomic_dir, clear_stale_partials, write_jsonl
 from reasonaudio.output_dirs import check_output_dir
@@ -58,6 +59,9 @@ class BuildParams:
     tasks: tuple[str, ...] = TASKS
     """the tasks to share the queries over (registry order); opt-in tasks such as count only
     when asked for"""
+    conditions: str | None = None
+    """``--conditions clean,snr20,...``: acoustic conditions to record in the manifest (None:
+    none recorded, and the manifest is byte-identical to a build before conditions existed)"""
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
@@ -65,6 +69,8 @@ class BuildParams:
         out.pop("tasks")
         if self.tasks != TASKS:  # a default build's manifest is what it always was
             out["tasks"] = list(self.tasks)
+        if self.conditions is None:
+            del out["conditions"]
         return out
 
 
@@ -247,9 +253,13 @@ def build_benchmark(out: Path | str, params: BuildParams, overwrite: bool = Fals
     check_output_dir(out, BENCHMARK_OUTPUT, overwrite, protect)
     _validate_sizes(params)
     clear_stale_partials(out, "build", hooks.notify)
+    conditions = parse_condition_list(params.conditions) if params.conditions is not None else None
+    if conditions is not None:
+        params = replace(params, conditions=",".join(c.name for c in conditions))
     params = replace(params, atoms=absolute_bank_spec(params.atoms))
     bank = open_bank(params.atoms)
     validate_bank(bank)  # the rules `bench atoms check` applies, before anything is composed
+    beds = _checked_beds(conditions, bank, params.atoms, hooks) if conditions else None
     result = compose_benchmark(params, bank, hooks)
     with atomic_dir(out, BENCHMARK_OUTPUT, overwrite, protect) as tmp:
         write_jsonl(tmp / CORPUS, (c.to_json() for c in result.clips))
@@ -260,8 +270,30 @@ def build_benchmark(out: Path | str, params: BuildParams, overwrite: bool = Fals
         write_jsonl(tmp / ATOMS, (a.to_json() for a in bank.atoms))
         if params.audio:
             write_clip_audio(tmp / "audio", result.clips, bank, params.audio, RenderParams(), hooks)
-        manifest = write_manifest(tmp, _manifest(params, bank, result))
+        record = _manifest(params, bank, result)
+        if conditions is not None:
+            record["conditions"] = manifest_record(conditions, beds)
+        manifest = write_manifest(tmp, record)
     return manifest
+
+
+def _checked_beds(conditions: Any, bank: AtomBank, spec: str, hooks: Hooks) -> dict[str, Any]:
+    """The tagger check of every bed bank the conditions use, against this bank's labels (the
+    check runs where beds are chosen; the manifest keeps its verdicts)."""
+    from reasonaudio.ingest.beds import checked_beds, open_beds
+
+    out: dict[str, Any] = {}
+    root = Path(spec) if Path(spec).is_dir() else None
+    for spec_name in sorted({c.beds for c in conditions if c.needs_beds}):
+        beds = open_beds(spec_name)
+        hooks.notify(f"checking the {len(beds.beds)} beds of {beds.spec!r} with the tagger")
+        check = checked_beds(beds, bank, root)
+        if not check.accepted:
+            heard = "; ".join(f"{v.bed_id}: {', '.join(v.heard[:3])}" for v in check.verdicts)
+            raise DataError(f"--conditions: every bed of {beds.spec!r} holds a sound of this bank "
+                            f"by the tagger check ({heard})")
+        out[beds.spec] = check.to_json()
+    return out
 
 
 def _manifest(params: BuildParams, bank: AtomBank, result: BuildResult) -> dict[str, Any]:

@@ -289,6 +289,9 @@ def _export(bench: Benchmark, dest: Path, opts: ExportOptions, pa: Any, renderer
                   "render_adjustments": dict(sorted(renderer.adjustments.items())) if renderer else {},
                   "versions": versions() | {"pyarrow": pa.__version__},
                   "files": {rel: sha256_file(tmp / rel) for rel in sorted(files)}}
+        condition = getattr(renderer, "condition_identity", None)
+        if condition is not None:  # the audio was rendered under a noisy condition: say which
+            record["condition"] = condition
         (tmp / "README.md").write_text(dataset_card(bench, record), encoding="utf-8", newline="\n")
         (tmp / EXPORT_FILE).write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n",
                                        encoding="utf-8", newline="\n")

@@ -22,12 +22,13 @@ import difflib
 import io
 import logging
 import math
+import random
 import threading
 import time
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 import pyloudnorm
@@ -36,6 +37,7 @@ import soxr
 
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.dataset.clip import Clip, Event
+from reasonaudio.dataset.conditions import condition_of
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import atomic_file
 from reasonaudio.ingest.atom_rules import check_samples
@@ -191,8 +193,8 @@ class Renderer:
             seg[length - f:] *= ramp[::-1]
         return seg * 10 ** (event.gain_db / 20)
 
-    def render(self, clip: Clip) -> np.ndarray:
-        """Float32 mono at ``clip.sample_rate``, ``round(duration * sr)`` samples."""
+    def events_mix(self, clip: Clip) -> np.ndarray:
+        """The events alone, summed (float64, before the peak rule)."""
         sr = clip.sample_rate
         n = round(clip.duration * sr)
         mix = np.zeros(n, dtype=np.float64)
@@ -201,15 +203,174 @@ class Renderer:
             seg = self.event_samples(event, sr)
             end = min(n, start + len(seg))
             mix[start:end] += seg[: end - start]
+        return mix
+
+    def limited(self, mix: np.ndarray, clip_id: str) -> np.ndarray:
+        """The peak rule (whole-mix scaling, noted), then float32."""
         limit = 10 ** (-self.params.peak_headroom_db / 20)
-        peak = float(np.max(np.abs(mix))) if n else 0.0
+        peak = float(np.max(np.abs(mix))) if len(mix) else 0.0
         if peak > limit:
             scale = limit / peak
             mix *= scale
-            self._note("peak_scaled", f"{clip.id}: mix peak {20 * math.log10(peak):+.1f} dBFS exceeds "
+            self._note("peak_scaled", f"{clip_id}: mix peak {20 * math.log10(peak):+.1f} dBFS exceeds "
                                       f"-{self.params.peak_headroom_db:g} dBFS; scaled by "
                                       f"{20 * math.log10(scale):.1f} dB")
         return mix.astype(np.float32)
+
+    def render(self, clip: Clip) -> np.ndarray:
+        """Float32 mono at ``clip.sample_rate``, ``round(duration * sr)`` samples."""
+        return self.limited(self.events_mix(clip), clip.id)
+
+
+@dataclass(frozen=True)
+class BedSpan:
+    """One stretch of bed under a rendered clip: samples [start, start + n) of the clip get the
+    bed ``bed_id`` from step ``bed_step`` on, at ``gain_db`` relative to the bed's reference level."""
+
+    start_s: float
+    n_s: float
+    bed_id: str
+    bed_step: int
+    level_db: float
+    """the stretch's target loudness relative to the loudness reference (-SNR)"""
+
+
+class ConditionRenderer:
+    """A clip rendered under a condition (:mod:`reasonaudio.dataset.conditions`): the clean
+    renderer's events, placed (``long``) and laid over a bed (``snrNN``, ``long``).
+
+    Everything drawn per clip (bed, offset, the long recording's length, the events' offset and
+    its stretches of background and silence) comes from a ``random.Random`` seeded by the build
+    seed and the clip id only, so every rate and every SNR of the ladder get the same bed at the
+    same place: the SNR alone changes between ``snr20`` and ``snr0``. The events are mixed at
+    their clean levels, the bed added at its level, and the peak rule applied to the whole, so a
+    peak scaling keeps the SNR.
+    """
+
+    def __init__(self, base: Renderer, condition: Any, beds: Any, accepted: Sequence[str],
+                 seed: int) -> None:
+        if condition.is_clean:
+            raise ValueError("ConditionRenderer is for conditions other than clean")
+        if not accepted:
+            raise DataError(f"condition {condition.name}: no bed of {beds.bank.spec!r} may be used "
+                            "(every one was refused by the tagger check for this bank)")
+        self.base = base
+        self.condition = condition
+        self.beds = beds
+        self.accepted = tuple(sorted(accepted))
+        self.seed = int(seed)
+        self.condition_identity = {"condition": condition.to_json(), "beds": beds.bank.describe(),
+                                   "accepted": list(self.accepted), "seed": self.seed}
+
+    # the attributes callers of a Renderer read
+    @property
+    def bank(self) -> AtomBank:
+        return self.base.bank
+
+    @property
+    def params(self) -> RenderParams:
+        return self.base.params
+
+    @property
+    def adjustments(self) -> dict[str, int]:
+        return self.base.adjustments
+
+    def _rng(self, clip: Clip, stream: str) -> random.Random:
+        return random.Random(f"reasonaudio-condition-{stream}-{self.seed}-{clip.id}")
+
+    def _bed_draw(self, rng: random.Random, n_s: float) -> tuple[str, int]:
+        from reasonaudio.ingest.beds import STEP_S
+
+        bed_id = self.accepted[rng.randrange(len(self.accepted))]
+        room = max(0, int((self.beds.seconds(bed_id) - n_s) / STEP_S))
+        return bed_id, rng.randrange(room + 1)
+
+    def place(self, clip: Clip) -> Clip:
+        """The clip as this condition renders it: ``long`` shifts its events into a longer
+        recording (relative times kept); the others return it unchanged."""
+        c = self.condition
+        if c.kind != "long":
+            return clip
+        rng = self._rng(clip, "long")
+        lo, hi = round(c.long_min_s * 1000), round(c.long_max_s * 1000)
+        length_ms = max(rng.randint(lo, hi), round(clip.duration * 1000))
+        shift_ms = rng.randint(0, length_ms - round(clip.duration * 1000))
+        events = tuple(Event(e.label, round(e.onset + shift_ms / 1000, 3),
+                             round(e.offset + shift_ms / 1000, 3), e.atom_id, e.gain_db)
+                       for e in clip.events)
+        return Clip(clip.id, clip.mode, length_ms / 1000, clip.sample_rate, events, clip.extra)
+
+    def bed_spans(self, clip: Clip) -> list[BedSpan]:
+        """Where the bed lies under the placed clip, and at what level."""
+        c = self.condition
+        placed = self.place(clip)
+        if c.kind == "snr":
+            bed_id, step = self._bed_draw(self._rng(clip, "bed"), placed.duration)
+            return [BedSpan(0.0, placed.duration, bed_id, step, -float(c.snr_db))]
+        rng = self._rng(clip, "stretches")
+        spans, t = [], 0.0
+        lo, hi = c.long_stretch_s
+        on = rng.random() < 0.5
+        while t < placed.duration:
+            n_s = min(round(rng.uniform(lo, hi), 1), round(placed.duration - t, 3))
+            if on:
+                bed_id, step = self._bed_draw(rng, n_s)
+                spans.append(BedSpan(round(t, 3), n_s, bed_id, step, -float(c.long_bed_snr_db)))
+            t = round(t + n_s, 3)
+            on = not on
+        return spans
+
+    def add_bed(self, mix: np.ndarray, clip: Clip) -> np.ndarray:
+        """Add the bed under the placed clip into ``mix`` (float64, in place); returns ``mix``."""
+        sr = clip.sample_rate
+        n = len(mix)
+        fade = int(round(self.params.fade_ms / 1000 * sr))
+        for span in self.bed_spans(clip):
+            start = round(span.start_s * sr)
+            length = min(round(span.n_s * sr), n - start)
+            if length <= 0:
+                continue
+            bed = self.beds.get(span.bed_id, sr)
+            lufs = bed.segment_loudness(span.bed_step, length)
+            gain = 10 ** ((self.params.loudness_lufs + span.level_db - lufs) / 20)
+            seg = bed.segment(span.bed_step, length)
+            target = mix[start:start + length]
+            if self.condition.kind == "long":  # stretches of background fade in and out
+                seg = seg * gain
+                f = min(fade, length // 2)
+                if f > 0:
+                    ramp = np.arange(1, f + 1) / (f + 1)
+                    seg[:f] *= ramp
+                    seg[length - f:] *= ramp[::-1]
+                target += seg
+            else:  # mix += gain * bed in one pass, no temporary (the cost a noisy render adds)
+                _axpy(seg, target, gain)
+        return mix
+
+    def bed_stem(self, clip: Clip) -> np.ndarray:
+        """The bed alone under the placed clip (float64)."""
+        placed = self.place(clip)
+        return self.add_bed(np.zeros(round(placed.duration * placed.sample_rate)), clip)
+
+    def stems(self, clip: Clip) -> tuple[np.ndarray, np.ndarray]:
+        """(events, bed) of the placed clip, before the peak rule (for measuring the SNR)."""
+        return self.base.events_mix(self.place(clip)), self.bed_stem(clip)
+
+    def render(self, clip: Clip) -> np.ndarray:
+        """Float32 mono at ``clip.sample_rate``: the placed clip's events plus the bed."""
+        mix = self.add_bed(self.base.events_mix(self.place(clip)), clip)
+        return self.base.limited(mix, clip.id)
+
+
+def _axpy(x: np.ndarray, y: np.ndarray, a: float) -> None:
+    """``y += a * x`` in place (float64, contiguous): BLAS daxpy, else numpy."""
+    from scipy.linalg.blas import daxpy
+
+    if x.dtype == y.dtype == np.float64 and x.flags.c_contiguous and y.flags.c_contiguous:
+        out = daxpy(x, y, a=a)
+        if np.shares_memory(out, y):
+            return
+    y += a * x
 
 
 def _loop(atom: np.ndarray, length: int, xfade: int) -> np.ndarray:
@@ -267,7 +428,8 @@ def write_audio(path: Path, audio: np.ndarray, sr: int) -> None:
 
 
 def render_clip_to_file(bench: Any, clip_id: str, out: Path, bank_spec: str | None = None) -> float:
-    """Render one clip of a loaded benchmark to ``out`` (.wav/.flac); returns its duration (s)."""
+    """Render one clip of a loaded benchmark to ``out`` (.wav/.flac) under the benchmark's
+    condition; returns the rendered duration (s: a ``long`` clip is its whole recording)."""
     out = Path(out)
     _format_for(out)
     clip = bench.clip_by_id.get(clip_id)
@@ -275,14 +437,10 @@ def render_clip_to_file(bench: Any, clip_id: str, out: Path, bank_spec: str | No
         close = difflib.get_close_matches(clip_id, list(bench.clip_by_id), n=3, cutoff=0.6)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         raise DataError(f"{bench.root}: no clip with id {clip_id!r}{hint}")
-    spec = bank_spec or bench.manifest.get("parameters", {}).get("atoms")
-    if not spec:
-        raise DataError(f"{bench.root}/manifest.json: parameters.atoms does not name the atom bank; "
-                        "pass --atoms")
-    params = RenderParams.from_json(bench.manifest.get("render"))
-    renderer = Renderer(open_bank(str(spec)), params)
-    write_audio(out, renderer.render(clip), clip.sample_rate)
-    return clip.duration
+    renderer = bench_renderer(bench, bank_spec)
+    audio = renderer.render(clip)
+    write_audio(out, audio, clip.sample_rate)
+    return len(audio) / clip.sample_rate
 
 
 def write_clip_audio(dest_dir: Path, clips: Iterable[Clip], bank: AtomBank, fmt: str,
@@ -307,11 +465,33 @@ def write_clip_audio(dest_dir: Path, clips: Iterable[Clip], bank: AtomBank, fmt:
             "adjustments": dict(sorted(renderer.adjustments.items()))}
 
 
-def bench_renderer(bench: Benchmark, bank_spec: str | None = None) -> Renderer:
+def bench_renderer(bench: Benchmark, bank_spec: str | None = None) -> Renderer | ConditionRenderer:
     """The renderer of a benchmark's clips: its manifest's atom bank (or ``bank_spec``, e.g.
-    ``--atoms``) with the render parameters it was built with."""
+    ``--atoms``) with the render parameters it was built with, under the condition the
+    benchmark is read under (:func:`reasonaudio.dataset.conditions.under_condition`)."""
     spec = bank_spec or (bench.manifest.get("parameters") or {}).get("atoms")
     if not spec:
         raise DataError(f"{bench.root}/manifest.json: parameters.atoms does not name the atom bank; "
                         "pass --atoms")
-    return Renderer(open_bank(str(spec)), RenderParams.from_json(bench.manifest.get("render")))
+    base = Renderer(open_bank(str(spec)), RenderParams.from_json(bench.manifest.get("render")))
+    condition = condition_of(bench)
+    if condition.is_clean:
+        return base
+    return condition_renderer(base, condition, bench.seed, bench.manifest, str(spec))
+
+
+def condition_renderer(base: Renderer, condition: Any, seed: int, manifest: dict[str, Any] | None = None,
+                       bank_spec: str | None = None, cache_dir: Path | None = None) -> ConditionRenderer:
+    """``base`` under ``condition``: its bed bank, the beds the tagger check accepts for
+    ``base.bank`` (recorded by the build when it ran the check, else run now and cached)."""
+    from reasonaudio.ingest.beds import PreparedBeds, checked_beds, open_beds
+
+    beds = open_beds(condition.beds)
+    recorded = (((manifest or {}).get("conditions") or {}).get("beds") or {}).get(beds.spec)
+    if isinstance(recorded, dict) and isinstance(recorded.get("accepted"), list):
+        accepted = [str(b) for b in recorded["accepted"]]
+    else:
+        root = Path(bank_spec) if bank_spec and Path(bank_spec).is_dir() else None
+        accepted = list(checked_beds(beds, base.bank, root, cache_dir).accepted)
+    return ConditionRenderer(base, condition, PreparedBeds(beds, base.params.loudness_lufs),
+                             accepted, seed)

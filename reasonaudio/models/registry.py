@@ -16,6 +16,7 @@ from reasonaudio.errors import ModelError
 from reasonaudio.models import yamnet
 from reasonaudio.models.hub import cached_snapshot, packaged_model_dir
 from reasonaudio.models.record import DTYPES, KINDS, PARADIGMS, ModelRecord
+from reasonaudio.models.windowing import long_form
 
 __all__ = ["DTYPES", "KINDS", "PARADIGMS", "ModelRecord", "RECORDS", "availability", "get_record",
            "load_model", "names"]
@@ -280,5 +281,5 @@ def models_json() -> list[dict[str, Any]]:
     out = []
     for r in RECORDS:
         ok, why = availability(r)
-        out.append({**r.to_json(), "loads_here": ok, "why": why})
+        out.append({**r.to_json(), "long_form": long_form(r), "loads_here": ok, "why": why})
     return out

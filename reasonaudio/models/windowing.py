@@ -5,11 +5,19 @@ so the same clip would embed differently on every run. We cut fixed windows inst
 0, hop, 2*hop, ... and a last window aligned to the clip's end, so every sample is seen and
 nothing depends on chance. The policy is part of the embedding cache key and the collection's
 metadata.
+
+Long-form audio (a ``long`` condition's 60 to 300 s recordings, docs/conditions.md): every model
+states how it covers audio longer than its window (:func:`long_form`): window models cut windows
+(``chunking``: ``fixed``, the default above, or ``silence``: each cut moved to the quietest
+50 ms frame in the last half of the window, so an event is rarely split) and pool them; frame
+taggers (YAMNet) score every frame of the whole clip; text models never see audio. ``--chunking
+silence`` sets it for a window model; it enters the policy's description, so the cache key and
+the collection record change with it, while ``fixed`` describes itself as before.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Sequence
 
 import numpy as np
@@ -17,6 +25,9 @@ import numpy as np
 from reasonaudio.errors import ModelError
 
 POOLINGS = ("mean-l2",)
+CHUNKINGS = ("fixed", "silence")
+SILENCE_FRAME_S = 0.05
+"""the energy frame silence-aware chunking compares"""
 
 
 @dataclass(frozen=True)
@@ -25,6 +36,8 @@ class WindowPolicy:
     hop_seconds: float
     pooling: str = "mean-l2"
     """mean of the L2-normalised window embeddings, L2-normalised again"""
+    chunking: str = "fixed"
+    """``fixed``: starts at multiples of the hop; ``silence``: cuts at low-energy points"""
 
     def __post_init__(self) -> None:
         if not (self.window_seconds > 0 and self.hop_seconds > 0):
@@ -35,6 +48,8 @@ class WindowPolicy:
                              f"{self.window_seconds} s, which would skip audio")
         if self.pooling not in POOLINGS:
             raise ModelError(f"window policy: pooling must be one of {POOLINGS}, got {self.pooling!r}")
+        if self.chunking not in CHUNKINGS:
+            raise ModelError(f"--chunking must be one of {', '.join(CHUNKINGS)}, got {self.chunking!r}")
 
     def spans(self, n_samples: int, sample_rate: int) -> list[tuple[int, int]]:
         """Sample ranges [start, end) of the windows; a clip no longer than a window is one span."""
@@ -46,12 +61,71 @@ class WindowPolicy:
         starts.append(n_samples - window)
         return [(s, s + window) for s in sorted(set(starts))]
 
+    def silence_spans(self, wave: np.ndarray, sample_rate: int) -> list[tuple[int, int]]:
+        """Consecutive windows of at most one window each, cut at the quietest
+        :data:`SILENCE_FRAME_S` frame of each window's second half (the first such frame on a
+        tie); no overlap, every sample in exactly one window."""
+        n = len(wave)
+        window = int(round(self.window_seconds * sample_rate))
+        frame = max(1, int(round(SILENCE_FRAME_S * sample_rate)))
+        if n <= window:
+            return [(0, n)]
+        energy = np.square(np.asarray(wave, dtype=np.float64))
+        csum = np.concatenate([[0.0], np.cumsum(energy)])
+        spans, start = [], 0
+        while n - start > window:
+            lo, hi = start + window // 2, start + window - frame
+            ends = np.arange(lo, hi + 1, frame)
+            if len(ends) == 0:
+                cut = start + window
+            else:
+                power = csum[ends + frame] - csum[ends]  # the frame after each candidate cut
+                cut = int(ends[int(np.argmin(power))]) + frame // 2
+            spans.append((start, cut))
+            start = cut
+        spans.append((start, n))
+        return spans
+
     def cut(self, wave: np.ndarray, sample_rate: int) -> list[np.ndarray]:
+        if self.chunking == "silence":
+            return [wave[a:b] for a, b in self.silence_spans(wave, sample_rate)]
         return [wave[a:b] for a, b in self.spans(len(wave), sample_rate)]
 
     def describe(self) -> dict[str, Any]:
-        return {"kind": "sliding-windows", **asdict(self),
-                "last_window": "aligned to the clip end", "short_clips": "one window"}
+        out = {"kind": "sliding-windows", **asdict(self),
+               "last_window": "aligned to the clip end", "short_clips": "one window"}
+        if self.chunking == "fixed":
+            del out["chunking"]  # the description (and cache key) fixed windows always had
+        else:
+            out.update(kind="silence-aware-windows", hop_seconds=None, last_window="the rest",
+                       cut=f"quietest {SILENCE_FRAME_S:g} s frame of the window's second half")
+        return out
+
+
+def with_chunking(embedder: Any, chunking: str, name: str = "") -> Any:
+    """Set ``--chunking`` on a loaded model (before its identity keys a cache); ``fixed`` leaves
+    it as it is. A model without windows refuses ``silence``, naming how it covers long audio."""
+    if chunking == "fixed":
+        return embedder
+    policy = getattr(embedder, "window", None)
+    if not isinstance(policy, WindowPolicy):
+        raise ModelError(f"--chunking {chunking}: model {name or getattr(embedder, 'name', '?')!r} "
+                         "cuts no windows (a frame tagger scores every frame of the whole clip; a "
+                         "text model hears no audio); leave --chunking at fixed")
+    embedder.window = replace(policy, chunking=chunking)
+    return embedder
+
+
+def long_form(record: Any) -> dict[str, Any]:
+    """How a registry model covers audio longer than its window, and how it pools."""
+    if not record.has_audio:
+        return {"covers": "no audio (text tower only)", "pooling": record.pooling}
+    if record.kind == "tagger" or (record.window_seconds or 0) < 2:
+        return {"covers": f"every {record.hop_seconds:g} s frame ({record.window_seconds:g} s patches) "
+                          "of the whole clip", "pooling": record.pooling, "chunking": "none"}
+    return {"covers": f"{record.window_seconds:g} s windows over the whole clip (fixed: hop "
+                      f"{record.hop_seconds:g} s, last aligned to the end; or silence-aware)",
+            "pooling": record.pooling, "chunking": list(CHUNKINGS)}
 
 
 def l2_normalise(x: np.ndarray, axis: int = -1) -> np.ndarray:

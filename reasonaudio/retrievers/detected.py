@@ -20,6 +20,7 @@ import numpy as np
 
 from reasonaudio.constraints.logic import Node
 from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.dataset.conditions import condition_of
 from reasonaudio.detect.collection import DetectOptions, _check, detected_collection, parse_detected
 from reasonaudio.detect.soft import SEMANTICS, TIE_WEIGHT, SoftIndex
 from reasonaudio.retrievers.base import Hit, RetrieverOptions, rank
@@ -98,4 +99,6 @@ def build_detected(name: str, bench: Benchmark, store: Store,
     tagger, mode = parse_detected(name)
     _check(DetectOptions(tagger=tagger, mode=mode))
     command = f"bench detect --data {bench.root} --tagger {tagger} --mode {mode}"
-    return DetectedRetriever(name, bench, store, detected_collection(tagger, mode), command)
+    command += "" if condition_of(bench).is_clean else f" --condition {condition_of(bench).name}"
+    return DetectedRetriever(name, bench, store, detected_collection(tagger, mode, condition_of(bench).name),
+                             command)

@@ -18,6 +18,7 @@ from reasonaudio.models.names import parse_two_stage
 from reasonaudio.models.registry import dtype_for, load_model
 from reasonaudio.retrievers.base import RetrieverOptions
 from reasonaudio.retrievers.vector import VectorRetriever, ingest_hint
+from reasonaudio.dataset.conditions import collection_for, condition_of
 from reasonaudio.store.base import Store, collection_name
 
 
@@ -43,5 +44,6 @@ def build_two_stage(name: str, bench: Benchmark, store: Store, options: Retrieve
     _, embedder_name = parse_two_stage(name)
     embedder = load_model(embedder_name, model_path=options.model_path, device=options.device,
                           batch_size=options.batch_size, dtype=dtype_for(embedder_name, options.dtype))
-    return TwoStageRetriever(name, bench, store, embedder, collection=collection_name(name),
+    collection = collection_for(collection_name(name), condition_of(bench).name)
+    return TwoStageRetriever(name, bench, store, embedder, collection=collection,
                              ingest_hint=ingest_hint(bench, name, options))

@@ -23,6 +23,7 @@ from reasonaudio.errors import StoreError
 from reasonaudio.models.mteb_models import is_mteb
 from reasonaudio.models.registry import dtype_for, load_model
 from reasonaudio.retrievers.base import Hit, Retriever, RetrieverOptions, rank
+from reasonaudio.dataset.conditions import collection_for, condition_of
 from reasonaudio.store.base import Store, collection_name
 from reasonaudio.store.collections import fetch_vectors, require_ready
 from reasonaudio.store.payload import point_id
@@ -126,11 +127,14 @@ def build_vector(name: str, bench: Benchmark, store: Store, options: RetrieverOp
     embedder = load_model(model, model_path=options.model_path, device=options.device,
                           batch_size=options.batch_size, dtype=dtype_for(model, options.dtype))
     # the embedder's name: ``trained`` models carry their weights' digest in it
-    return VectorRetriever(name, bench, store, embedder, collection=collection_name(embedder.name),
+    collection = collection_for(collection_name(embedder.name), condition_of(bench).name)
+    return VectorRetriever(name, bench, store, embedder, collection=collection,
                            ingest_hint=ingest_hint(bench, model, options))
 
 
 def ingest_hint(bench: Benchmark, name: str, options: RetrieverOptions) -> str:
     """The command that makes the collection this retriever searches."""
     hint = f"bench ingest --data {bench.root} --model {name}"
+    condition = condition_of(bench)
+    hint += "" if condition.is_clean else f" --condition {condition.name}"
     return hint + (f" --model-path {options.model_path}" if options.model_path else "")

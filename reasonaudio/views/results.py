@@ -182,6 +182,10 @@ def print_report_outcome(console: Console, outcome: ReportOutcome) -> None:
     print_report(console, outcome.results)
     for detection in outcome.detections:
         print_perception_summary(console, detection)
+    if outcome.conditions is not None:
+        from reasonaudio.views.condition_scores import print_condition_scores
+
+        print_condition_scores(console, outcome.conditions)
     if not outcome.has_projection:
         console.print("no embedding retriever among the results: projection plot skipped")
     for p in outcome.paths:

@@ -28,6 +28,7 @@ from reasonaudio.models.batching import FixedBatcher
 from reasonaudio.models.captioners import get_captioner
 from reasonaudio.models.names import is_two_stage, parse_two_stage, two_stage_name
 from reasonaudio.models.registry import dtype_for, get_record, load_model, names
+from reasonaudio.models.windowing import with_chunking
 from reasonaudio.store.base import CollectionMeta
 from reasonaudio.store.collections import corpus_fingerprint
 
@@ -332,8 +333,10 @@ def _policy_text(policy: dict[str, Any]) -> str:
 def open_pipeline(model: str, *, model_path: str | None = None, device: str = "cpu",
                   batch_size: int | None = None, cache: bool = True,
                   cache_dir: Path | None = None, dtype: str | None = None,
-                  captioner_path: str | None = None) -> Pipeline:
+                  captioner_path: str | None = None, chunking: str = "fixed") -> Pipeline:
     """The pipeline for ``--model`` (a registry name or ``two-stage:CAPTIONER+EMBEDDER``).
+
+    ``chunking``: ``--chunking`` for a window model (:func:`reasonaudio.models.windowing.with_chunking`).
 
     In a two-stage pipeline ``model_path`` / ``batch_size`` are the embedder's and
     ``captioner_path`` the captioner's weights; ``device`` and ``dtype`` apply to both (``dtype``
@@ -344,6 +347,7 @@ def open_pipeline(model: str, *, model_path: str | None = None, device: str = "c
                                   dtype=dtype_for(cap_name, dtype) if cap_name in names() else None)
         embedder = load_model(emb_name, model_path=model_path, device=device, batch_size=batch_size,
                               dtype=dtype_for(emb_name, dtype))
+        with_chunking(getattr(captioner, "model", captioner), chunking, model)
         return TwoStagePipeline(captioner, embedder, cache, cache_dir)
     if captioner_path is not None:
         raise ModelError(f"--captioner-path is for two-stage:CAPTIONER+EMBEDDER models, not {model!r}")
@@ -356,4 +360,4 @@ def open_pipeline(model: str, *, model_path: str | None = None, device: str = "c
                          f"embedder use it in a two-stage pipeline, e.g. two-stage:oracle-caption+{model}")
     embedder = load_model(model, model_path=model_path, device=device, batch_size=batch_size,
                           dtype=dtype)
-    return AudioPipeline(embedder, cache, cache_dir)
+    return AudioPipeline(with_chunking(embedder, chunking, model), cache, cache_dir)

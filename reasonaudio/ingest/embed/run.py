@@ -21,6 +21,7 @@ from reasonaudio.ingest.embed.pipelines import Pipeline, open_pipeline
 from reasonaudio.ingest.render import bench_renderer
 from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.runtime import blas_single_thread
+from reasonaudio.dataset.conditions import collection_for, condition_of
 from reasonaudio.store.base import PointIn, Store, collection_name
 from reasonaudio.store.collections import check_payload_labels, load_collection
 from reasonaudio.store.payload import clip_payload
@@ -97,6 +98,37 @@ class IngestOptions:
     engine: Any = None
     """another scheduler of the same per-batch work
     (:class:`reasonaudio.ingest.embed.ray_engine.RayEngine`); None runs it in this process"""
+    chunking: str = "fixed"
+    """``--chunking``: how a window model cuts long audio (``fixed`` | ``silence``)"""
+
+
+def _long_form(model: str, chunking: str) -> dict[str, Any]:
+    """How the model covers audio longer than its window (the collection records it)."""
+    from reasonaudio.models.captioners import CAPTIONERS
+    from reasonaudio.models.names import is_two_stage, parse_two_stage
+    from reasonaudio.models.registry import get_record, names
+    from reasonaudio.models.windowing import long_form
+
+    audio = model
+    if is_two_stage(model):
+        captioner = parse_two_stage(model)[0]
+        audio = getattr(CAPTIONERS.get(captioner), "registry_model", None) or captioner
+    if audio not in names():  # a captioner without a registry record (oracle captions)
+        return {"covers": "no audio (captions from the clip's metadata)", "chunking": "none"}
+    out = long_form(get_record(audio))
+    if isinstance(out.get("chunking"), list):
+        out["chunking"] = chunking
+    return out
+
+
+def _check_chunking(store: Store, name: str, chunking: str, force: bool) -> None:
+    """A collection made with other windows is not the one asked for (``--force`` replaces it)."""
+    if force or not store.exists(name):
+        return
+    have = (store.meta(name).extra or {}).get("chunking", "fixed")
+    if have != chunking:
+        raise DataError(f"collection {name!r} was made with --chunking {have}; pass --force to "
+                        f"replace it with --chunking {chunking}")
 
 
 def ingest_model(bench: Benchmark, store: Store, model: str, options: IngestOptions = IngestOptions(),
@@ -112,11 +144,15 @@ def ingest_model(bench: Benchmark, store: Store, model: str, options: IngestOpti
         raise DataError(f"--limit must be >= 1, got {limit}")
     check_payload_labels(bench)  # the payload rule, before a model is loaded or a clip rendered
     t0 = time.perf_counter()
+    condition = condition_of(bench)
+    if o.engine is not None and not condition.is_clean:
+        raise DataError(f"--engine ray renders the clips as built: ingest --condition "
+                        f"{condition.name} with --engine local")
     pipeline_args = dict(model=model, model_path=o.model_path, device=o.device,
                          batch_size=o.batch_size, cache=o.cache, cache_dir=o.cache_dir,
-                         dtype=o.dtype, captioner_path=o.captioner_path)
+                         dtype=o.dtype, captioner_path=o.captioner_path, chunking=o.chunking)
     pipe = pipeline or open_pipeline(**pipeline_args)
-    name = collection_name(pipe.name)
+    name = collection_for(collection_name(pipe.name), condition.name)
     clips = bench.clips
     wanted = clips if limit is None else clips[:limit]
     if limit is not None and store.exists(name) and not o.force:
@@ -160,7 +196,15 @@ def ingest_model(bench: Benchmark, store: Store, model: str, options: IngestOpti
         if o.engine is not None:
             make_points = stack.enter_context(o.engine.points(bench, store, name, pipe, by_id, one_done,
                                                             pipeline_args, o.bank_spec))
-        result = load_collection(store, name, pipe.meta(bench, limit), [c.id for c in wanted],
+        meta = pipe.meta(bench, limit)
+        meta.extra["long_form"] = _long_form(pipe.name, o.chunking)
+        if o.chunking != "fixed":
+            meta.extra["chunking"] = o.chunking
+            _check_chunking(store, name, o.chunking, o.force)
+        if not condition.is_clean:  # the collection says which audio its vectors heard
+            meta.extra["condition"] = renderer.condition_identity if renderer is not None \
+                else condition.to_json()
+        result = load_collection(store, name, meta, [c.id for c in wanted],
                                  make_points, force=o.force, index_labels=bench.labels,
                                  batch_size=o.upsert_batch or (256 if pipe.needs_audio else 1024),
                                  progress=sync)

@@ -1,0 +1,225 @@
+"""Acoustic conditions: one record per condition, and the one name grammar that keys everything.
+
+A condition renders the *same* clips (same events, queries, qrels and choices) differently:
+
+- ``clean``: today's audio, the events over digital silence (byte-identical to a build without
+  conditions);
+- ``snrNN`` (``snr20``, ``snr5``, ``snr0``, ``snr-5``): a background bed under the whole clip, its
+  BS.1770 loudness ``NN`` dB below the loudness reference every atom is normalised to, so an event
+  at the reference (``gain_db`` 0) is ``NN`` dB above the bed and every event ``NN + gain_db`` dB
+  (Scaper's SNR: event loudness minus background loudness, both in LUFS);
+- ``long``: each clip's events, at their relative times, placed at a seeded offset inside a
+  recording of 60 to 300 s made of background stretches and silence.
+
+The name grammar (:func:`parse_condition`, :func:`collection_for`, :func:`results_subdir`,
+:func:`qualified`): a condition is named as above; a collection under a condition other than
+``clean`` is ``<collection>.<condition>``; saved results live in ``results/conditions/<condition>/``;
+a retriever evaluated under a condition is written ``NAME@CONDITION`` where one name must say
+both (``bench compare yamnet@clean yamnet@snr5``). ``clean`` adds nothing anywhere, so every
+existing collection, cache and result keeps its name.
+
+This module is data: it says what a condition is. Rendering one is
+:mod:`reasonaudio.ingest.render` (:class:`~reasonaudio.ingest.render.ConditionRenderer`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any, Iterable
+
+from reasonaudio.errors import DataError
+
+CLEAN = "clean"
+KINDS = ("clean", "snr", "long")
+SCHEMA = 1
+SNR_RANGE = (-20, 60)
+"""``snrNN`` accepts integers in this range (dB)"""
+LADDER = ("snr20", "snr10", "snr5", "snr0")
+"""the SNR ladder ``--condition all`` and the report's plot read, loudest bed last"""
+DEFAULT_BEDS = "generated"
+"""the bed bank a condition draws from unless its record names another (``ingest/beds.py``)"""
+_NAME = re.compile(r"^(clean|long|snr(-?\d{1,2}))$")
+_DERIVED_KEY = "condition"
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One condition, as recorded in ``manifest.json`` (``conditions``) and in every collection
+    and result made under it."""
+
+    name: str
+    kind: str
+    snr_db: float | None = None
+    """``snr``: the bed's loudness is the loudness reference minus this"""
+    beds: str = DEFAULT_BEDS
+    """the bed bank (``generated`` or ``folder:PATH``)"""
+    long_min_s: float = 60.0
+    long_max_s: float = 300.0
+    """``long``: the recording's length is drawn per clip in this range (ms resolution)"""
+    long_bed_snr_db: float = 20.0
+    """``long``: the bed's level in its background stretches (dB below the reference)"""
+    long_stretch_s: tuple[float, float] = (5.0, 40.0)
+    """``long``: background and silence alternate in stretches of this many seconds"""
+    schema: int = SCHEMA
+
+    @property
+    def is_clean(self) -> bool:
+        return self.kind == "clean"
+
+    @property
+    def needs_beds(self) -> bool:
+        return self.kind in ("snr", "long")
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["long_stretch_s"] = list(self.long_stretch_s)
+        return out
+
+    @classmethod
+    def from_json(cls, obj: Any, where: str = "manifest.json conditions") -> "Condition":
+        if not isinstance(obj, dict) or "name" not in obj:
+            raise DataError(f"{where}: expected a condition record with a 'name'")
+        base = parse_condition(str(obj["name"]), where)
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(obj) - known)
+        if unknown:
+            raise DataError(f"{where} ({base.name}): unknown field(s) {unknown}; known: {sorted(known)}")
+        try:
+            values = {k: v for k, v in obj.items() if k not in ("name", "kind")}
+            if "long_stretch_s" in values:
+                lo, hi = values["long_stretch_s"]
+                values["long_stretch_s"] = (float(lo), float(hi))
+            for key in ("long_min_s", "long_max_s", "long_bed_snr_db"):
+                if key in values:
+                    values[key] = float(values[key])
+            if values.get("snr_db") is not None:
+                values["snr_db"] = float(values["snr_db"])
+            cond = replace(base, **values)
+        except (TypeError, ValueError) as exc:
+            raise DataError(f"{where} ({base.name}): malformed field ({exc})") from None
+        if cond.kind != obj.get("kind", cond.kind) or (cond.kind == "snr" and cond.snr_db != base.snr_db):
+            raise DataError(f"{where} ({base.name}): kind and snr_db must agree with the name")
+        if cond.schema != SCHEMA:
+            raise DataError(f"{where} ({base.name}): schema {cond.schema} is not supported (this "
+                            f"version reads {SCHEMA})")
+        cond.validate(where)
+        return cond
+
+    def validate(self, where: str = "condition") -> None:
+        lo, hi = self.long_stretch_s
+        if not (0 < self.long_min_s <= self.long_max_s and 0 < lo <= hi):
+            raise DataError(f"{where} ({self.name}): long_min_s <= long_max_s and the stretch "
+                            "range must be positive")
+        if not (self.beds == DEFAULT_BEDS or self.beds.startswith("folder:")):
+            raise DataError(f"{where} ({self.name}): beds must be {DEFAULT_BEDS!r} or folder:PATH, "
+                            f"got {self.beds!r}")
+
+
+def parse_condition(name: str, where: str = "--condition") -> Condition:
+    """The registry's record for a condition name (``clean``, ``snrNN``, ``long``)."""
+    text = str(name).strip()
+    m = _NAME.match(text)
+    if m is None:
+        raise DataError(f"{where}: unknown condition {text!r:.60}; known: clean, snrNN (an SNR in dB, "
+                        f"e.g. snr20, snr5, snr0, snr-5) and long")
+    if text == CLEAN:
+        return Condition(CLEAN, "clean")
+    if text == "long":
+        return Condition("long", "long")
+    snr = int(m.group(2))
+    if not SNR_RANGE[0] <= snr <= SNR_RANGE[1]:
+        raise DataError(f"{where}: {text}: the SNR must lie in {SNR_RANGE[0]}..{SNR_RANGE[1]} dB")
+    if m.group(2) != str(snr):
+        raise DataError(f"{where}: {text!r}: write the SNR without leading zeros (snr{snr})")
+    return Condition(f"snr{snr}", "snr", snr_db=float(snr))
+
+
+def parse_condition_list(text: str, where: str = "--conditions") -> tuple[Condition, ...]:
+    """``clean,snr20,snr5,long`` -> records, in the order given, each once; ``clean`` always first."""
+    names = [t.strip() for t in str(text).split(",") if t.strip()]
+    if not names:
+        raise DataError(f"{where}: no condition named (e.g. clean,snr20,snr10,snr5,snr0,long)")
+    seen: dict[str, Condition] = {}
+    for n in names:
+        cond = parse_condition(n, where)
+        if cond.name in seen:
+            raise DataError(f"{where}: {cond.name} named twice")
+        seen[cond.name] = cond
+    ordered = [seen.pop(CLEAN, Condition(CLEAN, "clean"))] + list(seen.values())
+    return tuple(ordered)
+
+
+def recorded_conditions(manifest: dict[str, Any], where: str = "manifest.json") -> dict[str, Condition]:
+    """The conditions a build recorded (``bench build --conditions``), by name; {} when none."""
+    raw = manifest.get("conditions")
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict) or not isinstance(raw.get("records"), list):
+        raise DataError(f"{where}: field 'conditions' must be an object with a 'records' list")
+    out: dict[str, Condition] = {}
+    for i, rec in enumerate(raw["records"]):
+        cond = Condition.from_json(rec, f"{where} conditions.records[{i}]")
+        out[cond.name] = cond
+    return out
+
+
+def condition_for(manifest: dict[str, Any], name: str, where: str = "--condition") -> Condition:
+    """The record of ``name`` for a benchmark: the one its build recorded, else the registry's
+    (a condition is fully determined by its name, the registry's defaults and the build's seed)."""
+    cond = parse_condition(name, where)
+    return recorded_conditions(manifest).get(cond.name, cond)
+
+
+def manifest_record(conditions: Iterable[Condition], beds: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The manifest's ``conditions`` field for a build's ``--conditions``."""
+    out: dict[str, Any] = {"schema": SCHEMA, "records": [c.to_json() for c in conditions]}
+    if beds is not None:
+        out["beds"] = beds
+    return out
+
+
+# --- the name grammar --------------------------------------------------------------------------
+
+def collection_for(collection: str, condition: str) -> str:
+    """``reasonaudio-yamnet`` under ``snr5`` -> ``reasonaudio-yamnet.snr5``; clean keeps the name."""
+    return collection if condition == CLEAN else f"{collection}.{condition}"
+
+
+def results_subdir(condition: str) -> str:
+    """Where results under ``condition`` live below ``DATA/results/`` ('' for clean)."""
+    return "" if condition == CLEAN else f"conditions/{condition}"
+
+
+def qualified(name: str, condition: str) -> str:
+    """``NAME@CONDITION`` (``NAME`` alone under clean)."""
+    return name if condition == CLEAN else f"{name}@{condition}"
+
+
+def split_qualified(text: str, default: str = CLEAN, where: str = "retriever") -> tuple[str, str]:
+    """``NAME@CONDITION`` -> (NAME, condition); ``NAME`` -> (NAME, ``default``)."""
+    name, sep, cond = str(text).rpartition("@")
+    if not sep:
+        return text, parse_condition(default, where).name
+    if not name:
+        raise DataError(f"{where}: {text!r}: expected NAME@CONDITION")
+    return name, parse_condition(cond, where).name
+
+
+# --- a loaded benchmark under a condition ------------------------------------------------------
+
+def under_condition(bench: Any, name: str) -> Any:
+    """Fix the condition ``bench`` is read under (once, before anything reads it); returns
+    ``bench``. Its files are the same under every condition: only audio, collections, caches and
+    results follow the condition."""
+    cond = condition_for(bench.manifest, name)
+    current = bench.derived(_DERIVED_KEY, lambda: cond)
+    if current.name != cond.name:
+        raise DataError(f"{bench.root}: already read under condition {current.name}; load it again "
+                        f"for {cond.name}")
+    return bench
+
+
+def condition_of(bench: Any) -> Condition:
+    """The condition ``bench`` is read under (``clean`` unless :func:`under_condition` said)."""
+    return bench.derived(_DERIVED_KEY, lambda: Condition(CLEAN, "clean"))
