@@ -482,6 +482,11 @@ def eval_(
         else:
             results.runs.update(done.runs)
     assert results is not None
+    if len(forms) > 1 and retriever:
+        from reasonaudio.bench.robustness import robustness
+        from reasonaudio.views.robustness import print_robustness
+
+        print_robustness(console, robustness(bench, retriever))
     if json_out is not None:
         write_results_json(json_out, results)
         console.print(Text(f"wrote {json_out}"))
