@@ -595,6 +595,10 @@ def train_cmd(
     hold_out_templates: bool = typer.Option(False, "--hold-out-templates",
                                             help="Train only on training paraphrases, never on "
                                             "the benchmark's query templates."),
+    hold_out_formulations: Optional[str] = typer.Option(
+        None, "--hold-out-formulations", help="Also train on the query formulations (question, "
+        "command, keywords, paraphrase, exclusion) except these, comma-separated, e.g. "
+        "'keywords,paraphrase' (default: caption only)."),
     captions_per_clip: int = typer.Option(6, "--captions-per-clip", min=0,
                                           help="Captions drawn from each clip's true events."),
     templates_per_query: int = typer.Option(2, "--templates-per-query", min=0,
@@ -615,16 +619,19 @@ def train_cmd(
                                "model or empty (anything else is refused)."),
 ) -> None:
     """Train a dual encoder on a training build's planted minimal pairs (docs/training.md)."""
-    from reasonaudio.train.data import DataOptions
+    from reasonaudio.train.data import DataOptions, check_hold_out_formulations
     from reasonaudio.train.model import ModelConfig
     from reasonaudio.train.perception_stage import PerceptionOptions
     from reasonaudio.train.trainer import TrainOptions, train_model
     from reasonaudio.views.train import print_train_summary, train_progress
 
+    held_forms = None if hold_out_formulations is None else check_hold_out_formulations(
+        [n.strip() for n in hold_out_formulations.split(",") if n.strip()])
     options = TrainOptions(data=DataOptions(captions_per_clip=captions_per_clip,
                                             templates_per_query=templates_per_query,
                                             hold_out_labels=hold_out_labels,
-                                            hold_out_templates=hold_out_templates, seed=seed),
+                                            hold_out_templates=hold_out_templates,
+                                            hold_out_formulations=held_forms, seed=seed),
                            model=ModelConfig(event_slots=event_slots),
                            epochs=epochs, batch_size=batch_size, hard_negatives=hard_negatives,
                            perception=PerceptionOptions(epochs=perception_epochs),
