@@ -547,8 +547,11 @@ def report(
     """Saved results as tables and PNG plots (no recomputation)."""
     from reasonaudio.bench.report import run_report
     from reasonaudio.views.results import print_report_outcome
+    from reasonaudio.views.robustness import print_robustness
 
-    print_report_outcome(console, run_report(_load(data, no_verify), out, retriever or None, projection))
+    outcome = run_report(_load(data, no_verify), out, retriever or None, projection)
+    print_report_outcome(console, outcome)
+    print_robustness(console, outcome.robustness)
 
 
 @app.command("export")

@@ -180,9 +180,6 @@ def print_comparison(console: Console, c: Comparison) -> None:
 def print_report_outcome(console: Console, outcome: ReportOutcome) -> None:
     """``bench report``: the tables, then the plots written."""
     print_report(console, outcome.results)
-    from reasonaudio.views.robustness import print_robustness  # it builds on this module's columns
-
-    print_robustness(console, outcome.robustness)
     for detection in outcome.detections:
         print_perception_summary(console, detection)
     if not outcome.has_projection:
