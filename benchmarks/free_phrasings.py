@@ -11,7 +11,6 @@ right-rate against the 95% target; every wrong reading is printed in full.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 from pathlib import Path
@@ -19,22 +18,13 @@ from pathlib import Path
 from reasonaudio.constraints.canonical import same_logic
 from reasonaudio.constraints.logic import describe
 from reasonaudio.constraints.parser import parse
-from reasonaudio.constraints.templates import format_slots
 from reasonaudio.errors import QueryParseError
-from reasonaudio.tasks.registry import shape
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-from formulation_phrasings import BODIES, WRAPPERS  # noqa: E402
+from formulation_phrasings import BODIES, WRAPPERS, draw, real_labels  # noqa: E402
 
 TARGET = 0.95
-
-
-def real_labels() -> list[str]:
-    rows = [json.loads(line) for line in
-            (ROOT / "reasonaudio" / "data" / "atom_recipes.jsonl").read_text(encoding="utf-8").splitlines()
-            if line]
-    return sorted({r["label"] for r in rows if r.get("record") == "atom"})
 
 
 def main() -> None:
@@ -46,18 +36,13 @@ def main() -> None:
     rng = random.Random(args.seed)
     right = refused = wrong = 0
     for _ in range(args.draws):
-        name = rng.choice(sorted(BODIES))
-        s = shape(name)
-        slots = dict(zip(s.labels, rng.sample(vocab, len(s.labels))))
-        if s.numbers:
-            slots["N"] = float(rng.choice([1, 2, 5, 10, 15, 20]))
-        text = rng.choice(WRAPPERS).format(q=rng.choice(BODIES[name]).format(**format_slots(slots)))
+        text, logic = draw(rng, vocab)
         try:
             got = parse(text, vocab)
         except QueryParseError:
             refused += 1
             continue
-        if same_logic(got, s.logic(slots)):
+        if same_logic(got, logic):
             right += 1
         else:
             wrong += 1

@@ -32,3 +32,27 @@ BODIES: dict[str, tuple[str, ...]] = {
            "{A} {N}s -> {B} -> {C} + {D} together"),
 }
 """Query bodies per shape (``{A}`` .. ``{D}`` labels, ``{N}`` seconds)."""
+
+
+def real_labels() -> list[str]:
+    """The real-sound bank's 201 class labels (from the recipes that fetch it)."""
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "reasonaudio" / "data" / "atom_recipes.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    return sorted({r["label"] for r in rows if r.get("record") == "atom"})
+
+
+def draw(rng, vocab):
+    """One free phrasing over ``vocab``: ``(text, the logic it means)``."""
+    from reasonaudio.constraints.templates import format_slots
+    from reasonaudio.tasks.registry import shape
+
+    name = rng.choice(sorted(BODIES))
+    s = shape(name)
+    slots = dict(zip(s.labels, rng.sample(vocab, len(s.labels))))
+    if s.numbers:
+        slots["N"] = float(rng.choice([1, 2, 5, 10, 15, 20]))
+    text = rng.choice(WRAPPERS).format(q=rng.choice(BODIES[name]).format(**format_slots(slots)))
+    return text, s.logic(slots)

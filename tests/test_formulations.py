@@ -27,16 +27,7 @@ from reasonaudio.ingest.build import BuildParams, add_formulations, build_benchm
 from reasonaudio.tasks.registry import shape, shapes
 from reasonaudio.train.data import check_hold_out_formulations, template_pool
 
-from formulation_phrasings import BODIES, WRAPPERS
-
-RECIPES = Path(__file__).resolve().parents[1] / "reasonaudio" / "data" / "atom_recipes.jsonl"
-
-
-def real_labels() -> list[str]:
-    """The real-sound bank's 201 class labels (from the recipes that fetch it)."""
-    rows = [json.loads(line) for line in RECIPES.read_text(encoding="utf-8").splitlines() if line]
-    return sorted({r["label"] for r in rows if r.get("record") == "atom"})
-
+from formulation_phrasings import draw, real_labels
 
 # --- the templates ---------------------------------------------------------------------------
 
@@ -110,18 +101,13 @@ def test_free_phrasings_are_read_right_almost_always_and_never_wrong() -> None:
     right = refused = 0
     wrong = []
     for _ in range(1500):
-        name = rng.choice(sorted(BODIES))
-        s = shape(name)
-        slots = dict(zip(s.labels, rng.sample(vocab, len(s.labels))))
-        if s.numbers:
-            slots["N"] = float(rng.choice([1, 2, 5, 10, 15, 20]))
-        text = rng.choice(WRAPPERS).format(q=rng.choice(BODIES[name]).format(**format_slots(slots)))
+        text, logic = draw(rng, vocab)
         try:
             got = parse(text, vocab)
         except QueryParseError:
             refused += 1
             continue
-        if same_logic(got, s.logic(slots)):
+        if same_logic(got, logic):
             right += 1
         else:
             wrong.append(text)
