@@ -15,14 +15,11 @@ import random
 import sys
 from pathlib import Path
 
-from reasonaudio.constraints.canonical import same_logic
 from reasonaudio.constraints.logic import describe
-from reasonaudio.constraints.parser import parse
-from reasonaudio.errors import QueryParseError
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-from formulation_phrasings import BODIES, WRAPPERS, draw, real_labels  # noqa: E402
+from formulation_phrasings import BODIES, WRAPPERS, real_labels, tally  # noqa: E402
 
 TARGET = 0.95
 
@@ -34,19 +31,10 @@ def main() -> None:
     args = ap.parse_args()
     vocab = real_labels()
     rng = random.Random(args.seed)
-    right = refused = wrong = 0
-    for _ in range(args.draws):
-        text, logic = draw(rng, vocab)
-        try:
-            got = parse(text, vocab)
-        except QueryParseError:
-            refused += 1
-            continue
-        if same_logic(got, logic):
-            right += 1
-        else:
-            wrong += 1
-            print(f"WRONG {text!r} -> {describe(got)}")
+    right, refused, wrong_reads = tally(rng, vocab, args.draws)
+    for text, got in wrong_reads:
+        print(f"WRONG {text!r} -> {describe(got)}")
+    wrong = len(wrong_reads)
     rate = right / args.draws
     print(f"{len(vocab)} labels, {len(WRAPPERS)} wrappers x {sum(map(len, BODIES.values()))} bodies, "
           f"{args.draws} draws (seed {args.seed}): right {right}, refused {refused}, wrong {wrong}; "

@@ -56,3 +56,25 @@ def draw(rng, vocab):
         slots["N"] = float(rng.choice([1, 2, 5, 10, 15, 20]))
     text = rng.choice(WRAPPERS).format(q=rng.choice(BODIES[name]).format(**format_slots(slots)))
     return text, s.logic(slots)
+
+
+def tally(rng, vocab, draws: int):
+    """``(right, refused, wrong)`` over ``draws`` free phrasings; ``wrong`` lists (text, logic read)."""
+    from reasonaudio.constraints.canonical import same_logic
+    from reasonaudio.constraints.parser import parse
+    from reasonaudio.errors import QueryParseError
+
+    right = refused = 0
+    wrong = []
+    for _ in range(draws):
+        text, logic = draw(rng, vocab)
+        try:
+            got = parse(text, vocab)
+        except QueryParseError:
+            refused += 1
+            continue
+        if same_logic(got, logic):
+            right += 1
+        else:
+            wrong.append((text, got))
+    return right, refused, wrong

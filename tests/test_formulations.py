@@ -27,7 +27,7 @@ from reasonaudio.ingest.build import BuildParams, add_formulations, build_benchm
 from reasonaudio.tasks.registry import shape, shapes
 from reasonaudio.train.data import check_hold_out_formulations, template_pool
 
-from formulation_phrasings import draw, real_labels
+from formulation_phrasings import real_labels, tally
 
 # --- the templates ---------------------------------------------------------------------------
 
@@ -98,19 +98,7 @@ def test_every_template_reads_back_over_the_real_sound_labels() -> None:
 def test_free_phrasings_are_read_right_almost_always_and_never_wrong() -> None:
     vocab = real_labels()
     rng = random.Random(7)
-    right = refused = 0
-    wrong = []
-    for _ in range(1500):
-        text, logic = draw(rng, vocab)
-        try:
-            got = parse(text, vocab)
-        except QueryParseError:
-            refused += 1
-            continue
-        if same_logic(got, logic):
-            right += 1
-        else:
-            wrong.append(text)
+    right, refused, wrong = tally(rng, vocab, 1500)
     assert wrong == []
     assert right / (right + refused) >= 0.95
 
