@@ -242,3 +242,16 @@ def test_training_holds_formulations_out() -> None:
         check_hold_out_formulations(["caption"])
     with pytest.raises(DataError, match="unknown formulation"):
         check_hold_out_formulations(["poem"])
+
+
+def test_mteb_sources_ask_each_formulation_as_a_subset(tiny) -> None:
+    from reasonaudio.bench.mteb_tasks import InFormulation, formulation_subsets, open_source
+
+    subsets = formulation_subsets()
+    assert list(subsets) == ["default", *FORMULATIONS[1:]]
+    source = open_source(tiny)
+    bench = load_benchmark(tiny)
+    for subset, select in subsets.items():
+        assert isinstance(select, InFormulation)
+        rows = source.asked(select.name)
+        assert {q.id: q.text for q in rows} == bench.formulations[select.name], subset

@@ -133,7 +133,7 @@ def _refuse_unread(text: str) -> None:
         what = f"the character U+{ord(ch):04X} {ch!r}"
     more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
     raise QueryParseError(f"cannot read {what} at position {pos}{more} in {text!r}: a query "
-                          "is words, numbers and the punctuation , ; . : ! ? ( ) [ ] / & +")
+                          "is words, numbers and the punctuation , ; . : ! ? ( ) [ ] / & + ->")
 
 
 def parse(text: str, vocabulary: Sequence[str] | Vocabulary,
