@@ -459,6 +459,10 @@ def eval_(
 
         require_mteb()  # refused before anything is evaluated
     forms = _formulations(formulation, bool(run))
+    if mteb_results is not None and forms != ("caption",):
+        raise ReasonAudioError("--mteb-results writes the caption queries' results only; drop "
+                               "--formulation (MTEB scores formulations as subsets: "
+                               "reasonaudio.bench.mteb_tasks.formulation_subsets)")
     views = [bench.formulated(form) for form in forms]  # a build without formulations: one line
     context = _eval_context(store, models, depth=depth, trec_dir=trec)
     results = None

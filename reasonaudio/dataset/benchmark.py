@@ -265,7 +265,10 @@ class Benchmark:
         path = self.root / FORMULATIONS
         if not path.is_file():
             raise DataError(f"{path}: file not found; this benchmark was built without "
-                            "formulations (add them with `bench formulate DIR`)")
+                            "formulations (add them with `bench formulate --data DIR`)")
+        if FORMULATIONS not in self.manifest["files"]:
+            raise DataError(f"{path}: not listed in {MANIFEST}, so it may belong to another "
+                            "build; write it again with `bench formulate --data DIR`")
         out: dict[str, dict[str, str]] = {}
         for i, o in enumerate(read_jsonl(path)):
             try:
