@@ -8,6 +8,7 @@ from typing import Any, Sequence
 
 from reasonaudio.bench.plots import PROJECTIONS, plot_report
 from reasonaudio.bench.results import Results, load_results, results_dir
+from reasonaudio.bench.robustness import Robustness, plot_robustness, robustness
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import atomic_dir, read_json, write_json
@@ -27,6 +28,8 @@ class ReportOutcome:
     paths: list[Path]
     detections: list[dict[str, Any]] = field(default_factory=list)
     """the saved ``bench detect`` summaries (perception report, decomposition), one per mode"""
+    robustness: Robustness = field(default_factory=Robustness)
+    """every retriever x formulation saved (``bench eval --formulation all``)"""
 
     @property
     def has_projection(self) -> bool:
@@ -54,17 +57,21 @@ def run_report(bench: Benchmark, out: Path | None = None, names: Sequence[str] |
         raise DataError(f"{results_dir(bench)}: no saved results for this benchmark{hint}; "
                         f"run `bench eval --data {bench.root} --retriever NAME` first")
     out = Path(out) if out is not None else results_dir(bench) / "plots"
-    return ReportOutcome(results, write_plots(bench, results, out, projection),
-                         saved_detections(bench))
+    rob = robustness(bench, names)
+    return ReportOutcome(results, write_plots(bench, results, out, projection, rob),
+                         saved_detections(bench), rob)
 
 
-def write_plots(bench: Benchmark, results: Results, out: Path, projection: str) -> list[Path]:
+def write_plots(bench: Benchmark, results: Results, out: Path, projection: str,
+                rob: Robustness | None = None) -> list[Path]:
     """The plots, written into ``out`` atomically with a ``report.json`` listing them.
 
     A report is derived from saved results, so an earlier report folder (or an empty one) is
     replaced without ``--force``; anything else is refused by the one output-folder rule."""
     with atomic_dir(out, REPORT_OUTPUT, True, [bench.root], [results_dir(bench)]) as tmp:
         made = plot_report(bench, results, tmp, projection)
+        if rob is not None:
+            made += plot_robustness(rob, tmp)
         write_json(tmp / REPORT_FILE, {
             "format": REPORT_FORMAT, "benchmark": str(Path(bench.root).resolve()),
             "retrievers": sorted(results.runs), "projection": projection,
