@@ -255,3 +255,37 @@ def test_mteb_sources_ask_each_formulation_as_a_subset(tiny) -> None:
         assert isinstance(select, InFormulation)
         rows = source.asked(select.name)
         assert {q.id: q.text for q in rows} == bench.formulations[select.name], subset
+
+
+# --- the opt-in Count task ---------------------------------------------------------------------
+
+def test_count_shapes_have_formulations_that_read_back_with_wrappers_and_marks() -> None:
+    from reasonaudio.constraints.logic import Count
+    from reasonaudio.tasks.registry import shapes_of
+    vocab = real_labels()
+    rng = random.Random(1)
+    counted = shapes_of("count")
+    assert {s.name for s in counted} == {"count", "count-then"}
+    for s in counted:
+        assert not s.formulations.get("exclusion")
+        for name in FORMULATIONS[1:-1]:
+            assert s.formulations.get(name), (s.name, name)
+        assert not set(s.formulations["paraphrase"]) & (set(s.texts) | set(s.paraphrases))
+        for texts in s.formulations.values():
+            for text in texts:
+                for _ in range(20):
+                    slots = dict(zip(s.labels, rng.sample(vocab, len(s.labels))))
+                    slots["K"] = rng.choice([2, 3, 4, 5])
+                    query = text.format(**format_slots(slots))
+                    assert same_logic(parse(query, vocab), s.logic(slots)), query
+    labels = ["door knock", "siren", "rain"]
+    then = And((Count("door knock", 2), Before("door knock", "siren")))
+    for text, want in [("knocking twice, then a siren", then),
+                       ("could you please find knocking twice, then a siren, thanks?", then),
+                       ("door knock 2 times -> siren", then),
+                       ("door knock twice + rain", And((Count("door knock", 2), Has("rain")))),
+                       ("exactly two door knocks", Count("door knock", 2)),
+                       ("show me exactly two door knocks please", Count("door knock", 2)),
+                       ("exactly two door knocks, -rain", And((Count("door knock", 2),
+                                                                Not(Has("rain")))))]:
+        assert same_logic(parse(text, labels), want), text
