@@ -100,13 +100,14 @@ def _drive(data: Path, cache: Path, kill_worker_at: int, kill_driver_at: int | N
 
 def test_worker_then_driver_killed_then_rerun(small_bench_dir, tmp_path):
     from reasonaudio.dataset.benchmark import load_benchmark
-    from reasonaudio.ingest.embed.run import ingest_model
+    from reasonaudio.ingest.embed.run import IngestOptions, ingest_model
     from reasonaudio.store.open import open_store
 
     reference = copy_bench(small_bench_dir, tmp_path / "reference")
     bench = load_benchmark(reference)
     with open_store(reference, write=True) as store:
-        ingest_model(bench, store, "yamnet", limit=N, cache_dir=tmp_path / "cache-reference")
+        ingest_model(bench, store, "yamnet",
+                     IngestOptions(limit=N, cache_dir=tmp_path / "cache-reference"))
 
     data = copy_bench(small_bench_dir, tmp_path / "killed")
     first = _drive(data, tmp_path / "cache", kill_worker_at=12, kill_driver_at=56)
