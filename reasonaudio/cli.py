@@ -13,7 +13,7 @@ import os
 import sys
 import typing
 import warnings
-from dataclasses import dataclass, fields
+from dataclasses import astuple, dataclass, fields
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -245,7 +245,7 @@ def build(
                                         "(default: negation,order,overlap,duration,mix; count "
                                         "only when listed)."),
 ) -> None:
-    """Build a benchmark directory: corpus, queries, qrels, choices, atoms, manifest."""
+    """Build a benchmark directory: corpus, queries, qrels, choices, atoms, formulations, manifest."""
     from reasonaudio.ingest.build import BuildParams, build_benchmark
     from reasonaudio.tasks.registry import select_tasks
     from reasonaudio.views.benchmark import print_build_summary
@@ -260,6 +260,19 @@ def build(
     with progress_hooks(err_console, unit="clips", transient=True, notify=_note) as hooks:
         summary = build_benchmark(out, params, overwrite=force, hooks=hooks)
     print_build_summary(console, out, summary)
+
+
+@app.command()
+def formulate(data: Path = DataOpt) -> None:
+    """Add formulations.jsonl (every query as question, command, keywords, paraphrase, exclusion)
+    to a benchmark built before formulations; the rows a build of today writes."""
+    from reasonaudio.ingest.build import add_formulations
+
+    manifest = add_formulations(data)
+    rows = manifest["formulations"]["rows"]
+    console.print(Text(f"wrote {Path(data) / 'formulations.jsonl'}: "
+                       + ", ".join(f"{n:,} {name}" for name, n in rows.items())
+                       + "; manifest updated (saved results of this benchmark are now stale)"))
 
 
 @app.command()
@@ -413,6 +426,25 @@ def _eval_context(store: StoreFlags, models: RetrieverFlags, **fields: Any) -> A
                        retriever_options=per_retriever, **fields)
 
 
+FormulationOpt = typer.Option("caption", "--formulation", help="Which way of asking the "
+                              "queries are answered in: caption (default, queries.jsonl) | question "
+                              "| command | keywords | paraphrase | exclusion | all (each in turn).")
+
+
+def _formulations(name: str, with_runs: bool, allow_all: bool = True) -> tuple[str, ...]:
+    """``--formulation``'s names; one line for an unknown one (or ``all`` where one is needed)."""
+    from reasonaudio.constraints.formulations import ALL, check_formulation, expand
+
+    try:
+        check_formulation(name)
+    except ValueError as exc:
+        raise ReasonAudioError(f"--formulation: {exc}") from None
+    if name == ALL and (with_runs or not allow_all):
+        raise ReasonAudioError("--formulation all cannot go with a run file or a comparison: "
+                               "name the one formulation it answers")
+    return expand(name)
+
+
 @app.command("eval")
 @option_groups
 def eval_(
@@ -426,6 +458,7 @@ def eval_(
     mteb_results: Optional[Path] = typer.Option(None, "--mteb-results", help="Also write MTEB result "
                                                 "files here (MTEB's result-cache layout; needs mteb)."),
     depth: int = typer.Option(100, "--depth", "-k", help="Clips each retriever returns per query."),
+    formulation: str = FormulationOpt,
     store: StoreFlags = StoreFlags(),
     models: RetrieverFlags = RetrieverFlags(),
     condition: str = typer.Option("clean", "--condition",
@@ -437,6 +470,7 @@ def eval_(
     from reasonaudio.bench.evaluate import evaluate_retrievers
     from reasonaudio.bench.external import RunSpec, evaluate_run_files
     from reasonaudio.bench.report import write_results_json
+    from reasonaudio.bench.results import formulation_key
     from reasonaudio.bench.run_files import parse_run_spec
     from reasonaudio.views.external import print_run_notes
     from reasonaudio.views.progress import progress_hooks
@@ -452,18 +486,39 @@ def eval_(
         from reasonaudio.models.mteb_models import require_mteb
 
         require_mteb()  # refused before anything is evaluated
+    forms = _formulations(formulation, bool(run))
+    if mteb_results is not None and forms != ("caption",):
+        raise ReasonAudioError("--mteb-results writes the caption queries' results only; drop "
+                               "--formulation (MTEB scores formulations as subsets: "
+                               "reasonaudio.bench.mteb_tasks.formulation_subsets)")
+    views = [bench.formulated(form) for form in forms]  # a build without formulations: one line
     context = _eval_context(store, models, depth=depth, trec_dir=trec)
-    specs = [RunSpec(*parse_run_spec(item)) for item in run or ()]
-    external, notes = evaluate_run_files(bench, specs, context,
-                                         taken=retriever or ())  # files checked before any model loads
-    print_run_notes(console, notes)
-    if retriever:
-        with progress_hooks(console) as hooks:
-            results = evaluate_retrievers(bench, retriever, context.with_(hooks=hooks))
-        results.runs.update(external.runs)
-    else:
-        results = external
-    print_eval_tables(console, results)
+    results = None
+    for form, view in zip(forms, views):
+        specs = [RunSpec(*parse_run_spec(item)) for item in run or ()]
+        specs = [RunSpec(formulation_key(sp.name, form), *astuple(sp)[1:]) for sp in specs]
+        external, notes = evaluate_run_files(view, specs, context.with_(formulation=form),
+                                             taken=retriever or ())  # files checked before any model loads
+        print_run_notes(console, notes)
+        if retriever:
+            with progress_hooks(console) as hooks:
+                done = evaluate_retrievers(bench, retriever, context.with_(hooks=hooks, formulation=form))
+            done.runs.update(external.runs)
+        else:
+            done = external
+        if len(forms) > 1:
+            console.print(Text(f"formulation: {form}"))
+        print_eval_tables(console, done)
+        if results is None:
+            results = done
+        else:
+            results.runs.update(done.runs)
+    assert results is not None
+    if len(forms) > 1 and retriever:
+        from reasonaudio.bench.robustness import robustness
+        from reasonaudio.views.robustness import print_robustness
+
+        print_robustness(console, robustness(bench, retriever))
     if json_out is not None:
         write_results_json(json_out, results)
         console.print(Text(f"wrote {json_out}"))
@@ -518,6 +573,9 @@ def compare(
     data: Path = DataOpt,
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the comparison as JSON."),
     depth: int = typer.Option(100, "--depth", "-k", help="Depth if a retriever must be evaluated."),
+    formulation: str = typer.Option("caption", "--formulation", help="The formulation both "
+                                    "answer: caption (default) | question | command | keywords | "
+                                    "paraphrase | exclusion."),
     store: StoreFlags = StoreFlags(),
     models: RetrieverFlags = RetrieverFlags(),
     condition: str = typer.Option("clean", "--condition",
@@ -528,6 +586,7 @@ def compare(
     may be one retriever under two conditions (paired by query: the queries are the same)."""
     from reasonaudio.bench.compare import compare as compare_results
     from reasonaudio.bench.evaluate import ensure_results
+    from reasonaudio.bench.results import formulation_key
     from reasonaudio.fileio import write_json
     from reasonaudio.views.progress import progress_hooks
     from reasonaudio.views.results import print_comparison
@@ -535,13 +594,16 @@ def compare(
     from reasonaudio.bench.condition_scores import results_under
     from reasonaudio.dataset.conditions import qualified
 
-    context = _eval_context(store, models, depth=depth)
+    (form,) = _formulations(formulation, False, allow_all=False)
+    context = _eval_context(store, models, depth=depth, formulation=form)
     bench = _load(data, no_verify, condition)
+    bench.formulated(form)  # a build without formulations: one line, before any model loads
     sides = []
     with progress_hooks(console) as hooks:
         for text in (a, b):
             side_bench, name, cond = results_under(bench, text, condition)
-            run_ = ensure_results(side_bench, [name], context.with_(hooks=hooks)).runs[name]
+            run_ = ensure_results(side_bench, [name], context.with_(hooks=hooks)).runs[
+                formulation_key(name, form)]
             run_.name = qualified(name, cond) if "@" in a + b or condition != "clean" else name
             sides.append(run_)
     comparison = compare_results(sides[0], sides[1])
@@ -567,9 +629,11 @@ def report(
     """Saved results as tables and PNG plots (no recomputation)."""
     from reasonaudio.bench.report import run_report
     from reasonaudio.views.results import print_report_outcome
+    from reasonaudio.views.robustness import print_robustness
 
-    print_report_outcome(console, run_report(_load(data, no_verify, condition), out, retriever or None,
-                                             projection))
+    outcome = run_report(_load(data, no_verify, condition), out, retriever or None, projection)
+    print_report_outcome(console, outcome)
+    print_robustness(console, outcome.robustness)
 
 
 @app.command("export")
@@ -623,6 +687,10 @@ def train_cmd(
     hold_out_templates: bool = typer.Option(False, "--hold-out-templates",
                                             help="Train only on training paraphrases, never on "
                                             "the benchmark's query templates."),
+    hold_out_formulations: Optional[str] = typer.Option(
+        None, "--hold-out-formulations", help="Also train on the query formulations (question, "
+        "command, keywords, paraphrase, exclusion) except these, comma-separated, e.g. "
+        "'keywords,paraphrase' (default: caption only)."),
     captions_per_clip: int = typer.Option(6, "--captions-per-clip", min=0,
                                           help="Captions drawn from each clip's true events."),
     templates_per_query: int = typer.Option(2, "--templates-per-query", min=0,
@@ -643,16 +711,19 @@ def train_cmd(
                                "model or empty (anything else is refused)."),
 ) -> None:
     """Train a dual encoder on a training build's planted minimal pairs (docs/training.md)."""
-    from reasonaudio.train.data import DataOptions
+    from reasonaudio.train.data import DataOptions, check_hold_out_formulations
     from reasonaudio.train.model import ModelConfig
     from reasonaudio.train.perception_stage import PerceptionOptions
     from reasonaudio.train.trainer import TrainOptions, train_model
     from reasonaudio.views.train import print_train_summary, train_progress
 
+    held_forms = None if hold_out_formulations is None else check_hold_out_formulations(
+        [n.strip() for n in hold_out_formulations.split(",") if n.strip()])
     options = TrainOptions(data=DataOptions(captions_per_clip=captions_per_clip,
                                             templates_per_query=templates_per_query,
                                             hold_out_labels=hold_out_labels,
-                                            hold_out_templates=hold_out_templates, seed=seed),
+                                            hold_out_templates=hold_out_templates,
+                                            hold_out_formulations=held_forms, seed=seed),
                            model=ModelConfig(event_slots=event_slots),
                            epochs=epochs, batch_size=batch_size, hard_negatives=hard_negatives,
                            perception=PerceptionOptions(epochs=perception_epochs),

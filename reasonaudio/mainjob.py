@@ -23,7 +23,7 @@ from reasonaudio.bench.detection import DetectRun, detect_and_evaluate
 from reasonaudio.bench.evaluate import EvalContext, evaluate_retrievers
 from reasonaudio.bench.report import ReportOutcome, run_report, write_results_json
 from reasonaudio.bench.results import Results
-from reasonaudio.dataset.benchmark import MANIFEST, Benchmark, load_benchmark
+from reasonaudio.dataset.benchmark import FORMULATIONS, MANIFEST, Benchmark, load_benchmark
 from reasonaudio.dataset.conditions import parse_condition
 from reasonaudio.detect.collection import DetectOptions
 from reasonaudio.errors import DataError, ReasonAudioError
@@ -31,12 +31,14 @@ from reasonaudio.fileio import read_json
 from reasonaudio.ingest.atoms.fetch.fetch import default_dest, fetch_packages, published_bank
 from reasonaudio.ingest.atoms.registry import open_bank
 from reasonaudio.dataset.benchmark import check_manifest
-from reasonaudio.ingest.build import BuildParams, absolute_bank_spec, build_benchmark
+from reasonaudio.ingest.build import (BuildParams, absolute_bank_spec, add_formulations,
+                                     build_benchmark)
 from reasonaudio.ingest.embed.run import IngestSummary, ingest_model
 from reasonaudio.models.names import not_offline, offline_learned, ran_yamnet
 from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.store.collections import ingest_payload
 from reasonaudio.store.open import open_store
+from reasonaudio.tasks.base import CAPTION, FORMULATIONS as FORMULATION_NAMES
 
 SYMBOLIC = ("oracle", "bag-of-sounds", "random")
 MIN_REAL_CLASSES = 150
@@ -91,6 +93,9 @@ class MainJobResult:
     runs_dir: Path | None = None
     noisy: Results | None = None
     """the results under ``MainJobParams.noisy`` (oracle and the retrievers that listen)"""
+    formulation_runs: dict[str, Any] = field(default_factory=dict)
+    """``NAME@FORMULATION`` -> result, for every retriever evaluated and formulation other than
+    caption (the report's robustness table reads them back from results/)"""
 
 
 def resolve_atoms(spec: str, hooks: Hooks = SILENT) -> str:
@@ -131,6 +136,9 @@ def prepare_benchmark(params: MainJobParams, hooks: Hooks = SILENT) -> Benchmark
         want = build.to_json()
         if {k: have.get(k) for k in want} == want:
             hooks.notify(f"reusing {root} (same parameters and seed)")
+            if not (root / FORMULATIONS).is_file():
+                hooks.notify(f"adding the query formulations to {root} (`bench formulate`)")
+                add_formulations(root)
             return load_benchmark(root)
         raise DataError(f"{root} holds a build with other parameters; pass another --out or delete it")
     build_benchmark(root, build, hooks=hooks)
@@ -200,6 +208,15 @@ def run_main_job(params: MainJobParams, hooks: Hooks = SILENT) -> MainJobResult:
         context = EvalContext(store=store, hooks=hooks)
         out.results = step("eval", lambda: evaluate_retrievers(bench, names, context),
                            lambda r: f"{len(r.runs)} retrievers x {len(bench.queries)} queries")
+        for form in FORMULATION_NAMES:
+            if form == CAPTION:
+                continue
+            # the same retrievers on the same clips, asked another way: text-side cost only
+            done = step(f"eval {form}", lambda form=form: evaluate_retrievers(
+                bench, names, context.with_(formulation=form)),
+                lambda r, form=form: f"{len(r.runs)} retrievers x "
+                                     f"{len(bench.formulations.get(form, {}))} queries")
+            out.formulation_runs.update(done.runs)
         if params.detect and any(ran_yamnet(n) for n in learned_ok):
             # after the eval: the decomposition reads the saved embedding results
             options = DetectOptions(calibration=params.out / "calibration",

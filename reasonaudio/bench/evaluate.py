@@ -22,6 +22,7 @@ from reasonaudio.bench.results import (
     data_summary,
     embeddings_path,
     fingerprint,
+    formulation_key,
     load_result,
     run_path,
     save_result,
@@ -37,6 +38,7 @@ from reasonaudio.retrievers.base import Retriever, RetrieverOptions
 from reasonaudio.retrievers.registry import get_retriever, spec_for
 from reasonaudio.store.base import Store
 from reasonaudio.store.open import open_store
+from reasonaudio.tasks.base import CAPTION
 
 DEFAULT_DEPTH = 100
 
@@ -63,6 +65,9 @@ class EvalContext:
     hooks: Hooks = SILENT
     """progress per retriever and stage, notes (e.g. a payload collection loaded on demand) and
     warnings"""
+    formulation: str = CAPTION
+    """which formulation of the queries is asked (``formulations.jsonl``); results of another
+    than ``caption`` are saved and listed as ``NAME@FORMULATION``"""
 
     def with_(self, **changes: Any) -> "EvalContext":
         return replace(self, **changes)
@@ -159,6 +164,7 @@ def evaluate_retriever(bench: Benchmark, retriever: Retriever, context: EvalCont
     result.timing = {"search_s": round(t1 - t0, 3), "choices_s": round(t2 - t1, 3),
                      "search_ms_per_query": round(1000 * (t1 - t0) / max(n_q, 1), 3)}
     result.failures = dict(sorted(failures.items()))
+    result.formulation = bench.formulation
     if failures:
         first = next(iter(result.failures.items()))
         hooks.warn(f"{name}: {len(failures)} queries could not be read and score 0 "
@@ -201,6 +207,7 @@ def evaluate_retrievers(bench: Benchmark, names: Sequence[str | Retriever],
         raise ReasonAudioError(f"depth must be at least 1, got {context.depth}")
     if not names:
         raise ReasonAudioError("no retriever to evaluate (pass --retriever NAME)")
+    bench = bench.formulated(context.formulation)
     results = Results(data_summary(bench), versions())
     store = context.store
     own_store = None
@@ -221,7 +228,8 @@ def evaluate_retrievers(bench: Benchmark, names: Sequence[str | Retriever],
                 if opts is not base and opts.hooks == SILENT:
                     opts = replace(opts, hooks=base.hooks)
                 retriever, owned = get_retriever(item, bench, opts, store=store), True
-            name = item if isinstance(item, str) else retriever.name
+            name = formulation_key(item if isinstance(item, str) else retriever.name,
+                                   bench.formulation)
             try:
                 if name not in results.runs:
                     results.runs[name] = evaluate_retriever(bench, retriever, context, name)
@@ -244,12 +252,13 @@ def ensure_results(bench: Benchmark, names: Sequence[str],
     results = Results(data_summary(bench), versions())
     missing = []
     weighted = [n for n in names if given_weights(n, context.options, context.retriever_options)]
+    key = {n: formulation_key(n, context.formulation) for n in names}
     for name in names:
-        saved = None if name in weighted else load_result(bench, name)
+        saved = None if name in weighted else load_result(bench, key[name])
         if saved is None:
             missing.append(name)
         else:
-            results.runs[name] = saved
+            results.runs[key[name]] = saved
     if missing:
         absent = [n for n in missing if n not in weighted]
         if absent:
@@ -260,7 +269,7 @@ def ensure_results(bench: Benchmark, names: Sequence[str],
                                  "rather than reusing saved results")
         fresh = evaluate_retrievers(bench, missing, context=context)
         results.runs.update(fresh.runs)
-    results.runs = {n: results.runs[n] for n in names}
+    results.runs = {key[n]: results.runs[key[n]] for n in names}
     return results
 
 

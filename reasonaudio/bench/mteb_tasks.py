@@ -17,8 +17,10 @@ the benchmark's ``manifest.json`` (the benchmark's fingerprint, which
 result files; with ``prediction_folder`` it saves the rankings that ``bench eval --run`` reads.
 
 Subsets: every task has one subset, ``default``. The builder takes ``subsets`` (subset name ->
-which queries), so a later split of the queries (e.g. by query formulation) becomes further
-subsets of the same tasks, each scored on its own by MTEB, without new tasks or new loading code.
+which queries), so a split of the queries becomes further subsets of the same tasks, each scored
+on its own by MTEB, without new tasks or new loading code; ``subsets=formulation_subsets()`` gives
+one subset per query formulation (``default`` the captions, then ``question``, ``command``,
+``keywords``, ``paraphrase``, ``exclusion``), their texts from the build's formulations.
 
 The corpus is the same for every task and is rendered (or decoded) once per source, at
 ``sample_rate`` (default: each clip's own rate), as ``audio`` items ``{"array", "sampling_rate"}``
@@ -39,8 +41,10 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from reasonaudio.dataset.benchmark import FORMULATIONS as FORMULATIONS_FILE
 from reasonaudio.dataset.benchmark import MANIFEST, TASKS, load_benchmark
 from reasonaudio.errors import DataError
+from reasonaudio.tasks.base import CAPTION, FORMULATIONS
 from reasonaudio.models.mteb_models import (AUDIO, OVERALL_TASK, SPLIT, SUBSET, TEXT, import_mteb,
                                             mteb_licence, task_metadata)
 
@@ -57,6 +61,23 @@ class QueryRow:
 
 QuerySelector = Callable[[QueryRow], bool]
 DEFAULT_SUBSETS: Mapping[str, QuerySelector] = {SUBSET: lambda q: True}
+
+
+@dataclass(frozen=True)
+class InFormulation:
+    """A subset's selector that takes every query, asked in formulation ``name`` (its texts from
+    ``formulations.jsonl`` or the export's ``formulations`` table; ``caption``: the queries)."""
+
+    name: str
+
+    def __call__(self, q: QueryRow) -> bool:
+        return True
+
+
+def formulation_subsets(names: Sequence[str] = FORMULATIONS) -> dict[str, QuerySelector]:
+    """One subset per formulation, ``caption`` as MTEB's ``default``: ``mteb_tasks(path,
+    subsets=formulation_subsets())`` scores every way of asking as a subset of the same tasks."""
+    return {(SUBSET if n == CAPTION else n): InFormulation(n) for n in names}
 
 
 def task_name(task: str | None) -> str:
@@ -97,6 +118,18 @@ class TaskSource:
     _waves: Callable[[int | None], Any]
     """``sample_rate -> iterator of (clip id, wave, rate)``"""
     _corpus: dict[Any, Any] = field(default_factory=dict)
+    formulations: dict[str, dict[str, str]] = field(default_factory=dict)
+    """formulation -> query id -> text (empty for a build without formulations)"""
+
+    def asked(self, formulation: str) -> list[QueryRow]:
+        """The queries with their text in ``formulation`` (those that have it)."""
+        if formulation == CAPTION:
+            return list(self.queries)
+        texts = self.formulations.get(formulation)
+        if not texts:
+            raise DataError(f"{self.root}: no queries in formulation {formulation!r} (a build "
+                            "without formulations: add them with `bench formulate`)")
+        return [replace(q, text=texts[q.id]) for q in self.queries if q.id in texts]
 
     def corpus(self, sample_rate: int | None = None) -> Any:
         """The corpus as a ``datasets.Dataset`` (``id``, ``audio``), built once per rate."""
@@ -137,7 +170,8 @@ def _benchmark_source(root: Path, atoms: str | None, verify: bool) -> TaskSource
         licences=sorted({a.license for a in bench.atoms}),
         queries=[QueryRow(q.id, q.text, q.task) for q in bench.queries],
         qrels={q: {c: 1 for c in sorted(cs)} for q, cs in bench.qrels.items()},
-        clip_ids=[c.id for c in bench.clips], _waves=waves)
+        clip_ids=[c.id for c in bench.clips], _waves=waves,
+        formulations=bench.formulations if (root / FORMULATIONS_FILE).is_file() else {})
 
 
 def _table(root: Path, folder: str) -> list[dict[str, Any]]:
@@ -193,9 +227,13 @@ def _export_source(root: Path) -> TaskSource:
                 wave, r = soxr.resample(wave, r, rate).astype(np.float32), rate
             yield str(row["_id"]), wave, r
 
+    forms: dict[str, dict[str, str]] = {}
+    if (root / "formulations").is_dir():
+        for r in _table(root, "formulations"):
+            forms.setdefault(str(r["formulation"]), {})[str(r["query-id"])] = str(r["text"])
     return TaskSource(root=root, kind="hf-export", revision=revision, seed=seed, licences=licences,
                       queries=queries, qrels=qrels, clip_ids=[str(r["_id"]) for r in corpus_rows],
-                      _waves=waves)
+                      _waves=waves, formulations=forms)
 
 
 def open_source(path: Path | str, *, atoms: str | None = None, verify: bool = True) -> TaskSource:
@@ -240,8 +278,9 @@ def _task_class() -> type:
             corpus = self.source.corpus(self.sample_rate)
             self.dataset = {}
             for subset, select in self.subsets.items():
-                rows = [q for q in self.source.queries
-                        if (self.task is None or q.task == self.task) and select(q)]
+                pool = (self.source.asked(select.name) if isinstance(select, InFormulation)
+                        else self.source.queries)
+                rows = [q for q in pool if (self.task is None or q.task == self.task) and select(q)]
                 queries = Dataset.from_dict({"id": [q.id for q in rows], TEXT: [q.text for q in rows]})
                 self.dataset[subset] = {SPLIT: {
                     "corpus": corpus, "queries": queries, "top_ranked": None,

@@ -14,6 +14,7 @@ from reasonaudio.bench.condition_scores import (
 )
 from reasonaudio.bench.plots import PROJECTIONS, plot_report
 from reasonaudio.bench.results import Results, load_results, results_dir
+from reasonaudio.bench.robustness import Robustness, plot_robustness, robustness
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import atomic_dir, read_json, write_json
@@ -36,6 +37,8 @@ class ReportOutcome:
     conditions: Any = None
     """:class:`~reasonaudio.bench.condition_scores.ConditionScores` when results were saved under
     more than one acoustic condition (with ``metrics_vs_snr.png`` among the plots)"""
+    robustness: Robustness = field(default_factory=Robustness)
+    """every retriever x formulation saved (``bench eval --formulation all``)"""
 
     @property
     def has_projection(self) -> bool:
@@ -64,12 +67,13 @@ def run_report(bench: Benchmark, out: Path | None = None, names: Sequence[str] |
                         f"run `bench eval --data {bench.root} --retriever NAME` first")
     out = Path(out) if out is not None else results_dir(bench) / "plots"
     scores = condition_scores(bench, names) if len(saved_conditions(bench)) > 1 else None
-    return ReportOutcome(results, write_plots(bench, results, out, projection, scores),
-                         saved_detections(bench), scores)
+    rob = robustness(bench, names)
+    return ReportOutcome(results, write_plots(bench, results, out, projection, scores, rob),
+                         saved_detections(bench), scores, rob)
 
 
 def write_plots(bench: Benchmark, results: Results, out: Path, projection: str,
-                scores: Any = None) -> list[Path]:
+                scores: Any = None, rob: Robustness | None = None) -> list[Path]:
     """The plots, written into ``out`` atomically with a ``report.json`` listing them.
 
     A report is derived from saved results, so an earlier report folder (or an empty one) is
@@ -80,6 +84,8 @@ def write_plots(bench: Benchmark, results: Results, out: Path, projection: str,
             snr = plot_vs_snr(scores, tmp)
             made += [snr] if snr is not None else []
             write_scores_json(tmp / "conditions.json", scores)
+        if rob is not None:
+            made += plot_robustness(rob, tmp)
         write_json(tmp / REPORT_FILE, {
             "format": REPORT_FORMAT, "benchmark": str(Path(bench.root).resolve()),
             "retrievers": sorted(results.runs), "projection": projection,

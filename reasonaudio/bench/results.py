@@ -29,6 +29,7 @@ from reasonaudio.errors import DataError
 from reasonaudio.fileio import atomic_file, read_json, sha256_file
 from reasonaudio.dataset.benchmark import BENCHMARK_FILES
 from reasonaudio.provenance import versions
+from reasonaudio.tasks.base import CAPTION
 
 RESULTS_DIR = "results"
 FORMAT = "reasonaudio-results/1"
@@ -102,6 +103,8 @@ class RetrieverResult:
     versions: dict[str, Any] = field(default_factory=dict)
     failures: dict[str, str] = field(default_factory=dict)
     """query id -> why the retriever could not answer it (those queries score 0)"""
+    formulation: str = CAPTION
+    """the formulation of the query texts it answered (``bench eval --formulation``)"""
 
     def __post_init__(self) -> None:
         if not self.overall:
@@ -130,6 +133,7 @@ class RetrieverResult:
             "fingerprint": self.fingerprint,
             "versions": self.versions,
             "failures": self.failures,
+            "formulation": self.formulation,
             "per_query": {q: {"task": self.task_of[q], **self.per_query.get(q, {})}
                           for q in sorted(self.task_of)},
         })
@@ -148,7 +152,8 @@ class RetrieverResult:
                        describe=dict(obj.get("describe", {})), depth=int(obj.get("depth", 100)),
                        timing=dict(obj.get("timing", {})), fingerprint=str(obj.get("fingerprint", "")),
                        versions=dict(obj.get("versions", {})),
-                       failures=dict(obj.get("failures", {})))
+                       failures=dict(obj.get("failures", {})),
+                       formulation=str(obj.get("formulation", CAPTION)))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise DataError(f"{where}: malformed results file ({exc})") from None
 
@@ -168,11 +173,18 @@ class Results:
         for name, r in self.runs.items():
             entry = r.summary_json()
             entry.update({"describe": r.describe, "depth": r.depth, "counts": r.counts,
-                          "timing": r.timing, "failures": r.failures})
+                          "timing": r.timing, "failures": r.failures,
+                          "formulation": r.formulation})
             if per_query:
                 entry["per_query"] = r.to_json()["per_query"]
             runs[name] = entry
         return {"data": self.data, "versions": self.versions, "runs": runs}
+
+
+def formulation_key(name: str, formulation: str = CAPTION) -> str:
+    """The name a result is saved and listed under: the retriever's own for ``caption`` (so
+    results from before formulations keep their names), ``NAME@FORMULATION`` otherwise."""
+    return name if formulation == CAPTION else f"{name}@{formulation}"
 
 
 def results_dir(bench: Benchmark) -> Path:
@@ -213,9 +225,11 @@ def load_result(bench: Benchmark, name: str) -> RetrieverResult | None:
     return result
 
 
-def load_results(bench: Benchmark, names: Iterable[str] | None = None) -> Results:
+def load_results(bench: Benchmark, names: Iterable[str] | None = None,
+                 formulations: bool = False) -> Results:
     """Saved results (``names`` in that order, or all: oracle first, then by name); results of
-    another build of the benchmark are listed in ``Results.stale``."""
+    another build of the benchmark are listed in ``Results.stale``. Without ``names``, results
+    of formulations other than ``caption`` (``NAME@FORMULATION``) only with ``formulations``."""
     fp = fingerprint(bench)
     found: dict[str, RetrieverResult] = {}
     stale: list[str] = []
@@ -228,6 +242,8 @@ def load_results(bench: Benchmark, names: Iterable[str] | None = None) -> Result
                 continue
             if r.fingerprint != fp:
                 stale.append(r.name)
+            elif r.formulation != CAPTION and names is None and not formulations:
+                continue
             else:
                 found[r.name] = r
     if names is not None:

@@ -87,7 +87,7 @@ for _p in ",([)]":
     WORDS[_p] = COMMA
 for _p in ".;:!?":
     WORDS[_p] = STOP
-WORDS.update({"&": AND, "+": AND, "/": OR, "~": FILLER})
+WORDS.update({"&": AND, "+": AND, "/": OR, "~": FILLER, "->": FWD})
 
 _ONLY = ("'{w}' (no other sounds) cannot be expressed: it would exclude every other label; "
          "name the sounds to exclude with 'no', or drop '{w}'")

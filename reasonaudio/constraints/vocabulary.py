@@ -21,18 +21,21 @@ from reasonaudio.errors import QueryParseError
 
 _TOKEN_RE = re.compile(r"(?:(?<![\w.])[-\u2212])?(?:[0-9]{1,3}(?:,[0-9]{3})+(?![0-9])|[0-9]+)"
                        r"(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?"
-                       r"|[^\W\d_]+(?:['\u2019][^\W\d_]+)*|[^\w\s]")
+                       r"|[^\W\d_]+(?:['\u2019][^\W\d_]+)*|->|[^\w\s]")
 """A number keeps its sign, exponent and thousands separators ("-5", "1e309", "10,000"), so it
 is refused or read as the whole number rather than as "5", "5 e" or "10" and "000"; a unit glued
 to a number ("10s") still splits off."""
+ARROW = "->"
+"""Keyword order mark: "a -> b" reads as "a, then b" (also the arrow character U+2192)."""
 EXCLUDE_MARKS = frozenset("-!")
 """Keyword-search exclusion: a mark glued to the front of a word ("-rain", "!rain") reads as
 "not"; after a letter it is a hyphen ("hip-hop"), before a space a dash or a full stop."""
 _EXCLUDE_AFTER = frozenset(" \t\n\r\f\v,;:([") | EXCLUDE_MARKS
+_QUOTES = frozenset("'\"\u2018\u201c`")
 SKIPPABLE = frozenset(" \t\n\r\f\v-\u2010\u2011\u2012\u2013\u2014'\"\u2018\u2019\u201c\u201d`*_")
 """Characters a query may contain that carry no meaning (space, hyphens, quotes); any other
 character that no token reads is refused (:func:`unread_characters`), never dropped silently."""
-_PUNCT_KEPT = frozenset(",;.:!?()[]/&+~")
+_PUNCT_KEPT = frozenset(",;.:!?()[]/&+~\u2192") | {ARROW}
 _CONTRACTIONS = {"can't": ("can", "not"), "won't": ("will", "not"), "shan't": ("shall", "not"),
                  "cannot": ("can", "not")}
 AUX_INSIDE_LABEL = frozenset({"is", "are"})
@@ -61,11 +64,17 @@ def tokenize(text: str) -> list[Token]:
     out: list[Token] = []
     for m in _TOKEN_RE.finditer(text):
         raw, start, end = m.group(0), m.start(), m.end()
+        if raw in (ARROW, "\u2192"):
+            out.append(Token(ARROW, start, end, "punct"))
+            continue
         if raw[0] in "0123456789" or (raw[0] in "-\u2212" and len(raw) > 1):
             out.append(Token(raw.replace("\u2212", "-").replace(",", ""), start, end, "num"))
             continue
         if raw in EXCLUDE_MARKS and _excludes(text, start):
             out.append(Token("not", start, end, "word"))
+            continue
+        if raw == "+" and _spaced(text, start):
+            out.append(Token("and", start, end, "word"))  # "a + b": a joiner, never inside a label
             continue
         if not raw[0].isalpha() or raw[0].isdigit():
             if raw in _PUNCT_KEPT:
@@ -86,9 +95,16 @@ def tokenize(text: str) -> list[Token]:
 
 def _excludes(text: str, i: int) -> bool:
     """Whether the mark at ``text[i]`` starts a word it excludes: at the text start or after a
-    space, comma or bracket (or another mark), with a letter right after it."""
-    return (i + 1 < len(text) and text[i + 1].isalpha()
+    space, comma or bracket (or another mark), with a letter (or a quoted phrase: '-"sea
+    waves"') right after it."""
+    nxt = i + 2 if i + 2 < len(text) and text[i + 1] in _QUOTES else i + 1
+    return (nxt < len(text) and text[nxt].isalpha()
             and (i == 0 or text[i - 1] in _EXCLUDE_AFTER))
+
+
+def _spaced(text: str, i: int) -> bool:
+    """Whether ``text[i]`` stands alone between spaces (or at an end)."""
+    return (i == 0 or text[i - 1].isspace()) and (i + 1 == len(text) or text[i + 1].isspace())
 
 
 def unread_characters(text: str) -> list[tuple[int, str]]:

@@ -6,6 +6,7 @@ hand-edited directory fails here with the file and field named, not deep inside 
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -17,6 +18,7 @@ from reasonaudio.dataset.clip import Clip
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import read_json, read_jsonl, reading_text, sha256_file, write_json
 from reasonaudio.output_dirs import OutputKind
+from reasonaudio.tasks.base import CAPTION
 from reasonaudio.tasks.registry import (ALL_TASKS, TASKS,  # task names; importers read them here
                                        tasks_present)
 
@@ -26,7 +28,12 @@ QRELS = "qrels/test.tsv"
 CHOICES = "choices.jsonl"
 ATOMS = "atoms.jsonl"
 MANIFEST = "manifest.json"
+FORMULATIONS = "formulations.jsonl"
+"""every query in each user-intent formulation (reasonaudio.constraints.formulations); optional:
+benchmarks built before it have none"""
 BENCHMARK_FILES = (CORPUS, QUERIES, QRELS, CHOICES, ATOMS)
+OPTIONAL_FILES = (FORMULATIONS,)
+"""files hashed into the manifest when the build wrote them"""
 QRELS_HEADER = "query-id\tcorpus-id\tscore"
 FORMAT = "reasonaudio-benchmark"
 FORMAT_VERSION = 1
@@ -111,8 +118,9 @@ def read_qrels(path: Path) -> dict[str, set[str]]:
 
 def file_records(root: Path) -> dict[str, dict[str, Any]]:
     """The manifest's ``files``: sha256 and size of every benchmark file under ``root``."""
+    names = BENCHMARK_FILES + tuple(n for n in OPTIONAL_FILES if (root / n).is_file())
     return {name: {"sha256": sha256_file(root / name), "bytes": (root / name).stat().st_size}
-            for name in BENCHMARK_FILES}
+            for name in names}
 
 
 def write_manifest(root: Path, manifest: dict[str, Any]) -> dict[str, Any]:
@@ -149,7 +157,7 @@ def check_manifest(manifest: Any, path: Path) -> dict[str, Any]:
 def verify_files(root: Path, manifest: dict[str, Any]) -> None:
     """Every benchmark file against the sha256 the manifest recorded; names the first that differs."""
     files = manifest["files"]
-    for name in BENCHMARK_FILES:
+    for name in BENCHMARK_FILES + tuple(n for n in OPTIONAL_FILES if n in files):
         path = root / name
         record = files.get(name)
         if not isinstance(record, dict) or not isinstance(record.get("sha256"), str):
@@ -187,6 +195,8 @@ class Benchmark:
         if verify:
             verify_files(self.root, self.manifest)
         self._derived: dict[str, Any] = {}
+        self.formulation = CAPTION
+        """which formulation ``queries`` hold (:meth:`formulated`)"""
 
     def derived(self, key: str, make: Callable[[], T]) -> T:
         """A value computed from this benchmark once and kept with it (the judge's index, the
@@ -248,6 +258,51 @@ class Benchmark:
             except (KeyError, TypeError):
                 raise DataError(f"{path}:{i + 1}: needs fields query_id, positive, negative") from None
         return out
+
+    @cached_property
+    def formulations(self) -> dict[str, dict[str, str]]:
+        """formulation -> query id -> text (``formulations.jsonl``); DataError when the
+        benchmark has none (built before formulations: ``bench formulate DIR`` adds them)."""
+        path = self.root / FORMULATIONS
+        if not path.is_file():
+            raise DataError(f"{path}: file not found; this benchmark was built without "
+                            "formulations (add them with `bench formulate --data DIR`)")
+        if FORMULATIONS not in self.manifest["files"]:
+            raise DataError(f"{path}: not listed in {MANIFEST}, so it may belong to another "
+                            "build; write it again with `bench formulate --data DIR`")
+        out: dict[str, dict[str, str]] = {}
+        for i, o in enumerate(read_jsonl(path)):
+            try:
+                qid, name, text = o["query_id"], o["formulation"], o["text"]
+            except (KeyError, TypeError):
+                raise DataError(f"{path}:{i + 1}: needs fields query_id, formulation, text") from None
+            if qid not in self.query_by_id:
+                raise DataError(f"{path}:{i + 1}: unknown query id {qid!r}")
+            out.setdefault(str(name), {})[str(qid)] = str(text)
+        return out
+
+    def formulated(self, name: str) -> "Benchmark":
+        """This benchmark with every query's text in formulation ``name`` (queries without that
+        formulation, e.g. ``exclusion`` for a query with no negation, left out); qrels, choices
+        and clips are shared. ``caption`` is the benchmark itself."""
+        if name == self.formulation:
+            return self
+        if name == CAPTION:
+            raise ValueError("formulated() is called on the benchmark as loaded")
+        texts = self.formulations.get(name)
+        if not texts:
+            raise DataError(f"{self.root / FORMULATIONS}: no queries in formulation {name!r}")
+        qrels = self.qrels  # checked against every query id before the view keeps a subset
+        view = copy.copy(self)
+        view._derived = {}
+        view.formulation = name
+        for key in ("queries", "query_by_id"):
+            view.__dict__.pop(key, None)
+        view.__dict__["qrels"] = qrels
+        view.__dict__["queries"] = [
+            Query(q.id, texts[q.id], q.task, q.logic, {**q.extra, "formulation": name})
+            for q in self.queries if q.id in texts]
+        return view
 
     @cached_property
     def atoms(self) -> list[Atom]:

@@ -16,22 +16,25 @@ from typing import Any
 from reasonaudio.constraints.judge import ClipIndex
 from reasonaudio.constraints.logic import to_json
 from reasonaudio.constraints.semantics import holds, occurrences
+from reasonaudio.constraints.formulations import formulate, formulation_counts, stream_name
 from reasonaudio.constraints.templates import render_query
 from reasonaudio.dataset.benchmark import (
     ATOMS,
     BENCHMARK_OUTPUT,
     CHOICES,
     CORPUS,
+    FORMULATIONS,
     QRELS,
     QUERIES,
     TASKS,
+    load_benchmark,
     write_manifest,
     write_qrels,
 )
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.dataset.conditions import manifest_record, parse_condition_list
 from reasonaudio.errors import DataError
-from reasonaudio.fileio import atomic_dir, clear_stale_partials, write_jsonl
+from reasonaudio.fileio import atomic_dir, atomic_file, clear_stale_partials, dumps, write_jsonl
 from reasonaudio.output_dirs import check_output_dir
 from reasonaudio.ingest.atom_rules import validate_bank
 from reasonaudio.ingest.atoms.bank import AtomBank
@@ -268,13 +271,21 @@ def build_benchmark(out: Path | str, params: BuildParams, overwrite: bool = Fals
         write_qrels(tmp / QRELS, result.qrels)
         write_jsonl(tmp / CHOICES, result.choices)
         write_jsonl(tmp / ATOMS, (a.to_json() for a in bank.atoms))
+        formulations = formulate(result.queries, params.seed)
+        write_jsonl(tmp / FORMULATIONS, formulations)
         if params.audio:
             write_clip_audio(tmp / "audio", result.clips, bank, params.audio, RenderParams(), hooks)
-        record = _manifest(params, bank, result)
+        record = {**_manifest(params, bank, result),
+                  "formulations": formulations_record(params.seed, formulations)}
         if conditions is not None:
             record["conditions"] = manifest_record(conditions, beds)
         manifest = write_manifest(tmp, record)
     return manifest
+
+
+def formulations_record(seed: int, rows: list[dict[str, str]]) -> dict[str, Any]:
+    """The manifest's ``formulations``: the stream the texts were drawn from and rows per name."""
+    return {"stream": stream_name(seed), "rows": formulation_counts(rows)}
 
 
 def _checked_beds(conditions: Any, bank: AtomBank, spec: str, hooks: Hooks) -> dict[str, Any]:
@@ -312,3 +323,17 @@ def _manifest(params: BuildParams, bank: AtomBank, result: BuildResult) -> dict[
                    "atoms": len(bank.atoms), "classes": len(bank.labels)},
         "adjustments": result.adjustments,
     }
+
+
+def add_formulations(root: Path | str) -> dict[str, Any]:
+    """Write ``formulations.jsonl`` into a benchmark built before formulations existed (the rows
+    a build of today writes: they depend on the queries and the seed only) and list it in the
+    manifest, which is rewritten last; returns the new manifest. Every other file is untouched."""
+    bench = load_benchmark(root)
+    rows = formulate([q.to_json() for q in bench.queries], bench.seed)
+    with atomic_file(bench.root / FORMULATIONS, "w", encoding="utf-8", newline="\n") as fh:
+        for r in rows:
+            fh.write(dumps(r) + "\n")
+    kept = {k: v for k, v in bench.manifest.items()
+            if k not in ("format", "format_version", "files", "formulations")}
+    return write_manifest(bench.root, {**kept, "formulations": formulations_record(bench.seed, rows)})

@@ -10,6 +10,7 @@ leaves nothing that looks complete)::
     PATH/choices/test.parquet               query-id, positive, negative         (the planted pairs)
     PATH/hard_negatives/test.parquet        query-id, corpus-id                  (the judge's, for HNSR/TFR)
     PATH/atoms/test.parquet                 atom_id, label, path, sample_rate, duration, source, license
+    PATH/formulations/test.parquet          query-id, formulation, text, template (when built with them)
     PATH/reasonaudio-export.json            parameters, versions, sha256 of the benchmark and every file
 
 The layout is the BEIR/MTEB retrieval one (``corpus``, ``queries`` and qrels as ``default``,
@@ -34,11 +35,11 @@ from pathlib import Path
 from typing import Any
 
 from reasonaudio.constraints.judge import hard_negatives
-from reasonaudio.dataset.benchmark import MANIFEST, Benchmark
+from reasonaudio.dataset.benchmark import FORMULATIONS, MANIFEST, Benchmark
 from reasonaudio.errors import DataError
-from reasonaudio.fileio import atomic_dir, clear_stale_partials, sha256_file
+from reasonaudio.fileio import atomic_dir, clear_stale_partials, read_jsonl, sha256_file
 from reasonaudio.output_dirs import OutputKind, check_output_dir
-from reasonaudio.ingest.export_card import CONFIGS, dataset_card
+from reasonaudio.ingest.export_card import CONFIGS, FORMULATIONS_CONFIG, dataset_card
 from reasonaudio.ingest.render import FORMATS as AUDIO_FILE_FORMATS
 from reasonaudio.ingest.render import bench_renderer, encode_audio, write_audio
 from reasonaudio.progress import SILENT, Hooks
@@ -96,6 +97,8 @@ class ExportSummary:
     """relative path -> sha256"""
     adjustments: dict[str, int] = field(default_factory=dict)
     """the renderer's automatic adjustments (kind -> count), as ``bench ingest`` reports them"""
+    formulations: int = 0
+    """rows of the formulations table (0: the benchmark has none)"""
 
 
 def _pyarrow() -> Any:
@@ -136,6 +139,8 @@ def corpus_features(audio: str, sample_rate: int | None) -> dict[str, Any]:
 QUERY_FEATURES = {"_id": _value("string"), "text": _value("string"), "task": _value("string"),
                   "logic": _value("string"), "extra": _value("string")}
 QREL_FEATURES = {"query-id": _value("string"), "corpus-id": _value("string"), "score": _value("int32")}
+FORMULATION_FEATURES = {"query-id": _value("string"), "formulation": _value("string"),
+                        "text": _value("string"), "template": _value("string")}
 CHOICE_FEATURES = {"query-id": _value("string"), "positive": _value("string"), "negative": _value("string")}
 HN_FEATURES = {"query-id": _value("string"), "corpus-id": _value("string")}
 ATOM_FEATURES = {"atom_id": _value("string"), "label": _value("string"), "path": _value("string"),
@@ -276,12 +281,17 @@ def _export(bench: Benchmark, dest: Path, opts: ExportOptions, pa: Any, renderer
             ("hard_negatives", [{"query-id": q, "corpus-id": c} for q, c in hn], HN_FEATURES),
             ("atoms", [a.to_json() for a in atoms], ATOM_FEATURES),
         ]
+        formulations = _formulation_rows(bench)
+        if formulations is not None:
+            tables.append(("formulations", formulations, FORMULATION_FEATURES))
         for folder, rows, feats in tables:
             rel = f"{folder}/{SPLIT}.parquet"
             _write_table(pa, tmp / rel, rows, feats)
             files.append(rel)
         counts = {"clips": len(clips), "queries": len(queries), "qrels": sum(map(len, qrels.values())),
                   "choices": len(choices), "hard_negatives": len(hn), "atoms": len(atoms)}
+        if formulations is not None:
+            counts["formulations"] = len(formulations)
         record = {"format": EXPORT_FORMAT, "options": {k: v for k, v in asdict(opts).items() if k != "force"},
                   "benchmark": {"manifest_sha256": sha256_file(bench.root / MANIFEST),
                                 "seed": bench.seed},
@@ -300,11 +310,20 @@ def _export(bench: Benchmark, dest: Path, opts: ExportOptions, pa: Any, renderer
                          files=record["files"], adjustments=record["render_adjustments"], **counts)
 
 
+def _formulation_rows(bench: Benchmark) -> list[dict[str, str]] | None:
+    """``formulations.jsonl`` as table rows, or None for a benchmark built without it."""
+    if not (bench.root / FORMULATIONS).is_file():
+        return None
+    return [{"query-id": o["query_id"], "formulation": o["formulation"], "text": o["text"],
+             "template": str(o.get("template", ""))} for o in read_jsonl(bench.root / FORMULATIONS)]
+
+
 def config_files(root: Path | str) -> dict[str, list[str]]:
     """Config name -> its parquet files (what ``load_dataset("parquet", data_files=...)`` needs)."""
     root = Path(root)
     out = {}
-    for config, folder in CONFIGS:
+    extra = (FORMULATIONS_CONFIG,) if (root / FORMULATIONS_CONFIG[1]).is_dir() else ()
+    for config, folder in CONFIGS + extra:
         out[config] = sorted(str(p) for p in (root / folder).glob(f"{SPLIT}*.parquet"))
     return out
 

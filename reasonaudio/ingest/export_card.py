@@ -17,6 +17,13 @@ from reasonaudio.dataset.benchmark import Benchmark
 CONFIGS = (("corpus", "corpus"), ("queries", "queries"), ("default", "qrels"),
            ("choices", "choices"), ("hard_negatives", "hard_negatives"), ("atoms", "atoms"))
 """(config name, folder): qrels are the ``default`` config, as in MTEB's retrieval datasets"""
+FORMULATIONS_CONFIG = ("formulations", "formulations")
+"""the extra config of a benchmark built with formulations (``formulations.jsonl``)"""
+
+
+def configs(record: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The configs an export holds: :data:`CONFIGS`, plus formulations when it has them."""
+    return CONFIGS + ((FORMULATIONS_CONFIG,) if "formulations" in record["counts"] else ())
 
 
 def _q(text: Any) -> str:
@@ -37,7 +44,7 @@ def _header(bench: Benchmark, record: dict[str, Any]) -> list[str]:
              f"license_name: {_q('mixed: see the atom licences below')}",
              "tags:", "- audio", "- retrieval", "- text-to-audio-retrieval", "- reasoning", "- mteb",
              "configs:"]
-    for config, folder in CONFIGS:
+    for config, folder in configs(record):
         pattern = f"{folder}/test*.parquet"
         lines += [f"- config_name: {config}", "  data_files:", "  - split: test",
                   f"    path: {_q(pattern)}"]
@@ -92,6 +99,10 @@ def _tables(record: dict[str, Any]) -> list[str]:
              "`query-id`, `corpus-id`: clips with every sound the query mentions that are not relevant"),
             ("atoms", "atoms/", counts["atoms"],
              "`atom_id`, `label`, `path`, `sample_rate`, `duration`, `source`, `license`")]
+    if "formulations" in counts:
+        rows.append(("formulations", "formulations/", counts["formulations"],
+                     "`query-id`, `formulation` (caption | question | command | keywords | "
+                     "paraphrase | exclusion), `text`, `template`: every query in each way of asking"))
     out = ["## Configs (split `test`)", "", "| config | folder | rows | columns |", "|---|---|---:|---|"]
     out += [f"| `{c}` | `{f}` | {n:,} | {cols} |" for c, f, n, cols in rows]
     return out + [""]

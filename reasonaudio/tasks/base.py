@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Callable, Iterator, Optional, Protocol, Sequence
 
@@ -32,6 +32,12 @@ from reasonaudio.constraints.logic import And, Node, Not, Or, Overlap
 
 Slots = dict[str, Any]
 """slot name -> value: labels for ``A`` .. ``D``, a number for ``N``"""
+
+CAPTION = "caption"
+FORMULATIONS: tuple[str, ...] = (CAPTION, "question", "command", "keywords", "paraphrase",
+                                 "exclusion")
+"""Every user-intent formulation of a query (issue 21), in the order a build writes them:
+``caption`` is the query's own text, the others come from :attr:`Shape.formulations`."""
 
 SYMMETRIC: tuple[type, ...] = (Overlap,)
 """Relations whose two arguments may come in either order when logic is recognised."""
@@ -170,6 +176,10 @@ class Shape:
     """training-only wordings (``--hold-out-templates``), none equal to a template"""
     summary: str = ""
     """the logic in words, for docs and errors"""
+    formulations: dict[str, tuple[str, ...]] = field(default_factory=dict, hash=False, compare=False)
+    """formulation name (``question``, ``command``, ``keywords``, ``paraphrase``, ``exclusion``)
+    -> its templates, placeholders as in ``texts``; the ``caption`` formulation is ``texts``
+    itself, and ``exclusion`` is given only to shapes with a negation (docs/benchmark.md)"""
 
     @property
     def slots(self) -> tuple[str, ...]:

@@ -66,6 +66,17 @@ COUNT = Shape(
         "exactly {K} {A}",
     ),
     summary="count(A, K)",
+    formulations={
+        "question": ("which clips have {A} exactly {Kw} times?",
+                     "is there a recording where {A} can be heard {Ktimes}?",
+                     "which recordings have exactly {K} {A}?"),
+        "command": ("find {A} occurring {Ktimes}",
+                    "show me clips with exactly {Kw} {A}",
+                    "search for {A} heard {K} times"),
+        "keywords": ("{A} {K} times", "{A}, {K} times"),
+        "paraphrase": ("{A}: exactly {Kw} times", "{A} sounding {Ktimes}",
+                       "{A} happening exactly {Kw} times"),
+    },
 )
 
 
@@ -106,6 +117,15 @@ COUNT_THEN = Shape(
         "exactly {K} {A}, followed by {B}",
     ),
     summary="count(A, K) & before(A, B)",
+    formulations={
+        "question": ("which clips have {A} {Ktimes}, then {B}?",
+                     "is there a recording where {A} occurs exactly {Kw} times before {B}?"),
+        "command": ("find {A} occurring {Ktimes}, followed by {B}",
+                    "show me clips with exactly {Kw} {A}, then {B}"),
+        "keywords": ("{A} {K} times -> {B}", "{A} {K} times then {B}"),
+        "paraphrase": ("{A} sounding exactly {Kw} times, and next {B}",
+                       "{A} heard {Ktimes} leading to {B}"),
+    },
 )
 
 SHAPES: tuple[Shape, ...] = (COUNT, COUNT_THEN)

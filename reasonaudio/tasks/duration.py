@@ -51,4 +51,15 @@ DURATION = Shape(
         "{A} heard for about {Nw} {secs}",
     ),
     summary="lasts(A, N)",
+    formulations={
+        "question": ("which clips have {A} for {N} {secs}?",
+                     "is there a recording where {A} lasts {N} {secs}?",
+                     "which recordings contain about {Nw} {secs} of {A}?"),
+        "command": ("find {A} lasting {N} {secs}",
+                    "show me clips of {A} for about {Nw} {secs}",
+                    "search for {N} {secs} of {A}"),
+        "keywords": ("{A} {N}s", "{A}, {N} sec"),
+        "paraphrase": ("{A} that goes on for {N} {secs}", "{A}, {Nw} {secs} long",
+                       "{A} lasting approximately {N} {secs}"),
+    },
 )

@@ -72,6 +72,15 @@ M1 = Shape(
         "roughly {N} {secs} of {A}, then later {B}",
     ),
     summary="and(lasts(A, N), before(A, B))",
+    formulations={
+        "question": ("which clips have {A} for {N} {secs}, then {B}?",
+                     "is there a recording where {A} lasts {N} {secs} and is followed by {B}?"),
+        "command": ("find {A} lasting {N} {secs}, followed by {B}",
+                    "show me clips of {A} for about {Nw} {secs}, then {B}"),
+        "keywords": ("{A} {N}s -> {B}", "{A} {N}s then {B}"),
+        "paraphrase": ("{A} that goes on for {N} {secs} and precedes {B}",
+                       "{A}, {Nw} {secs} long, and next {B}"),
+    },
 )
 
 
@@ -114,6 +123,15 @@ M2 = Shape(
         "{A} comes before {B}; {C} is absent",
     ),
     summary="and(before(A, B), not has C)",
+    formulations={
+        "question": ("which clips have {A} followed by {B}, but no {C}?",
+                     "is there a recording where {A} happens before {B} and there is no {C}?"),
+        "command": ("find clips where {A} is followed by {B}, without {C}",
+                    "show me {A}, then {B}, excluding {C}"),
+        "keywords": ("{A} -> {B}, -{C}", "{A} -> {B} NOT {C}"),
+        "paraphrase": ("{A} precedes {B}, free of {C}", "{A} leading to {B}, but never {C}"),
+        "exclusion": ("{A}, then {B}. Exclude {C}.", "{A} before {B}. There is no {C}."),
+    },
 )
 
 
@@ -164,6 +182,15 @@ M3 = Shape(
         "roughly {N} {secs} of {A}, playing over {B}",
     ),
     summary="and(overlap(A, B), lasts(A, N))",
+    formulations={
+        "question": ("which clips have {A} for {N} {secs} while {B}?",
+                     "is there a recording where {A} lasts {N} {secs}, overlapping with {B}?"),
+        "command": ("find {A} lasting {N} {secs} at the same time as {B}",
+                    "show me clips of {A} for about {Nw} {secs} while {B}"),
+        "keywords": ("{A} {N}s + {B} together",),
+        "paraphrase": ("{A} that goes on for {N} {secs}, concurrent with {B}",
+                       "{A}, {Nw} {secs} long, amid {B}"),
+    },
 )
 
 
@@ -211,6 +238,15 @@ M4 = Shape(
         "{A} comes before {B} and {C}, which sound at once",
     ),
     summary="and(before(A, B), before(A, C), overlap(B, C))",
+    formulations={
+        "question": ("which clips have {A}, then {B} and {C} at the same time?",
+                     "is there a recording where {A} is followed by {B} overlapping with {C}?"),
+        "command": ("find {A}, followed by {B} while {C}",
+                    "show me clips of {A}, then {B} and {C} at once"),
+        "keywords": ("{A} -> {B} + {C} together",),
+        "paraphrase": ("{A}, and next {B} concurrent with {C}",
+                       "{A} leading to {B} and {C} in parallel"),
+    },
 )
 
 
@@ -269,6 +305,15 @@ M5 = Shape(
         "roughly {N} {secs} of {A}, then {B}, then {C} and {D} sounding at once",
     ),
     summary="and(lasts(A, N), before(A, B), before(B, C), before(B, D), overlap(C, D))",
+    formulations={
+        "question": ("which clips have {A} for {N} {secs}, then {B}, and finally {C} and {D} "
+                     "at the same time?",),
+        "command": ("find {A} lasting {N} {secs}, followed by {B}, then {C} while {D}",
+                    "show me clips of {A} for {N} {secs}, then {B}, then {C} and {D} at once"),
+        "keywords": ("{A} {N}s -> {B} -> {C} + {D} together",),
+        "paraphrase": ("{A} that goes on for {N} {secs}, next {B}, and next {C} concurrent "
+                       "with {D}",),
+    },
 )
 
 SHAPES: tuple[Shape, ...] = (M1, M2, M3, M4, M5)

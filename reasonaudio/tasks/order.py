@@ -49,4 +49,14 @@ ORDER = Shape(
         "{A} first, {B} afterwards",
     ),
     summary="before(A, B)",
+    formulations={
+        "question": ("which clips have {A} followed by {B}?",
+                     "is there a recording where {A} happens before {B}?",
+                     "which recordings have {B} after {A}?"),
+        "command": ("find clips where {A} is followed by {B}",
+                    "show me {A}, then {B}",
+                    "search for {A} before {B}"),
+        "keywords": ("{A} -> {B}", "{A} then {B}"),
+        "paraphrase": ("{A} precedes {B}", "{A}, and next {B}", "{A} leading to {B}"),
+    },
 )

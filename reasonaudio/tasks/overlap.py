@@ -48,4 +48,14 @@ OVERLAP = Shape(
         "{A} and {B} sounding at once",
     ),
     summary="overlap(A, B)",
+    formulations={
+        "question": ("which clips have {A} while {B}?",
+                     "is there a recording of {A} at the same time as {B}?",
+                     "which recordings have {A} overlapping with {B}?"),
+        "command": ("find clips of {A} and {B} at once",
+                    "show me {A} during {B}",
+                    "search for {A} and {B} simultaneously"),
+        "keywords": ("{A} + {B} together", "{A} + {B} at the same time"),
+        "paraphrase": ("{A} concurrent with {B}", "{A} amid {B}", "{A} and {B} in parallel"),
+    },
 )

@@ -45,6 +45,7 @@ from reasonaudio.errors import DataError
 from reasonaudio.fileio import read_jsonl
 from reasonaudio.progress import Counter
 from reasonaudio.ingest.compose import DURATION_TARGETS
+from reasonaudio.tasks.base import CAPTION, FORMULATIONS
 from reasonaudio.tasks.registry import shape as shape_record
 from reasonaudio.tasks.registry import tasks_present
 from reasonaudio.train.paraphrases import PARAPHRASES
@@ -60,6 +61,10 @@ class DataOptions:
     """sounds never mentioned by any training caption (drawn with the seed)"""
     hold_out_templates: bool = False
     """render training captions only with training paraphrases, never the benchmark's templates"""
+    hold_out_formulations: tuple[str, ...] | None = None
+    """None: captions in the caption formulation only (as before formulations); a tuple: also
+    render with every other formulation's templates except these (``--hold-out-formulations``),
+    so a model can be scored on ways of asking it never saw"""
     val_fraction: float = 0.1
     """share of clips (planted pairs kept together) held out for validation"""
     seed: int = 0
@@ -111,8 +116,34 @@ def logic_for(shape: str, s: dict[str, Any]) -> Node:
     return shape_record(shape).logic(s)
 
 
-def template_pool(shape: str, hold_out_templates: bool) -> list[Template]:
-    return list(PARAPHRASES[shape]) if hold_out_templates else templates_for_shape(shape)
+def template_pool(shape: str, hold_out_templates: bool,
+                  hold_out_formulations: tuple[str, ...] | None = None) -> list[Template]:
+    """The templates training captions of ``shape`` are rendered with: the caption templates
+    (or the training paraphrases), plus, when ``hold_out_formulations`` is a tuple, the templates
+    of every other formulation but those."""
+    pool = list(PARAPHRASES[shape]) if hold_out_templates else templates_for_shape(shape)
+    if hold_out_formulations is None:
+        return pool
+    record = shape_record(shape)
+    for form in FORMULATIONS:
+        if form == CAPTION or form in hold_out_formulations:
+            continue
+        pool += [Template(f"{shape}-{form}-{i}", shape, text)
+                 for i, text in enumerate(record.formulations.get(form, ()), 1)]
+    return pool
+
+
+def check_hold_out_formulations(names: Sequence[str]) -> tuple[str, ...]:
+    """``--hold-out-formulations``' names, checked (``caption`` cannot be held out: it is the
+    formulation the benchmark's own queries and the training build's are written in)."""
+    for n in names:
+        if n not in FORMULATIONS:
+            raise DataError(f"--hold-out-formulations: unknown formulation {n!r}; expected some "
+                            f"of {', '.join(FORMULATIONS[1:])}")
+        if n == CAPTION:
+            raise DataError("--hold-out-formulations: caption cannot be held out (training "
+                            "captions are rendered in it)")
+    return tuple(dict.fromkeys(names))
 
 
 def render(template: Template, slots: dict[str, Any]) -> str:
@@ -235,7 +266,7 @@ def make_examples(bench: Benchmark, options: DataOptions = DataOptions(),
     for ch in bench.choices:
         q = bench.query_by_id[ch.query_id]
         shape, slots = match_shape(q.logic)
-        pool = template_pool(shape, options.hold_out_templates)
+        pool = template_pool(shape, options.hold_out_templates, options.hold_out_formulations)
         chosen = rng.sample(pool, min(options.templates_per_query, len(pool)))
         pos = clips[ch.positive]
         facts = ClipFacts(pos, vocabulary, banned)
@@ -264,7 +295,8 @@ def make_examples(bench: Benchmark, options: DataOptions = DataOptions(),
             logic = logic_for(shape, slots)
             if not holds(logic, facts.iv):  # pragma: no cover - slots are drawn from true relations
                 raise AssertionError(f"{clip.id}: drew a false caption {logic}")
-            template = rng.choice(template_pool(shape, options.hold_out_templates))
+            template = rng.choice(template_pool(shape, options.hold_out_templates,
+                                                options.hold_out_formulations))
             text = render(template, slots)
             neg = _false_caption(facts, shape, slots, template, rng)
             hard = index.hard_negatives(logic)

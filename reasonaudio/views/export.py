@@ -16,9 +16,11 @@ def print_export_summary(console: Console, s: ExportSummary) -> None:
     audio = {"embed": "audio in the parquet", "files": "audio files beside it",
              "none": "no audio"}[s.audio]
     rate = f" at {s.sample_rate} Hz" if s.sample_rate and s.audio != "none" else ""
+    forms = f", {s.formulations:,} formulation rows" if s.formulations else ""
     console.print(Text(f"wrote {s.path}: {s.clips:,} clips ({audio}{rate}), {s.queries:,} queries, "
                        f"{s.qrels:,} qrels, {s.choices:,} choices, {s.hard_negatives:,} hard negatives, "
-                       f"{s.atoms:,} atoms with licences in README.md; {len(s.files)} files in "
+                       f"{s.atoms:,} atoms with licences in README.md"
+                       f"{forms}; {len(s.files)} files in "
                        f"{s.seconds:.1f} s"))
     for kind, n in s.adjustments.items():
         console.print(Text(f"render adjustments: {kind}: {n}"))

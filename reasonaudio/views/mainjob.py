@@ -18,6 +18,7 @@ from reasonaudio.views.benchmark import print_info
 from reasonaudio.views.detect import print_detect_run
 from reasonaudio.views.ingest import print_ingest_summary
 from reasonaudio.views.progress import progress_hooks
+from reasonaudio.views.robustness import print_robustness
 from reasonaudio.views.results import print_comparison, print_report_outcome
 
 
@@ -69,6 +70,7 @@ def print_main_job(console: Console, result: MainJobResult) -> None:
     """What follows the steps: the report, oracle vs the best learned retriever, the step log."""
     if result.report is not None:
         print_report_outcome(console, result.report)
+        print_robustness(console, result.report.robustness)
     if result.comparison is not None:
         console.rule("[bold]symbolic filtering vs the best learned retriever")
         print_comparison(console, result.comparison)

@@ -2,6 +2,9 @@
 
 How a query is read (docs/query-language.md has the user's version), one module per stage:
 
+0. **Wrappers** (:mod:`.wrappers`). The words that make a question, a command or a polite
+   request ("could you please list every clip where ...", "..., thanks?") are dropped before
+   the first sound and after the last, never elsewhere and never inside a label.
 1. **Items** (:mod:`.items`). :mod:`reasonaudio.constraints.vocabulary` finds the labels (greedy
    longest match, tolerant of case, plurals, -ing/-s forms and a trailing "sound"). Every other
    word must be a word of the query language or be resolved by
@@ -34,6 +37,7 @@ from reasonaudio.constraints.parser.cues import Link, classify
 from reasonaudio.constraints.parser.items import read_items
 from reasonaudio.constraints.parser.numbers import fold_numbers
 from reasonaudio.constraints.parser.parts import Item, Resolved
+from reasonaudio.constraints.parser.wrappers import drop_wrappers
 from reasonaudio.constraints.resolve import (FAMILY_PREFIX, STRICT, Resolution, ResolveOptions,
                                              expand_families)
 from reasonaudio.constraints.vocabulary import (LabelMatch, Vocabulary, tokenize,
@@ -76,6 +80,7 @@ def parse_detailed(text: str, labels: Sequence[str] | Vocabulary,
     _refuse_unread(text)
     vocab = vocabulary(labels)
     tokens = tokenize(text)
+    tokens = drop_wrappers(tokens, vocab.find(tokens))
     res = Resolved(options)
     items = fold_numbers(text, read_items(text, tokens, vocab.find(tokens), vocab, res))
     mentions = [it for it in items if it.kind == "label"]
@@ -129,7 +134,7 @@ def _refuse_unread(text: str) -> None:
         what = f"the character U+{ord(ch):04X} {ch!r}"
     more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
     raise QueryParseError(f"cannot read {what} at position {pos}{more} in {text!r}: a query "
-                          "is words, numbers and the punctuation , ; . : ! ? ( ) [ ] / & +")
+                          "is words, numbers and the punctuation , ; . : ! ? ( ) [ ] / & + ->")
 
 
 def parse(text: str, vocabulary: Sequence[str] | Vocabulary,
