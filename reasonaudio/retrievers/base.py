@@ -61,6 +61,20 @@ class Retriever(abc.ABC):
     def search(self, text: str, k: int) -> list[Hit]:
         """The top ``k`` clips for ``text``, ranked by :func:`rank`'s rule."""
 
+    def search_batch(self, texts: Sequence[str], k: int) -> list[list[Hit] | Exception]:
+        """``search`` for several queries; a query that cannot be read gives its
+        :class:`~reasonaudio.errors.QueryParseError` in its place. Retrievers backed by one
+        Qdrant query per search override this to send the batch at once (``Store.query_batch``)."""
+        from reasonaudio.errors import QueryParseError
+
+        out: list[list[Hit] | Exception] = []
+        for text in texts:
+            try:
+                out.append(self.search(text, k))
+            except QueryParseError as exc:
+                out.append(exc)
+        return out
+
     def prepare(self, texts: Sequence[str]) -> None:
         """Batch work for queries about to be asked (e.g. embed them all at once). Optional."""
 

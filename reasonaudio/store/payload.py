@@ -32,7 +32,9 @@ OVERLAP_SEP = "|"
 FORBIDDEN_IN_LABEL = ('"', "\\", BEFORE_SEP, OVERLAP_SEP)
 """Characters that would make a pair keyword or a quoted key path ambiguous."""
 
-KEYWORD_FIELDS = ("labels", "before", "overlaps")
+SOFT_LABELS_FIELD = "soft_labels"
+"""detected collections: the labels with soft evidence (store/formula.py)"""
+KEYWORD_FIELDS = ("labels", "before", "overlaps", SOFT_LABELS_FIELD)
 DUR_FIELD = "dur"
 
 
@@ -58,9 +60,10 @@ def overlap_key(a: str, b: str) -> str:
     return f"{x}{OVERLAP_SEP}{y}"
 
 
-def dur_key(label: str) -> str:
-    """The JSON path of a label's duration, quoted because labels hold spaces."""
-    return f'{DUR_FIELD}."{check_label(label, "dur key")}"'
+def dur_key(label: str, field: str = DUR_FIELD) -> str:
+    """The JSON path of a label's duration (or another per-label map's value), quoted because
+    labels hold spaces."""
+    return f'{field}."{check_label(label, "dur key")}"'
 
 
 def clip_payload(clip: Clip) -> dict[str, Any]:
