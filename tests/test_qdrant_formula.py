@@ -119,6 +119,16 @@ def test_formula_equals_python_soft_scores_on_every_backend(build, tmp_path):
                 for cid, want in soft.items():
                     assert abs(got_soft[cid] - want) <= 1e-5, (backend, logic, cid)
                     assert abs(got_detected[cid] - (want + (cid in hard))) <= 1e-5, (backend, logic, cid)
+                # the clips a query does not rescore all score alike (so any k of them do)
+                need = fm.required(logic)
+                mentioned = set(labels(logic))
+                def rescored(pl: dict) -> bool:
+                    have = set(pl[fm.EVIDENCE])
+                    return need <= have if need else bool(mentioned & have)
+                outside = [soft[pl["clip_id"]] for pl in payloads if not rescored(pl)]
+                assert len(set(outside)) <= 1, (logic, sorted(set(outside))[:3])
+                if need:
+                    assert set(outside) <= {0.0}, logic
                 checked += 1
             # the restricted form (multiple choice) gives the same values
             logic = logics[0]

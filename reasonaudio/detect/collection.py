@@ -44,7 +44,7 @@ TRACK_FLOOR = 0.02
 """labels whose peak track score reaches this get a track summary in the payload (soft score)"""
 DETECTED_VECTOR = (1.0,)
 FORMAT = "reasonaudio-detected-v2"
-"""v2: the soft evidence as float fields (``soft_p``, ``soft_p3``, ``soft_on``, ``soft_off``,
+"""v2: the track summaries replaced by the soft evidence as float fields (``soft_p``, ``soft_p3``, ``soft_on``, ``soft_off``,
 ``soft_dur``: label -> value) and ``soft_labels``, which the score formulas read"""
 
 
@@ -157,6 +157,9 @@ def add_soft_evidence(payloads: Sequence[dict[str, Any]], calibration: Calibrati
     index = SoftIndex.from_payloads(payloads, thresholds, float(params.get("on", 0.3)))
     for i, payload in enumerate(payloads):
         payload.update(index.payload(i))
+        # the track summaries are in the soft fields now; every formula variable read parses the
+        # whole payload, so a point carries nothing twice
+        payload.pop("track", None)
 
 
 def run_detection(bench: Benchmark, store: Store, options: DetectOptions = DetectOptions(), *,

@@ -37,14 +37,21 @@ SOFT = "soft:"
 
 
 def evidence_filter(logic: Node) -> models.Filter:
+    """The clips whose score can differ from the rest: with evidence for every label the logic
+    requires (``formula.required``), or, when it requires none, for any label it mentions."""
+    need = sorted(fm.required(logic))
+    if need:
+        return models.Filter(must=[models.FieldCondition(
+            key=fm.EVIDENCE, match=models.MatchValue(value=lab)) for lab in need])
     return models.Filter(must=[models.FieldCondition(
         key=fm.EVIDENCE, match=models.MatchAny(any=sorted(set(labels(logic)))))])
 
 
 def ranked_request(expr: fm.Expr, logic: Node, limit: int, n_points: int,
                    fields: Any = False) -> Request:
-    """One formula query over the whole collection: the clips with evidence for a mentioned
-    label, plus ``limit`` of the rest (all of which score the formula's default value)."""
+    """One formula query over the whole collection: the clips :func:`evidence_filter` admits,
+    plus ``limit`` of the rest (all of which score the same: 0, or the formula's value at its
+    defaults when the logic requires no label)."""
     evidence = evidence_filter(logic)
     return Request(limit=limit, formula=expr, fields=fields, prefetch=(
         Request(limit=max(n_points, 1), flt=evidence),

@@ -189,6 +189,42 @@ def _or(node: Or, f: Fields) -> Expr:
     return Op("max", tuple(FORMULA(a, f) for a in node.args))
 
 
+REQUIRED = Interpreter("labels a soft value needs (store.formula.required)")
+"""node -> the labels whose missing evidence makes the node's soft value exactly 0 (and its hard
+filter false, since a detected label always has evidence); one handler per node type."""
+
+
+@REQUIRED.register(Has, Lasts)
+def _required_leaf(node: Node) -> frozenset[str]:
+    return frozenset(node.leaf_labels())
+
+
+@REQUIRED.register(Before, Overlap)
+def _required_pair(node: Node) -> frozenset[str]:
+    return frozenset((node.a, node.b))  # type: ignore[attr-defined]
+
+
+@REQUIRED.register(Not)
+def _required_not(node: Not) -> frozenset[str]:
+    return frozenset()
+
+
+@REQUIRED.register(And)
+def _required_and(node: And) -> frozenset[str]:
+    return frozenset().union(*(REQUIRED(a) for a in node.args))
+
+
+@REQUIRED.register(Or)
+def _required_or(node: Or) -> frozenset[str]:
+    return frozenset.intersection(*(REQUIRED(a) for a in node.args))
+
+
+def required(logic: Node) -> frozenset[str]:
+    """Labels every clip must have evidence for to score above 0 (the soft value is a product
+    over them): a query rescores only those clips, all others score exactly 0."""
+    return REQUIRED(logic)
+
+
 def soft_expr(logic: Node, presence: str = PRESENCE) -> Expr:
     """The soft value of ``logic`` read with one presence field."""
     return FORMULA(logic, Fields(presence))
