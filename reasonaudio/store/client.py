@@ -27,7 +27,7 @@ from reasonaudio.store.base import (
 from reasonaudio.store import formula as fm
 from reasonaudio.store.handles import SharedHandles
 from reasonaudio.store.lock import StoreLock
-from reasonaudio.store.payload import KEYWORD_FIELDS, dur_key, point_id
+from reasonaudio.store.payload import dur_key, keyword_fields, point_id
 
 _DISTANCE = {"cosine": models.Distance.COSINE, "dot": models.Distance.DOT,
              "euclid": models.Distance.EUCLID, "manhattan": models.Distance.MANHATTAN}
@@ -222,7 +222,7 @@ class ClientStore(Store):
                 name, vectors_config=config, sparse_vectors_config=sparse_config,
                 metadata={META_KEY: meta.to_json()}, **opts)
             if self.backend == "server":  # local mode ignores payload indexes (and warns)
-                for key in KEYWORD_FIELDS:
+                for key in keyword_fields(tuple(float_maps)):
                     self.client.create_payload_index(name, key, models.PayloadSchemaType.KEYWORD)
                 for label in index_labels:
                     for field in float_maps:

@@ -31,7 +31,7 @@ from reasonaudio.store import formula as fm
 from reasonaudio.store.handles import SharedHandles
 from reasonaudio.store.lock import StoreLock, holder
 from reasonaudio.store.space import check_free_space
-from reasonaudio.store.payload import KEYWORD_FIELDS, dur_key, point_id
+from reasonaudio.store.payload import dur_key, keyword_fields, point_id
 
 META_FILE = "collection.json"
 SHARD_DIR = "shard"
@@ -262,7 +262,7 @@ class EdgeStore(Store):
             shard = qe.EdgeShard.create(str(d / SHARD_DIR), config)
         except Exception as exc:
             raise _busy(d, exc) from None
-        for key in KEYWORD_FIELDS:
+        for key in keyword_fields(tuple(float_maps)):
             shard.update(qe.UpdateOperation.create_field_index(key, qe.PayloadSchemaType.Keyword))
         for label in (index_labels if self.float_indexes else ()):
             for field in float_maps:

@@ -34,17 +34,14 @@ import numpy as np
 
 from reasonaudio.constraints.logic import And, Before, Has, Interpreter, Lasts, Node, Not, Or, Overlap
 from reasonaudio.constraints.semantics import OVERLAP_MIN_MS, duration_tolerance_ms
-from reasonaudio.store.payload import SOFT_LABELS_FIELD, check_label
+from reasonaudio.store.payload import SOFT_FIELDS, SOFT_LABELS_FIELD, check_label
 
 # --- the payload fields the formulas read ----------------------------------------------------
 
-PRESENCE = "soft_p"
-"""label -> calibrated presence from the track's peak (its ``on`` threshold maps to 0.5)"""
-PRESENCE_TOP3 = "soft_p3"
-"""label -> the same calibration of the mean of the track's 3 best frames (breaks ties)"""
-ONSET, OFFSET, DURATION = "soft_on", "soft_off", "soft_dur"
-"""label -> seconds: the detected event's, else the frames around the peak (events.track_summary)"""
-SOFT_FIELDS = (PRESENCE, PRESENCE_TOP3, ONSET, OFFSET, DURATION)
+PRESENCE, PRESENCE_TOP3, ONSET, OFFSET, DURATION = SOFT_FIELDS
+"""label -> calibrated presence from the track's peak (its ``on`` threshold maps to 0.5), the same
+for the mean of its 3 best frames (breaks ties), and onset, offset and duration in seconds (the
+detected event's, else the frames around the peak: events.track_summary); store/payload.py"""
 EVIDENCE = SOFT_LABELS_FIELD
 """keyword list: the labels with any soft evidence (a clip lacking all mentioned labels scores
 the formula's value at the defaults, so a query need not evaluate it: :func:`at_defaults`)"""

@@ -32,9 +32,18 @@ OVERLAP_SEP = "|"
 FORBIDDEN_IN_LABEL = ('"', "\\", BEFORE_SEP, OVERLAP_SEP)
 """Characters that would make a pair keyword or a quoted key path ambiguous."""
 
+KEYWORD_FIELDS = ("labels", "before", "overlaps")
+SOFT_FIELDS = ("soft_p", "soft_p3", "soft_on", "soft_off", "soft_dur")
+"""detected collections: label -> calibrated presence (peak, top-3 mean), onset, offset and
+duration in seconds, the evidence the score formulas read (store/formula.py)"""
 SOFT_LABELS_FIELD = "soft_labels"
-"""detected collections: the labels with soft evidence (store/formula.py)"""
-KEYWORD_FIELDS = ("labels", "before", "overlaps", SOFT_LABELS_FIELD)
+"""detected collections: the labels with soft evidence (keyword index)"""
+
+
+def keyword_fields(float_maps: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """The keyword-indexed fields of a collection: a detected one (soft maps) adds
+    ``soft_labels``."""
+    return KEYWORD_FIELDS + ((SOFT_LABELS_FIELD,) if SOFT_FIELDS[0] in float_maps else ())
 DUR_FIELD = "dur"
 
 
