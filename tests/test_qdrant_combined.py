@@ -154,7 +154,8 @@ def test_grammar_one_parser_one_line_errors():
 def test_search_shows_breakdown_and_compare_runs(data):
     bench = data[0]
     text = bench.queries[0].text
-    for name, marker in [(HYBRID, "(1 - 0.5) x model + 0.5 x soft"), ("soft:yamnet", "soft:"),
+    for name, marker in [(HYBRID, "(1 - 0.5) x model + 0.5 x soft"), (HYBRID, "| soft: "),
+                         ("soft:yamnet", "soft:"),
                          ("detected:yamnet", "detected:"), (BM25, ""), ("dbsf:vectors:rnd,soft:yamnet", "dbsf of")]:
         res = runner.invoke(app, ["search", text, "--data", str(bench.root), "-r", name, "-k", "3"])
         assert res.exit_code == 0, (name, res.output)

@@ -27,13 +27,12 @@ from qdrant_client.http import models
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.errors import QueryParseError, StoreError
 from reasonaudio.models.names import parse_two_stage
-from reasonaudio.retrievers.base import Hit, Retriever, RetrieverOptions, rank
+from reasonaudio.retrievers.base import QueryRetriever, RetrieverOptions
 from reasonaudio.store.base import STATE_COMPLETE, CollectionMeta, PointIn, Request, Sparse, Store, collection_name
 from reasonaudio.store.collections import corpus_fingerprint, load_collection, require_ready
 from reasonaudio.store.payload import clip_payload, point_id
 
 SPARSE = "bm25"
-TIE_MARGIN = 16
 BM25_K, BM25_B = 1.2, 0.75
 
 
@@ -110,7 +109,7 @@ def ensure_bm25_collection(bench: Benchmark, store: Store, name: str, *, auto: b
     return store.meta(collection)
 
 
-class Bm25Retriever(Retriever):
+class Bm25Retriever(QueryRetriever):
     def __init__(self, name: str, bench: Benchmark, store: Store, options: RetrieverOptions) -> None:
         self.name = name
         self.bench = bench
@@ -128,27 +127,8 @@ class Bm25Retriever(Retriever):
             raise QueryParseError(f"{self.name}: the query has no indexable word: {text!r}")
         return vec
 
-    def nearest(self, text: str, limit: int) -> Request:
+    def request(self, text: str, limit: int) -> Request:
         return Request(limit=limit, nearest=self.query_sparse(text), using=SPARSE)
-
-    def search_batch(self, texts: Sequence[str], k: int) -> list[list[Hit] | Exception]:
-        out: list[list[Hit] | Exception] = []
-        asked: list[tuple[int, Request]] = []
-        for i, text in enumerate(texts):
-            try:
-                asked.append((i, self.nearest(text, k + TIE_MARGIN)))
-                out.append([])
-            except QueryParseError as exc:
-                out.append(exc)
-        for (i, _), found in zip(asked, self.store.query_batch(self.collection, [r for _, r in asked])):
-            out[i] = rank([(f.clip_id, f.score) for f in found], k)
-        return out
-
-    def search(self, text: str, k: int) -> list[Hit]:
-        got = self.search_batch([text], k)[0]
-        if isinstance(got, Exception):
-            raise got
-        return got
 
     def score(self, text: str, clip_ids: Sequence[str]) -> list[float]:
         """BM25 of these clips; a clip sharing no term with the query scores 0."""

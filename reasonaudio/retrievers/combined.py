@@ -28,9 +28,9 @@ from qdrant_client.http import models
 
 from reasonaudio.constraints.logic import Node
 from reasonaudio.dataset.benchmark import Benchmark
-from reasonaudio.errors import ModelError, QueryParseError, StoreError
+from reasonaudio.errors import ModelError, StoreError
 from reasonaudio.models.names import Combined, parse_combined
-from reasonaudio.retrievers.base import Hit, Retriever, RetrieverOptions, rank
+from reasonaudio.retrievers.base import QueryRetriever, Retriever, RetrieverOptions
 from reasonaudio.retrievers.bm25 import SPARSE, Bm25Retriever, sparse
 from reasonaudio.retrievers.soft import SoftRetriever, ranked_request
 from reasonaudio.retrievers.vector import VectorRetriever
@@ -41,7 +41,6 @@ from reasonaudio.store.base import (
 from reasonaudio.store.collections import corpus_fingerprint, fetch_vectors, load_collection
 from reasonaudio.store.payload import clip_payload, point_id
 
-TIE_MARGIN = 16
 
 
 @dataclass(frozen=True)
@@ -165,7 +164,7 @@ class JointCollection:
                         vectors=specs, sparse=(SPARSE,) if sparse_vecs else (), batch_size=512)
 
 
-class CombinedRetriever(Retriever):
+class CombinedRetriever(QueryRetriever):
     """``hybrid:`` / ``rrf:`` / ``dbsf:`` (module docstring); one Qdrant query per search."""
 
     def __init__(self, combined: Combined, bench: Benchmark, store: Store,
@@ -204,6 +203,7 @@ class CombinedRetriever(Retriever):
         return ranked_request(fm.soft_formula(logic), logic, limit, self.n_points)
 
     def request(self, text: str, limit: int, flt: Any = None) -> Request:
+        self._last_text = text
         p = self.params
         if self.combined.kind == "hybrid":
             logic = self._logic(text)
@@ -220,26 +220,6 @@ class CombinedRetriever(Retriever):
         for part in self.parts:
             part.prepare(texts)
 
-    def search_batch(self, texts: Sequence[str], k: int) -> list[list[Hit] | Exception]:
-        out: list[list[Hit] | Exception] = []
-        asked: list[tuple[int, Request]] = []
-        for i, text in enumerate(texts):
-            try:
-                asked.append((i, self.request(text, k + TIE_MARGIN)))
-                out.append([])
-                self._last_text = text
-            except QueryParseError as exc:
-                out.append(exc)
-        for (i, _), found in zip(asked, self.store.query_batch(self.collection, [r for _, r in asked])):
-            out[i] = rank([(f.clip_id, f.score) for f in found], k)
-        return out
-
-    def search(self, text: str, k: int) -> list[Hit]:
-        got = self.search_batch([text], k)[0]
-        if isinstance(got, Exception):
-            raise got
-        return got
-
     def score(self, text: str, clip_ids: Sequence[str]) -> list[float]:
         if not clip_ids:
             return []
@@ -254,7 +234,7 @@ class CombinedRetriever(Retriever):
         if text is None or not clip_ids:
             return {}
         per_part = {p.name: dict(zip(clip_ids, p.score(text, list(clip_ids)))) for p in self.parts}
-        soft = self.soft.breakdown(clip_ids) if self.soft is not None else {}
+        soft = self.soft.breakdown(clip_ids, self.soft.parse(text)) if self.soft is not None else {}
         how = (f"(1 - {self.params.weight:g}) x model + {self.params.weight:g} x soft"
                if self.combined.kind == "hybrid" else f"{self.combined.kind} of")
         out = {}

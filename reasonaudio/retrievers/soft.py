@@ -24,15 +24,14 @@ from reasonaudio.constraints.logic import Node, conjuncts, describe, labels
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.detect.collection import FORMAT, DetectOptions, _check, detected_collection
 from reasonaudio.detect.soft import SEMANTICS
-from reasonaudio.errors import QueryParseError, StoreError
-from reasonaudio.retrievers.base import Hit, RetrieverOptions, rank
+from reasonaudio.errors import StoreError
+from reasonaudio.retrievers.base import QueryRetriever, RetrieverOptions
 from reasonaudio.retrievers.oracle import PayloadRetriever
 from reasonaudio.store import formula as fm
 from reasonaudio.store.base import Request, Store
 from reasonaudio.store.collections import require_ready
 from reasonaudio.store.payload import point_id
 
-TIE_MARGIN = 16
 SOFT = "soft:"
 
 
@@ -65,7 +64,7 @@ def by_id_request(expr: fm.Expr, clip_ids: Sequence[str]) -> Request:
                    prefetch=(Request(limit=len(clip_ids), flt=ids),))
 
 
-class FormulaRetriever(PayloadRetriever):
+class FormulaRetriever(QueryRetriever, PayloadRetriever):
     """Ranks a detected collection by ``expression(logic)`` in one Qdrant query per search."""
 
     kind = "soft"
@@ -84,29 +83,10 @@ class FormulaRetriever(PayloadRetriever):
     def expression(self, logic: Node) -> fm.Expr:
         return fm.soft_formula(logic)
 
-    def search_batch(self, texts: Sequence[str], k: int) -> list[list[Hit] | QueryParseError]:
-        out: list[list[Hit] | QueryParseError] = []
-        asked: list[tuple[int, Request]] = []
-        for i, text in enumerate(texts):
-            try:
-                logic = self.parse(text)
-            except QueryParseError as exc:
-                out.append(exc)
-                continue
-            out.append([])
-            self._last = logic
-            asked.append((i, ranked_request(self.expression(logic), logic, k + TIE_MARGIN,
-                                            self.n_points)))
-        answers = self.store.query_batch(self.collection, [r for _, r in asked])
-        for (i, _), found in zip(asked, answers):
-            out[i] = rank([(f.clip_id, f.score) for f in found], k)
-        return out
-
-    def search(self, text: str, k: int) -> list[Hit]:
-        got = self.search_batch([text], k)[0]
-        if isinstance(got, QueryParseError):
-            raise got
-        return got
+    def request(self, text: str, limit: int) -> Request:
+        logic = self.parse(text)
+        self._last = logic
+        return ranked_request(self.expression(logic), logic, limit, self.n_points)
 
     def score(self, text: str, clip_ids: Sequence[str]) -> list[float]:
         if not clip_ids:
@@ -117,10 +97,11 @@ class FormulaRetriever(PayloadRetriever):
         got = {f.clip_id: f.score for f in found}
         return [got.get(c, float("-inf")) for c in clip_ids]
 
-    def breakdown(self, clip_ids: Sequence[str]) -> dict[str, str]:
-        """Per hit: the soft value of each top-level constraint of the last query, evaluated
-        from the clip's stored evidence (what the formula multiplied)."""
-        if self._last is None or not clip_ids:
+    def breakdown(self, clip_ids: Sequence[str], logic: Node | None = None) -> dict[str, str]:
+        """Per hit: the soft value of each top-level constraint of ``logic`` (default: the last
+        query), evaluated from the clip's stored evidence (what the formula multiplied)."""
+        logic = logic or self._last
+        if logic is None or not clip_ids:
             return {}
         found = self.store.retrieve(self.collection, list(clip_ids),
                                     fields=("clip_id", *fm.SOFT_FIELDS))
@@ -133,7 +114,7 @@ class FormulaRetriever(PayloadRetriever):
                 field, _, quoted = key.partition(".")
                 return np.array([float((pl.get(field) or {}).get(quoted[1:-1], 0.0))])
             parts = [f"{describe(c)} {fm.evaluate(fm.soft_expr(c), column, 1)[0]:.3f}"
-                     for c in conjuncts(self._last)]
+                     for c in conjuncts(logic)]
             out[cid] = "soft: " + "; ".join(parts)
         return out
 

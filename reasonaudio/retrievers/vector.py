@@ -19,18 +19,16 @@ import numpy as np
 from qdrant_client.http import models
 
 from reasonaudio.dataset.benchmark import Benchmark
-from reasonaudio.errors import QueryParseError, StoreError
+from reasonaudio.errors import StoreError
 from reasonaudio.models.registry import dtype_for, load_model
-from reasonaudio.retrievers.base import Hit, Retriever, RetrieverOptions, rank
+from reasonaudio.retrievers.base import TIE_MARGIN, QueryRetriever, RetrieverOptions
 from reasonaudio.store.base import Request, Store, collection_name
 from reasonaudio.store.collections import fetch_vectors, require_ready
 from reasonaudio.store.payload import point_id
 
-TIE_MARGIN = 16
-"""extra hits fetched so ties at the k-th score are broken by clip id, not by the engine"""
 
 
-class VectorRetriever(Retriever):
+class VectorRetriever(QueryRetriever):
     """Nearest neighbours of the query's text vector among the clips' stored vectors."""
 
     def __init__(self, name: str, bench: Benchmark, store: Store, embedder: Any,
@@ -89,28 +87,9 @@ class VectorRetriever(Retriever):
             self._vectors.move_to_end(text)
         return vec
 
-    def search(self, text: str, k: int) -> list[Hit]:
-        found = self.store.query(self.collection, self.query_vector(text).tolist(), k + TIE_MARGIN)
-        return rank([(f.clip_id, f.score) for f in found], k)
-
-    sign = 1.0
-    """+1: a higher Qdrant score is nearer (precomputed vectors under a distance negate it)"""
-
-    def search_batch(self, texts: Sequence[str], k: int) -> list[list[Hit] | Exception]:
-        """Every query's nearest neighbours in one ``Store.query_batch`` call."""
-        out: list[list[Hit] | Exception] = []
-        asked: list[tuple[int, Request]] = []
-        for i, text in enumerate(texts):
-            try:
-                vec = self.query_vector(text)
-            except QueryParseError as exc:
-                out.append(exc)
-                continue
-            out.append([])
-            asked.append((i, Request(limit=k + TIE_MARGIN, nearest=vec.tolist())))
-        for (i, _), found in zip(asked, self.store.query_batch(self.collection, [r for _, r in asked])):
-            out[i] = rank([(f.clip_id, self.sign * f.score) for f in found], k)
-        return out
+    def request(self, text: str, limit: int) -> Request:
+        """Nearest neighbours of the query's vector (one query; a run sends them in batches)."""
+        return Request(limit=limit, nearest=self.query_vector(text).tolist())
 
     def score(self, text: str, clip_ids: Sequence[str]) -> list[float]:
         if not clip_ids:
