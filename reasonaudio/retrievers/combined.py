@@ -255,7 +255,13 @@ class CombinedRetriever(QueryRetriever):
     def describe(self) -> dict[str, Any]:
         formula = (fm.text(fm.hybrid_formula(self._logic(self.bench.queries[0].text), self.params.weight))
                    if self.combined.kind == "hybrid" and self.bench.queries else None)
+        recall = None
+        if self.combined.kind == "hybrid" and self.bench.queries:
+            recall = round(self.recall_at_prefetch(
+                [q.text for q in self.bench.queries],
+                [set(self.bench.qrels.get(q.id, ())) for q in self.bench.queries]), 4)
         return {"name": self.name, "kind": self.combined.kind, "collection": self.collection,
+                "recall_at_prefetch": recall,
                 "parts": {p.name: p.describe() for p in self.parts}, "params": self.params.to_json(),
                 "joint": {"revision": self.joint.revision, "sources": self.joint.sources},
                 "example_formula": formula, "store": self.store.describe()}
