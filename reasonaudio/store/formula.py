@@ -43,8 +43,8 @@ PRESENCE, PRESENCE_TOP3, ONSET, OFFSET, DURATION = SOFT_FIELDS
 for the mean of its 3 best frames (breaks ties), and onset, offset and duration in seconds (the
 detected event's, else the frames around the peak: events.track_summary); store/payload.py"""
 EVIDENCE = SOFT_LABELS_FIELD
-"""keyword list: the labels with any soft evidence (a clip lacking all mentioned labels scores
-the formula's value at the defaults, so a query need not evaluate it: :func:`at_defaults`)"""
+"""keyword list: the labels with any soft evidence (a clip lacking a label the logic requires
+scores exactly 0, so a query rescores only the others: :func:`required`)"""
 
 TIME_SCALE_S = 0.5
 DURATION_SCALE_S = 1.0
@@ -286,13 +286,6 @@ def evaluate(expr: Expr, column: Columns, n: int,
     if expr.name == "div":
         return xs[0] / xs[1]
     raise ValueError(f"unknown formula operation {expr.name!r}")
-
-
-def at_defaults(expr: Expr, condition_value: float | None = None) -> float:
-    """The expression's value for a point with no evidence for any label it reads (every
-    variable at its default 0; a filter condition as ``condition_value``)."""
-    cond = None if condition_value is None else (lambda _flt: np.full(1, condition_value))
-    return float(evaluate(expr, lambda _k: np.zeros(1), 1, cond)[0])
 
 
 # --- qdrant-client translation ---------------------------------------------------------------
