@@ -54,6 +54,9 @@ class MainJobParams:
     detect: bool = True
     """after an ingest that ran YAMNet, detect events from its cached frames (calibrated on a
     separate build, seed + 1) and evaluate detected:yamnet beside the rest"""
+    spectrum: bool = True
+    """after detection: evaluate the Qdrant-side rungs too (soft:yamnet, hybrids, fusions, BM25;
+    reasonaudio.mainjob.spectrum_names) so the report prints the whole spectrum"""
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,22 @@ class MainJobResult:
     """perception + logic (detected:yamnet) vs the best learned retriever"""
     not_run: dict[str, str] = field(default_factory=dict)
     runs_dir: Path | None = None
+
+
+def spectrum_names(learned: list[str], results: Results) -> list[str]:
+    """The Qdrant-side rungs the demo adds once ``detected:yamnet`` exists: the soft logic, BM25
+    over the ground-truth captions, each dense learned retriever's hybrid with the soft logic,
+    and RRF / DBSF of the best dense one with BM25 and with the soft logic."""
+    from reasonaudio.models.names import is_lexical
+
+    dense = [n for n in learned if not is_lexical(n)]
+    if not dense:
+        return []
+    best = max(dense, key=lambda n: results.runs[n].overall.get("acc@1", 0.0))
+    bm25 = "two-stage:oracle-caption+bm25"
+    names = ["soft:yamnet", bm25, *(f"hybrid:{n},soft:yamnet" for n in dense)]
+    names += [f"{kind}:{best},{other}" for kind in ("rrf", "dbsf") for other in (bm25, "soft:yamnet")]
+    return names
 
 
 def resolve_atoms(spec: str, hooks: Hooks = SILENT) -> str:
@@ -174,6 +193,11 @@ def run_main_job(params: MainJobParams, hooks: Hooks = SILENT) -> MainJobResult:
                           f"seed {d.summary.calibration.seed}")
             out.results.runs[out.detection.summary.name] = out.detection.result
             hooks.event(out.detection)
+            extra = spectrum_names(learned_ok, out.results) if params.spectrum else []
+            if extra:
+                more = step("eval spectrum", lambda: evaluate_retrievers(bench, extra, context),
+                            lambda r: f"{len(r.runs)} soft, hybrid, fused and BM25 retrievers")
+                out.results.runs.update(more.runs)
     out.results_path = params.out / "results.json"
     write_results_json(out.results_path, out.results)
     out.report = step("report", lambda: run_report(bench, params.out / "report",
