@@ -171,3 +171,74 @@ def test_every_formula_variable_has_a_default(build):
         expr = fm.soft_formula(random_logic(rng, vocab))
         assert set(fm.defaults(expr)) == set(fm.variables(expr))
         assert all(k.split(".", 1)[0] in fm.SOFT_FIELDS for k in fm.variables(expr))
+
+
+def test_count_formula_equals_python_soft_scores(build, tmp_path):
+    """count(x, n): the heard count (payload ``count``, only where a label repeats) read by the
+    formula on Edge and local mode == the numpy evaluation, and the closer count ranks higher."""
+    from reasonaudio.constraints.logic import And, Count, Has, Not, Or
+    from reasonaudio.store.payload import COUNT_FIELD
+
+    bench = build
+    rng = random.Random(11)
+    vocab = sorted({lab for q in bench.queries for lab in labels(q.logic)})
+    thresholds = {lab: 0.3 for lab in vocab}
+    payloads = []
+    for clip in bench.clips:
+        dur = round(clip.duration * 1000)
+        found, track = [], {}
+        for label in rng.sample(vocab, min(len(vocab), rng.randint(0, 5))):
+            on = rng.randrange(0, max(dur - 2000, 1), 10)
+            peak = round(0.2 + 0.8 * rng.random(), 4)
+            track[label] = [peak, on, on + 1500, peak]
+            found.append(Detected(label, on, on + 1500, peak, rng.choice([1, 1, 2, 3, 4])))
+        det = detected_clip(clip, found)
+        pl = clip_payload(det)
+        pl["confidence"] = det.extra["confidence"]
+        if "count" in det.extra:
+            pl[COUNT_FIELD] = det.extra["count"]
+        pl["track"] = track
+        payloads.append(pl)
+    index = SoftIndex.from_payloads(payloads, thresholds, THRESHOLDS_ON)
+    for i, pl in enumerate(payloads):
+        pl.update(index.payload(i))
+    assert sum(COUNT_FIELD in pl for pl in payloads) > 10
+    heard_counts = {lab: {pl.get(COUNT_FIELD, {}).get(lab, 1) for pl in payloads
+                          if lab in pl[fm.EVIDENCE]} for lab in vocab}
+    x, y = sorted(vocab, key=lambda lab: (-len(heard_counts[lab]), lab))[:2]
+    logics = [Count(x, 1), Count(x, 2), Count(x, 3), Not(Count(y, 2)),
+              And((Count(x, 2), Has(y))), Or((Count(x, 3), Count(y, 1)))]
+    logics += [And((Count(rng.choice(vocab), rng.randint(1, 4)), random_logic(rng, vocab, 2)))
+               for _ in range(10)]
+    n = len(bench.clips)
+    for backend, store in list(_stores(tmp_path))[:2]:
+        try:
+            name = write_detected(bench, store, payloads, thresholds)
+            requests = [ranked_request(fm.soft_formula(lg), lg, n, n) for lg in logics]
+            requests += [ranked_request(fm.detected_formula(lg, to_filter(lg)), lg, n, n)
+                         for lg in logics]
+            answers = store.query_batch(name, requests)
+            for i, logic in enumerate(logics):
+                want = dict(zip(index.clip_ids, index.ranking_score(logic)))
+                got = {f.clip_id: f.score for f in answers[i]}
+                assert set(got) == set(index.clip_ids), (backend, logic)
+                assert all(abs(got[c] - want[c]) <= 1e-5 for c in want), (backend, logic)
+                assert all(0.0 <= v <= 1.0 + 1e-6 for v in want.values()), logic
+                got_det = {f.clip_id: f.score for f in answers[len(logics) + i]}
+                hard = set(store.matching_ids(name, to_filter(logic)))  # counts: not the judge's clip
+                assert all(abs(got_det[c] - (want[c] + (c in hard))) <= 1e-5 for c in want), \
+                    (backend, logic)
+        finally:
+            store.close()
+    # presence alike, the heard count closer to n scores higher
+    heard = index.count(x)
+    s2 = index.score(Count(x, 2))
+    has_x = index.p(x) > 0
+    twice = has_x & (heard == 2)
+    four = has_x & (heard == 4)
+    assert twice.any() and four.any()
+    closeness = s2[has_x] / index.p(x)[has_x]
+    assert np.allclose(closeness, np.exp(-np.abs(heard[has_x] - 2)))
+    assert (s2[twice] / index.p(x)[twice]).min() > (s2[four] / index.p(x)[four]).max()
+    assert np.all(s2[~has_x] == 0.0)
+    assert fm.required(Count(x, 2)) == {x}
