@@ -40,8 +40,9 @@ def build(tmp_path_factory):
     return load_benchmark(root)
 
 
-def detected_payloads(bench, seed: int = 3) -> tuple[list[dict], dict[str, float]]:
-    """Random detections and score tracks over the labels the queries mention (plus noise)."""
+def detected_payloads(bench, seed: int = 3, counts: bool = False) -> tuple[list[dict], dict[str, float]]:
+    """Random detections and score tracks over the labels the queries mention (plus noise);
+    with ``counts``, detected labels heard 1 to 4 times (the payload's ``count``)."""
     rng = random.Random(seed)
     vocab = sorted({lab for q in bench.queries for lab in labels(q.logic)})
     thresholds = {lab: rng.choice([0.1, 0.2, 0.35, 0.5]) for lab in vocab[::2]}
@@ -55,10 +56,13 @@ def detected_payloads(bench, seed: int = 3) -> tuple[list[dict], dict[str, float
             peak = round(rng.random(), 4)
             track[label] = [peak, on, off, round(peak * rng.random(), 4)]
             if rng.random() < 0.6:
-                found.append(Detected(label, on, off, round(min(1.0, peak + 0.1), 4)))
+                found.append(Detected(label, on, off, round(min(1.0, peak + 0.1), 4),
+                                      rng.choice([1, 1, 2, 3, 4]) if counts else 1))
         det = detected_clip(clip, found)
         pl = clip_payload(det)
         pl["confidence"] = det.extra["confidence"]
+        if "count" in det.extra:
+            pl["count"] = det.extra["count"]
         pl["track"] = track
         payloads.append(pl)
     index = SoftIndex.from_payloads(payloads, thresholds, THRESHOLDS_ON)
@@ -180,28 +184,10 @@ def test_count_formula_equals_python_soft_scores(build, tmp_path):
     from reasonaudio.store.payload import COUNT_FIELD
 
     bench = build
+    payloads, thresholds = detected_payloads(bench, seed=11, counts=True)
+    index = SoftIndex.from_payloads(payloads, thresholds, THRESHOLDS_ON)
     rng = random.Random(11)
     vocab = sorted({lab for q in bench.queries for lab in labels(q.logic)})
-    thresholds = {lab: 0.3 for lab in vocab}
-    payloads = []
-    for clip in bench.clips:
-        dur = round(clip.duration * 1000)
-        found, track = [], {}
-        for label in rng.sample(vocab, min(len(vocab), rng.randint(0, 5))):
-            on = rng.randrange(0, max(dur - 2000, 1), 10)
-            peak = round(0.2 + 0.8 * rng.random(), 4)
-            track[label] = [peak, on, on + 1500, peak]
-            found.append(Detected(label, on, on + 1500, peak, rng.choice([1, 1, 2, 3, 4])))
-        det = detected_clip(clip, found)
-        pl = clip_payload(det)
-        pl["confidence"] = det.extra["confidence"]
-        if "count" in det.extra:
-            pl[COUNT_FIELD] = det.extra["count"]
-        pl["track"] = track
-        payloads.append(pl)
-    index = SoftIndex.from_payloads(payloads, thresholds, THRESHOLDS_ON)
-    for i, pl in enumerate(payloads):
-        pl.update(index.payload(i))
     assert sum(COUNT_FIELD in pl for pl in payloads) > 10
     heard_counts = {lab: {pl.get(COUNT_FIELD, {}).get(lab, 1) for pl in payloads
                           if lab in pl[fm.EVIDENCE]} for lab in vocab}
