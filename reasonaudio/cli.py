@@ -883,6 +883,17 @@ def ingest(
         with open_store(bench.root, backend, qdrant_url, write=True) as store:  # opened once the input is sound
             ingest_with_progress(console, bench, store, checked)
         return
+    from reasonaudio.models.names import is_combined, is_lexical
+    if is_combined(model) or is_lexical(model):  # derived collections: joint, BM25 (docs/qdrant.md)
+        from reasonaudio.retrievers.base import RetrieverOptions
+        from reasonaudio.retrievers.registry import get_retriever
+        with open_store(bench.root, backend, qdrant_url, write=True) as store, \
+                progress_hooks(console) as hooks:
+            with get_retriever(model, bench, RetrieverOptions(auto_ingest=True, model_path=model_path,
+                                                              device=device, hooks=hooks),
+                               store=store) as made:
+                console.print(Text(f"{model}: collection {getattr(made, 'collection', '')} ready"))
+        return
     if model != "none":
         from reasonaudio.ingest.embed.ray_engine import ray_engine_from_cli
 

@@ -62,6 +62,9 @@ class MainJobParams:
     noisy: str | None = "snr5"
     """an acoustic condition (docs/conditions.md) the retrievers that listen (the YAMNet-based
     ones) are ingested, evaluated and detected under as well, beside the oracle; None: clean only"""
+    spectrum: bool = True
+    """after detection: evaluate the Qdrant-side rungs too (soft:yamnet, hybrids, fusions, BM25;
+    reasonaudio.mainjob.spectrum_names) so the report prints the whole spectrum"""
 
 
 @dataclass(frozen=True)
@@ -96,6 +99,22 @@ class MainJobResult:
     formulation_runs: dict[str, Any] = field(default_factory=dict)
     """``NAME@FORMULATION`` -> result, for every retriever evaluated and formulation other than
     caption (the report's robustness table reads them back from results/)"""
+
+
+def spectrum_names(learned: list[str], results: Results) -> list[str]:
+    """The Qdrant-side rungs the demo adds once ``detected:yamnet`` exists: the soft logic, BM25
+    over the ground-truth captions, each dense learned retriever's hybrid with the soft logic,
+    and RRF / DBSF of the best dense one with BM25 and with the soft logic."""
+    from reasonaudio.models.names import is_lexical
+
+    dense = [n for n in learned if not is_lexical(n)]
+    if not dense:
+        return []
+    best = max(dense, key=lambda n: results.runs[n].overall.get("acc@1", 0.0))
+    bm25 = "two-stage:oracle-caption+bm25"
+    names = ["soft:yamnet", bm25, *(f"hybrid:{n},soft:yamnet" for n in dense)]
+    names += [f"{kind}:{best},{other}" for kind in ("rrf", "dbsf") for other in (bm25, "soft:yamnet")]
+    return names
 
 
 def resolve_atoms(spec: str, hooks: Hooks = SILENT) -> str:
@@ -228,6 +247,11 @@ def run_main_job(params: MainJobParams, hooks: Hooks = SILENT) -> MainJobResult:
                           f"seed {d.summary.calibration.seed}")
             out.results.runs[out.detection.summary.name] = out.detection.result
             hooks.event(out.detection)
+            extra = spectrum_names(learned_ok, out.results) if params.spectrum else []
+            if extra:
+                more = step("eval spectrum", lambda: evaluate_retrievers(bench, extra, context),
+                            lambda r: f"{len(r.runs)} soft, hybrid, fused and BM25 retrievers")
+                out.results.runs.update(more.runs)
         listening = [n for n in learned_ok if ran_yamnet(n)]
         if params.noisy and listening:
             try:

@@ -30,7 +30,7 @@ from reasonaudio.constraints.logic import (NODE_TYPES, OPS, And, Has, Interprete
 PACKAGE = Path(reasonaudio.__file__).parent
 LABELS = ("dog barking", "siren", "rain")
 KNOWN = {"reasonaudio.constraints.semantics", "reasonaudio.constraints.judge",
-         "reasonaudio.detect.soft", "reasonaudio.store.filters", "reasonaudio.constraints.writer",
+         "reasonaudio.store.formula", "reasonaudio.store.filters", "reasonaudio.constraints.writer",
          "reasonaudio.constraints.canonical", "reasonaudio.constraints.resolve",
          "reasonaudio.views.parse"}
 

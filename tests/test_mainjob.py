@@ -61,3 +61,9 @@ def test_demo_detects_after_the_yamnet_ingest(tmp_path):
     assert calibration["seed"] == 1 and calibration["counts"]["clips"] == 40
     assert "perception" in r.output and "detected events" in r.output
     assert (out / "bench" / "results" / "detect-yamnet-zero-shot.json").is_file()
+    # the Qdrant-side rungs (issue 23): soft, BM25, hybrid and fusions, and the spectrum table
+    for name in ("soft:yamnet", "two-stage:oracle-caption+bm25",
+                 "hybrid:two-stage:yamnet-caption+minilm,soft:yamnet",
+                 "rrf:two-stage:yamnet-caption+minilm,soft:yamnet"):
+        assert name in runs, name
+    assert "The spectrum" in r.output

@@ -41,6 +41,9 @@ from reasonaudio.store.open import open_store
 from reasonaudio.tasks.base import CAPTION
 
 DEFAULT_DEPTH = 100
+SEARCH_BATCH = 64
+"""queries per ``Retriever.search_batch`` call (one Qdrant batch for vector, formula, hybrid
+and fusion retrievers)"""
 
 
 @dataclass(frozen=True)
@@ -84,14 +87,19 @@ def run_retriever(bench: Benchmark, retriever: Retriever, depth: int = DEFAULT_D
     """
     run = Run(tag or retriever.name)
     retriever.prepare([q.text for q in bench.queries])
-    for i, q in enumerate(bench.queries):
-        try:
-            run.hits[q.id] = list(retriever.search(q.text, depth))[:depth]
-        except QueryParseError as exc:
-            if failures is not None:
-                failures[q.id] = str(exc)
+    queries = list(bench.queries)
+    for start in range(0, len(queries), SEARCH_BATCH):
+        chunk = queries[start:start + SEARCH_BATCH]
+        for q, got in zip(chunk, retriever.search_batch([q.text for q in chunk], depth)):
+            if isinstance(got, QueryParseError):
+                if failures is not None:
+                    failures[q.id] = str(got)
+            elif isinstance(got, Exception):
+                raise got
+            else:
+                run.hits[q.id] = list(got)[:depth]
         if progress:
-            progress(i + 1, len(bench.queries))
+            progress(start + len(chunk), len(queries))
     return run
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from reasonaudio.bench.compare import Comparison, compare
 from reasonaudio.bench.condition_scores import (
     condition_scores,
     plot_vs_snr,
@@ -13,10 +14,11 @@ from reasonaudio.bench.condition_scores import (
     write_scores_json,
 )
 from reasonaudio.bench.plots import PROJECTIONS, plot_report
-from reasonaudio.bench.results import Results, load_results, results_dir
+from reasonaudio.bench.results import Results, RetrieverResult, load_results, results_dir
 from reasonaudio.bench.robustness import Robustness, plot_robustness, robustness
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.errors import DataError
+from reasonaudio.models.names import is_lexical
 from reasonaudio.fileio import atomic_dir, read_json, write_json
 from reasonaudio.output_dirs import OutputKind
 from reasonaudio.provenance import versions
@@ -26,6 +28,56 @@ REPORT_FILE = "report.json"
 REPORT_FORMAT = "reasonaudio-report/1"
 REPORT_OUTPUT = OutputKind("report", "bench report --out", REPORT_FILE, REPORT_FORMAT)
 """What ``bench report`` may replace: an earlier report folder (its report.json names our format)."""
+
+
+RUNGS = ("learned", "fused", "hybrid", "soft", "detected", "oracle")
+"""The spectrum from learned similarity to hard symbolic filtering (docs/qdrant.md)."""
+BASELINES = ("random", "bag-of-sounds")
+
+
+def rung_of(name: str) -> str | None:
+    """The spectrum rung of a retriever name (``None``: a baseline, outside the spectrum)."""
+    if name in BASELINES:
+        return None
+    if name == "oracle":
+        return "oracle"
+    head = name.partition(":")[0]
+    return {"detected": "detected", "soft": "soft", "hybrid": "hybrid", "rrf": "fused",
+            "dbsf": "fused"}.get(head, "learned")
+
+
+@dataclass(frozen=True)
+class Spectrum:
+    """One row per retriever, learned -> fused -> hybrid -> soft -> detected -> oracle, each
+    compared with the best learned retriever (overall Acc@1) by paired randomization tests."""
+
+    rows: list[tuple[str, RetrieverResult]]
+    """(rung, result) in rung order, then evaluation order"""
+    best_learned: str
+    comparisons: dict[str, Comparison]
+    """name -> comparison with the best learned (every row but that one)"""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"best_learned": self.best_learned,
+                "rows": [{"rung": rung, "name": r.name, "overall": r.overall,
+                          "per_task": r.per_task,
+                          "vs_best_learned": (self.comparisons[r.name].to_json()
+                                              if r.name in self.comparisons else None)}
+                         for rung, r in self.rows]}
+
+
+def spectrum(results: Results) -> Spectrum | None:
+    """The spectrum of the saved results, or ``None`` without a learned retriever among them."""
+    runs = list(results.runs.values())
+    # BM25 sits on the learned rung (the two-stage paradigm) but is not a learned model
+    learned = [r for r in runs if rung_of(r.name) == "learned" and not is_lexical(r.name)]
+    if not learned:
+        return None
+    best = max(learned, key=lambda r: (r.overall.get("acc@1", 0.0), r.name))
+    rows = sorted(((rung, r) for r in runs if (rung := rung_of(r.name)) is not None),
+                  key=lambda item: RUNGS.index(item[0]))
+    comparisons = {r.name: compare(r, best) for _, r in rows if r.name != best.name}
+    return Spectrum(rows, best.name, comparisons)
 
 
 @dataclass(frozen=True)
@@ -39,6 +91,7 @@ class ReportOutcome:
     more than one acoustic condition (with ``metrics_vs_snr.png`` among the plots)"""
     robustness: Robustness = field(default_factory=Robustness)
     """every retriever x formulation saved (``bench eval --formulation all``)"""
+    spectrum: Spectrum | None = None
 
     @property
     def has_projection(self) -> bool:
@@ -69,7 +122,8 @@ def run_report(bench: Benchmark, out: Path | None = None, names: Sequence[str] |
     scores = condition_scores(bench, names) if len(saved_conditions(bench)) > 1 else None
     rob = robustness(bench, names)
     return ReportOutcome(results, write_plots(bench, results, out, projection, scores, rob),
-                         saved_detections(bench), scores, rob)
+                         saved_detections(bench), conditions=scores, robustness=rob,
+                         spectrum=spectrum(results))
 
 
 def write_plots(bench: Benchmark, results: Results, out: Path, projection: str,

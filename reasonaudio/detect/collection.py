@@ -29,7 +29,7 @@ from reasonaudio.detect.events import detect_clip, detected_clip, track_summary
 from reasonaudio.detect.clip_frames import clip_frames, load_tagger
 from reasonaudio.detect.labelmap import MODES, TOP_K_CHOICES, LabelMap, build_label_map
 from reasonaudio.detect.event_metrics import PerceptionReport, perception
-from reasonaudio.detect.soft import SEMANTICS
+from reasonaudio.detect.soft import SEMANTICS, SoftIndex
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import write_json
 from reasonaudio.ingest.atoms.registry import open_bank
@@ -37,13 +37,16 @@ from reasonaudio.ingest.build import BuildParams, build_benchmark
 from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.store.base import CollectionMeta, PointIn, Store, collection_name
 from reasonaudio.store.collections import corpus_fingerprint, load_collection
-from reasonaudio.store.payload import COUNT_FIELD, clip_payload
+from reasonaudio.store.formula import SOFT_FIELDS
+from reasonaudio.store.payload import COUNT_FIELD, DUR_FIELD, clip_payload
 
 TAGGERS = ("yamnet",)
 TRACK_FLOOR = 0.02
 """labels whose peak track score reaches this get a track summary in the payload (soft score)"""
 DETECTED_VECTOR = (1.0,)
-FORMAT = "reasonaudio-detected-v1"
+FORMAT = "reasonaudio-detected-v2"
+"""v2: the track summaries replaced by the soft evidence as float fields (``soft_p``, ``soft_p3``, ``soft_on``, ``soft_off``,
+``soft_dur``: label -> value) and ``soft_labels``, which the score formulas read"""
 
 
 
@@ -151,6 +154,19 @@ def calibrated(calib: Benchmark, label_map: LabelMap, tagger: Any, options: Dete
     return result
 
 
+def add_soft_evidence(payloads: Sequence[dict[str, Any]], calibration: Calibration) -> None:
+    """Add each clip's soft evidence (calibrated presence, onset, offset, duration per label) to
+    its detected payload, with the thresholds as the collection records them (rounded)."""
+    params = calibration.to_json().get("params") or {}
+    thresholds = {str(k): float(v) for k, v in (params.get("thresholds") or {}).items()}
+    index = SoftIndex.from_payloads(payloads, thresholds, float(params.get("on", 0.3)))
+    for i, payload in enumerate(payloads):
+        payload.update(index.payload(i))
+        # the track summaries are in the soft fields now; every formula variable read parses the
+        # whole payload, so a point carries nothing twice
+        payload.pop("track", None)
+
+
 def run_detection(bench: Benchmark, store: Store, options: DetectOptions = DetectOptions(), *,
                   tagger: Any = None, embedder: Any = None,
                   hooks: Hooks = SILENT) -> DetectSummary:
@@ -206,6 +222,7 @@ def run_detection(bench: Benchmark, store: Store, options: DetectOptions = Detec
             payload[COUNT_FIELD] = det.extra["count"]
         payload["track"] = track_summary(tracks, label_map.labels, duration_ms, TRACK_FLOOR)
         payloads[clip.id] = payload
+    add_soft_evidence([payloads[c.id] for c in bench.clips], calibration)
     timings["detect_s"] = time.perf_counter() - t3
 
     t4 = time.perf_counter()
@@ -223,7 +240,8 @@ def run_detection(bench: Benchmark, store: Store, options: DetectOptions = Detec
         return [PointIn(cid, DETECTED_VECTOR, payloads[cid]) for cid in ids]
 
     load_collection(store, name, meta, [c.id for c in bench.clips], make, force=True,
-                    index_labels=bench.labels, batch_size=options.upsert_batch)
+                    index_labels=bench.labels, float_maps=(DUR_FIELD, *SOFT_FIELDS),
+                    batch_size=options.upsert_batch)
     timings["upsert_s"] = time.perf_counter() - t4
     timings["total_s"] = time.perf_counter() - t0
     report = perception(bench.clips, detected, label_map.labels)

@@ -1,44 +1,40 @@
 """A soft score of the query logic over the detected timeline, so every clip gets a rank.
 
-The hard filter (the oracle's translator on the detected payload) says which clips satisfy the
-logic as perceived; within and after them clips are ordered by this score in [0, 1]:
+The soft semantics are written once, as a Qdrant score formula (:mod:`reasonaudio.store.formula`,
+table there and in docs/qdrant.md); this module supplies the evidence the formula reads and
+evaluates the same formula with numpy (the Python soft score the differential test compares
+Qdrant's with).
 
-| logic | soft value |
-|---|---|
-| ``has(x)`` | ``p(x)``: the label's peak track score, calibrated so its ``on`` threshold maps to 0.5: ``p = peak ** (ln 0.5 / ln on)`` (monotone, 0 -> 0, 1 -> 1) |
-| ``not A`` | ``1 - soft(A)`` |
-| ``and(A, B, ...)`` | product |
-| ``or(A, B, ...)`` | max |
-| ``before(x, y)`` | ``p(x) p(y) sigmoid((onset(y) - offset(x)) / 0.5 s)`` |
-| ``overlap(x, y)`` | ``p(x) p(y) sigmoid((shared - 0.5 s) / 0.5 s)``, shared = min(offsets) - max(onsets) |
-| ``lasts(x, N)`` | ``p(x) exp(-max(0, abs(dur(x) - N) - tol(N)) / 1 s)``, tol as the judge's |
-| ``count(x, n)`` | ``p(x) exp(-abs(c(x) - n))``, c = the detected occurrences (payload ``count``; 1 for a label without one) |
-
-Times come from the detected event when the label was detected, else from the frames around
-the label's peak where its score stays at least half the peak (``events.track_summary``).
-A label with no such frames (peak under the stored floor) has ``p = 0``. YAMNet's int8 outputs
-take few distinct values (logit steps of about 0.76), so peaks tie often: the retriever adds
-1e-3 times the same score computed with the mean of each label's 3 best frames as ``peak``,
-which breaks most ties by evidence instead of by clip id.
+Evidence per label: ``p(x)``, the label's peak track score calibrated so its ``on`` threshold
+maps to 0.5 (``p = peak ** (ln 0.5 / ln on)``, monotone, 0 -> 0, 1 -> 1); ``p3(x)``, the same
+for the mean of its 3 best frames; and onset/offset, from the detected event when the label was
+detected, else from the frames around the label's peak where its score stays at least half the
+peak (``events.track_summary``). A label with no such frames (peak under the stored floor) has
+``p = 0``. YAMNet's int8 outputs take few distinct values (logit steps of about 0.76), so peaks
+tie often: the ranking adds 1e-3 times the same score computed with ``p3``, which breaks most
+ties by evidence instead of by clip id. ``bench detect`` writes this evidence into the detected
+payload (:meth:`SoftIndex.payload`) as the float maps the formula reads.
 """
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from reasonaudio.constraints.logic import (And, Before, Count, Has, Interpreter, Lasts, Node, Not,
-                                           Or, Overlap)
-from reasonaudio.constraints.semantics import OVERLAP_MIN_MS, duration_excess_ms
+from reasonaudio.constraints.logic import Node
+from reasonaudio.store.formula import (
+    DURATION, ONSET, OFFSET, PRESENCE, PRESENCE_TOP3, TIE_WEIGHT, evaluate, soft_expr, soft_formula,
+    soft_payload,
+)
+from reasonaudio.store.payload import COUNT_FIELD
 
-TIME_SCALE_MS = 500.0
-DURATION_SCALE_MS = 1000.0
 SEMANTICS = ("has = peak score calibrated so the label's threshold maps to 0.5; not = 1 - p; "
              "and = product; or = max; before/overlap = p(x) p(y) sigmoid(margin / 0.5 s); "
-             "lasts = p(x) exp(-excess over the tolerance / 1 s); count = p(x) exp(-|occurrences - n|); ties: + 1e-3 x the same with "
+             "lasts = p(x) exp(-excess over the tolerance / 1 s); count = p(x) exp(-|occurrences - n|); "
+             "ties: + 1e-3 x the same with "
              "the 3-best-frame mean as peak")
-TIE_WEIGHT = 1e-3
+__all__ = ["SEMANTICS", "TIE_WEIGHT", "SoftIndex", "calibrated"]
 
 
 def calibrated(peak: np.ndarray, threshold: float) -> np.ndarray:
@@ -46,19 +42,19 @@ def calibrated(peak: np.ndarray, threshold: float) -> np.ndarray:
     return np.power(np.clip(peak, 0.0, 1.0), np.log(0.5) / np.log(thr))
 
 
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-np.clip(x, -60.0, 60.0)))
-
-
 class SoftIndex:
-    """Per-label presence and times over a fixed list of clips (the order of ``clip_ids``)."""
+    """Per-label presence and times over a fixed list of clips (the order of ``clip_ids``).
+
+    Times are integer milliseconds here (as detected); the formula reads seconds."""
 
     def __init__(self, clip_ids: Sequence[str], presence: Mapping[str, np.ndarray],
                  onset: Mapping[str, np.ndarray], offset: Mapping[str, np.ndarray],
-                 counts: Mapping[str, np.ndarray] | None = None) -> None:
+                 counts: Mapping[str, np.ndarray] | None = None,
+                 presence_top3: Mapping[str, np.ndarray] | None = None) -> None:
         self.clip_ids = list(clip_ids)
         self.n = len(self.clip_ids)
         self._p, self._on, self._off = dict(presence), dict(onset), dict(offset)
+        self._p3 = dict(presence_top3) if presence_top3 is not None else dict(presence)
         self._count = dict(counts or {})
         """label -> detected occurrences per clip where a label repeats (1 elsewhere)"""
         self._zero = np.zeros(self.n)
@@ -66,39 +62,40 @@ class SoftIndex:
 
     @classmethod
     def from_payloads(cls, payloads: Sequence[Mapping], thresholds: Mapping[str, float],
-                      default_threshold: float, stat: str = "peak") -> "SoftIndex":
-        """From detected payloads (``events``, ``track``): detected events win over summaries.
-        ``stat``: ``peak`` (the track's max) or ``top3`` (the mean of its 3 best frames)."""
-        col = 3 if stat == "top3" else 0
+                      default_threshold: float) -> "SoftIndex":
+        """From detected payloads (``events``, ``confidence``, ``track``): detected events win
+        over track summaries for the times; the peak is the larger of the track's and the
+        event's confidence, the top-3 reading the track's 3-best-frame mean."""
         n = len(payloads)
         peak: dict[str, np.ndarray] = {}
+        top3: dict[str, np.ndarray] = {}
         on: dict[str, np.ndarray] = {}
         off: dict[str, np.ndarray] = {}
 
-        def arrays(label: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        def arrays(label: str) -> tuple[np.ndarray, ...]:
             if label not in peak:
-                peak[label] = np.zeros(n)
-                on[label] = np.zeros(n)
-                off[label] = np.zeros(n)
-            return peak[label], on[label], off[label]
+                for d in (peak, top3, on, off):
+                    d[label] = np.zeros(n)
+            return peak[label], top3[label], on[label], off[label]
 
         for i, pl in enumerate(payloads):
             for label, row in (pl.get("track") or {}).items():
-                p_, on_, off_ = arrays(label)
-                p_[i], on_[i], off_[i] = float(row[col] if len(row) > col else row[0]), row[1], row[2]
+                p_, p3_, on_, off_ = arrays(label)
+                p_[i], on_[i], off_[i] = float(row[0]), row[1], row[2]
+                p3_[i] = float(row[3] if len(row) > 3 else row[0])
             conf = pl.get("confidence") or {}
             for e in pl.get("events") or ():
-                p_, on_, off_ = arrays(e["label"])
-                if col == 0:
-                    p_[i] = max(p_[i], float(conf.get(e["label"], 0.0)))
+                p_, _, on_, off_ = arrays(e["label"])
+                p_[i] = max(p_[i], float(conf.get(e["label"], 0.0)))
                 on_[i], off_[i] = round(float(e["onset"]) * 1000), round(float(e["offset"]) * 1000)
-        presence = {lab: calibrated(pk, thresholds.get(lab, default_threshold))
-                    for lab, pk in peak.items()}
+        cal = lambda d: {lab: calibrated(v, thresholds.get(lab, default_threshold))  # noqa: E731
+                         for lab, v in d.items()}
         counts: dict[str, np.ndarray] = {}
         for i, pl in enumerate(payloads):
-            for label, c in (pl.get("count") or {}).items():
+            for label, c in (pl.get(COUNT_FIELD) or {}).items():
                 counts.setdefault(label, np.ones(n))[i] = float(c)
-        return cls([str(pl["clip_id"]) for pl in payloads], presence, on, off, counts)
+        return cls([str(pl["clip_id"]) for pl in payloads], cal(peak), on, off, counts,
+                   presence_top3=cal(top3))
 
     def p(self, label: str) -> np.ndarray:
         return self._p.get(label, self._zero)
@@ -109,62 +106,41 @@ class SoftIndex:
     def count(self, label: str) -> np.ndarray:
         return self._count.get(label, self._one)
 
+    def column(self, key: str) -> np.ndarray:
+        """A formula variable (``soft_p."x"`` etc.) for every clip; zeros without evidence."""
+        field, _, quoted = key.partition(".")
+        label = quoted[1:-1]
+        if field == PRESENCE:
+            return self.p(label)
+        if field == COUNT_FIELD:
+            # the payload holds a count only where a label repeats; the formula reads a missing
+            # one as 0 and takes max(count, 1), so 1 here reads the same
+            return self.count(label)
+        if field == PRESENCE_TOP3:
+            return self._p3.get(label, self._zero)
+        on, off = self.times(label)
+        if field == ONSET:
+            return on / 1000.0
+        if field == OFFSET:
+            return off / 1000.0
+        if field == DURATION:
+            return off / 1000.0 - on / 1000.0
+        raise KeyError(f"not a soft field: {key!r}")
+
     def score(self, node: Node) -> np.ndarray:
-        """Soft value of ``node`` for every clip, in [0, 1]."""
-        return SCORE(node, self)
+        """Soft value of ``node`` for every clip, in [0, 1] (the formula, evaluated here)."""
+        return evaluate(soft_expr(node), self.column, self.n)
 
+    def ranking_score(self, node: Node) -> np.ndarray:
+        """What ``soft:TAGGER`` ranks by: the score plus 1e-3 x its top-3 reading, rescaled."""
+        return evaluate(soft_formula(node), self.column, self.n)
 
-SCORE = Interpreter("soft score (SoftIndex.score)")
-"""node, SoftIndex -> soft value per clip in [0, 1]; one handler per node type."""
-
-
-@SCORE.register(Has)
-def _has(node: Has, index: SoftIndex) -> np.ndarray:
-    return index.p(node.label)
-
-
-@SCORE.register(Before)
-def _before(node: Before, index: SoftIndex) -> np.ndarray:
-    (_, off_a), (on_b, _) = index.times(node.a), index.times(node.b)
-    return index.p(node.a) * index.p(node.b) * _sigmoid((on_b - off_a) / TIME_SCALE_MS)
-
-
-@SCORE.register(Overlap)
-def _overlap(node: Overlap, index: SoftIndex) -> np.ndarray:
-    (on_a, off_a), (on_b, off_b) = index.times(node.a), index.times(node.b)
-    shared = np.minimum(off_a, off_b) - np.maximum(on_a, on_b)
-    return (index.p(node.a) * index.p(node.b)
-            * _sigmoid((shared - OVERLAP_MIN_MS) / TIME_SCALE_MS))
-
-
-@SCORE.register(Lasts)
-def _lasts(node: Lasts, index: SoftIndex) -> np.ndarray:
-    on, off = index.times(node.label)
-    excess = duration_excess_ms(off - on, node.seconds)
-    return index.p(node.label) * np.exp(-np.maximum(excess, 0.0) / DURATION_SCALE_MS)
-
-
-@SCORE.register(Count)
-def _count(node: Count, index: SoftIndex) -> np.ndarray:
-    return index.p(node.label) * np.exp(-np.abs(index.count(node.label) - node.n))
-
-
-@SCORE.register(Not)
-def _not(node: Not, index: SoftIndex) -> np.ndarray:
-    return 1.0 - index.score(node.arg)
-
-
-@SCORE.register(And)
-def _and(node: And, index: SoftIndex) -> np.ndarray:
-    out = np.ones(index.n)
-    for arg in node.args:
-        out = out * index.score(arg)
-    return out
-
-
-@SCORE.register(Or)
-def _or(node: Or, index: SoftIndex) -> np.ndarray:
-    out = np.zeros(index.n)
-    for arg in node.args:
-        out = np.maximum(out, index.score(arg))
-    return out
+    def payload(self, i: int) -> dict[str, Any]:
+        """The soft-evidence payload fields of clip ``i`` (store.formula.soft_payload)."""
+        fields = {}
+        for label in self._p:
+            p, p3 = float(self._p[label][i]), float(self._p3[label][i])
+            on, off = float(self._on[label][i]), float(self._off[label][i])
+            if p or p3 or on or off:
+                fields[label] = (p, p3, on / 1000.0, off / 1000.0)
+        return soft_payload(fields)

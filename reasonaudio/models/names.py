@@ -1,10 +1,22 @@
-"""The two-stage name grammar, once: ``two-stage:CAPTIONER+EMBEDDER``.
+"""The retriever name grammar, once (docs/qdrant.md, "Names").
 
-Ingest, retrievers, the CLI and listings all parse and check these names here, so a name that
-ingests is exactly a name that searches.
+::
+
+    name     := base | combined
+    base     := oracle | bag-of-sounds | random | MODEL | trained:LABEL | vectors:NAME
+              | two-stage:CAPTIONER+EMBEDDER          (EMBEDDER may be bm25: lexical)
+              | detected:TAGGER[-enrolled] | soft:TAGGER[-enrolled]
+    combined := hybrid:VECTOR,SOFT                    (the model's nearest N rescored by the logic)
+              | rrf:A,B | dbsf:A,B                   (Qdrant's rank / score fusion of two bases)
+
+A combined name's parts are base names separated by one comma (no base name holds a comma; two-stage
+names hold ``+``, families ``:``). Ingest, retrievers, the CLI and listings all parse and check
+names here, so a name that ingests is exactly a name that searches.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from reasonaudio.errors import ModelError
 from reasonaudio.models.captioners import CAPTIONERS, captioner_names
@@ -13,6 +25,12 @@ from reasonaudio.models.registry import RECORDS, availability, get_record
 
 TWO_STAGE = "two-stage:"
 EXAMPLE = "two-stage:oracle-caption+minilm"
+LEXICAL = ("bm25",)
+"""text 'embedders' that are sparse term weights, not a model: Qdrant BM25 over the captions"""
+COMBINERS = ("hybrid", "rrf", "dbsf")
+PART_SEP = ","
+HYBRID_EXAMPLE = "hybrid:two-stage:yamnet-caption+minilm,soft:yamnet"
+FUSION_EXAMPLE = "rrf:two-stage:oracle-caption+minilm,two-stage:oracle-caption+bm25"
 
 
 def is_two_stage(name: str) -> bool:
@@ -23,9 +41,15 @@ def two_stage_name(captioner: str, embedder: str) -> str:
     return f"{TWO_STAGE}{captioner}+{embedder}"
 
 
-def parse_two_stage(name: str) -> tuple[str, str]:
+def is_lexical(name: str) -> bool:
+    """``two-stage:CAPTIONER+bm25``: captions as BM25 sparse vectors."""
+    return is_two_stage(name) and name.rpartition("+")[2] in LEXICAL
+
+
+def parse_two_stage(name: str, lexical: bool = False) -> tuple[str, str]:
     """(captioner, embedder) of a two-stage name; a one-line error when the name is malformed,
-    names an unknown captioner, or an embedder without a text tower."""
+    names an unknown captioner, or an embedder without a text tower. ``lexical``: BM25 is
+    accepted as the embedder (retrievers; model ingest has no model to run for it)."""
     body = name[len(TWO_STAGE):] if is_two_stage(name) else name
     captioner, plus, embedder = body.partition("+")
     if not is_two_stage(name) or not plus or not captioner or not embedder:
@@ -34,6 +58,11 @@ def parse_two_stage(name: str) -> tuple[str, str]:
     if captioner not in captioner_names():
         raise ModelError(f"unknown captioner {captioner!r} in {name!r}; "
                          f"known: {', '.join(captioner_names())}")
+    if embedder in LEXICAL:
+        if not lexical:
+            raise ModelError(f"{name}: {embedder} is not a model to ingest; its collection of "
+                             f"BM25 sparse vectors is made on first search (bench search -r {name})")
+        return captioner, embedder
     if not get_record(embedder).has_text:
         raise ModelError(f"{name}: {embedder!r} has no text tower; use a text model such as minilm")
     return captioner, embedder
@@ -75,3 +104,40 @@ def ran_yamnet(name: str) -> bool:
         captioner = CAPTIONERS.get(parse_two_stage(name)[0])
         return captioner is not None and captioner.registry_model == "yamnet"
     return name == "yamnet"
+
+
+@dataclass(frozen=True)
+class Combined:
+    """A combined retriever name: ``kind`` (hybrid | rrf | dbsf) over two base names."""
+
+    kind: str
+    parts: tuple[str, str]
+
+    @property
+    def name(self) -> str:
+        return f"{self.kind}:{PART_SEP.join(self.parts)}"
+
+
+def is_combined(name: str) -> bool:
+    return name.partition(":")[0] in COMBINERS and ":" in name
+
+
+def parse_combined(name: str) -> Combined:
+    """The kind and parts of ``hybrid:A,B`` / ``rrf:A,B`` / ``dbsf:A,B``; a one-line error when
+    the name has not exactly two base parts (a combined part is refused: no nesting), or a
+    hybrid's second part is not ``soft:TAGGER``."""
+    kind, _, body = name.partition(":")
+    parts = tuple(p.strip() for p in body.split(PART_SEP))
+    example = HYBRID_EXAMPLE if kind == "hybrid" else FUSION_EXAMPLE.replace("rrf:", f"{kind}:")
+    if kind not in COMBINERS or len(parts) != 2 or not all(parts) or parts[0] == parts[1]:
+        raise ModelError(f"retriever {name!r} must look like {kind}:A,B with two different "
+                         f"retrievers A and B, e.g. {example}")
+    for part in parts:
+        if is_combined(part):
+            raise ModelError(f"{name}: part {part!r} is itself combined; combine two base "
+                             f"retrievers, e.g. {example}")
+    if kind == "hybrid" and (not parts[1].startswith("soft:") or parts[0].startswith(
+            ("soft:", "detected:"))):
+        raise ModelError(f"{name}: a hybrid is a vector retriever and soft:TAGGER, in that "
+                         f"order, e.g. {HYBRID_EXAMPLE}")
+    return Combined(kind, parts)  # type: ignore[arg-type]

@@ -62,6 +62,20 @@ class Retriever(abc.ABC):
     def search(self, text: str, k: int) -> list[Hit]:
         """The top ``k`` clips for ``text``, ranked by :func:`rank`'s rule."""
 
+    def search_batch(self, texts: Sequence[str], k: int) -> list[list[Hit] | Exception]:
+        """``search`` for several queries; a query that cannot be read gives its
+        :class:`~reasonaudio.errors.QueryParseError` in its place. Retrievers backed by one
+        Qdrant query per search override this to send the batch at once (``Store.query_batch``)."""
+        from reasonaudio.errors import QueryParseError
+
+        out: list[list[Hit] | Exception] = []
+        for text in texts:
+            try:
+                out.append(self.search(text, k))
+            except QueryParseError as exc:
+                out.append(exc)
+        return out
+
     def prepare(self, texts: Sequence[str]) -> None:
         """Batch work for queries about to be asked (e.g. embed them all at once). Optional."""
 
@@ -87,3 +101,44 @@ class Retriever(abc.ABC):
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+TIE_MARGIN = 16
+"""extra hits fetched so ties at the k-th score are broken by clip id, not by the engine"""
+
+
+class QueryRetriever(Retriever):
+    """A retriever whose every search is one Qdrant query (:meth:`request`) on
+    ``self.collection``: searches go through ``Store.query_batch``, a run's queries in batches,
+    and the project's tie rule orders what comes back."""
+
+    store: Any
+    collection: str
+    sign = 1.0
+    """+1: a higher Qdrant score is better (precomputed vectors under a distance negate it)"""
+
+    def request(self, text: str, limit: int) -> Any:
+        """The ``store.base.Request`` answering ``text`` (a QueryParseError if it cannot)."""
+        raise NotImplementedError
+
+    def search_batch(self, texts: Sequence[str], k: int) -> list[list[Hit] | Exception]:
+        from reasonaudio.errors import QueryParseError
+
+        out: list[list[Hit] | Exception] = []
+        asked: list[tuple[int, Any]] = []
+        for i, text in enumerate(texts):
+            try:
+                asked.append((i, self.request(text, k + TIE_MARGIN)))
+                out.append([])
+            except QueryParseError as exc:
+                out.append(exc)
+        answers = self.store.query_batch(self.collection, [r for _, r in asked])
+        for (i, _), found in zip(asked, answers):
+            out[i] = rank([(f.clip_id, self.sign * f.score) for f in found], k)
+        return out
+
+    def search(self, text: str, k: int) -> list[Hit]:
+        got = self.search_batch([text], k)[0]
+        if isinstance(got, Exception):
+            raise got
+        return got

@@ -19,11 +19,14 @@ from reasonaudio.ingest.vector_files import FAMILY as PRECOMPUTED
 from reasonaudio.models.mteb_models import EXAMPLE as MTEB_EXAMPLE
 from reasonaudio.models.mteb_models import PREFIX as MTEB
 from reasonaudio.models.names import EXAMPLE as TWO_STAGE_EXAMPLE
-from reasonaudio.models.names import TWO_STAGE
+from reasonaudio.models.names import FUSION_EXAMPLE, HYBRID_EXAMPLE, TWO_STAGE, is_lexical
 from reasonaudio.models.registry import RECORDS
 from reasonaudio.retrievers.base import Retriever, RetrieverOptions
 from reasonaudio.retrievers.baselines import BagOfSoundsRetriever, RandomRetriever
 from reasonaudio.retrievers.detected import build_detected
+from reasonaudio.retrievers.bm25 import build_bm25
+from reasonaudio.retrievers.combined import build_combined
+from reasonaudio.retrievers.soft_rank import SOFT, build_soft
 from reasonaudio.retrievers.oracle import OracleRetriever, PayloadRetriever
 from reasonaudio.retrievers.stored_vectors import build_precomputed
 from reasonaudio.retrievers.two_stage import build_two_stage
@@ -53,6 +56,19 @@ class UnknownRetriever(ReasonAudioError):
     """A retriever name nobody registered."""
 
 
+def two_stage_builder(name: str, bench: Benchmark, store: Store, options: RetrieverOptions) -> Retriever:
+    """Dense two-stage retrievers, or BM25 when the embedder is lexical (``+bm25``)."""
+    if is_lexical(name):
+        return build_bm25(name, bench, store, options)
+    return build_two_stage(name, bench, store, options)
+
+
+def combined_builder(name: str, bench: Benchmark, store: Store, options: RetrieverOptions) -> Retriever:
+    """``hybrid:`` / ``rrf:`` / ``dbsf:``: the parts are built from this registry."""
+    return build_combined(name, bench, store, options,
+                          build_part=lambda part: spec_for(part).build(part, bench, store, options))
+
+
 def payload_builder(cls: type[PayloadRetriever]) -> Builder:
     """Builder of a retriever over the ground-truth payload collection (loaded on demand)."""
     def build(name: str, bench: Benchmark, store: Store, options: RetrieverOptions) -> Retriever:
@@ -78,10 +94,11 @@ BUILT_IN: tuple[RetrieverSpec, ...] = (
     RetrieverSpec("trained:", build_vector,
                   "a `bench train` model under a label of your choice (several in one eval): "
                   "--model-path trained:LABEL=MODEL_DIR", family=True, example="trained:LABEL"),
-    RetrieverSpec(TWO_STAGE, build_two_stage,
+    RetrieverSpec(TWO_STAGE, two_stage_builder,
                   "caption every clip (oracle-caption | yamnet-caption | an audio-LLM captioner such "
                   "as qwen2-audio-7b-instruct), embed captions and the query with a text model "
-                  "(minilm | bge-m3 | qwen3-embedding-*)", family=True, example=TWO_STAGE_EXAMPLE),
+                  "(minilm | bge-m3 | qwen3-embedding-*), or index them as Qdrant BM25 sparse vectors (+bm25)",
+                  family=True, example=TWO_STAGE_EXAMPLE),
     RetrieverSpec(MTEB, build_vector,
                   "an MTEB audio-text model by its MTEB name (its audio and text encoders, its pinned "
                   "revision): `bench ingest --model mteb:NAME` first", family=True, example=MTEB_EXAMPLE),
@@ -92,6 +109,20 @@ BUILT_IN: tuple[RetrieverSpec, ...] = (
                   "YAMNet-detected events (bench detect) as payload: the oracle's filter on perceived "
                   "metadata, then a soft score (detected:yamnet, detected:yamnet-enrolled = optimistic)",
                   needs_logic=True, family=True, example="detected:yamnet"),
+    RetrieverSpec(SOFT, build_soft,
+                  "the soft logic over YAMNet-detected evidence as one Qdrant score formula per "
+                  "query: every clip ranked, no hard filter (bench detect first)",
+                  needs_logic=True, family=True, example="soft:yamnet"),
+    RetrieverSpec("hybrid:", combined_builder,
+                  "a vector retriever's nearest N rescored by (1 - w) x its score + w x the soft "
+                  "logic, in one Qdrant formula query", needs_logic=True, family=True,
+                  example=HYBRID_EXAMPLE),
+    RetrieverSpec("rrf:", combined_builder,
+                  "Qdrant reciprocal-rank fusion (k = 60) of two retrievers in one joint collection",
+                  family=True, example=FUSION_EXAMPLE),
+    RetrieverSpec("dbsf:", combined_builder,
+                  "Qdrant distribution-based score fusion of two retrievers in one joint collection",
+                  family=True, example=FUSION_EXAMPLE.replace("rrf:", "dbsf:")),
 )
 
 _REGISTRY: dict[str, RetrieverSpec] = {s.name: s for s in BUILT_IN}

@@ -22,17 +22,15 @@ from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.errors import StoreError
 from reasonaudio.models.mteb_models import is_mteb
 from reasonaudio.models.registry import dtype_for, load_model
-from reasonaudio.retrievers.base import Hit, Retriever, RetrieverOptions, rank
 from reasonaudio.dataset.conditions import collection_for, condition_of
-from reasonaudio.store.base import Store, collection_name
+from reasonaudio.retrievers.base import TIE_MARGIN, QueryRetriever, RetrieverOptions
+from reasonaudio.store.base import Request, Store, collection_name
 from reasonaudio.store.collections import fetch_vectors, require_ready
 from reasonaudio.store.payload import point_id
 
-TIE_MARGIN = 16
-"""extra hits fetched so ties at the k-th score are broken by clip id, not by the engine"""
 
 
-class VectorRetriever(Retriever):
+class VectorRetriever(QueryRetriever):
     """Nearest neighbours of the query's text vector among the clips' stored vectors."""
 
     def __init__(self, name: str, bench: Benchmark, store: Store, embedder: Any,
@@ -91,9 +89,9 @@ class VectorRetriever(Retriever):
             self._vectors.move_to_end(text)
         return vec
 
-    def search(self, text: str, k: int) -> list[Hit]:
-        found = self.store.query(self.collection, self.query_vector(text).tolist(), k + TIE_MARGIN)
-        return rank([(f.clip_id, f.score) for f in found], k)
+    def request(self, text: str, limit: int) -> Request:
+        """Nearest neighbours of the query's vector (one query; a run sends them in batches)."""
+        return Request(limit=limit, nearest=self.query_vector(text).tolist())
 
     def score(self, text: str, clip_ids: Sequence[str]) -> list[float]:
         if not clip_ids:

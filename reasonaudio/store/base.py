@@ -12,7 +12,7 @@ from __future__ import annotations
 import abc
 import re
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from reasonaudio.errors import StoreError
 
@@ -89,12 +89,51 @@ class CollectionMeta:
 
 
 @dataclass(frozen=True)
+class Sparse:
+    """A sparse vector (BM25 term weights): indices and their values."""
+
+    indices: tuple[int, ...]
+    values: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class VectorSpec:
+    """One named vector of a collection made of several (``Store.create(vectors=...)``)."""
+
+    size: int
+    distance: str
+
+
+@dataclass(frozen=True)
 class PointIn:
-    """A point to upsert: the clip it stands for, its vector and its payload."""
+    """A point to upsert: the clip it stands for, its vector and its payload. ``vector`` is one
+    dense vector, or name -> dense vector or :class:`Sparse` for a collection of named vectors."""
 
     clip_id: str
-    vector: Sequence[float]
+    vector: Sequence[float] | Mapping[str, Sequence[float] | Sparse]
     payload: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Request:
+    """One query of a batch (``Store.query_batch``), backend-neutral: exactly one of ``nearest``
+    (a dense vector or :class:`Sparse`, searched in the vector ``using``), ``formula`` (a
+    ``store.formula.Expr`` scoring the points the prefetches bring) or ``fusion`` (``rrf`` |
+    ``dbsf`` of the prefetches), or none (the first points ``flt`` admits, unscored).
+    Prefetches are requests too; ``fields`` only matters at the top."""
+
+    limit: int
+    nearest: Sequence[float] | Sparse | None = None
+    using: str | None = None
+    formula: Any = None
+    fusion: str | None = None
+    rrf_k: int = 60
+    prefetch: tuple["Request", ...] = ()
+    flt: Any = None
+    fields: "Fields" = False
+
+
+FUSIONS = ("rrf", "dbsf")
 
 
 @dataclass(frozen=True)
@@ -127,11 +166,16 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def create(self, name: str, meta: CollectionMeta, *, index_labels: Sequence[str] = (),
-               shard_number: int | None = None, replication_factor: int | None = None) -> None:
+               shard_number: int | None = None, replication_factor: int | None = None,
+               float_maps: Sequence[str] = ("dur",), vectors: Mapping[str, VectorSpec] | None = None,
+               sparse: Sequence[str] = ()) -> None:
         """Create ``name`` (it must not exist) with payload indexes on the filter fields.
 
-        ``index_labels`` are the labels whose ``dur."<label>"`` key gets a float index.
+        ``index_labels`` are the labels whose ``<map>."<label>"`` keys (``float_maps``: ``dur``,
+        and a detected collection's soft fields) get a float index (servers; Edge on request).
         ``shard_number`` / ``replication_factor`` only mean something on a server.
+        ``vectors`` / ``sparse``: named dense vectors and named sparse vectors (IDF-weighted,
+        for BM25) instead of the one unnamed vector of ``meta``.
         """
 
     @abc.abstractmethod
@@ -155,6 +199,11 @@ class Store(abc.ABC):
     def query(self, name: str, vector: Sequence[float], k: int, flt: Any = None,
               fields: Fields = False) -> list[Found]:
         """The ``k`` nearest points to ``vector`` (optionally among those ``flt`` admits)."""
+
+    @abc.abstractmethod
+    def query_batch(self, name: str, requests: Sequence[Request]) -> list[list[Found]]:
+        """Several :class:`Request` s in one call (Edge ``query_batch``, servers
+        ``query_batch_points``); one list of points per request, in order."""
 
     @abc.abstractmethod
     def scroll(self, name: str, flt: Any = None, fields: Fields = (ID_FIELD,),

@@ -13,7 +13,7 @@ import contextlib
 import re
 import warnings
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 from qdrant_client import QdrantClient
 from qdrant_client.http import models
@@ -21,12 +21,13 @@ from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedR
 
 from reasonaudio.errors import StoreError, echo
 from reasonaudio.store.base import (
-    META_KEY, CollectionMeta, Fields, Found, PointIn, Store, found_from_payload, payload_fields,
-    plain_vector,
+    META_KEY, CollectionMeta, Fields, Found, PointIn, Request, Sparse, Store, VectorSpec,
+    found_from_payload, payload_fields, plain_vector,
 )
+from reasonaudio.store import formula as fm
 from reasonaudio.store.handles import SharedHandles
 from reasonaudio.store.lock import StoreLock
-from reasonaudio.store.payload import KEYWORD_FIELDS, dur_key, point_id
+from reasonaudio.store.payload import dur_key, keyword_fields, point_id
 
 _DISTANCE = {"cosine": models.Distance.COSINE, "dot": models.Distance.DOT,
              "euclid": models.Distance.EUCLID, "manhattan": models.Distance.MANHATTAN}
@@ -54,6 +55,38 @@ def _not_qdrant(where: str, exc: BaseException) -> StoreError:
     """A 200 answer that is not Qdrant's JSON (a proxy page, another service on the port)."""
     return StoreError(f"Qdrant at {where} answered with something that is not Qdrant's JSON API "
                       f"({_reason(exc)}); is the URL a Qdrant server?")
+
+
+def _vector(vec: Any) -> Any:
+    if isinstance(vec, Sparse):
+        return models.SparseVector(indices=list(vec.indices), values=[float(v) for v in vec.values])
+    return [float(x) for x in vec]
+
+
+def _scoring(req: Request) -> Any:
+    if req.nearest is not None:
+        return _vector(req.nearest)
+    if req.formula is not None:
+        return models.FormulaQuery(formula=fm.to_client(req.formula), defaults=fm.defaults(req.formula))
+    if req.fusion == "rrf":
+        return models.RrfQuery(rrf=models.Rrf(k=req.rrf_k))
+    if req.fusion == "dbsf":
+        return models.FusionQuery(fusion=models.Fusion.DBSF)
+    if req.fusion is not None:
+        raise ValueError(f"unknown fusion {req.fusion!r}")
+    return None
+
+
+def _prefetch(req: Request) -> models.Prefetch:
+    return models.Prefetch(query=_scoring(req), using=req.using, limit=req.limit, filter=req.flt,
+                           prefetch=[_prefetch(p) for p in req.prefetch] or None)
+
+
+def to_client_request(req: Request) -> models.QueryRequest:
+    """A :class:`Request` in qdrant-client's models (``query_batch_points``)."""
+    return models.QueryRequest(query=_scoring(req), using=req.using, limit=req.limit,
+                               filter=req.flt, prefetch=[_prefetch(p) for p in req.prefetch] or None,
+                               with_payload=payload_fields(req.fields), with_vector=False)
 
 
 def _close_client(client: QdrantClient) -> None:
@@ -167,7 +200,9 @@ class ClientStore(Store):
             return bool(self.client.collection_exists(name))
 
     def create(self, name: str, meta: CollectionMeta, *, index_labels: Sequence[str] = (),
-               shard_number: int | None = None, replication_factor: int | None = None) -> None:
+               shard_number: int | None = None, replication_factor: int | None = None,
+               float_maps: Sequence[str] = ("dur",), vectors: Mapping[str, VectorSpec] | None = None,
+               sparse: Sequence[str] = ()) -> None:
         self._writing()
         if self.exists(name):
             raise StoreError(f"collection {name!r} already exists in Qdrant at {self.where}")
@@ -175,16 +210,24 @@ class ClientStore(Store):
         if self.backend == "server":
             opts = {"shard_number": shard_number, "replication_factor": replication_factor}
         with self._errors(f"creating collection {name!r}"):
+            if vectors is None and not sparse:
+                config: Any = models.VectorParams(size=meta.dimension,
+                                                  distance=_DISTANCE[meta.distance])
+            else:
+                config = {k: models.VectorParams(size=v.size, distance=_DISTANCE[v.distance])
+                          for k, v in (vectors or {}).items()}
+            sparse_config = {k: models.SparseVectorParams(modifier=models.Modifier.IDF)
+                             for k in sparse} or None
             self.client.create_collection(
-                name, vectors_config=models.VectorParams(size=meta.dimension,
-                                                         distance=_DISTANCE[meta.distance]),
+                name, vectors_config=config, sparse_vectors_config=sparse_config,
                 metadata={META_KEY: meta.to_json()}, **opts)
             if self.backend == "server":  # local mode ignores payload indexes (and warns)
-                for key in KEYWORD_FIELDS:
+                for key in keyword_fields(tuple(float_maps)):
                     self.client.create_payload_index(name, key, models.PayloadSchemaType.KEYWORD)
                 for label in index_labels:
-                    self.client.create_payload_index(name, dur_key(label),
-                                                     models.PayloadSchemaType.FLOAT)
+                    for field in float_maps:
+                        self.client.create_payload_index(name, dur_key(label, field),
+                                                         models.PayloadSchemaType.FLOAT)
 
     def meta(self, name: str) -> CollectionMeta:
         self._require(name)
@@ -212,7 +255,9 @@ class ClientStore(Store):
     # --- points --------------------------------------------------------------------------
     def upsert(self, name: str, points: Sequence[PointIn]) -> None:
         self._writing()
-        structs = [models.PointStruct(id=point_id(p.clip_id), vector=[float(x) for x in p.vector],
+        structs = [models.PointStruct(id=point_id(p.clip_id),
+                                      vector={k: _vector(v) for k, v in p.vector.items()}
+                                      if isinstance(p.vector, Mapping) else _vector(p.vector),
                                       payload=p.payload) for p in points]
         with self._errors(f"upserting into {name!r}"):
             self.client.upsert(name, points=structs, wait=True)
@@ -225,6 +270,15 @@ class ClientStore(Store):
                                            query_filter=flt, with_payload=payload_fields(fields),
                                            with_vectors=False)
         return [found_from_payload(p.payload, p.score, fields, name) for p in res.points]
+
+    def query_batch(self, name: str, requests: Sequence[Request]) -> list[list[Found]]:
+        if not requests:
+            return []
+        self._require(name)
+        with self._errors(f"querying {name!r}"):
+            answers = self.client.query_batch_points(name, [to_client_request(r) for r in requests])
+        return [[found_from_payload(p.payload, p.score, r.fields, name) for p in a.points]
+                for r, a in zip(requests, answers)]
 
     def scroll(self, name: str, flt: Any = None, fields: Fields = ("clip_id",),
                batch: int = 2048) -> Iterator[Found]:

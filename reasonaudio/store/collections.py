@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -27,6 +27,7 @@ from reasonaudio.store.base import (
     CollectionMeta,
     PointIn,
     Store,
+    VectorSpec,
     batched,
     collection_name,
 )
@@ -64,6 +65,8 @@ def _compatible(have: CollectionMeta, want: CollectionMeta) -> str | None:
 def load_collection(store: Store, name: str, meta: CollectionMeta, clip_ids: Sequence[str],
                     make_points: Callable[[Sequence[str]], Iterable[PointIn]], *,
                     force: bool = False, index_labels: Sequence[str] = (),
+                    float_maps: Sequence[str] = ("dur",),
+                    vectors: Mapping[str, VectorSpec] | None = None, sparse: Sequence[str] = (),
                     shard_number: int | None = None, replication_factor: int | None = None,
                     batch_size: int = 256, progress: Counter | None = None) -> LoadResult:
     """Make ``name`` hold exactly one point per clip id, built by ``make_points(ids)``;
@@ -93,7 +96,8 @@ def load_collection(store: Store, name: str, meta: CollectionMeta, clip_ids: Seq
             store.set_meta(name, want)
     if not store.exists(name):
         store.create(name, want, index_labels=index_labels, shard_number=shard_number,
-                     replication_factor=replication_factor)
+                     replication_factor=replication_factor, float_maps=float_maps,
+                     vectors=vectors, sparse=sparse)
     present = store.existing_ids(name, list(clip_ids)) if resumed else set()
     todo = [c for c in clip_ids if c not in present]
     done = len(clip_ids) - len(todo)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 import qdrant_edge as qe
 from qdrant_client.http import models
@@ -24,13 +24,14 @@ from qdrant_client.http import models
 from reasonaudio.errors import StoreError
 from reasonaudio.fileio import atomic_file
 from reasonaudio.store.base import (
-    CollectionMeta, Fields, Found, PointIn, Store, found_from_payload, payload_fields,
-    plain_vector,
+    CollectionMeta, Fields, Found, PointIn, Request, Sparse, Store, VectorSpec, found_from_payload,
+    payload_fields, plain_vector,
 )
+from reasonaudio.store import formula as fm
 from reasonaudio.store.handles import SharedHandles
 from reasonaudio.store.lock import StoreLock, holder
 from reasonaudio.store.space import check_free_space
-from reasonaudio.store.payload import KEYWORD_FIELDS, dur_key, point_id
+from reasonaudio.store.payload import dur_key, keyword_fields, point_id
 
 META_FILE = "collection.json"
 SHARD_DIR = "shard"
@@ -94,6 +95,60 @@ def to_edge_filter(flt: models.Filter | None) -> qe.Filter | None:
     conv = lambda conds: (None if conds is None  # noqa: E731
                           else [_edge_condition(c) for c in _as_list(conds)])
     return qe.Filter(must=conv(flt.must), should=conv(flt.should), must_not=conv(flt.must_not))
+
+
+_OPS = {"sum": lambda a: qe.Expression.Sum(a), "mult": lambda a: qe.Expression.Mult(a),
+        "max": lambda a: qe.Expression.Max(a), "min": lambda a: qe.Expression.Min(a),
+        "neg": lambda a: qe.Expression.Neg(a[0]), "exp": lambda a: qe.Expression.Exp(a[0]),
+        "abs": lambda a: qe.Expression.Abs(a[0]),
+        "div": lambda a: qe.Expression.Div(a[0], a[1], 0.0)}
+
+
+def to_edge_expression(expr: fm.Expr) -> Any:
+    """A ``store.formula`` expression in qdrant_edge's classes."""
+    if isinstance(expr, fm.Const):
+        return qe.Expression.Constant(float(expr.value))
+    if isinstance(expr, fm.Var):
+        return qe.Expression.Variable(expr.key)
+    if isinstance(expr, fm.Cond):
+        return qe.Expression.Condition(to_edge_filter(expr.flt))
+    if isinstance(expr, fm.Op) and expr.name in _OPS:
+        return _OPS[expr.name]([to_edge_expression(a) for a in expr.args])
+    raise TypeError(f"formula expression {expr!r} has no Qdrant Edge translation here")
+
+
+def _edge_vector(vec: Any) -> Any:
+    if isinstance(vec, Sparse):
+        return qe.SparseVector(list(vec.indices), [float(v) for v in vec.values])
+    return [float(x) for x in vec]
+
+
+def _edge_scoring(req: Request) -> Any:
+    if req.nearest is not None:
+        return qe.Query.Nearest(_edge_vector(req.nearest), using=req.using)
+    if req.formula is not None:
+        return qe.Formula(to_edge_expression(req.formula), defaults=fm.defaults(req.formula))
+    if req.fusion == "rrf":
+        return qe.Fusion.Rrf(k=req.rrf_k)
+    if req.fusion == "dbsf":
+        return qe.Fusion.Dbsf()
+    if req.fusion is not None:
+        raise ValueError(f"unknown fusion {req.fusion!r}")
+    return None
+
+
+def _edge_prefetch(req: Request) -> Any:
+    return qe.Prefetch(limit=req.limit, query=_edge_scoring(req),
+                       prefetches=[_edge_prefetch(p) for p in req.prefetch] or None,
+                       filter=to_edge_filter(req.flt))
+
+
+def to_edge_request(req: Request) -> Any:
+    """A :class:`Request` as an Edge ``QueryRequest``."""
+    return qe.QueryRequest(limit=req.limit, query=_edge_scoring(req),
+                           prefetches=[_edge_prefetch(p) for p in req.prefetch] or None,
+                           filter=to_edge_filter(req.flt), with_payload=_selector(req.fields),
+                           with_vector=False)
 
 
 def _selector(fields: Fields) -> Any:
@@ -182,7 +237,9 @@ class EdgeStore(Store):
         return (d / META_FILE).is_file() and (d / SHARD_DIR).is_dir()
 
     def create(self, name: str, meta: CollectionMeta, *, index_labels: Sequence[str] = (),
-               shard_number: int | None = None, replication_factor: int | None = None) -> None:
+               shard_number: int | None = None, replication_factor: int | None = None,
+               float_maps: Sequence[str] = ("dur",), vectors: Mapping[str, VectorSpec] | None = None,
+               sparse: Sequence[str] = ()) -> None:
         self._lock.require_write()
         if self.exists(name):
             raise StoreError(f"collection {name!r} already exists in {self.root}")
@@ -192,17 +249,25 @@ class EdgeStore(Store):
         if d.exists():  # an interrupted create: no collection.json was written
             shutil.rmtree(d)
         d.mkdir(parents=True)
-        config = qe.EdgeConfig(vectors=qe.EdgeVectorParams(size=meta.dimension,
-                                                           distance=_DISTANCE[meta.distance]))
+        if vectors is None and not sparse:
+            config = qe.EdgeConfig(vectors=qe.EdgeVectorParams(size=meta.dimension,
+                                                               distance=_DISTANCE[meta.distance]))
+        else:
+            config = qe.EdgeConfig(
+                vectors={k: qe.EdgeVectorParams(size=v.size, distance=_DISTANCE[v.distance])
+                         for k, v in (vectors or {}).items()} or None,
+                sparse_vectors={k: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)
+                                for k in sparse} or None)
         try:
             shard = qe.EdgeShard.create(str(d / SHARD_DIR), config)
         except Exception as exc:
             raise _busy(d, exc) from None
-        for key in KEYWORD_FIELDS:
+        for key in keyword_fields(tuple(float_maps)):
             shard.update(qe.UpdateOperation.create_field_index(key, qe.PayloadSchemaType.Keyword))
         for label in (index_labels if self.float_indexes else ()):
-            shard.update(qe.UpdateOperation.create_field_index(dur_key(label),
-                                                               qe.PayloadSchemaType.Float))
+            for field in float_maps:
+                shard.update(qe.UpdateOperation.create_field_index(dur_key(label, field),
+                                                                   qe.PayloadSchemaType.Float))
         shard.flush()
         self._hold(self._key(name), shard)
         self._write_meta(name, meta)
@@ -238,7 +303,10 @@ class EdgeStore(Store):
     def upsert(self, name: str, points: Sequence[PointIn]) -> None:
         self._lock.require_write()
         shard = self._shard(name)
-        edge_points = [qe.Point(point_id(p.clip_id), [float(x) for x in p.vector], p.payload)
+        edge_points = [qe.Point(point_id(p.clip_id),
+                                {k: _edge_vector(v) for k, v in p.vector.items()}
+                                if isinstance(p.vector, Mapping) else _edge_vector(p.vector),
+                                p.payload)
                        for p in points]
         shard.update(qe.UpdateOperation.upsert_points(edge_points))
 
@@ -249,6 +317,14 @@ class EdgeStore(Store):
                               with_vector=False)
         return [found_from_payload(p.payload, p.score, fields, name)
                 for p in self._shard(name).query(req)]
+
+    def query_batch(self, name: str, requests: Sequence[Request]) -> list[list[Found]]:
+        if not requests:
+            return []
+        shard = self._shard(name)
+        answers = shard.query_batch(qe.QueryBatchRequest([to_edge_request(r) for r in requests]))
+        return [[found_from_payload(p.payload, p.score, r.fields, name) for p in points]
+                for r, points in zip(requests, answers)]
 
     def scroll(self, name: str, flt: Any = None, fields: Fields = ("clip_id",),
                batch: int = 2048) -> Iterator[Found]:

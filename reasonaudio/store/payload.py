@@ -38,6 +38,17 @@ FORBIDDEN_IN_LABEL = ('"', "\\", BEFORE_SEP, OVERLAP_SEP)
 """Characters that would make a pair keyword or a quoted key path ambiguous."""
 
 KEYWORD_FIELDS = ("labels", "before", "overlaps")
+SOFT_FIELDS = ("soft_p", "soft_p3", "soft_on", "soft_off", "soft_dur")
+"""detected collections: label -> calibrated presence (peak, top-3 mean), onset, offset and
+duration in seconds, the evidence the score formulas read (store/formula.py)"""
+SOFT_LABELS_FIELD = "soft_labels"
+"""detected collections: the labels with soft evidence (keyword index)"""
+
+
+def keyword_fields(float_maps: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """The keyword-indexed fields of a collection: a detected one (soft maps) adds
+    ``soft_labels``."""
+    return KEYWORD_FIELDS + ((SOFT_LABELS_FIELD,) if SOFT_FIELDS[0] in float_maps else ())
 DUR_FIELD = "dur"
 COUNT_FIELD = "count"
 
@@ -64,9 +75,10 @@ def overlap_key(a: str, b: str) -> str:
     return f"{x}{OVERLAP_SEP}{y}"
 
 
-def dur_key(label: str) -> str:
-    """The JSON path of a label's duration, quoted because labels hold spaces."""
-    return f'{DUR_FIELD}."{check_label(label, "dur key")}"'
+def dur_key(label: str, field: str = DUR_FIELD) -> str:
+    """The JSON path of a label's duration (or another per-label map's value), quoted because
+    labels hold spaces."""
+    return f'{field}."{check_label(label, "dur key")}"'
 
 
 def count_key(label: str) -> str:

@@ -17,7 +17,7 @@ from rich.text import Text
 
 from reasonaudio.bench.compare import OVERALL, Comparison
 from reasonaudio.bench.metrics import LABELS, METRICS
-from reasonaudio.bench.report import ReportOutcome
+from reasonaudio.bench.report import ReportOutcome, Spectrum
 from reasonaudio.bench.results import Results, RetrieverResult
 from reasonaudio.bench.significance import ALPHA
 from reasonaudio.dataset.benchmark import ALL_TASKS
@@ -151,6 +151,37 @@ def compare_table(c: Comparison) -> Table:
     return table
 
 
+def spectrum_table(s: Spectrum) -> Table:
+    """Learned -> fused -> hybrid -> soft -> detected -> oracle: Acc@1 per task and overall,
+    each against the best learned retriever (``*`` = p < ALPHA, paired randomization test)."""
+    rs = [r for _, r in s.rows]
+    groups = _groups(rs)
+    table = Table(title=f"The spectrum: Acc@1 per task vs the best learned ({escape(s.best_learned)}); "
+                        f"* = p < {ALPHA}, paired randomization test", title_justify="left", **_COMPACT)
+    table.add_column("rung", style="cyan", no_wrap=True)
+    _name_column(table, style=None)
+    for g in groups:
+        _number_column(table, g)
+    _number_column(table, "p (overall)")
+    for rung, r in s.rows:
+        c = s.comparisons.get(r.name)
+        cells = []
+        for g in groups:
+            v = _value(r, g, "acc@1")
+            t = c.tests.get((g, "acc@1")) if c is not None else None
+            mark = "*" if t is not None and t.significant else ""
+            cells.append("-" if v is None else f"{v:.3f}{mark}")
+        t = c.tests.get((OVERALL, "acc@1")) if c is not None else None
+        p = "best" if c is None else (f"{t.p_value:.4f}" if t.p_value >= 1e-4 else f"{t.p_value:.1e}")
+        table.add_row(rung, Text(r.name), *cells, p)
+    return table
+
+
+def print_spectrum(console: Console, s: Spectrum | None) -> None:
+    if s is not None:
+        console.print(spectrum_table(s))
+
+
 def print_eval_tables(console: Console, results: Results, detail: bool = True) -> None:
     """The tables ``bench eval`` prints (and the main job): retrieval, multiple choice, details."""
     if not results.runs:
@@ -180,6 +211,7 @@ def print_comparison(console: Console, c: Comparison) -> None:
 def print_report_outcome(console: Console, outcome: ReportOutcome) -> None:
     """``bench report``: the tables, then the plots written."""
     print_report(console, outcome.results)
+    print_spectrum(console, outcome.spectrum)
     for detection in outcome.detections:
         print_perception_summary(console, detection)
     if outcome.conditions is not None:

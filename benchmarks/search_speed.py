@@ -1,0 +1,155 @@
+"""Batched Qdrant search against exact numpy search, and formula queries, on Qdrant Edge.
+
+1. Vectors: 10,000 random unit vectors of 512 dimensions (seed 0) in an Edge collection
+   (cosine), 1,000 random unit queries, top 10. Edge answers them with ``Store.query_batch``
+   (batches of 64, as ``bench eval`` sends them); numpy answers them exactly (one matrix product
+   and ``argpartition``) in a subprocess whose environment lacks ``OPENBLAS_CORETYPE`` and
+   ``OPENBLAS_L2_SIZE`` (so OpenBLAS picks its own kernel; the Edge side keeps the environment
+   as it is). Prints both times, the ratio Edge / numpy (target: at most 1.5) and Edge's
+   recall@10 against the exact answer.
+2. Formulas: 10,000 clips with the detected payload's soft evidence (200 labels, 2 to 8 with
+   evidence per clip), 1,000 soft-logic formula queries of the five task shapes (top 10, every
+   clip ranked: ``retrievers.soft_rank.ranked_request``), batched the same way. Prints the time
+   (target: at most 5 s on Edge).
+
+    .venv/bin/python benchmarks/search_speed.py
+    .venv/bin/python benchmarks/search_speed.py --points 2000 --queries 200   # smaller
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from reasonaudio.constraints.logic import And, Before, Has, Lasts, Not, Overlap
+from reasonaudio.retrievers.soft_rank import ranked_request
+from reasonaudio.store import formula as fm
+from reasonaudio.store.base import CollectionMeta, PointIn, Request
+from reasonaudio.store.edge import EdgeStore
+
+BATCH = 64
+K = 10
+VECTOR_TARGET = 1.5
+FORMULA_TARGET_S = 5.0
+
+NUMPY_SIDE = r"""
+import json, sys, time
+import numpy as np
+c = np.load(sys.argv[1]); q = np.load(sys.argv[2]); k = int(sys.argv[3])
+t = time.perf_counter()
+s = q @ c.T
+top = np.argpartition(-s, k, axis=1)[:, :k]
+order = np.take_along_axis(s, top, axis=1).argsort(axis=1)[:, ::-1]
+top = np.take_along_axis(top, order, axis=1)
+print(json.dumps({"seconds": time.perf_counter() - t, "top": top.tolist(),
+                  "numpy": np.__version__}))
+"""
+
+
+def unit(rng: np.random.Generator, n: int, d: int) -> np.ndarray:
+    x = rng.normal(size=(n, d)).astype(np.float32)
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def vector_speed(root: Path, points: int, queries: int, dim: int) -> dict:
+    rng = np.random.default_rng(0)
+    clips, qs = unit(rng, points, dim), unit(rng, queries, dim)
+    np.save(root / "c.npy", clips)
+    np.save(root / "q.npy", qs)
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
+    out = subprocess.run([sys.executable, "-c", NUMPY_SIDE, str(root / "c.npy"), str(root / "q.npy"),
+                          str(K)], env=env, capture_output=True, text=True, check=True)
+    exact = json.loads(out.stdout)
+    ids = [f"c{i:05d}" for i in range(points)]
+    with EdgeStore(root / "edge", write=True) as store:
+        meta = CollectionMeta(model="speed", revision="0", dimension=dim, distance="cosine",
+                              pooling="none")
+        store.create("speed-vectors", meta)
+        for i in range(0, points, 1000):
+            store.upsert("speed-vectors", [PointIn(ids[j], clips[j].tolist(), {"clip_id": ids[j]})
+                                           for j in range(i, min(points, i + 1000))])
+        requests = [Request(limit=K, nearest=v.tolist()) for v in qs]
+        t = time.perf_counter()
+        answers = []
+        for i in range(0, queries, BATCH):
+            answers += store.query_batch("speed-vectors", requests[i:i + BATCH])
+        edge_s = time.perf_counter() - t
+    hits = sum(len({ids[j] for j in want} & {f.clip_id for f in got})
+               for want, got in zip(exact["top"], answers))
+    return {"edge_s": edge_s, "numpy_s": exact["seconds"], "ratio": edge_s / exact["seconds"],
+            "recall_at_10": hits / (K * queries), "numpy": exact["numpy"]}
+
+
+def formula_speed(root: Path, points: int, queries: int, labels: int = 200) -> dict:
+    rng = random.Random(0)
+    vocab = [f"sound {i:03d}" for i in range(labels)]
+    with EdgeStore(root / "edge", write=True) as store:
+        meta = CollectionMeta(model="speed-soft", revision="0", dimension=1, distance="dot",
+                              pooling="none")
+        store.create("speed-soft", meta, float_maps=("dur", *fm.SOFT_FIELDS))  # as bench detect
+        batch = []
+        for i in range(points):
+            fields = {}
+            for label in rng.sample(vocab, rng.randint(2, 8)):
+                on = round(rng.uniform(0, 20), 3)
+                p = rng.random()
+                fields[label] = (p, p * rng.random(), on, round(on + rng.uniform(0.5, 8), 3))
+            batch.append(PointIn(f"c{i:05d}", (1.0,), {"clip_id": f"c{i:05d}",
+                                                        **fm.soft_payload(fields)}))
+            if len(batch) == 1000:
+                store.upsert("speed-soft", batch)
+                batch = []
+        if batch:
+            store.upsert("speed-soft", batch)
+        shapes = [lambda a, b, c: And((Has(a), Has(b), Not(Has(c)))), lambda a, b, c: Before(a, b),
+                  lambda a, b, c: Overlap(a, b), lambda a, b, c: Lasts(a, 5.0),
+                  lambda a, b, c: And((Lasts(a, 5.0), Before(a, b), Overlap(b, c)))]
+        logics = [shapes[i % 5](*rng.sample(vocab, 3)) for i in range(queries)]
+        requests = [ranked_request(fm.soft_formula(lg), lg, K + 16, points) for lg in logics]
+        t = time.perf_counter()
+        for i in range(0, queries, BATCH):
+            store.query_batch("speed-soft", requests[i:i + BATCH])
+        seconds = time.perf_counter() - t
+        t = time.perf_counter()
+        for r in requests:
+            store.query_batch("speed-soft", [r])
+        single = time.perf_counter() - t
+    return {"edge_s": seconds, "per_query_ms": 1000 * seconds / queries, "single_s": single}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--points", type=int, default=10_000)
+    ap.add_argument("--queries", type=int, default=1_000)
+    ap.add_argument("--dim", type=int, default=512)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        for sub in ("v", "f"):
+            (Path(tmp) / sub).mkdir()
+        v = vector_speed(Path(tmp) / "v", args.points, args.queries, args.dim)
+        f = formula_speed(Path(tmp) / "f", args.points, args.queries)
+    print(f"vectors: {args.queries} top-{K} queries over {args.points} x {args.dim} (cosine, seed 0)")
+    print(f"  Qdrant Edge query_batch ({BATCH}/batch): {v['edge_s']:.3f} s, recall@10 "
+          f"{v['recall_at_10']:.4f} vs exact")
+    print(f"  exact numpy {v['numpy']} (OPENBLAS_CORETYPE/L2_SIZE unset): {v['numpy_s']:.3f} s")
+    print(f"  ratio edge / numpy: {v['ratio']:.2f} (target <= {VECTOR_TARGET}: "
+          f"{'met' if v['ratio'] <= VECTOR_TARGET else 'NOT met'})")
+    print(f"formulas: {args.queries} soft-logic queries over {args.points} clips, 200 labels, top {K}")
+    print(f"  Qdrant Edge query_batch ({BATCH}/batch): {f['edge_s']:.3f} s ({f['per_query_ms']:.2f} ms "
+          f"per query; target <= {FORMULA_TARGET_S:g} s for 1,000: "
+          f"{'met' if f['edge_s'] * 1000 / args.queries <= FORMULA_TARGET_S else 'NOT met'})")
+    print(f"  the same one query per call: {f['single_s']:.3f} s")
+    print(f"  cpus: {os.cpu_count()}, load average {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,305 @@
+"""Combined retrievers, each one Qdrant query per search over one joint collection.
+
+- ``hybrid:VECTOR,soft:TAGGER``: prefetch the model's nearest ``N`` clips and rescore them with
+  ``(1 - w) $score + w soft`` (``store.formula.hybrid_formula``): learned similarity and the
+  soft logic in one formula. Recall at ``N`` caps it (a clip outside the model's top ``N`` is
+  never seen).
+- ``rrf:A,B`` / ``dbsf:A,B``: Qdrant's reciprocal-rank fusion (``k = 60``) or distribution-based
+  score fusion of two prefetches, each part's own query (nearest neighbours, BM25, or the soft
+  formula) limited to ``N``.
+
+Every part must live in the query's collection, so the parts are joined into one
+**joint collection** ``reasonaudio-joint-<digest of the parts>`` (docs/qdrant.md, "One
+collection for several retrievers"): one point per clip with a named dense vector per model part
+(copied from that model's collection), the sparse ``bm25`` vector of a BM25 part, and as payload
+the detected payload with its soft evidence when a part is ``soft:``, else the ground-truth
+payload. It records each part's collection revision and is rebuilt when one changes; on Edge it
+is made on first use (seconds: no model runs), elsewhere by ``bench ingest --model NAME``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from qdrant_client.http import models
+
+from reasonaudio.constraints.logic import Node
+from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.errors import ModelError, StoreError
+from reasonaudio.models.names import Combined, parse_combined
+from reasonaudio.retrievers.base import QueryRetriever, Retriever, RetrieverOptions
+from reasonaudio.retrievers.bm25 import SPARSE, Bm25Retriever, sparse
+from reasonaudio.retrievers.soft_rank import SoftRetriever, ranked_request
+from reasonaudio.retrievers.vector import VectorRetriever
+from reasonaudio.store import formula as fm
+from reasonaudio.store.base import (
+    STATE_COMPLETE, CollectionMeta, PointIn, Request, Store, VectorSpec, collection_name,
+)
+from reasonaudio.store.collections import corpus_fingerprint, fetch_vectors, load_collection
+from reasonaudio.store.payload import clip_payload, point_id
+
+
+
+@dataclass(frozen=True)
+class CombineParams:
+    """What a combined retriever runs with (recorded in its results)."""
+
+    prefetch: int = 200
+    """N: each part's candidates (the hybrid's model prefetch; each fused list)"""
+    weight: float = 0.5
+    """hybrid: w in (1 - w) $score + w soft"""
+    rrf_k: int = 60
+    source: str = "default"
+    """where the values come from: ``default``, or the calibration build that chose them"""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"prefetch": self.prefetch, "weight": self.weight, "rrf_k": self.rrf_k,
+                "source": self.source}
+
+
+PartBuilder = Callable[[str], Retriever]
+
+
+def _vector_name(part: str) -> str:
+    return "v-" + hashlib.sha256(part.encode()).hexdigest()[:10]
+
+
+def _kind(r: Retriever) -> str:
+    if isinstance(r, SoftRetriever):
+        return "soft"
+    if isinstance(r, Bm25Retriever):
+        return "sparse"
+    if isinstance(r, VectorRetriever):
+        if r.meta.distance not in ("cosine", "dot"):
+            raise ModelError(f"{r.name}: {r.meta.distance} vectors cannot be combined here "
+                             "(a score formula needs higher = nearer)")
+        return "dense"
+    raise ModelError(f"{r.name} cannot be a part of a combined retriever (its ranking is not one "
+                     "Qdrant query): use model, two-stage, bm25 or soft: retrievers")
+
+
+def _revision(r: Retriever) -> str:
+    return str(getattr(r, "meta").revision)
+
+
+class JointCollection:
+    """The collection holding every part of a combined retriever (module docstring)."""
+
+    def __init__(self, bench: Benchmark, store: Store, parts: Sequence[Retriever]) -> None:
+        self.bench, self.store, self.parts = bench, store, list(parts)
+        self.kinds = {r.name: _kind(r) for r in self.parts}
+        names = sorted(r.name for r in self.parts)
+        self.name = collection_name("joint-" + hashlib.sha256(
+            json.dumps(names).encode()).hexdigest()[:12])
+        self.sources = {r.name: _revision(r) for r in self.parts}
+        self.revision = hashlib.sha256(json.dumps(self.sources, sort_keys=True).encode()).hexdigest()[:16]
+
+    def vector(self, part: str) -> str:
+        return SPARSE if self.kinds[part] == "sparse" else _vector_name(part)
+
+    def ready(self) -> bool:
+        if not self.store.exists(self.name):
+            return False
+        meta = self.store.meta(self.name)
+        return (meta.state == STATE_COMPLETE and meta.revision == self.revision
+                and meta.corpus_sha256 == corpus_fingerprint(self.bench))
+
+    def ensure(self, auto: bool | None, command: str, notify: Any = None) -> None:
+        if self.ready():
+            return
+        if not (self.store.backend == "edge" if auto is None else auto):
+            raise StoreError(f"joint collection {self.name!r} for {', '.join(self.sources)} is "
+                             f"missing or stale ({self.store.backend}); make it with `{command}`")
+        if notify:
+            notify(f"joining {', '.join(self.sources)} into {self.name!r} (one collection, so "
+                   "one Qdrant query searches them together)")
+        self.build()
+
+    def build(self) -> None:
+        ids = [c.id for c in self.bench.clips]
+        by_id = self.bench.clip_by_id
+        dense = {r.name: fetch_vectors(self.store, r.collection, ids)  # type: ignore[attr-defined]
+                 for r in self.parts if self.kinds[r.name] == "dense"}
+        for part, got in dense.items():
+            if len(got) != len(ids):
+                raise StoreError(f"{part}: its collection lacks {len(ids) - len(got)} clips")
+        sparse_vecs: dict[str, Any] = {}
+        captions: dict[str, str] = {}
+        payloads: dict[str, dict[str, Any]] = {}
+        for r in self.parts:
+            if self.kinds[r.name] == "sparse":
+                assert isinstance(r, Bm25Retriever)
+                captions = r.captions(ids)
+                sparse_vecs = {c: sparse(r.model.embed_document(captions[c])) for c in ids}
+            elif self.kinds[r.name] == "soft":
+                assert isinstance(r, SoftRetriever)
+                payloads = {f.clip_id: dict(f.payload or {})
+                            for f in self.store.scroll(r.collection, None, fields=True)}
+        specs = {self.vector(r.name): VectorSpec(r.meta.dimension, r.meta.distance)  # type: ignore[attr-defined]
+                 for r in self.parts if self.kinds[r.name] == "dense"}
+
+        def make(chunk: Sequence[str]) -> list[PointIn]:
+            out = []
+            for cid in chunk:
+                vec: dict[str, Any] = {self.vector(p): [float(x) for x in d[cid]]
+                                       for p, d in dense.items()}
+                if sparse_vecs:
+                    vec[SPARSE] = sparse_vecs[cid]
+                payload = payloads.get(cid) or clip_payload(by_id[cid])
+                if captions:
+                    payload = {**payload, "caption": captions[cid]}
+                out.append(PointIn(cid, vec, payload))
+            return out
+
+        meta = CollectionMeta(model="joint:" + ",".join(sorted(self.sources)), revision=self.revision,
+                              dimension=1, distance="dot", pooling="none",
+                              corpus_sha256=corpus_fingerprint(self.bench),
+                              extra={"kind": "joint", "parts": self.sources,
+                                     "vectors": {p: self.vector(p) for p in self.sources}})
+        load_collection(self.store, self.name, meta, ids, make, force=True,
+                        index_labels=self.bench.labels, float_maps=("dur", *fm.SOFT_FIELDS),
+                        vectors=specs, sparse=(SPARSE,) if sparse_vecs else (), batch_size=512)
+
+
+class CombinedRetriever(QueryRetriever):
+    """``hybrid:`` / ``rrf:`` / ``dbsf:`` (module docstring); one Qdrant query per search."""
+
+    def __init__(self, combined: Combined, bench: Benchmark, store: Store,
+                 parts: Sequence[Retriever], params: CombineParams, options: RetrieverOptions) -> None:
+        self.name = combined.name
+        self.combined = combined
+        self.bench, self.store = bench, store
+        self.parts = list(parts)
+        self.params = params
+        self.joint = JointCollection(bench, store, parts)
+        self.joint.ensure(options.auto_ingest, f"bench ingest --data {bench.root} --model {self.name}",
+                          options.hooks.notify)
+        self.collection = self.joint.name
+        self.n_points = store.count(self.collection)
+        self.soft = next((p for p in parts if isinstance(p, SoftRetriever)), None)
+        self._last_text: str | None = None
+
+    # --- the query of one part and of the whole -------------------------------------------
+    def _logic(self, text: str) -> Node | None:
+        return self.soft.parse(text) if self.soft is not None else None
+
+    def part_request(self, part: Retriever, text: str, limit: int, flt: Any = None) -> Request:
+        kind = self.joint.kinds[part.name]
+        if kind == "dense":
+            assert isinstance(part, VectorRetriever)
+            return Request(limit=limit, nearest=part.query_vector(text).tolist(),
+                           using=self.joint.vector(part.name), flt=flt)
+        if kind == "sparse":
+            assert isinstance(part, Bm25Retriever)
+            return Request(limit=limit, nearest=part.query_sparse(text), using=SPARSE, flt=flt)
+        assert isinstance(part, SoftRetriever)
+        logic = part.parse(text)
+        if flt is not None:
+            return Request(limit=limit, formula=fm.soft_formula(logic),
+                           prefetch=(Request(limit=limit, flt=flt),))
+        return ranked_request(fm.soft_formula(logic), logic, limit, self.n_points)
+
+    def request(self, text: str, limit: int, flt: Any = None) -> Request:
+        self._last_text = text
+        p = self.params
+        if self.combined.kind == "hybrid":
+            logic = self._logic(text)
+            assert logic is not None
+            n = limit if flt is not None else max(p.prefetch, limit)
+            model = self.part_request(self.parts[0], text, n, flt)
+            return Request(limit=limit, formula=fm.hybrid_formula(logic, p.weight), prefetch=(model,))
+        n = limit if flt is not None else max(p.prefetch, limit)
+        return Request(limit=limit, fusion=self.combined.kind, rrf_k=p.rrf_k,
+                       prefetch=tuple(self.part_request(r, text, n, flt) for r in self.parts))
+
+    # --- Retriever -------------------------------------------------------------------------
+    def prepare(self, texts: Sequence[str]) -> None:
+        for part in self.parts:
+            part.prepare(texts)
+
+    def score(self, text: str, clip_ids: Sequence[str]) -> list[float]:
+        if not clip_ids:
+            return []
+        ids = models.Filter(must=[models.HasIdCondition(has_id=[point_id(c) for c in clip_ids])])
+        found = self.store.query_batch(self.collection, [self.request(text, len(clip_ids), ids)])[0]
+        got = {f.clip_id: f.score for f in found}
+        return [got.get(c, float("-inf")) for c in clip_ids]
+
+    def captions(self, clip_ids: Sequence[str]) -> dict[str, str]:
+        """The score breakdown: each part's own score of the clip (and the soft constraints)."""
+        text = self._last_text
+        if text is None or not clip_ids:
+            return {}
+        per_part = {p.name: dict(zip(clip_ids, p.score(text, list(clip_ids)))) for p in self.parts}
+        soft = self.soft.breakdown(clip_ids, self.soft.parse(text)) if self.soft is not None else {}
+        how = (f"(1 - {self.params.weight:g}) x model + {self.params.weight:g} x soft"
+               if self.combined.kind == "hybrid" else f"{self.combined.kind} of")
+        out = {}
+        for cid in clip_ids:
+            parts = "; ".join(f"{p} {per_part[p][cid]:.3f}" for p in per_part)
+            out[cid] = f"{how}: {parts}" + (f" | {soft[cid]}" if cid in soft else "")
+        return out
+
+    def recall_at_prefetch(self, texts: Sequence[str], relevant: Sequence[set[str]]) -> float:
+        """Hybrid: the mean share of each query's relevant clips among the model's nearest N
+        (the hybrid's ceiling: it rescores only those)."""
+        reqs = [self.part_request(self.parts[0], t, self.params.prefetch) for t in texts]
+        got = self.store.query_batch(self.collection, reqs)
+        shares = [len(rel & {f.clip_id for f in found}) / len(rel)
+                  for found, rel in zip(got, relevant) if rel]
+        return sum(shares) / len(shares) if shares else 0.0
+
+    def describe(self) -> dict[str, Any]:
+        formula = (fm.text(fm.hybrid_formula(self._logic(self.bench.queries[0].text), self.params.weight))
+                   if self.combined.kind == "hybrid" and self.bench.queries else None)
+        recall = None
+        if self.combined.kind == "hybrid" and self.bench.queries:
+            recall = round(self.recall_at_prefetch(
+                [q.text for q in self.bench.queries],
+                [set(self.bench.qrels.get(q.id, ())) for q in self.bench.queries]), 4)
+        return {"name": self.name, "kind": self.combined.kind, "collection": self.collection,
+                "recall_at_prefetch": recall,
+                "parts": {p.name: p.describe() for p in self.parts}, "params": self.params.to_json(),
+                "joint": {"revision": self.joint.revision, "sources": self.joint.sources},
+                "example_formula": formula, "store": self.store.describe()}
+
+    def close(self) -> None:
+        for part in self.parts:
+            part.close()
+
+
+def build_combined(name: str, bench: Benchmark, store: Store, options: RetrieverOptions,
+                   build_part: PartBuilder, params: CombineParams | None = None) -> CombinedRetriever:
+    combined = parse_combined(name)
+    parts: list[Retriever] = []
+    try:
+        for part in combined.parts:
+            parts.append(build_part(part))
+        for r in parts:
+            _kind(r)  # refuse parts that cannot be combined before anything is written
+        return CombinedRetriever(combined, bench, store, parts, params or combine_params(bench, name),
+                                 options)
+    except BaseException:
+        for r in parts:
+            r.close()
+        raise
+
+
+def combine_params(bench: Benchmark, name: str) -> CombineParams:
+    """The parameters chosen for ``name`` on the calibration build (``bench tune`` output saved
+    beside the benchmark), or the defaults, saying which."""
+    path = bench.root / "results" / "combine-params.json"
+    if path.is_file():
+        try:
+            chosen = json.loads(path.read_text(encoding="utf-8")).get(name)
+        except (OSError, json.JSONDecodeError):
+            chosen = None
+        if isinstance(chosen, dict):
+            return CombineParams(prefetch=int(chosen.get("prefetch", 200)),
+                                 weight=float(chosen.get("weight", 0.5)),
+                                 rrf_k=int(chosen.get("rrf_k", 60)),
+                                 source=str(chosen.get("source", "calibration")))
+    return CombineParams()

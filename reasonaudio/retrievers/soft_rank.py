@@ -1,0 +1,146 @@
+"""Retrievers that rank every clip by a Qdrant score formula over the detected payload.
+
+``soft:TAGGER`` ranks by the soft logic (``store.formula.soft_formula``); ``detected:TAGGER``
+(:mod:`reasonaudio.retrievers.detected`) by the hard filter plus the soft logic
+(``detected_formula``). Each search is one Qdrant query, and a run's queries go in batches
+(``Store.query_batch``): a formula query rescoring two prefetches,
+
+- every clip with soft evidence for a label the query mentions (``soft_labels`` matches any),
+- and ``k + margin`` of the others: they have no evidence for any mentioned label, so every one
+  of them scores the formula at its defaults, the same value; any of them stands for all,
+
+so the formula is evaluated where it can differ and the ranking is exact up to ties (which the
+project rule breaks by clip id among the returned points). Nothing is re-ranked in Python.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+from qdrant_client.http import models
+
+from reasonaudio.constraints.logic import Node, conjuncts, describe, labels
+from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.detect.collection import FORMAT, DetectOptions, _check, detected_collection
+from reasonaudio.detect.soft import SEMANTICS
+from reasonaudio.errors import StoreError
+from reasonaudio.retrievers.base import QueryRetriever, RetrieverOptions
+from reasonaudio.retrievers.oracle import PayloadRetriever
+from reasonaudio.store import formula as fm
+from reasonaudio.store.base import Request, Store
+from reasonaudio.store.collections import require_ready
+from reasonaudio.store.payload import COUNT_FIELD, point_id
+
+SOFT = "soft:"
+
+
+def evidence_filter(logic: Node) -> models.Filter:
+    """The clips whose score can differ from the rest: with evidence for every label the logic
+    requires (``formula.required``), or, when it requires none, for any label it mentions."""
+    need = sorted(fm.required(logic))
+    if need:
+        return models.Filter(must=[models.FieldCondition(
+            key=fm.EVIDENCE, match=models.MatchValue(value=lab)) for lab in need])
+    return models.Filter(must=[models.FieldCondition(
+        key=fm.EVIDENCE, match=models.MatchAny(any=sorted(set(labels(logic)))))])
+
+
+def ranked_request(expr: fm.Expr, logic: Node, limit: int, n_points: int,
+                   fields: Any = False) -> Request:
+    """One formula query over the whole collection: the clips :func:`evidence_filter` admits,
+    plus ``limit`` of the rest (all of which score the same: 0, or the formula's value at its
+    defaults when the logic requires no label)."""
+    evidence = evidence_filter(logic)
+    return Request(limit=limit, formula=expr, fields=fields, prefetch=(
+        Request(limit=max(n_points, 1), flt=evidence),
+        Request(limit=limit, flt=models.Filter(must_not=[evidence]))))
+
+
+def by_id_request(expr: fm.Expr, clip_ids: Sequence[str]) -> Request:
+    """The formula for these clips only (multiple choice)."""
+    ids = models.Filter(must=[models.HasIdCondition(has_id=[point_id(c) for c in clip_ids])])
+    return Request(limit=len(clip_ids), formula=expr,
+                   prefetch=(Request(limit=len(clip_ids), flt=ids),))
+
+
+class FormulaRetriever(QueryRetriever, PayloadRetriever):
+    """Ranks a detected collection by ``expression(logic)`` in one Qdrant query per search."""
+
+    kind = "soft"
+
+    def __init__(self, name: str, bench: Benchmark, store: Store, collection: str,
+                 command: str) -> None:
+        super().__init__(bench, store, collection)
+        self.name = name
+        self.meta = require_ready(store, collection, bench, command)
+        if (self.meta.extra or {}).get("format") != FORMAT:
+            raise StoreError(f"collection {collection!r} was written by an older `bench detect` "
+                             f"without the soft evidence fields; rerun `{command}`")
+        self.n_points = store.count(collection)
+        self._last: Node | None = None
+
+    def expression(self, logic: Node) -> fm.Expr:
+        return fm.soft_formula(logic)
+
+    def request(self, text: str, limit: int) -> Request:
+        logic = self.parse(text)
+        self._last = logic
+        return ranked_request(self.expression(logic), logic, limit, self.n_points)
+
+    def score(self, text: str, clip_ids: Sequence[str]) -> list[float]:
+        if not clip_ids:
+            return []
+        logic = self.parse(text)
+        found = self.store.query_batch(self.collection, [by_id_request(self.expression(logic),
+                                                                        clip_ids)])[0]
+        got = {f.clip_id: f.score for f in found}
+        return [got.get(c, float("-inf")) for c in clip_ids]
+
+    def breakdown(self, clip_ids: Sequence[str], logic: Node | None = None) -> dict[str, str]:
+        """Per hit: the soft value of each top-level constraint of ``logic`` (default: the last
+        query), evaluated from the clip's stored evidence (what the formula multiplied)."""
+        logic = logic or self._last
+        if logic is None or not clip_ids:
+            return {}
+        found = self.store.retrieve(self.collection, list(clip_ids),
+                                    fields=("clip_id", *fm.SOFT_FIELDS, COUNT_FIELD))
+        payloads = {f.clip_id: f.payload or {} for f in found}
+        out = {}
+        for cid in clip_ids:
+            pl = payloads.get(cid, {})
+
+            def column(key: str, pl: dict = pl) -> np.ndarray:
+                field, _, quoted = key.partition(".")
+                return np.array([float((pl.get(field) or {}).get(quoted[1:-1], 0.0))])
+            parts = [f"{describe(c)} {fm.evaluate(fm.soft_expr(c), column, 1)[0]:.3f}"
+                     for c in conjuncts(logic)]
+            out[cid] = "soft: " + "; ".join(parts)
+        return out
+
+    def captions(self, clip_ids: Sequence[str]) -> dict[str, str]:
+        return self.breakdown(clip_ids)
+
+    def describe(self) -> dict[str, Any]:
+        extra = self.meta.extra or {}
+        return {**super().describe(), "revision": self.meta.revision, "mode": extra.get("mode"),
+                "optimistic": bool(extra.get("optimistic")), "kind": self.kind,
+                "ranking": "one Qdrant formula query per search (store/formula.py)",
+                "soft": SEMANTICS}
+
+
+class SoftRetriever(FormulaRetriever):
+    """``soft:TAGGER``: every clip ranked by the soft logic alone (no hard filter)."""
+
+
+def parse_soft(name: str) -> tuple[str, str]:
+    """``soft:yamnet[-enrolled]`` -> (tagger, mode), as ``detected:``."""
+    from reasonaudio.detect.collection import parse_detected
+    return parse_detected(name)
+
+
+def build_soft(name: str, bench: Benchmark, store: Store, options: RetrieverOptions) -> SoftRetriever:
+    tagger, mode = parse_soft(name)
+    _check(DetectOptions(tagger=tagger, mode=mode))
+    command = f"bench detect --data {bench.root} --tagger {tagger} --mode {mode}"
+    return SoftRetriever(name, bench, store, detected_collection(tagger, mode), command)

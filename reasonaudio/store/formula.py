@@ -1,0 +1,364 @@
+"""Query logic -> a Qdrant score formula: the soft semantics, written once (docs/qdrant.md).
+
+:data:`FORMULA` reads a logic tree into a small backend-neutral expression tree (:class:`Expr`)
+over the soft-evidence payload fields of a detected collection (:data:`SOFT_FIELDS`). The same
+tree is
+
+- sent to Qdrant as a score formula (:func:`to_client` for qdrant-client, local mode and
+  servers; ``store.edge.to_edge_expression`` for Qdrant Edge), and
+- evaluated with numpy over the same fields (:func:`evaluate`): the Python soft score of
+  ``detect/soft.py`` is this evaluation, so the two cannot disagree except by float rounding
+  (Qdrant returns float32 scores; the differential test holds them within 1e-5).
+
+| logic | formula (``p`` = ``soft_p."x"``, times in seconds) |
+|---|---|
+| ``has(x)`` | ``p(x)`` |
+| ``not A`` | ``1 - A`` |
+| ``and(A, B, ...)`` | ``A * B * ...`` |
+| ``or(A, B, ...)`` | ``max(A, B, ...)`` |
+| ``before(x, y)`` | ``p(x) p(y) sigmoid((on(y) - off(x)) / 0.5)`` |
+| ``overlap(x, y)`` | ``p(x) p(y) sigmoid((min(off) - max(on) - 0.5) / 0.5)`` |
+| ``lasts(x, N)`` | ``p(x) exp(-max(0, abs(dur(x) - N) - tol(N)) / 1)``, tol as the judge's |
+| ``count(x, n)`` | ``p(x) exp(-abs(max(c(x), 1) - n))``, c = the heard occurrences (payload ``count``, held only where a label repeats: missing reads 0, so 1) |
+
+``sigmoid(z) = 1 / (1 + exp(-clip(z, -60, 60)))``. Every variable has a default (0: no
+evidence), so a formula never reads a missing field. Adding a logic node is one handler here
+(``@FORMULA.register(Count)``), built from the primitives below.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from reasonaudio.constraints.logic import (And, Before, Count, Has, Interpreter, Lasts, Node, Not,
+                                           Or, Overlap)
+from reasonaudio.constraints.semantics import OVERLAP_MIN_MS, duration_tolerance_ms
+from reasonaudio.store.payload import SOFT_FIELDS, SOFT_LABELS_FIELD, check_label, count_key
+
+# --- the payload fields the formulas read ----------------------------------------------------
+
+PRESENCE, PRESENCE_TOP3, ONSET, OFFSET, DURATION = SOFT_FIELDS
+"""label -> calibrated presence from the track's peak (its ``on`` threshold maps to 0.5), the same
+for the mean of its 3 best frames (breaks ties), and onset, offset and duration in seconds (the
+detected event's, else the frames around the peak: events.track_summary); store/payload.py"""
+EVIDENCE = SOFT_LABELS_FIELD
+"""keyword list: the labels with any soft evidence (a clip lacking a label the logic requires
+scores exactly 0, so a query rescores only the others: :func:`required`)"""
+
+TIME_SCALE_S = 0.5
+DURATION_SCALE_S = 1.0
+SIGMOID_CLIP = 60.0
+TIE_WEIGHT = 1e-3
+"""weight of the top-3 reading added to break the ties YAMNet's quantised peaks make"""
+SCORE_VAR = "$score"
+
+
+def var_key(field: str, label: str) -> str:
+    """The JSON path of a label's soft field (quoted: labels hold spaces)."""
+    return f'{field}."{check_label(label, "soft field")}"'
+
+
+# --- the expression tree ---------------------------------------------------------------------
+
+class Expr:
+    """A node of a score formula (backend-neutral)."""
+
+
+@dataclass(frozen=True)
+class Const(Expr):
+    value: float
+
+
+@dataclass(frozen=True)
+class Var(Expr):
+    key: str
+    """a payload path (default 0), or ``$score`` (the prefetch's score)"""
+
+
+@dataclass(frozen=True)
+class Cond(Expr):
+    flt: Any
+    """a qdrant-client ``models.Filter``: 1 where it admits the point, else 0"""
+
+
+@dataclass(frozen=True)
+class Op(Expr):
+    name: str
+    """sum | mult | max | min | neg | exp | abs | div"""
+    args: tuple[Expr, ...]
+
+
+def add(*xs: Expr) -> Expr:
+    return Op("sum", tuple(xs))
+
+
+def mul(*xs: Expr) -> Expr:
+    return Op("mult", tuple(xs))
+
+
+def neg(x: Expr) -> Expr:
+    return Op("neg", (x,))
+
+
+def sigmoid(z: Expr) -> Expr:
+    clipped = Op("max", (Op("min", (z, Const(SIGMOID_CLIP))), Const(-SIGMOID_CLIP)))
+    return Op("div", (Const(1.0), add(Const(1.0), Op("exp", (neg(clipped),)))))
+
+
+def variables(expr: Expr) -> list[str]:
+    """Every payload variable the expression reads, in first-use order (``$score`` aside)."""
+    out: dict[str, None] = {}
+
+    def walk(e: Expr) -> None:
+        if isinstance(e, Var) and e.key != SCORE_VAR:
+            out[e.key] = None
+        elif isinstance(e, Op):
+            for a in e.args:
+                walk(a)
+    walk(expr)
+    return list(out)
+
+
+def defaults(expr: Expr) -> dict[str, float]:
+    """0.0 for every variable: no evidence for a label reads as presence 0 at time 0."""
+    return {k: 0.0 for k in variables(expr)}
+
+
+# --- logic -> expression (the soft semantics) --------------------------------------------------
+
+@dataclass(frozen=True)
+class Fields:
+    """Which presence field a reading uses (``soft_p``, or ``soft_p3`` for the tie-breaker)."""
+    presence: str = PRESENCE
+
+    def p(self, label: str) -> Expr:
+        return Var(var_key(self.presence, label))
+
+    @staticmethod
+    def t(field: str, label: str) -> Expr:
+        return Var(var_key(field, label))
+
+
+FORMULA = Interpreter("Qdrant score formula (store.formula)")
+"""node, Fields -> the node's soft value as an :class:`Expr` in [0, 1]; one handler per type."""
+
+
+@FORMULA.register(Has)
+def _has(node: Has, f: Fields) -> Expr:
+    return f.p(node.label)
+
+
+@FORMULA.register(Before)
+def _before(node: Before, f: Fields) -> Expr:
+    gap = add(f.t(ONSET, node.b), neg(f.t(OFFSET, node.a)))
+    return mul(f.p(node.a), f.p(node.b), sigmoid(mul(gap, Const(1.0 / TIME_SCALE_S))))
+
+
+@FORMULA.register(Overlap)
+def _overlap(node: Overlap, f: Fields) -> Expr:
+    shared = add(Op("min", (f.t(OFFSET, node.a), f.t(OFFSET, node.b))),
+                 neg(Op("max", (f.t(ONSET, node.a), f.t(ONSET, node.b)))),
+                 Const(-OVERLAP_MIN_MS / 1000.0))
+    return mul(f.p(node.a), f.p(node.b), sigmoid(mul(shared, Const(1.0 / TIME_SCALE_S))))
+
+
+@FORMULA.register(Lasts)
+def _lasts(node: Lasts, f: Fields) -> Expr:
+    off_target = Op("abs", (add(f.t(DURATION, node.label), Const(-float(node.seconds))),))
+    excess = add(off_target, Const(-duration_tolerance_ms(node.seconds) / 1000.0))
+    decay = Op("exp", (mul(Op("max", (excess, Const(0.0))), Const(-1.0 / DURATION_SCALE_S)),))
+    return mul(f.p(node.label), decay)
+
+
+@FORMULA.register(Count)
+def _count(node: Count, f: Fields) -> Expr:
+    heard = Op("max", (Var(count_key(node.label)), Const(1.0)))
+    closeness = Op("exp", (neg(Op("abs", (add(heard, Const(-float(node.n))),))),))
+    return mul(f.p(node.label), closeness)
+
+
+@FORMULA.register(Not)
+def _not(node: Not, f: Fields) -> Expr:
+    return add(Const(1.0), neg(FORMULA(node.arg, f)))
+
+
+@FORMULA.register(And)
+def _and(node: And, f: Fields) -> Expr:
+    return mul(*(FORMULA(a, f) for a in node.args))
+
+
+@FORMULA.register(Or)
+def _or(node: Or, f: Fields) -> Expr:
+    return Op("max", tuple(FORMULA(a, f) for a in node.args))
+
+
+REQUIRED = Interpreter("labels a soft value needs (store.formula.required)")
+"""node -> the labels whose missing evidence makes the node's soft value exactly 0 (and its hard
+filter false, since a detected label always has evidence); one handler per node type."""
+
+
+@REQUIRED.register(Has, Lasts, Count)
+def _required_leaf(node: Node) -> frozenset[str]:
+    return frozenset(node.leaf_labels())
+
+
+@REQUIRED.register(Before, Overlap)
+def _required_pair(node: Node) -> frozenset[str]:
+    return frozenset((node.a, node.b))  # type: ignore[attr-defined]
+
+
+@REQUIRED.register(Not)
+def _required_not(node: Not) -> frozenset[str]:
+    return frozenset()
+
+
+@REQUIRED.register(And)
+def _required_and(node: And) -> frozenset[str]:
+    return frozenset().union(*(REQUIRED(a) for a in node.args))
+
+
+@REQUIRED.register(Or)
+def _required_or(node: Or) -> frozenset[str]:
+    return frozenset.intersection(*(REQUIRED(a) for a in node.args))
+
+
+def required(logic: Node) -> frozenset[str]:
+    """Labels every clip must have evidence for to score above 0 (the soft value is a product
+    over them): a query rescores only those clips, all others score exactly 0."""
+    return REQUIRED(logic)
+
+
+def soft_expr(logic: Node, presence: str = PRESENCE) -> Expr:
+    """The soft value of ``logic`` read with one presence field."""
+    return FORMULA(logic, Fields(presence))
+
+
+def soft_formula(logic: Node) -> Expr:
+    """What ``soft:TAGGER`` ranks by: ``(soft(peak) + 1e-3 soft(top3)) / (1 + 1e-3)``, in [0, 1]."""
+    return mul(add(soft_expr(logic), mul(Const(TIE_WEIGHT), soft_expr(logic, PRESENCE_TOP3))),
+               Const(1.0 / (1.0 + TIE_WEIGHT)))
+
+
+def detected_formula(logic: Node, flt: Any) -> Expr:
+    """What ``detected:TAGGER`` ranks by: 1 where the hard filter admits the clip, plus the soft
+    value (so admitted clips come first, each group by soft value)."""
+    return add(Cond(flt), soft_formula(logic))
+
+
+def hybrid_formula(logic: Node, weight: float) -> Expr:
+    """``(1 - w) $score + w soft``: a model's similarity rescored with the soft logic."""
+    return add(mul(Const(1.0 - weight), Var(SCORE_VAR)), mul(Const(weight), soft_formula(logic)))
+
+
+# --- evaluation with numpy (the Python soft score) -------------------------------------------
+
+Columns = Callable[[str], np.ndarray]
+"""variable key -> its value per point (zeros where a point has none)"""
+
+
+def evaluate(expr: Expr, column: Columns, n: int,
+             condition: Callable[[Any], np.ndarray] | None = None,
+             score: np.ndarray | None = None) -> np.ndarray:
+    """The expression for ``n`` points, in float64 (what Qdrant computes before its float32)."""
+    if isinstance(expr, Const):
+        return np.full(n, float(expr.value))
+    if isinstance(expr, Var):
+        if expr.key == SCORE_VAR:
+            if score is None:
+                raise ValueError("the expression reads $score but no scores were given")
+            return np.asarray(score, dtype=float)
+        return np.asarray(column(expr.key), dtype=float)
+    if isinstance(expr, Cond):
+        if condition is None:
+            raise ValueError("the expression holds a filter condition but no evaluator was given")
+        return np.asarray(condition(expr.flt), dtype=float)
+    if not isinstance(expr, Op):
+        raise TypeError(f"not a formula expression: {expr!r}")
+    xs = [evaluate(a, column, n, condition, score) for a in expr.args]
+    if expr.name == "sum":
+        return np.sum(xs, axis=0)
+    if expr.name == "mult":
+        return np.prod(xs, axis=0)
+    if expr.name == "max":
+        return np.max(xs, axis=0)
+    if expr.name == "min":
+        return np.min(xs, axis=0)
+    if expr.name == "neg":
+        return -xs[0]
+    if expr.name == "exp":
+        return np.exp(xs[0])
+    if expr.name == "abs":
+        return np.abs(xs[0])
+    if expr.name == "div":
+        return xs[0] / xs[1]
+    raise ValueError(f"unknown formula operation {expr.name!r}")
+
+
+# --- qdrant-client translation ---------------------------------------------------------------
+
+def to_client(expr: Expr) -> Any:
+    """The expression in qdrant-client's models (REST schema: local mode and servers)."""
+    from qdrant_client.http import models
+
+    if isinstance(expr, Const):
+        return float(expr.value)
+    if isinstance(expr, Var):
+        return expr.key
+    if isinstance(expr, Cond):
+        return expr.flt
+    if not isinstance(expr, Op):
+        raise TypeError(f"not a formula expression: {expr!r}")
+    args = [to_client(a) for a in expr.args]
+    if expr.name == "sum":
+        return models.SumExpression(sum=args)
+    if expr.name == "mult":
+        return models.MultExpression(mult=args)
+    if expr.name == "max":
+        return models.MaxExpression(max=args)
+    if expr.name == "min":
+        return models.MinExpression(min=args)
+    if expr.name == "neg":
+        return models.NegExpression(neg=args[0])
+    if expr.name == "exp":
+        return models.ExpExpression(exp=args[0])
+    if expr.name == "abs":
+        return models.AbsExpression(abs=args[0])
+    if expr.name == "div":
+        return models.DivExpression(div=models.DivParams(left=args[0], right=args[1],
+                                                         by_zero_default=0.0))
+    raise ValueError(f"unknown formula operation {expr.name!r}")
+
+
+def text(expr: Expr) -> str:
+    """The formula as one line (``bench search`` and docs show it)."""
+    if isinstance(expr, Const):
+        return f"{expr.value:g}"
+    if isinstance(expr, Var):
+        return expr.key
+    if isinstance(expr, Cond):
+        return "filter(logic)"
+    assert isinstance(expr, Op)
+    inner = [text(a) for a in expr.args]
+    sym = {"sum": " + ", "mult": " * "}.get(expr.name)
+    if sym:
+        return "(" + sym.join(inner) + ")"
+    return f"{expr.name}({', '.join(inner)})"
+
+
+def soft_payload(label_fields: Mapping[str, Sequence[float]]) -> dict[str, Any]:
+    """The soft-evidence payload of one clip from label -> (p, p3, onset s, offset s): the five
+    maps of :data:`SOFT_FIELDS` and :data:`EVIDENCE` (labels sorted; none for no evidence)."""
+    out: dict[str, Any] = {f: {} for f in SOFT_FIELDS}
+    for label in sorted(label_fields):
+        p, p3, on, off = (float(x) for x in label_fields[label])
+        check_label(label, "soft field")
+        out[PRESENCE][label] = p
+        out[PRESENCE_TOP3][label] = p3
+        out[ONSET][label] = on
+        out[OFFSET][label] = off
+        out[DURATION][label] = off - on
+    out[EVIDENCE] = sorted(label_fields)
+    return out

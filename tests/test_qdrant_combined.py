@@ -1,0 +1,168 @@
+"""soft:, detected:, BM25, hybrid and fusion retrievers end to end on a small build (Edge):
+evaluation in batches with one Qdrant query per search, the hybrid formula checked against
+numpy, the name grammar, and `bench search` / `bench compare` with the score breakdown."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_qdrant_formula import THRESHOLDS_ON, detected_payloads, write_detected
+from typer.testing import CliRunner
+
+from reasonaudio.cli import app
+from reasonaudio.dataset.benchmark import load_benchmark
+from reasonaudio.detect.soft import SoftIndex
+from reasonaudio.errors import ModelError
+from reasonaudio.ingest.build import BuildParams, build_benchmark
+from reasonaudio.ingest.vector_files import PrecomputedOptions, VectorFiles, ingest_precomputed
+from reasonaudio.models.names import parse_combined, parse_two_stage
+from reasonaudio.store.edge import EdgeStore
+
+runner = CliRunner()
+BM25 = "two-stage:oracle-caption+bm25"
+HYBRID = "hybrid:vectors:rnd,soft:yamnet"
+NAMES = ["soft:yamnet", "detected:yamnet", BM25, HYBRID, f"rrf:vectors:rnd,{BM25}",
+         "dbsf:vectors:rnd,soft:yamnet"]
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("combined")
+    root = tmp / "bench"
+    build_benchmark(root, BuildParams(atoms="synthetic", seed=0, n_clips=80, n_queries=25))
+    bench = load_benchmark(root)
+    rng = np.random.default_rng(0)
+    np.save(tmp / "c.npy", rng.normal(size=(len(bench.clips), 6)).astype(np.float32))
+    np.save(tmp / "q.npy", rng.normal(size=(len(bench.queries), 6)).astype(np.float32))
+    (tmp / "c.txt").write_text("\n".join(c.id for c in bench.clips))
+    (tmp / "q.txt").write_text("\n".join(q.id for q in bench.queries))
+    payloads, thresholds = detected_payloads(bench)
+    with EdgeStore(root / "qdrant" / "edge", write=True) as store:
+        write_detected(bench, store, payloads, thresholds)
+        ingest_precomputed(bench, store, PrecomputedOptions(
+            "rnd", VectorFiles(tmp / "c.npy", tmp / "c.txt"), VectorFiles(tmp / "q.npy", tmp / "q.txt")))
+    return bench, payloads, thresholds, tmp
+
+
+class Counting:
+    """Counts the Qdrant queries a retriever sends (requests, and calls of query_batch)."""
+
+    def __init__(self, store):
+        self.store, self.requests, self.calls = store, 0, 0
+
+    def __getattr__(self, name):
+        return getattr(self.store, name)
+
+    def query_batch(self, name, requests):
+        self.calls += 1
+        self.requests += len(requests)
+        return self.store.query_batch(name, requests)
+
+    def query(self, *a, **k):
+        raise AssertionError("a single query where a batch was expected")
+
+
+def test_every_retriever_evaluates_in_batches_one_query_per_search(data):
+    from reasonaudio.bench.evaluate import SEARCH_BATCH, run_retriever
+    from reasonaudio.retrievers.registry import get_retriever
+
+    bench = data[0]
+    with EdgeStore(bench.root / "qdrant" / "edge") as store:
+        for name in NAMES:
+            counting = Counting(store)
+            retriever = get_retriever(name, bench, store=counting)
+            requests_before = counting.requests
+            run = run_retriever(bench, retriever, depth=10)
+            assert counting.requests - requests_before == len(bench.queries), name
+            assert counting.calls <= 1 + -(-len(bench.queries) // SEARCH_BATCH) + 2, name
+            assert len(run.hits) == len(bench.queries), name
+            assert all(len(h) == 10 for h in run.hits.values()), name
+            for hits in run.hits.values():  # the project's tie rule on what came back
+                keys = [(-h.score, h.clip_id) for h in hits]
+                assert keys == sorted(keys), name
+            retriever.close()
+
+
+def test_hybrid_is_the_formula_over_the_models_nearest(data):
+    from reasonaudio.retrievers.registry import get_retriever
+
+    bench, payloads, thresholds, _ = data
+    python = SoftIndex.from_payloads(payloads, thresholds, THRESHOLDS_ON)
+    with EdgeStore(bench.root / "qdrant" / "edge") as store:
+        hybrid = get_retriever(HYBRID, bench, store=store)
+        model = get_retriever("vectors:rnd", bench, store=store)
+        w, n = hybrid.params.weight, hybrid.params.prefetch
+        for q in bench.queries[:10]:
+            logic = hybrid.soft.parse(q.text)
+            near = {h.clip_id: h.score for h in model.search(q.text, n)}
+            soft = dict(zip(python.clip_ids, python.ranking_score(logic)))
+            want = sorted(((-(1 - w) * s - w * soft[c], c) for c, s in near.items()))[:5]
+            got = hybrid.search(q.text, 5)
+            assert [h.clip_id for h in got] == [c for _, c in want] or \
+                np.allclose([h.score for h in got], [-s for s, _ in want], atol=1e-5)
+            assert np.allclose([h.score for h in got], [-s for s, _ in want], atol=1e-5)
+            pair = [got[0].clip_id, got[-1].clip_id]
+            assert np.allclose(hybrid.score(q.text, pair), [-want[0][0], -want[-1][0]], atol=1e-5)
+        assert 0.0 < hybrid.recall_at_prefetch([q.text for q in bench.queries],
+                                               [bench.qrels.get(q.id, set()) for q in bench.queries]) <= 1.0
+        hybrid.close()
+
+
+def test_fusion_matches_reciprocal_ranks(data):
+    from reasonaudio.retrievers.registry import get_retriever
+
+    bench = data[0]
+    name = f"rrf:vectors:rnd,{BM25}"
+    with EdgeStore(bench.root / "qdrant" / "edge") as store:
+        fused = get_retriever(name, bench, store=store)
+        a, b = (get_retriever(p, bench, store=store) for p in parse_combined(name).parts)
+        n, k = fused.params.prefetch, fused.params.rrf_k
+        q = bench.queries[0]
+        # Qdrant's RRF: sum over the lists of 1 / (k + rank), rank from 0; a clip tied with others
+        # in a list may hold any of their ranks, so each fused score has a range
+        lo: dict[str, float] = {}
+        hi: dict[str, float] = {}
+        for part in (a, b):
+            hits = part.search(q.text, n)
+            scores = [h.score for h in hits]
+            for h in hits:
+                first = scores.index(h.score)
+                last = len(scores) - 1 - scores[::-1].index(h.score)
+                lo[h.clip_id] = lo.get(h.clip_id, 0.0) + 1.0 / (k + last)
+                hi[h.clip_id] = hi.get(h.clip_id, 0.0) + 1.0 / (k + first)
+        got = fused.search(q.text, 5)
+        assert len(got) == 5
+        for h in got:
+            assert lo[h.clip_id] - 1e-6 <= h.score <= hi[h.clip_id] + 1e-6, h
+        fused.close()
+
+
+def test_grammar_one_parser_one_line_errors():
+    assert parse_combined(HYBRID).parts == ("vectors:rnd", "soft:yamnet")
+    assert parse_combined(f"rrf:{BM25},two-stage:oracle-caption+minilm").kind == "rrf"
+    assert parse_two_stage(BM25, lexical=True) == ("oracle-caption", "bm25")
+    for bad, why in [("hybrid:soft:yamnet,vectors:x", "vector retriever and soft"),
+                     ("rrf:a", "two different"), ("rrf:a,a", "two different"),
+                     ("rrf:a,rrf:b,c", "two different"), ("dbsf:rrf:a,b", "itself combined"),
+                     ("hybrid:clap,detected:yamnet", "vector retriever and soft")]:
+        with pytest.raises(ModelError, match=why):
+            parse_combined(bad)
+    with pytest.raises(ModelError, match="not a model to ingest"):
+        parse_two_stage(BM25)
+
+
+def test_search_shows_breakdown_and_compare_runs(data):
+    bench = data[0]
+    text = bench.queries[0].text
+    for name, marker in [(HYBRID, "(1 - 0.5) x model + 0.5 x soft"), (HYBRID, "| soft: "),
+                         ("soft:yamnet", "soft:"),
+                         ("detected:yamnet", "detected:"), (BM25, ""), ("dbsf:vectors:rnd,soft:yamnet", "dbsf of")]:
+        res = runner.invoke(app, ["search", text, "--data", str(bench.root), "-r", name, "-k", "3"])
+        assert res.exit_code == 0, (name, res.output)
+        assert marker in res.output, (name, res.output)
+    res = runner.invoke(app, ["eval", "--data", str(bench.root), "-r", HYBRID, "-r", "soft:yamnet"])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["compare", HYBRID, "soft:yamnet", "--data", str(bench.root)])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["search", text, "--data", str(bench.root), "-r", "rrf:oracle,soft:yamnet"])
+    assert res.exit_code == 2 and "cannot be a part of a combined retriever" in res.output

@@ -1,0 +1,230 @@
+"""The soft logic as a Qdrant score formula (store/formula.py), on every backend.
+
+- differential: for every query of a small build (and random logic trees), the score Qdrant's
+  formula gives each clip == the Python soft score (detect/soft.py) within 1e-5, for soft and
+  detected ranking, on Edge, local mode and (with REASONAUDIO_TEST_QDRANT_URL) a server;
+- the formula retrievers (soft:, detected:), BM25, hybrid and fusion run through evaluation
+  in batches, one Qdrant query per search, and `bench search` shows their score breakdown.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+
+import numpy as np
+import pytest
+from store_helpers import random_logic
+
+from reasonaudio.constraints.judge import ClipIndex
+from reasonaudio.constraints.logic import labels
+from reasonaudio.dataset.benchmark import load_benchmark
+from reasonaudio.detect.collection import FORMAT, detected_collection
+from reasonaudio.detect.events import Detected, detected_clip
+from reasonaudio.detect.soft import SoftIndex
+from reasonaudio.ingest.build import BuildParams, build_benchmark
+from reasonaudio.retrievers.soft_rank import by_id_request, ranked_request
+from reasonaudio.store import formula as fm
+from reasonaudio.store.base import CollectionMeta, PointIn
+from reasonaudio.store.collections import corpus_fingerprint, load_collection
+from reasonaudio.store.filters import to_filter
+from reasonaudio.store.payload import clip_payload
+
+THRESHOLDS_ON = 0.3
+
+
+@pytest.fixture(scope="module")
+def build(tmp_path_factory):
+    root = tmp_path_factory.mktemp("formula") / "bench"
+    build_benchmark(root, BuildParams(atoms="synthetic", seed=0, n_clips=80, n_queries=25))
+    return load_benchmark(root)
+
+
+def detected_payloads(bench, seed: int = 3, counts: bool = False) -> tuple[list[dict], dict[str, float]]:
+    """Random detections and score tracks over the labels the queries mention (plus noise);
+    with ``counts``, detected labels heard 1 to 4 times (the payload's ``count``)."""
+    rng = random.Random(seed)
+    vocab = sorted({lab for q in bench.queries for lab in labels(q.logic)})
+    thresholds = {lab: rng.choice([0.1, 0.2, 0.35, 0.5]) for lab in vocab[::2]}
+    payloads = []
+    for clip in bench.clips:
+        dur = round(clip.duration * 1000)
+        found, track = [], {}
+        for label in rng.sample(vocab, min(len(vocab), rng.randint(0, 7))):
+            on = rng.randrange(0, max(dur - 500, 1), 10)
+            off = min(dur, on + rng.choice([480, 960, 2000, 4250, 5750, 9000]))
+            peak = round(rng.random(), 4)
+            track[label] = [peak, on, off, round(peak * rng.random(), 4)]
+            if rng.random() < 0.6:
+                found.append(Detected(label, on, off, round(min(1.0, peak + 0.1), 4),
+                                      rng.choice([1, 1, 2, 3, 4]) if counts else 1))
+        det = detected_clip(clip, found)
+        pl = clip_payload(det)
+        pl["confidence"] = det.extra["confidence"]
+        if "count" in det.extra:
+            pl["count"] = det.extra["count"]
+        pl["track"] = track
+        payloads.append(pl)
+    index = SoftIndex.from_payloads(payloads, thresholds, THRESHOLDS_ON)
+    for i, pl in enumerate(payloads):
+        pl.update(index.payload(i))
+    return payloads, thresholds
+
+
+def write_detected(bench, store, payloads, thresholds) -> str:
+    name = detected_collection("yamnet", "zero-shot")
+    meta = CollectionMeta(model="detected:yamnet", revision="test", dimension=1, distance="dot",
+                          pooling="none", corpus_sha256=corpus_fingerprint(bench),
+                          extra={"kind": "detected", "format": FORMAT, "mode": "zero-shot",
+                                 "calibration": {"seed": bench.seed + 1, "params": {
+                                     "on": THRESHOLDS_ON, "thresholds": thresholds}}})
+    by_id = {p["clip_id"]: p for p in payloads}
+    load_collection(store, name, meta, [c.id for c in bench.clips],
+                    lambda ids: [PointIn(c, (1.0,), by_id[c]) for c in ids], force=True,
+                    index_labels=bench.labels, float_maps=("dur", *fm.SOFT_FIELDS))
+    return name
+
+
+def _stores(tmp_path):
+    from reasonaudio.store.client import ClientStore
+    from reasonaudio.store.edge import EdgeStore
+
+    yield "edge", EdgeStore(tmp_path / "edge")
+    yield "local", ClientStore(path=tmp_path / "local")
+    url = os.environ.get("REASONAUDIO_TEST_QDRANT_URL")
+    if url:
+        yield "server", ClientStore(url=url)
+
+
+def test_formula_equals_python_soft_scores_on_every_backend(build, tmp_path):
+    bench = build
+    payloads, thresholds = detected_payloads(bench)
+    python = SoftIndex.from_payloads(payloads, thresholds, THRESHOLDS_ON)
+    judge = ClipIndex([detected_clip_of(p, bench) for p in payloads])
+    rng = random.Random(5)
+    vocab = sorted({lab for q in bench.queries for lab in labels(q.logic)})
+    logics = [q.logic for q in bench.queries] + [random_logic(rng, vocab) for _ in range(25)]
+    n = len(bench.clips)
+    checked = 0
+    for backend, store in _stores(tmp_path):
+        try:
+            name = write_detected(bench, store, payloads, thresholds)
+            requests = []
+            for logic in logics:
+                requests.append(ranked_request(fm.soft_formula(logic), logic, n, n))
+                requests.append(ranked_request(fm.detected_formula(logic, to_filter(logic)), logic, n, n))
+            answers = store.query_batch(name, requests)
+            for i, logic in enumerate(logics):
+                soft = dict(zip(python.clip_ids, python.ranking_score(logic)))
+                hard = set(judge.ids(judge.relevant(logic)))
+                got_soft = {f.clip_id: f.score for f in answers[2 * i]}
+                got_detected = {f.clip_id: f.score for f in answers[2 * i + 1]}
+                assert set(got_soft) == set(python.clip_ids), (backend, logic)
+                for cid, want in soft.items():
+                    assert abs(got_soft[cid] - want) <= 1e-5, (backend, logic, cid)
+                    assert abs(got_detected[cid] - (want + (cid in hard))) <= 1e-5, (backend, logic, cid)
+                # the clips a query does not rescore all score alike (so any k of them do)
+                need = fm.required(logic)
+                mentioned = set(labels(logic))
+                def rescored(pl: dict) -> bool:
+                    have = set(pl[fm.EVIDENCE])
+                    return need <= have if need else bool(mentioned & have)
+                outside = [soft[pl["clip_id"]] for pl in payloads if not rescored(pl)]
+                assert len(set(outside)) <= 1, (logic, sorted(set(outside))[:3])
+                if need:
+                    assert set(outside) <= {0.0}, logic
+                checked += 1
+            # the restricted form (multiple choice) gives the same values
+            logic = logics[0]
+            pair = [bench.clips[0].id, bench.clips[1].id]
+            got = {f.clip_id: f.score for f in store.query_batch(name, [by_id_request(
+                fm.soft_formula(logic), pair)])[0]}
+            want = dict(zip(python.clip_ids, python.ranking_score(logic)))
+            assert all(abs(got[c] - want[c]) <= 1e-5 for c in pair)
+        finally:
+            store.close()
+    assert checked >= 2 * len(logics)
+    # not vacuous: scores spread, some clips admitted by the hard filter
+    assert np.std(python.ranking_score(logics[0])) > 0.01
+
+
+def detected_clip_of(payload, bench):
+    found = [Detected(e["label"], round(e["onset"] * 1000), round(e["offset"] * 1000), 1.0)
+             for e in payload["events"]]
+    return detected_clip(bench.clip_by_id[payload["clip_id"]], found)
+
+
+def test_python_soft_score_is_the_old_semantics(build):
+    """detect/soft.py's score (now an evaluation of the formula) keeps its definition: has = p,
+    before = p p sigmoid(gap / 0.5 s), lasts decays by the excess over the judge's tolerance."""
+    from reasonaudio.constraints.logic import Before, Has, Lasts, Not
+    idx = SoftIndex(["a", "b"], {"x": np.array([0.8, 0.0]), "y": np.array([0.5, 0.9])},
+                    {"x": np.array([0.0, 0.0]), "y": np.array([3000.0, 0.0])},
+                    {"x": np.array([2000.0, 0.0]), "y": np.array([6000.0, 4000.0])})
+    assert idx.score(Has("x")).tolist() == [0.8, 0.0]
+    assert np.allclose(idx.score(Not(Has("x"))), [0.2, 1.0])
+    assert np.allclose(idx.score(Before("x", "y")), [0.8 * 0.5 / (1 + np.exp(-2.0)), 0.0])
+    # y lasts 3 s in clip a; N = 5: tolerance 0.75 s, excess 1.25 s
+    assert np.allclose(idx.score(Lasts("y", 5.0)), [0.5 * np.exp(-1.25), 0.9 * np.exp(-(1.0 - 0.75))])
+
+
+def test_every_formula_variable_has_a_default(build):
+    rng = random.Random(2)
+    vocab = sorted(build.labels)[:12]
+    for _ in range(50):
+        expr = fm.soft_formula(random_logic(rng, vocab))
+        assert set(fm.defaults(expr)) == set(fm.variables(expr))
+        assert all(k.split(".", 1)[0] in fm.SOFT_FIELDS for k in fm.variables(expr))
+
+
+def test_count_formula_equals_python_soft_scores(build, tmp_path):
+    """count(x, n): the heard count (payload ``count``, only where a label repeats) read by the
+    formula on Edge and local mode == the numpy evaluation, and the closer count ranks higher."""
+    from reasonaudio.constraints.logic import And, Count, Has, Not, Or
+    from reasonaudio.store.payload import COUNT_FIELD
+
+    bench = build
+    payloads, thresholds = detected_payloads(bench, seed=11, counts=True)
+    index = SoftIndex.from_payloads(payloads, thresholds, THRESHOLDS_ON)
+    rng = random.Random(11)
+    vocab = sorted({lab for q in bench.queries for lab in labels(q.logic)})
+    assert sum(COUNT_FIELD in pl for pl in payloads) > 10
+    heard_counts = {lab: {pl.get(COUNT_FIELD, {}).get(lab, 1) for pl in payloads
+                          if lab in pl[fm.EVIDENCE]} for lab in vocab}
+    x, y = sorted(vocab, key=lambda lab: (-len(heard_counts[lab]), lab))[:2]
+    logics = [Count(x, 1), Count(x, 2), Count(x, 3), Not(Count(y, 2)),
+              And((Count(x, 2), Has(y))), Or((Count(x, 3), Count(y, 1)))]
+    logics += [And((Count(rng.choice(vocab), rng.randint(1, 4)), random_logic(rng, vocab, 2)))
+               for _ in range(10)]
+    n = len(bench.clips)
+    for backend, store in list(_stores(tmp_path))[:2]:
+        try:
+            name = write_detected(bench, store, payloads, thresholds)
+            requests = [ranked_request(fm.soft_formula(lg), lg, n, n) for lg in logics]
+            requests += [ranked_request(fm.detected_formula(lg, to_filter(lg)), lg, n, n)
+                         for lg in logics]
+            answers = store.query_batch(name, requests)
+            for i, logic in enumerate(logics):
+                want = dict(zip(index.clip_ids, index.ranking_score(logic)))
+                got = {f.clip_id: f.score for f in answers[i]}
+                assert set(got) == set(index.clip_ids), (backend, logic)
+                assert all(abs(got[c] - want[c]) <= 1e-5 for c in want), (backend, logic)
+                assert all(0.0 <= v <= 1.0 + 1e-6 for v in want.values()), logic
+                got_det = {f.clip_id: f.score for f in answers[len(logics) + i]}
+                hard = set(store.matching_ids(name, to_filter(logic)))  # counts: not the judge's clip
+                assert all(abs(got_det[c] - (want[c] + (c in hard))) <= 1e-5 for c in want), \
+                    (backend, logic)
+        finally:
+            store.close()
+    # presence alike, the heard count closer to n scores higher
+    heard = index.count(x)
+    s2 = index.score(Count(x, 2))
+    has_x = index.p(x) > 0
+    twice = has_x & (heard == 2)
+    four = has_x & (heard == 4)
+    assert twice.any() and four.any()
+    closeness = s2[has_x] / index.p(x)[has_x]
+    assert np.allclose(closeness, np.exp(-np.abs(heard[has_x] - 2)))
+    assert (s2[twice] / index.p(x)[twice]).min() > (s2[four] / index.p(x)[four]).max()
+    assert np.all(s2[~has_x] == 0.0)
+    assert fm.required(Count(x, 2)) == {x}
