@@ -156,13 +156,11 @@ def spectrum_table(s: Spectrum) -> Table:
     each against the best learned retriever (``*`` = p < ALPHA, paired randomization test)."""
     rs = [r for _, r in s.rows]
     groups = _groups(rs)
-    table = Table(title=f"The spectrum: Acc@1 per task vs the best learned ({escape(s.best_learned)}); "
-                        f"* = p < {ALPHA}, paired randomization test", title_justify="left", **_COMPACT)
-    table.add_column("rung", style="cyan", no_wrap=True)
-    _name_column(table, style=None)
+    table = Table(**_COMPACT)  # the title is printed as its own line, which wraps at any width
+    _name_column(table, style=None)  # "rung: name", folded onto more lines, never the numbers
     for g in groups:
         _number_column(table, g)
-    _number_column(table, "p (overall)")
+    _number_column(table, "p")
     for rung, r in s.rows:
         c = s.comparisons.get(r.name)
         cells = []
@@ -173,12 +171,19 @@ def spectrum_table(s: Spectrum) -> Table:
             cells.append("-" if v is None else f"{v:.3f}{mark}")
         t = c.tests.get((OVERALL, "acc@1")) if c is not None else None
         p = "best" if c is None else (f"{t.p_value:.4f}" if t.p_value >= 1e-4 else f"{t.p_value:.1e}")
-        table.add_row(rung, Text(r.name), *cells, p)
+        table.add_row(Text.assemble((f"{rung}: ", "cyan"), r.name), *cells, p)
     return table
+
+
+def spectrum_title(s: Spectrum) -> Text:
+    return Text(f"The spectrum (rung: retriever): Acc@1 per task vs the best learned "
+                f"({s.best_learned}); * = p < {ALPHA}, paired randomization test; p: overall",
+                style="italic")
 
 
 def print_spectrum(console: Console, s: Spectrum | None) -> None:
     if s is not None:
+        console.print(spectrum_title(s), soft_wrap=False)  # wrapped at the width, unlike plain lines
         console.print(spectrum_table(s))
 
 
