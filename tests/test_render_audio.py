@@ -127,6 +127,34 @@ def test_a_mix_over_the_headroom_is_scaled_and_warned(bank, caplog):
     assert any("scaled by" in m for m in caplog.messages)
 
 
+def test_adjustment_counts_do_not_depend_on_the_cache_or_on_how_clips_are_split(bank, caplog):
+    """An atom levelled again after the cache dropped it, or a clip rendered twice, is one
+    adjustment: counts are distinct atoms (or clips), so engines that split the clips among
+    workers, each with its own cache, report what one local renderer does."""
+    loud = [("steady white noise", 0.0, 2.0, 30.0), ("steady pink noise", 0.0, 2.0, 30.0)]
+    clips = [_clip(bank, 2.0, loud, cid="loud-1", mode="overlap"),
+             _clip(bank, 2.0, [("mid sine tone", 0.0, 2.0, 0.0)], cid="tone"),
+             _clip(bank, 2.0, loud, cid="loud-2", mode="overlap")]
+    roomy = Renderer(bank)
+    for clip in clips:
+        roomy.render(clip)
+    assert roomy.adjustments["peak_scaled"] == 2
+    caplog.clear()
+    tight = Renderer(bank, cache_samples=1)  # keeps one atom: every other is levelled again
+    with caplog.at_level(logging.WARNING, logger="reasonaudio.render"):
+        for clip in clips + clips:
+            tight.render(clip)
+    assert tight.adjustments == roomy.adjustments and tight.noted == roomy.noted
+    assert len(caplog.messages) == len(roomy.noted)  # each adjustment warned once
+    a, b = Renderer(bank), Renderer(bank)  # two workers sharing the clips, one overlap
+    a.render(clips[0]), a.render(clips[1])
+    b.render(clips[1]), b.render(clips[2])
+    driver = Renderer(bank)
+    assert driver.merge_notes(sorted(a.noted)) == len(a.noted)
+    driver.merge_notes(sorted(b.noted))
+    assert driver.adjustments == roomy.adjustments and driver.noted == roomy.noted
+
+
 def test_short_atoms_use_rms_loudness_and_silent_atoms_are_warned(caplog):
     t = np.arange(int(0.2 * SR)) / SR
     arrays = {"short-beep": ((0.1 * np.sin(2 * np.pi * 1000 * t)).astype(np.float32), SR),

@@ -107,11 +107,27 @@ class Renderer:
         self._lock = threading.Lock()
         self._meters: dict[int, pyloudnorm.Meter] = {}
         self.adjustments: dict[str, int] = {}
-        """kind of automatic adjustment -> how many times it happened"""
+        """kind of automatic adjustment -> how many distinct atoms (or clips) it happened to"""
+        self.noted: set[tuple[str, str]] = set()
+        """every ``(kind, subject)`` adjusted so far: an atom id at a rate, or a clip id"""
 
-    def _note(self, kind: str, message: str) -> None:
-        self.adjustments[kind] = self.adjustments.get(kind, 0) + 1
-        log.warning(message)
+    def _note(self, kind: str, subject: str, message: str) -> None:
+        """Count and log an adjustment once per subject: an atom prepared again after the cache
+        dropped it, or a clip rendered twice, is the same adjustment, so the counts do not
+        depend on the cache size or on how an engine splits the clips among workers."""
+        if self.merge_notes([(kind, subject)]):
+            log.warning(message)
+
+    def merge_notes(self, notes: Sequence[tuple[str, str]]) -> int:
+        """Add ``(kind, subject)`` notes (another worker's); returns how many were new."""
+        new = 0
+        with self._lock:
+            for kind, subject in notes:
+                if (kind, subject) not in self.noted:
+                    self.noted.add((kind, subject))
+                    self.adjustments[kind] = self.adjustments.get(kind, 0) + 1
+                    new += 1
+        return new
 
     # -- atoms ------------------------------------------------------------------------------
 
@@ -129,10 +145,10 @@ class Renderer:
         if rms <= 1e-9:
             return None
         if len(x) < LOUDNESS_BLOCK_S * sr:
-            self._note("rms_loudness", f"atom {atom_id}: shorter than {LOUDNESS_BLOCK_S} s, "
+            self._note("rms_loudness", f"{atom_id}@{sr}", f"atom {atom_id}: shorter than {LOUDNESS_BLOCK_S} s, "
                                        "loudness taken as RMS dBFS")
         else:
-            self._note("rms_loudness", f"atom {atom_id}: below the BS.1770 gate, loudness taken as RMS dBFS")
+            self._note("rms_loudness", f"{atom_id}@{sr}", f"atom {atom_id}: below the BS.1770 gate, loudness taken as RMS dBFS")
         return 20 * math.log10(rms)
 
     def prepared(self, atom_id: str, sr: int) -> np.ndarray:
@@ -156,14 +172,14 @@ class Renderer:
             x = soxr.resample(x, in_sr, sr, quality=self.params.resample_quality)
         lufs = self.loudness(x, sr, atom_id)
         if lufs is None:
-            self._note("silent_atom", f"atom {atom_id}: silent, left unnormalised")
+            self._note("silent_atom", f"{atom_id}@{sr}", f"atom {atom_id}: silent, left unnormalised")
         else:
             x = x * 10 ** ((self.params.loudness_lufs - lufs) / 20)
             limit = 10 ** (-self.params.peak_headroom_db / 20)
             peak = float(np.max(np.abs(x)))
             if peak > limit:  # impulsive atoms: keep their peaks inside the headroom
                 x = x * (limit / peak)
-                self._note("atom_peak_limited", f"atom {atom_id}: peak {20 * math.log10(peak):+.1f} "
+                self._note("atom_peak_limited", f"{atom_id}@{sr}", f"atom {atom_id}: peak {20 * math.log10(peak):+.1f} "
                                                 f"dBFS at the loudness reference; lowered by "
                                                 f"{20 * math.log10(peak / limit):.1f} dB")
         out = x.astype(np.float32)
@@ -212,7 +228,7 @@ class Renderer:
         if peak > limit:
             scale = limit / peak
             mix *= scale
-            self._note("peak_scaled", f"{clip_id}: mix peak {20 * math.log10(peak):+.1f} dBFS exceeds "
+            self._note("peak_scaled", f"{clip_id}@{len(mix)}", f"{clip_id}: mix peak {20 * math.log10(peak):+.1f} dBFS exceeds "
                                       f"-{self.params.peak_headroom_db:g} dBFS; scaled by "
                                       f"{20 * math.log10(scale):.1f} dB")
         return mix.astype(np.float32)
@@ -274,6 +290,13 @@ class ConditionRenderer:
     @property
     def adjustments(self) -> dict[str, int]:
         return self.base.adjustments
+
+    @property
+    def noted(self) -> set[tuple[str, str]]:
+        return self.base.noted
+
+    def merge_notes(self, notes: Sequence[tuple[str, str]]) -> int:
+        return self.base.merge_notes(notes)
 
     def _rng(self, clip: Clip, stream: str) -> random.Random:
         return random.Random(f"reasonaudio-condition-{stream}-{self.seed}-{clip.id}")
@@ -359,7 +382,7 @@ class ConditionRenderer:
     def render(self, clip: Clip) -> np.ndarray:
         """Float32 mono at ``clip.sample_rate``: the placed clip's events plus the bed."""
         mix = self.add_bed(self.base.events_mix(self.place(clip)), clip)
-        return self.base.limited(mix, clip.id)
+        return self.base.limited(mix, f"{clip.id} ({self.condition.name})")
 
 
 def _axpy(x: np.ndarray, y: np.ndarray, a: float) -> None:

@@ -222,12 +222,14 @@ def render_batch(batch: dict[str, np.ndarray], *, root: str, bank_spec: str | No
     bench = _worker_bench(root)
     renderer = _worker_renderer(root, bank_spec)
     by_id = bench.clip_by_id
-    before = dict(renderer.adjustments)
+    before = set(renderer.noted)
     ids = [str(i) for i in batch["id"]]
     waves = [render_condition(renderer.render(replace(by_id[i], sample_rate=sample_rate)),
                               condition).astype(np.float32, copy=False).tobytes() for i in ids]
-    delta = {k: v - before.get(k, 0) for k, v in renderer.adjustments.items() if v != before.get(k, 0)}
-    notes = [json.dumps(delta, sort_keys=True)] + ["{}"] * (len(ids) - 1)
+    # the (kind, subject) pairs this batch adjusted: the driver takes their union, so an atom
+    # levelled by two workers counts once, as in a local run
+    new = sorted(renderer.noted - before)
+    notes = [json.dumps(new)] + ["[]"] * (len(ids) - 1)
     return {"id": np.array(ids, dtype=object), "wave": np.array(waves, dtype=object),
             "adjustments": np.array(notes[: len(ids)], dtype=object)}
 
@@ -242,6 +244,8 @@ class _ServedRenderer:
         self.bank = real.bank
         self.params = real.params
         self.adjustments = real.adjustments
+        self.noted = real.noted
+        self.merge_notes = real.merge_notes
         self.waves: dict[tuple[str, int], np.ndarray] = {}
 
     def render(self, clip: Clip) -> np.ndarray:
@@ -389,6 +393,7 @@ class RayEngine:
     def __post_init__(self) -> None:
         self.options.validate()
         self.adjustments: dict[str, int] = {}
+        self._noted: set[tuple[str, str]] = set()
         self.failed: dict[str, str] = {}
 
     name = "ray"
@@ -467,10 +472,15 @@ class RayEngine:
         pipe.timings.embedded += int(stats.get("embedded", 0))
         if pipe.caches:
             pipe.caches[0].hits += int(stats.get("cache_hits", 0))
+        notes = [(str(kind), str(subject)) for kind, subject in json.loads(row.get("adjustments") or "[]")]
         target = getattr(pipe, "_renderer", None)
-        counts = target.adjustments if target is not None else self.adjustments
-        for kind, n in json.loads(row.get("adjustments") or "{}").items():
-            counts[kind] = counts.get(kind, 0) + int(n)
+        if target is not None:
+            target.merge_notes(notes)
+            return
+        for note in notes:
+            if note not in self._noted:
+                self._noted.add(note)
+                self.adjustments[note[0]] = self.adjustments.get(note[0], 0) + 1
 
     def _rows(self, bench: Any, pipe: Any, todo: list[str], collection: str,
               pipeline_args: dict[str, Any], bank_spec: str | None) -> Iterator[dict[str, Any]]:
