@@ -151,9 +151,17 @@ DEMO_COMMANDS = ["bash scripts/install.sh && .venv/bin/bench demo     # the full
                  "python scripts/doc_figures.py --demo data/demo --check"]
 
 
+def spectrum_rung(name: str) -> bool:
+    """The Qdrant-side rungs the demo adds after detection (soft, BM25, hybrids, fusions): their
+    table is docs/qdrant.md's spectrum, not the demo's or detection's."""
+    from reasonaudio.models.names import is_combined, is_lexical
+
+    return name.startswith("soft:") or is_combined(name) or is_lexical(name)
+
+
 def block_demo_results(ctx: "Context") -> list[str]:
     s = ctx.demo
-    names = [n for n in s.names() if not s.job_runs or n in s.job_runs]
+    names = [n for n in s.names() if (not s.job_runs or n in s.job_runs) and not spectrum_rung(n)]
     return header(s, DEMO_COMMANDS) + acc_table(s, names)
 
 
@@ -163,7 +171,7 @@ def block_detect_results(ctx: "Context") -> list[str]:
                 "bench detect --data data/demo/bench --tagger yamnet --mode enrolled "
                 "--calibration data/demo/calibration",
                 "python scripts/doc_figures.py --demo data/demo --check"]
-    names = [n for n in s.names() if n != "random"]
+    names = [n for n in s.names() if n != "random" and not spectrum_rung(n)]
     out = header(s, commands) + acc_table(s, names) + [""]
     best = best_embedding(s)
     out += test_table(s, "detected:yamnet", best)

@@ -15,7 +15,7 @@ from reasonaudio.detect.soft import SoftIndex
 from reasonaudio.errors import ModelError
 from reasonaudio.ingest.build import BuildParams, build_benchmark
 from reasonaudio.ingest.vector_files import PrecomputedOptions, VectorFiles, ingest_precomputed
-from reasonaudio.models.names import parse_combined, parse_two_stage
+from reasonaudio.models.names import is_embedding, parse_combined, parse_two_stage
 from reasonaudio.store.edge import EdgeStore
 
 runner = CliRunner()
@@ -166,3 +166,13 @@ def test_search_shows_breakdown_and_compare_runs(data):
     assert res.exit_code == 0, res.output
     res = runner.invoke(app, ["search", text, "--data", str(bench.root), "-r", "rrf:oracle,soft:yamnet"])
     assert res.exit_code == 2 and "cannot be a part of a combined retriever" in res.output
+
+
+def test_best_embedding_means_a_learned_dense_retriever_on_its_own():
+    """The detection decomposition's 'best embedding' (and the docs' tables) must not pick a
+    hybrid, a fusion, soft scores or BM25: each holds a part that is not an embedding."""
+    for name in ("clap", "trained:hard-negatives", "vectors:rnd", "two-stage:oracle-caption+minilm"):
+        assert is_embedding(name), name
+    for name in ("oracle", "bag-of-sounds", "random", "detected:yamnet", "soft:yamnet", BM25, HYBRID,
+                 f"rrf:{BM25},two-stage:oracle-caption+minilm", "dbsf:clap,soft:yamnet"):
+        assert not is_embedding(name), name

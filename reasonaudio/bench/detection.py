@@ -16,16 +16,12 @@ from reasonaudio.bench.results import Results, RetrieverResult, load_results, re
 from reasonaudio.dataset.benchmark import Benchmark, tasks_present
 from reasonaudio.detect.collection import DetectOptions, DetectSummary, run_detection
 from reasonaudio.fileio import write_json
+from reasonaudio.models.names import is_embedding
 from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.retrievers.registry import get_retriever
 from reasonaudio.store.base import Store
 
-NOT_EMBEDDING = ("oracle", "bag-of-sounds", "random")
 METRIC = "acc@1"
-
-
-def is_embedding(name: str) -> bool:
-    return name not in NOT_EMBEDDING and not name.startswith("detected:")
 
 
 def decomposition(results: Results, detected: str, metric: str = METRIC) -> dict[str, dict[str, Any]]:

@@ -33,6 +33,18 @@ HYBRID_EXAMPLE = "hybrid:two-stage:yamnet-caption+minilm,soft:yamnet"
 FUSION_EXAMPLE = "rrf:two-stage:oracle-caption+minilm,two-stage:oracle-caption+bm25"
 
 
+NOT_EMBEDDING = ("oracle", "bag-of-sounds", "random")
+"""base names that rank without any learned embedding"""
+
+
+def is_embedding(name: str) -> bool:
+    """A learned dense retriever on its own: MODEL, trained:, vectors: or a two-stage name with a
+    dense embedder; not the symbolic bases, detection (``detected:``, ``soft:``), BM25, or a
+    combination of two retrievers (hybrid, fusion), which already contain a non-embedding part."""
+    return (name not in NOT_EMBEDDING and not name.startswith(("detected:", "soft:"))
+            and not is_combined(name) and not is_lexical(name))
+
+
 def is_two_stage(name: str) -> bool:
     return name.startswith(TWO_STAGE)
 
