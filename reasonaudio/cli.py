@@ -244,6 +244,9 @@ def build(
     tasks: Optional[str] = typer.Option(None, "--tasks", help="Comma-separated tasks, or 'all' "
                                         "(default: negation,order,overlap,duration,mix; count "
                                         "only when listed)."),
+    interleaved: Optional[float] = typer.Option(None, "--interleaved", help="Also write this share "
+                                                "of each task's queries with one sound given by an "
+                                                "audio example (docs/interleaved.md), e.g. 0.3."),
 ) -> None:
     """Build a benchmark directory: corpus, queries, qrels, choices, atoms, formulations, manifest."""
     from reasonaudio.ingest.build import BuildParams, build_benchmark
@@ -256,10 +259,13 @@ def build(
     except ValueError as exc:
         raise DataError(f"--tasks: {exc}") from None
     params = BuildParams(atoms=atoms, seed=seed, n_clips=clips, n_queries=queries, audio=audio,
-                         tasks=chosen, conditions=conditions)
+                         tasks=chosen, conditions=conditions, interleaved=interleaved)
     with progress_hooks(err_console, unit="clips", transient=True, notify=_note) as hooks:
         summary = build_benchmark(out, params, overwrite=force, hooks=hooks)
     print_build_summary(console, out, summary)
+    if interleaved is not None:
+        from reasonaudio.views.interleaved import print_interleave_summary
+        print_interleave_summary(console, out, summary)
 
 
 @app.command()
@@ -273,6 +279,20 @@ def formulate(data: Path = DataOpt) -> None:
     console.print(Text(f"wrote {Path(data) / 'formulations.jsonl'}: "
                        + ", ".join(f"{n:,} {name}" for name, n in rows.items())
                        + "; manifest updated (saved results of this benchmark are now stale)"))
+
+
+@app.command()
+def interleave(data: Path = DataOpt,
+               share: float = typer.Option(..., "--share", help="Share of each task's queries to "
+                                           "also ask with one sound given by example, in (0, 1]."),
+               force: bool = typer.Option(False, "--force", help="Replace interleaved queries the "
+                                          "benchmark already has.")) -> None:
+    """Add interleaved queries (one sound given by an audio example) to a built benchmark: the
+    files `bench build --interleaved SHARE` writes (docs/interleaved.md)."""
+    from reasonaudio.ingest.interleave import add_interleaved
+    from reasonaudio.views.interleaved import print_interleave_summary
+
+    print_interleave_summary(console, Path(data), add_interleaved(data, share, overwrite=force))
 
 
 @app.command()
