@@ -15,7 +15,7 @@ import typing
 import warnings
 from dataclasses import astuple, dataclass, fields
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 import click
 import typer
@@ -485,6 +485,9 @@ def eval_(
                                   help="clean | snrNN | long, or all: every condition the build "
                                   "recorded (else every one with saved results), one after another."),
     no_verify: bool = NoVerifyOpt,
+    interleaved: bool = typer.Option(False, "--interleaved", help="Ask the build's interleaved "
+                                     "variants (a sound given by example; docs/interleaved.md): "
+                                     "results NAME@interleaved, and the named vs by-example table."),
 ) -> None:
     """Evaluate retrievers on every query: per-task Acc@1 / nDCG@10 and multiple choice."""
     from reasonaudio.bench.evaluate import evaluate_retrievers
@@ -506,6 +509,13 @@ def eval_(
         from reasonaudio.models.mteb_models import require_mteb
 
         require_mteb()  # refused before anything is evaluated
+    if interleaved:
+        if formulation != "caption" or mteb_results is not None:
+            raise ReasonAudioError("--interleaved asks the interleaved variants of the captions: "
+                                   "drop --formulation and --mteb-results")
+        _eval_interleaved(bench, retriever or (), run or (),
+                          _eval_context(store, models, depth=depth, trec_dir=trec), json_out)
+        return
     forms = _formulations(formulation, bool(run))
     if mteb_results is not None and forms != ("caption",):
         raise ReasonAudioError("--mteb-results writes the caption queries' results only; drop "
@@ -547,6 +557,37 @@ def eval_(
 
         written = write_mteb_results(bench, results, mteb_results)
         console.print(Text(f"wrote {len(written)} MTEB result files under {mteb_results}"))
+
+
+def _eval_interleaved(bench: Any, retrievers: Sequence[str], runs: Sequence[str], context: Any,
+                      json_out: Optional[Path]) -> None:
+    """``bench eval --interleaved``: retrievers and run files on the interleaved variants, then
+    the named vs by-example table of what is saved."""
+    from reasonaudio.bench.by_example import by_example, evaluate_interleaved
+    from reasonaudio.bench.external import RunSpec, evaluate_run_files
+    from reasonaudio.bench.report import write_results_json
+    from reasonaudio.bench.results import formulation_key
+    from reasonaudio.bench.run_files import parse_run_spec
+    from reasonaudio.dataset.interleaved import INTERLEAVED, interleaved_view
+    from reasonaudio.views.external import print_run_notes
+    from reasonaudio.views.interleaved import print_by_example
+    from reasonaudio.views.progress import progress_hooks
+    from reasonaudio.views.results import print_eval_tables
+
+    view = interleaved_view(bench)  # a build without interleaved queries: one line
+    specs = [RunSpec(*parse_run_spec(item)) for item in runs]
+    specs = [RunSpec(formulation_key(sp.name, INTERLEAVED), *astuple(sp)[1:]) for sp in specs]
+    done, notes = evaluate_run_files(view, specs, context.with_(formulation=INTERLEAVED),
+                                     taken=retrievers)
+    print_run_notes(console, notes)
+    if retrievers:
+        with progress_hooks(console) as hooks:
+            done.runs.update(evaluate_interleaved(bench, retrievers, context.with_(hooks=hooks)).runs)
+    print_eval_tables(console, done)
+    print_by_example(console, by_example(bench))
+    if json_out is not None:
+        write_results_json(json_out, done)
+        console.print(Text(f"wrote {json_out}"))
 
 
 def _eval_all_conditions(data: Path, no_verify: bool, retriever: Optional[list[str]],
