@@ -695,6 +695,9 @@ def report(
     outcome = run_report(_load(data, no_verify, condition), out, retriever or None, projection)
     print_report_outcome(console, outcome)
     print_robustness(console, outcome.robustness)
+    if outcome.by_example is not None:
+        from reasonaudio.views.interleaved import print_by_example
+        print_by_example(console, outcome.by_example)
 
 
 @app.command("export")
@@ -1034,6 +1037,9 @@ def search(
     strict: bool = StrictOpt,
     condition: str = ConditionOpt,
     no_verify: bool = NoVerifyOpt,
+    example: Optional[list[str]] = typer.Option(None, "--example", help="NAME=PATH: a recording "
+                                                "given in the text as <audio:NAME> (repeat; "
+                                                "docs/interleaved.md)."),
 ) -> None:
     """One query: its logic, then the hits with event timelines and a check per constraint."""
     import json
@@ -1055,6 +1061,17 @@ def search(
     spec = spec_for(retriever)
     parsed = None
     resolve = _resolve_options(strict)
+    examples = None
+    if example or "<audio:" in text:
+        from dataclasses import replace
+        from reasonaudio.retrievers.example_readers import ExampleSet
+        from reasonaudio.views.interleaved import print_example_resolutions
+
+        examples = ExampleSet.for_search(bench, text, example or ())  # hostile files: one line
+        resolve = replace(resolve, examples=examples.true_labels())
+        if not as_json:
+            print_example_resolutions(console, {n: examples.heard(n) for n in examples.given
+                                                if f"<audio:{n}>" in text}, examples.notes)
     try:
         parsed = parse_detailed(text, bench.labels, resolve)
         logic = parsed.logic
@@ -1068,7 +1085,7 @@ def search(
         resolve=resolve, hooks=Hooks(on_notify=notifier(err_console, style="dim")))
     captions: dict[str, str] = {}
     with open_store(bench.root, store_flags.backend, store_flags.qdrant_url) as store, \
-            get_retriever(retriever, bench, options, store=store) as found:
+            _reading(get_retriever(retriever, bench, options, store=store), examples) as found:
         hits = found.search(text, k)
         if not as_json:
             captions = found.captions([h.clip_id for h in hits])
@@ -1080,6 +1097,15 @@ def search(
             print_resolutions(console, parsed)
         print_search(console, bench, text, logic, hits, retriever, k, truth=truth)
         print_captions(console, hits, captions)
+
+
+def _reading(found: Any, examples: Any) -> Any:
+    """``found`` reading the query's audio examples by its way (docs/interleaved.md)."""
+    if examples is None:
+        return found
+    from reasonaudio.retrievers.example_readers import with_examples
+
+    return with_examples(found, examples)
 
 
 @app.command()

@@ -113,6 +113,9 @@ def example_path(bench: Benchmark, ex: Example) -> Path:
     """The example's audio file inside the benchmark, checked against its sha256 (unless the
     benchmark was loaded with ``verify=False``)."""
     path = bench.root / ex.path
+    if not path.resolve().is_relative_to(bench.root.resolve()):
+        raise DataError(f"{path}: the example's file lies outside the benchmark (a link out of "
+                        f"{EXAMPLES_DIR}/); refused")
     if not path.is_file():
         raise DataError(f"{path}: example audio missing ({EXAMPLES_FILE} lists it)")
     if bench.verified and bench.derived(f"interleaved:sha:{ex.example_id}",

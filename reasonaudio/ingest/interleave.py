@@ -206,7 +206,7 @@ def add_interleaved(root: Path | str, share: float, overwrite: bool = False) -> 
     return write_manifest(bench.root, {**kept, "interleaved": record})
 
 
-def read_example_audio(path: Path | str, where: str = "--example") -> tuple[np.ndarray, int, list[str]]:
+def read_example_audio(path: Path | str, where: str = "--example ") -> tuple[np.ndarray, int, list[str]]:
     """A user's (or a build's) example recording as mono float32 at its own rate, and notes.
 
     Refused in one line (DataError naming the file): not a file, empty, not audio soundfile
@@ -219,27 +219,27 @@ def read_example_audio(path: Path | str, where: str = "--example") -> tuple[np.n
 
     path = Path(path)
     if not path.is_file():
-        raise DataError(f"{where} {path}: no such file")
+        raise DataError(f"{where}{path}: no such file")
     if path.stat().st_size == 0:
-        raise DataError(f"{where} {path}: the file is empty")
+        raise DataError(f"{where}{path}: the file is empty")
     try:
         info = sf.info(str(path))
     except Exception:  # noqa: BLE001 - soundfile raises several types for a non-audio file
-        raise DataError(f"{where} {path}: not an audio file soundfile can read (WAV, FLAC, OGG)") from None
+        raise DataError(f"{where}{path}: not an audio file soundfile can read (WAV, FLAC, OGG)") from None
     if info.frames <= 0 or info.samplerate <= 0:
-        raise DataError(f"{where} {path}: no audio samples in the file")
+        raise DataError(f"{where}{path}: no audio samples in the file")
     seconds = info.frames / info.samplerate
     if seconds > MAX_EXAMPLE_SECONDS:
-        raise DataError(f"{where} {path}: {seconds:,.0f} s long; an example may last at most "
+        raise DataError(f"{where}{path}: {seconds:,.0f} s long; an example may last at most "
                         f"{MAX_EXAMPLE_SECONDS:,.0f} s (cut the part with the sound)")
     try:
         x, sr = sf.read(str(path), dtype="float32", always_2d=True)
     except Exception:  # noqa: BLE001
-        raise DataError(f"{where} {path}: the audio data cannot be decoded") from None
+        raise DataError(f"{where}{path}: the audio data cannot be decoded") from None
     notes = []
     if x.shape[1] > 1:
         notes.append(f"{path.name}: {x.shape[1]} channels averaged to mono")
     wave = x.mean(axis=1).astype(np.float32)
     if not np.all(np.isfinite(wave)) or float(np.max(np.abs(wave))) <= 1e-6:
-        raise DataError(f"{where} {path}: the recording is silent (or not finite)")
+        raise DataError(f"{where}{path}: the recording is silent (or not finite)")
     return wave, int(sr), notes

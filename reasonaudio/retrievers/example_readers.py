@@ -100,13 +100,42 @@ class ExampleSet:
             out.audio(name)
         return out
 
+    @classmethod
+    def for_search(cls, bench: Benchmark, text: str, pairs: Sequence[str]) -> "ExampleSet":
+        """``bench search``: the user's ``--example`` recordings, and the build's own examples
+        (``ex-NNNN``) when the benchmark has them; every placeholder of ``text`` must name one."""
+        from reasonaudio.constraints.examples import names_in
+        from reasonaudio.dataset.interleaved import has_interleaved
+
+        own = cls.of_build(bench).given if has_interleaved(bench) else {}
+        users = cls.of_pairs(bench, pairs)
+        clash = sorted(set(own) & set(users.given))
+        if clash:
+            raise DataError(f"--example {clash[0]}: the benchmark has an example of that name; "
+                            "call yours something else")
+        out = cls(bench, {**own, **users.given})
+        out._audio.update(users._audio)
+        out.notes.extend(users.notes)
+        try:
+            wanted = names_in(text)
+        except QueryParseError as exc:
+            raise DataError(str(exc)) from None
+        for name in wanted:
+            if name not in out.given:
+                raise DataError(f"<audio:{name}> in the query: no example of that name; pass "
+                                f"--example {name}=PATH")
+        unused = sorted(set(users.given) - set(wanted))
+        if unused:
+            raise DataError(f"--example {unused[0]}: the query has no <audio:{unused[0]}>")
+        return out
+
     def audio(self, name: str) -> tuple[np.ndarray, int]:
         from reasonaudio.ingest.interleave import read_example_audio
 
         if name not in self._audio:
             ex = self.given[name]
             wave, sr, notes = read_example_audio(ex.path, f"--example {name}=" if ex.label is None
-                                                 else f"example {name}:")
+                                                 else f"example {name}: ")
             clip_sr = self.bench.clips[0].sample_rate if self.bench.clips else sr
             if sr != clip_sr:
                 notes.append(f"example {name}: {sr} Hz, resampled by each model as the clips' "
@@ -150,7 +179,11 @@ class ExampleSet:
         return self._heard[name]
 
     def true_labels(self) -> dict[str, ExampleLabel]:
-        return {n: ExampleLabel(e.label, "true") for n, e in self.given.items() if e.label is not None}
+        """The true label of each build example; a user's recording has none, so its only
+        reading is the tagger's (``how`` says ``tagger``)."""
+        return {n: (ExampleLabel(e.label, "true") if e.label is not None else self.heard(n).as_label())
+                for n, e in self.given.items()
+                if e.label is not None or self.heard(n).as_label() is not None}
 
     def perceived_labels(self) -> dict[str, ExampleLabel]:
         out = {}
