@@ -290,3 +290,16 @@ def test_hostile_examples_refused_in_one_line(evaluated, tmp_path):
     got = bench("search", q, "--data", b.root, "--example", f"mine={other}")
     assert got.exit_code in (0, 2), got.output
     assert "22050 Hz, resampled" in got.output
+
+
+def test_explorer_lists_by_example_results_with_their_reading(evaluated):
+    from reasonaudio.explorer.catalog import Catalog
+
+    b, _, _ = evaluated
+    cat = Catalog(b)
+    assert "examples" in cat.dimensions()
+    rows = {r["name"]: r for r in cat.table("all")}
+    col = cat.dimensions().index("examples")
+    assert rows["oracle-perceived@interleaved"]["dims"][col] == "tagger-label"
+    assert rows["oracle"]["dims"][col] == ""
+    assert rows["oracle@interleaved"]["values"][0] == 1.0
