@@ -303,3 +303,31 @@ def test_explorer_lists_by_example_results_with_their_reading(evaluated):
     assert rows["oracle-perceived@interleaved"]["dims"][col] == "tagger-label"
     assert rows["oracle"]["dims"][col] == ""
     assert rows["oracle@interleaved"]["values"][0] == 1.0
+
+
+def test_vectors_read_the_variants_own_query_vectors(evaluated, tmp_path):
+    """`vectors:NAME`: a variant is asked by its own vector (QID@interleaved in --query-ids);
+    given the named query's vector it scores as named, and without one it is refused."""
+    from reasonaudio.dataset.interleaved import variant_id
+
+    b, _, _ = evaluated
+    rng = np.random.default_rng(0)
+    cids = [c.id for c in b.clips]
+    np.save(tmp_path / "c.npy", rng.normal(size=(len(cids), 8)).astype(np.float32))
+    (tmp_path / "c.txt").write_text("\n".join(cids) + "\n")
+    qids = [q.id for q in b.queries]
+    qv = rng.normal(size=(len(qids), 8)).astype(np.float32)
+    rows = sorted(interleaved_rows(b))
+    kept = rows[: len(rows) // 2]
+    ids = qids + [variant_id(q) for q in kept]
+    np.save(tmp_path / "q.npy", np.concatenate([qv, qv[[qids.index(q) for q in kept]]]))
+    (tmp_path / "q.txt").write_text("\n".join(ids) + "\n")
+    got = bench("ingest", "--data", b.root, "--vectors", tmp_path / "c.npy", "--ids", tmp_path / "c.txt",
+                "--name", "il", "--query-vectors", tmp_path / "q.npy", "--query-ids", tmp_path / "q.txt")
+    assert got.exit_code == 0, got.output
+    named = evaluate_retrievers(b, ["vectors:il"], EvalContext(save=False)).runs["vectors:il"]
+    inter = evaluate_interleaved(b, ["vectors:il"], EvalContext(save=False)).runs["vectors:il@interleaved"]
+    assert inter.describe["examples"] == "variant-vectors"
+    for q in kept:
+        assert inter.per_query[q] == named.per_query[q]
+    assert set(inter.failures) == set(rows) - set(kept)

@@ -156,6 +156,25 @@ def interleaved_rows(bench: Benchmark) -> dict[str, InterleavedRow]:
     return bench.derived("interleaved:rows", make)
 
 
+def variant_id(query_id: str) -> str:
+    """The key a query's interleaved variant has where a key must differ from the named query's
+    (precomputed query vectors: ``bench ingest --query-ids`` may list ``q-0042@interleaved``)."""
+    return f"{query_id}@{INTERLEAVED}"
+
+
+def variant_ids(bench: Benchmark) -> list[str]:
+    """Every interleaved variant's key, in query order (none for a build without them)."""
+    return list(variant_texts(bench))
+
+
+def variant_texts(bench: Benchmark) -> dict[str, str]:
+    """Variant key -> its interleaved text, in query order (empty for a build without them)."""
+    if not has_interleaved(bench):
+        return {}
+    rows = interleaved_rows(bench)
+    return {variant_id(q.id): rows[q.id].text for q in bench.queries if q.id in rows}
+
+
 def interleaved_view(bench: Benchmark) -> Benchmark:
     """``bench`` with only its interleaved queries, each asked by its interleaved text (logic,
     task, qrels and choices are the query's own); ``formulation`` is ``interleaved``, so

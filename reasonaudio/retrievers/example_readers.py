@@ -22,8 +22,10 @@ the retriever (by name and kind):
   (the documented baseline composition, the sum of normalised embeddings). Omni models get the
   same composition: their embedder's chat format takes audio or text per call, not both.
 
-Any other retriever (``vectors:``, hybrid and fusion retrievers, audio-LLM captioners) has no
-reading: asking it an interleaved query is refused in one line naming it.
+- ``variant-vectors`` (``vectors:NAME``): the variant's own precomputed query vector, stored
+  under ``QID@interleaved`` (``bench ingest --query-ids`` may list them); none: refused.
+
+Any other retriever (hybrid and fusion retrievers, audio-LLM captioners) has no reading: asking it an interleaved query is refused in one line naming it.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from reasonaudio.models.names import parse_two_stage
 from reasonaudio.retrievers.base import Hit, Retriever, RetrieverOptions
 from reasonaudio.retrievers.baselines import RandomRetriever
 from reasonaudio.retrievers.oracle import OracleRetriever, PayloadRetriever
+from reasonaudio.retrievers.stored_vectors import QueryVectors
 from reasonaudio.retrievers.vector import VectorRetriever
 from reasonaudio.store.base import Store
 from reasonaudio.store.collections import ensure_payload_collection
@@ -341,6 +344,29 @@ def _has_audio_tower(r: Retriever) -> bool:
         and getattr(emb, "sample_rate", None) is not None
 
 
+def _variant_vectors(r: Retriever, ex: ExampleSet) -> Retriever:
+    """``vectors:NAME``: an interleaved text is asked by its variant's own stored query vector
+    (``QID@interleaved`` in ``--query-ids``); a variant without one is refused."""
+    from reasonaudio.dataset.interleaved import variant_id
+    from reasonaudio.ingest.vector_files import FAMILY, query_collection
+    from reasonaudio.store.collections import fetch_vectors
+
+    inner: Any = r
+    by_text = {q.text: q.id for q in ex.bench.queries if has_placeholder(q.text)}
+    keys = [variant_id(qid) for qid in by_text.values()]
+    found = fetch_vectors(inner.store, query_collection(inner.name[len(FAMILY):]), keys) if keys else {}
+    inner.embedder.vectors.update(found)
+
+    def key(text: str) -> str:
+        qid = by_text.get(text)
+        if qid is None or variant_id(qid) not in found:
+            raise QueryParseError(f"{inner.name} has no query vector for this interleaved text "
+                                  f"(give one as {variant_id(qid or 'QID')} in --query-ids)")
+        return variant_id(qid)
+
+    return ExampleReader(r, reading_named(r), key)
+
+
 def _tagger_caption(ex: ExampleSet, name: str) -> str:
     """What the captioner writes for the example: ``silence`` when it hears nothing, as it
     writes for such a clip."""
@@ -361,6 +387,9 @@ READINGS: tuple[Reading, ...] = (
             lambda n, r: _captioner(n) == "oracle-caption", _caption(lambda ex, n: ex.label(n))),
     Reading("tagger-caption", "the placeholder becomes the yamnet-caption of the example",
             lambda n, r: _captioner(n) == "yamnet-caption", _caption(_tagger_caption)),
+    Reading("variant-vectors", "the interleaved variant's own precomputed query vector (QID@interleaved)",
+            lambda n, r: n.startswith("vectors:") and isinstance(getattr(r, "embedder", None), QueryVectors),
+            _variant_vectors),
     Reading("audio+text", "normalise(unit text vector + unit audio vector of each example)",
             lambda n, r: _has_audio_tower(r), lambda r, ex: AudioTextReader(r, reading_named(r), ex)),  # type: ignore[arg-type]
 )
