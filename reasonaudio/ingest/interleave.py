@@ -17,7 +17,7 @@ The example's recording: another atom of the label than the one the query's plan
 clip uses (``rng.choice`` among them) where the bank has one, cut from its start; else the same
 atom, cut from its middle (``same_recording: true``: an easier, optimistic case). It is rendered
 like an event of a clip (:class:`~reasonaudio.ingest.render.Renderer`: resampled to the clips'
-rate, loudness-normalised to the build's reference, looped if shorter, 10 ms fades) and lasts
+rate, loudness-normalised to the build's reference, looped if shorter, the build's fades) and lasts
 :data:`EXAMPLE_SECONDS` or the recording, whichever is shorter (at least
 :data:`MIN_EXAMPLE_SECONDS`, looped).
 """
@@ -43,11 +43,10 @@ from reasonaudio.dataset.interleaved import Example, InterleavedRow
 from reasonaudio.errors import DataError, QueryParseError
 from reasonaudio.fileio import atomic_file, dumps, sha256_file, write_jsonl
 from reasonaudio.ingest.atoms.bank import AtomBank
-from reasonaudio.ingest.render import Renderer, RenderParams, _loop, write_audio
+from reasonaudio.ingest.render import Renderer, RenderParams, write_audio
 
 EXAMPLE_SECONDS = 4.0
 MIN_EXAMPLE_SECONDS = 1.0
-FADE_MS = 10.0
 
 
 def stream_name(seed: int) -> str:
@@ -142,15 +141,7 @@ def render_example(renderer: Renderer, atom_id: str, offset: float, sr: int) -> 
     start = min(int(round(offset * sr)), max(len(atom) - 1, 0))
     rolled = np.concatenate([atom[start:], atom[:start]])
     seconds = min(EXAMPLE_SECONDS, max(len(atom) / sr, MIN_EXAMPLE_SECONDS))
-    length = int(round(seconds * sr))
-    fade = int(round(FADE_MS / 1000 * sr))
-    seg = _loop(rolled, length, fade).astype(np.float64)
-    f = min(fade, length // 2)
-    if f > 0:
-        ramp = np.arange(1, f + 1) / (f + 1)
-        seg[:f] *= ramp
-        seg[length - f:] *= ramp[::-1]
-    return seg.astype(np.float32)
+    return renderer.excerpt(rolled, int(round(seconds * sr)), sr).astype(np.float32)
 
 
 def write_interleaved(root: Path, queries: Sequence[Mapping[str, Any]], choices: Mapping[str, str],
