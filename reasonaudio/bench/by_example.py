@@ -7,7 +7,9 @@ formulations' ``@`` grammar). :func:`by_example` then pairs, per retriever and t
 result and its by-example result over the same query ids, with the change and the paired
 randomization test of :mod:`reasonaudio.bench.robustness` (the same cell code). For a retriever
 that reads examples by the tagger (``oracle-perceived``) the row also carries the tagger's error
-on those queries' examples, from the labels its result recorded.
+on those queries' examples, from the labels its result recorded. After the tasks and ``all``
+come the queries whose example is another recording, then those whose example is the same
+recording as the clips (the optimistic case), each where there are any.
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ from reasonaudio.store.open import open_store
 from reasonaudio.tasks.base import CAPTION
 
 ALL_TASKS = "all"
+SAME_RECORDING = "all, same recording"
+OTHER_RECORDING = "all, other recording"
+"""the rows after ``all``: queries whose example is (not) cut from the recording the clips use"""
 
 
 def evaluate_interleaved(bench: Benchmark, names: Sequence[str],
@@ -120,6 +125,9 @@ def by_example(bench: Benchmark, names: Sequence[str] | None = None) -> ByExampl
     if "interleaved" not in bench.manifest:
         return ByExample()
     saved = load_results(bench, formulations=True).runs
+    found = examples(bench)
+    rec = {qid: any(found[e].same_recording for e in row.examples)
+           for qid, row in interleaved_rows(bench).items()}
     rows = []
     for key, inter in saved.items():
         if inter.formulation != INTERLEAVED:
@@ -130,15 +138,20 @@ def by_example(bench: Benchmark, names: Sequence[str] | None = None) -> ByExampl
             continue
         errors = tagger_errors(bench, inter)
         tasks = list(dict.fromkeys(inter.task_of.values()))
+        groups = {task: {q for q, t in inter.task_of.items() if t == task} for task in tasks}
+        groups[ALL_TASKS] = set(inter.task_of)
+        for name_, same in ((OTHER_RECORDING, False), (SAME_RECORDING, True)):
+            groups[name_] = {q for q in inter.task_of if q in rec and rec[q] == same}
         pairs = []
-        for task in [*tasks, ALL_TASKS]:
-            qids = {q for q, t in inter.task_of.items() if task in (ALL_TASKS, t) and q in named.task_of}
+        for task, members in groups.items():
+            qids = {q for q in members if q in named.task_of}
+            if not qids:
+                continue
             cell = _cell(_subset(named, qids), _subset(inter, qids))
             err = None if errors is None else sum(errors.get(q, False) for q in qids) / max(len(qids), 1)
             pairs.append(TaskPair(task, cell.n, cell.caption, cell.values, cell.p_values, err))
         rows.append(RetrieverPairs(name, str((inter.describe or {}).get("examples", "")), pairs))
     rows.sort(key=lambda r: (r.name != "oracle", r.name != "oracle-perceived", r.name))
-    found = examples(bench)
     return ByExample(rows, sum(e.same_recording for e in found.values()), len(found))
 
 
