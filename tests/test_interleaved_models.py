@@ -64,11 +64,16 @@ def test_every_offline_retriever_evaluates_by_example(ingested):
     assert {r.name for r in by_example(b).rows} == set(names)
 
 
-def test_caption_readers_see_the_examples_caption(ingested):
-    b = interleaved_view(ingested)
-    found = ExampleSet.of_build(b)
+def _first_variant(bench):
+    """(the interleaved view, its examples, its first query, that query's example name)."""
+    b = interleaved_view(bench)
     q = b.queries[0]
     (name,) = names_in(q.text)
+    return b, ExampleSet.of_build(b), q, name
+
+
+def test_caption_readers_see_the_examples_caption(ingested):
+    b, found, q, name = _first_variant(ingested)
     with open_store(b.root) as store:
         oracle_cap = with_examples(get_retriever("two-stage:oracle-caption+minilm", b, store=store), found)
         yamnet_cap = with_examples(get_retriever("two-stage:yamnet-caption+minilm", b, store=store), found)
@@ -81,10 +86,7 @@ def test_caption_readers_see_the_examples_caption(ingested):
 
 
 def test_audio_text_is_the_sum_of_normalised_embeddings(ingested):
-    b = interleaved_view(ingested)
-    found = ExampleSet.of_build(b)
-    q = b.queries[0]
-    (name,) = names_in(q.text)
+    b, found, q, name = _first_variant(ingested)
     with open_store(b.root) as store:
         clap = get_retriever("clap", b, RetrieverOptions(model_path=str(tiny_clap_path())), store=store)
         reader = with_examples(clap, found)
