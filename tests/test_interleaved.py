@@ -253,6 +253,13 @@ def test_eval_interleaved_cli_and_search_example(evaluated, tmp_path):
     got = bench("eval", "--data", b.root, "--interleaved", "-r", "oracle")
     assert got.exit_code == 0, got.output
     assert "oracle@interleaved" in got.output and "named vs by example" in got.output
+    from reasonaudio.bench.results import load_result, run_path
+    view = interleaved_view(b)
+    got = bench("eval", "--data", b.root, "--interleaved", "--run",
+                f"mine={run_path(view, 'oracle@interleaved')}")
+    assert got.exit_code == 0, got.output
+    mine = load_result(view, "mine@interleaved")
+    assert mine.formulation == "interleaved" and mine.overall["acc@1"] == 1.0
     ex = next(iter(examples(b).values()))
     other = next(lab for lab in b.labels if lab != ex.label)
     got = bench("search", f"<audio:{ex.example_id}> and {other}", "--data", b.root)
