@@ -165,6 +165,8 @@ def verify_files(root: Path, manifest: dict[str, Any]) -> None:
     files = manifest["files"]
     for name in BENCHMARK_FILES + tuple(n for n in files if n in OPTIONAL_FILES
                                         or n.startswith(EXAMPLES_DIR + "/")):
+        if ".." in Path(name).parts:
+            raise DataError(f"{root / MANIFEST}: files.{name!s:.80} lies outside the benchmark; refused")
         path = root / name
         record = files.get(name)
         if not isinstance(record, dict) or not isinstance(record.get("sha256"), str):
