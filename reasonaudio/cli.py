@@ -15,7 +15,7 @@ import typing
 import warnings
 from dataclasses import astuple, dataclass, fields
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 import click
 import typer
@@ -244,6 +244,9 @@ def build(
     tasks: Optional[str] = typer.Option(None, "--tasks", help="Comma-separated tasks, or 'all' "
                                         "(default: negation,order,overlap,duration,mix; count "
                                         "only when listed)."),
+    interleaved: Optional[float] = typer.Option(None, "--interleaved", help="Also write this share "
+                                                "of each task's queries with one sound given by an "
+                                                "audio example (docs/interleaved.md), e.g. 0.3."),
 ) -> None:
     """Build a benchmark directory: corpus, queries, qrels, choices, atoms, formulations, manifest."""
     from reasonaudio.ingest.build import BuildParams, build_benchmark
@@ -256,10 +259,13 @@ def build(
     except ValueError as exc:
         raise DataError(f"--tasks: {exc}") from None
     params = BuildParams(atoms=atoms, seed=seed, n_clips=clips, n_queries=queries, audio=audio,
-                         tasks=chosen, conditions=conditions)
+                         tasks=chosen, conditions=conditions, interleaved=interleaved)
     with progress_hooks(err_console, unit="clips", transient=True, notify=_note) as hooks:
         summary = build_benchmark(out, params, overwrite=force, hooks=hooks)
     print_build_summary(console, out, summary)
+    if interleaved is not None:
+        from reasonaudio.views.interleaved import print_interleave_summary
+        print_interleave_summary(console, out, summary)
 
 
 @app.command()
@@ -273,6 +279,20 @@ def formulate(data: Path = DataOpt) -> None:
     console.print(Text(f"wrote {Path(data) / 'formulations.jsonl'}: "
                        + ", ".join(f"{n:,} {name}" for name, n in rows.items())
                        + "; manifest updated (saved results of this benchmark are now stale)"))
+
+
+@app.command()
+def interleave(data: Path = DataOpt,
+               share: float = typer.Option(..., "--share", help="Share of each task's queries to "
+                                           "also ask with one sound given by example, in (0, 1]."),
+               force: bool = typer.Option(False, "--force", help="Replace interleaved queries the "
+                                          "benchmark already has.")) -> None:
+    """Add interleaved queries (one sound given by an audio example) to a built benchmark: the
+    files `bench build --interleaved SHARE` writes (docs/interleaved.md)."""
+    from reasonaudio.ingest.interleave import add_interleaved
+    from reasonaudio.views.interleaved import print_interleave_summary
+
+    print_interleave_summary(console, Path(data), add_interleaved(data, share, overwrite=force))
 
 
 @app.command()
@@ -465,6 +485,9 @@ def eval_(
                                   help="clean | snrNN | long, or all: every condition the build "
                                   "recorded (else every one with saved results), one after another."),
     no_verify: bool = NoVerifyOpt,
+    interleaved: bool = typer.Option(False, "--interleaved", help="Ask the build's interleaved "
+                                     "variants (a sound given by example; docs/interleaved.md): "
+                                     "results NAME@interleaved, and the named vs by-example table."),
 ) -> None:
     """Evaluate retrievers on every query: per-task Acc@1 / nDCG@10 and multiple choice."""
     from reasonaudio.bench.evaluate import evaluate_retrievers
@@ -486,6 +509,13 @@ def eval_(
         from reasonaudio.models.mteb_models import require_mteb
 
         require_mteb()  # refused before anything is evaluated
+    if interleaved:
+        if formulation != "caption" or mteb_results is not None:
+            raise ReasonAudioError("--interleaved asks the interleaved variants of the captions: "
+                                   "drop --formulation and --mteb-results")
+        _eval_interleaved(bench, retriever or (), run or (),
+                          _eval_context(store, models, depth=depth, trec_dir=trec), json_out)
+        return
     forms = _formulations(formulation, bool(run))
     if mteb_results is not None and forms != ("caption",):
         raise ReasonAudioError("--mteb-results writes the caption queries' results only; drop "
@@ -527,6 +557,37 @@ def eval_(
 
         written = write_mteb_results(bench, results, mteb_results)
         console.print(Text(f"wrote {len(written)} MTEB result files under {mteb_results}"))
+
+
+def _eval_interleaved(bench: Any, retrievers: Sequence[str], runs: Sequence[str], context: Any,
+                      json_out: Optional[Path]) -> None:
+    """``bench eval --interleaved``: retrievers and run files on the interleaved variants, then
+    the named vs by-example table of what is saved."""
+    from reasonaudio.bench.by_example import by_example, evaluate_interleaved
+    from reasonaudio.bench.external import RunSpec, evaluate_run_files
+    from reasonaudio.bench.report import write_results_json
+    from reasonaudio.bench.results import formulation_key
+    from reasonaudio.bench.run_files import parse_run_spec
+    from reasonaudio.dataset.interleaved import INTERLEAVED, interleaved_view
+    from reasonaudio.views.external import print_run_notes
+    from reasonaudio.views.interleaved import print_by_example
+    from reasonaudio.views.progress import progress_hooks
+    from reasonaudio.views.results import print_eval_tables
+
+    view = interleaved_view(bench)  # a build without interleaved queries: one line
+    specs = [RunSpec(*parse_run_spec(item)) for item in runs]
+    specs = [RunSpec(formulation_key(sp.name, INTERLEAVED), *astuple(sp)[1:]) for sp in specs]
+    done, notes = evaluate_run_files(view, specs, context.with_(formulation=INTERLEAVED),
+                                     taken=retrievers)
+    print_run_notes(console, notes)
+    if retrievers:
+        with progress_hooks(console) as hooks:
+            done.runs.update(evaluate_interleaved(bench, retrievers, context.with_(hooks=hooks)).runs)
+    print_eval_tables(console, done)
+    print_by_example(console, by_example(bench))
+    if json_out is not None:
+        write_results_json(json_out, done)
+        console.print(Text(f"wrote {json_out}"))
 
 
 def _eval_all_conditions(data: Path, no_verify: bool, retriever: Optional[list[str]],
@@ -634,6 +695,9 @@ def report(
     outcome = run_report(_load(data, no_verify, condition), out, retriever or None, projection)
     print_report_outcome(console, outcome)
     print_robustness(console, outcome.robustness)
+    if outcome.by_example is not None:
+        from reasonaudio.views.interleaved import print_by_example
+        print_by_example(console, outcome.by_example)
 
 
 @app.command("export")
@@ -973,6 +1037,9 @@ def search(
     strict: bool = StrictOpt,
     condition: str = ConditionOpt,
     no_verify: bool = NoVerifyOpt,
+    example: Optional[list[str]] = typer.Option(None, "--example", help="NAME=PATH: a recording "
+                                                "given in the text as <audio:NAME> (repeat; "
+                                                "docs/interleaved.md)."),
 ) -> None:
     """One query: its logic, then the hits with event timelines and a check per constraint."""
     import json
@@ -994,6 +1061,17 @@ def search(
     spec = spec_for(retriever)
     parsed = None
     resolve = _resolve_options(strict)
+    examples = None
+    if example or "<audio:" in text:
+        from dataclasses import replace
+        from reasonaudio.retrievers.example_readers import ExampleSet
+        from reasonaudio.views.interleaved import print_example_resolutions
+
+        examples = ExampleSet.for_search(bench, text, example or ())  # hostile files: one line
+        resolve = replace(resolve, examples=examples.true_labels())
+        if not as_json:
+            print_example_resolutions(console, {n: examples.heard(n) for n in examples.given
+                                                if f"<audio:{n}>" in text}, examples.notes)
     try:
         parsed = parse_detailed(text, bench.labels, resolve)
         logic = parsed.logic
@@ -1007,7 +1085,7 @@ def search(
         resolve=resolve, hooks=Hooks(on_notify=notifier(err_console, style="dim")))
     captions: dict[str, str] = {}
     with open_store(bench.root, store_flags.backend, store_flags.qdrant_url) as store, \
-            get_retriever(retriever, bench, options, store=store) as found:
+            _reading(get_retriever(retriever, bench, options, store=store), examples) as found:
         hits = found.search(text, k)
         if not as_json:
             captions = found.captions([h.clip_id for h in hits])
@@ -1019,6 +1097,15 @@ def search(
             print_resolutions(console, parsed)
         print_search(console, bench, text, logic, hits, retriever, k, truth=truth)
         print_captions(console, hits, captions)
+
+
+def _reading(found: Any, examples: Any) -> Any:
+    """``found`` reading the query's audio examples by its way (docs/interleaved.md)."""
+    if examples is None:
+        return found
+    from reasonaudio.retrievers.example_readers import with_examples
+
+    return with_examples(found, examples)
 
 
 @app.command()

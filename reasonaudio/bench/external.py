@@ -98,6 +98,7 @@ def score_run_file(bench: Benchmark, rf: RunFile, context: EvalContext = EvalCon
     result = evaluate_run(bench, cut, name=spec.name, mc=pair_choices(bench, rf.scores),
                           depth=depth, describe=describe)
     result.failures = {q: MISSING for q in rf.missing_queries}
+    result.formulation = bench.formulation  # the texts the run answered: NAME@FORMULATION
     qids = [q.id for q in bench.queries]
     if context.save:
         write_trec(run_path(bench, spec.name), cut, qids)

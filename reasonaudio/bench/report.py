@@ -92,6 +92,9 @@ class ReportOutcome:
     robustness: Robustness = field(default_factory=Robustness)
     """every retriever x formulation saved (``bench eval --formulation all``)"""
     spectrum: Spectrum | None = None
+    by_example: Any = None
+    """:class:`~reasonaudio.bench.by_example.ByExample`: named vs by-example per task, from the
+    saved ``NAME@interleaved`` results (empty without them)"""
 
     @property
     def has_projection(self) -> bool:
@@ -121,13 +124,16 @@ def run_report(bench: Benchmark, out: Path | None = None, names: Sequence[str] |
     out = Path(out) if out is not None else results_dir(bench) / "plots"
     scores = condition_scores(bench, names) if len(saved_conditions(bench)) > 1 else None
     rob = robustness(bench, names)
-    return ReportOutcome(results, write_plots(bench, results, out, projection, scores, rob),
+    from reasonaudio.bench.by_example import by_example
+
+    pairs = by_example(bench, names)
+    return ReportOutcome(results, write_plots(bench, results, out, projection, scores, rob, pairs),
                          saved_detections(bench), conditions=scores, robustness=rob,
-                         spectrum=spectrum(results))
+                         spectrum=spectrum(results), by_example=pairs)
 
 
 def write_plots(bench: Benchmark, results: Results, out: Path, projection: str,
-                scores: Any = None, rob: Robustness | None = None) -> list[Path]:
+                scores: Any = None, rob: Robustness | None = None, pairs: Any = None) -> list[Path]:
     """The plots, written into ``out`` atomically with a ``report.json`` listing them.
 
     A report is derived from saved results, so an earlier report folder (or an empty one) is
@@ -140,6 +146,8 @@ def write_plots(bench: Benchmark, results: Results, out: Path, projection: str,
             write_scores_json(tmp / "conditions.json", scores)
         if rob is not None:
             made += plot_robustness(rob, tmp)
+        if pairs is not None and pairs.rows:
+            write_json(tmp / "by_example.json", pairs.to_json())
         write_json(tmp / REPORT_FILE, {
             "format": REPORT_FORMAT, "benchmark": str(Path(bench.root).resolve()),
             "retrievers": sorted(results.runs), "projection": projection,

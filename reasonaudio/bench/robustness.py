@@ -130,9 +130,9 @@ def robustness(bench: Benchmark, names: Sequence[str] | None = None) -> Robustne
     for name, forms in by_name.items():
         if names is not None and name not in names:
             continue
-        if CAPTION not in forms or len(forms) < 2:
+        ordered = {f: forms[f] for f in FORMULATIONS if f in forms}  # not NAME@interleaved
+        if CAPTION not in ordered or len(ordered) < 2:
             continue
-        ordered = {f: forms[f] for f in FORMULATIONS if f in forms}
         cells = [_cell(ordered[CAPTION], r) for r in ordered.values()]
         c, same, n = consistency(bench, name, ordered)
         rows.append(RetrieverRobustness(name, cells, c, same, n))

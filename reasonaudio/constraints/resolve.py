@@ -11,7 +11,7 @@ these reads is an error listing the candidates.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import product
 from typing import Any, Callable, Optional, Sequence
@@ -117,6 +117,9 @@ class ResolveOptions:
     semantic: Optional[SemanticMatcher] = None
     threshold: float = SEMANTIC_THRESHOLD
     margin: float = SEMANTIC_MARGIN
+    examples: Optional[Any] = field(default=None, compare=False, hash=False)
+    """``<audio:NAME>`` placeholders: NAME -> its ``constraints.examples.ExampleLabel`` (None:
+    a placeholder is refused)"""
 
 
 STRICT = ResolveOptions(strict=True)

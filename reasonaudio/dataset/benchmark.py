@@ -31,8 +31,12 @@ MANIFEST = "manifest.json"
 FORMULATIONS = "formulations.jsonl"
 """every query in each user-intent formulation (reasonaudio.constraints.formulations); optional:
 benchmarks built before it have none"""
+INTERLEAVED_FILE = "interleaved.jsonl"
+EXAMPLES_FILE = "examples.jsonl"
+EXAMPLES_DIR = "examples"
+"""interleaved queries and their audio examples (reasonaudio.dataset.interleaved); optional"""
 BENCHMARK_FILES = (CORPUS, QUERIES, QRELS, CHOICES, ATOMS)
-OPTIONAL_FILES = (FORMULATIONS,)
+OPTIONAL_FILES = (FORMULATIONS, INTERLEAVED_FILE, EXAMPLES_FILE)
 """files hashed into the manifest when the build wrote them"""
 QRELS_HEADER = "query-id\tcorpus-id\tscore"
 FORMAT = "reasonaudio-benchmark"
@@ -119,6 +123,8 @@ def read_qrels(path: Path) -> dict[str, set[str]]:
 def file_records(root: Path) -> dict[str, dict[str, Any]]:
     """The manifest's ``files``: sha256 and size of every benchmark file under ``root``."""
     names = BENCHMARK_FILES + tuple(n for n in OPTIONAL_FILES if (root / n).is_file())
+    if (root / EXAMPLES_FILE).is_file():  # each example's audio, by path
+        names += tuple(sorted(p.relative_to(root).as_posix() for p in (root / EXAMPLES_DIR).glob("*.wav")))
     return {name: {"sha256": sha256_file(root / name), "bytes": (root / name).stat().st_size}
             for name in names}
 
@@ -157,7 +163,10 @@ def check_manifest(manifest: Any, path: Path) -> dict[str, Any]:
 def verify_files(root: Path, manifest: dict[str, Any]) -> None:
     """Every benchmark file against the sha256 the manifest recorded; names the first that differs."""
     files = manifest["files"]
-    for name in BENCHMARK_FILES + tuple(n for n in OPTIONAL_FILES if n in files):
+    for name in BENCHMARK_FILES + tuple(n for n in files if n in OPTIONAL_FILES
+                                        or n.startswith(EXAMPLES_DIR + "/")):
+        if ".." in Path(name).parts:
+            raise DataError(f"{root / MANIFEST}: files.{name!s:.80} lies outside the benchmark; refused")
         path = root / name
         record = files.get(name)
         if not isinstance(record, dict) or not isinstance(record.get("sha256"), str):

@@ -6,7 +6,8 @@ collections (captions of two-stage collections, events of detected collections) 
 search box, the same retrievers ``bench search`` builds. Nothing is written.
 
 New kinds of results appear without new page code: every saved retriever is listed, and the
-fields of :data:`DIMENSIONS` (formulation, condition) become columns wherever a result records
+fields of :data:`DIMENSIONS` (formulation, condition, examples: how a ``NAME@interleaved`` result read
+its audio examples) become columns wherever a result records
 them in its ``describe``; a query's extra fields (formulations, templates, shapes) are listed as
 they are.
 """
@@ -31,7 +32,7 @@ from reasonaudio.fileio import read_jsonl
 from reasonaudio.models.captioners import oracle_caption
 from reasonaudio.views.search import checks
 
-DIMENSIONS = ("formulation", "condition")
+DIMENSIONS = ("formulation", "condition", "examples")
 """fields of a result's ``describe`` shown as columns beside its name when any result has them"""
 TOP = 10
 PLOT_SUFFIXES = (".png", ".svg")
@@ -99,6 +100,9 @@ class Catalog:
         self.url = url
         self.bank_spec = bank_spec
         self.results: Results = load_results(bench)
+        from reasonaudio.bench.by_example import interleaved_results
+
+        self.results.runs.update(interleaved_results(bench).runs)  # NAME@interleaved: "examples" column
         self.plots_dir = plots_dir
         self.plots = self._list_plots(plots_dir)
         self._runs: dict[str, Run | None] = {}

@@ -65,6 +65,9 @@ class BuildParams:
     conditions: str | None = None
     """``--conditions clean,snr20,...``: acoustic conditions to record in the manifest (None:
     none recorded, and the manifest is byte-identical to a build before conditions existed)"""
+    interleaved: float | None = None
+    """``--interleaved SHARE``: that share of each task's queries also asked with one sound given
+    by example (reasonaudio.ingest.interleave; None: none, and the build is what it always was)"""
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
@@ -74,6 +77,8 @@ class BuildParams:
             out["tasks"] = list(self.tasks)
         if self.conditions is None:
             del out["conditions"]
+        if self.interleaved is None:
+            del out["interleaved"]
         return out
 
 
@@ -255,6 +260,9 @@ def build_benchmark(out: Path | str, params: BuildParams, overwrite: bool = Fals
     protect = bank_folders(params.atoms)
     check_output_dir(out, BENCHMARK_OUTPUT, overwrite, protect)
     _validate_sizes(params)
+    if params.interleaved is not None:
+        from reasonaudio.ingest.interleave import check_share
+        check_share(params.interleaved)
     clear_stale_partials(out, "build", hooks.notify)
     conditions = parse_condition_list(params.conditions) if params.conditions is not None else None
     if conditions is not None:
@@ -279,6 +287,11 @@ def build_benchmark(out: Path | str, params: BuildParams, overwrite: bool = Fals
                   "formulations": formulations_record(params.seed, formulations)}
         if conditions is not None:
             record["conditions"] = manifest_record(conditions, beds)
+        if params.interleaved is not None:
+            from reasonaudio.ingest.interleave import write_interleaved
+            record["interleaved"] = write_interleaved(
+                tmp, result.queries, {c["query_id"]: c["positive"] for c in result.choices},
+                result.clips, bank, params.interleaved, params.seed, RenderParams())
         manifest = write_manifest(tmp, record)
     return manifest
 

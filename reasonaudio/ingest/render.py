@@ -199,7 +199,11 @@ class Renderer:
         """The event's samples: levelled atom looped or trimmed to the event length, faded, gained."""
         start, end = round(event.onset * sr), round(event.offset * sr)
         length = end - start
-        atom = self.prepared(event.atom_id, sr)
+        return self.excerpt(self.prepared(event.atom_id, sr), length, sr) * 10 ** (event.gain_db / 20)
+
+    def excerpt(self, atom: np.ndarray, length: int, sr: int) -> np.ndarray:
+        """``length`` samples of a prepared atom, looped (crossfaded) or trimmed, with linear
+        fades at both ends (float64): an event before its gain, or an audio example."""
         fade = int(round(self.params.fade_ms / 1000 * sr))
         seg = _loop(atom, length, fade).astype(np.float64)
         f = min(fade, length // 2)
@@ -207,7 +211,7 @@ class Renderer:
             ramp = np.arange(1, f + 1) / (f + 1)
             seg[:f] *= ramp
             seg[length - f:] *= ramp[::-1]
-        return seg * 10 ** (event.gain_db / 20)
+        return seg
 
     def events_mix(self, clip: Clip) -> np.ndarray:
         """The events alone, summed (float64, before the peak rule)."""

@@ -217,8 +217,9 @@ def read_matrix(path: Path) -> np.ndarray:
 
 
 def check_vectors(files: VectorFiles, known: Sequence[str], what: str, distance: str,
-                  dimension: int | None = None) -> CheckedVectors:
-    """Read and check one matrix against the benchmark's ``known`` ids (every one exactly once)."""
+                  dimension: int | None = None, optional: Sequence[str] = ()) -> CheckedVectors:
+    """Read and check one matrix against the benchmark's ``known`` ids (every one exactly once)
+    and ``optional`` ones (at most once: interleaved variants, ``QID@interleaved``)."""
     matrix = read_matrix(files.vectors)
     ids = read_ids(files.ids, what)
     if matrix.shape[0] != len(ids):
@@ -231,7 +232,7 @@ def check_vectors(files: VectorFiles, known: Sequence[str], what: str, distance:
         if x in seen:
             raise DataError(f"{files.ids}:{i}: {what} id {x!r} appears twice")
         seen.add(x)
-    known_set = set(known)
+    known_set = set(known) | set(optional)
     unknown = [x for x in ids if x not in known_set]
     if unknown:
         raise DataError(f"{files.ids}: {len(unknown)} unknown {what} id(s), e.g. {unknown[0]!r} "
@@ -258,7 +259,8 @@ def check_vectors(files: VectorFiles, known: Sequence[str], what: str, distance:
     # rows in the benchmark's order: the same vectors give the same digest (the collection's
     # revision) whatever row order the files use
     row = {x: i for i, x in enumerate(ids)}
-    return CheckedVectors(list(known), vectors[[row[x] for x in known]], source)
+    kept = list(known) + [x for x in optional if x in row]
+    return CheckedVectors(kept, vectors[[row[x] for x in kept]], source)
 
 
 def _metas(bench: Benchmark, opts: PrecomputedOptions, clips: CheckedVectors,
@@ -321,8 +323,9 @@ def check_precomputed(bench: Benchmark, opts: PrecomputedOptions) -> CheckedInpu
     clips = check_vectors(opts.clips, [c.id for c in bench.clips], "clip", opts.distance)
     queries = None
     if opts.queries is not None:
+        from reasonaudio.dataset.interleaved import variant_ids
         queries = check_vectors(opts.queries, [q.id for q in bench.queries], "query", opts.distance,
-                                dimension=clips.dimension)
+                                dimension=clips.dimension, optional=variant_ids(bench))
     clip_meta, query_meta = _metas(bench, opts, clips, queries)
     return CheckedInput(opts, clips, queries, clip_meta, query_meta)
 
@@ -352,14 +355,17 @@ def ingest_precomputed(bench: Benchmark, store: Store, opts: PrecomputedOptions 
     if queries is not None and query_meta is not None:
         qrow = {qid: i for i, qid in enumerate(queries.ids)}
         qby_id = bench.query_by_id
+        from reasonaudio.dataset.interleaved import variant_texts
+        texts = {**{q.id: q.text for q in bench.queries}, **variant_texts(bench)}
 
         def query_points(ids: Sequence[str]) -> list[PointIn]:
             # the store addresses points by the payload's clip_id; here it holds the query id
+            # (or an interleaved variant's key, QID@interleaved)
             return [PointIn(qid, queries.matrix[qrow[qid]].tolist(),
-                            {"clip_id": qid, "query_id": qid, "text": qby_id[qid].text,
-                             "task": qby_id[qid].task}) for qid in ids]
+                            {"clip_id": qid, "query_id": qid, "text": texts[qid],
+                             "task": qby_id[qid.partition("@")[0]].task}) for qid in ids]
 
-        upserted += load_collection(store, qname, query_meta, [q.id for q in bench.queries],
+        upserted += load_collection(store, qname, query_meta, list(queries.ids),
                                     query_points, force=opts.force, batch_size=opts.batch_size,
                                     progress=hooks.counter(label, len(clips.ids), total)).upserted
     elif store.exists(qname):

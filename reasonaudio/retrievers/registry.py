@@ -24,6 +24,7 @@ from reasonaudio.models.registry import RECORDS
 from reasonaudio.retrievers.base import Retriever, RetrieverOptions
 from reasonaudio.retrievers.baselines import BagOfSoundsRetriever, RandomRetriever
 from reasonaudio.retrievers.detected import build_detected
+from reasonaudio.retrievers.example_readers import ORACLE_PERCEIVED, build_oracle_perceived
 from reasonaudio.retrievers.bm25 import build_bm25
 from reasonaudio.retrievers.combined import build_combined
 from reasonaudio.retrievers.soft_rank import SOFT, build_soft
@@ -83,6 +84,9 @@ BUILT_IN: tuple[RetrieverSpec, ...] = (
     RetrieverSpec("oracle", payload_builder(OracleRetriever),
                   "parse the text into logic, run it as a Qdrant payload filter (upper bound)",
                   needs_logic=True),
+    RetrieverSpec(ORACLE_PERCEIVED, build_oracle_perceived,
+                  "the oracle; a sound given by example is read as the tagger's label for it "
+                  "(perfect logic over perceived examples, docs/interleaved.md)", needs_logic=True),
     RetrieverSpec("bag-of-sounds", payload_builder(BagOfSoundsRetriever),
                   "ground-truth labels: count the mentioned sounds a clip contains (no reasoning)",
                   needs_logic=True),

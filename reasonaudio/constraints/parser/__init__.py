@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
+from reasonaudio.constraints.examples import resolve_placeholders
 from reasonaudio.constraints.canonical import canonical, check_consistent, same_logic
 from reasonaudio.constraints.logic import Node, to_json
 from reasonaudio.constraints.parser.builder import Builder
@@ -77,6 +78,7 @@ def parse_detailed(text: str, labels: Sequence[str] | Vocabulary,
     if not isinstance(text, str) or not text.strip():
         raise QueryParseError("the query text is empty; name at least one sound, e.g. "
                               "'dog barking but no siren'")
+    text, example_notes = resolve_placeholders(text, options.examples)
     _refuse_unread(text)
     vocab = vocabulary(labels)
     tokens = tokenize(text)
@@ -93,7 +95,7 @@ def parse_detailed(text: str, labels: Sequence[str] | Vocabulary,
     except QueryParseError as exc:   # a family placeholder reads as the words written
         shown = repr(FAMILY_PREFIX)[1:-1]
         raise QueryParseError(str(exc).replace(FAMILY_PREFIX, "").replace(shown, "")) from None
-    return _result(logic, items, res, builder.notes)
+    return _result(logic, items, res, example_notes + builder.notes)
 
 
 def _links(text: str, items: list[Item], mentions: list[Item]) -> list[Link]:

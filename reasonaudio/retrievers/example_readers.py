@@ -1,0 +1,422 @@
+"""How each retriever reads a sound given by example (issue 28): one record per way, in one table.
+
+A query like ``"<audio:ex-0042>, then a dog barking"`` reaches a retriever as text; what it makes
+of the placeholder is its :class:`Reading`, the first record of :data:`READINGS` that matches
+the retriever (by name and kind):
+
+- ``true-label`` (``oracle``, ``bag-of-sounds``): the parser is given the example's true label
+  (``ResolveOptions.examples``): the oracle's ceiling, 1.000 on a build's interleaved queries;
+- ``tagger-label`` (``oracle-perceived``, ``detected:``, ``soft:``): the parser is given the
+  perception tagger's label for the example audio (:mod:`reasonaudio.detect.perceive_examples`),
+  so ``oracle-perceived`` is perfect logic over perceived examples; an example the tagger hears
+  nothing in is refused (the query scores 0);
+- ``as-written`` (``random``): the text as it is (the seed follows the text);
+- ``oracle-caption`` (``two-stage:oracle-caption+…``, BM25 too): the placeholder becomes the
+  example's ground-truth caption (its true label, as the captioner writes labels);
+- ``tagger-caption`` (``two-stage:yamnet-caption+…``): the placeholder becomes the
+  ``yamnet-caption`` reading of the example (what the tagger hears, without durations);
+- ``audio+text`` (every vector retriever whose model has an audio tower: the CLAP family, MTEB
+  audio-text models, Qwen2.5-Omni's embedder, ``trained:``, the tiny test models): the query
+  vector is ``normalise(t + a_1 + … + a_k)``, ``t`` the unit text vector of the text with each
+  placeholder written as :data:`AUDIO_WORDS`, ``a_i`` the unit audio vector of example ``i``
+  (the documented baseline composition, the sum of normalised embeddings). Omni models get the
+  same composition: their embedder's chat format takes audio or text per call, not both.
+
+- ``variant-vectors`` (``vectors:NAME``): the variant's own precomputed query vector, stored
+  under ``QID@interleaved`` (``bench ingest --query-ids`` may list them); none: refused.
+
+Any other retriever (hybrid and fusion retrievers, audio-LLM captioners) has no reading: asking it an interleaved query is refused in one line naming it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from reasonaudio.constraints.examples import ExampleLabel, check_name, has_placeholder, substitute
+from reasonaudio.constraints.resolve import ResolveOptions
+from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.dataset.interleaved import example_path, examples as build_examples
+from reasonaudio.errors import DataError, QueryParseError, ReasonAudioError
+from reasonaudio.models.names import parse_two_stage
+from reasonaudio.retrievers.base import Hit, Retriever, RetrieverOptions
+from reasonaudio.retrievers.baselines import RandomRetriever
+from reasonaudio.retrievers.oracle import OracleRetriever, PayloadRetriever
+from reasonaudio.retrievers.stored_vectors import QueryVectors
+from reasonaudio.retrievers.vector import VectorRetriever
+from reasonaudio.store.base import Store
+from reasonaudio.store.collections import ensure_payload_collection
+
+AUDIO_WORDS = "this sound"
+"""what an audio+text reader's text tower reads in a placeholder's place"""
+ORACLE_PERCEIVED = "oracle-perceived"
+
+
+@dataclass(frozen=True)
+class GivenExample:
+    name: str
+    path: Path
+    label: str | None = None
+    """the true label (a build's examples); None for a user's own recording"""
+    same_recording: bool = False
+
+
+class ExampleSet:
+    """The examples a run may meet, by name: audio read once, the tagger's hearing cached."""
+
+    def __init__(self, bench: Benchmark, given: Mapping[str, GivenExample],
+                 perceiver: Any = None) -> None:
+        self.bench = bench
+        self.given = dict(given)
+        self._perceiver = perceiver
+        self._audio: dict[str, tuple[np.ndarray, int]] = {}
+        self._heard: dict[str, Any] = {}
+        self.notes: list[str] = []
+
+    @classmethod
+    def of_build(cls, bench: Benchmark, perceiver: Any = None) -> "ExampleSet":
+        """A build's examples (``examples.jsonl``), each file checked against its sha256."""
+        return cls(bench, {e.example_id: GivenExample(e.example_id, example_path(bench, e), e.label,
+                                                      e.same_recording)
+                           for e in build_examples(bench).values()}, perceiver)
+
+    @classmethod
+    def of_pairs(cls, bench: Benchmark, pairs: Sequence[str], perceiver: Any = None) -> "ExampleSet":
+        """``--example NAME=PATH`` items: a user's recordings (no true label)."""
+        given: dict[str, GivenExample] = {}
+        for item in pairs:
+            name, sep, path = item.partition("=")
+            if not sep or not path:
+                raise DataError(f"--example {item!r:.80}: expected NAME=PATH")
+            try:
+                check_name(name, "--example")
+            except QueryParseError as exc:
+                raise DataError(str(exc)) from None
+            if name in given:
+                raise DataError(f"--example {name}: given twice")
+            given[name] = GivenExample(name, Path(path))
+        out = cls(bench, given, perceiver)
+        for name in given:  # hostile files refused before any model loads
+            out.audio(name)
+        return out
+
+    @classmethod
+    def for_search(cls, bench: Benchmark, text: str, pairs: Sequence[str]) -> "ExampleSet":
+        """``bench search``: the user's ``--example`` recordings, and the build's own examples
+        (``ex-NNNN``) when the benchmark has them; every placeholder of ``text`` must name one."""
+        from reasonaudio.constraints.examples import names_in
+        from reasonaudio.dataset.interleaved import has_interleaved
+
+        own = cls.of_build(bench).given if has_interleaved(bench) else {}
+        users = cls.of_pairs(bench, pairs)
+        clash = sorted(set(own) & set(users.given))
+        if clash:
+            raise DataError(f"--example {clash[0]}: the benchmark has an example of that name; "
+                            "call yours something else")
+        out = cls(bench, {**own, **users.given})
+        out._audio.update(users._audio)
+        out.notes.extend(users.notes)
+        try:
+            wanted = names_in(text)
+        except QueryParseError as exc:
+            raise DataError(str(exc)) from None
+        for name in wanted:
+            if name not in out.given:
+                raise DataError(f"<audio:{name}> in the query: no example of that name; pass "
+                                f"--example {name}=PATH")
+        unused = sorted(set(users.given) - set(wanted))
+        if unused:
+            raise DataError(f"--example {unused[0]}: the query has no <audio:{unused[0]}>")
+        return out
+
+    def audio(self, name: str) -> tuple[np.ndarray, int]:
+        from reasonaudio.ingest.interleave import read_example_audio
+
+        if name not in self._audio:
+            ex = self.given[name]
+            wave, sr, notes = read_example_audio(ex.path, f"--example {name}=" if ex.label is None
+                                                 else f"example {name}: ")
+            clip_sr = self.bench.clips[0].sample_rate if self.bench.clips else sr
+            if sr != clip_sr:
+                notes.append(f"example {name}: {sr} Hz, resampled by each model as the clips' "
+                             f"{clip_sr} Hz are")
+            self.notes.extend(notes)
+            self._audio[name] = (wave, sr)
+        return self._audio[name]
+
+    def label(self, name: str) -> str:
+        ex = self._known(name)
+        if ex.label is None:
+            raise QueryParseError(f"<audio:{name}>: a recording of your own has no true label; "
+                                  f"ask {ORACLE_PERCEIVED} (the tagger's label) instead")
+        return ex.label
+
+    def _known(self, name: str) -> GivenExample:
+        ex = self.given.get(name)
+        if ex is None:
+            raise QueryParseError(f"<audio:{name}>: no example of that name (given: "
+                                  f"{', '.join(sorted(self.given)[:5]) or 'none'}); "
+                                  f"pass --example {name}=PATH")
+        return ex
+
+    @property
+    def perceiver(self) -> Any:
+        if self._perceiver is None:
+            from reasonaudio.detect.perceive_examples import ExamplePerceiver
+            from reasonaudio.ingest.atoms.registry import open_bank
+
+            spec = (self.bench.manifest.get("parameters") or {}).get("atoms")
+            if not spec:
+                raise DataError(f"{self.bench.root}/manifest.json: parameters.atoms does not name "
+                                "the atom bank the tagger's label map is made for")
+            self._perceiver = ExamplePerceiver(open_bank(str(spec)), self.bench.labels)
+        return self._perceiver
+
+    def heard(self, name: str) -> Any:
+        self._known(name)
+        if name not in self._heard:
+            self._heard[name] = self.perceiver.hear(*self.audio(name))
+        return self._heard[name]
+
+    def true_labels(self) -> dict[str, ExampleLabel]:
+        """The true label of each build example; a user's recording has none, so its only
+        reading is the tagger's (``how`` says ``tagger``)."""
+        return {n: (ExampleLabel(e.label, "true") if e.label is not None else self.heard(n).as_label())
+                for n, e in self.given.items()
+                if e.label is not None or self.heard(n).as_label() is not None}
+
+    def perceived_labels(self) -> dict[str, ExampleLabel]:
+        out = {}
+        for name in self.given:
+            got = self.heard(name).as_label()
+            if got is not None:
+                out[name] = got
+        return out
+
+
+class ExampleReader(Retriever):
+    """A retriever asked interleaved queries through one :class:`Reading`: texts with a
+    placeholder are rewritten (``rewrite``) before the inner retriever sees them; the rest pass
+    as they are. Everything else is the inner retriever's."""
+
+    def __init__(self, inner: Retriever, reading: "Reading",
+                 rewrite: Callable[[str], str] | None = None) -> None:
+        self.inner = inner
+        self.reading = reading
+        self.name = inner.name
+        self._rewrite = rewrite
+        self.labels: dict[str, str] | None = None
+        """example -> the label its parser was given (label readings; recorded in describe)"""
+
+    def text(self, text: str) -> str:
+        if self._rewrite is None or not has_placeholder(text):
+            return text
+        return self._rewrite(text)
+
+    def _texts(self, texts: Sequence[str]) -> list[str | QueryParseError]:
+        out: list[str | QueryParseError] = []
+        for t in texts:
+            try:
+                out.append(self.text(t))
+            except QueryParseError as exc:
+                out.append(exc)
+        return out
+
+    def prepare(self, texts: Sequence[str]) -> None:
+        self.inner.prepare([t for t in self._texts(texts) if isinstance(t, str)])
+
+    def search(self, text: str, k: int) -> list[Hit]:
+        return self.inner.search(self.text(text), k)
+
+    def search_batch(self, texts: Sequence[str], k: int) -> list[list[Hit] | Exception]:
+        read = self._texts(texts)
+        ok = [t for t in read if isinstance(t, str)]
+        answers = iter(self.inner.search_batch(ok, k) if ok else [])
+        return [t if isinstance(t, QueryParseError) else next(answers) for t in read]
+
+    def score(self, text: str, clip_ids: Sequence[str]) -> list[float]:
+        return self.inner.score(self.text(text), clip_ids)
+
+    def describe(self) -> dict[str, Any]:
+        out = {**self.inner.describe(), "examples": self.reading.name}
+        if self.labels is not None and self.reading.name == "tagger-label":
+            out["heard"] = self.labels
+        return out
+
+    def captions(self, clip_ids: Sequence[str]) -> dict[str, str]:
+        return self.inner.captions(clip_ids)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class AudioTextReader(ExampleReader):
+    """``audio+text``: the query vector of an interleaved text is the normalised sum of the unit
+    text vector and each example's unit audio vector, put where the vector retriever looks first."""
+
+    def __init__(self, inner: VectorRetriever, reading: "Reading", examples: ExampleSet) -> None:
+        super().__init__(inner, reading)
+        self.examples = examples
+
+    def vector(self, text: str) -> np.ndarray:
+        from reasonaudio.models.yamnet import resample
+
+        inner: VectorRetriever = self.inner  # type: ignore[assignment]
+        names: list[str] = []
+
+        def word(name: str) -> str:
+            self.examples._known(name)
+            names.append(name)
+            return AUDIO_WORDS
+
+        words = substitute(text, word)
+        emb = inner.embedder
+        total = np.asarray(emb.embed_queries([words])[0], dtype=np.float64)
+        total /= max(float(np.linalg.norm(total)), 1e-12)
+        for name in names:
+            wave, sr = self.examples.audio(name)
+            rate = int(getattr(emb, "sample_rate", None) or sr)
+            vec = np.asarray(emb.embed_audio([resample(wave, sr, rate)])[0], dtype=np.float64)
+            total += vec / max(float(np.linalg.norm(vec)), 1e-12)
+        return (total / max(float(np.linalg.norm(total)), 1e-12)).astype(np.float32)
+
+    def prepare(self, texts: Sequence[str]) -> None:
+        inner: VectorRetriever = self.inner  # type: ignore[assignment]
+        plain = [t for t in texts if not has_placeholder(t)]
+        inner.prepare(plain)
+        for t in texts:
+            if has_placeholder(t) and t not in inner._prepared:
+                try:
+                    inner._prepared[t] = self.vector(t)
+                except QueryParseError:
+                    pass  # refused again, in its place, when the query is asked
+
+    def text(self, text: str) -> str:
+        inner: VectorRetriever = self.inner  # type: ignore[assignment]
+        if has_placeholder(text) and text not in inner._prepared:
+            inner._prepared[text] = self.vector(text)
+        return text
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One way of reading an example: which retrievers it is for, and how."""
+
+    name: str
+    help: str
+    applies: Callable[[str, Retriever], bool]
+    read: Callable[[Retriever, ExampleSet], Retriever]
+
+
+def _given_labels(labels: Callable[[ExampleSet], Mapping[str, ExampleLabel]]
+                  ) -> Callable[[Retriever, ExampleSet], Retriever]:
+    def read(r: Retriever, ex: ExampleSet) -> Retriever:
+        given = labels(ex)
+        r.resolve = replace(r.resolve or ResolveOptions(), examples=given)  # type: ignore[attr-defined]
+        r._parsed.clear()  # type: ignore[attr-defined]
+        reader = ExampleReader(r, reading_named(r))
+        reader.labels = {n: lab.label for n, lab in sorted(given.items())}
+        return reader
+
+    return read
+
+
+def _caption(which: Callable[[ExampleSet, str], str]) -> Callable[[Retriever, ExampleSet], Retriever]:
+    def read(r: Retriever, ex: ExampleSet) -> Retriever:
+        return ExampleReader(r, reading_named(r), lambda t: substitute(t, lambda n: which(ex, n)))
+
+    return read
+
+
+def _captioner(name: str) -> str | None:
+    try:
+        return parse_two_stage(name, lexical=True)[0]
+    except Exception:  # noqa: BLE001 - not a two-stage name
+        return None
+
+
+def _has_audio_tower(r: Retriever) -> bool:
+    emb = getattr(r, "embedder", None)
+    return isinstance(r, VectorRetriever) and callable(getattr(emb, "embed_audio", None)) \
+        and getattr(emb, "sample_rate", None) is not None
+
+
+def _variant_vectors(r: Retriever, ex: ExampleSet) -> Retriever:
+    """``vectors:NAME``: an interleaved text is asked by its variant's own stored query vector
+    (``QID@interleaved`` in ``--query-ids``); a variant without one is refused."""
+    from reasonaudio.dataset.interleaved import variant_id
+    from reasonaudio.ingest.vector_files import FAMILY, query_collection
+    from reasonaudio.store.collections import fetch_vectors
+
+    inner: Any = r
+    by_text = {q.text: q.id for q in ex.bench.queries if has_placeholder(q.text)}
+    keys = [variant_id(qid) for qid in by_text.values()]
+    found = fetch_vectors(inner.store, query_collection(inner.name[len(FAMILY):]), keys) if keys else {}
+    inner.embedder.vectors.update(found)
+
+    def key(text: str) -> str:
+        qid = by_text.get(text)
+        if qid is None or variant_id(qid) not in found:
+            raise QueryParseError(f"{inner.name} has no query vector for this interleaved text "
+                                  f"(give one as {variant_id(qid or 'QID')} in --query-ids)")
+        return variant_id(qid)
+
+    return ExampleReader(r, reading_named(r), key)
+
+
+def _tagger_caption(ex: ExampleSet, name: str) -> str:
+    """What the captioner writes for the example: ``silence`` when it hears nothing, as it
+    writes for such a clip."""
+    return ex.heard(name).caption
+
+
+READINGS: tuple[Reading, ...] = (
+    Reading("as-written", "the text as it is (chance level; the seed follows the text)",
+            lambda n, r: isinstance(r, RandomRetriever), lambda r, ex: ExampleReader(r, reading_named(r))),
+    Reading("tagger-label", "the parser gets the tagger's label for the example",
+            lambda n, r: (n == ORACLE_PERCEIVED or n.startswith(("detected:", "soft:")))
+            and isinstance(r, PayloadRetriever),
+            _given_labels(lambda ex: ex.perceived_labels())),
+    Reading("true-label", "the parser gets the example's true label (the ceiling)",
+            lambda n, r: isinstance(r, PayloadRetriever) and n in ("oracle", "bag-of-sounds"),
+            _given_labels(lambda ex: ex.true_labels())),
+    Reading("oracle-caption", "the placeholder becomes the example's ground-truth caption",
+            lambda n, r: _captioner(n) == "oracle-caption", _caption(lambda ex, n: ex.label(n))),
+    Reading("tagger-caption", "the placeholder becomes the yamnet-caption of the example",
+            lambda n, r: _captioner(n) == "yamnet-caption", _caption(_tagger_caption)),
+    Reading("variant-vectors", "the interleaved variant's own precomputed query vector (QID@interleaved)",
+            lambda n, r: n.startswith("vectors:") and isinstance(getattr(r, "embedder", None), QueryVectors),
+            _variant_vectors),
+    Reading("audio+text", "normalise(unit text vector + unit audio vector of each example)",
+            lambda n, r: _has_audio_tower(r), lambda r, ex: AudioTextReader(r, reading_named(r), ex)),  # type: ignore[arg-type]
+)
+
+
+def reading_for(name: str, retriever: Retriever) -> Reading:
+    for reading in READINGS:
+        if reading.applies(name, retriever):
+            return reading
+    raise ReasonAudioError(f"{name}: no way to read a sound given by example yet (readings: "
+                           f"{', '.join(r.name for r in READINGS)}; docs/interleaved.md)")
+
+
+def reading_named(r: Retriever) -> Reading:
+    return reading_for(r.name, r)
+
+
+def with_examples(retriever: Retriever, examples: ExampleSet) -> Retriever:
+    """``retriever`` reading placeholders by its :class:`Reading` (ReasonAudioError if none)."""
+    return reading_for(retriever.name, retriever).read(retriever, examples)
+
+
+def build_oracle_perceived(name: str, bench: Benchmark, store: Store,
+                           options: RetrieverOptions) -> Retriever:
+    """The oracle under another name: on a named query it is the oracle; on an interleaved one
+    (:func:`with_examples`) its parser gets the tagger's label for each example."""
+    collection = ensure_payload_collection(bench, store, auto=options.auto_ingest, hooks=options.hooks)
+    r = OracleRetriever(bench, store, collection, options.resolve)
+    r.name = name
+    return r
