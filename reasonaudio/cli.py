@@ -740,6 +740,7 @@ def train_cmd(
     max_steps: Optional[int] = typer.Option(None, "--max-steps", min=1, help="Stop after N steps."),
     force: bool = typer.Option(False, "--force", help="Replace OUT if it is an earlier trained "
                                "model or empty (anything else is refused)."),
+    condition: str = ConditionOpt,
 ) -> None:
     """Train a dual encoder on a training build's planted minimal pairs (docs/training.md)."""
     from reasonaudio.train.data import DataOptions, check_hold_out_formulations
@@ -761,7 +762,7 @@ def train_cmd(
                            presence_weight=presence_weight,
                            seed=seed, threads=threads, device=device, max_steps=max_steps)
     with train_progress(console) as hooks:
-        result = train_model(data, out, options, hooks=hooks, overwrite=force)
+        result = train_model(data, out, options, hooks=hooks, overwrite=force, condition=condition)
     print_train_summary(console, result)
 
 

@@ -198,6 +198,14 @@ def qualified(name: str, condition: str) -> str:
     return name if condition == CLEAN else f"{name}@{condition}"
 
 
+def trained_model_name(digest: str, condition: str = CLEAN) -> str:
+    """A trained model's name: ``trained-<digest>`` when it was trained on clean audio,
+    ``trained-<condition>-<digest>`` under another condition, so its collection
+    (``reasonaudio-trained-snr5-<digest>``, ingested under snr5 ``...-<digest>.snr5``) can never be
+    read as a clean model's."""
+    return f"trained-{digest}" if condition == CLEAN else f"trained-{condition}-{digest}"
+
+
 def split_qualified(text: str, default: str = CLEAN, where: str = "retriever") -> tuple[str, str]:
     """``NAME@CONDITION`` -> (NAME, condition); ``NAME`` -> (NAME, ``default``)."""
     name, sep, cond = str(text).rpartition("@")
