@@ -214,6 +214,8 @@ class PreparedBed:
         self.block = int(round(BLOCK_S * sr))
         starts = np.arange(0, len(x) - self.block + 1, self.step)
         self.block_power = (csum[starts + self.block] - csum[starts]) / self.block
+        with np.errstate(divide="ignore"):  # each block's loudness, once per bed, not per clip
+            self.block_lufs = -0.691 + 10 * np.log10(self.block_power)
         self.bed_id = bed_id
         self.sr = sr
         self.samples = x  # float64: added into the float64 mix by BLAS axpy, no temporary
@@ -231,13 +233,13 @@ class PreparedBed:
         z = self.block_power[start_step:start_step + blocks]
         if len(z) == 0:
             return self.reference_lufs
-        with np.errstate(divide="ignore"):
-            lj = -0.691 + 10 * np.log10(z)
-        z = z[lj >= ABS_GATE]
+        lj = self.block_lufs[start_step:start_step + blocks]
+        kept = lj >= ABS_GATE
+        z, lj = z[kept], lj[kept]
         if len(z) == 0:
             return self.reference_lufs
         rel = -0.691 + 10 * np.log10(z.mean()) + REL_GATE
-        z = z[-0.691 + 10 * np.log10(z) > rel]
+        z = z[lj > rel]
         return float(-0.691 + 10 * np.log10(z.mean()))
 
     def segment(self, start_step: int, n: int) -> np.ndarray:
