@@ -689,12 +689,7 @@ def export_cmd(
 
     opts = ExportOptions(format=fmt, audio=audio, audio_format=audio_format,
                          sample_rate=sample_rate, atoms=atoms, force=force)
-    from reasonaudio.dataset.conditions import condition_of
-
     bench = _load(data, no_verify, condition)
-    if audio != "none" and condition_of(bench).kind == "long":
-        raise ReasonAudioError("--condition long: export writes the clean event times beside the "
-                               "audio; export long recordings with `bench render --condition long`")
     export_with_progress(console, bench, to, opts)
 
 
