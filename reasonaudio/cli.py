@@ -239,6 +239,9 @@ def build(
     conditions: Optional[str] = typer.Option(None, "--conditions",
                                              help="Record acoustic conditions in the manifest, e.g. "
                                              "clean,snr20,snr10,snr5,snr0,long (beds checked here)."),
+    beds: Optional[str] = typer.Option(None, "--beds", help="Bed bank of those conditions: "
+                                       "generated (default) | packages (`bench atoms fetch beds`) "
+                                       "| folder:PATH."),
     force: bool = typer.Option(False, "--force", help="Replace OUT if it is a previous benchmark "
                                "or an empty folder (anything else is refused)."),
     tasks: Optional[str] = typer.Option(None, "--tasks", help="Comma-separated tasks, or 'all' "
@@ -256,7 +259,7 @@ def build(
     except ValueError as exc:
         raise DataError(f"--tasks: {exc}") from None
     params = BuildParams(atoms=atoms, seed=seed, n_clips=clips, n_queries=queries, audio=audio,
-                         tasks=chosen, conditions=conditions)
+                         tasks=chosen, conditions=conditions, beds=beds)
     with progress_hooks(err_console, unit="clips", transient=True, notify=_note) as hooks:
         summary = build_benchmark(out, params, overwrite=force, hooks=hooks)
     print_build_summary(console, out, summary)

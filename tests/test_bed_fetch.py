@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
+from test_conditions_cli import tonal_bank  # noqa: F401  (the fixture: a bank without noise labels)
 from test_fetch_fixtures import FakeClients, manual_deb, zip_bytes
 
 from reasonaudio.ingest.atoms.fetch.bed_recipes import fetch_beds, load_bed_recipes, parse_bed_recipes
@@ -122,3 +123,36 @@ def test_shipped_bed_recipes_pin_every_file() -> None:
     for bed in book.atoms:
         assert bed.sha256 and bed.license and bed.category == "bed"
         assert book.package_of(bed).sha256
+
+
+def test_build_with_the_fetched_beds(world, tonal_bank, tmp_path, monkeypatch) -> None:  # noqa: F811
+    """`bench build --conditions ... --beds packages` records the fetched bed bank by name, its
+    check against the build's bank, and a render under the condition lays a fetched bed."""
+    from typer.testing import CliRunner
+
+    from reasonaudio.cli import app
+    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.dataset.conditions import under_condition
+    from reasonaudio.ingest.atoms.fetch.bed_recipes import default_bed_dest
+    from reasonaudio.ingest.render import bench_renderer
+
+    monkeypatch.setenv("REASONAUDIO_CACHE", str(tmp_path / "cache"))
+    fetch_beds(default_bed_dest(), recipes=world["recipe"], atoms_spec=str(tonal_bank),
+               runner=world["clients"], environment=NO_PROBLEMS, atom_dest=tmp_path / "none")
+    runner = CliRunner()
+    out = tmp_path / "b"
+    res = runner.invoke(app, ["build", "--atoms", str(tonal_bank), "--clips", "20", "--queries", "4",
+                              "--out", str(out), "--conditions", "clean,snr5", "--beds", "packages"])
+    assert res.exit_code == 0, res.output
+    manifest = json.loads((out / "manifest.json").read_text())
+    records = {r["name"]: r for r in manifest["conditions"]["records"]}
+    assert records["snr5"]["beds"] == "packages" and records["clean"]["beds"] == "generated"
+    assert "test-hiss" in manifest["conditions"]["beds"]["packages"]["accepted"]
+    assert manifest["parameters"]["beds"] == "packages"
+    renderer = bench_renderer(under_condition(load_benchmark(out), "snr5"))
+    clip = load_benchmark(out).clips[0]
+    assert renderer.bed_spans(clip)[0].bed_id in renderer.accepted
+    assert set(renderer.accepted) <= {"test-hiss", "test-hum"}
+    res = runner.invoke(app, ["build", "--atoms", str(tonal_bank), "--clips", "20", "--queries", "4",
+                              "--out", str(tmp_path / "c"), "--beds", "packages"])
+    assert res.exit_code == 2 and "--beds" in res.output

@@ -152,6 +152,15 @@ def parse_condition_list(text: str, where: str = "--conditions") -> tuple[Condit
     return tuple(ordered)
 
 
+def with_beds(conditions: Iterable[Condition], beds: str, where: str = "--beds") -> tuple[Condition, ...]:
+    """``conditions`` with every bed-laying one (``snrNN``, ``long``) drawing from ``beds``
+    (``generated``, ``packages`` or ``folder:PATH``)."""
+    out = tuple(replace(c, beds=beds) if c.needs_beds else c for c in conditions)
+    for c in out:
+        c.validate(where)
+    return out
+
+
 def recorded_conditions(manifest: dict[str, Any], where: str = "manifest.json") -> dict[str, Condition]:
     """The conditions a build recorded (``bench build --conditions``), by name; {} when none."""
     raw = manifest.get("conditions")

@@ -32,7 +32,7 @@ from reasonaudio.dataset.benchmark import (
     write_qrels,
 )
 from reasonaudio.dataset.clip import Clip
-from reasonaudio.dataset.conditions import manifest_record, parse_condition_list
+from reasonaudio.dataset.conditions import manifest_record, parse_condition_list, with_beds
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import atomic_dir, atomic_file, clear_stale_partials, dumps, write_jsonl
 from reasonaudio.output_dirs import check_output_dir
@@ -65,6 +65,8 @@ class BuildParams:
     conditions: str | None = None
     """``--conditions clean,snr20,...``: acoustic conditions to record in the manifest (None:
     none recorded, and the manifest is byte-identical to a build before conditions existed)"""
+    beds: str | None = None
+    """``--beds``: the bed bank those conditions draw from (None: the registry's, ``generated``)"""
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
@@ -74,6 +76,8 @@ class BuildParams:
             out["tasks"] = list(self.tasks)
         if self.conditions is None:
             del out["conditions"]
+        if self.beds is None:
+            del out["beds"]
         return out
 
 
@@ -259,6 +263,10 @@ def build_benchmark(out: Path | str, params: BuildParams, overwrite: bool = Fals
     conditions = parse_condition_list(params.conditions) if params.conditions is not None else None
     if conditions is not None:
         params = replace(params, conditions=",".join(c.name for c in conditions))
+    if params.beds is not None:
+        if conditions is None:
+            raise DataError("--beds: names the bed bank of --conditions; give --conditions too")
+        conditions = with_beds(conditions, params.beds)
     params = replace(params, atoms=absolute_bank_spec(params.atoms))
     bank = open_bank(params.atoms)
     validate_bank(bank)  # the rules `bench atoms check` applies, before anything is composed
