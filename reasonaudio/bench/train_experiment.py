@@ -53,6 +53,7 @@ def reusable(model_dir: Path, options: TrainOptions, train_dir: Path) -> bool:
         return False
     card = read_json(card_path)
     return (card.get("recipe") == options.to_json()
+            and "condition" not in card.get("training_build", {})  # trained on clean audio
             and card.get("training_build", {}).get("manifest_sha256")
             == sha256_file(train_dir / "manifest.json"))
 

@@ -39,6 +39,8 @@ LADDER = ("snr20", "snr10", "snr5", "snr0")
 """the SNR ladder ``--condition all`` and the report's plot read, loudest bed last"""
 DEFAULT_BEDS = "generated"
 """the bed bank a condition draws from unless its record names another (``ingest/beds.py``)"""
+BED_BANKS = (DEFAULT_BEDS, "packages")
+"""bed banks named by a word (``ingest/beds.py``); any other is ``folder:PATH``"""
 _NAME = re.compile(r"^(clean|long|snr(-?\d{1,2}))$")
 _DERIVED_KEY = "condition"
 
@@ -53,7 +55,7 @@ class Condition:
     snr_db: float | None = None
     """``snr``: the bed's loudness is the loudness reference minus this"""
     beds: str = DEFAULT_BEDS
-    """the bed bank (``generated`` or ``folder:PATH``)"""
+    """the bed bank (``generated``, ``packages`` or ``folder:PATH``)"""
     long_min_s: float = 60.0
     long_max_s: float = 300.0
     """``long``: the recording's length is drawn per clip in this range (ms resolution)"""
@@ -111,9 +113,9 @@ class Condition:
         if not (0 < self.long_min_s <= self.long_max_s and 0 < lo <= hi):
             raise DataError(f"{where} ({self.name}): long_min_s <= long_max_s and the stretch "
                             "range must be positive")
-        if not (self.beds == DEFAULT_BEDS or self.beds.startswith("folder:")):
-            raise DataError(f"{where} ({self.name}): beds must be {DEFAULT_BEDS!r} or folder:PATH, "
-                            f"got {self.beds!r}")
+        if not (self.beds in BED_BANKS or self.beds.startswith("folder:")):
+            raise DataError(f"{where} ({self.name}): beds must be {DEFAULT_BEDS!r}, 'packages' or "
+                            f"folder:PATH, got {self.beds!r}")
 
 
 def parse_condition(name: str, where: str = "--condition") -> Condition:
@@ -148,6 +150,15 @@ def parse_condition_list(text: str, where: str = "--conditions") -> tuple[Condit
         seen[cond.name] = cond
     ordered = [seen.pop(CLEAN, Condition(CLEAN, "clean"))] + list(seen.values())
     return tuple(ordered)
+
+
+def with_beds(conditions: Iterable[Condition], beds: str, where: str = "--beds") -> tuple[Condition, ...]:
+    """``conditions`` with every bed-laying one (``snrNN``, ``long``) drawing from ``beds``
+    (``generated``, ``packages`` or ``folder:PATH``)."""
+    out = tuple(replace(c, beds=beds) if c.needs_beds else c for c in conditions)
+    for c in out:
+        c.validate(where)
+    return out
 
 
 def recorded_conditions(manifest: dict[str, Any], where: str = "manifest.json") -> dict[str, Condition]:
@@ -194,6 +205,14 @@ def results_subdir(condition: str) -> str:
 def qualified(name: str, condition: str) -> str:
     """``NAME@CONDITION`` (``NAME`` alone under clean)."""
     return name if condition == CLEAN else f"{name}@{condition}"
+
+
+def trained_model_name(digest: str, condition: str = CLEAN) -> str:
+    """A trained model's name: ``trained-<digest>`` when it was trained on clean audio,
+    ``trained-<condition>-<digest>`` under another condition, so its collection
+    (``reasonaudio-trained-snr5-<digest>``, ingested under snr5 ``...-<digest>.snr5``) can never be
+    read as a clean model's."""
+    return f"trained-{digest}" if condition == CLEAN else f"trained-{condition}-{digest}"
 
 
 def split_qualified(text: str, default: str = CLEAN, where: str = "retriever") -> tuple[str, str]:

@@ -9,7 +9,13 @@ Two kinds of bed bank (:func:`open_beds`):
   same samples on every machine;
 - ``folder:PATH``: real ambience recordings, ``PATH/beds.jsonl`` with one
   ``{"bed_id", "path", "source", "license"}`` per line (WAV/FLAC files under ``PATH``), the layout
-  a recipe fetch writes; a bed without its source or licence is refused.
+  a recipe fetch writes; a bed without its source or licence is refused;
+- ``packages``: the folder ``bench atoms fetch beds`` writes (``$REASONAUDIO_CACHE/beds/packages``,
+  real ambience from Debian packages, :mod:`reasonaudio.ingest.atoms.fetch.bed_recipes`), recorded
+  by that name so a record holds no machine path.
+
+A recording shorter than ``MIN_RECORDING_S`` is repeated whole (an ambience loop is made to
+repeat) before anything else reads it, so the check hears, and a clip gets, the loop as laid.
 
 The check (:func:`check_beds`): YAMNet tags every bed (frames pooled by max, as ``bench atoms
 check --tagger`` does) and a bed is refused when any label of the bank in use has an expected
@@ -43,6 +49,8 @@ from reasonaudio.errors import DataError
 from reasonaudio.fileio import atomic_file, read_json, read_jsonl
 
 GENERATED = "generated"
+PACKAGES = "packages"
+MIN_RECORDING_S = 30.0
 GEN_RATE = 48_000
 GEN_SECONDS = 60.0
 BLOCK_S = 0.4
@@ -131,19 +139,38 @@ class BedBank:
         x = x.mean(axis=1)
         if len(x) < int(math.ceil(BLOCK_S * sr)) + 1 or not np.any(x):
             raise DataError(f"{path}: bed {bed_id!r} is silent or shorter than {BLOCK_S} s")
+        if len(x) < MIN_RECORDING_S * sr:
+            x = np.tile(x, int(math.ceil(MIN_RECORDING_S * sr / len(x))))
         return x, int(sr)
 
     def describe(self) -> dict[str, Any]:
         return {"spec": self.spec, "beds": [b.to_json() for b in self.beds]}
 
 
+def packaged_beds_dir() -> Path:
+    """Where ``bench atoms fetch beds`` writes the ``packages`` bed bank."""
+    from reasonaudio.models.cache_dir import cache_root
+
+    return cache_root() / "beds" / PACKAGES
+
+
 def open_beds(spec: str = GENERATED) -> BedBank:
-    """``generated`` or ``folder:PATH`` (see the module docstring)."""
+    """``generated``, ``packages`` or ``folder:PATH`` (see the module docstring)."""
     if spec == GENERATED:
         return BedBank(GENERATED, GENERATED_BEDS)
+    if spec == PACKAGES:
+        root = packaged_beds_dir()
+        if not (root / "beds.jsonl").is_file():
+            raise DataError(f"bed bank {PACKAGES!r}: no fetched beds (run `bench atoms fetch beds` "
+                            "first)")
+        return _folder_beds(root, PACKAGES)
     if not spec.startswith("folder:"):
-        raise DataError(f"bed bank {spec!r}: expected {GENERATED!r} or folder:PATH")
+        raise DataError(f"bed bank {spec!r}: expected {GENERATED!r}, {PACKAGES!r} or folder:PATH")
     root = Path(spec[len("folder:"):]).expanduser()
+    return _folder_beds(root, f"folder:{root.absolute()}")
+
+
+def _folder_beds(root: Path, spec: str) -> BedBank:
     manifest = root / "beds.jsonl"
     if not manifest.is_file():
         raise DataError(f"{manifest}: file not found (a bed folder lists its beds there)")
@@ -159,10 +186,11 @@ def open_beds(spec: str = GENERATED) -> BedBank:
         rel = Path(row["path"])
         if rel.is_absolute() or ".." in rel.parts:
             raise DataError(f"{where}: path {row['path']!r} must stay inside {root}")
-        beds.append(Bed(row["bed_id"], "recording", row["source"], row["license"], row["path"]))
+        pin = {"sha256": row["sha256"]} if isinstance(row.get("sha256"), str) else {}
+        beds.append(Bed(row["bed_id"], "recording", row["source"], row["license"], row["path"], pin))
     if len({b.bed_id for b in beds}) != len(beds):
         raise DataError(f"{manifest}: duplicate bed ids")
-    return BedBank(f"folder:{root.absolute()}", beds, root)
+    return BedBank(spec, beds, root)
 
 
 # --- levels ------------------------------------------------------------------------------------
@@ -186,6 +214,8 @@ class PreparedBed:
         self.block = int(round(BLOCK_S * sr))
         starts = np.arange(0, len(x) - self.block + 1, self.step)
         self.block_power = (csum[starts + self.block] - csum[starts]) / self.block
+        with np.errstate(divide="ignore"):  # each block's loudness, once per bed, not per clip
+            self.block_lufs = -0.691 + 10 * np.log10(self.block_power)
         self.bed_id = bed_id
         self.sr = sr
         self.samples = x  # float64: added into the float64 mix by BLAS axpy, no temporary
@@ -203,13 +233,13 @@ class PreparedBed:
         z = self.block_power[start_step:start_step + blocks]
         if len(z) == 0:
             return self.reference_lufs
-        with np.errstate(divide="ignore"):
-            lj = -0.691 + 10 * np.log10(z)
-        z = z[lj >= ABS_GATE]
+        lj = self.block_lufs[start_step:start_step + blocks]
+        kept = lj >= ABS_GATE
+        z, lj = z[kept], lj[kept]
         if len(z) == 0:
             return self.reference_lufs
         rel = -0.691 + 10 * np.log10(z.mean()) + REL_GATE
-        z = z[-0.691 + 10 * np.log10(z) > rel]
+        z = z[lj > rel]
         return float(-0.691 + 10 * np.log10(z.mean()))
 
     def segment(self, start_step: int, n: int) -> np.ndarray:

@@ -32,7 +32,7 @@ from reasonaudio.dataset.benchmark import (
     write_qrels,
 )
 from reasonaudio.dataset.clip import Clip
-from reasonaudio.dataset.conditions import manifest_record, parse_condition_list
+from reasonaudio.dataset.conditions import manifest_record, parse_condition_list, with_beds
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import atomic_dir, atomic_file, clear_stale_partials, dumps, write_jsonl
 from reasonaudio.output_dirs import check_output_dir
@@ -68,6 +68,8 @@ class BuildParams:
     interleaved: float | None = None
     """``--interleaved SHARE``: that share of each task's queries also asked with one sound given
     by example (reasonaudio.ingest.interleave; None: none, and the build is what it always was)"""
+    beds: str | None = None
+    """``--beds``: the bed bank those conditions draw from (None: the registry's, ``generated``)"""
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
@@ -79,6 +81,8 @@ class BuildParams:
             del out["conditions"]
         if self.interleaved is None:
             del out["interleaved"]
+        if self.beds is None:
+            del out["beds"]
         return out
 
 
@@ -267,6 +271,10 @@ def build_benchmark(out: Path | str, params: BuildParams, overwrite: bool = Fals
     conditions = parse_condition_list(params.conditions) if params.conditions is not None else None
     if conditions is not None:
         params = replace(params, conditions=",".join(c.name for c in conditions))
+    if params.beds is not None:
+        if conditions is None:
+            raise DataError("--beds: names the bed bank of --conditions; give --conditions too")
+        conditions = with_beds(conditions, params.beds)
     params = replace(params, atoms=absolute_bank_spec(params.atoms))
     bank = open_bank(params.atoms)
     validate_bank(bank)  # the rules `bench atoms check` applies, before anything is composed

@@ -22,6 +22,11 @@ as 16-bit FLAC (or WAV) bytes in an ``Audio`` column; ``--audio files`` writes
 ``--audio none`` exports metadata only. Writing parquet needs pyarrow (``pip install
 'reasonaudio[hf]'``); the ``datasets`` library itself is not needed to export.
 
+Under an acoustic condition (``--condition``) the audio is rendered under it and the record says
+which; under ``long`` each row's ``duration`` and ``events`` are the recording's (the events at
+their place in it, :meth:`ConditionRenderer.place`) and a corpus file holds at most
+``LONG_CLIPS_PER_SHARD`` recordings.
+
 Deterministic: the same benchmark and options give the same bytes (no timestamps anywhere).
 """
 
@@ -55,6 +60,10 @@ EXPORT_OUTPUT = OutputKind("export", "bench export --to", EXPORT_FILE, EXPORT_FO
 """What ``bench export --force`` may replace: an earlier export (its record names our format)."""
 CLIPS_PER_SHARD = 250
 """with embedded audio: about 200 MB per corpus file at 48 kHz (the hub's advice is < 500 MB)"""
+LONG_CLIPS_PER_SHARD = 4
+"""the same under ``long`` (recordings of 60 to 300 s): a corpus file of at most 1,200 s, about
+20 MB at 48 kHz, so the rows held before a file is written stay small beside the 300 s render
+(docs/conditions.md states the memory bound)"""
 
 @dataclass(frozen=True)
 class ExportOptions:
@@ -221,7 +230,9 @@ def export_hf(bench: Benchmark, dest: Path | str, opts: ExportOptions = ExportOp
     t0 = time.perf_counter()
     renderer = bench_renderer(bench, opts.atoms) if opts.audio != "none" else None
     features = corpus_features(opts.audio, opts.sample_rate)
-    shard_size = CLIPS_PER_SHARD if opts.audio == "embed" else max(1, len(bench.clips))
+    per_shard = LONG_CLIPS_PER_SHARD if hasattr(renderer, "place") and \
+        renderer.condition.kind == "long" else CLIPS_PER_SHARD
+    shard_size = per_shard if opts.audio == "embed" else max(1, len(bench.clips))
     shards = _shards(len(bench.clips), shard_size)
     dest = Path(dest)
     log = logging.getLogger("reasonaudio.render")
@@ -247,10 +258,12 @@ def _export(bench: Benchmark, dest: Path, opts: ExportOptions, pa: Any, renderer
             rows = []
             for clip in clips[lo:hi]:
                 rate = opts.sample_rate or clip.sample_rate
+                # what the audio holds: under ``long`` the events at their place in the recording
+                heard = renderer.place(clip) if hasattr(renderer, "place") else clip
                 row: dict[str, Any] = {"_id": clip.id}
                 if renderer is not None:
                     wave = renderer.render(replace(clip, sample_rate=rate))
-                    audio_seconds += clip.duration
+                    audio_seconds += heard.duration
                     name = f"{clip.id}.{opts.audio_format}"
                     if opts.audio == "embed":
                         row["audio"] = {"bytes": encode_audio(wave, rate, opts.audio_format), "path": name}
@@ -261,10 +274,10 @@ def _export(bench: Benchmark, dest: Path, opts: ExportOptions, pa: Any, renderer
                         write_audio(tmp / rel, wave, rate)
                         files.append(rel)
                         row["audio_path"] = rel
-                row.update({"duration": clip.duration,
+                row.update({"duration": heard.duration,
                             "sample_rate": rate if renderer is not None else clip.sample_rate,
                             "mode": clip.mode, "labels": list(clip.labels),
-                            "events": [e.to_json() for e in clip.events]})
+                            "events": [e.to_json() for e in heard.events]})
                 rows.append(row)
                 done += 1
                 hooks.progress("export", done, len(clips))

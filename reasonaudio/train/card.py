@@ -35,7 +35,9 @@ MODEL_OUTPUT = OutputKind("model", "bench train --out", CARD, FORMAT)
 
 
 def save_model_dir(out: Path, model: Any, options: Any, bench: Any, data: Any, result: Any,
-                   feats: Any, overwrite: bool = False) -> None:
+                   feats: Any, overwrite: bool = False, condition: dict[str, Any] | None = None) -> None:
+    """``condition``: the acoustic condition the training audio was heard under (None: clean,
+    and nothing is added, so a clean model's files are as before)."""
     from safetensors.torch import save
 
     config = {
@@ -49,6 +51,8 @@ def save_model_dir(out: Path, model: Any, options: Any, bench: Any, data: Any, r
                           "dtype": TokenSpec().dtype, "bucket": TokenSpec().bucket,
                           "max_tokens": MAX_TOKENS},
     }
+    if condition is not None:
+        config["training_condition"] = condition
     state = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
     with atomic_dir(out, MODEL_OUTPUT, overwrite, [bench.root]) as tmp:
         write_json(tmp / CONFIG, config)
@@ -79,6 +83,8 @@ def save_model_dir(out: Path, model: Any, options: Any, bench: Any, data: Any, r
             "threads": options.threads,
             "versions": versions(),
         }
+        if condition is not None:
+            card["training_build"]["condition"] = condition
         result.card = card
         write_json(tmp / CARD, card)
         (tmp / README).write_text(model_card_text(card), encoding="utf-8")
@@ -107,7 +113,9 @@ def model_card_text(card: dict[str, Any]) -> str:
         f"- weights sha256: `{card['weights_sha256']}`",
         f"- training build: seed {card['training_build']['seed']}, manifest sha256 "
         f"`{card['training_build']['manifest_sha256']}`, "
-        f"{card['training_build']['counts'].get('clips', '?')} clips",
+        f"{card['training_build']['counts'].get('clips', '?')} clips"
+        + (f", heard under condition `{card['training_build']['condition']['condition']['name']}`"
+           if card["training_build"].get("condition") else ""),
         f"- seed {card['seed']}, {card['threads']} CPU threads, device {recipe['device']}",
         f"- hard negatives: {'yes' if recipe['hard_negatives'] else 'no'} "
         f"(weight {recipe['hard_weight']})",

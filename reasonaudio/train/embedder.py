@@ -7,7 +7,9 @@ over them, one clip at a time so a vector never depends on its batch. Text: froz
 states (float16, as in training) through the trained text encoder, one text at a time.
 
 The name is ``trained-<first 12 hex of the weights' sha256>``, so each trained model gets its own
-collection (``reasonaudio-trained-<digest>``) and embedding cache; the revision is
+collection (``reasonaudio-trained-<digest>``) and embedding cache; a model trained under an
+acoustic condition (``bench train --condition snr5``) is ``trained-snr5-<digest>`` and its policy
+(so its identity) records the condition; the revision is
 ``sha256:<16 hex>`` of ``model.safetensors`` and is checked at search time like any model's.
 """
 
@@ -17,6 +19,7 @@ from typing import Any, Hashable, Sequence
 
 import numpy as np
 
+from reasonaudio.dataset.conditions import CLEAN, trained_model_name
 from reasonaudio.errors import ModelError
 from reasonaudio.ingest.embed.pipelines import frames_cache_spec
 from reasonaudio.models.base import Embedder, torch_device
@@ -44,7 +47,9 @@ class TrainedEmbedder(Embedder):
         self.model_path = str(model_path)
         self.weights_sha256 = digest
         self.revision = f"sha256:{digest[:16]}"
-        self._name = f"trained-{digest[:12]}"
+        self.training_condition = self.config.get("training_condition")
+        trained_under = (self.training_condition or {}).get("condition", {}).get("name", CLEAN)
+        self._name = trained_model_name(digest[:12], trained_under)
         self.dimension = int(self.config["model"]["joint_dim"])
         self.yamnet = load_model("yamnet", batch_size=batch_size) if batch_size else frozen_model("yamnet")
         self.unit_batch = self.yamnet.unit_batch
@@ -104,8 +109,11 @@ class TrainedEmbedder(Embedder):
         return np.stack(out).astype(np.float32)
 
     def policy(self) -> dict[str, Any]:
-        return {"kind": "trained-dual-encoder", "frames": "yamnet 0.96 s patches every 0.48 s",
-                "pooling": "temporal transformer, mean+max, L2", "weights": self.revision}
+        out = {"kind": "trained-dual-encoder", "frames": "yamnet 0.96 s patches every 0.48 s",
+               "pooling": "temporal transformer, mean+max, L2", "weights": self.revision}
+        if self.training_condition is not None:
+            out["trained_under"] = self.training_condition
+        return out
 
     def close(self) -> None:
         if self._tokens is not None:

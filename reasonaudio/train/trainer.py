@@ -19,6 +19,7 @@ import numpy as np
 
 from reasonaudio.constraints.judge import benchmark_index
 from reasonaudio.dataset.benchmark import load_benchmark
+from reasonaudio.dataset.conditions import CLEAN, condition_of, parse_condition, under_condition
 from reasonaudio.errors import DataError, ModelError
 from reasonaudio.fileio import clear_stale_partials
 from reasonaudio.models.base import torch_device
@@ -320,10 +321,16 @@ def perception_stage(model: Any, bench: Any, feats: Features, data: TrainingData
 
 
 def train_model(train_dir: Path | str, out: Path | str, options: TrainOptions = TrainOptions(),
-                hooks: Hooks = SILENT, overwrite: bool = False) -> TrainResult:
+                hooks: Hooks = SILENT, overwrite: bool = False, condition: str = CLEAN) -> TrainResult:
     """Train on the training build at ``train_dir``; write the model directory ``out``. Progress
     goes to ``hooks.event`` as :class:`TrainStatus` events; ``hooks.notify`` hears which work
-    folders of killed trainings of ``out`` were removed."""
+    folders of killed trainings of ``out`` were removed.
+
+    ``condition`` (``bench train --condition``): the training build's clips are heard under that
+    acoustic condition (the same :class:`~reasonaudio.ingest.render.ConditionRenderer` an ingest
+    uses); the model's config and card record it and its name says it
+    (:func:`~reasonaudio.dataset.conditions.trained_model_name`). ``long`` is refused: the
+    perception targets and the frame window read the events' clip-relative times."""
     import torch
 
     out = Path(out)
@@ -332,9 +339,16 @@ def train_model(train_dir: Path | str, out: Path | str, options: TrainOptions = 
         raise DataError(f"--epochs must be >= 1 and the batch size >= 2 "
                         f"(got {options.epochs}, {options.batch_size})")
     check_model_options(options)
+    cond = parse_condition(condition)
+    if cond.kind == "long":
+        raise DataError("--condition long: training reads each event's clip-relative time (the "
+                        "perception stage's frame targets, the first frames of each clip), which "
+                        "a long recording moves; train under clean or an snrNN condition")
     clear_stale_partials(out, "training", hooks.notify)
     options = replace(options, device=torch_device(options.device))
     bench = load_benchmark(train_dir)
+    if not cond.is_clean:
+        under_condition(bench, cond.name)
     times: dict[str, float] = {}
     t0 = time.perf_counter()
     data = make_examples(bench, options.data,
@@ -428,8 +442,22 @@ def train_model(train_dir: Path | str, out: Path | str, options: TrainOptions = 
     times["total_s"] = time.perf_counter() - t0
     result = TrainResult(out, len(history), best[1], step, history, step_losses, times, data.stats,
                          perception=perception)
-    save_model_dir(out, model, options, bench, data, result, feats, overwrite=overwrite)
+    save_model_dir(out, model, options, bench, data, result, feats, overwrite=overwrite,
+                   condition=training_condition(bench))
     return result
+
+
+def training_condition(bench: Any) -> dict[str, Any] | None:
+    """What the model directory records of the condition the training build was heard under
+    (None under clean: a clean model's files are as before): the condition's record, its bed bank
+    and accepted beds, and the build seed the beds were drawn with."""
+    cond = condition_of(bench)
+    if cond.is_clean:
+        return None
+    from reasonaudio.ingest.render import bench_renderer
+
+    renderer = bench_renderer(bench)
+    return dict(getattr(renderer, "condition_identity", {"condition": cond.to_json()}))
 
 
 def check_model_options(options: TrainOptions) -> None:

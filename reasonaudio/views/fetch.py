@@ -41,3 +41,23 @@ def print_fetch_summary(console: Console, summary: FetchSummary) -> None:
     for p in summary.packages:
         if p.warning:
             console.print(f"[yellow]warning:[/] {escape(p.spec)}: {escape(p.warning)}", highlight=False)
+
+
+def print_bed_check(console: Console, check: dict | None) -> None:
+    """``bench atoms fetch beds``: the tagger check's verdict per fetched bed."""
+    if check is None:
+        console.print("[yellow]note:[/] no atom bank to check the beds against (fetch one, or "
+                      "pass --atoms); a condition runs the check when it first uses them",
+                      highlight=False)
+        return
+    table = Table(title=f"bed check against {check.get('classes')} classes (YAMNet top "
+                  f"{check.get('k')}): {len(check.get('accepted', []))} of "
+                  f"{len(check.get('verdicts', []))} accepted", title_justify="left", box=None)
+    table.add_column("bed", overflow="fold")
+    table.add_column("verdict")
+    table.add_column("labels heard", overflow="fold")
+    for v in check.get("verdicts", []):
+        heard = ", ".join(v["heard"][:6]) + (f" (+{len(v['heard']) - 6})" if len(v["heard"]) > 6 else "")
+        table.add_row(escape(v["bed_id"]), "[green]accepted[/]" if v["ok"] else "[red]refused[/]",
+                      escape(heard or "-"))
+    console.print(table)

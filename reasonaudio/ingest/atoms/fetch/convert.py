@@ -94,13 +94,14 @@ def to_wav_bytes(wave: np.ndarray, sr: int = SAMPLE_RATE) -> bytes:
 
 
 def finish(wave: np.ndarray, trim: Trim, gain_db: float, where: str,
-           max_seconds: float = MAX_SECONDS) -> tuple[np.ndarray, float]:
-    """Silence-trim, cap the length, fade the edges, apply gain; returns (wave, peak guard dB)."""
+           max_seconds: float = MAX_SECONDS, fade: bool = True) -> tuple[np.ndarray, float]:
+    """Silence-trim, cap the length, fade the edges (unless ``fade`` is False: a loop's ends
+    join), apply gain; returns (wave, peak guard dB)."""
     wave = trim_silence(wave, SAMPLE_RATE, trim.silence_db)
     if len(wave) < MIN_SECONDS * SAMPLE_RATE:
         raise FetchError(f"{where}: silent or shorter than {MIN_SECONDS} s after trimming")
     wave = wave[:int(max_seconds * SAMPLE_RATE)]
-    wave = _fade(wave, SAMPLE_RATE) * np.float32(10.0 ** (gain_db / 20.0))
+    wave = (_fade(wave, SAMPLE_RATE) if fade else wave) * np.float32(10.0 ** (gain_db / 20.0))
     peak = float(np.max(np.abs(wave)))
     guard = 0.0
     if peak > PEAK_CEILING:
@@ -110,7 +111,7 @@ def finish(wave: np.ndarray, trim: Trim, gain_db: float, where: str,
 
 
 def convert(data: bytes, trim: Trim, gain_db: float, where: str,
-            max_seconds: float = MAX_SECONDS) -> Converted:
+            max_seconds: float = MAX_SECONDS, fade: bool = True) -> Converted:
     """Source bytes -> bank WAV bytes (see module doc)."""
     mono, sr, channels = decode(data, where)
     source_duration = len(mono) / sr
@@ -119,7 +120,7 @@ def convert(data: bytes, trim: Trim, gain_db: float, where: str,
     if start >= end:
         raise FetchError(f"{where}: trim start {trim.start} s is past the end ({source_duration:.2f} s)")
     wave = resample(mono[start:end], sr)
-    wave, guard = finish(wave, trim, gain_db, where, max_seconds)
+    wave, guard = finish(wave, trim, gain_db, where, max_seconds, fade)
     return Converted(to_wav_bytes(wave), round(len(wave) / SAMPLE_RATE, 3), sr, channels,
                      round(source_duration, 3), guard)
 

@@ -163,6 +163,9 @@ class Fetcher:
         self.cached_bytes = 0
         self._sha_memo: dict[Path, str] = {}
 
+    fade_edges = True
+    """fade every file's ends (atoms); a bed fetch keeps a loop's ends so it repeats seamlessly"""
+
     # -- resume records ------------------------------------------------------------------------
 
     def _done_path(self, atom: AtomRecipe) -> Path:
@@ -388,7 +391,7 @@ class Fetcher:
                 if atom.sha256 and got != atom.sha256 and not self.record:
                     warning = (f"render sha256 {_short(got)}... differs from the recipe's "
                                f"{_short(atom.sha256)}... (another fluidsynth version); kept")
-                converted = conv.convert(data, atom.trim, atom.gain_db, where)
+                converted = conv.convert(data, atom.trim, atom.gain_db, where, fade=self.fade_edges)
             elif atom.parts:
                 pieces, observed_parts = [], []
                 for part in atom.parts:
@@ -398,7 +401,7 @@ class Fetcher:
                     self._check_sha(where + f" part {part.path}", psha, part.sha256)
                     pieces.append((blob, part.at))
                 wave, _sr = conv.mix_parts(pieces, where)
-                wave, guard = conv.finish(wave, atom.trim, atom.gain_db, where)
+                wave, guard = conv.finish(wave, atom.trim, atom.gain_db, where, fade=self.fade_edges)
                 wav = conv.to_wav_bytes(wave)
                 converted = conv.Converted(wav, round(len(wave) / conv.SAMPLE_RATE, 3),
                                            conv.SAMPLE_RATE, 1, 0.0, guard)
@@ -407,7 +410,7 @@ class Fetcher:
                 data, _, warning = self._source_bytes(atom, members)
                 got = _sha(data)
                 self._check_sha(where, got, atom.sha256)
-                converted = conv.convert(data, atom.trim, atom.gain_db, where)
+                converted = conv.convert(data, atom.trim, atom.gain_db, where, fade=self.fade_edges)
         except FetchError as exc:
             return AtomResult(atom.label, atom.package, FAILED, str(exc))
         staged = self._staged_path(atom)
