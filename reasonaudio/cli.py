@@ -847,8 +847,10 @@ def ingest(
     workers: int = typer.Option(1, "--workers", min=1, help="--engine ray: model actors."),
     gpus_per_worker: float = typer.Option(0.0, "--gpus-per-worker", min=0.0,
                                           help="--engine ray: GPUs per model actor."),
-    cpus_per_worker: float = typer.Option(1.0, "--cpus-per-worker", min=0.01,
-                                          help="--engine ray: logical CPUs per model actor."),
+    cpus_per_worker: Optional[float] = typer.Option(None, "--cpus-per-worker", min=0.01,
+                                                    help="--engine ray: logical CPUs per model "
+                                                    "actor (default: a local Ray's cores shared "
+                                                    "out over the actors; 1 on a cluster)."),
     ray_address: Optional[str] = typer.Option(None, "--ray-address",
                                               help="--engine ray: join this cluster (default: a "
                                               "local Ray for the run)."),

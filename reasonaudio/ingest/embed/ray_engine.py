@@ -33,6 +33,8 @@ import json
 import logging
 import math
 import os
+import sys
+import time
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -60,7 +62,10 @@ class RayOptions:
     workers: int = 1
     """actors in the model pool (one model copy each)"""
     gpus_per_worker: float = 0.0
-    cpus_per_worker: float = 1.0
+    cpus_per_worker: float | None = None
+    """logical CPUs per actor; ``None``: every usable core shared out over the actors on a local
+    Ray (an actor's torch runs on as many threads as it has CPUs: Ray sets ``OMP_NUM_THREADS``),
+    one on a cluster (:meth:`resolved`)"""
     render_cpus: float = 0.5
     """logical CPUs a render task reserves (fractional: renders share cores with the actors)"""
     batch_clips: int = 16
@@ -76,12 +81,26 @@ class RayOptions:
     worker_env: dict[str, str] = field(default_factory=dict)
     """extra environment for the actors (e.g. a cache folder on a node's local disk)"""
 
+    def resolved(self) -> "RayOptions":
+        """These options with ``cpus_per_worker`` chosen when it was left to the engine: on a
+        local Ray each of the ``workers`` actors gets an equal share of the usable cores (at
+        least one), so one actor's torch uses every core, as the local engine's does; on a
+        cluster one CPU (the model runs on its GPU, or pass ``--cpus-per-worker``)."""
+        if self.cpus_per_worker is not None:
+            return self
+        if self.address:
+            return replace(self, cpus_per_worker=1.0)
+        from reasonaudio.runtime import usable_cores
+
+        cores = self.local_cpus or usable_cores()
+        return replace(self, cpus_per_worker=float(max(1, cores // max(1, self.workers))))
+
     def validate(self) -> None:
         if self.workers < 1:
             raise DataError(f"--workers must be >= 1, got {self.workers}")
         if self.gpus_per_worker < 0:
             raise DataError(f"--gpus-per-worker must be >= 0, got {self.gpus_per_worker:g}")
-        if self.cpus_per_worker <= 0:
+        if self.cpus_per_worker is not None and self.cpus_per_worker <= 0:
             raise DataError(f"--cpus-per-worker must be > 0, got {self.cpus_per_worker:g}")
         if self.batch_clips < 1:
             raise DataError(f"ray batch size must be >= 1, got {self.batch_clips}")
@@ -92,11 +111,12 @@ class RayOptions:
 
     def needed_cpus(self) -> float:
         """Logical CPUs the job needs at once: the actor pool plus one render task."""
-        return self.workers * self.cpus_per_worker + self.render_cpus
+        return self.workers * (self.resolved().cpus_per_worker or 1.0) + self.render_cpus
 
     def to_json(self) -> dict[str, Any]:
         return {"address": self.address or "local", "workers": self.workers,
-                "gpus_per_worker": self.gpus_per_worker, "cpus_per_worker": self.cpus_per_worker,
+                "gpus_per_worker": self.gpus_per_worker,
+                "cpus_per_worker": self.resolved().cpus_per_worker, "render_cpus": self.render_cpus,
                 "batch_clips": self.batch_clips, "retries": self.retries, "condition": self.condition}
 
 
@@ -106,7 +126,7 @@ def check_engine(engine: str) -> str:
     return engine
 
 
-def ray_engine_from_cli(engine: str, workers: int, gpus_per_worker: float, cpus_per_worker: float,
+def ray_engine_from_cli(engine: str, workers: int, gpus_per_worker: float, cpus_per_worker: float | None,
                         address: str | None, backend: str | None, url: str | None) -> "RayEngine | None":
     """The ``--engine`` flags -> the engine (``None``: local). Ray flags without ``--engine ray``
     are an error, not ignored."""
@@ -114,7 +134,7 @@ def ray_engine_from_cli(engine: str, workers: int, gpus_per_worker: float, cpus_
 
     if check_engine(engine) == "local":
         given = [flag for flag, on in (("--workers", workers != 1), ("--gpus-per-worker", gpus_per_worker != 0),
-                                        ("--cpus-per-worker", cpus_per_worker != 1),
+                                        ("--cpus-per-worker", cpus_per_worker is not None),
                                         ("--ray-address", address is not None)) if on]
         if given:
             raise DataError(f"{', '.join(given)} {'needs' if len(given) == 1 else 'need'} --engine ray")
@@ -264,6 +284,7 @@ class EmbedActor:
         from reasonaudio.ingest.embed.pipelines import open_pipeline
         from reasonaudio.runtime import blas_single_thread
 
+        t0, started = time.perf_counter(), time.time()
         self._stack = contextlib.ExitStack()
         self._stack.enter_context(blas_single_thread())
         self.bench = _worker_bench(root)
@@ -281,6 +302,7 @@ class EmbedActor:
             from reasonaudio.store.open import open_store
 
             self.store = self._stack.enter_context(open_store(root, "server", server_url))
+        self.startup: dict[str, Any] | None = _actor_startup(t0, started)
 
     def _vectors(self, clips: list[Clip]) -> tuple[dict[str, tuple[np.ndarray, dict[str, Any]]],
                                                    dict[str, str]]:
@@ -315,8 +337,10 @@ class EmbedActor:
             self.served.waves = {}
         for cache in self.pipe.caches:  # an actor may be stopped without a goodbye: keep its work
             cache.commit()
-        stats = {"embedded": t.embedded - embedded0,
-                 "cache_hits": sum(c.hits for c in self.pipe.caches[:1]) - hits0}
+        stats: dict[str, Any] = {"embedded": t.embedded - embedded0,
+                                 "cache_hits": sum(c.hits for c in self.pipe.caches[:1]) - hits0}
+        if self.startup is not None:  # the first batch says how long this actor took to start
+            stats["startup"], self.startup = self.startup, None
         written = False
         if self.store is not None:  # a server: the actor writes its own batch
             points = [clip_point(self.bench.clip_by_id[cid], *vecs[cid]) for cid in ids if cid in vecs]
@@ -344,6 +368,19 @@ class EmbedActor:
     def __del__(self) -> None:
         with contextlib.suppress(Exception):
             self._stack.close()
+
+
+def _actor_startup(t0: float, started: float) -> dict[str, Any]:
+    """How an actor started: seconds to load its model (and benchmark, renderer), and the
+    threads its runtimes got (torch reads ``OMP_NUM_THREADS``, which Ray sets to the actor's
+    CPUs)."""
+    out: dict[str, Any] = {"pid": os.getpid(), "started_at": started,
+                           "load_s": round(time.perf_counter() - t0, 3),
+                           "omp_num_threads": os.environ.get("OMP_NUM_THREADS")}
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        out["torch_threads"] = torch.get_num_threads()
+    return out
 
 
 def clip_point(clip: Clip, vector: np.ndarray, extra: dict[str, Any]) -> Any:
@@ -392,6 +429,11 @@ class RayEngine:
 
     def __post_init__(self) -> None:
         self.options.validate()
+        self.options = self.options.resolved()
+        self.startup: dict[str, Any] = {"actors": []}
+        """where the job's start-up went: ``ray_start_s`` (starting or joining Ray),
+        ``first_row_s`` (job submitted -> first clip back), ``actors`` (each actor's
+        :func:`_actor_startup`)"""
         self.adjustments: dict[str, int] = {}
         self._noted: set[tuple[str, str]] = set()
         self.failed: dict[str, str] = {}
@@ -415,7 +457,10 @@ class RayEngine:
             present = store.existing_ids(collection, list(by_id))
             todo = [cid for cid in by_id if cid not in present]
             state["remaining"] = set(todo)
+            t0 = time.perf_counter()
             stack.enter_context(ray_session(self.options))
+            self.startup["ray_start_s"] = round(time.perf_counter() - t0, 3)
+            self._job_t0, self._job_wall0 = time.perf_counter(), time.time()
             return self._rows(bench, pipe, todo, collection, pipeline_args, bank_spec)
 
         def make(ids: Sequence[str]) -> list[PointIn]:
@@ -469,6 +514,12 @@ class RayEngine:
     def _count(self, row: dict[str, Any], pipe: Any) -> None:
         """The actors' counts into the driver's pipeline, so the summary reads as a local run's."""
         stats = json.loads(row.get("stats") or "{}")
+        if "first_row_s" not in self.startup:
+            self.startup["first_row_s"] = round(time.perf_counter() - self._job_t0, 3)
+        if "startup" in stats:  # the seconds from submitting the job to the actor's constructor
+            actor = stats["startup"]
+            actor["spawn_s"] = round(float(actor.pop("started_at")) - self._job_wall0, 3)
+            self.startup["actors"].append(actor)
         pipe.timings.embedded += int(stats.get("embedded", 0))
         if pipe.caches:
             pipe.caches[0].hits += int(stats.get("cache_hits", 0))
