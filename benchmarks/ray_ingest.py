@@ -2,19 +2,25 @@
 model, same clips, cold caches, a fresh Edge collection each (issue 25).
 
     .venv/bin/python benchmarks/ray_ingest.py                                   # MiniLM captions, 2,000 clips
+    .venv/bin/python benchmarks/ray_ingest.py --cpus-per-worker 1 --cpus-per-worker 2   # layouts compared
     .venv/bin/python benchmarks/ray_ingest.py --model yamnet --clips 300
-    .venv/bin/python benchmarks/ray_ingest.py --clips 10000 --workers 2 --cpus-per-worker 0.5
+    .venv/bin/python benchmarks/ray_ingest.py --clips 10000 --pairs 1 --skip-local
     .venv/bin/python benchmarks/ray_ingest.py --model clap --device cuda --gpus-per-worker 1   # a GPU
 
-Both sides run :func:`reasonaudio.ingest.embed.run.ingest_model` on a synthetic build (seed 0,
-``--clips`` clips, built once under the cache folder) with its own empty cache folder; the Ray
-side starts a local Ray for the run (``--ray-cpus`` logical CPUs, a 500 MB object store) and its
-wall time includes starting Ray and the actors. Printed: clips/s of each, the ratio Ray/local
-against the target (>= 0.85: Ray's overhead within 15%), clips/s per worker, and the seconds
-each engine took before its first clip came back (model loading; for Ray also starting Ray and
-the actors) and the rates after it. ``--model clap`` without ``--model-path`` uses the
-full-size random-weight CLAP of benchmarks/ingest_overhead.py (a real-size model: 153 M
-parameters); ``--device cuda`` runs both sides on the GPU.
+Both engines run :func:`reasonaudio.ingest.embed.run.ingest_model` on a synthetic build (seed 0,
+``--clips`` clips, built once under the cache folder) with their own empty cache folder, in
+``--pairs`` alternated rounds (local, Ray, local, Ray, ...: the machine is shared, so both see
+the same load), and the script reports medians. The Ray side starts a local Ray for each run
+(the engine's default size unless ``--ray-cpus``; a 500 MB object store) and its wall time
+includes starting Ray and the actors; without ``--cpus-per-worker`` it uses the layout a plain
+``--engine ray`` gets (:meth:`RayOptions.resolved`), and each ``--cpus-per-worker`` given adds a
+layout to the same rounds. Printed: every run (wall time, clips/s, first clip, the rate after it,
+the 1-minute load average before and after), the layouts, and per engine the medians: clips/s,
+the ratio Ray/local against the target (>= 0.85: Ray's overhead within 15%), clips/s per worker,
+where Ray's start-up went (starting Ray, the actor's process, its model load) and the actors'
+torch threads. ``--model clap`` without ``--model-path`` uses the full-size random-weight CLAP of
+benchmarks/ingest_overhead.py (a real-size model: 153 M parameters); ``--device cuda`` runs both
+sides on the GPU.
 """
 
 from __future__ import annotations
