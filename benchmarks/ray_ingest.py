@@ -2,19 +2,25 @@
 model, same clips, cold caches, a fresh Edge collection each (issue 25).
 
     .venv/bin/python benchmarks/ray_ingest.py                                   # MiniLM captions, 2,000 clips
+    .venv/bin/python benchmarks/ray_ingest.py --cpus-per-worker 1 --cpus-per-worker 2   # layouts compared
     .venv/bin/python benchmarks/ray_ingest.py --model yamnet --clips 300
-    .venv/bin/python benchmarks/ray_ingest.py --clips 10000 --workers 2 --cpus-per-worker 0.5
+    .venv/bin/python benchmarks/ray_ingest.py --clips 10000 --pairs 1 --skip-local
     .venv/bin/python benchmarks/ray_ingest.py --model clap --device cuda --gpus-per-worker 1   # a GPU
 
-Both sides run :func:`reasonaudio.ingest.embed.run.ingest_model` on a synthetic build (seed 0,
-``--clips`` clips, built once under the cache folder) with its own empty cache folder; the Ray
-side starts a local Ray for the run (``--ray-cpus`` logical CPUs, a 500 MB object store) and its
-wall time includes starting Ray and the actors. Printed: clips/s of each, the ratio Ray/local
-against the target (>= 0.85: Ray's overhead within 15%), clips/s per worker, and the seconds
-each engine took before its first clip came back (model loading; for Ray also starting Ray and
-the actors) and the rates after it. ``--model clap`` without ``--model-path`` uses the
-full-size random-weight CLAP of benchmarks/ingest_overhead.py (a real-size model: 153 M
-parameters); ``--device cuda`` runs both sides on the GPU.
+Both engines run :func:`reasonaudio.ingest.embed.run.ingest_model` on a synthetic build (seed 0,
+``--clips`` clips, built once under the cache folder) with their own empty cache folder, in
+``--pairs`` alternated rounds (local, Ray, local, Ray, ...: the machine is shared, so both see
+the same load), and the script reports medians. The Ray side starts a local Ray for each run
+(the engine's default size unless ``--ray-cpus``; a 500 MB object store) and its wall time
+includes starting Ray and the actors; without ``--cpus-per-worker`` it uses the layout a plain
+``--engine ray`` gets (:meth:`RayOptions.resolved`), and each ``--cpus-per-worker`` given adds a
+layout to the same rounds. Printed: every run (wall time, clips/s, first clip, the rate after it,
+the 1-minute load average before and after), the layouts, and per engine the medians: clips/s,
+the ratio Ray/local against the target (>= 0.85: Ray's overhead within 15%), clips/s per worker,
+where Ray's start-up went (starting Ray, the actor's process, its model load) and the actors'
+torch threads. ``--model clap`` without ``--model-path`` uses the full-size random-weight CLAP of
+benchmarks/ingest_overhead.py (a real-size model: 153 M parameters); ``--device cuda`` runs both
+sides on the GPU.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -63,6 +70,7 @@ def run(src: Path, work: Path, label: str, args: argparse.Namespace, engine=None
     data = copy_bench(src, work / label)
     bench = load_benchmark(data)
     first: list[float] = []
+    load_before = os.getloadavg()[0]
     t0 = time.perf_counter()
 
     def progress(_label: str, done: int, _total: int) -> None:
@@ -76,10 +84,20 @@ def run(src: Path, work: Path, label: str, args: argparse.Namespace, engine=None
                                hooks=Hooks(on_progress=progress))
     wall = time.perf_counter() - t0
     assert summary.upserted == len(bench.clips), summary
+    shutil.rmtree(work / label, ignore_errors=True)
+    shutil.rmtree(work / f"cache-{label}", ignore_errors=True)
     start = first[0] if first else 0.0
-    return {"wall_s": round(wall, 2), "clips_per_s": round(len(bench.clips) / wall, 3),
-            "first_clip_s": round(start, 2),
-            "after_first_clip_per_s": round(len(bench.clips) / max(wall - start, 1e-9), 3)}
+    out = {"wall_s": round(wall, 2), "clips_per_s": round(len(bench.clips) / wall, 3),
+           "first_clip_s": round(start, 2),
+           "after_first_clip_per_s": round(len(bench.clips) / max(wall - start, 1e-9), 3),
+           "load_avg_1m": [round(load_before, 2), round(os.getloadavg()[0], 2)]}
+    if engine is not None:
+        out["startup"] = engine.startup
+    return out
+
+
+def median(values: list[float]) -> float:
+    return round(statistics.median(values), 3)
 
 
 def main() -> None:
@@ -88,10 +106,15 @@ def main() -> None:
     ap.add_argument("--model-path", default=None)
     ap.add_argument("--clips", type=int, default=2000)
     ap.add_argument("--workers", type=int, default=1)
-    ap.add_argument("--cpus-per-worker", type=float, default=1.0)
+    ap.add_argument("--cpus-per-worker", type=float, action="append", default=None,
+                    help="logical CPUs per actor; repeat to compare layouts in the same rounds "
+                    "(default: the engine's own choice)")
     ap.add_argument("--gpus-per-worker", type=float, default=0.0)
-    ap.add_argument("--ray-cpus", type=int, default=2)
+    ap.add_argument("--ray-cpus", type=int, default=None,
+                    help="the local Ray's logical CPUs (default: the engine's own choice)")
     ap.add_argument("--batch-clips", type=int, default=64)
+    ap.add_argument("--pairs", type=int, default=2,
+                    help="rounds of local, Ray, local, Ray...: medians are reported (the machine is shared)")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--skip-local", action="store_true", help="only the Ray engine")
     ap.add_argument("--skip-ray", action="store_true", help="only the local engine")
@@ -107,38 +130,68 @@ def main() -> None:
 
         args.model_path = str(full_random_clap_dir())
     src = build(args.clips)
-    options = RayOptions(workers=args.workers, cpus_per_worker=args.cpus_per_worker,
-                         gpus_per_worker=args.gpus_per_worker, local_cpus=args.ray_cpus,
-                         batch_clips=args.batch_clips)
+    layouts = {}
+    for cpus in args.cpus_per_worker or [None]:
+        options = RayOptions(workers=args.workers, cpus_per_worker=cpus,
+                             gpus_per_worker=args.gpus_per_worker, local_cpus=args.ray_cpus,
+                             batch_clips=args.batch_clips).resolved()
+        layouts[f"ray-{options.cpus_per_worker:g}cpu"] = options
+    sides = ([] if args.skip_local else ["local"]) + ([] if args.skip_ray else list(layouts))
+    assert sides, "--skip-local and --skip-ray leave nothing to measure"
+    runs: dict[str, list[dict]] = {side: [] for side in sides}
     work = Path(tempfile.mkdtemp(prefix="ray-ingest-bench-"))
     try:
-        local = None if args.skip_local else run(src, work, "local", args)
-        on_ray = None if args.skip_ray else run(src, work, "ray", args, engine=RayEngine(options))
+        for _ in range(args.pairs):  # alternated: A B A B, so both see the same load
+            for side in sides:
+                engine = None if side == "local" else RayEngine(layouts[side])
+                runs[side].append(run(src, work, side, args, engine))
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    summary = {side: {"clips_per_s": median([r["clips_per_s"] for r in rs]),
+                      "first_clip_s": median([r["first_clip_s"] for r in rs]),
+                      "after_first_clip_per_s": median([r["after_first_clip_per_s"] for r in rs])}
+               for side, rs in runs.items()}
+    for side in layouts:
+        if side not in runs:
+            continue
+        rs = runs[side]
+        summary[side]["ray_start_s"] = median([r["startup"].get("ray_start_s", 0) for r in rs])
+        for key in ("spawn_s", "load_s"):
+            summary[side][f"actor_{key}"] = median([max([a[key] for a in r["startup"]["actors"]] or [0])
+                                                    for r in rs])
+        summary[side]["actor_threads"] = sorted({str(a.get("torch_threads", a.get("omp_num_threads")))
+                                                 for r in rs for a in r["startup"]["actors"]})
     out = {"benchmark": {"bank": "synthetic", "classes": 223, "seed": 0, "clips": args.clips},
            "model": args.model, "device": args.device, "cores": len(os.sched_getaffinity(0)),
-           "ray": options.to_json() | {"local_cpus": args.ray_cpus, "version": ray.__version__},
-           "versions": versions(),
-           "local": local, "ray_engine": on_ray}
+           "ray": {"version": ray.__version__,
+                   "layouts": {side: o.to_json() | {"local_cpus": o.local_cpus or "auto",
+                                                    "needs_cpus": o.needed_cpus()}
+                               for side, o in layouts.items()}},
+           "pairs": args.pairs, "versions": versions(), "runs": runs, "medians": summary}
     print(json.dumps(out, indent=1, default=str))
-    if on_ray is None:
-        assert local is not None, "--skip-local and --skip-ray leave nothing to measure"
-        print(f"{args.model} on {args.clips} clips: local {local['clips_per_s']:.2f} clips/s, "
-              f"{local['after_first_clip_per_s']:.2f} after the first clip")
-        return
-    per_worker = on_ray["clips_per_s"] / args.workers
+    loads = [x for rs in runs.values() for r in rs for x in r["load_avg_1m"]]
+    print(f"{args.model} on {args.clips} clips ({args.device}), medians of {args.pairs} alternated "
+          f"round(s), load average {min(loads):.1f}-{max(loads):.1f} on {out['cores']} cores:")
+    local = summary.get("local")
     if local:
-        ratio = on_ray["clips_per_s"] / local["clips_per_s"]
-        print(f"{args.model} on {args.clips} clips ({args.device}): local {local['clips_per_s']:.2f} clips/s, "
-              f"ray {on_ray['clips_per_s']:.2f} clips/s ({args.workers} worker(s), "
-              f"{per_worker:.2f} clips/s per worker; first clip after {on_ray['first_clip_s']} s, local "
-              f"{local['first_clip_s']} s; after the first clip local {local['after_first_clip_per_s']:.2f}, "
-              f"ray {on_ray['after_first_clip_per_s']:.2f} clips/s); "
-              f"ray/local {ratio:.3f} (target >= {TARGET}: {'met' if ratio >= TARGET else 'NOT met'})")
-    else:
-        print(f"{args.model} on {args.clips} clips: ray {on_ray['clips_per_s']:.2f} clips/s, "
-              f"{per_worker:.2f} per worker")
+        print(f"  local: {local['clips_per_s']:.2f} clips/s (first clip after {local['first_clip_s']} s, "
+              f"then {local['after_first_clip_per_s']:.2f} clips/s)")
+    for side in layouts:
+        if side not in summary:
+            continue
+        r, o = summary[side], layouts[side]
+        line = (f"  {side} ({o.workers} worker(s) x {o.cpus_per_worker:g} CPU, actor threads "
+                f"{','.join(r['actor_threads'])}): {r['clips_per_s']:.2f} clips/s, "
+                f"{r['clips_per_s'] / o.workers:.2f} per worker (first clip after {r['first_clip_s']} s: "
+                f"Ray start {r['ray_start_s']} s, actor process {r['actor_spawn_s']} s, "
+                f"model load {r['actor_load_s']} s; then "
+                f"{r['after_first_clip_per_s']:.2f} clips/s)")
+        if local:
+            ratio = r["clips_per_s"] / local["clips_per_s"]
+            after = r["after_first_clip_per_s"] / local["after_first_clip_per_s"]
+            line += (f"; ray/local {ratio:.3f} (target >= {TARGET}: {'met' if ratio >= TARGET else 'NOT met'}), "
+                     f"after the first clip {after:.3f}")
+        print(line)
 
 
 if __name__ == "__main__":

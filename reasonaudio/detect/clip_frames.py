@@ -42,12 +42,15 @@ def load_tagger() -> Any:
 
 def clip_frames(bench: Benchmark, clips: Sequence[Clip] | None = None, *, tagger: Any = None,
                 cache_dir: Path | None = None, renderer: Any = None,
-                hooks: Hooks = SILENT) -> ClipFrames:
-    """Frame probabilities for ``clips`` (default: all), reusing the ingest's cached rows."""
+                hooks: Hooks = SILENT, engine: Any = None) -> ClipFrames:
+    """Frame probabilities for ``clips`` (default: all), reusing the ingest's cached rows;
+    ``engine``: the rows the cache lacks computed by another scheduler (``--engine ray``:
+    :meth:`reasonaudio.ingest.embed.ray_engine.RayEngine.frame_rows`)."""
     clips = list(bench.clips if clips is None else clips)
     tagger = tagger or load_tagger()
-    rows, stats = frame_rows(bench, clips, tagger, cache_dir=cache_dir, renderer=renderer,
-                             progress=hooks.counter("detect: reading frames"))
+    read = frame_rows if engine is None else engine.frame_rows
+    rows, stats = read(bench, clips, tagger, cache_dir=cache_dir, renderer=renderer,
+                       progress=hooks.counter("detect: reading frames"))
     probs = {cid: tagger.frames(r) for cid, r in rows.items()}
     return ClipFrames(probs, tuple(tagger.tagger.class_names), yamnet.HOP_SECONDS,
                       yamnet.PATCH_SECONDS, tagger.revision, stats)

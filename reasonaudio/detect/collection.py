@@ -62,6 +62,8 @@ class DetectOptions:
     """classes per label (zero-shot, default 3) or signature size (enrolled, default 5)"""
     cache_dir: Path | None = None
     upsert_batch: int = 1024
+    engine: Any = None
+    """the frame pass's scheduler (``--engine ray``: a RayEngine); None: this process"""
 
 
 def detected_name(tagger: str, mode: str) -> str:
@@ -148,7 +150,8 @@ def calibrated(calib: Benchmark, label_map: LabelMap, tagger: Any, options: Dete
                 return found
         except (KeyError, TypeError, ValueError, json.JSONDecodeError):
             pass  # recomputed and rewritten below
-    frames = clip_frames(calib, tagger=tagger, cache_dir=options.cache_dir, hooks=hooks)
+    frames = clip_frames(calib, tagger=tagger, cache_dir=options.cache_dir, hooks=hooks,
+                         engine=options.engine)
     result = calibrate(calib, frames.probs, label_map, top_ks)
     write_json(path, result.to_json())
     return result
@@ -201,7 +204,8 @@ def run_detection(bench: Benchmark, store: Store, options: DetectOptions = Detec
     timings["calibration_s"] = time.perf_counter() - t1
 
     t2 = time.perf_counter()
-    frames = clip_frames(bench, tagger=tagger, cache_dir=options.cache_dir, hooks=hooks)
+    frames = clip_frames(bench, tagger=tagger, cache_dir=options.cache_dir, hooks=hooks,
+                         engine=options.engine)
     timings["frames_s"] = time.perf_counter() - t2
     t3 = time.perf_counter()
     params = calibration.params

@@ -1,13 +1,19 @@
-"""``--engine ray``: the model ingest scheduled by Ray Data instead of one process.
+"""``--engine ray``: the model ingest and ``bench detect``'s frame pass scheduled by Ray Data
+instead of one process.
 
 The same per-batch functions as the local engine, another scheduler:
 
-    clip ids -> render (CPU tasks) -> model forward (an actor pool: ``workers`` actors, each
-    ``gpus_per_worker`` GPUs) -> vectors (+ captions) -> store writes
+    clip ids -> render (CPU tasks, under the benchmark's condition) -> model forward (an actor
+    pool: ``workers`` actors, each ``gpus_per_worker`` GPUs) -> vectors (+ captions) or frame rows
+    -> store writes (ingest) or the driver (frames)
 
 Each actor opens the same :class:`~reasonaudio.ingest.embed.pipelines.Pipeline` the local engine
-uses (:func:`open_pipeline` with the same arguments) and calls its ``vectors`` on each batch, with a
-renderer that serves the samples the render tasks made. So vectors and captions are bit-identical
+uses (:func:`open_pipeline` with the same arguments, or the detect reader's
+:class:`~reasonaudio.ingest.embed.frame_rows.FramePipeline`) and calls it on each batch, with a
+renderer that serves the samples the render tasks made. The render tasks render with the local
+engine's renderer, reinstated per worker from the benchmark and its condition
+(:func:`~reasonaudio.ingest.render.bench_renderer`: a ``ConditionRenderer`` for ``snrNN`` or
+``long``). So vectors and captions are bit-identical
 to the local engine's (fixed-shape model batches: a vector never depends on its neighbours), the
 caches fill by audio hash exactly as a local run fills them, and the collection's
 ``loading``/``complete`` record, resume and the final count check stay
@@ -33,6 +39,8 @@ import json
 import logging
 import math
 import os
+import sys
+import time
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -45,8 +53,6 @@ from reasonaudio.errors import DataError, ModelError
 
 ENGINES = ("local", "ray")
 DEFAULT_ENGINE = "local"
-CONDITIONS = ("clean",)
-"""Render conditions the render stage knows (a condition is a named change to the rendered audio)."""
 FAILED_SHOWN = 10
 """Clip ids a failure report names before it says how many more."""
 
@@ -60,7 +66,10 @@ class RayOptions:
     workers: int = 1
     """actors in the model pool (one model copy each)"""
     gpus_per_worker: float = 0.0
-    cpus_per_worker: float = 1.0
+    cpus_per_worker: float | None = None
+    """logical CPUs per actor; ``None``: every usable core shared out over the actors on a local
+    Ray (an actor's torch runs on as many threads as it has CPUs: Ray sets ``OMP_NUM_THREADS``),
+    one on a cluster (:meth:`resolved`)"""
     render_cpus: float = 0.5
     """logical CPUs a render task reserves (fractional: renders share cores with the actors)"""
     batch_clips: int = 16
@@ -71,33 +80,44 @@ class RayOptions:
     """a local Ray only: logical CPUs (default: the usable cores)"""
     object_store_mb: int = 500
     """a local Ray only: the object store's size"""
-    condition: str = "clean"
-    """the render condition (only ``clean`` exists so far)"""
     worker_env: dict[str, str] = field(default_factory=dict)
     """extra environment for the actors (e.g. a cache folder on a node's local disk)"""
+
+    def resolved(self) -> "RayOptions":
+        """These options with ``cpus_per_worker`` chosen when it was left to the engine: on a
+        local Ray each of the ``workers`` actors gets an equal share of the usable cores (at
+        least one), so one actor's torch uses every core, as the local engine's does; on a
+        cluster one CPU (the model runs on its GPU, or pass ``--cpus-per-worker``)."""
+        if self.cpus_per_worker is not None:
+            return self
+        if self.address:
+            return replace(self, cpus_per_worker=1.0)
+        from reasonaudio.runtime import usable_cores
+
+        cores = self.local_cpus or usable_cores()
+        return replace(self, cpus_per_worker=float(max(1, cores // max(1, self.workers))))
 
     def validate(self) -> None:
         if self.workers < 1:
             raise DataError(f"--workers must be >= 1, got {self.workers}")
         if self.gpus_per_worker < 0:
             raise DataError(f"--gpus-per-worker must be >= 0, got {self.gpus_per_worker:g}")
-        if self.cpus_per_worker <= 0:
+        if self.cpus_per_worker is not None and self.cpus_per_worker <= 0:
             raise DataError(f"--cpus-per-worker must be > 0, got {self.cpus_per_worker:g}")
         if self.batch_clips < 1:
             raise DataError(f"ray batch size must be >= 1, got {self.batch_clips}")
         if self.retries < 0:
             raise DataError(f"ray retries must be >= 0, got {self.retries}")
-        if self.condition not in CONDITIONS:
-            raise DataError(f"unknown render condition {self.condition!r}; known: {', '.join(CONDITIONS)}")
 
     def needed_cpus(self) -> float:
         """Logical CPUs the job needs at once: the actor pool plus one render task."""
-        return self.workers * self.cpus_per_worker + self.render_cpus
+        return self.workers * (self.resolved().cpus_per_worker or 1.0) + self.render_cpus
 
     def to_json(self) -> dict[str, Any]:
         return {"address": self.address or "local", "workers": self.workers,
-                "gpus_per_worker": self.gpus_per_worker, "cpus_per_worker": self.cpus_per_worker,
-                "batch_clips": self.batch_clips, "retries": self.retries, "condition": self.condition}
+                "gpus_per_worker": self.gpus_per_worker,
+                "cpus_per_worker": self.resolved().cpus_per_worker, "render_cpus": self.render_cpus,
+                "batch_clips": self.batch_clips, "retries": self.retries}
 
 
 def check_engine(engine: str) -> str:
@@ -106,7 +126,7 @@ def check_engine(engine: str) -> str:
     return engine
 
 
-def ray_engine_from_cli(engine: str, workers: int, gpus_per_worker: float, cpus_per_worker: float,
+def ray_engine_from_cli(engine: str, workers: int, gpus_per_worker: float, cpus_per_worker: float | None,
                         address: str | None, backend: str | None, url: str | None) -> "RayEngine | None":
     """The ``--engine`` flags -> the engine (``None``: local). Ray flags without ``--engine ray``
     are an error, not ignored."""
@@ -114,7 +134,7 @@ def ray_engine_from_cli(engine: str, workers: int, gpus_per_worker: float, cpus_
 
     if check_engine(engine) == "local":
         given = [flag for flag, on in (("--workers", workers != 1), ("--gpus-per-worker", gpus_per_worker != 0),
-                                        ("--cpus-per-worker", cpus_per_worker != 1),
+                                        ("--cpus-per-worker", cpus_per_worker is not None),
                                         ("--ray-address", address is not None)) if on]
         if given:
             raise DataError(f"{', '.join(given)} {'needs' if len(given) == 1 else 'need'} --engine ray")
@@ -195,37 +215,37 @@ def _check_resources(have: dict[str, float], options: RayOptions) -> None:
 # --- the render stage: CPU tasks ----------------------------------------------------------------
 
 @lru_cache(maxsize=4)
-def _worker_bench(root: str) -> Any:
+def _worker_bench(root: str, condition: str) -> Any:
+    """The benchmark as the driver reads it: loaded from ``root`` (the driver verified it) and
+    read under ``condition``, so renders, collections and caches follow it as in a local run."""
     from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.dataset.conditions import under_condition
 
-    return load_benchmark(root, verify=False)  # the driver verified it
+    return under_condition(load_benchmark(root, verify=False), condition)
 
 
 @lru_cache(maxsize=4)
-def _worker_renderer(root: str, bank_spec: str | None) -> Any:
+def _worker_renderer(root: str, condition: str, bank_spec: str | None) -> Any:
+    """The local engine's renderer, reinstated in a worker: :func:`bench_renderer` of the
+    benchmark under its condition (a ConditionRenderer with the same beds and seed when the
+    condition is not ``clean``)."""
     from reasonaudio.ingest.render import bench_renderer
 
     logging.getLogger("reasonaudio.render").setLevel(logging.ERROR)  # counted, not printed
-    return bench_renderer(_worker_bench(root), bank_spec)
+    return bench_renderer(_worker_bench(root, condition), bank_spec)
 
 
-def render_condition(wave: np.ndarray, condition: str) -> np.ndarray:
-    """The rendered clip under a named condition; ``clean`` is the clip as built."""
-    if condition != "clean":
-        raise DataError(f"unknown render condition {condition!r}; known: {', '.join(CONDITIONS)}")
-    return wave
-
-
-def render_batch(batch: dict[str, np.ndarray], *, root: str, bank_spec: str | None,
-                 sample_rate: int, condition: str) -> dict[str, np.ndarray]:
-    """Ray Data batch ``{"id"}`` -> ``{"id", "wave" (float32 bytes), "adjustments" (JSON)}``."""
-    bench = _worker_bench(root)
-    renderer = _worker_renderer(root, bank_spec)
+def render_batch(batch: dict[str, np.ndarray], *, root: str, condition: str, bank_spec: str | None,
+                 sample_rate: int) -> dict[str, np.ndarray]:
+    """Ray Data batch ``{"id"}`` -> ``{"id", "wave" (float32 bytes), "adjustments" (JSON)}``:
+    each clip rendered at ``sample_rate`` under the job's condition."""
+    bench = _worker_bench(root, condition)
+    renderer = _worker_renderer(root, condition, bank_spec)
     by_id = bench.clip_by_id
     before = set(renderer.noted)
     ids = [str(i) for i in batch["id"]]
-    waves = [render_condition(renderer.render(replace(by_id[i], sample_rate=sample_rate)),
-                              condition).astype(np.float32, copy=False).tobytes() for i in ids]
+    waves = [renderer.render(replace(by_id[i], sample_rate=sample_rate)).astype(np.float32, copy=False)
+             .tobytes() for i in ids]
     # the (kind, subject) pairs this batch adjusted: the driver takes their union, so an atom
     # levelled by two workers counts once, as in a local run
     new = sorted(renderer.noted - before)
@@ -236,17 +256,16 @@ def render_batch(batch: dict[str, np.ndarray], *, root: str, bank_spec: str | No
 
 class _ServedRenderer:
     """A renderer that serves the samples the render stage made for this batch (and renders
-    anything else itself). ``bank`` and ``params`` are the real renderer's, so the audio-hash
-    index keys are the local engine's."""
+    anything else itself). Everything else (``bank``, ``params``, a condition's
+    ``condition_identity``, the notes) is the real renderer's, so the audio-hash index keys are
+    the local engine's."""
 
     def __init__(self, real: Any) -> None:
         self.real = real
-        self.bank = real.bank
-        self.params = real.params
-        self.adjustments = real.adjustments
-        self.noted = real.noted
-        self.merge_notes = real.merge_notes
         self.waves: dict[tuple[str, int], np.ndarray] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
 
     def render(self, clip: Clip) -> np.ndarray:
         wave = self.waves.get((clip.id, clip.sample_rate))
@@ -255,46 +274,49 @@ class _ServedRenderer:
 
 # --- the model stage: an actor pool ---------------------------------------------------------------
 
-class EmbedActor:
-    """One model copy. ``__call__``: a rendered batch -> vectors, captions, failures."""
+class _PoolActor:
+    """What every model actor shares: the benchmark under the job's condition, one pipeline
+    (a model copy), a renderer serving the render tasks' samples, clip-by-clip retries of a
+    failed batch, caches committed after every batch, and its start-up report. A subclass says
+    what one batch computes (:meth:`_compute`) and how a result travels (:meth:`_columns`)."""
 
-    def __init__(self, root: str, pipeline_args: dict[str, Any], bank_spec: str | None,
-                 sample_rate: int | None, collection: str, server_url: str | None,
-                 retries: int, pipeline_factory: Callable[..., Any] | None = None) -> None:
-        from reasonaudio.ingest.embed.pipelines import open_pipeline
+    def _start(self, root: str, condition: str, bank_spec: str | None, sample_rate: int | None,
+               retries: int, open_pipe: Callable[[], Any]) -> None:
         from reasonaudio.runtime import blas_single_thread
 
+        t0, started = time.perf_counter(), time.time()
         self._stack = contextlib.ExitStack()
         self._stack.enter_context(blas_single_thread())
-        self.bench = _worker_bench(root)
-        self.pipe = (pipeline_factory or open_pipeline)(**pipeline_args)
+        self.bench = _worker_bench(root, condition)
+        self.pipe = open_pipe()
         self._stack.callback(self.pipe.close)
         self.served: _ServedRenderer | None = None
         if self.pipe.needs_audio:
-            self.served = _ServedRenderer(_worker_renderer(root, bank_spec))
+            self.served = _ServedRenderer(_worker_renderer(root, condition, bank_spec))
             self.pipe.attach_renderer(self.served)
         self.sample_rate = sample_rate
-        self.collection = collection
         self.retries = retries
-        self.store = None
-        if server_url:
-            from reasonaudio.store.open import open_store
+        self.startup: dict[str, Any] | None = _actor_startup(t0, started)
 
-            self.store = self._stack.enter_context(open_store(root, "server", server_url))
+    def _compute(self, clips: list[Clip]) -> dict[str, Any]:
+        raise NotImplementedError
 
-    def _vectors(self, clips: list[Clip]) -> tuple[dict[str, tuple[np.ndarray, dict[str, Any]]],
-                                                   dict[str, str]]:
+    def _counts(self) -> dict[str, int]:
+        """Counters the driver adds up (a difference per batch)."""
+        return {}
+
+    def _tried(self, clips: list[Clip]) -> tuple[dict[str, Any], dict[str, str]]:
         try:
-            return self.pipe.vectors(clips, lambda _cid: None), {}
+            return self._compute(clips), {}
         except Exception as exc:  # noqa: BLE001 - retried clip by clip, then reported by id
             first = _describe(exc)
-        out: dict[str, tuple[np.ndarray, dict[str, Any]]] = {}
+        out: dict[str, Any] = {}
         failed: dict[str, str] = {}
         for clip in clips:
             problem = first
             for _ in range(self.retries):
                 try:
-                    out.update(self.pipe.vectors([clip], lambda _cid: None))
+                    out.update(self._compute([clip]))
                     break
                 except Exception as exc:  # noqa: BLE001
                     problem = _describe(exc)
@@ -302,28 +324,75 @@ class EmbedActor:
                 failed[clip.id] = problem
         return out, failed
 
-    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    def _batch(self, batch: dict[str, np.ndarray]) -> tuple[list[str], dict[str, Any], dict[str, str],
+                                                            dict[str, Any]]:
         ids = [str(i) for i in batch["id"]]
         clips = [self.bench.clip_by_id[i] for i in ids]
         if self.served is not None:
             self.served.waves = {(i, int(self.sample_rate or 0)): np.frombuffer(w, dtype=np.float32)
                                  for i, w in zip(ids, batch["wave"])}
-        t = self.pipe.timings
-        embedded0, hits0 = t.embedded, sum(c.hits for c in self.pipe.caches[:1])
-        vecs, failed = self._vectors(clips)
+        before = self._counts()
+        results, failed = self._tried(clips)
         if self.served is not None:
             self.served.waves = {}
         for cache in self.pipe.caches:  # an actor may be stopped without a goodbye: keep its work
             cache.commit()
-        stats = {"embedded": t.embedded - embedded0,
-                 "cache_hits": sum(c.hits for c in self.pipe.caches[:1]) - hits0}
+        stats: dict[str, Any] = {k: v - before.get(k, 0) for k, v in self._counts().items()}
+        if self.startup is not None:  # the first batch says how long this actor took to start
+            stats["startup"], self.startup = self.startup, None
+        return ids, results, failed, stats
+
+    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        ids, results, failed, stats = self._batch(batch)
+        columns = self._columns(ids, results)
+        notes = [json.dumps(stats)] + ["{}"] * (len(ids) - 1)
+        out = {"id": np.array(ids, dtype=object), **columns,
+               "error": np.array([failed.get(cid, "") for cid in ids], dtype=object),
+               "stats": np.array(notes, dtype=object)}
+        if "adjustments" in batch:
+            out["adjustments"] = batch["adjustments"]
+        return out
+
+    def _columns(self, ids: list[str], results: dict[str, Any]) -> dict[str, np.ndarray]:
+        raise NotImplementedError
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self._stack.close()
+
+
+class EmbedActor(_PoolActor):
+    """One model copy of an ingest: a rendered batch -> vectors, captions, failures."""
+
+    def __init__(self, root: str, condition: str, pipeline_args: dict[str, Any], bank_spec: str | None,
+                 sample_rate: int | None, collection: str, server_url: str | None,
+                 retries: int, pipeline_factory: Callable[..., Any] | None = None) -> None:
+        from reasonaudio.ingest.embed.pipelines import open_pipeline
+
+        self._start(root, condition, bank_spec, sample_rate, retries,
+                    lambda: (pipeline_factory or open_pipeline)(**pipeline_args))
+        self.collection = collection
+        self.store = None
+        if server_url:
+            from reasonaudio.store.open import open_store
+
+            self.store = self._stack.enter_context(open_store(root, "server", server_url))
+
+    def _compute(self, clips: list[Clip]) -> dict[str, Any]:
+        return self.pipe.vectors(clips, lambda _cid: None)
+
+    def _counts(self) -> dict[str, int]:
+        return {"embedded": self.pipe.timings.embedded,
+                "cache_hits": sum(c.hits for c in self.pipe.caches[:1])}
+
+    def _columns(self, ids: list[str], vecs: dict[str, Any]) -> dict[str, np.ndarray]:
         written = False
         if self.store is not None:  # a server: the actor writes its own batch
             points = [clip_point(self.bench.clip_by_id[cid], *vecs[cid]) for cid in ids if cid in vecs]
             if points:
                 self.store.upsert(self.collection, points)
             written = True
-        rows_vec, rows_extra, rows_err = [], [], []
+        rows_vec, rows_extra = [], []
         for cid in ids:
             if cid in vecs and not written:
                 vec, extra = vecs[cid]
@@ -332,18 +401,69 @@ class EmbedActor:
             else:
                 rows_vec.append(b"")
                 rows_extra.append("{}")
-            rows_err.append(failed.get(cid, ""))
-        notes = [json.dumps(stats)] + ["{}"] * (len(ids) - 1)
-        out = {"id": np.array(ids, dtype=object), "vector": np.array(rows_vec, dtype=object),
-               "extra": np.array(rows_extra, dtype=object), "error": np.array(rows_err, dtype=object),
-               "stats": np.array(notes, dtype=object), "written": np.array([written] * len(ids))}
-        if "adjustments" in batch:
-            out["adjustments"] = batch["adjustments"]
+        return {"vector": np.array(rows_vec, dtype=object), "extra": np.array(rows_extra, dtype=object),
+                "written": np.array([written] * len(ids))}
+
+
+def registry_tagger(name: str) -> Any:
+    """A frame actor's tagger: the registry's model of that name (what ``bench detect`` loads)."""
+    from reasonaudio.models.registry import load_model
+
+    return load_model(name)
+
+
+class FrameActor(_PoolActor):
+    """One tagger copy of ``bench detect``'s frame pass: a rendered batch -> each clip's frame
+    rows (uint8, cached by audio hash as :func:`reasonaudio.ingest.embed.frame_rows.frame_rows`
+    caches them), failures."""
+
+    def __init__(self, root: str, condition: str, tagger_name: str, bank_spec: str | None,
+                 cache: bool, cache_dir: str | None, retries: int,
+                 tagger_factory: Callable[[str], Any] | None = None) -> None:
+        from reasonaudio.ingest.embed.frame_rows import FramePipeline, FrameStats
+
+        self.tagger = (tagger_factory or registry_tagger)(tagger_name)
+        self.stats = FrameStats()
+        self._start(root, condition, bank_spec, int(self.tagger.sample_rate), retries,
+                    lambda: FramePipeline(self.tagger, cache, Path(cache_dir) if cache_dir else None))
+        assert self.startup is not None
+        self.startup["identity"] = _identity_digest(self.tagger.identity())
+
+    def _compute(self, clips: list[Clip]) -> dict[str, Any]:
+        out: dict[str, np.ndarray] = {}
+        self.pipe.rows(clips, self.stats, lambda cid, rows: out.__setitem__(cid, rows))
         return out
 
-    def __del__(self) -> None:
-        with contextlib.suppress(Exception):
-            self._stack.close()
+    def _counts(self) -> dict[str, int]:
+        return {"rendered": self.stats.rendered, "cached_rows": self.stats.cached_rows,
+                "tagged": self.stats.tagged}
+
+    def _columns(self, ids: list[str], rows: dict[str, Any]) -> dict[str, np.ndarray]:
+        data, shapes = [], []
+        for cid in ids:
+            got = rows.get(cid)
+            data.append(b"" if got is None else np.ascontiguousarray(got).tobytes())
+            shapes.append("[]" if got is None else json.dumps([list(got.shape), str(got.dtype)]))
+        return {"rows": np.array(data, dtype=object), "shape": np.array(shapes, dtype=object)}
+
+
+def _identity_digest(identity: dict[str, Any]) -> str:
+    import hashlib
+
+    return hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _actor_startup(t0: float, started: float) -> dict[str, Any]:
+    """How an actor started: seconds to load its model (and benchmark, renderer), and the
+    threads its runtimes got (torch reads ``OMP_NUM_THREADS``, which Ray sets to the actor's
+    CPUs)."""
+    out: dict[str, Any] = {"pid": os.getpid(), "started_at": started,
+                           "load_s": round(time.perf_counter() - t0, 3),
+                           "omp_num_threads": os.environ.get("OMP_NUM_THREADS")}
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        out["torch_threads"] = torch.get_num_threads()
+    return out
 
 
 def clip_point(clip: Clip, vector: np.ndarray, extra: dict[str, Any]) -> Any:
@@ -382,21 +502,37 @@ def _describe(exc: BaseException) -> str:
 
 @dataclass
 class RayEngine:
-    """The ``engine`` hook of :func:`reasonaudio.ingest.embed.run.ingest_model`."""
+    """The ``engine`` hook of :func:`reasonaudio.ingest.embed.run.ingest_model` and of
+    ``bench detect``'s frame pass (:meth:`frame_rows`)."""
 
     options: RayOptions = field(default_factory=RayOptions)
     server_url: str | None = None
     """the Qdrant server the actors write to; ``None``: the driver writes (embedded store)"""
     pipeline_factory: Callable[..., Any] | None = None
     """builds each actor's pipeline from the ingest's arguments (default: ``open_pipeline``)"""
+    tagger_factory: Callable[[str], Any] | None = None
+    """builds each frame actor's tagger from its name (default: the model registry's)"""
 
     def __post_init__(self) -> None:
         self.options.validate()
+        self.options = self.options.resolved()
+        self.startup: dict[str, Any] = {"actors": []}
+        """where the job's start-up went: ``ray_start_s`` (starting or joining Ray),
+        ``first_row_s`` (job submitted -> first clip back), ``actors`` (each actor's
+        :func:`_actor_startup`)"""
         self.adjustments: dict[str, int] = {}
         self._noted: set[tuple[str, str]] = set()
         self.failed: dict[str, str] = {}
 
     name = "ray"
+
+    @contextlib.contextmanager
+    def _session(self) -> Iterator[None]:
+        t0 = time.perf_counter()
+        with ray_session(self.options):
+            self.startup["ray_start_s"] = round(time.perf_counter() - t0, 3)
+            self._job_t0, self._job_wall0 = time.perf_counter(), time.time()
+            yield
 
     @contextlib.contextmanager
     def points(self, bench: Any, store: Any, collection: str, pipe: Any, by_id: dict[str, Clip],
@@ -405,18 +541,25 @@ class RayEngine:
         """A ``make_points`` for :func:`load_collection`. The first call starts the Ray job over
         every clip not yet stored (the same set load_collection just computed); each call returns
         the points of the ids it asks for as the job delivers them, in any order."""
+        from reasonaudio.dataset.conditions import condition_of
         from reasonaudio.store.base import PointIn
 
         stack = contextlib.ExitStack()
         state: dict[str, Any] = {"rows": None, "remaining": None}
         buffer: dict[str, PointIn | None] = {}
+        root, condition = str(Path(bench.root).resolve()), condition_of(bench).name
+        renderer = getattr(pipe, "_renderer", None)
 
         def start() -> Iterator[dict[str, Any]]:
             present = store.existing_ids(collection, list(by_id))
             todo = [cid for cid in by_id if cid not in present]
             state["remaining"] = set(todo)
-            stack.enter_context(ray_session(self.options))
-            return self._rows(bench, pipe, todo, collection, pipeline_args, bank_spec)
+            stack.enter_context(self._session())
+            actor = dict(root=root, condition=condition, pipeline_args=pipeline_args,
+                         bank_spec=bank_spec, sample_rate=_sample_rate(pipe), collection=collection,
+                         server_url=self.server_url, retries=self.options.retries,
+                         pipeline_factory=self.pipeline_factory)
+            return self._job(root, condition, bank_spec, todo, _sample_rate(pipe), EmbedActor, actor)
 
         def make(ids: Sequence[str]) -> list[PointIn]:
             if state["rows"] is None:
@@ -424,14 +567,12 @@ class RayEngine:
             wanted = [cid for cid in ids if cid not in buffer]
             missing = set(wanted)
             while missing:
-                try:
-                    row = next(state["rows"])
-                except StopIteration:
-                    raise DataError(f"--engine ray: the job ended without {len(missing)} clips "
-                                    f"(e.g. {sorted(missing)[0]}); rerun to finish them") from None
-                except Exception as exc:  # noqa: BLE001 - a user error inside Ray stays one line
-                    raise _job_error(exc) from None
+                row = _next_row(state["rows"], len(missing), min(missing))
                 cid = row["id"]
+                stats = self._note_row(row, renderer)
+                pipe.timings.embedded += int(stats.get("embedded", 0))
+                if pipe.caches:
+                    pipe.caches[0].hits += int(stats.get("cache_hits", 0))
                 if row["error"]:
                     self.failed[cid] = row["error"]
                     buffer[cid] = None
@@ -441,16 +582,14 @@ class RayEngine:
                     buffer[cid] = clip_point(by_id[cid], np.frombuffer(row["vector"], dtype=np.float32),
                                              json.loads(row["extra"]))
                 missing.discard(cid)
-                self._count(row, pipe)
                 one_done(cid)
             points = [p for p in (buffer.pop(cid) for cid in ids) if p is not None]
             state["remaining"].difference_update(ids)
             if not state["remaining"]:
-                for row in state["rows"]:  # the job's end (nothing is left): let Ray finish it
-                    raise DataError(f"--engine ray: the job returned clip {row['id']!r} twice")
+                _drained(state["rows"])
             if not state["remaining"] and self.failed:
                 store.upsert(collection, points)  # keep what worked, then say what did not
-                raise DataError(self.failure_line(collection))
+                raise DataError(self.failure_line(f"collection {collection!r} stays loading"))
             return points
 
         try:
@@ -458,55 +597,149 @@ class RayEngine:
         finally:
             stack.close()
 
-    def failure_line(self, collection: str) -> str:
+    def frame_rows(self, bench: Any, clips: Sequence[Clip], tagger: Any, *, cache: bool = True,
+                   cache_dir: Path | None = None, renderer: Any = None,
+                   progress: Callable[[int, int], None] | None = None) -> tuple[dict[str, np.ndarray], Any]:
+        """``bench detect``'s frame pass on Ray: what
+        :func:`reasonaudio.ingest.embed.frame_rows.frame_rows` returns, the same rows bit for bit
+        and the same caches filled. Clips the ingest's audio-hash index and frame cache already
+        hold are served here, without Ray (no render, no tagger pass, as the local reader serves
+        them); the rest go through the ingest's stages: render tasks under the benchmark's
+        condition -> a pool of :class:`FrameActor` (one tagger each, rows cached by audio
+        hash) -> rows to the driver. A clip that still fails after its retries is named in one
+        line (the rows computed are cached; a rerun computes only the rest)."""
+        from reasonaudio.dataset.conditions import condition_of
+        from reasonaudio.ingest.embed.frame_rows import FramePipeline, FrameStats
+        from reasonaudio.ingest.embed.run import _quiet_render_log
+        from reasonaudio.ingest.render import bench_renderer
+
+        if renderer is not None:
+            raise DataError("--engine ray renders in its workers from the benchmark, not with a "
+                            "renderer passed in: use --engine local")
+        t0 = time.perf_counter()
+        stats = FrameStats(clips=len(clips))
+        out: dict[str, np.ndarray] = {}
+
+        def done(cid: str, rows: np.ndarray) -> None:
+            out[cid] = rows
+            if progress is not None:
+                progress(len(out), len(clips))
+
+        here = bench_renderer(bench)  # the index keys (no render here) and the merged notes
+        pipe = FramePipeline(tagger, cache, cache_dir)
+        pipe.attach_renderer(here)
+        misses: list[str] = []
+        try:
+            with _quiet_render_log():
+                for clip in clips:
+                    rows = pipe.known_rows(clip)
+                    if rows is None:
+                        misses.append(clip.id)
+                    else:
+                        stats.from_index += 1
+                        stats.cached_rows += 1
+                        done(clip.id, rows)
+        finally:
+            pipe.close()
+        if misses:
+            root, condition = str(Path(bench.root).resolve()), condition_of(bench).name
+            want = _identity_digest(tagger.identity())
+            actor = dict(root=root, condition=condition, tagger_name=tagger.name, bank_spec=None,
+                         cache=cache, cache_dir=str(cache_dir) if cache_dir else None,
+                         retries=self.options.retries, tagger_factory=self.tagger_factory)
+            with self._session():
+                rows_iter = self._job(root, condition, None, misses, int(tagger.sample_rate),
+                                      FrameActor, actor)
+                pending = set(misses)
+                while pending:
+                    row = _next_row(rows_iter, len(pending), min(pending))
+                    pending.discard(row["id"])
+                    got = self._note_row(row, here)
+                    for key in ("rendered", "cached_rows", "tagged"):
+                        setattr(stats, key, getattr(stats, key) + int(got.get(key, 0)))
+                    seen = (got.get("startup") or {}).get("identity")
+                    if seen is not None and seen != want:
+                        raise DataError(f"--engine ray: the workers' {tagger.name} is not the "
+                                        "driver's (another revision or weights): frame rows "
+                                        "would not match")
+                    if row["error"]:
+                        self.failed[row["id"]] = row["error"]
+                        continue
+                    shape, dtype = json.loads(row["shape"])
+                    done(row["id"], np.frombuffer(row["rows"], dtype=dtype).reshape(shape).copy())
+                _drained(rows_iter)
+        if self.failed:
+            raise DataError(self.failure_line("their frames are not cached"))
+        stats.seconds = time.perf_counter() - t0
+        return {c.id: out[c.id] for c in clips}, stats
+
+    def failure_line(self, after: str) -> str:
         ids = sorted(self.failed)
         shown = ", ".join(ids[:FAILED_SHOWN]) + (f" and {len(ids) - FAILED_SHOWN} more"
                                                   if len(ids) > FAILED_SHOWN else "")
         first = self.failed[ids[0]]
         return (f"--engine ray: {len(ids)} clip(s) failed after {self.options.retries} retries: "
-                f"{shown} (first: {first}); collection {collection!r} stays loading, rerun to retry them")
+                f"{shown} (first: {first}); {after}, rerun to retry them")
 
-    def _count(self, row: dict[str, Any], pipe: Any) -> None:
-        """The actors' counts into the driver's pipeline, so the summary reads as a local run's."""
+    def _note_row(self, row: dict[str, Any], renderer: Any) -> dict[str, Any]:
+        """A row's bookkeeping: the job's start-up, the actor's start-up, the render notes
+        (merged into the driver's ``renderer``, so the summary reads as a local run's);
+        returns the actor's counts."""
         stats = json.loads(row.get("stats") or "{}")
-        pipe.timings.embedded += int(stats.get("embedded", 0))
-        if pipe.caches:
-            pipe.caches[0].hits += int(stats.get("cache_hits", 0))
+        if "first_row_s" not in self.startup:
+            self.startup["first_row_s"] = round(time.perf_counter() - self._job_t0, 3)
+        if "startup" in stats:  # the seconds from submitting the job to the actor's constructor
+            actor = dict(stats["startup"])
+            actor["spawn_s"] = round(float(actor.pop("started_at")) - self._job_wall0, 3)
+            self.startup["actors"].append(actor)
         notes = [(str(kind), str(subject)) for kind, subject in json.loads(row.get("adjustments") or "[]")]
-        target = getattr(pipe, "_renderer", None)
-        if target is not None:
-            target.merge_notes(notes)
-            return
-        for note in notes:
-            if note not in self._noted:
-                self._noted.add(note)
-                self.adjustments[note[0]] = self.adjustments.get(note[0], 0) + 1
+        if renderer is not None:
+            renderer.merge_notes(notes)
+        else:
+            for note in notes:
+                if note not in self._noted:
+                    self._noted.add(note)
+                    self.adjustments[note[0]] = self.adjustments.get(note[0], 0) + 1
+        return stats
 
-    def _rows(self, bench: Any, pipe: Any, todo: list[str], collection: str,
-              pipeline_args: dict[str, Any], bank_spec: str | None) -> Iterator[dict[str, Any]]:
+    def _job(self, root: str, condition: str, bank_spec: str | None, todo: list[str],
+             sample_rate: int | None, actor: type, actor_kwargs: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        """The Ray Data job over ``todo``: render tasks (when ``sample_rate``: the model hears
+        audio) -> an actor pool of ``actor`` -> rows, in any order."""
         if not todo:
             return iter(())
         import ray.data
 
         opts = self.options
-        root = str(Path(bench.root).resolve())
         blocks = max(1, math.ceil(len(todo) / opts.batch_clips))
         ds = ray.data.from_items([{"id": cid} for cid in todo], override_num_blocks=blocks)
-        sample_rate = _sample_rate(pipe)
-        if pipe.needs_audio:
+        if sample_rate:
             ds = ds.map_batches(render_batch, batch_size=opts.batch_clips, num_cpus=opts.render_cpus,
-                                fn_kwargs=dict(root=root, bank_spec=bank_spec,
-                                               sample_rate=sample_rate, condition=opts.condition))
+                                fn_kwargs=dict(root=root, condition=condition, bank_spec=bank_spec,
+                                               sample_rate=sample_rate))
         ds = ds.map_batches(
-            EmbedActor, batch_size=opts.batch_clips, compute=ray.data.ActorPoolStrategy(size=opts.workers),
+            actor, batch_size=opts.batch_clips, compute=ray.data.ActorPoolStrategy(size=opts.workers),
             num_cpus=opts.cpus_per_worker, num_gpus=opts.gpus_per_worker or None,
-            fn_constructor_kwargs=dict(root=root, pipeline_args=pipeline_args, bank_spec=bank_spec,
-                                       sample_rate=sample_rate, collection=collection,
-                                       server_url=self.server_url, retries=opts.retries,
-                                       pipeline_factory=self.pipeline_factory))
+            fn_constructor_kwargs=actor_kwargs)
         # an actor lost mid-batch is restarted and its batch rerun (Ray Data's actor defaults:
         # max_restarts=-1, max_task_retries=-1), so no clip is lost with it
         return iter(ds.iter_rows())
+
+
+def _next_row(rows: Iterator[dict[str, Any]], missing: int, example: str) -> dict[str, Any]:
+    try:
+        return next(rows)
+    except StopIteration:
+        raise DataError(f"--engine ray: the job ended without {missing} clips "
+                        f"(e.g. {example}); rerun to finish them") from None
+    except Exception as exc:  # noqa: BLE001 - a user error inside Ray stays one line
+        raise _job_error(exc) from None
+
+
+def _drained(rows: Iterator[dict[str, Any]]) -> None:
+    """The job's end (every clip is back): let Ray finish it; a row more is a bug, not a result."""
+    for row in rows:
+        raise DataError(f"--engine ray: the job returned clip {row['id']!r} twice")
 
 
 def _sample_rate(pipe: Any) -> int | None:

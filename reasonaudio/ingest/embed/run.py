@@ -145,9 +145,6 @@ def ingest_model(bench: Benchmark, store: Store, model: str, options: IngestOpti
     check_payload_labels(bench)  # the payload rule, before a model is loaded or a clip rendered
     t0 = time.perf_counter()
     condition = condition_of(bench)
-    if o.engine is not None and not condition.is_clean:
-        raise DataError(f"--engine ray renders the clips as built: ingest --condition "
-                        f"{condition.name} with --engine local")
     pipeline_args = dict(model=model, model_path=o.model_path, device=o.device,
                          batch_size=o.batch_size, cache=o.cache, cache_dir=o.cache_dir,
                          dtype=o.dtype, captioner_path=o.captioner_path, chunking=o.chunking)
