@@ -390,14 +390,26 @@ def block_train_formulations(ctx: "Context") -> list[str]:
     """docs/training.md: the trained model and the baselines under every formulation, those
     kept out of the training captions marked."""
     from reasonaudio.bench.robustness import robustness
+    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.tasks.base import CAPTION, FORMULATIONS
+    from reasonaudio.train.data import DataOptions, make_examples, query_text_overlap
     from reasonaudio.views.robustness import robustness_markdown
 
     exp = ctx.experiments["held-out-formulations"]
-    card, leaked = experiment_facts(exp)
-    held = tuple(card["recipe"]["data"].get("hold_out_formulations") or ())
+    card = card_of(exp, TRAINED[0])
+    recipe = card["recipe"]["data"]
+    forms = recipe.get("hold_out_formulations")
+    data = DataOptions(**{**recipe, "hold_out_formulations": None if forms is None else tuple(forms)})
+    examples = make_examples(load_benchmark(card["training_build"]["path"]), data)
+    leaked = {f: query_text_overlap(examples, exp.bench if f == CAPTION else exp.bench.formulated(f))
+              for f in FORMULATIONS}
     names = [n for n in (*TRAINED, *BASELINES) if n in exp.results.runs]
-    return experiment_header(exp, card, leaked) + robustness_markdown(
-        robustness(exp.bench, names, ("acc@1", "mc_acc")), held)
+    held = tuple(data.hold_out_formulations or ())
+    return experiment_header(exp, card, tuple(leaked[CAPTION])) + robustness_markdown(
+        robustness(exp.bench, names, ("acc@1", "mc_acc")), held) + [
+        "", "Benchmark texts among the training captions, per formulation: " + ", ".join(
+            f"{f} {len(v)} of {len(exp.bench.formulations[f])}"
+            for f, v in leaked.items()) + "."]
 
 
 @dataclass
