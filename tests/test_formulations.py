@@ -307,8 +307,8 @@ def test_robustness_scores_multiple_choice_and_marks_held_out_formulations(tiny,
     for form in FORMULATIONS:
         done.update(evaluate_retrievers(bench, ["oracle", "random"],
                                         EvalContext(formulation=form)).runs)
-    rob = robustness(bench, ["oracle", "random"], ("acc@1", "mc_acc"))
-    assert rob.metrics == ("acc@1", "mc_acc") and [r.name for r in rob.rows] == ["oracle", "random"]
+    rob = robustness(bench, ["oracle", "random"], ("acc@1", "ndcg@10", "mc_acc"))
+    assert rob.metrics == ("acc@1", "ndcg@10", "mc_acc") and [r.name for r in rob.rows] == ["oracle", "random"]
     for row in rob.rows:
         assert [c.formulation for c in row.cells] == list(FORMULATIONS)
         for c in row.cells:
@@ -316,12 +316,21 @@ def test_robustness_scores_multiple_choice_and_marks_held_out_formulations(tiny,
             mc = [v["mc_acc"] for v in done[key].per_query.values() if "mc_acc" in v]
             assert c.values["mc_acc"] == pytest.approx(sum(mc) / len(mc))  # choice queries only
     oracle = rob.rows[0]
-    assert all(c.values == {"acc@1": 1.0, "mc_acc": 1.0} for c in oracle.cells)
+    assert all(c.values == {"acc@1": 1.0, "ndcg@10": 1.0, "mc_acc": 1.0} for c in oracle.cells)
+    import io
+
+    from rich.console import Console
+
+    from reasonaudio.views.robustness import print_robustness
+
+    out = io.StringIO()
+    print_robustness(Console(file=out, width=80), rob, ("keywords",))  # three metrics: two tables
+    assert "…" not in out.getvalue() and "keywords (held out)" in out.getvalue()
     lines = robustness_markdown(rob, ("keywords", "paraphrase"))
     marked = [line for line in lines if "(held out)" in line]
     assert len(marked) == 4 and all("| keywords (held out) |" in m or "| paraphrase (held out) |" in m
                                     for m in marked)
-    assert "| `oracle` | caption | 30 | 1.000 |  | 1.000 |  |" in lines
+    assert "| `oracle` | caption | 30 | 1.000 |  | 1.000 |  | 1.000 |  |" in lines
     assert lines[-1].startswith("consistency@1") and "`oracle` 1.000 (30 of 30)" in lines[-1]
 
 

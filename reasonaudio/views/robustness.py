@@ -3,6 +3,7 @@ with its paired test, and consistency@1 (``bench report``, ``bench eval --formul
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Sequence
 
 from rich.console import Console
@@ -45,10 +46,12 @@ def robustness_table(rob: Robustness, held_out: Sequence[str] = ()) -> Table:
 
 
 def print_robustness(console: Console, rob: Robustness, held_out: Sequence[str] = ()) -> None:
-    """The table and one consistency@1 line per retriever (nothing without rows)."""
+    """The table (two metrics a table, so 80 columns show every figure whole) and one
+    consistency@1 line per retriever (nothing without rows)."""
     if not rob.rows:
         return
-    console.print(robustness_table(rob, held_out))
+    for i in range(0, len(rob.metrics), 2):
+        console.print(robustness_table(replace(rob, metrics=rob.metrics[i:i + 2]), held_out))
     for row in rob.rows:
         if row.consistency_at_1 is None:
             console.print(Text(f"consistency@1 {row.name}: - (a formulation's run file is missing)"))
