@@ -277,12 +277,15 @@ def experiment_header(exp: Saved, card: dict[str, Any], leaked: tuple[str, ...])
     counts, bank = build.get("counts", {}), build.get("bank", {})
     held = recipe["data"]["hold_out_templates"]
     flag = "" if held else " --no-hold-out-templates"
+    forms = recipe["data"].get("hold_out_formulations")
+    flag += f" --hold-out-formulations {','.join(forms)}" if forms else ""
     variants = "" if TRAINED[1] in exp.results.runs else f" --variant {TRAINED[0]}"
     return [f"Training build: seed {build['seed']}, {counts.get('clips', '?'):,} clips, "
             f"{counts.get('queries', '?'):,} queries, {bank.get('n_classes')} classes (manifest "
             f"sha256 {build['manifest_sha256'][:12]}); recipe: {recipe['epochs']} epochs, "
             f"{recipe['data']['captions_per_clip']} captions per clip, "
             f"{'training paraphrases only (benchmark templates held out)' if held else 'benchmark templates and training paraphrases'}"
+            f"{'' if forms is None else ', and the formulations but ' + ', '.join(forms)}"
             f"; benchmark query texts among the training captions: **{len(leaked)} of "
             f"{len(exp.bench.queries)}**.", ""] + header(exp, [
                 "bench demo && bench build --atoms ~/.cache/reasonaudio/atoms/packages --seed "
@@ -377,6 +380,47 @@ def block_conditions(ctx: "Context") -> list[str]:
     return rows
 
 
+def block_robustness(ctx: "Context") -> list[str]:
+    """docs/evaluation.md: every retriever with saved results under every formulation."""
+    from reasonaudio.bench.robustness import robustness
+    from reasonaudio.views.robustness import robustness_markdown
+
+    s = ctx.demo
+    rob = robustness(s.bench)
+    # the demo asks every formulation of its eval step's retrievers; the detect step's are asked after
+    extra = [r.name for r in rob.rows if r.name.startswith("detected:") or r.name not in s.job_runs]
+    commands = [DEMO_COMMANDS[0]] + [f"bench eval --data data/demo/bench -r {n} --formulation all"
+                                     for n in extra] + [
+        "bench report --data data/demo/bench", DEMO_COMMANDS[1]]
+    return header(s, commands) + robustness_markdown(rob)
+
+
+def block_train_formulations(ctx: "Context") -> list[str]:
+    """docs/training.md: the trained model and the baselines under every formulation, those
+    kept out of the training captions marked."""
+    from reasonaudio.bench.robustness import robustness
+    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.tasks.base import CAPTION, FORMULATIONS
+    from reasonaudio.train.data import DataOptions, make_examples, query_text_overlap
+    from reasonaudio.views.robustness import robustness_markdown
+
+    exp = ctx.experiments["held-out-formulations"]
+    card = card_of(exp, TRAINED[0])
+    recipe = card["recipe"]["data"]
+    forms = recipe.get("hold_out_formulations")
+    data = DataOptions(**{**recipe, "hold_out_formulations": None if forms is None else tuple(forms)})
+    examples = make_examples(load_benchmark(card["training_build"]["path"]), data)
+    leaked = {f: query_text_overlap(examples, exp.bench if f == CAPTION else exp.bench.formulated(f))
+              for f in FORMULATIONS}
+    names = [n for n in (*TRAINED, *BASELINES) if n in exp.results.runs]
+    held = tuple(data.hold_out_formulations or ())
+    return experiment_header(exp, card, tuple(leaked[CAPTION])) + robustness_markdown(
+        robustness(exp.bench, names, ("acc@1", "mc_acc")), held) + [
+        "", "Benchmark texts among the training captions, per formulation: " + ", ".join(
+            f"{f} {len(v)} of {len(exp.bench.formulations[f])}"
+            for f, v in leaked.items()) + "."]
+
+
 @dataclass
 class Context:
     demo: Saved | None
@@ -393,6 +437,8 @@ BLOCKS: dict[str, Callable[[Context], list[str]]] = {
     "train-benchmark-templates": lambda ctx: block_train(ctx, "benchmark-templates"),
     "train-headline": block_train_headline,
     "conditions": block_conditions,
+    "robustness": block_robustness,
+    "train-held-out-formulations": block_train_formulations,
 }
 """block name -> its lines; a doc block whose name is not here is an error"""
 
@@ -421,12 +467,17 @@ def scored_under_noise(saved: Saved) -> bool:
 
 def available(ctx: Context) -> set[str]:
     """The blocks the given inputs can make (a training block needs its experiment; the
-    conditions block a demo scored under a noisy condition, else its measured table stays)."""
+    conditions block a demo scored under a noisy condition, the robustness block one scored
+    under the formulations; else their measured tables stay)."""
+    from reasonaudio.bench.robustness import robustness
+
     noisy = ctx.demo is not None and scored_under_noise(ctx.demo)
+    formulated = ctx.demo is not None and bool(robustness(ctx.demo.bench).rows)
     return {n for n in BLOCKS if (n.startswith("train-") and n[len("train-"):] in ctx.experiments)
             or (n == "train-headline" and "held-out-templates" in ctx.experiments)
-            or (n == "conditions" and noisy)
-            or (not n.startswith("train-") and n != "conditions" and ctx.demo is not None)}
+            or (n == "conditions" and noisy) or (n == "robustness" and formulated)
+            or (not n.startswith("train-") and n not in ("conditions", "robustness")
+                and ctx.demo is not None)}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,6 +13,13 @@ By default the models are trained with the benchmark's query templates held out
 the figure to lead with. ``--no-hold-out-templates`` trains on the benchmark's templates too;
 then some benchmark query texts occur verbatim among the training captions, and the script says
 how many and prints Acc@1 on those queries and on the others apart.
+
+With ``--hold-out-formulations A,B`` the training captions are also rendered in every other
+formulation (question, command, keywords, paraphrase, exclusion) but never in A or B; then the
+trained model and the baselines are scored under every formulation of the benchmark (its
+``formulations.jsonl``: ``bench formulate --data BENCH`` adds it to an older build), and the
+robustness table (Acc@1, nDCG@10 and MC per formulation, change from caption with a paired
+test, held-out formulations marked) and consistency@1 are printed.
 """
 
 from __future__ import annotations
@@ -46,6 +53,10 @@ def main() -> None:
     ap.add_argument("--hold-out-templates", action=argparse.BooleanOptionalAction, default=True,
                     help="train on training paraphrases only (default), never on the benchmark's "
                     "query templates")
+    ap.add_argument("--hold-out-formulations", default=None, metavar="A,B",
+                    help="also train on the other formulations' templates but never these "
+                    "(e.g. keywords,paraphrase); then every retriever is scored under every "
+                    "formulation of the benchmark")
     ap.add_argument("--threads", type=int, default=recipe.threads)
     ap.add_argument("--captions-per-clip", type=int, default=data.captions_per_clip)
     ap.add_argument("--templates-per-query", type=int, default=data.templates_per_query)
@@ -66,16 +77,31 @@ def main() -> None:
     from reasonaudio.views.train import print_train_summary, train_progress
 
     console = Console()
+    from reasonaudio.train.data import check_hold_out_formulations
+
+    try:
+        held_forms = None if args.hold_out_formulations is None else check_hold_out_formulations(
+            [n.strip() for n in args.hold_out_formulations.split(",") if n.strip()])
+    except ReasonAudioError as exc:
+        console.print(Text.assemble(("error: ", "bold red"), str(exc)))
+        raise SystemExit(2)
     options = TrainOptions(data=DataOptions(captions_per_clip=args.captions_per_clip,
                                             templates_per_query=args.templates_per_query,
                                             hold_out_labels=args.hold_out_labels,
                                             hold_out_templates=args.hold_out_templates,
+                                            hold_out_formulations=held_forms,
                                             seed=args.seed),
                            epochs=args.epochs, seed=args.seed, threads=args.threads,
                            perception=PerceptionOptions(epochs=args.perception_epochs),
                            presence_weight=args.presence_weight,
                            model=replace(recipe.model, event_slots=args.event_slots))
     try:
+        if held_forms is not None:  # scored under every formulation: refused before training
+            from reasonaudio.tasks.base import CAPTION, FORMULATIONS
+
+            test_bench = load_benchmark(args.test)
+            for form in (f for f in FORMULATIONS if f != CAPTION):
+                test_bench.formulated(form)
         with progress_hooks(console) as hooks:
             exp = run_experiment(args.train, args.test, args.out, options, tuple(args.baseline),
                                  hooks=hooks, train_hooks=lambda name: train_progress(console),
@@ -115,6 +141,39 @@ def main() -> None:
 
     for path in write_plots(bench, exp.results, results_dir(bench) / "plots", "pca"):
         console.print(f"wrote {path}", highlight=False)
+    if held_forms is not None:
+        try:
+            score_formulations(console, args.test, exp, tuple(args.baseline), held_forms)
+        except ReasonAudioError as exc:
+            console.print(Text.assemble(("error: ", "bold red"), str(exc)))
+            raise SystemExit(2)
+
+
+def score_formulations(console, test_dir: Path, exp, baselines: tuple[str, ...],
+                       held: tuple[str, ...]) -> None:
+    """The trained models (the weights just trained) and the baselines (saved results, or
+    evaluated now) under every formulation but caption, then the robustness table."""
+    from reasonaudio.bench.evaluate import EvalContext, ensure_results, evaluate_retrievers
+    from reasonaudio.bench.metrics import MC_METRIC
+    from reasonaudio.bench.robustness import ROBUSTNESS_METRICS, robustness
+    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.retrievers.base import RetrieverOptions
+    from reasonaudio.tasks.base import CAPTION, FORMULATIONS
+    from reasonaudio.views.progress import progress_hooks
+    from reasonaudio.views.robustness import print_robustness
+
+    bench = load_benchmark(test_dir)
+    per = {name: RetrieverOptions(model_path=str(path)) for name, path in exp.models.items()}
+    for form in (f for f in FORMULATIONS if f != CAPTION):
+        with progress_hooks(console) as hooks:
+            context = EvalContext(hooks=hooks, formulation=form)
+            evaluate_retrievers(bench, list(exp.models), context.with_(retriever_options=per))
+            if baselines:
+                ensure_results(bench, list(baselines), context)
+    rob = robustness(bench, [*exp.models, *baselines], (*ROBUSTNESS_METRICS, MC_METRIC))
+    console.print(f"formulations held out of training: {', '.join(held)}; the others were "
+                  "among the training captions' templates", highlight=False)
+    print_robustness(console, rob, held)
 
 
 def print_split(console, split, title: str) -> None:

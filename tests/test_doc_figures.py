@@ -78,3 +78,33 @@ def test_every_generated_block_names_its_benchmark():
             assert body.strip(), f"{doc.name}: block {m.group('name')} was never generated"
             section = doc.read_text(encoding="utf-8")[:m.start()].rsplit("\n## ", 1)[-1]
             assert "Measured on:" in body or "Measured on:" in section, (doc.name, m.group("name"))
+
+
+def test_the_robustness_block_is_the_library_table_of_every_formulation(demo, tmp_path):
+    import shutil
+
+    from reasonaudio.bench.evaluate import EvalContext, evaluate_retrievers
+    from reasonaudio.bench.robustness import robustness
+    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.tasks.base import FORMULATIONS
+
+    mod = _script()
+    doc = "<!-- figures:robustness -->\nhand-copied 0.999\n<!-- /figures:robustness -->\n"
+    assert "robustness" not in mod.available(mod.Context(mod.Saved.load(demo / "bench"), {}))
+    copy = tmp_path / "demo"
+    shutil.copytree(demo, copy)
+    bench = load_benchmark(copy / "bench")
+    for form in FORMULATIONS[1:]:
+        evaluate_retrievers(bench, ["oracle", "bag-of-sounds"], EvalContext(formulation=form))
+    ctx = mod.Context(mod.Saved.load(copy / "bench"), {})
+    assert "robustness" in mod.available(ctx)
+    new = mod.rewrite(doc, ctx, mod.available(ctx))
+    body = new.split("-->\n", 1)[1]
+    assert "0.999" not in body and body.startswith("Measured on: seed 0, 80 clips, 20 queries")
+    assert "bench report --data data/demo/bench" in body
+    rob = robustness(bench)
+    for row in rob.rows:
+        bag = next(c for c in row.cells if c.formulation == "question")
+        assert f"| question | {bag.n} | {bag.values['acc@1']:.3f} | {bag.delta('acc@1'):+.3f}" in body
+    assert "consistency@1" in body and "`oracle` 1.000 (20 of 20)" in body
+    assert mod.rewrite(new, ctx, mod.available(ctx)) == new

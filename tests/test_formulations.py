@@ -289,3 +289,56 @@ def test_count_shapes_have_formulations_that_read_back_with_wrappers_and_marks()
                        ("exactly two door knocks, -rain", And((Count("door knock", 2),
                                                                 Not(Has("rain")))))]:
         assert same_logic(parse(text, labels), want), text
+
+
+# --- scoring per formulation: multiple choice, held-out marks, the training recipe ------------
+
+def test_robustness_scores_multiple_choice_and_marks_held_out_formulations(tiny, tmp_path) -> None:
+    import shutil
+
+    from reasonaudio.bench.evaluate import EvalContext, evaluate_retrievers
+    from reasonaudio.bench.robustness import robustness
+    from reasonaudio.views.robustness import robustness_markdown
+
+    data = tmp_path / "b"
+    shutil.copytree(tiny, data)
+    bench = load_benchmark(data)
+    done = {}
+    for form in FORMULATIONS:
+        done.update(evaluate_retrievers(bench, ["oracle", "random"],
+                                        EvalContext(formulation=form)).runs)
+    rob = robustness(bench, ["oracle", "random"], ("acc@1", "ndcg@10", "mc_acc"))
+    assert rob.metrics == ("acc@1", "ndcg@10", "mc_acc") and [r.name for r in rob.rows] == ["oracle", "random"]
+    for row in rob.rows:
+        assert [c.formulation for c in row.cells] == list(FORMULATIONS)
+        for c in row.cells:
+            key = row.name if c.formulation == "caption" else f"{row.name}@{c.formulation}"
+            mc = [v["mc_acc"] for v in done[key].per_query.values() if "mc_acc" in v]
+            assert c.values["mc_acc"] == pytest.approx(sum(mc) / len(mc))  # choice queries only
+    oracle = rob.rows[0]
+    assert all(c.values == {"acc@1": 1.0, "ndcg@10": 1.0, "mc_acc": 1.0} for c in oracle.cells)
+    import io
+
+    from rich.console import Console
+
+    from reasonaudio.views.robustness import print_robustness
+
+    out = io.StringIO()
+    print_robustness(Console(file=out, width=80), rob, ("keywords",))  # three metrics: two tables
+    assert "…" not in out.getvalue() and "keywords (held out)" in out.getvalue()
+    lines = robustness_markdown(rob, ("keywords", "paraphrase"))
+    marked = [line for line in lines if "(held out)" in line]
+    assert len(marked) == 4 and all("| keywords (held out) |" in m or "| paraphrase (held out) |" in m
+                                    for m in marked)
+    assert "| `oracle` | caption | 30 | 1.000 |  | 1.000 |  | 1.000 |  |" in lines
+    assert lines[-1].startswith("consistency@1") and "`oracle` 1.000 (30 of 30)" in lines[-1]
+
+
+def test_a_recipe_holding_formulations_out_reads_back_from_its_card() -> None:
+    """The model card stores the recipe as JSON; a rerun reuses the model only when the recipe
+    it would train equals the card's (a tuple never equals the list JSON reads back)."""
+    from reasonaudio.train.data import DataOptions
+
+    recipe = DataOptions(hold_out_formulations=("keywords", "paraphrase")).to_json()
+    assert json.loads(json.dumps(recipe)) == recipe
+    assert DataOptions().to_json()["hold_out_formulations"] is None

@@ -3,8 +3,9 @@
 ``bench eval --formulation all`` saves one result per retriever and formulation (``NAME`` for
 ``caption``, ``NAME@FORMULATION`` otherwise) and its TREC run. From those, for each retriever:
 
-- per formulation, Acc@1 and nDCG@10 over the queries that have that formulation, and the change
-  from ``caption`` on those same queries with a paired randomization test
+- per formulation, Acc@1 and nDCG@10 (or the metrics asked for: the training experiment adds
+  multiple choice) over the queries that have that formulation, and the change from ``caption``
+  on those same queries with a paired randomization test
   (:func:`reasonaudio.bench.significance.paired_randomization_test`, 10,000 sign flips, seed 0);
 - **consistency@1**: the share of queries whose top-1 clip is the same under every formulation
   the query has (a query a formulation leaves unanswered counts as inconsistent).
@@ -20,7 +21,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from reasonaudio.bench.metrics import LABELS
+from reasonaudio.bench.metrics import LABELS, MC_METRIC
 from reasonaudio.bench.plots import _plt, _save, bar_styles
 from reasonaudio.bench.results import RetrieverResult, formulation_key, load_results, run_path
 from reasonaudio.bench.runs import read_trec
@@ -74,16 +75,21 @@ class RetrieverRobustness:
 @dataclass(frozen=True)
 class Robustness:
     rows: list[RetrieverRobustness] = field(default_factory=list)
+    metrics: tuple[str, ...] = ROBUSTNESS_METRICS
 
     def to_json(self) -> dict[str, Any]:
-        return {"metrics": list(ROBUSTNESS_METRICS), "retrievers": [r.to_json() for r in self.rows]}
+        return {"metrics": list(self.metrics), "retrievers": [r.to_json() for r in self.rows]}
 
 
-def _cell(caption: RetrieverResult, other: RetrieverResult) -> Cell:
+def _cell(caption: RetrieverResult, other: RetrieverResult,
+          metrics: Sequence[str] = ROBUSTNESS_METRICS) -> Cell:
     qids = sorted(q for q in other.task_of if q in caption.task_of)
     values, base, p = {}, {}, {}
-    for m in ROBUSTNESS_METRICS:
-        a, b = other.values(m, qids), caption.values(m, qids)
+    for m in metrics:
+        # multiple choice exists only where the query has a choice pair: compare those queries
+        have = qids if m != MC_METRIC else [q for q in qids if m in other.per_query.get(q, {})
+                                             and m in caption.per_query.get(q, {})]
+        a, b = other.values(m, have), caption.values(m, have)
         values[m] = sum(a) / len(a) if a else 0.0
         base[m] = sum(b) / len(b) if b else 0.0
         p[m] = 1.0 if other.formulation == CAPTION else paired_randomization_test(a, b).p_value
@@ -119,8 +125,10 @@ def consistency(bench: Benchmark, name: str, results: dict[str, RetrieverResult]
     return (same / len(qids) if qids else None), same, len(qids)
 
 
-def robustness(bench: Benchmark, names: Sequence[str] | None = None) -> Robustness:
-    """Every retriever with a saved ``caption`` result and at least one other formulation."""
+def robustness(bench: Benchmark, names: Sequence[str] | None = None,
+               metrics: Sequence[str] = ROBUSTNESS_METRICS) -> Robustness:
+    """Every retriever with a saved ``caption`` result and at least one other formulation
+    (``names``: those only), scored on ``metrics``."""
     saved = load_results(bench, formulations=True).runs
     by_name: dict[str, dict[str, RetrieverResult]] = {}
     for key, r in saved.items():
@@ -133,11 +141,11 @@ def robustness(bench: Benchmark, names: Sequence[str] | None = None) -> Robustne
         ordered = {f: forms[f] for f in FORMULATIONS if f in forms}  # not NAME@interleaved
         if CAPTION not in ordered or len(ordered) < 2:
             continue
-        cells = [_cell(ordered[CAPTION], r) for r in ordered.values()]
+        cells = [_cell(ordered[CAPTION], r, metrics) for r in ordered.values()]
         c, same, n = consistency(bench, name, ordered)
         rows.append(RetrieverRobustness(name, cells, c, same, n))
     rows.sort(key=lambda r: (r.name != "oracle", r.name))
-    return Robustness(rows=rows)
+    return Robustness(rows=rows, metrics=tuple(metrics))
 
 
 def plot_robustness(rob: Robustness, out: Path) -> list[Path]:

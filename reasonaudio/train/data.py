@@ -70,7 +70,10 @@ class DataOptions:
     seed: int = 0
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        if self.hold_out_formulations is not None:  # as the card's JSON reads back
+            out["hold_out_formulations"] = list(self.hold_out_formulations)
+        return out
 
 
 @dataclass(frozen=True)
