@@ -970,7 +970,7 @@ def tune(
     no_verify: bool = NoVerifyOpt,
 ) -> None:
     """Choose combined retrievers' N, w and RRF k on the calibration build (DATA/results/combine-params.json)."""
-    from reasonaudio.bench.combine_tuning import tune_combined
+    from reasonaudio.bench.combine_tuning import params_text, tune_combined
     from reasonaudio.retrievers.combined import combine_params
     from reasonaudio.views.progress import progress_hooks
 
@@ -979,8 +979,7 @@ def tune(
         tune_combined(bench, retriever, calibration, backend=store_flags.backend,
                       url=store_flags.qdrant_url, force=force, hooks=hooks)
     for name in retriever:
-        p = combine_params(bench, name)
-        console.print(Text(f"{name}: N {p.prefetch}, w {p.weight:g}, k {p.rrf_k} ({p.source})"))
+        console.print(Text(f"{name}: {params_text(name, combine_params(bench, name))}"))
 
 
 @app.command()

@@ -86,6 +86,11 @@ def test_tuning_chooses_on_the_calibration_build_and_records_it(builds):
     assert params["weight"] == saved[HYBRID]["weight"] and params["tuning"]["grid"]
     # a second call keeps what was chosen on the same calibration build (nothing reruns)
     assert ct.tune_combined(bench, [HYBRID], calib.root) == {}
+    res = runner.invoke(app, ["tune", "--data", str(bench.root), "--calibration", str(calib.root),
+                              "-r", HYBRID, "-r", DBSF])
+    assert res.exit_code == 0, res.output
+    assert f"w {saved[HYBRID]['weight']:g}" in res.output and source in res.output
+    assert "k " not in res.output.split(DBSF)[1]  # DBSF has no k: not printed
 
 
 def test_tuning_refuses_the_evaluated_build_and_bad_names(builds):

@@ -91,6 +91,17 @@ def prefetch_for(share: float, clips: int) -> int:
     return max(MIN_PREFETCH, round(share * clips))
 
 
+def params_text(name: str, params: CombineParams) -> str:
+    """``N 400, w 0.75 (source)``: the parameters that kind of combined retriever uses."""
+    kind = parse_combined(name).kind
+    parts = [f"N {params.prefetch}"]
+    if kind == "hybrid":
+        parts.append(f"w {params.weight:g}")
+    if kind == "rrf":
+        parts.append(f"k {params.rrf_k}")
+    return f"{', '.join(parts)} ({params.source})"
+
+
 def calibration_source(calib: Benchmark) -> str:
     return "calibration:" + sha256_file(calib.root / MANIFEST)[:12]
 
@@ -217,8 +228,7 @@ def tune_combined(bench: Benchmark, names: Sequence[str], calibration: Path | No
                 tuned = tune_one(name, calib, store, len(bench.clips), hooks)
                 out[name] = tuned
                 saved[name] = tuned.to_json()
-                hooks.notify(f"{name}: N {tuned.params.prefetch}, w {tuned.params.weight:g}, "
-                             f"k {tuned.params.rrf_k} ({source})")
+                hooks.notify(f"{name}: {params_text(name, tuned.params)}")
         path.parent.mkdir(parents=True, exist_ok=True)
         with atomic_file(path, encoding="utf-8") as fh:
             json.dump(saved, fh, indent=2, sort_keys=True)
