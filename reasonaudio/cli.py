@@ -1069,6 +1069,32 @@ def detect(
 
 @app.command()
 @option_groups
+def tune(
+    data: Path = DataOpt,
+    retriever: list[str] = typer.Option(..., "--retriever", "-r",
+                                        help="A hybrid:, rrf: or dbsf: retriever (repeat for several)."),
+    calibration: Optional[Path] = typer.Option(None, "--calibration",
+                                               help="Calibration build (another seed); built as "
+                                               "DATA-calibration with seed + 1 when missing."),
+    force: bool = typer.Option(False, "--force", help="Tune again what was tuned on this build."),
+    store_flags: StoreFlags = StoreFlags(),
+    no_verify: bool = NoVerifyOpt,
+) -> None:
+    """Choose combined retrievers' N, w and RRF k on the calibration build (DATA/results/combine-params.json)."""
+    from reasonaudio.bench.combine_tuning import params_text, tune_combined
+    from reasonaudio.retrievers.combined import combine_params
+    from reasonaudio.views.progress import progress_hooks
+
+    bench = _load(data, no_verify)
+    with progress_hooks(console) as hooks:
+        tune_combined(bench, retriever, calibration, backend=store_flags.backend,
+                      url=store_flags.qdrant_url, force=force, hooks=hooks)
+    for name in retriever:
+        console.print(Text(f"{name}: {params_text(name, combine_params(bench, name))}"))
+
+
+@app.command()
+@option_groups
 def search(
     text: str = typer.Argument(..., help="Query text, e.g. \"dog barking but no siren\"."),
     data: Path = DataOpt,

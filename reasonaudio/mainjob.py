@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from reasonaudio.bench.combine_tuning import tune_combined
 from reasonaudio.bench.compare import Comparison, compare
 from reasonaudio.bench.condition_scores import reread
 from reasonaudio.bench.detection import DetectRun, detect_and_evaluate
@@ -34,7 +35,7 @@ from reasonaudio.dataset.benchmark import check_manifest
 from reasonaudio.ingest.build import (BuildParams, absolute_bank_spec, add_formulations,
                                      build_benchmark)
 from reasonaudio.ingest.embed.run import IngestSummary, ingest_model
-from reasonaudio.models.names import not_offline, offline_learned, ran_yamnet
+from reasonaudio.models.names import is_combined, not_offline, offline_learned, ran_yamnet
 from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.store.collections import ingest_payload
 from reasonaudio.store.open import open_store
@@ -248,6 +249,15 @@ def run_main_job(params: MainJobParams, hooks: Hooks = SILENT) -> MainJobResult:
             out.results.runs[out.detection.summary.name] = out.detection.result
             hooks.event(out.detection)
             extra = spectrum_names(learned_ok, out.results) if params.spectrum else []
+            combined = [n for n in extra if is_combined(n)]
+            if combined:  # N, w and k chosen on the calibration build (else: the defaults)
+                try:
+                    step("tune spectrum", lambda: tune_combined(
+                        bench, combined, params.out / "calibration", backend=params.backend,
+                        hooks=hooks), lambda t: f"{len(t)} combined retrievers tuned on the "
+                                                "calibration build (the rest kept)")
+                except ReasonAudioError as exc:
+                    hooks.warn(f"combined retrievers run with the default N, w and k: {exc}")
             if extra:
                 more = step("eval spectrum", lambda: evaluate_retrievers(bench, extra, context),
                             lambda r: f"{len(r.runs)} soft, hybrid, fused and BM25 retrievers")

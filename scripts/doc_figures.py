@@ -421,6 +421,52 @@ def block_train_formulations(ctx: "Context") -> list[str]:
             for f, v in leaked.items()) + "."]
 
 
+def block_spectrum(ctx: "Context") -> list[str]:
+    """docs/qdrant.md: the spectrum `bench report` prints (``bench.report.spectrum``), with
+    nDCG@10, multiple choice, each combined row's parameters and a hybrid's recall at N."""
+    from reasonaudio.bench.report import spectrum
+
+    s = ctx.demo
+    spec = spectrum(s.results)
+    if spec is None:
+        raise SystemExit(f"error: {s.root}: no learned retriever among the saved results")
+    tasks = tasks_of(s)
+    rows = header(s, ["bash scripts/install.sh && .venv/bin/bench demo   # the full install: 201 classes",
+                      ".venv/bin/bench report --data data/demo/bench     # prints \"The spectrum\"",
+                      "python scripts/doc_figures.py --demo data/demo --check"])
+    rows += ["| rung | retriever | " + " | ".join(tasks) + " | overall Acc@1 | p vs best learned | "
+             "nDCG@10 | MC |", "|---|---|" + "---|" * (len(tasks) + 4)]
+    notes = []
+    for rung, r in spec.rows:
+        c = spec.comparisons.get(r.name)
+        cells = []
+        for t in tasks:
+            test = c.tests.get((t, "acc@1")) if c is not None else None
+            cells.append(f3(r.per_task.get(t, {}).get("acc@1")) + ("*" if test and test.significant else ""))
+        if c is None:
+            p = "(best learned)"
+        else:
+            t = c.tests[("overall", "acc@1")]
+            p = (f"{t.p_value:.4f}" if t.p_value >= 1e-4 else f"{t.p_value:.1e}") + (" *" if t.significant else "")
+        rows.append(f"| {rung} | `{r.name}` | " + " | ".join(cells) + f" | **{f3(r.overall.get('acc@1'))}** "
+                    f"| {p} | {f3(r.overall.get('ndcg@10'))} | {f3(r.overall.get('mc_acc'))} |")
+        params = (r.describe or {}).get("params")
+        if params:
+            recall = r.describe.get("recall_at_prefetch")
+            notes.append(f"- `{r.name}`: N {params['prefetch']}"
+                         + (f", w {params['weight']:g}" if rung == "hybrid" else "")
+                         + (f", k {params['rrf_k']}" if r.name.startswith("rrf:") else "")
+                         + f" (source: {params['source']})"
+                         + (f"; recall at N {recall:.3f}" if recall is not None else ""))
+    some = next(iter(spec.comparisons.values()))
+    rows += ["", f"Best learned: `{spec.best_learned}`; `*` after a task value = p < 0.05 on that task "
+             f"(paired randomization test, {some.n_permutations:,} sign flips, seed {some.seed}, "
+             "two-sided), p for overall Acc@1. Combined retrievers' parameters (recall at N: the mean "
+             "share of a query's relevant clips among the model's N nearest, the hybrid's ceiling):", "",
+             *notes]
+    return rows
+
+
 @dataclass
 class Context:
     demo: Saved | None
@@ -439,6 +485,7 @@ BLOCKS: dict[str, Callable[[Context], list[str]]] = {
     "conditions": block_conditions,
     "robustness": block_robustness,
     "train-held-out-formulations": block_train_formulations,
+    "spectrum": block_spectrum,
 }
 """block name -> its lines; a doc block whose name is not here is an error"""
 

@@ -67,3 +67,8 @@ def test_demo_detects_after_the_yamnet_ingest(tmp_path):
                  "rrf:two-stage:yamnet-caption+minilm,soft:yamnet"):
         assert name in runs, name
     assert "The spectrum" in r.output
+    # their N, w and k were chosen on the calibration build before the spectrum step
+    tuned = json.loads((out / "bench" / "results" / "combine-params.json").read_text())
+    hybrid = tuned["hybrid:two-stage:yamnet-caption+minilm,soft:yamnet"]
+    assert hybrid["source"].startswith("calibration:") and hybrid["tuning"]["calibration"]["seed"] == 1
+    assert "tune spectrum" in r.output

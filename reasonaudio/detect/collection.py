@@ -117,6 +117,11 @@ class DetectSummary:
                 "timings": {k: round(v, 3) for k, v in self.timings.items()}}
 
 
+def calibration_dir(bench: Benchmark, given: Path | None) -> Path:
+    """The calibration build's folder: the one given, else ``DATA-calibration`` beside ``DATA``."""
+    return Path(given) if given else bench.root.parent / f"{bench.root.name}-calibration"
+
+
 def calibration_build(bench: Benchmark, out: Path, clips: int = 500, queries: int = 100) -> Benchmark:
     """A calibration build from the same bank with another seed (the evaluated seed + 1)."""
     atoms = (bench.manifest.get("parameters") or {}).get("atoms")
@@ -181,7 +186,7 @@ def run_detection(bench: Benchmark, store: Store, options: DetectOptions = Detec
     _check(options)
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
-    calib_dir = options.calibration or (bench.root.parent / f"{bench.root.name}-calibration")
+    calib_dir = calibration_dir(bench, options.calibration)
     if not (Path(calib_dir) / "manifest.json").is_file():
         calib = calibration_build(bench, Path(calib_dir), options.calibration_clips,
                                   options.calibration_queries)

@@ -53,11 +53,17 @@ class CombineParams:
     """hybrid: w in (1 - w) $score + w soft"""
     rrf_k: int = 60
     source: str = "default"
-    """where the values come from: ``default``, or the calibration build that chose them"""
+    """where the values come from: ``default``, or ``calibration:<manifest sha256 prefix>`` of
+    the calibration build that chose them (``bench tune``: reasonaudio/bench/combine_tuning.py)"""
+    tuning: dict[str, Any] | None = None
+    """the calibration build, objective, grid with each point's figures and the chosen point"""
 
     def to_json(self) -> dict[str, Any]:
-        return {"prefetch": self.prefetch, "weight": self.weight, "rrf_k": self.rrf_k,
-                "source": self.source}
+        out: dict[str, Any] = {"prefetch": self.prefetch, "weight": self.weight,
+                               "rrf_k": self.rrf_k, "source": self.source}
+        if self.tuning is not None:
+            out["tuning"] = self.tuning
+        return out
 
 
 PartBuilder = Callable[[str], Retriever]
@@ -288,18 +294,25 @@ def build_combined(name: str, bench: Benchmark, store: Store, options: Retriever
         raise
 
 
+PARAMS_FILE = "combine-params.json"
+"""``DATA/results/combine-params.json``: name -> the parameters ``bench tune`` chose"""
+
+
 def combine_params(bench: Benchmark, name: str) -> CombineParams:
     """The parameters chosen for ``name`` on the calibration build (``bench tune`` output saved
-    beside the benchmark), or the defaults, saying which."""
-    path = bench.root / "results" / "combine-params.json"
-    if path.is_file():
-        try:
-            chosen = json.loads(path.read_text(encoding="utf-8")).get(name)
-        except (OSError, json.JSONDecodeError):
-            chosen = None
-        if isinstance(chosen, dict):
-            return CombineParams(prefetch=int(chosen.get("prefetch", 200)),
-                                 weight=float(chosen.get("weight", 0.5)),
-                                 rrf_k=int(chosen.get("rrf_k", 60)),
-                                 source=str(chosen.get("source", "calibration")))
-    return CombineParams()
+    beside the benchmark), or the defaults (``source: default``)."""
+    path = bench.root / "results" / PARAMS_FILE
+    if not path.is_file():
+        return CombineParams()
+    try:
+        chosen = json.loads(path.read_text(encoding="utf-8")).get(name)
+    except (OSError, json.JSONDecodeError, AttributeError) as exc:
+        raise StoreError(f"{path}: unreadable ({exc}); rerun `bench tune` or delete it") from None
+    if chosen is None:
+        return CombineParams()
+    try:
+        return CombineParams(prefetch=int(chosen["prefetch"]), weight=float(chosen["weight"]),
+                             rrf_k=int(chosen["rrf_k"]), source=str(chosen["source"]),
+                             tuning=chosen.get("tuning"))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise StoreError(f"{path}: {name}: malformed parameters ({exc}); rerun `bench tune`") from None
