@@ -84,7 +84,10 @@ def logic_to_text(logic: Node) -> str:
     parser reads them with both), so a negated order or overlap is written only beside its two
     sounds; without them the query language has no exact sentence for it."""
     parts = conjuncts(logic)
-    present = {a.label for a in parts if isinstance(a, Has)}
+    # a sound is present when a conjunct says so: has, lasts and count name one sound, a positive
+    # order or overlap two (the parser drops a has these imply)
+    present = {a.label for a in parts if isinstance(a, (Has, Lasts, Count))}
+    present |= {x for a in parts if isinstance(a, (Before, Overlap)) for x in (a.a, a.b)}
     for a in parts:
         if isinstance(a, Not) and isinstance(a.arg, (Before, Overlap)) and not {a.arg.a, a.arg.b} <= present:
             raise ValueError(f"cannot write {a!r} as query text without has({a.arg.a}) and "
