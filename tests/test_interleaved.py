@@ -173,6 +173,23 @@ def test_oracle_with_true_labels_is_the_ceiling(evaluated):
     assert all(v["acc@1"] == 1.0 for v in r.per_query.values())
 
 
+def heard_as(b, label_of):
+    """The build's examples (an ``ExampleSet`` over the interleaved view) with the tagger's
+    hearing set by hand: each example heard as ``label_of(example)``; YAMNet never runs."""
+    from reasonaudio.detect.perceive_examples import Heard
+    from reasonaudio.retrievers.example_readers import ExampleSet
+
+    class Unused:
+        def hear(self, wave, sr):
+            raise AssertionError("every example's hearing is set by hand")
+
+    found = ExampleSet.of_build(interleaved_view(b), Unused())
+    for name, ex in examples(b).items():
+        lab = label_of(ex)
+        found._heard[name] = Heard(lab, 0.5, ((lab, 0.5),), lab)
+    return found
+
+
 def perceived_first_match_misses(b, heard) -> dict[str, bool]:
     """Per interleaved query: whether the perceived logic's first match is not relevant, by the
     judge alone (``semantics.evaluate`` over every clip's events, clips in id order: the oracle's
@@ -249,23 +266,12 @@ def test_a_misheard_excluded_sound_can_leave_the_first_match_relevant(tmp_path):
     the perceived logic ("A but no B'") can still admit the relevant clip first, so that query is
     not lost; the law above holds on every task all the same."""
     from reasonaudio.constraints.logic import Not, conjuncts
-    from reasonaudio.detect.perceive_examples import Heard
-    from reasonaudio.retrievers.example_readers import ExampleSet
 
     build_benchmark(tmp_path / "b", BuildParams(atoms="synthetic", seed=0, n_clips=120, n_queries=40,
                                                 interleaved=1.0))
     b = load_benchmark(tmp_path / "b")
-    truth = examples(b)
-
-    class Unused:
-        def hear(self, wave, sr):
-            raise AssertionError("set below")
-
-    found = ExampleSet.of_build(interleaved_view(b), Unused())
-    heard = {}
-    for name, ex in truth.items():
-        lab = heard[name] = next(x for x in b.labels if x != ex.label)
-        found._heard[name] = Heard(lab, 0.5, ((lab, 0.5),), lab)
+    found = heard_as(b, lambda ex: next(x for x in b.labels if x != ex.label))
+    heard = {name: found.heard(name).label for name in examples(b)}
     named = evaluate_retrievers(b, ["oracle-perceived"], EvalContext(save=False))
     inter = evaluate_interleaved(b, ["oracle-perceived"], EvalContext(save=False), example_set=found)
     law = check_perceived_law(b, named, inter, heard)

@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from model_fixtures import tiny_clap_path
+from test_interleaved import heard_as
+from test_interleaved_models import build_and_ingest
 from test_qdrant_combined import Counting
 from test_qdrant_formula import detected_payloads, write_detected
 
@@ -19,11 +21,8 @@ from reasonaudio.bench.by_example import by_example, evaluate_interleaved
 from reasonaudio.bench.evaluate import EvalContext, evaluate_retrievers, run_retriever
 from reasonaudio.constraints.examples import names_in
 from reasonaudio.constraints.parser import parse, same_logic
-from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.dataset.interleaved import examples, interleaved_rows, interleaved_view
 from reasonaudio.detect.perceive_examples import Heard
-from reasonaudio.ingest.build import BuildParams, build_benchmark
-from reasonaudio.ingest.embed.run import IngestOptions, ingest_model
 from reasonaudio.retrievers.base import RetrieverOptions
 from reasonaudio.retrievers.example_readers import (AudioTextReader, ExampleSet, PartsReader,
                                                     with_examples)
@@ -37,34 +36,19 @@ TEXT_PARTS = [f"hybrid:{OC},soft:yamnet", f"rrf:{OC},soft:yamnet", f"dbsf:{OC},s
 AUDIO = "hybrid:clap,soft:yamnet"
 
 
-class Unused:
-    def hear(self, wave, sr):
-        raise AssertionError("every example's hearing is set by the test")
-
-
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    root = tmp_path_factory.mktemp("il-combined") / "b"
-    build_benchmark(root, BuildParams(atoms="synthetic", seed=0, n_clips=80, n_queries=20,
-                                      interleaved=0.5))
-    b = load_benchmark(root)
-    payloads, thresholds = detected_payloads(b)
-    with open_store(b.root) as store:
-        write_detected(b, store, payloads, thresholds)
-        ingest_model(b, store, OC, IngestOptions())
-        ingest_model(b, store, "clap", IngestOptions(model_path=str(tiny_clap_path())))
-    return b
+    def detected(b, store):
+        write_detected(b, store, *detected_payloads(b))
+
+    return build_and_ingest(tmp_path_factory.mktemp("il-combined") / "b", 80, 20, (OC,), detected)
 
 
 def _heard(bench, right: bool) -> ExampleSet:
     """The build's examples, the tagger hearing each one as its true label (``right``) or as
     another label of the bank (the first one that is not it)."""
-    view = interleaved_view(bench)
-    found = ExampleSet.of_build(view, Unused())
-    for name, ex in examples(bench).items():
-        lab = ex.label if right else next(x for x in bench.labels if x != ex.label)
-        found._heard[name] = Heard(lab, 0.5, ((lab, 0.5),), lab)
-    return found
+    return heard_as(bench, lambda ex: ex.label if right else next(x for x in bench.labels
+                                                                   if x != ex.label))
 
 
 def _context(save: bool = True) -> EvalContext:
