@@ -26,17 +26,25 @@ LEARNED = ["two-stage:oracle-caption+minilm", "two-stage:yamnet-caption+minilm",
            "two-stage:oracle-caption+bm25", "clap"]
 
 
-@pytest.fixture(scope="module")
-def ingested(tmp_path_factory):
-    root = tmp_path_factory.mktemp("il-models") / "b"
-    build_benchmark(root, BuildParams(atoms="synthetic", seed=0, n_clips=40, n_queries=10,
-                                      interleaved=0.5))
+def build_and_ingest(root, n_clips: int, n_queries: int, models, before=None):
+    """A synthetic build with ``--interleaved 0.5``, ``before(bench, store)`` run first, then
+    each text model of ``models`` and the tiny CLAP ingested."""
+    build_benchmark(root, BuildParams(atoms="synthetic", seed=0, n_clips=n_clips,
+                                      n_queries=n_queries, interleaved=0.5))
     b = load_benchmark(root)
     with open_store(b.root) as store:
-        for model in ("two-stage:oracle-caption+minilm", "two-stage:yamnet-caption+minilm"):
+        if before is not None:
+            before(b, store)
+        for model in models:
             ingest_model(b, store, model, IngestOptions())
         ingest_model(b, store, "clap", IngestOptions(model_path=str(tiny_clap_path())))
     return b
+
+
+@pytest.fixture(scope="module")
+def ingested(tmp_path_factory):
+    return build_and_ingest(tmp_path_factory.mktemp("il-models") / "b", 40, 10,
+                            ("two-stage:oracle-caption+minilm", "two-stage:yamnet-caption+minilm"))
 
 
 def _context():

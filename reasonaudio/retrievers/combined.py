@@ -28,7 +28,7 @@ from qdrant_client.http import models
 
 from reasonaudio.constraints.logic import Node
 from reasonaudio.dataset.benchmark import Benchmark
-from reasonaudio.errors import ModelError, StoreError
+from reasonaudio.errors import ModelError, QueryParseError, StoreError
 from reasonaudio.models.names import Combined, parse_combined
 from reasonaudio.retrievers.base import QueryRetriever, Retriever, RetrieverOptions
 from reasonaudio.retrievers.bm25 import SPARSE, Bm25Retriever, sparse
@@ -187,13 +187,21 @@ class CombinedRetriever(QueryRetriever):
         self.n_points = store.count(self.collection)
         self.soft = next((p for p in parts if isinstance(p, SoftRetriever)), None)
         self._last_text: str | None = None
+        self.part_text: dict[str, Callable[[str], str]] = {}
+        """part name -> how that part reads the query text (as it is unless set: an interleaved
+        query's examples, each part by its own reading, ``retrievers/example_readers.py``)"""
+
+    def text_for(self, part: Retriever, text: str) -> str:
+        how = self.part_text.get(part.name)
+        return how(text) if how is not None else text
 
     # --- the query of one part and of the whole -------------------------------------------
     def _logic(self, text: str) -> Node | None:
-        return self.soft.parse(text) if self.soft is not None else None
+        return self.soft.parse(self.text_for(self.soft, text)) if self.soft is not None else None
 
     def part_request(self, part: Retriever, text: str, limit: int, flt: Any = None) -> Request:
         kind = self.joint.kinds[part.name]
+        text = self.text_for(part, text)
         if kind == "dense":
             assert isinstance(part, VectorRetriever)
             return Request(limit=limit, nearest=part.query_vector(text).tolist(),
@@ -239,8 +247,9 @@ class CombinedRetriever(QueryRetriever):
         text = self._last_text
         if text is None or not clip_ids:
             return {}
-        per_part = {p.name: dict(zip(clip_ids, p.score(text, list(clip_ids)))) for p in self.parts}
-        soft = self.soft.breakdown(clip_ids, self.soft.parse(text)) if self.soft is not None else {}
+        per_part = {p.name: dict(zip(clip_ids, p.score(self.text_for(p, text), list(clip_ids))))
+                    for p in self.parts}
+        soft = self.soft.breakdown(clip_ids, self._logic(text)) if self.soft is not None else {}
         how = (f"(1 - {self.params.weight:g}) x model + {self.params.weight:g} x soft"
                if self.combined.kind == "hybrid" else f"{self.combined.kind} of")
         out = {}
@@ -252,15 +261,26 @@ class CombinedRetriever(QueryRetriever):
     def recall_at_prefetch(self, texts: Sequence[str], relevant: Sequence[set[str]]) -> float:
         """Hybrid: the mean share of each query's relevant clips among the model's nearest N
         (the hybrid's ceiling: it rescores only those)."""
-        reqs = [self.part_request(self.parts[0], t, self.params.prefetch) for t in texts]
-        got = self.store.query_batch(self.collection, reqs)
-        shares = [len(rel & {f.clip_id for f in found}) / len(rel)
-                  for found, rel in zip(got, relevant) if rel]
+        asked = []
+        for t, rel in zip(texts, relevant):
+            try:  # an interleaved text its part cannot read counts as nothing recalled
+                asked.append((self.part_request(self.parts[0], t, self.params.prefetch), rel))
+            except QueryParseError:
+                asked.append((None, rel))
+        answers = iter(self.store.query_batch(self.collection, [r for r, _ in asked if r is not None]))
+        got = [{f.clip_id for f in next(answers)} if r is not None else set() for r, _ in asked]
+        shares = [len(rel & found) / len(rel) for found, (_, rel) in zip(got, asked) if rel]
         return sum(shares) / len(shares) if shares else 0.0
 
     def describe(self) -> dict[str, Any]:
-        formula = (fm.text(fm.hybrid_formula(self._logic(self.bench.queries[0].text), self.params.weight))
-                   if self.combined.kind == "hybrid" and self.bench.queries else None)
+        formula = None
+        if self.combined.kind == "hybrid":
+            for q in self.bench.queries:  # the first query its soft part reads
+                try:
+                    formula = fm.text(fm.hybrid_formula(self._logic(q.text), self.params.weight))
+                    break
+                except QueryParseError:
+                    continue
         recall = None
         if self.combined.kind == "hybrid" and self.bench.queries:
             recall = round(self.recall_at_prefetch(

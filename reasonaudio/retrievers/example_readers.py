@@ -25,7 +25,13 @@ the retriever (by name and kind):
 - ``variant-vectors`` (``vectors:NAME``): the variant's own precomputed query vector, stored
   under ``QID@interleaved`` (``bench ingest --query-ids`` may list them); none: refused.
 
-Any other retriever (hybrid and fusion retrievers, audio-LLM captioners) has no reading: asking it an interleaved query is refused in one line naming it.
+- ``per-part`` (``hybrid:``, ``rrf:``, ``dbsf:``): each part reads the example by its own
+  reading (the vector part as that model reads it, the soft part by the tagger's label), and the
+  combiner builds its one Qdrant query from the parts' readings of the text
+  (``CombinedRetriever.part_text``).
+
+Any other retriever (audio-LLM captioners) has no reading: asking it an interleaved query is
+refused in one line naming it.
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ from reasonaudio.errors import DataError, QueryParseError, ReasonAudioError
 from reasonaudio.models.names import parse_two_stage
 from reasonaudio.retrievers.base import Hit, Retriever, RetrieverOptions
 from reasonaudio.retrievers.baselines import RandomRetriever
+from reasonaudio.retrievers.combined import CombinedRetriever
 from reasonaudio.retrievers.oracle import OracleRetriever, PayloadRetriever
 from reasonaudio.retrievers.stored_vectors import QueryVectors
 from reasonaudio.retrievers.vector import VectorRetriever
@@ -301,6 +308,40 @@ class AudioTextReader(ExampleReader):
         return text
 
 
+class PartsReader(ExampleReader):
+    """``per-part``: a hybrid or fusion retriever whose parts each read the examples by their
+    own :class:`Reading`; the combiner asks each part's reading of the text for that part's
+    prefetch (or the soft formula's logic), so a search stays one Qdrant query."""
+
+    def __init__(self, inner: CombinedRetriever, reading: "Reading",
+                 parts: Sequence[ExampleReader]) -> None:
+        super().__init__(inner, reading)
+        self.parts = list(parts)
+        for part in self.parts:
+            inner.part_text[part.name] = part.text
+        heard = [p.labels for p in self.parts if p.labels is not None
+                 and p.reading.name == "tagger-label"]
+        self.labels = heard[0] if heard else None
+
+    def prepare(self, texts: Sequence[str]) -> None:
+        for part in self.parts:
+            part.prepare(texts)
+
+    def describe(self) -> dict[str, Any]:
+        out = {**self.inner.describe(), "examples": f"{self.reading.name} ("
+               + " + ".join(p.reading.name for p in self.parts) + ")",
+               "part_readings": {p.name: p.reading.name for p in self.parts}}
+        if self.labels is not None:
+            out["heard"] = self.labels
+        return out
+
+
+def _per_part(r: Retriever, ex: ExampleSet) -> Retriever:
+    combined: CombinedRetriever = r  # type: ignore[assignment]
+    parts = [with_examples(p, ex) for p in combined.parts]
+    return PartsReader(combined, reading_named(r), parts)  # type: ignore[arg-type]
+
+
 @dataclass(frozen=True)
 class Reading:
     """One way of reading an example: which retrievers it is for, and how."""
@@ -392,6 +433,8 @@ READINGS: tuple[Reading, ...] = (
             _variant_vectors),
     Reading("audio+text", "normalise(unit text vector + unit audio vector of each example)",
             lambda n, r: _has_audio_tower(r), lambda r, ex: AudioTextReader(r, reading_named(r), ex)),  # type: ignore[arg-type]
+    Reading("per-part", "each part of a hybrid or fusion retriever reads the example its own way",
+            lambda n, r: isinstance(r, CombinedRetriever), _per_part),
 )
 
 
