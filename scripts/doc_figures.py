@@ -154,9 +154,10 @@ DEMO_COMMANDS = ["bash scripts/install.sh && .venv/bin/bench demo     # the full
 def spectrum_rung(name: str) -> bool:
     """The Qdrant-side rungs the demo adds after detection (soft, BM25, hybrids, fusions): their
     table is docs/qdrant.md's spectrum, not the demo's or detection's."""
-    from reasonaudio.models.names import is_combined, is_lexical
+    from reasonaudio.bench.report import rung_of
+    from reasonaudio.models.names import is_lexical
 
-    return name.startswith("soft:") or is_combined(name) or is_lexical(name)
+    return rung_of(name) in ("fused", "hybrid", "soft") or is_lexical(name)
 
 
 def block_demo_results(ctx: "Context") -> list[str]:

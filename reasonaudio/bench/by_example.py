@@ -19,7 +19,7 @@ from typing import Any, Sequence
 
 from reasonaudio.bench.evaluate import EvalContext, evaluate_retrievers
 from reasonaudio.bench.results import Results, RetrieverResult, data_summary, formulation_key, load_results, versions
-from reasonaudio.bench.robustness import ROBUSTNESS_METRICS, _cell
+from reasonaudio.bench.robustness import ROBUSTNESS_METRICS, paired_cell
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.dataset.interleaved import INTERLEAVED, examples, interleaved_rows, interleaved_view
 from reasonaudio.progress import SILENT
@@ -147,7 +147,7 @@ def by_example(bench: Benchmark, names: Sequence[str] | None = None) -> ByExampl
             qids = {q for q in members if q in named.task_of}
             if not qids:
                 continue
-            cell = _cell(_subset(named, qids), _subset(inter, qids))
+            cell = paired_cell(_subset(named, qids), _subset(inter, qids))
             err = None if errors is None else sum(errors.get(q, False) for q in qids) / max(len(qids), 1)
             pairs.append(TaskPair(task, cell.n, cell.caption, cell.values, cell.p_values, err))
         rows.append(RetrieverPairs(name, str((inter.describe or {}).get("examples", "")), pairs))

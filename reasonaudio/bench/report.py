@@ -18,7 +18,7 @@ from reasonaudio.bench.results import Results, RetrieverResult, load_results, re
 from reasonaudio.bench.robustness import Robustness, plot_robustness, robustness
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.errors import DataError
-from reasonaudio.models.names import is_lexical
+from reasonaudio.models.names import is_embedding
 from reasonaudio.fileio import atomic_dir, read_json, write_json
 from reasonaudio.output_dirs import OutputKind
 from reasonaudio.provenance import versions
@@ -69,8 +69,8 @@ class Spectrum:
 def spectrum(results: Results) -> Spectrum | None:
     """The spectrum of the saved results, or ``None`` without a learned retriever among them."""
     runs = list(results.runs.values())
-    # BM25 sits on the learned rung (the two-stage paradigm) but is not a learned model
-    learned = [r for r in runs if rung_of(r.name) == "learned" and not is_lexical(r.name)]
+    # BM25 sits on the learned rung (the two-stage paradigm) but is not a learned embedding
+    learned = [r for r in runs if is_embedding(r.name)]
     if not learned:
         return None
     best = max(learned, key=lambda r: (r.overall.get("acc@1", 0.0), r.name))

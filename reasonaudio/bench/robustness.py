@@ -81,8 +81,10 @@ class Robustness:
         return {"metrics": list(self.metrics), "retrievers": [r.to_json() for r in self.rows]}
 
 
-def _cell(caption: RetrieverResult, other: RetrieverResult,
-          metrics: Sequence[str] = ROBUSTNESS_METRICS) -> Cell:
+def paired_cell(caption: RetrieverResult, other: RetrieverResult,
+                metrics: Sequence[str] = ROBUSTNESS_METRICS) -> Cell:
+    """``other`` against ``caption`` over the queries both answered: means and the paired test
+    (also how bench/by_example.py pairs a named run with its by-example run)."""
     qids = sorted(q for q in other.task_of if q in caption.task_of)
     values, base, p = {}, {}, {}
     for m in metrics:
@@ -141,7 +143,7 @@ def robustness(bench: Benchmark, names: Sequence[str] | None = None,
         ordered = {f: forms[f] for f in FORMULATIONS if f in forms}  # not NAME@interleaved
         if CAPTION not in ordered or len(ordered) < 2:
             continue
-        cells = [_cell(ordered[CAPTION], r, metrics) for r in ordered.values()]
+        cells = [paired_cell(ordered[CAPTION], r, metrics) for r in ordered.values()]
         c, same, n = consistency(bench, name, ordered)
         rows.append(RetrieverRobustness(name, cells, c, same, n))
     rows.sort(key=lambda r: (r.name != "oracle", r.name))

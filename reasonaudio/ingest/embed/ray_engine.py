@@ -520,8 +520,6 @@ class RayEngine:
         """where the job's start-up went: ``ray_start_s`` (starting or joining Ray),
         ``first_row_s`` (job submitted -> first clip back), ``actors`` (each actor's
         :func:`_actor_startup`)"""
-        self.adjustments: dict[str, int] = {}
-        self._noted: set[tuple[str, str]] = set()
         self.failed: dict[str, str] = {}
 
     name = "ray"
@@ -692,14 +690,9 @@ class RayEngine:
             actor = dict(stats["startup"])
             actor["spawn_s"] = round(float(actor.pop("started_at")) - self._job_wall0, 3)
             self.startup["actors"].append(actor)
-        notes = [(str(kind), str(subject)) for kind, subject in json.loads(row.get("adjustments") or "[]")]
-        if renderer is not None:
-            renderer.merge_notes(notes)
-        else:
-            for note in notes:
-                if note not in self._noted:
-                    self._noted.add(note)
-                    self.adjustments[note[0]] = self.adjustments.get(note[0], 0) + 1
+        if renderer is not None:  # the summary reads the driver's renderer, as in a local run
+            renderer.merge_notes([(str(kind), str(subject))
+                                  for kind, subject in json.loads(row.get("adjustments") or "[]")])
         return stats
 
     def _job(self, root: str, condition: str, bank_spec: str | None, todo: list[str],
