@@ -136,6 +136,7 @@ def numpy_formula(clips: list[dict], logics: list) -> float:
         for label, (p, p3, on, off) in fields.items():
             for field, value in zip(fm.SOFT_FIELDS, (p, p3, on, off, off - on)):
                 columns.setdefault(fm.var_key(field, label), np.zeros(n))[i] = value
+    columns[fm.ORDER] = (n - np.arange(n)) / n  # the clip-order tie term's field
     zero = np.zeros(n)
     exprs = [fm.soft_formula(lg) for lg in logics]
     t = time.perf_counter()
@@ -158,7 +159,7 @@ def formula_speed(root: Path, vocab: list[str], clips: list[dict], logics: list,
         create_s = time.perf_counter() - t
         for i in range(0, points, 1000):
             store.upsert("speed-soft", [PointIn(f"c{j:05d}", (1.0,), {"clip_id": f"c{j:05d}",
-                                                                      **fm.soft_payload(clips[j])})
+                                                                      **fm.soft_payload(clips[j], (points - j) / points)})
                                         for j in range(i, min(points, i + 1000))])
         requests = [ranked_request(fm.soft_formula(lg), lg, K + 16, points) for lg in logics]
         t = time.perf_counter()

@@ -44,7 +44,7 @@ TAGGERS = ("yamnet",)
 TRACK_FLOOR = 0.02
 """labels whose peak track score reaches this get a track summary in the payload (soft score)"""
 DETECTED_VECTOR = (1.0,)
-FORMAT = "reasonaudio-detected-v2"
+FORMAT = "reasonaudio-detected-v3"
 """v2: the track summaries replaced by the soft evidence as float fields (``soft_p``, ``soft_p3``, ``soft_on``, ``soft_off``,
 ``soft_dur``: label -> value) and ``soft_labels``, which the score formulas read"""
 

@@ -24,8 +24,8 @@ import numpy as np
 
 from reasonaudio.constraints.logic import Node
 from reasonaudio.store.formula import (
-    DURATION, ONSET, OFFSET, PRESENCE, PRESENCE_TOP3, TIE_WEIGHT, evaluate, soft_expr, soft_formula,
-    soft_payload,
+    DURATION, ONSET, OFFSET, ORDER, PRESENCE, PRESENCE_TOP3, TIE_WEIGHT, clip_orders, evaluate,
+    soft_expr, soft_formula, soft_payload,
 )
 from reasonaudio.store.payload import COUNT_FIELD
 
@@ -33,7 +33,7 @@ SEMANTICS = ("has = peak score calibrated so the label's threshold maps to 0.5; 
              "and = product; or = max; before/overlap = p(x) p(y) sigmoid(margin / 0.5 s); "
              "lasts = p(x) exp(-excess over the tolerance / 1 s); count = p(x) exp(-|occurrences - n|); "
              "ties: + 1e-3 x the same with "
-             "the 3-best-frame mean as peak")
+             "the 3-best-frame mean as peak, then clip id (+ 1e-30 x clip order)")
 __all__ = ["SEMANTICS", "TIE_WEIGHT", "SoftIndex", "calibrated"]
 
 
@@ -59,6 +59,9 @@ class SoftIndex:
         """label -> detected occurrences per clip where a label repeats (1 elsewhere)"""
         self._zero = np.zeros(self.n)
         self._one = np.ones(self.n)
+        orders = clip_orders(self.clip_ids)
+        self._order = np.array([orders[c] for c in self.clip_ids])
+        """each clip's place in clip-id order (the formulas' tie term reads it)"""
 
     @classmethod
     def from_payloads(cls, payloads: Sequence[Mapping], thresholds: Mapping[str, float],
@@ -108,6 +111,8 @@ class SoftIndex:
 
     def column(self, key: str) -> np.ndarray:
         """A formula variable (``soft_p."x"`` etc.) for every clip; zeros without evidence."""
+        if key == ORDER:
+            return self._order
         field, _, quoted = key.partition(".")
         label = quoted[1:-1]
         if field == PRESENCE:
@@ -143,4 +148,4 @@ class SoftIndex:
             on, off = float(self._on[label][i]), float(self._off[label][i])
             if p or p3 or on or off:
                 fields[label] = (p, p3, on / 1000.0, off / 1000.0)
-        return soft_payload(fields)
+        return soft_payload(fields, float(self._order[i]))

@@ -88,7 +88,11 @@ def _kind(r: Retriever) -> str:
 
 
 def _revision(r: Retriever) -> str:
-    return str(getattr(r, "meta").revision)
+    """A part's collection revision; a soft part's with its payload format (a detected
+    collection rewritten in a newer format keeps its revision, but its payload changed)."""
+    meta = getattr(r, "meta")
+    fmt = (meta.extra or {}).get("format") if isinstance(r, SoftRetriever) else None
+    return f"{meta.revision}+{fmt}" if fmt else str(meta.revision)
 
 
 class JointCollection:
@@ -211,8 +215,8 @@ class CombinedRetriever(QueryRetriever):
             return Request(limit=limit, nearest=part.query_sparse(text), using=SPARSE, flt=flt)
         assert isinstance(part, SoftRetriever)
         logic = part.parse(text)
-        if flt is not None:
-            return Request(limit=limit, formula=fm.soft_formula(logic),
+        if flt is not None:  # multiple choice: equal soft values stay a tie
+            return Request(limit=limit, formula=fm.soft_formula(logic, order=False),
                            prefetch=(Request(limit=limit, flt=flt),))
         return ranked_request(fm.soft_formula(logic), logic, limit, self.n_points)
 
@@ -224,7 +228,8 @@ class CombinedRetriever(QueryRetriever):
             assert logic is not None
             n = limit if flt is not None else max(p.prefetch, limit)
             model = self.part_request(self.parts[0], text, n, flt)
-            return Request(limit=limit, formula=fm.hybrid_formula(logic, p.weight), prefetch=(model,))
+            formula = fm.hybrid_formula(logic, p.weight, order=flt is None)
+            return Request(limit=limit, formula=formula, prefetch=(model,))
         n = limit if flt is not None else max(p.prefetch, limit)
         return Request(limit=limit, fusion=self.combined.kind, rrf_k=p.rrf_k,
                        prefetch=tuple(self.part_request(r, text, n, flt) for r in self.parts))

@@ -38,8 +38,8 @@ class DetectedRetriever(FormulaRetriever):
         self._matches = _Lru()
         self._payloads = _Lru()
 
-    def expression(self, logic: Node) -> fm.Expr:
-        return fm.detected_formula(logic, to_filter(logic))
+    def expression(self, logic: Node, order: bool = True) -> fm.Expr:
+        return fm.detected_formula(logic, to_filter(logic), order)
 
     def matching(self, logic: Node) -> list[str]:
         """Clip ids the logic's filter admits on the detected payload (the oracle's code)."""

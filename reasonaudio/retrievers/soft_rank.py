@@ -9,8 +9,10 @@
 - and ``k + margin`` of the others: they have no evidence for any mentioned label, so every one
   of them scores the formula at its defaults, the same value; any of them stands for all,
 
-so the formula is evaluated where it can differ and the ranking is exact up to ties (which the
-project rule breaks by clip id among the returned points). Nothing is re-ranked in Python.
+so the formula is evaluated where it can differ. The others are taken in clip-id order (the
+prefetch orders them by the float-indexed ``soft_order``) and every formula ends with the
+clip-order tie term (``store.formula.order_term``), so equal values rank by clip id: the same
+ranking from every send, every backend and numpy. Nothing is re-ranked in Python.
 """
 
 from __future__ import annotations
@@ -49,12 +51,12 @@ def evidence_filter(logic: Node) -> models.Filter:
 def ranked_request(expr: fm.Expr, logic: Node, limit: int, n_points: int,
                    fields: Any = False) -> Request:
     """One formula query over the whole collection: the clips :func:`evidence_filter` admits,
-    plus ``limit`` of the rest (all of which score the same: 0, or the formula's value at its
-    defaults when the logic requires no label)."""
+    plus the ``limit`` smallest clip ids of the rest (all of which score the same but for the tie
+    term: 0, or the formula's value at its defaults when the logic requires no label)."""
     evidence = evidence_filter(logic)
     return Request(limit=limit, formula=expr, fields=fields, prefetch=(
         Request(limit=max(n_points, 1), flt=evidence),
-        Request(limit=limit, flt=models.Filter(must_not=[evidence]))))
+        Request(limit=limit, flt=models.Filter(must_not=[evidence]), order_by=fm.ORDER)))
 
 
 def by_id_request(expr: fm.Expr, clip_ids: Sequence[str]) -> Request:
@@ -80,8 +82,10 @@ class FormulaRetriever(QueryRetriever, PayloadRetriever):
         self.n_points = store.count(collection)
         self._last: Node | None = None
 
-    def expression(self, logic: Node) -> fm.Expr:
-        return fm.soft_formula(logic)
+    def expression(self, logic: Node, order: bool = True) -> fm.Expr:
+        """The ranking formula; ``order=False``: without the clip-order tie term (multiple
+        choice: two equal soft values are a tie, not a win for the smaller clip id)."""
+        return fm.soft_formula(logic, order)
 
     def request(self, text: str, limit: int) -> Request:
         logic = self.parse(text)
@@ -92,8 +96,8 @@ class FormulaRetriever(QueryRetriever, PayloadRetriever):
         if not clip_ids:
             return []
         logic = self.parse(text)
-        found = self.store.query_batch(self.collection, [by_id_request(self.expression(logic),
-                                                                        clip_ids)])[0]
+        found = self.store.query_batch(self.collection, [by_id_request(
+            self.expression(logic, order=False), clip_ids)])[0]
         got = {f.clip_id: f.score for f in found}
         return [got.get(c, float("-inf")) for c in clip_ids]
 

@@ -119,8 +119,10 @@ class Request:
     """One query of a batch (``Store.query_batch``), backend-neutral: exactly one of ``nearest``
     (a dense vector or :class:`Sparse`, searched in the vector ``using``), ``formula`` (a
     ``store.formula.Expr`` scoring the points the prefetches bring) or ``fusion`` (``rrf`` |
-    ``dbsf`` of the prefetches), or none (the first points ``flt`` admits, unscored).
-    Prefetches are requests too; ``fields`` only matters at the top."""
+    ``dbsf`` of the prefetches), ``order_by`` (the points ``flt`` admits with the largest values
+    of that float-indexed payload field first), or none (the first points ``flt`` admits,
+    unscored, in an order the backend chooses). Prefetches are requests too; ``fields`` only
+    matters at the top."""
 
     limit: int
     nearest: Sequence[float] | Sparse | None = None
@@ -131,6 +133,7 @@ class Request:
     prefetch: tuple["Request", ...] = ()
     flt: Any = None
     fields: "Fields" = False
+    order_by: str | None = None
 
 
 FUSIONS = ("rrf", "dbsf")

@@ -36,7 +36,8 @@ import numpy as np
 from reasonaudio.constraints.logic import (And, Before, Count, Has, Interpreter, Lasts, Node, Not,
                                            Or, Overlap)
 from reasonaudio.constraints.semantics import OVERLAP_MIN_MS, duration_tolerance_ms
-from reasonaudio.store.payload import SOFT_FIELDS, SOFT_LABELS_FIELD, check_label, count_key
+from reasonaudio.store.payload import (SOFT_FIELDS, SOFT_LABELS_FIELD, SOFT_ORDER_FIELD, check_label,
+                                       count_key)
 
 # --- the payload fields the formulas read ----------------------------------------------------
 
@@ -53,6 +54,15 @@ DURATION_SCALE_S = 1.0
 SIGMOID_CLIP = 60.0
 TIE_WEIGHT = 1e-3
 """weight of the top-3 reading added to break the ties YAMNet's quantised peaks make"""
+ORDER = SOFT_ORDER_FIELD
+"""the clip's place in clip-id order, ``(n - i) / n`` (store/payload.py)"""
+ORDER_WEIGHT = 1e-30
+"""weight of the clip-order term every ranking formula ends with: clips whose soft value is
+exactly equal rank by clip id, smallest first, in Qdrant as in numpy. It matters where values
+are exactly equal, which is mostly at 0 (no evidence for a label the logic requires: often
+most of a collection), where float32 holds ``1e-30 x (n - i) / n`` exactly enough to order
+every clip; a soft value above 1e-23 is never moved by it (float32 keeps 7 digits). Multiple
+choice compares soft values without it (a tie stays a tie)."""
 SCORE_VAR = "$score"
 
 
@@ -247,8 +257,15 @@ def _product(factors: Sequence[Expr]) -> Expr:
     return factors[0] if len(factors) == 1 else mul(*factors) if factors else Const(1.0)
 
 
-def soft_formula(logic: Node) -> Expr:
-    """What ``soft:TAGGER`` ranks by: ``(soft(peak) + 1e-3 soft(top3)) / (1 + 1e-3)``, in [0, 1].
+def order_term() -> Expr:
+    """``1e-30 x soft_order``: the tie term (:data:`ORDER_WEIGHT`)."""
+    return mul(Const(ORDER_WEIGHT), Var(ORDER))
+
+
+def soft_formula(logic: Node, order: bool = True) -> Expr:
+    """What ``soft:TAGGER`` ranks by: ``(soft(peak) + 1e-3 soft(top3)) / (1 + 1e-3)``, in [0, 1],
+    plus the clip-order tie term (:func:`order_term`; ``order=False``: without it, as multiple
+    choice compares).
 
     Written with the factors the two readings share taken out once (the time terms of every
     conjunct outside a negation: ``shared * (rest(peak) + 1e-3 rest(top3)) / 1.001``), the same
@@ -266,18 +283,19 @@ def soft_formula(logic: Node) -> Expr:
         else:
             rest.append(f)
     both = add(_product(rest), mul(Const(TIE_WEIGHT), _product(top3)))
-    return mul(both, *shared, Const(1.0 / (1.0 + TIE_WEIGHT)))
+    value = mul(both, *shared, Const(1.0 / (1.0 + TIE_WEIGHT)))
+    return add(value, order_term()) if order else value
 
 
-def detected_formula(logic: Node, flt: Any) -> Expr:
+def detected_formula(logic: Node, flt: Any, order: bool = True) -> Expr:
     """What ``detected:TAGGER`` ranks by: 1 where the hard filter admits the clip, plus the soft
-    value (so admitted clips come first, each group by soft value)."""
-    return add(Cond(flt), soft_formula(logic))
+    value (so admitted clips come first, each group by soft value, then clip id)."""
+    return add(Cond(flt), soft_formula(logic, order))
 
 
-def hybrid_formula(logic: Node, weight: float) -> Expr:
+def hybrid_formula(logic: Node, weight: float, order: bool = True) -> Expr:
     """``(1 - w) $score + w soft``: a model's similarity rescored with the soft logic."""
-    return add(mul(Const(1.0 - weight), Var(SCORE_VAR)), mul(Const(weight), soft_formula(logic)))
+    return add(mul(Const(1.0 - weight), Var(SCORE_VAR)), mul(Const(weight), soft_formula(logic, order)))
 
 
 # --- evaluation with numpy (the Python soft score) -------------------------------------------
@@ -375,10 +393,18 @@ def text(expr: Expr) -> str:
     return f"{expr.name}({', '.join(inner)})"
 
 
-def soft_payload(label_fields: Mapping[str, Sequence[float]]) -> dict[str, Any]:
+def clip_orders(clip_ids: Sequence[str]) -> dict[str, float]:
+    """Clip id -> its :data:`ORDER` value: ``(n - i) / n`` for the ``i``-th smallest of ``n``."""
+    n = len(clip_ids)
+    return {cid: (n - i) / n for i, cid in enumerate(sorted(clip_ids))}
+
+
+def soft_payload(label_fields: Mapping[str, Sequence[float]], order: float) -> dict[str, Any]:
     """The soft-evidence payload of one clip from label -> (p, p3, onset s, offset s): the five
-    maps of :data:`SOFT_FIELDS` and :data:`EVIDENCE` (labels sorted; none for no evidence)."""
+    maps of :data:`SOFT_FIELDS`, :data:`EVIDENCE` (labels sorted; none for no evidence) and the
+    clip's :data:`ORDER` value (:func:`clip_orders`)."""
     out: dict[str, Any] = {f: {} for f in SOFT_FIELDS}
+    out[ORDER] = float(order)
     for label in sorted(label_fields):
         p, p3, on, off = (float(x) for x in label_fields[label])
         check_label(label, "soft field")
