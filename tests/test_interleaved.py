@@ -260,6 +260,23 @@ def test_perceived_oracle_loss_obeys_the_first_match_law_per_task(evaluated):
     assert all(t.tagger_error is None for t in table["oracle"].tasks)
 
 
+def test_perceived_oracle_exact_answer_loss_is_the_taggers_error_per_task(evaluated):
+    """The acceptance's law, exactly: per task, the share of queries the perceived-example
+    oracle no longer answers with exactly the relevant set equals the share whose example the
+    tagger mislabels (a misheard example changes the logic, so the set), with the real tagger;
+    the true-label oracle answers every query exactly both ways; a ranked retriever has none."""
+    b, named, inter = evaluated
+    table = {row.name: row for row in by_example(b).rows}
+    tasks = [t for t in table["oracle-perceived"].tasks]
+    assert {t.task for t in tasks} >= {"negation", "order", "overlap", "duration", "mix", "all"}
+    for t in tasks:
+        assert t.exact is not None and t.exact[0] == 1.0, t.task
+        assert t.exact_loss == pytest.approx(t.tagger_error, abs=1e-12), t.task
+    assert any(t.tagger_error > 0 for t in tasks)  # not vacuous: the tagger mishears some
+    assert all(t.exact == (1.0, 1.0) for t in table["oracle"].tasks)
+    assert all(t.exact is None for t in table["random"].tasks)
+
+
 def test_a_misheard_excluded_sound_can_leave_the_first_match_relevant(tmp_path):
     """Why the loss is not the tagger's error: a build whose every query is interleaved, a
     tagger wrong on every example. Where the example is the *excluded* sound of a negation,
@@ -272,8 +289,10 @@ def test_a_misheard_excluded_sound_can_leave_the_first_match_relevant(tmp_path):
     b = load_benchmark(tmp_path / "b")
     found = heard_as(b, lambda ex: next(x for x in b.labels if x != ex.label))
     heard = {name: found.heard(name).label for name in examples(b)}
-    named = evaluate_retrievers(b, ["oracle-perceived"], EvalContext(save=False))
-    inter = evaluate_interleaved(b, ["oracle-perceived"], EvalContext(save=False), example_set=found)
+    runs = tmp_path / "runs"
+    named = evaluate_retrievers(b, ["oracle-perceived"], EvalContext(save=False, trec_dir=runs))
+    inter = evaluate_interleaved(b, ["oracle-perceived"], EvalContext(save=False, trec_dir=runs),
+                                 example_set=found)
     law = check_perceived_law(b, named, inter, heard)
     assert len(law) == 5 and all(error == 1.0 for _, error in law.values())
     rows = interleaved_rows(b)
@@ -283,6 +302,14 @@ def test_a_misheard_excluded_sound_can_leave_the_first_match_relevant(tmp_path):
             if inter.runs["oracle-perceived@interleaved"].per_query[q]["acc@1"] == 1.0]
     assert kept, "no negation with a misheard excluded sound still answered right"
     assert law["negation"][0] < law["negation"][1]
+    # ... yet none of them is answered exactly: the exact-answer loss is the error, 1.0 everywhere
+    from reasonaudio.bench.results import slug
+    from reasonaudio.bench.runs import read_trec
+
+    named_run = read_trec(runs / f"{slug('oracle-perceived')}.trec").hits
+    inter_run = read_trec(runs / f"{slug('oracle-perceived@interleaved')}.trec").hits
+    assert all({h.clip_id for h in named_run[q]} == set(b.qrels[q]) for q in rows)
+    assert not any({h.clip_id for h in inter_run.get(q, ())} == set(b.qrels[q]) for q in rows)
 
 
 def test_correctly_heard_examples_score_as_named(evaluated):

@@ -7,7 +7,12 @@ formulations' ``@`` grammar). :func:`by_example` then pairs, per retriever and t
 result and its by-example result over the same query ids, with the change and the paired
 randomization test of :mod:`reasonaudio.bench.robustness` (the same cell code). For a retriever
 that reads examples by the tagger (``oracle-perceived``) the row also carries the tagger's error
-on those queries' examples, from the labels its result recorded. After the tasks and ``all``
+on those queries' examples, from the labels its result recorded; for a filter (a retriever
+answering every named query with exactly its relevant set: the oracle, ``oracle-perceived``) the
+share answered exactly both ways, from the saved run files. The perceived-example oracle's loss
+in that share *is* the tagger's error: a misheard example changes the logic, hence the set
+(Acc@1 can keep a relevant first match: a misheard excluded sound often leaves the relevant
+clip passing, so its Acc@1 loss is at most the error). After the tasks and ``all``
 come the queries whose example is another recording, then those whose example is the same
 recording as the clips (the optimistic case), each where there are any.
 """
@@ -18,8 +23,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 from reasonaudio.bench.evaluate import EvalContext, evaluate_retrievers
-from reasonaudio.bench.results import Results, RetrieverResult, data_summary, formulation_key, load_results, versions
+from reasonaudio.bench.results import (Results, RetrieverResult, data_summary, formulation_key,
+                                      load_results, run_path, versions)
 from reasonaudio.bench.robustness import ROBUSTNESS_METRICS, paired_cell
+from reasonaudio.bench.runs import read_trec
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.dataset.interleaved import INTERLEAVED, examples, interleaved_rows, interleaved_view
 from reasonaudio.progress import SILENT
@@ -73,14 +80,25 @@ class TaskPair:
     p_values: dict[str, float]
     tagger_error: float | None = None
     """share of these queries with an example the tagger mislabels (tagger readers only)"""
+    exact: tuple[float, float] | None = None
+    """(named, by example): share of these queries answered exactly, the retriever's answer (its
+    run) being the relevant set; only for a retriever that answers every named query so (a
+    filter: the oracle, ``oracle-perceived``), whose loss in it is then the tagger's error"""
 
     def delta(self, metric: str) -> float:
         return self.by_example[metric] - self.named[metric]
 
+    @property
+    def exact_loss(self) -> float | None:
+        return None if self.exact is None else self.exact[0] - self.exact[1]
+
     def to_json(self) -> dict[str, Any]:
         return {"task": self.task, "n": self.n, "named": self.named, "by_example": self.by_example,
                 "delta": {m: self.delta(m) for m in self.named}, "p_values": self.p_values,
-                "tagger_error": self.tagger_error}
+                "tagger_error": self.tagger_error,
+                "exact": None if self.exact is None else {"named": self.exact[0],
+                                                          "by_example": self.exact[1],
+                                                          "loss": self.exact_loss}}
 
 
 @dataclass(frozen=True)
@@ -120,6 +138,27 @@ def tagger_errors(bench: Benchmark, result: RetrieverResult) -> dict[str, bool] 
             for qid, row in interleaved_rows(bench).items()}
 
 
+def answered_exactly(bench: Benchmark, key: str) -> dict[str, bool] | None:
+    """query id -> whether the saved run ``key`` answers it with exactly its relevant set (every
+    hit relevant, every relevant clip a hit; a query left out of the run has no answer); None
+    without a saved run file."""
+    path = run_path(bench, key)
+    if not path.is_file():
+        return None
+    run = read_trec(path)
+    return {qid: {h.clip_id for h in run.hits.get(qid, ())} == set(rel)
+            for qid, rel in bench.qrels.items()}
+
+
+def _exact_shares(named: dict[str, bool] | None, inter: dict[str, bool] | None,
+                  qids: set[str]) -> tuple[float, float] | None:
+    """(named, by example) shares answered exactly, for a filter-like retriever only: one
+    whose named run answers every query exactly (else exactness is not what it promises)."""
+    if named is None or inter is None or not qids or not all(named.get(q, False) for q in qids):
+        return None
+    return 1.0, sum(inter.get(q, False) for q in qids) / len(qids)
+
+
 def by_example(bench: Benchmark, names: Sequence[str] | None = None) -> ByExample:
     """Named vs by-example per retriever and task, for every retriever with both saved."""
     if "interleaved" not in bench.manifest:
@@ -137,6 +176,8 @@ def by_example(bench: Benchmark, names: Sequence[str] | None = None) -> ByExampl
         if named is None or (names is not None and name not in names):
             continue
         errors = tagger_errors(bench, inter)
+        exact_named = answered_exactly(bench, formulation_key(name, CAPTION))
+        exact_inter = answered_exactly(bench, key)
         tasks = list(dict.fromkeys(inter.task_of.values()))
         groups = {task: {q for q, t in inter.task_of.items() if t == task} for task in tasks}
         groups[ALL_TASKS] = set(inter.task_of)
@@ -149,7 +190,8 @@ def by_example(bench: Benchmark, names: Sequence[str] | None = None) -> ByExampl
                 continue
             cell = paired_cell(_subset(named, qids), _subset(inter, qids))
             err = None if errors is None else sum(errors.get(q, False) for q in qids) / max(len(qids), 1)
-            pairs.append(TaskPair(task, cell.n, cell.caption, cell.values, cell.p_values, err))
+            pairs.append(TaskPair(task, cell.n, cell.caption, cell.values, cell.p_values, err,
+                                  _exact_shares(exact_named, exact_inter, qids)))
         rows.append(RetrieverPairs(name, str((inter.describe or {}).get("examples", "")), pairs))
     rows.sort(key=lambda r: (r.name != "oracle", r.name != "oracle-perceived", r.name))
     return ByExample(rows, sum(e.same_recording for e in found.values()), len(found))

@@ -30,7 +30,8 @@ def _fmt(x: float) -> str:
 
 def print_by_example(console: Console, table_data: Any) -> None:
     """Named vs by-example per retriever and task: Acc@1 both ways on the same queries, the
-    change with its paired p-value, and the tagger's error on the examples where it read them."""
+    change with its paired p-value, the tagger's error on the examples where it read them, and
+    for a filter the loss in queries answered exactly (the relevant set, no more, no less)."""
     from rich.table import Table
 
     if not table_data.rows:
@@ -38,7 +39,7 @@ def print_by_example(console: Console, table_data: Any) -> None:
     table = Table(title="named vs by example (same queries, same logic; Acc@1, paired test)",
                   title_justify="left")
     for col in ("retriever", "reading", "task", "n", "named", "by example", "change", "p",
-                "tagger error"):
+                "tagger error", "exact loss"):
         table.add_column(col, no_wrap=col in ("retriever", "task"),
                          justify="right" if col not in ("retriever", "reading", "task") else "left")
     for row in table_data.rows:
@@ -46,7 +47,8 @@ def print_by_example(console: Console, table_data: Any) -> None:
             table.add_row(Text(row.name) if i == 0 else Text(""), row.reading if i == 0 else "",
                           t.task, f"{t.n:,}", _fmt(t.named["acc@1"]), _fmt(t.by_example["acc@1"]),
                           f"{t.delta('acc@1'):+.3f}", f"{t.p_values['acc@1']:.3g}",
-                          "-" if t.tagger_error is None else _fmt(t.tagger_error))
+                          "-" if t.tagger_error is None else _fmt(t.tagger_error),
+                          "-" if t.exact_loss is None else _fmt(t.exact_loss))
     console.print(table)
     console.print(Text(f"{table_data.examples} examples, {table_data.same_recording} from the same "
                        "recording as the clips (the optimistic case)"))
