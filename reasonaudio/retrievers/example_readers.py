@@ -338,24 +338,23 @@ class InterleavedReader(AudioTextReader):
         return out
 
     def vector(self, text: str) -> np.ndarray:
-        return self._vectors([text])[0]
+        return self._vectors([self.parts(text)])[0]
 
-    def _vectors(self, texts: Sequence[str]) -> np.ndarray:
+    def _vectors(self, queries: Sequence[list[str | np.ndarray]]) -> np.ndarray:
         emb = self.inner.embedder  # type: ignore[attr-defined]
-        return np.asarray(emb.embed_interleaved([self.parts(t) for t in texts]), dtype=np.float32)
+        return np.asarray(emb.embed_interleaved(queries), dtype=np.float32)
 
     def prepare(self, texts: Sequence[str]) -> None:
         inner: VectorRetriever = self.inner  # type: ignore[assignment]
         inner.prepare([t for t in texts if not has_placeholder(t)])
-        todo, seen = [], set(inner._prepared)
-        for t in dict.fromkeys(t for t in texts if has_placeholder(t) and t not in seen):
+        todo: dict[str, list[str | np.ndarray]] = {}
+        for t in dict.fromkeys(t for t in texts if has_placeholder(t) and t not in inner._prepared):
             try:
-                self.parts(t)  # an unreadable one is refused again, in its place, when asked
+                todo[t] = self.parts(t)
             except QueryParseError:
-                continue
-            todo.append(t)
+                pass  # refused again, in its place, when the query is asked
         if todo:  # one call: full model batches
-            inner._prepared.update(zip(todo, self._vectors(todo)))
+            inner._prepared.update(zip(todo, self._vectors(list(todo.values()))))
 
 
 class ModelCaptionReader(ExampleReader):
@@ -374,8 +373,6 @@ class ModelCaptionReader(ExampleReader):
         model = self.captioner.audio_model
         self.cache = EmbeddingCache(f"{model.name}-{self.captioner.rows_label}", model.identity())
         self.example_captions: dict[str, str] = {}
-        self.generated = 0
-        """examples whose caption this reader generated (not served by the cache)"""
 
     def caption(self, name: str) -> str:
         self.examples._known(name)
@@ -407,7 +404,6 @@ class ModelCaptionReader(ExampleReader):
         for (name, (_, digest)), rows in zip(todo.items(), got):
             self.cache.put(digest, rows)
             self.example_captions[name] = self.captioner.caption_from_rows(rows)
-        self.generated += len(todo)
         self.cache.commit()
 
     def prepare(self, texts: Sequence[str]) -> None:
