@@ -159,12 +159,19 @@ class RetrieverFlags:
     device: Optional[str] = RetrieverDeviceOpt
     dtype: Optional[str] = DtypeOpt
     batch_size: Optional[int] = BatchSizeOpt
+    captioner_path: Optional[str] = typer.Option(
+        None, "--captioner-path", help="A two-stage retriever's audio-language captioner weights, "
+        "to caption a sound given by example as its clips were (docs/interleaved.md).")
 
     def options(self) -> Any:
         """(options for every retriever, {name: options} for ``NAME=PATH``)."""
         from reasonaudio.bench.evaluate import model_options
 
-        return model_options(self.model_path or (), self.device, self.dtype, self.batch_size)
+        base, per = model_options(self.model_path or (), self.device, self.dtype, self.batch_size)
+        if self.captioner_path is None:
+            return base, per
+        return (base.merged(captioner_path=self.captioner_path),
+                {n: o.merged(captioner_path=self.captioner_path) for n, o in per.items()})
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,10 @@ Audio: the checkpoint's ``WhisperFeatureExtractor`` at 16 kHz; clips longer than
 (:class:`WindowPolicy`, last aligned to the end) whose vectors are mean-pooled and normalised
 again, as for CLAP.
 
+Interleaved queries (a sound given by example, issue 28): the embedders declare
+``interleaved_input`` and embed one user turn of text and audio parts in their order
+(:meth:`OmniEmbedder.embed_interleaved`), the query prefix before and the suffix after it.
+
 Bit-identical whatever the batch: each window's audio tower runs alone (the Omni audio encoder
 packs all clips of a call into one sequence, so a batch would change its shapes), its features are
 scattered into the ``<|AUDIO|>`` positions, and the language model runs on fixed-shape batches of
@@ -39,6 +43,8 @@ PROMPT_BUCKET = 32
 """prompts are left-padded to a multiple of this many tokens (a fixed shape per length class)"""
 AUDIO_TOKEN = "<|AUDIO|>"
 EOS = "<|endoftext|>"
+INTERLEAVED = "interleaved"
+"""the unit kind of one user turn holding text and audio parts in order"""
 
 
 @dataclass(frozen=True)
@@ -160,21 +166,28 @@ class OmniThinker(Embedder):
         self._pads.setdefault((kind, length), unit)
         return unit
 
-    def audio_units(self, wave: np.ndarray) -> list[Any]:
+    def _windows(self, wave: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, int]]:
+        """(log-mel features, feature mask, number of audio tokens) of each window of ``wave``."""
         if wave.size == 0:
             raise ModelError(f"model {self.name!r}: cannot embed an empty waveform")
-        units = []
-        before, after = self.audio_prompt.split(AUDIO_TOKEN)
+        out = []
         for w in self.window.cut(wave, self.sample_rate):
-            out = self.features([np.asarray(w, dtype=np.float32)], sampling_rate=self.sample_rate,
+            got = self.features([np.asarray(w, dtype=np.float32)], sampling_rate=self.sample_rate,
                                 padding="max_length",
                                 max_length=self.window_frames * self.features.hop_length,
                                 truncation=True, return_attention_mask=True, return_tensors="np")
-            mask = np.asarray(out["attention_mask"][0], dtype=np.int64)
+            mask = np.asarray(got["attention_mask"][0], dtype=np.int64)
             n = int(mask.sum())
             tokens = (((n - 1) // 2 + 1) - 2) // 2 + 1
+            out.append((np.asarray(got["input_features"][0], np.float32), mask, tokens))
+        return out
+
+    def audio_units(self, wave: np.ndarray) -> list[Any]:
+        units = []
+        before, after = self.audio_prompt.split(AUDIO_TOKEN)
+        for feats, mask, tokens in self._windows(wave):
             ids = self._encode(before) + [self.audio_token_id] * tokens + self._encode(after)
-            units.append(self._unit("audio", ids, np.asarray(out["input_features"][0], np.float32), mask))
+            units.append(self._unit("audio", ids, feats, mask))
         return units
 
     def _text_ids(self, text: str, prefix: str, suffix: str) -> list[int]:
@@ -212,11 +225,12 @@ class OmniThinker(Embedder):
             mask[i, length - len(row):] = 1
         ids, mask = ids.to(self.device), mask.to(self.device)
         embeds = self.model.get_input_embeddings()(ids)
-        if units[0][0] == "audio":
+        if units[0][0] in ("audio", INTERLEAVED):
             for i, unit in enumerate(units):
-                feats = torch.from_numpy(unit[2][None]).to(self.device, embeds.dtype)
-                fmask = torch.from_numpy(unit[3][None]).to(self.device)
-                audio = self.model.get_audio_features(feats, fmask).last_hidden_state
+                windows = zip(unit[2], unit[3]) if unit[0] == INTERLEAVED else [(unit[2], unit[3])]
+                audio = torch.cat([self.model.get_audio_features(
+                    torch.from_numpy(f[None]).to(self.device, embeds.dtype),
+                    torch.from_numpy(m[None]).to(self.device)).last_hidden_state for f, m in windows])
                 slots = (ids[i] == self.audio_token_id).nonzero().squeeze(1)
                 if len(slots) != len(audio):
                     raise ModelError(f"model {self.name!r}: {len(slots)} audio tokens for "
@@ -229,10 +243,54 @@ class OmniThinker(Embedder):
 
 
 class OmniEmbedder(OmniThinker):
+    interleaved_input = True
+    """its chat format takes one user turn of text and audio parts in order
+    (:meth:`embed_interleaved`): the ``interleaved`` reading of a sound given by example"""
+
     def __init__(self, record: ModelRecord, **kwargs: Any) -> None:
         if record.name not in RECIPES:
             raise ModelError(f"model {record.name!r}: no omni recipe (known: {', '.join(RECIPES)})")
         super().__init__(record, RECIPES[record.name], **kwargs)
+
+    def interleaved_units(self, parts: Sequence[str | np.ndarray]) -> list[Any]:
+        """One query of text and audio parts in order (a waveform at :attr:`sample_rate`) as
+        ONE unit: the query prefix before the first part, the suffix after the last, each
+        audio window its own audio item of the user turn (a part longer than the window: its
+        windows in order), rendered by the checkpoint's chat template. The text is not cut."""
+        content: list[dict[str, Any]] = []
+        windows: list[tuple[np.ndarray, np.ndarray, int]] = []
+        texts = [p for p in parts if isinstance(p, str)]
+        items = list(parts)
+        if not items or isinstance(items[0], np.ndarray):
+            items.insert(0, "")
+        if isinstance(items[-1], np.ndarray):
+            items.append("")
+        for j, part in enumerate(items):
+            if isinstance(part, str):
+                text = (self.recipe.query_prefix if j == 0 else "") + part \
+                    + (self.recipe.query_suffix if j == len(items) - 1 else "")
+                if text:
+                    content.append({"type": "text", "text": text})
+            else:
+                for w in self._windows(np.asarray(part, dtype=np.float32).reshape(-1)):
+                    windows.append(w)
+                    content.append({"type": "audio", "audio": "example"})
+        if not windows:
+            raise ModelError(f"model {self.name!r}: an interleaved input needs an audio part "
+                             f"(got {len(texts)} text parts only)")
+        pieces = self._render(content).split(AUDIO_TOKEN)
+        if len(pieces) != len(windows) + 1:
+            raise ModelError(f"model {self.name!r}: the chat template renders {len(pieces) - 1} "
+                             f"{AUDIO_TOKEN} for {len(windows)} audio items")
+        ids = self._encode(pieces[0])
+        for (_, _, tokens), after in zip(windows, pieces[1:]):
+            ids += [self.audio_token_id] * tokens + self._encode(after)
+        return [self._unit(INTERLEAVED, ids, tuple(w[0] for w in windows), tuple(w[1] for w in windows))]
+
+    def embed_interleaved(self, queries: Sequence[Sequence[str | np.ndarray]]) -> np.ndarray:
+        """(n, dimension) unit vectors, one per interleaved query (:meth:`interleaved_units`),
+        pooled as every other input (the last token's final hidden state, L2-normalised)."""
+        return self.embed_units([self.interleaved_units(q) for q in queries])
 
     def run_units(self, units: list[Any]) -> np.ndarray:
         torch = self._torch

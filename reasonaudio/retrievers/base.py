@@ -36,6 +36,9 @@ class RetrieverOptions:
 
     model_path: str | None = None
     """local weights instead of the hub id (model retrievers)"""
+    captioner_path: str | None = None
+    """a two-stage retriever's captioner weights (``--captioner-path``), for the ``model-caption``
+    reading of a sound given by example"""
     device: str = "cpu"
     batch_size: int | None = None
     dtype: str | None = None

@@ -15,12 +15,19 @@ the retriever (by name and kind):
   example's ground-truth caption (its true label, as the captioner writes labels);
 - ``tagger-caption`` (``two-stage:yamnet-caption+…``): the placeholder becomes the
   ``yamnet-caption`` reading of the example (what the tagger hears, without durations);
-- ``audio+text`` (every vector retriever whose model has an audio tower: the CLAP family, MTEB
-  audio-text models, Qwen2.5-Omni's embedder, ``trained:``, the tiny test models): the query
-  vector is ``normalise(t + a_1 + … + a_k)``, ``t`` the unit text vector of the text with each
+- ``model-caption`` (``two-stage:MODEL+…`` whose captioner is an audio-language model,
+  ``model_captioners()``): the placeholder becomes the caption that captioner writes for the
+  example audio at its rate, the captioner loaded as the collection's clips were captioned
+  (``--captioner-path``, ``--device``, ``--dtype``; its identity must equal the recorded one),
+  its generated rows cached by audio hash in the clips' own caption cache;
+- ``interleaved`` (vector retrievers whose embedder declares ``interleaved_input``: the
+  Qwen2.5-Omni embedders): the query is ONE input, the text around each placeholder and each
+  example's audio in their order (``embed_interleaved``), pooled as the model pools;
+- ``audio+text`` (every other vector retriever whose model has an audio tower: the CLAP family,
+  MTEB audio-text models, ``trained:``, the tiny test models): the query vector is
+  ``normalise(t + a_1 + … + a_k)``, ``t`` the unit text vector of the text with each
   placeholder written as :data:`AUDIO_WORDS`, ``a_i`` the unit audio vector of example ``i``
-  (the documented baseline composition, the sum of normalised embeddings). Omni models get the
-  same composition: their embedder's chat format takes audio or text per call, not both.
+  (the documented baseline composition, the sum of normalised embeddings).
 
 - ``variant-vectors`` (``vectors:NAME``): the variant's own precomputed query vector, stored
   under ``QID@interleaved`` (``bench ingest --query-ids`` may list them); none: refused.
@@ -30,8 +37,8 @@ the retriever (by name and kind):
   combiner builds its one Qdrant query from the parts' readings of the text
   (``CombinedRetriever.part_text``).
 
-Any other retriever (audio-LLM captioners) has no reading: asking it an interleaved query is
-refused in one line naming it.
+Any other retriever (BM25 over an audio-language captioner's captions) has no reading: asking
+it an interleaved query is refused in one line naming it.
 """
 
 from __future__ import annotations
@@ -42,17 +49,19 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from reasonaudio.constraints.examples import ExampleLabel, check_name, has_placeholder, substitute
+from reasonaudio.constraints.examples import (PLACEHOLDER_RE, ExampleLabel, check_name, has_placeholder,
+                                              names_in, substitute)
 from reasonaudio.constraints.resolve import ResolveOptions
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.dataset.interleaved import example_path, examples as build_examples
-from reasonaudio.errors import DataError, QueryParseError, ReasonAudioError
+from reasonaudio.errors import DataError, ModelError, QueryParseError, ReasonAudioError
 from reasonaudio.models.names import parse_two_stage
 from reasonaudio.retrievers.base import Hit, Retriever, RetrieverOptions
 from reasonaudio.retrievers.baselines import RandomRetriever
 from reasonaudio.retrievers.combined import CombinedRetriever
 from reasonaudio.retrievers.oracle import OracleRetriever, PayloadRetriever
 from reasonaudio.retrievers.stored_vectors import QueryVectors
+from reasonaudio.retrievers.two_stage import TwoStageRetriever
 from reasonaudio.retrievers.vector import VectorRetriever
 from reasonaudio.store.base import Store
 from reasonaudio.store.collections import ensure_payload_collection
@@ -114,7 +123,6 @@ class ExampleSet:
     def for_search(cls, bench: Benchmark, text: str, pairs: Sequence[str]) -> "ExampleSet":
         """``bench search``: the user's ``--example`` recordings, and the build's own examples
         (``ex-NNNN``) when the benchmark has them; every placeholder of ``text`` must name one."""
-        from reasonaudio.constraints.examples import names_in
         from reasonaudio.dataset.interleaved import has_interleaved
 
         own = cls.of_build(bench).given if has_interleaved(bench) else {}
@@ -308,6 +316,149 @@ class AudioTextReader(ExampleReader):
         return text
 
 
+class InterleavedReader(AudioTextReader):
+    """``interleaved``: an embedder that declares ``interleaved_input`` (the omni embedders)
+    embeds the query as ONE input, the text around each placeholder and each example's audio
+    (at the model's rate) in their order (``embed_interleaved``)."""
+
+    def parts(self, text: str) -> list[str | np.ndarray]:
+        from reasonaudio.models.yamnet import resample
+
+        names_in(text)  # every name checked before any audio is read
+        rate = int(self.inner.embedder.sample_rate)  # type: ignore[attr-defined]
+        out: list[str | np.ndarray] = []
+        for i, piece in enumerate(PLACEHOLDER_RE.split(text)):
+            if i % 2 == 0:
+                if piece:
+                    out.append(piece)
+                continue
+            self.examples._known(piece)
+            wave, sr = self.examples.audio(piece)
+            out.append(resample(wave, sr, rate))
+        return out
+
+    def vector(self, text: str) -> np.ndarray:
+        return self._vectors([self.parts(text)])[0]
+
+    def _vectors(self, queries: Sequence[list[str | np.ndarray]]) -> np.ndarray:
+        emb = self.inner.embedder  # type: ignore[attr-defined]
+        return np.asarray(emb.embed_interleaved(queries), dtype=np.float32)
+
+    def prepare(self, texts: Sequence[str]) -> None:
+        inner: VectorRetriever = self.inner  # type: ignore[assignment]
+        inner.prepare([t for t in texts if not has_placeholder(t)])
+        todo: dict[str, list[str | np.ndarray]] = {}
+        for t in dict.fromkeys(t for t in texts if has_placeholder(t) and t not in inner._prepared):
+            try:
+                todo[t] = self.parts(t)
+            except QueryParseError:
+                pass  # refused again, in its place, when the query is asked
+        if todo:  # one call: full model batches
+            inner._prepared.update(zip(todo, self._vectors(list(todo.values()))))
+
+
+class ModelCaptionReader(ExampleReader):
+    """``model-caption``: a two-stage retriever whose captioner is an audio-language model reads
+    the placeholder as the caption that captioner writes for the example's audio, resampled to
+    its rate. The captioner is loaded as the collection's clips were captioned (its identity,
+    recorded with the collection, must match: weights, prompt, decoding, windows, dtype); its
+    generated rows are cached by audio hash in the clips' own caption cache."""
+
+    def __init__(self, inner: TwoStageRetriever, reading: "Reading", examples: ExampleSet) -> None:
+        super().__init__(inner, reading, lambda t: substitute(t, self.caption))
+        self.examples = examples
+        self.captioner = load_captioner_of(inner)
+        from reasonaudio.ingest.embed.embedding_cache import EmbeddingCache
+
+        model = self.captioner.audio_model
+        self.cache = EmbeddingCache(f"{model.name}-{self.captioner.rows_label}", model.identity())
+        self.example_captions: dict[str, str] = {}
+
+    def caption(self, name: str) -> str:
+        self.examples._known(name)
+        self._caption_all([name])
+        return self.example_captions[name]
+
+    def _caption_all(self, names: Sequence[str]) -> None:
+        from reasonaudio.ingest.embed.embedding_cache import audio_hash
+        from reasonaudio.models.batching import run_all
+        from reasonaudio.models.yamnet import resample
+
+        model = self.captioner.audio_model
+        todo: dict[str, tuple[np.ndarray, str]] = {}
+        for name in dict.fromkeys(names):
+            if name in self.example_captions:
+                continue
+            wave, sr = self.examples.audio(name)
+            wave = resample(wave, sr, int(model.sample_rate))
+            digest = audio_hash(wave)
+            rows = self.cache.get(digest)
+            if rows is None:
+                todo[name] = (wave, digest)
+            else:
+                self.example_captions[name] = self.captioner.caption_from_rows(rows)
+        if not todo:
+            return
+        got = run_all(model.run_units, model.unit_batch, model.pad_unit,
+                      [model.audio_units(w) for w, _ in todo.values()], model.unit_key)
+        for (name, (_, digest)), rows in zip(todo.items(), got):
+            self.cache.put(digest, rows)
+            self.example_captions[name] = self.captioner.caption_from_rows(rows)
+        self.cache.commit()
+
+    def prepare(self, texts: Sequence[str]) -> None:
+        names: list[str] = []
+        for t in texts:
+            try:
+                names += [n for n in names_in(t) if n in self.examples.given]
+            except QueryParseError:
+                pass  # refused again, in its place, when the query is asked
+        self._caption_all(names)  # every example of the run in full model batches
+        super().prepare(texts)
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "example_captions": dict(sorted(self.example_captions.items()))}
+
+    def close(self) -> None:
+        self.cache.close()
+        self.captioner = None  # type: ignore[assignment]
+        super().close()
+
+
+def load_captioner_of(r: TwoStageRetriever) -> Any:
+    """The audio-language captioner that captioned ``r``'s collection, loaded with ``r``'s
+    options (``--captioner-path``, ``--device``, ``--dtype``, as the ingest took them) and the
+    collection's chunking; refused in one line when its identity is not the recorded one."""
+    from reasonaudio.models.captioners import get_captioner
+    from reasonaudio.models.registry import dtype_for
+    from reasonaudio.models.windowing import with_chunking
+
+    name = _captioner(r.name) or ""
+    stored = ((r.meta.extra or {}).get("identity") or {}).get("captioner") or {}
+    if not stored.get("model"):
+        raise ModelError(f"{r.name}: collection {r.collection!r} records no captioner identity; "
+                         f"rerun `bench ingest --model {r.name} --force`")
+    opts = r.options
+    captioner = get_captioner(name, model_path=opts.captioner_path, device=opts.device,
+                              dtype=dtype_for(name, opts.dtype))
+    windows = (stored["model"].get("policy") or {}).get("windows") or {}
+    with_chunking(captioner.model, str(windows.get("chunking", "fixed")), name)
+    have = captioner.identity()
+    if have != stored:
+        want, got = stored["model"], have["model"]
+        if want.get("revision") != got.get("revision"):
+            why = (f"weights {want.get('revision')}, the loaded ones are {got.get('revision')}; pass "
+                   "those weights with --captioner-path")
+        elif want.get("dtype") != got.get("dtype"):
+            why = f"in {want.get('dtype')}, the loaded one runs in {got.get('dtype')}; pass --dtype {want.get('dtype')}"
+        else:
+            keys = sorted(k for k in set(want) | set(got) if want.get(k) != got.get(k)) or ["captioner"]
+            why = f"other settings ({keys[0]} differs); rerun `bench ingest --model {r.name} --force`"
+        raise ModelError(f"{r.name}: collection {r.collection!r} was captioned by {name} {why}, "
+                         "to caption a sound given by example the same way")
+    return captioner
+
+
 class PartsReader(ExampleReader):
     """``per-part``: a hybrid or fusion retriever whose parts each read the examples by their
     own :class:`Reading`; the combiner asks each part's reading of the text for that part's
@@ -379,6 +530,19 @@ def _captioner(name: str) -> str | None:
         return None
 
 
+def _model_captioner(name: str, r: Retriever) -> bool:
+    from reasonaudio.models.captioners import model_captioners
+
+    return isinstance(r, TwoStageRetriever) and _captioner(name) in model_captioners()
+
+
+def _interleaved_input(r: Retriever) -> bool:
+    """The embedder declares one input of text and audio parts in order (``interleaved_input``)."""
+    emb = getattr(r, "embedder", None)
+    return _has_audio_tower(r) and getattr(emb, "interleaved_input", False) is True \
+        and callable(getattr(emb, "embed_interleaved", None))
+
+
 def _has_audio_tower(r: Retriever) -> bool:
     emb = getattr(r, "embedder", None)
     return isinstance(r, VectorRetriever) and callable(getattr(emb, "embed_audio", None)) \
@@ -428,9 +592,15 @@ READINGS: tuple[Reading, ...] = (
             lambda n, r: _captioner(n) == "oracle-caption", _caption(lambda ex, n: ex.label(n))),
     Reading("tagger-caption", "the placeholder becomes the yamnet-caption of the example",
             lambda n, r: _captioner(n) == "yamnet-caption", _caption(_tagger_caption)),
+    Reading("model-caption", "the placeholder becomes the caption the two-stage retriever's own "
+            "audio-language captioner writes for the example (cached by audio hash)",
+            _model_captioner, lambda r, ex: ModelCaptionReader(r, reading_named(r), ex)),  # type: ignore[arg-type]
     Reading("variant-vectors", "the interleaved variant's own precomputed query vector (QID@interleaved)",
             lambda n, r: n.startswith("vectors:") and isinstance(getattr(r, "embedder", None), QueryVectors),
             _variant_vectors),
+    Reading("interleaved", "one input: the text around each placeholder and each example's audio, "
+            "in order (embedders that declare interleaved_input: the omni embedders)",
+            lambda n, r: _interleaved_input(r), lambda r, ex: InterleavedReader(r, reading_named(r), ex)),  # type: ignore[arg-type]
     Reading("audio+text", "normalise(unit text vector + unit audio vector of each example)",
             lambda n, r: _has_audio_tower(r), lambda r, ex: AudioTextReader(r, reading_named(r), ex)),  # type: ignore[arg-type]
     Reading("per-part", "each part of a hybrid or fusion retriever reads the example its own way",

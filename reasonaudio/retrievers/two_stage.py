@@ -23,6 +23,9 @@ from reasonaudio.store.base import Store, collection_name
 
 
 class TwoStageRetriever(VectorRetriever):
+    options: RetrieverOptions = RetrieverOptions()
+    """what it was built with (its captioner's weights, device, dtype)"""
+
     def check_compatible(self, command: str) -> None:
         if self.meta.dimension != self.embedder.dimension:
             raise StoreError(f"collection {self.collection!r} holds {self.meta.dimension}-d vectors; "
@@ -45,5 +48,7 @@ def build_two_stage(name: str, bench: Benchmark, store: Store, options: Retrieve
     embedder = load_model(embedder_name, model_path=options.model_path, device=options.device,
                           batch_size=options.batch_size, dtype=dtype_for(embedder_name, options.dtype))
     collection = collection_for(collection_name(name), condition_of(bench).name)
-    return TwoStageRetriever(name, bench, store, embedder, collection=collection,
+    made = TwoStageRetriever(name, bench, store, embedder, collection=collection,
                              ingest_hint=ingest_hint(bench, name, options))
+    made.options = options  # how its captioner loads, should a sound given by example need it
+    return made
