@@ -216,8 +216,8 @@ class PreparedBed:
         self.block_power = (csum[starts + self.block] - csum[starts]) / self.block
         with np.errstate(divide="ignore"):  # each block's loudness, once per bed, not per clip
             self.block_lufs = -0.691 + 10 * np.log10(self.block_power)
+        # whether any block is under the absolute gate (else no segment's gate drops one)
         self._gated = not bool(np.all(self.block_lufs >= ABS_GATE))
-        """whether any block is under the absolute gate (else no segment drops one)"""
         self.bed_id = bed_id
         self.sr = sr
         self.samples = x  # float64: added into the float64 mix by BLAS axpy, no temporary
