@@ -1,14 +1,16 @@
 """Rendering cost of a noisy condition against clean, and the memory of a 300 s long clip.
 
     .venv/bin/python benchmarks/condition_render_speed.py [--clips 200] [--atoms synthetic]
-        [--condition snr5] [--repeats 3] [--long]
+        [--condition snr5] [--repeats 5] [--long]
 
 Composes a benchmark (metadata only) with the project's builder, renders its clips warm (atoms
 and beds prepared once, as in an ingest) under clean and under ``--condition``, best of
 ``--repeats`` interleaved passes each, and prints the ratio noisy / clean, in wall and in CPU time,
 against the target of 1.3 (issue 22). It renders with OpenBLAS on one thread, as every ingest does
-(``blas_single_thread``): the bed is added by one BLAS ``daxpy``, and on a loaded 2-core machine a
-multi-threaded ``daxpy`` over one clip spends 25 times the CPU of a single-threaded one. Beds: every generated bed (the tagger check is not what is timed). ``--long`` also renders
+(``blas_single_thread``): the bed is added by BLAS ``daxpy`` (block by block, in the last pass of
+``Renderer.limited``), and on a loaded 2-core machine a multi-threaded ``daxpy`` over one clip
+spends 25 times the CPU of a single-threaded one. Beds: every generated bed (the tagger check is
+not what is timed). ``--long`` also renders
 one clip as a 300 s ``long`` recording, then at 16 kHz through YAMNet (what an ingest of it
 does), and prints wall time, peak Python-side memory (tracemalloc) and the process's peak RSS.
 """

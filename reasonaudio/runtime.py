@@ -40,7 +40,7 @@ def blas_single_thread() -> Iterator[None]:
     before ``reasonaudio`` (the environment default then came too late)."""
     from threadpoolctl import threadpool_limits  # a core dependency; imported where it is used
 
-    with threadpool_limits(limits={"openblas": 1}):
+    with threadpool_limits(limits=1, user_api="blas"):
         yield
 
 

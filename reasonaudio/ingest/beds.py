@@ -216,6 +216,8 @@ class PreparedBed:
         self.block_power = (csum[starts + self.block] - csum[starts]) / self.block
         with np.errstate(divide="ignore"):  # each block's loudness, once per bed, not per clip
             self.block_lufs = -0.691 + 10 * np.log10(self.block_power)
+        # whether any block is under the absolute gate (else no segment's gate drops one)
+        self._gated = not bool(np.all(self.block_lufs >= ABS_GATE))
         self.bed_id = bed_id
         self.sr = sr
         self.samples = x  # float64: added into the float64 mix by BLAS axpy, no temporary
@@ -234,13 +236,16 @@ class PreparedBed:
         if len(z) == 0:
             return self.reference_lufs
         lj = self.block_lufs[start_step:start_step + blocks]
-        kept = lj >= ABS_GATE
-        z, lj = z[kept], lj[kept]
-        if len(z) == 0:
-            return self.reference_lufs
-        rel = -0.691 + 10 * np.log10(z.mean()) + REL_GATE
+        if self._gated:  # some block of the bed is under the absolute gate: drop those
+            kept = lj >= ABS_GATE
+            z, lj = z[kept], lj[kept]
+            if len(z) == 0:
+                return self.reference_lufs
+        # the means as ndarray.mean takes them (the pairwise sum over the count), without its
+        # per-call overhead: this runs once per clip rendered under a bed
+        rel = -0.691 + 10 * np.log10(np.add.reduce(z) / len(z)) + REL_GATE
         z = z[lj > rel]
-        return float(-0.691 + 10 * np.log10(z.mean()))
+        return float(-0.691 + 10 * np.log10(np.add.reduce(z) / len(z)))
 
     def segment(self, start_step: int, n: int) -> np.ndarray:
         """``n`` samples from step ``start_step``, wrapping round the end of the bed."""

@@ -28,7 +28,7 @@ import time
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 import pyloudnorm
@@ -50,6 +50,9 @@ log = logging.getLogger("reasonaudio.render")
 FORMATS = {"wav": "WAV", "flac": "FLAC"}
 SUBTYPE = "PCM_16"
 LOUDNESS_BLOCK_S = 0.4  # pyloudnorm's default BS.1770 gating block
+PASS_BLOCK = 32_768
+"""samples per block of the final pass (:meth:`Renderer.limited`): a block of the float64 mix
+(256 KiB), the bed added into it and its float32 output stay in the L2 cache together"""
 
 
 @dataclass(frozen=True)
@@ -225,17 +228,41 @@ class Renderer:
             mix[start:end] += seg[: end - start]
         return mix
 
-    def limited(self, mix: np.ndarray, clip_id: str) -> np.ndarray:
-        """The peak rule (whole-mix scaling, noted), then float32."""
+    def limited(self, mix: np.ndarray, clip_id: str,
+                beds: Sequence[tuple[int, np.ndarray, float]] = ()) -> np.ndarray:
+        """``beds`` added into ``mix`` (each ``(start, x, a)``: ``mix[start:start + len(x)] +=
+        a * x``, in place), the peak rule (whole-mix scaling, noted), then float32.
+
+        One pass over cache-sized blocks (:data:`PASS_BLOCK`): a block of the mix gets its beds,
+        is written as float32 and that block's peak read while it is in cache, instead of a
+        pass over the whole clip for each. The bytes are those of adding the beds whole, then
+        scaling by the exact float64 peak: BLAS daxpy computes every element alike whatever the
+        slice, and rounding to float32 keeps order, so the float32 peak reaches the headroom's
+        float32 whenever the float64 peak exceeds the headroom; only then is the float64 peak
+        read (and the mix scaled and converted again if it is over)."""
         limit = 10 ** (-self.params.peak_headroom_db / 20)
-        peak = float(np.max(np.abs(mix))) if len(mix) else 0.0
-        if peak > limit:
-            scale = limit / peak
-            mix *= scale
-            self._note("peak_scaled", f"{clip_id}@{len(mix)}", f"{clip_id}: mix peak {20 * math.log10(peak):+.1f} dBFS exceeds "
-                                      f"-{self.params.peak_headroom_db:g} dBFS; scaled by "
-                                      f"{20 * math.log10(scale):.1f} dB")
-        return mix.astype(np.float32)
+        n = len(mix)
+        out = np.empty(n, dtype=np.float32)
+        highs, lows = [], []
+        for i in range(0, n, PASS_BLOCK):
+            j = min(n, i + PASS_BLOCK)
+            if beds:
+                _add_terms(mix[i:j], i, beds)
+            block = out[i:j]
+            np.copyto(block, mix[i:j])
+            highs.append(block.max())
+            lows.append(block.min())
+        # a NaN peak compares False here, as the float64 peak did
+        if n and np.maximum(np.max(highs), -np.min(lows)) >= np.float32(limit):
+            peak = float(np.max(np.abs(mix)))
+            if peak > limit:
+                scale = limit / peak
+                mix *= scale
+                np.copyto(out, mix)
+                self._note("peak_scaled", f"{clip_id}@{len(mix)}", f"{clip_id}: mix peak {20 * math.log10(peak):+.1f} dBFS exceeds "
+                                          f"-{self.params.peak_headroom_db:g} dBFS; scaled by "
+                                          f"{20 * math.log10(scale):.1f} dB")
+        return out
 
     def render(self, clip: Clip) -> np.ndarray:
         """Float32 mono at ``clip.sample_rate``, ``round(duration * sr)`` samples."""
@@ -347,10 +374,12 @@ class ConditionRenderer:
             on = not on
         return spans
 
-    def add_bed(self, mix: np.ndarray, clip: Clip) -> np.ndarray:
-        """Add the bed under the placed clip into ``mix`` (float64, in place); returns ``mix``."""
+    def bed_terms(self, clip: Clip, n: int) -> Iterator[tuple[int, np.ndarray, float]]:
+        """The bed under the placed clip's ``n``-sample mix as terms ``(start, x, a)``, each
+        adding ``a * x`` from sample ``start`` on (one BLAS daxpy): an ``snrNN`` bed segment at
+        its gain (a view of the bed), or a ``long`` stretch gained and faded (``a`` 1.0, an
+        exact add; made as it is reached, so a long recording holds one stretch at a time)."""
         sr = clip.sample_rate
-        n = len(mix)
         fade = int(round(self.params.fade_ms / 1000 * sr))
         for span in self.bed_spans(clip):
             start = round(span.start_s * sr)
@@ -361,7 +390,6 @@ class ConditionRenderer:
             lufs = bed.segment_loudness(span.bed_step, length)
             gain = 10 ** ((self.params.loudness_lufs + span.level_db - lufs) / 20)
             seg = bed.segment(span.bed_step, length)
-            target = mix[start:start + length]
             if self.condition.kind == "long":  # stretches of background fade in and out
                 seg = seg * gain
                 f = min(fade, length // 2)
@@ -369,9 +397,14 @@ class ConditionRenderer:
                     ramp = np.arange(1, f + 1) / (f + 1)
                     seg[:f] *= ramp
                     seg[length - f:] *= ramp[::-1]
-                target += seg
-            else:  # mix += gain * bed in one pass, no temporary (the cost a noisy render adds)
-                _axpy(seg, target, gain)
+                yield start, seg, 1.0
+            else:  # mix += gain * bed: a daxpy, no temporary (the cost a noisy render adds)
+                yield start, seg, gain
+
+    def add_bed(self, mix: np.ndarray, clip: Clip) -> np.ndarray:
+        """Add the bed under the placed clip into ``mix`` (float64, in place); returns ``mix``."""
+        for term in self.bed_terms(clip, len(mix)):
+            _add_terms(mix, 0, (term,))
         return mix
 
     def bed_stem(self, clip: Clip) -> np.ndarray:
@@ -385,17 +418,34 @@ class ConditionRenderer:
 
     def render(self, clip: Clip) -> np.ndarray:
         """Float32 mono at ``clip.sample_rate``: the placed clip's events plus the bed."""
-        mix = self.add_bed(self.base.events_mix(self.place(clip)), clip)
-        return self.base.limited(mix, f"{clip.id} ({self.condition.name})")
+        mix = self.base.events_mix(self.place(clip))
+        name = f"{clip.id} ({self.condition.name})"
+        if self.condition.kind == "long":  # its stretches one at a time, then the peak rule
+            return self.base.limited(self.add_bed(mix, clip), name)
+        return self.base.limited(mix, name, list(self.bed_terms(clip, len(mix))))
+
+
+def _add_terms(y: np.ndarray, offset: int, terms: Sequence[tuple[int, np.ndarray, float]]) -> None:
+    """Add to ``y`` (samples ``offset`` on of a mix) the part of each term ``(start, x, a)``,
+    ``a * x`` from sample ``start`` of the mix, that falls in it."""
+    for start, x, a in terms:
+        lo, hi = max(offset, start), min(offset + len(y), start + len(x))
+        if lo < hi:
+            _axpy(x[lo - start:hi - start], y[lo - offset:hi - offset], a)
+
+
+_daxpy = None
 
 
 def _axpy(x: np.ndarray, y: np.ndarray, a: float) -> None:
-    """``y += a * x`` in place (float64, contiguous): BLAS daxpy, else numpy."""
-    from scipy.linalg.blas import daxpy
-
+    """``y += a * x`` in place (float64, contiguous): BLAS daxpy (a fused multiply-add for every
+    element, whatever the slice), else numpy."""
+    global _daxpy
+    if _daxpy is None:
+        from scipy.linalg.blas import daxpy as _daxpy
     if x.dtype == y.dtype == np.float64 and x.flags.c_contiguous and y.flags.c_contiguous:
-        out = daxpy(x, y, a=a)
-        if np.shares_memory(out, y):
+        out = _daxpy(x, y, a=a)
+        if out is y or np.shares_memory(out, y):
             return
     y += a * x
 
