@@ -19,13 +19,14 @@ object store) and its wall time includes starting Ray and the actors; without
 ``--cpus-per-worker`` it uses the layout a plain ``--engine ray`` gets
 (:meth:`RayOptions.resolved`), and each ``--cpus-per-worker`` given adds a layout to the same
 rounds; without ``--batch-clips`` the engine's own batch size (:meth:`RayOptions.batch_for`:
-1,024 clips for a caption model, 64 for an audio model). Printed: every run (wall time, clips/s,
+1,024 clips for a caption model, 16 for an audio model). Printed: every run (wall time, clips/s,
 first clip, the rate after it, the 1-minute load average before and after), the layouts, and per
 engine the medians: clips/s, the ratio Ray/local against the target (>= 0.85: Ray's overhead
 within 15%), clips/s per worker, where Ray's start-up went (starting Ray, the actor's process,
 its model load), the actors' torch threads, and where the job's seconds went after it
 (``RayEngine.timings``: Ray batches, the actors' seconds in the model and in cache commits, the
-driver's seconds waiting for clips and turning them into points). ``--model clap`` without ``--model-path`` uses the full-size random-weight CLAP of
+driver's seconds waiting for clips and turning them into points). ``--model clap`` without
+``--model-path`` uses the full-size random-weight CLAP of
 benchmarks/ingest_overhead.py (a real-size model: 153 M parameters); ``--device cuda`` runs both
 sides on the GPU.
 """
@@ -221,9 +222,9 @@ def main() -> None:
                 f"Ray start {r['ray_start_s']} s, actor process {r['actor_spawn_s']} s, "
                 f"model load {r['actor_load_s']} s; then "
                 f"{r['after_first_clip_per_s']:.2f} clips/s; {r['batches']:g} batches "
-                f"(--batch-clips {o.batch_clips or 'auto'}), actors {r['actor_compute_s']} s model + {r['actor_commit_s']} s "
-                f"cache commits, driver {r['driver_wait_s']} s waiting + {r['driver_rows_s']} s "
-                f"per-clip work)")
+                f"(--batch-clips {o.batch_clips or 'auto'}), actors {r['actor_compute_s']} s model + "
+                f"{r['actor_commit_s']} s cache commits, driver {r['driver_wait_s']} s waiting + "
+                f"{r['driver_rows_s']} s per-clip work)")
         if local:
             ratio = r["clips_per_s"] / local["clips_per_s"]
             after = r["after_first_clip_per_s"] / local["after_first_clip_per_s"]

@@ -194,7 +194,7 @@ def test_batches_default_to_the_local_engines_size_for_text_and_small_blocks_for
     assert RayOptions().batch_for(2000, needs_audio=False) == 1024
     assert RayOptions(workers=2, cpus_per_worker=1).batch_for(1000, needs_audio=False) == 500
     assert RayOptions(workers=4, cpus_per_worker=1).batch_for(3, needs_audio=False) == 1
-    assert RayOptions().batch_for(10_000, needs_audio=True) == AUDIO_BATCH == 64
+    assert RayOptions().batch_for(10_000, needs_audio=True) == AUDIO_BATCH == 16
     assert RayOptions(batch_clips=8).batch_for(10_000, needs_audio=False) == 8
     assert RayOptions().to_json()["batch_clips"] == "auto"
 

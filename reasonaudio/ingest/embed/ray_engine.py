@@ -60,8 +60,9 @@ TIMINGS = ("batches", "actor_compute_s", "actor_commit_s", "driver_wait_s", "dri
 pooling) and in cache commits (summed over actors), the driver's seconds waiting for the next
 clip (Ray Data's scheduling, transport and the actors' work it waits for) and turning clips into
 points (decoding, payloads, bookkeeping: the store writes are load_collection's)."""
-AUDIO_BATCH = 64
-"""clips per Ray batch when the model hears audio (64 ten-second 16 kHz waves: 41 MB a block);
+AUDIO_BATCH = 16
+"""clips per Ray batch when the model hears audio (the size before issue 25: 16 ten-second 16 kHz
+waves are 10 MB a block, a long-condition clip several times that; not measured larger);
 when it reads captions: the local engine's upsert batch for text pipelines
 (:data:`reasonaudio.ingest.embed.run.TEXT_UPSERT_BATCH`), so both engines pad alike"""
 
