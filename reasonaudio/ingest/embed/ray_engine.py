@@ -55,6 +55,16 @@ ENGINES = ("local", "ray")
 DEFAULT_ENGINE = "local"
 FAILED_SHOWN = 10
 """Clip ids a failure report names before it says how many more."""
+TIMINGS = ("batches", "actor_compute_s", "actor_commit_s", "driver_wait_s", "driver_rows_s")
+"""The job's counters: Ray batches computed, the actors' seconds in the model (render, forward,
+pooling) and in cache commits (summed over actors), the driver's seconds waiting for the next
+clip (Ray Data's scheduling, transport and the actors' work it waits for) and turning clips into
+points (decoding, payloads, bookkeeping: the store writes are load_collection's)."""
+AUDIO_BATCH = 16
+"""clips per Ray batch when the model hears audio (the size before issue 25: 16 ten-second 16 kHz
+waves are 10 MB a block, a long-condition clip several times that; not measured larger);
+when it reads captions: the local engine's upsert batch for text pipelines
+(:data:`reasonaudio.ingest.embed.run.TEXT_UPSERT_BATCH`), so both engines pad alike"""
 
 
 @dataclass(frozen=True)
@@ -72,8 +82,9 @@ class RayOptions:
     one on a cluster (:meth:`resolved`)"""
     render_cpus: float = 0.5
     """logical CPUs a render task reserves (fractional: renders share cores with the actors)"""
-    batch_clips: int = 16
-    """clips per Ray batch (a block travelling render -> actor -> driver)"""
+    batch_clips: int | None = None
+    """clips per Ray batch (a block travelling render -> actor -> driver); ``None``: chosen per
+    job (:meth:`batch_for`)"""
     retries: int = 2
     """tries per clip after its batch failed, before the clip is reported"""
     local_cpus: int | None = None
@@ -104,10 +115,23 @@ class RayOptions:
             raise DataError(f"--gpus-per-worker must be >= 0, got {self.gpus_per_worker:g}")
         if self.cpus_per_worker is not None and self.cpus_per_worker <= 0:
             raise DataError(f"--cpus-per-worker must be > 0, got {self.cpus_per_worker:g}")
-        if self.batch_clips < 1:
+        if self.batch_clips is not None and self.batch_clips < 1:
             raise DataError(f"ray batch size must be >= 1, got {self.batch_clips}")
         if self.retries < 0:
             raise DataError(f"ray retries must be >= 0, got {self.retries}")
+
+    def batch_for(self, clips: int, needs_audio: bool) -> int:
+        """Clips per Ray batch for a job over ``clips`` clips: ``batch_clips`` when given, else
+        :data:`AUDIO_BATCH` when the model hears audio (a block of waves: the object store holds
+        a few) and the local engine's text upsert batch when it reads captions (every batch ends
+        in one padded model call per caption length class, so small batches pay mostly
+        padding), at most an equal share of the clips per actor (every actor gets work)."""
+        from reasonaudio.ingest.embed.run import TEXT_UPSERT_BATCH
+
+        if self.batch_clips is not None:
+            return self.batch_clips
+        size = AUDIO_BATCH if needs_audio else TEXT_UPSERT_BATCH
+        return max(1, min(size, math.ceil(clips / self.workers)))
 
     def needed_cpus(self) -> float:
         """Logical CPUs the job needs at once: the actor pool plus one render task."""
@@ -117,7 +141,7 @@ class RayOptions:
         return {"address": self.address or "local", "workers": self.workers,
                 "gpus_per_worker": self.gpus_per_worker,
                 "cpus_per_worker": self.resolved().cpus_per_worker, "render_cpus": self.render_cpus,
-                "batch_clips": self.batch_clips, "retries": self.retries}
+                "batch_clips": self.batch_clips or "auto", "retries": self.retries}
 
 
 def check_engine(engine: str) -> str:
@@ -332,12 +356,15 @@ class _PoolActor:
             self.served.waves = {(i, int(self.sample_rate or 0)): np.frombuffer(w, dtype=np.float32)
                                  for i, w in zip(ids, batch["wave"])}
         before = self._counts()
+        t0 = time.perf_counter()
         results, failed = self._tried(clips)
+        t1 = time.perf_counter()
         if self.served is not None:
             self.served.waves = {}
         for cache in self.pipe.caches:  # an actor may be stopped without a goodbye: keep its work
             cache.commit()
         stats: dict[str, Any] = {k: v - before.get(k, 0) for k, v in self._counts().items()}
+        stats["compute_s"], stats["commit_s"] = t1 - t0, time.perf_counter() - t1
         if self.startup is not None:  # the first batch says how long this actor took to start
             stats["startup"], self.startup = self.startup, None
         return ids, results, failed, stats
@@ -520,6 +547,8 @@ class RayEngine:
         """where the job's start-up went: ``ray_start_s`` (starting or joining Ray),
         ``first_row_s`` (job submitted -> first clip back), ``actors`` (each actor's
         :func:`_actor_startup`)"""
+        self.timings: dict[str, float] = dict.fromkeys(TIMINGS, 0.0)
+        """where the job's seconds went after start-up (:data:`TIMINGS`)"""
         self.failed: dict[str, str] = {}
 
     name = "ray"
@@ -529,7 +558,6 @@ class RayEngine:
         t0 = time.perf_counter()
         with ray_session(self.options):
             self.startup["ray_start_s"] = round(time.perf_counter() - t0, 3)
-            self._job_t0, self._job_wall0 = time.perf_counter(), time.time()
             yield
 
     @contextlib.contextmanager
@@ -565,7 +593,10 @@ class RayEngine:
             wanted = [cid for cid in ids if cid not in buffer]
             missing = set(wanted)
             while missing:
-                row = _next_row(state["rows"], len(missing), min(missing))
+                t0 = time.perf_counter()
+                row = _next_row(state["rows"], missing)
+                t1 = time.perf_counter()
+                self.timings["driver_wait_s"] += t1 - t0
                 cid = row["id"]
                 stats = self._note_row(row, renderer)
                 pipe.timings.embedded += int(stats.get("embedded", 0))
@@ -581,6 +612,7 @@ class RayEngine:
                                              json.loads(row["extra"]))
                 missing.discard(cid)
                 one_done(cid)
+                self.timings["driver_rows_s"] += time.perf_counter() - t1
             points = [p for p in (buffer.pop(cid) for cid in ids) if p is not None]
             state["remaining"].difference_update(ids)
             if not state["remaining"]:
@@ -650,7 +682,7 @@ class RayEngine:
                                       FrameActor, actor)
                 pending = set(misses)
                 while pending:
-                    row = _next_row(rows_iter, len(pending), min(pending))
+                    row = _next_row(rows_iter, pending)
                     pending.discard(row["id"])
                     got = self._note_row(row, here)
                     for key in ("rendered", "cached_rows", "tagged"):
@@ -684,6 +716,10 @@ class RayEngine:
         (merged into the driver's ``renderer``, so the summary reads as a local run's);
         returns the actor's counts."""
         stats = json.loads(row.get("stats") or "{}")
+        if "compute_s" in stats:  # the first row of each batch carries the batch's counts
+            self.timings["batches"] += 1
+            self.timings["actor_compute_s"] += float(stats["compute_s"])
+            self.timings["actor_commit_s"] += float(stats["commit_s"])
         if "first_row_s" not in self.startup:
             self.startup["first_row_s"] = round(time.perf_counter() - self._job_t0, 3)
         if "startup" in stats:  # the seconds from submitting the job to the actor's constructor
@@ -703,28 +739,39 @@ class RayEngine:
             return iter(())
         import ray.data
 
+        self._job_t0, self._job_wall0 = time.perf_counter(), time.time()
         opts = self.options
-        blocks = max(1, math.ceil(len(todo) / opts.batch_clips))
+        batch = opts.batch_for(len(todo), bool(sample_rate))
+        blocks = max(1, math.ceil(len(todo) / batch))
         ds = ray.data.from_items([{"id": cid} for cid in todo], override_num_blocks=blocks)
         if sample_rate:
-            ds = ds.map_batches(render_batch, batch_size=opts.batch_clips, num_cpus=opts.render_cpus,
+            ds = ds.map_batches(render_batch, batch_size=batch, num_cpus=opts.render_cpus,
                                 fn_kwargs=dict(root=root, condition=condition, bank_spec=bank_spec,
                                                sample_rate=sample_rate))
         ds = ds.map_batches(
-            actor, batch_size=opts.batch_clips, compute=ray.data.ActorPoolStrategy(size=opts.workers),
+            actor, batch_size=batch, compute=ray.data.ActorPoolStrategy(size=opts.workers),
             num_cpus=opts.cpus_per_worker, num_gpus=opts.gpus_per_worker or None,
             fn_constructor_kwargs=actor_kwargs)
         # an actor lost mid-batch is restarted and its batch rerun (Ray Data's actor defaults:
         # max_restarts=-1, max_task_retries=-1), so no clip is lost with it
-        return iter(ds.iter_rows())
+        return _rows(ds.iter_batches(batch_size=None, batch_format="numpy"))
 
 
-def _next_row(rows: Iterator[dict[str, Any]], missing: int, example: str) -> dict[str, Any]:
+def _rows(batches: Iterator[dict[str, np.ndarray]]) -> Iterator[dict[str, Any]]:
+    """Ray Data's blocks as they come (one object per batch, no per-row conversion in Ray) ->
+    one dict per clip."""
+    for batch in batches:
+        names = list(batch)
+        for values in zip(*(batch[name] for name in names)):
+            yield dict(zip(names, values))
+
+
+def _next_row(rows: Iterator[dict[str, Any]], missing: set[str]) -> dict[str, Any]:
     try:
         return next(rows)
     except StopIteration:
-        raise DataError(f"--engine ray: the job ended without {missing} clips "
-                        f"(e.g. {example}); rerun to finish them") from None
+        raise DataError(f"--engine ray: the job ended without {len(missing)} clips "
+                        f"(e.g. {min(missing)}); rerun to finish them") from None
     except Exception as exc:  # noqa: BLE001 - a user error inside Ray stays one line
         raise _job_error(exc) from None
 

@@ -27,6 +27,11 @@ from reasonaudio.store.collections import check_payload_labels, load_collection
 from reasonaudio.store.payload import clip_payload
 
 
+AUDIO_UPSERT_BATCH = 256
+TEXT_UPSERT_BATCH = 1024
+"""clips per upsert by default (:attr:`IngestOptions.upsert_batch`)"""
+
+
 @dataclass
 class IngestSummary:
     model: str
@@ -203,7 +208,8 @@ def ingest_model(bench: Benchmark, store: Store, model: str, options: IngestOpti
                 else condition.to_json()
         result = load_collection(store, name, meta, [c.id for c in wanted],
                                  make_points, force=o.force, index_labels=bench.labels,
-                                 batch_size=o.upsert_batch or (256 if pipe.needs_audio else 1024),
+                                 batch_size=o.upsert_batch or (AUDIO_UPSERT_BATCH if pipe.needs_audio
+                                                               else TEXT_UPSERT_BATCH),
                                  progress=sync)
     hits = sum(c.hits for c in pipe.caches[:1])
     return IngestSummary(
