@@ -1,6 +1,7 @@
 """The figures the docs quote, made from saved results (never typed by hand).
 
-    python scripts/doc_figures.py --demo data/demo [--experiment NAME=BENCH_DIR:MODELS_DIR ...] [--check]
+    python scripts/doc_figures.py --demo data/demo [--experiment NAME=BENCH_DIR:MODELS_DIR ...]
+        [--interleaved DIR] [--check]
 
 Every block of figures in README.md and docs/*.md sits between
 
@@ -472,6 +473,60 @@ def block_spectrum(ctx: "Context") -> list[str]:
 class Context:
     demo: Saved | None
     experiments: dict[str, Saved]
+    interleaved: Saved | None = None
+    """a copy of the demo's benchmark with `bench interleave` and its named and by-example results"""
+
+
+BY_EXAMPLE_COLUMNS = ("negation", "order", "overlap", "duration", "mix", "all",
+                      "all, other recording", "all, same recording")
+
+
+def block_by_example(ctx: "Context") -> list[str]:
+    """docs/interleaved.md: named vs by-example Acc@1 per retriever and task (bench/by_example.py,
+    what `bench report` writes as by_example.json), then the perceived-example oracle's losses
+    against the tagger's error."""
+    from reasonaudio.bench.by_example import ALL_TASKS, by_example
+
+    s = ctx.interleaved
+    table = by_example(s.bench)
+    rec = s.bench.manifest["interleaved"]
+    counts = {t.task: t.n for t in table.rows[0].tasks} if table.rows else {}
+    commands = ["bench demo && cp -r data/demo data/interleaved   # a copy: interleaving changes the manifest",
+                f"bench interleave --data data/interleaved/bench --share {rec['share']:g}",
+                'R="' + " ".join(f"-r '{r.name}'" for r in table.rows) + '"',
+                "bench eval --data data/interleaved/bench $R               # named, on the copy",
+                "bench eval --data data/interleaved/bench --interleaved $R # prints the table",
+                "bench report --data data/interleaved/bench                # writes results/plots/by_example.json",
+                "python scripts/doc_figures.py --demo data/demo --interleaved data/interleaved --check"]
+    lines = header(s, commands) + [
+        f"{rec['queries']} interleaved queries ({', '.join(f'{t} {n}' for t, n in rec['queries_by_task'].items())}); "
+        f"{table.examples} examples, {table.same_recording} cut from the recording the clips use "
+        "(the optimistic case). Acc@1 named -> by example over the same queries; p: the paired "
+        f"randomization test of the change over all {counts.get(ALL_TASKS, '?')} (10,000 sign flips, seed 0):", "",
+        "| retriever | reading | " + " | ".join(c for c in BY_EXAMPLE_COLUMNS) + " | p (all) |",
+        "|---|---|" + "---|" * len(BY_EXAMPLE_COLUMNS) + "---|"]
+    for row in table.rows:
+        cells = {t.task: t for t in row.tasks}
+        out = [f"`{row.name}`", row.reading]
+        for c in BY_EXAMPLE_COLUMNS:
+            t = cells.get(c)
+            out.append("-" if t is None else f"{f3(t.named['acc@1'])} -> {f3(t.by_example['acc@1'])}")
+        allt = cells.get(ALL_TASKS)
+        out.append("-" if allt is None else f"{allt.p_values['acc@1']:.2g}")
+        lines.append("| " + " | ".join(out) + " |")
+    perceived = next((r for r in table.rows if r.name == "oracle-perceived"), None)
+    if perceived is not None:
+        cells = {t.task: t for t in perceived.tasks}
+        lines += ["", "The perceived-example oracle against the tagger's error on the examples (share of "
+                  "the queries with an example the tagger labels wrong or hears nothing in):", "",
+                  "| `oracle-perceived` | " + " | ".join(BY_EXAMPLE_COLUMNS) + " |",
+                  "|---|" + "---|" * len(BY_EXAMPLE_COLUMNS)]
+        for label, get in (("exact-answer loss", lambda t: t.exact_loss),
+                           ("tagger error on the examples", lambda t: t.tagger_error),
+                           ("Acc@1 loss", lambda t: -t.delta("acc@1"))):
+            lines.append(f"| {label} | " + " | ".join(
+                "-" if c not in cells else f3(get(cells[c])) for c in BY_EXAMPLE_COLUMNS) + " |")
+    return lines
 
 
 BLOCKS: dict[str, Callable[[Context], list[str]]] = {
@@ -487,6 +542,7 @@ BLOCKS: dict[str, Callable[[Context], list[str]]] = {
     "robustness": block_robustness,
     "train-held-out-formulations": block_train_formulations,
     "spectrum": block_spectrum,
+    "by-example": block_by_example,
 }
 """block name -> its lines; a doc block whose name is not here is an error"""
 
@@ -524,7 +580,8 @@ def available(ctx: Context) -> set[str]:
     return {n for n in BLOCKS if (n.startswith("train-") and n[len("train-"):] in ctx.experiments)
             or (n == "train-headline" and "held-out-templates" in ctx.experiments)
             or (n == "conditions" and noisy) or (n == "robustness" and formulated)
-            or (not n.startswith("train-") and n not in ("conditions", "robustness")
+            or (n == "by-example" and ctx.interleaved is not None)
+            or (not n.startswith("train-") and n not in ("conditions", "robustness", "by-example")
                 and ctx.demo is not None)}
 
 
@@ -533,6 +590,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--demo", type=Path, help="a `bench demo` folder (its bench/ has the results)")
     ap.add_argument("--experiment", action="append", default=[], metavar="NAME=BENCH",
                     help="a training experiment's benchmark copy with its saved results")
+    ap.add_argument("--interleaved", type=Path, metavar="DIR",
+                    help="a copy of the demo folder (or its bench/) with `bench interleave` and its "
+                         "named and by-example results (docs/interleaved.md's table)")
     ap.add_argument("--check", action="store_true", help="rewrite nothing; exit 1 on a difference")
     ap.add_argument("--allow-small-bank", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -552,7 +612,15 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         experiments[name] = Saved.load(Path(bench_dir))
         experiments[name].models, experiments[name].label = Path(models), name
-    ctx = Context(demo, experiments)
+    inter = None
+    if args.interleaved is not None:
+        root = args.interleaved / "bench" if (args.interleaved / "bench").is_dir() else args.interleaved
+        inter = Saved.load(root)
+        if "interleaved" not in inter.bench.manifest:
+            print(f"error: --interleaved {args.interleaved}: no interleaved queries (run `bench "
+                  "interleave` on it first)", file=sys.stderr)
+            return 2
+    ctx = Context(demo, experiments, inter)
     only = available(ctx)
     changed = []
     for doc in DOCS:

@@ -108,3 +108,35 @@ def test_the_robustness_block_is_the_library_table_of_every_formulation(demo, tm
         assert f"| question | {bag.n} | {bag.values['acc@1']:.3f} | {bag.delta('acc@1'):+.3f}" in body
     assert "consistency@1" in body and "`oracle` 1.000 (20 of 20)" in body
     assert mod.rewrite(new, ctx, mod.available(ctx)) == new
+
+
+def test_by_example_block_is_made_from_an_interleaved_copy(demo, tmp_path):
+    """docs/interleaved.md's table: only with --interleaved; rows from the copy's saved named and
+    by-example results, and the perceived oracle's exact-answer loss beside the tagger's error."""
+    import shutil
+
+    from reasonaudio.bench.by_example import by_example, evaluate_interleaved
+    from reasonaudio.bench.evaluate import evaluate_retrievers
+    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.ingest.interleave import add_interleaved
+
+    mod = _script()
+    assert "by-example" not in mod.available(mod.Context(mod.Saved.load(demo / "bench"), {}))
+    copy = tmp_path / "inter"
+    shutil.copytree(demo, copy)
+    add_interleaved(copy / "bench", 0.5)
+    bench = load_benchmark(copy / "bench")
+    names = ["oracle", "oracle-perceived", "random"]
+    evaluate_retrievers(bench, names)
+    evaluate_interleaved(bench, names)
+    ctx = mod.Context(None, {}, mod.Saved.load(copy / "bench"))
+    assert mod.available(ctx) == {"by-example"}
+    doc = "<!-- figures:by-example -->\nhand-copied 0.999\n<!-- /figures:by-example -->\n"
+    body = mod.rewrite(doc, ctx, mod.available(ctx)).split("-->\n", 1)[1]
+    assert "0.999" not in body and "bench interleave --data data/interleaved/bench --share 0.5" in body
+    perceived = next(r for r in by_example(bench).rows if r.name == "oracle-perceived")
+    allt = next(t for t in perceived.tasks if t.task == "all")
+    assert f"| `oracle-perceived` | tagger-label |" in body
+    exact = next(line for line in body.splitlines() if line.startswith("| exact-answer loss"))
+    error = next(line for line in body.splitlines() if line.startswith("| tagger error"))
+    assert f"{allt.exact_loss:.3f}" in exact and exact.split("|")[2:] == error.split("|")[2:]
