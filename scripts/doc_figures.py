@@ -389,11 +389,13 @@ def block_robustness(ctx: "Context") -> list[str]:
 
     s = ctx.demo
     rob = robustness(s.bench)
-    # the demo asks every formulation of its eval step's retrievers; the detect step's are asked after
-    extra = [r.name for r in rob.rows if r.name.startswith("detected:") or r.name not in s.job_runs]
-    commands = [DEMO_COMMANDS[0]] + [f"bench eval --data data/demo/bench -r {n} --formulation all"
-                                     for n in extra] + [
-        "bench report --data data/demo/bench", DEMO_COMMANDS[1]]
+    # the demo asks every formulation of its eval step's retrievers; the detect step's and the
+    # spectrum rungs (and anything it did not run) are asked after
+    extra = [r.name for r in rob.rows if r.name.startswith("detected:") or spectrum_rung(r.name)
+             or r.name not in s.job_runs]
+    commands = [DEMO_COMMANDS[0]] + ([
+        "bench eval --data data/demo/bench --formulation all " + " ".join(f"-r '{n}'" for n in extra)]
+        if extra else []) + ["bench report --data data/demo/bench", DEMO_COMMANDS[1]]
     return header(s, commands) + robustness_markdown(rob)
 
 
