@@ -369,9 +369,9 @@ class ModelCaptionReader(ExampleReader):
         self.examples = examples
         self.captioner = load_captioner_of(inner)
         from reasonaudio.ingest.embed.embedding_cache import EmbeddingCache
+        from reasonaudio.ingest.embed.pipelines import caption_rows_cache_spec
 
-        model = self.captioner.audio_model
-        self.cache = EmbeddingCache(f"{model.name}-{self.captioner.rows_label}", model.identity())
+        self.cache = EmbeddingCache(*caption_rows_cache_spec(self.captioner))
         self.example_captions: dict[str, str] = {}
 
     def caption(self, name: str) -> str:

@@ -182,6 +182,13 @@ def _stream_rows(pipeline: Pipeline, embedder: Any, items: Iterator[tuple[Any, l
     pipeline.timings.padded_units += batcher.padded_units
 
 
+def caption_rows_cache_spec(captioner: Any) -> tuple[str, dict[str, Any]]:
+    """(label, identity) of the cache of a captioner's audio-model rows (YAMNet frames, generated
+    tokens) by audio hash: the clips' captions at ingest and a sound given by example share it."""
+    model = captioner.audio_model
+    return f"{model.name}-{captioner.rows_label}", model.identity()
+
+
 def frames_cache_spec(tagger: Any) -> tuple[str, dict[str, Any]]:
     """(label, identity) of the frame cache the ``yamnet`` ingest, ``yamnet-caption``, detection
     and training share."""
@@ -263,9 +270,8 @@ class TwoStagePipeline(Pipeline):
         self.caches = [self.text_cache]
         self.frame_cache: EmbeddingCache | None = None
         if captioner.needs_audio:  # the audio model's rows (YAMNet frames, generated tokens)
-            audio_model = captioner.audio_model
-            self.frame_cache = EmbeddingCache(f"{audio_model.name}-{captioner.rows_label}",
-                                              audio_model.identity(), cache_dir, cache_enabled)
+            self.frame_cache = EmbeddingCache(*caption_rows_cache_spec(captioner), cache_dir,
+                                              cache_enabled)
             self.caches.append(self.frame_cache)
             self._index_audio(cache_dir, cache_enabled)
 
