@@ -256,3 +256,26 @@ def test_eval_under_long_runs_and_chunks_change_nothing(long_run, tmp_path):
     assert _detected(data, f"{DETECTED}.long") == before
     assert summary.perception.to_json() == out["long"]["perception"]
     assert summary.frames["clips"] == 16 and summary.frames["tagged"] == 0
+
+
+def test_frames_are_read_in_chunks_within_the_budget(long_run):
+    """Each chunk's rows stay within the budget (a clip over it alone), the frame count bound
+    holds for every long recording, and the probabilities are decoded when read."""
+    import numpy as np
+
+    from reasonaudio.detect.clip_frames import ROW_BYTES, frame_chunks, frame_count, heard_clips
+
+    data, _, _ = long_run
+    bench = _bench(data, "long")
+    heard = heard_clips(bench)
+    budget = 3 * frame_count(LONG_RANGE_S[1]) * ROW_BYTES  # about three recordings a chunk
+    seen, chunks = [], 0
+    for frames in frame_chunks(bench, heard, budget_bytes=budget):
+        chunks += 1
+        assert frames.row_bytes <= budget or len(frames.probs) == 1
+        assert all(r.dtype == np.uint8 for r in frames.probs.rows.values())
+        seen += list(frames.probs)
+        for cid in frames.probs:
+            assert len(frames.probs.rows[cid]) <= frame_count(next(c for c in heard if c.id == cid).duration)
+            assert frames.probs[cid].dtype == np.float32
+    assert seen == [c.id for c in heard] and chunks > 3
