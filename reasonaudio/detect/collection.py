@@ -10,6 +10,12 @@ The collection records the tagger revision, the label map and the whole calibrat
 
 The main job calls :func:`run_detection` after its YAMNet ingest; the frames come from the
 cache that ingest filled, so the tagger does not run again.
+
+Under every condition the truth is the clip as the audio holds it
+(:func:`~reasonaudio.detect.clip_frames.heard_clips`): under ``long`` the clip placed in its long
+recording, so the calibration, the detection's length and the perception report read the
+recording's times, and the payload is in them too. The evaluated build's frames are read in
+chunks of bounded size (docs/conditions.md, "Detection under long").
 """
 
 from __future__ import annotations
