@@ -227,11 +227,12 @@ def split_qualified(text: str, default: str = CLEAN, where: str = "retriever") -
 
 # --- a loaded benchmark under a condition ------------------------------------------------------
 
-def under_condition(bench: Any, name: str) -> Any:
+def under_condition(bench: Any, name: str | Condition) -> Any:
     """Fix the condition ``bench`` is read under (once, before anything reads it); returns
     ``bench``. Its files are the same under every condition: only audio, collections, caches and
-    results follow the condition."""
-    cond = condition_for(bench.manifest, name)
+    results follow the condition. ``name``: a name (the record ``bench`` recorded, else the
+    registry's) or a record (another build's, e.g. the evaluated build's for its calibration)."""
+    cond = name if isinstance(name, Condition) else condition_for(bench.manifest, name)
     current = bench.derived(_DERIVED_KEY, lambda: cond)
     if current.name != cond.name:
         raise DataError(f"{bench.root}: already read under condition {current.name}; load it again "

@@ -147,28 +147,39 @@ def _micro(truth: Sequence[dict[str, tuple[int, int]]], found: Sequence[list[Det
 
 
 def calibrate(bench: Benchmark, probs: Mapping[str, np.ndarray], label_map: LabelMap,
-              top_ks: Sequence[int], *, min_positives: int = 2) -> Calibration:
+              top_ks: Sequence[int], *, min_positives: int = 2,
+              truth: Sequence[Clip] | None = None) -> Calibration:
     """Choose :class:`DetectParams` on ``bench`` (the calibration build) from its clips' frame
     probabilities: ``top_k`` among ``top_ks``, per-label thresholds, then the post-processing
-    grid and the onset/offset shifts, by event-based micro F1 (ties: the first in grid order)."""
-    clips = [c for c in bench.clips if c.id in probs]
+    grid and the onset/offset shifts, by event-based micro F1 (ties: the first in grid order).
+
+    ``truth``: the clips as the audio holds them (``detect.clip_frames.heard_clips``: under
+    ``long`` placed in their recordings), default the build's clips. ``probs`` is read once per
+    ``top_k`` choice and one choice's score tracks are held at a time."""
+    clips = [c for c in (bench.clips if truth is None else truth) if c.id in probs]
     if not clips:
         raise DataError(f"calibration build {bench.root}: no clip has frame scores")
     labels = label_map.labels
     col = {lab: j for j, lab in enumerate(labels)}
-    truth = [spans(c.events) for c in clips]   # a repeated label: the span of its occurrences
+    truth_spans = [spans(c.events) for c in clips]   # a repeated label: the span of its occurrences
     durations = [round(c.duration * 1000) for c in clips]
-    bounds = [frame_bounds(len(probs[c.id]), d) for c, d in zip(clips, durations)]
+    bounds: list[np.ndarray] = []  # frame boundaries per clip, from its first tracks
     present = np.zeros((len(clips), len(labels)), dtype=bool)
     for i, c in enumerate(clips):
         for e in c.events:
             if e.label in col:
                 present[i, col[e.label]] = True
-    def thresholds_for(k: int, beta: float, min_score: float) -> tuple[DetectParams, list, np.ndarray,
-                                                                       list]:
+
+    def tracks_for(k: int) -> tuple[list, np.ndarray]:
         lm = label_map.truncated(k)
         tracks = [lm.tracks(probs[c.id]) for c in clips]
         peaks = np.stack([t.max(axis=0) if len(t) else np.zeros(len(labels)) for t in tracks])
+        if not bounds:
+            bounds.extend(frame_bounds(len(t), d) for t, d in zip(tracks, durations))
+        return tracks, peaks
+
+    def thresholds_for(k: int, tracks: list, peaks: np.ndarray, beta: float,
+                       min_score: float) -> tuple[DetectParams, list, np.ndarray, list]:
         thresholds, global_on = label_thresholds(peaks, present, labels, min_positives, beta,
                                                  min_score)
         base = DetectParams(on=global_on, thresholds=thresholds, top_k=k, threshold_beta=beta,
@@ -185,22 +196,32 @@ def calibrate(bench: Benchmark, probs: Mapping[str, np.ndarray], label_map: Labe
             found = [[d for d in (detect_label(tracks[i][:, j], bounds[i], thr[j], params, labels[j])
                                   for j in active[i]) if d is not None] for i in range(len(clips))]
             for on_shift, off_shift in itertools.product(ONSET_SHIFTS_MS, OFFSET_SHIFTS_MS):
-                score = _micro(truth, found, durations, on_shift, off_shift)
+                score = _micro(truth_spans, found, durations, on_shift, off_shift)
                 if found_best is None or score > found_best[0]:
                     found_best = (score, replace(params, onset_shift_ms=on_shift,
                                                  offset_shift_ms=off_shift))
         assert found_best is not None
         return found_best
 
-    # stage 1: classes per label and the threshold rule, with the default post-processing
+    # stage 1: classes per label and the threshold rule, with the default post-processing (the
+    # first best wins); one top_k's tracks at a time, the winner's made again if they are gone
     default = DetectParams()
     first = [(default.off_ratio, default.gap_ms, default.min_ms, default.policy)]
-    stage1 = []
+    best1: tuple[tuple[float, float], int, float, float] | None = None
+    tracks: list = []
+    peaks = np.zeros((0, len(labels)))
     for k in top_ks:
+        tracks, peaks = tracks_for(k)
         for beta, min_score in THRESHOLD_RULES:
-            prepared = thresholds_for(k, beta, min_score)
-            stage1.append((search(*prepared, first)[0], prepared))
-    chosen = max(stage1, key=lambda x: x[0])[1]  # max keeps the first of equals
+            score = search(*thresholds_for(k, tracks, peaks, beta, min_score), first)[0]
+            if best1 is None or score > best1[0]:
+                best1 = (score, k, beta, min_score)
+    assert best1 is not None
+    _, k, beta, min_score = best1
+    if k != top_ks[-1]:
+        tracks = []  # dropped before the winner's are made
+        tracks, peaks = tracks_for(k)
+    chosen = thresholds_for(k, tracks, peaks, beta, min_score)
     # stage 2: the post-processing grid for that choice
     grid = list(itertools.product(OFF_RATIOS, GAPS_MS, MIN_MS, POLICIES))
     best = search(*chosen, grid)

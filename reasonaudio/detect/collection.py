@@ -10,6 +10,12 @@ The collection records the tagger revision, the label map and the whole calibrat
 
 The main job calls :func:`run_detection` after its YAMNet ingest; the frames come from the
 cache that ingest filled, so the tagger does not run again.
+
+Under every condition the truth is the clip as the audio holds it
+(:func:`~reasonaudio.detect.clip_frames.heard_clips`): under ``long`` the clip placed in its long
+recording, so the calibration, the detection's length and the perception report read the
+recording's times, and the payload is in them too. The evaluated build's frames are read in
+chunks of bounded size (docs/conditions.md, "Detection under long").
 """
 
 from __future__ import annotations
@@ -26,7 +32,9 @@ from reasonaudio.dataset.clip import Clip
 from reasonaudio.dataset.conditions import CLEAN, collection_for, condition_of, under_condition
 from reasonaudio.detect.calibrate import GRID_VERSION, Calibration, calibrate, check_separate
 from reasonaudio.detect.events import detect_clip, detected_clip, track_summary
-from reasonaudio.detect.clip_frames import clip_frames, load_tagger
+from reasonaudio.detect.clip_frames import (
+    CHUNK_FRAME_BYTES, clip_frames, frame_chunks, heard_clips, load_tagger, merged_stats,
+)
 from reasonaudio.detect.labelmap import MODES, TOP_K_CHOICES, LabelMap, build_label_map
 from reasonaudio.detect.event_metrics import PerceptionReport, perception
 from reasonaudio.detect.soft import SEMANTICS, SoftIndex
@@ -34,6 +42,7 @@ from reasonaudio.errors import DataError
 from reasonaudio.fileio import write_json
 from reasonaudio.ingest.atoms.registry import open_bank
 from reasonaudio.ingest.build import BuildParams, build_benchmark
+from reasonaudio.ingest.render import bench_renderer
 from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.store.base import CollectionMeta, PointIn, Store, collection_name
 from reasonaudio.store.collections import corpus_fingerprint, load_collection
@@ -64,6 +73,9 @@ class DetectOptions:
     upsert_batch: int = 1024
     engine: Any = None
     """the frame pass's scheduler (``--engine ray``: a RayEngine); None: this process"""
+    chunk_frame_bytes: int = CHUNK_FRAME_BYTES
+    """the evaluated build's frames are read and detected in chunks of at most this many bytes
+    of frame rows (``detect.clip_frames.chunked``; a clean build of 2,000 clips is one chunk)"""
 
 
 def detected_name(tagger: str, mode: str) -> str:
@@ -145,7 +157,8 @@ def _calibration_file(calib: Benchmark, tagger: Any, label_map: LabelMap,
 
 def calibrated(calib: Benchmark, label_map: LabelMap, tagger: Any, options: DetectOptions,
                hooks: Hooks = SILENT) -> Calibration:
-    """The calibration for this label map on ``calib``, computed once and kept in the build."""
+    """The calibration for this label map on ``calib``, computed once and kept in the build,
+    against ``calib``'s clips as its condition renders them (:func:`heard_clips`)."""
     top_ks = (options.top_k,) if options.top_k else TOP_K_CHOICES[label_map.mode]
     path = _calibration_file(calib, tagger, label_map, top_ks)
     if path.is_file():
@@ -155,9 +168,11 @@ def calibrated(calib: Benchmark, label_map: LabelMap, tagger: Any, options: Dete
                 return found
         except (KeyError, TypeError, ValueError, json.JSONDecodeError):
             pass  # recomputed and rewritten below
+    renderer = _renderer(calib, options)
     frames = clip_frames(calib, tagger=tagger, cache_dir=options.cache_dir, hooks=hooks,
-                         engine=options.engine)
-    result = calibrate(calib, frames.probs, label_map, top_ks)
+                         engine=options.engine, renderer=renderer)
+    result = calibrate(calib, frames.probs, label_map, top_ks,
+                       truth=heard_clips(calib, renderer=renderer))
     write_json(path, result.to_json())
     return result
 
@@ -193,10 +208,8 @@ def run_detection(bench: Benchmark, store: Store, options: DetectOptions = Detec
     else:
         calib = load_benchmark(calib_dir)
     condition = condition_of(bench)
-    if condition.kind == "long":
-        raise DataError(f"{bench.root}: bench detect --condition long is not supported: calibration "
-                        "and the perception report read clip-length truth (use clean or snrNN)")
-    calib = under_condition(calib, condition.name)  # thresholds chosen under the same condition
+    # thresholds chosen under the same condition: the evaluated build's record of it
+    calib = under_condition(calib, condition)
     check_separate(calib, bench)
     tagger = tagger or load_tagger()
     bank_spec = (bench.manifest.get("parameters") or {}).get("atoms")
@@ -208,31 +221,42 @@ def run_detection(bench: Benchmark, store: Store, options: DetectOptions = Detec
     calibration = calibrated(calib, label_map, tagger, options)
     timings["calibration_s"] = time.perf_counter() - t1
 
-    t2 = time.perf_counter()
-    frames = clip_frames(bench, tagger=tagger, cache_dir=options.cache_dir, hooks=hooks,
-                         engine=options.engine)
-    timings["frames_s"] = time.perf_counter() - t2
-    t3 = time.perf_counter()
     params = calibration.params
     if params.top_k:
         label_map = label_map.truncated(params.top_k)
-    by_id = bench.clip_by_id
+    renderer = _renderer(bench, options)
+    heard = heard_clips(bench, renderer=renderer)  # the truth and the length detected in
     payloads: dict[str, dict[str, Any]] = {}
     detected: dict[str, Clip] = {}
-    for clip in bench.clips:
-        tracks = label_map.tracks(frames.probs[clip.id])
-        duration_ms = round(clip.duration * 1000)
-        found = detect_clip(tracks, label_map.labels, duration_ms, params)
-        det = detected_clip(clip, found)
-        detected[clip.id] = det
-        payload = clip_payload(det)
-        payload["confidence"] = det.extra["confidence"]
-        if "count" in det.extra:
-            payload[COUNT_FIELD] = det.extra["count"]
-        payload["track"] = track_summary(tracks, label_map.labels, duration_ms, TRACK_FLOOR)
-        payloads[clip.id] = payload
+    stats = []
+    timings["frames_s"] = timings["detect_s"] = 0.0
+    t2 = time.perf_counter()
+    by_id = {c.id: c for c in heard}
+    for frames in frame_chunks(bench, heard, tagger=tagger, cache_dir=options.cache_dir,
+                               renderer=renderer, hooks=hooks, engine=options.engine,
+                               budget_bytes=options.chunk_frame_bytes):
+        t3 = time.perf_counter()
+        timings["frames_s"] += t3 - t2
+        stats.append(frames.stats)
+        for cid in frames.probs:
+            clip = by_id[cid]
+            tracks = label_map.tracks(frames.probs[cid])
+            duration_ms = round(clip.duration * 1000)
+            found = detect_clip(tracks, label_map.labels, duration_ms, params)
+            det = detected_clip(clip, found)
+            detected[cid] = det
+            payload = clip_payload(det)
+            payload["confidence"] = det.extra["confidence"]
+            if "count" in det.extra:
+                payload[COUNT_FIELD] = det.extra["count"]
+            payload["track"] = track_summary(tracks, label_map.labels, duration_ms, TRACK_FLOOR)
+            payloads[cid] = payload
+        del frames  # this chunk's rows go before the next chunk is read
+        t2 = time.perf_counter()
+        timings["detect_s"] += t2 - t3
+    t3 = time.perf_counter()
     add_soft_evidence([payloads[c.id] for c in bench.clips], calibration)
-    timings["detect_s"] = time.perf_counter() - t3
+    timings["detect_s"] += time.perf_counter() - t3
 
     t4 = time.perf_counter()
     name = detected_collection(options.tagger, options.mode, condition_of(bench).name)
@@ -253,10 +277,19 @@ def run_detection(bench: Benchmark, store: Store, options: DetectOptions = Detec
                     batch_size=options.upsert_batch)
     timings["upsert_s"] = time.perf_counter() - t4
     timings["total_s"] = time.perf_counter() - t0
-    report = perception(bench.clips, detected, label_map.labels)
+    report = perception(heard, detected, label_map.labels)
     return DetectSummary(
         name=detected_name(options.tagger, options.mode), collection=name, mode=options.mode,
         tagger=options.tagger, tagger_revision=tagger.revision, clips=len(by_id),
         detected_events=sum(len(d.events) for d in detected.values()),
-        true_events=sum(len(c.events) for c in bench.clips), calibration=calibration,
-        label_map=label_map, perception=report, frames=frames.stats.to_json(), timings=timings)
+        true_events=sum(len(c.events) for c in heard), calibration=calibration,
+        label_map=label_map, perception=report, frames=merged_stats(stats).to_json(),
+        timings=timings)
+
+
+def _renderer(bench: Benchmark, options: DetectOptions) -> Any:
+    """The renderer the frame pass and :func:`heard_clips` share (None: the frame reader makes
+    its own; under clean nothing is placed, and ``--engine ray`` renders in its workers)."""
+    if options.engine is not None or condition_of(bench).is_clean:
+        return None
+    return bench_renderer(bench)
