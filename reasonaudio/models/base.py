@@ -76,11 +76,14 @@ class Embedder(abc.ABC):
         return FixedBatcher(self.run_units, self.unit_batch, self.pad_unit, self.unit_key)
 
     # --- whole items ------------------------------------------------------------------------
+    def unit_rows(self, unit_lists: Sequence[Sequence[Any]]) -> list[np.ndarray]:
+        """Each item's rows (its units' outputs, in order), through fixed-shape model batches."""
+        return run_all(self.run_units, self.unit_batch, self.pad_unit, unit_lists, self.unit_key)
+
     def embed_units(self, unit_lists: Sequence[Sequence[Any]]) -> np.ndarray:
         if not unit_lists:
             return np.zeros((0, self.dimension), np.float32)
-        rows = run_all(self.run_units, self.unit_batch, self.pad_unit, unit_lists, self.unit_key)
-        return np.stack([self.pool(r) for r in rows]).astype(np.float32)
+        return np.stack([self.pool(r) for r in self.unit_rows(unit_lists)]).astype(np.float32)
 
     def embed_audio(self, waves: Sequence[np.ndarray]) -> np.ndarray:
         """(n, dimension) float32 unit vectors for mono waveforms at :attr:`sample_rate`;

@@ -381,7 +381,6 @@ class ModelCaptionReader(ExampleReader):
 
     def _caption_all(self, names: Sequence[str]) -> None:
         from reasonaudio.ingest.embed.embedding_cache import audio_hash
-        from reasonaudio.models.batching import run_all
         from reasonaudio.models.yamnet import resample
 
         model = self.captioner.audio_model
@@ -399,8 +398,7 @@ class ModelCaptionReader(ExampleReader):
                 self.example_captions[name] = self.captioner.caption_from_rows(rows)
         if not todo:
             return
-        got = run_all(model.run_units, model.unit_batch, model.pad_unit,
-                      [model.audio_units(w) for w, _ in todo.values()], model.unit_key)
+        got = model.unit_rows([model.audio_units(w) for w, _ in todo.values()])
         for (name, (_, digest)), rows in zip(todo.items(), got):
             self.cache.put(digest, rows)
             self.example_captions[name] = self.captioner.caption_from_rows(rows)

@@ -59,6 +59,8 @@ def float_fields(float_maps: tuple[str, ...] | list[str]) -> tuple[str, ...]:
     """The plain float-indexed fields of a collection: a detected one (soft maps) has
     ``soft_order`` (indexed on every backend that indexes: one index, and order_by needs it)."""
     return (SOFT_ORDER_FIELD,) if SOFT_FIELDS[0] in float_maps else ()
+
+
 DUR_FIELD = "dur"
 COUNT_FIELD = "count"
 

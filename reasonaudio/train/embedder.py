@@ -23,7 +23,6 @@ from reasonaudio.dataset.conditions import CLEAN, trained_model_name
 from reasonaudio.errors import ModelError
 from reasonaudio.ingest.embed.pipelines import frames_cache_spec
 from reasonaudio.models.base import Embedder, torch_device
-from reasonaudio.models.batching import run_all
 from reasonaudio.models.record import ModelRecord
 from reasonaudio.models.registry import load_model
 from reasonaudio.train.card import load_model_dir
@@ -89,8 +88,7 @@ class TrainedEmbedder(Embedder):
     def embed_audio(self, waves: Sequence[np.ndarray]) -> np.ndarray:
         if not waves:
             return np.zeros((0, self.dimension), np.float32)
-        rows = run_all(self.run_units, self.unit_batch, self.pad_unit,
-                       [self.audio_units(np.asarray(w, np.float32).reshape(-1)) for w in waves])
+        rows = self.unit_rows([self.audio_units(np.asarray(w, np.float32).reshape(-1)) for w in waves])
         return np.stack([self.pool(r) for r in rows]).astype(np.float32)
 
     # --- text ------------------------------------------------------------------------------
