@@ -107,6 +107,22 @@ def test_two_stores_of_one_process_share_the_open_files(kind, tmp_path):
         assert c.count("c") == 1
 
 
+@pytest.mark.parametrize("kind", ["edge", "local"])
+def test_every_build_of_a_collection_orders_equal_scores_alike(kind, tmp_path):
+    """Edge gives the points of one multi-point update their internal offsets in hash order,
+    which Qdrant's order of equal scores follows; EdgeStore.upsert writes one point per update,
+    so two builds from the same points answer with the same order."""
+    store = make_store(kind, tmp_path)
+    ids = [f"clip-{i:03d}" for i in range(300)]
+    for name in ("reasonaudio-test-a", "reasonaudio-test-b"):
+        store.create(name, META)
+        store.upsert(name, [PointIn(c, [1.0], {"clip_id": c}) for c in ids])
+    a, b = ([f.clip_id for f in store.query(name, [1.0], 40)]
+            for name in ("reasonaudio-test-a", "reasonaudio-test-b"))
+    store.close()
+    assert a == b
+
+
 def test_edge_shard_busy_in_another_process_is_one_line(tmp_path):
     import os
     import subprocess

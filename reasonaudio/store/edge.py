@@ -305,6 +305,13 @@ class EdgeStore(Store):
             shutil.rmtree(d)
 
     def upsert(self, name: str, points: Sequence[PointIn]) -> None:
+        """Write the points in the order given, one per update operation. Edge gives the points
+        of one multi-point operation their internal offsets in no fixed order (a hash map), and
+        those offsets decide the order of equal scores and the last float32 digit of a BM25
+        score, so two builds of one collection answered differently; one point per operation
+        costs the same (0.022 against 0.024 ms per point, 3,000 x 512 vectors) and makes every
+        build of a collection from the same points answer the same (docs/qdrant.md,
+        "Repeatable answers")."""
         self._lock.require_write()
         shard = self._shard(name)
         edge_points = [qe.Point(point_id(p.clip_id),
@@ -312,7 +319,8 @@ class EdgeStore(Store):
                                 if isinstance(p.vector, Mapping) else _edge_vector(p.vector),
                                 p.payload)
                        for p in points]
-        shard.update(qe.UpdateOperation.upsert_points(edge_points))
+        for point in edge_points:  # one point per operation: see the docstring
+            shard.update(qe.UpdateOperation.upsert_points([point]))
 
     def query(self, name: str, vector: Sequence[float], k: int, flt: Any = None,
               fields: Fields = False) -> list[Found]:
