@@ -174,6 +174,48 @@ def test_python_soft_score_is_the_old_semantics(build):
     assert np.allclose(idx.score(Lasts("y", 5.0)), [0.5 * np.exp(-1.25), 0.9 * np.exp(-(1.0 - 0.75))])
 
 
+def test_evidence_under_the_presence_floor_moves_no_float32_score(build):
+    """Presences under formula.PRESENCE_FLOOR are dropped (the detected payload does not store
+    them); every ranking value and every multiple-choice value, as the float32 Qdrant returns,
+    is the same as with them, over random logic trees and evidence with tiny presences (the
+    1e-93 that a high threshold's calibration makes) mixed with ordinary ones."""
+    rng = np.random.default_rng(5)
+    vocab = sorted(build.labels)[:8]
+    n = 400
+    ids = [f"clip-{i:04d}" for i in range(n)]
+    p, p3, on, off = {}, {}, {}, {}
+    for lab in vocab:
+        tiny = rng.random(n) < 0.4
+        p[lab] = np.where(tiny, 10.0 ** rng.uniform(-200, -20, n), rng.random(n))
+        p3[lab] = p[lab] * rng.random(n)
+        on[lab] = rng.integers(0, 20000, n).astype(float)
+        off[lab] = on[lab] + rng.integers(480, 9000, n)
+    floored = SoftIndex(ids, p, on, off, presence_top3=p3)
+    assert any((floored.p(lab) == 0).any() for lab in vocab)
+    assert all((floored.p(lab)[(p[lab] > 0) & (floored.p(lab) == 0)] < fm.PRESENCE_FLOOR).all()
+               for lab in vocab)
+    order = floored.column(fm.ORDER)
+
+    def full(key: str) -> np.ndarray:  # the same evidence, nothing dropped
+        if key == fm.ORDER:
+            return order
+        field, _, quoted = key.partition(".")
+        lab = quoted[1:-1]
+        cols = {fm.PRESENCE: p, fm.PRESENCE_TOP3: p3, fm.ONSET: {k: v / 1000 for k, v in on.items()},
+                fm.OFFSET: {k: v / 1000 for k, v in off.items()},
+                fm.DURATION: {k: (off[k] - on[k]) / 1000 for k in on}}[field]
+        return cols.get(lab, np.zeros(n))
+
+    tree_rng = random.Random(11)
+    for _ in range(60):
+        logic = random_logic(tree_rng, vocab)
+        for order_term in (True, False):
+            expr = fm.soft_formula(logic, order_term)
+            got = fm.evaluate(expr, floored.column, n).astype(np.float32)
+            want = fm.evaluate(expr, full, n).astype(np.float32)
+            assert np.array_equal(got, want), fm.text(expr)
+
+
 def test_every_formula_variable_has_a_default(build):
     rng = random.Random(2)
     vocab = sorted(build.labels)[:12]

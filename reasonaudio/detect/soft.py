@@ -10,7 +10,8 @@ maps to 0.5 (``p = peak ** (ln 0.5 / ln on)``, monotone, 0 -> 0, 1 -> 1); ``p3(x
 for the mean of its 3 best frames; and onset/offset, from the detected event when the label was
 detected, else from the frames around the label's peak where its score stays at least half the
 peak (``events.track_summary``). A label with no such frames (peak under the stored floor) has
-``p = 0``. YAMNet's int8 outputs take few distinct values (logit steps of about 0.76), so peaks
+``p = 0``, and so has one whose calibrated presence is under ``formula.PRESENCE_FLOOR`` (1e-47:
+no ranking or returned score can tell it from 0). YAMNet's int8 outputs take few distinct values (logit steps of about 0.76), so peaks
 tie often: the ranking adds 1e-3 times the same score computed with ``p3``, which breaks most
 ties by evidence instead of by clip id. ``bench detect`` writes this evidence into the detected
 payload (:meth:`SoftIndex.payload`) as the float maps the formula reads.
@@ -25,7 +26,7 @@ import numpy as np
 from reasonaudio.constraints.logic import Node
 from reasonaudio.store.formula import (
     DURATION, ONSET, OFFSET, ORDER, PRESENCE, PRESENCE_TOP3, TIE_WEIGHT, clip_orders, evaluate,
-    soft_expr, soft_formula, soft_payload,
+    no_evidence_below_floor, soft_expr, soft_formula, soft_payload,
 )
 from reasonaudio.store.payload import COUNT_FIELD
 
@@ -53,8 +54,13 @@ class SoftIndex:
                  presence_top3: Mapping[str, np.ndarray] | None = None) -> None:
         self.clip_ids = list(clip_ids)
         self.n = len(self.clip_ids)
-        self._p, self._on, self._off = dict(presence), dict(onset), dict(offset)
-        self._p3 = dict(presence_top3) if presence_top3 is not None else dict(presence)
+        self._p, self._p3, self._on, self._off = {}, {}, {}, {}
+        zero = np.zeros(self.n)
+        top3 = presence_top3 if presence_top3 is not None else presence
+        for label, p in presence.items():  # evidence under the floor is none (formula.PRESENCE_FLOOR)
+            (self._p[label], self._p3[label], self._on[label],
+             self._off[label]) = no_evidence_below_floor(
+                p, top3.get(label, p), onset.get(label, zero), offset.get(label, zero))
         self._count = dict(counts or {})
         """label -> detected occurrences per clip where a label repeats (1 elsewhere)"""
         self._zero = np.zeros(self.n)

@@ -28,6 +28,7 @@ evidence), so a formula never reads a missing field. Adding a logic node is one 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
@@ -64,6 +65,15 @@ most of a collection), where float32 holds ``1e-30 x (n - i) / n`` exactly enoug
 every clip; a soft value above 1e-23 is never moved by it (float32 keeps 7 digits). Multiple
 choice compares soft values without it (a tie stays a tie)."""
 SCORE_VAR = "$score"
+PRESENCE_FLOOR = 1e-47
+"""a calibrated presence below this is no evidence: its label's fields are not stored and read
+0 (:func:`no_evidence_below_floor`). Exact for every ranking and every score Qdrant returns: in
+every formula a label's fields enter only multiplied by its presence (or its top-3 reading, which
+is no larger), so dropping them moves a soft value by at most about 2e-47, below float32's
+smallest step (1.4e-45) and under the clip-order term's resolution (1e-30 / n). On the real-sound
+demo benchmark a third of the stored labels sit below it (calibration with a high threshold maps
+a small peak to 1e-93 and less); without them a soft query rescores and parses less (docs/qdrant.md,
+"Formula speed")."""
 
 
 def var_key(field: str, label: str) -> str:
@@ -287,6 +297,30 @@ def soft_formula(logic: Node, order: bool = True) -> Expr:
     return add(value, order_term()) if order else value
 
 
+def fusion_tie_weight(n_points: int) -> float:
+    """``c`` of :func:`fused_soft_formula`: ``2 ** (b + 2 - 23)``, ``b`` the bits of the
+    collection size, so that two clips one place apart in clip order differ by at least 4 float32
+    steps of their value (``c / n >= 4 x 2 ** -23``): 2 ** -10 at 2,000 clips, 2 ** -7 at 10,000."""
+    bits = max(1, math.ceil(math.log2(max(int(n_points), 2))))
+    return 2.0 ** (bits + 2 - 23)
+
+
+def fused_soft_formula(logic: Node, n_points: int) -> Expr:
+    """What the soft part of a fusion (``rrf:`` / ``dbsf:``) ranks by: the soft value ``v`` times
+    ``1 + c x soft_order`` (:func:`fusion_tie_weight`), plus the clip-order tie term.
+
+    A fusion reads its parts' positions (RRF) or scores (DBSF) as Qdrant returns them, before
+    any tie rule of this project: Qdrant rescores a formula's points in hash order, so clips with
+    exactly equal soft values (YAMNet's quantised rows make them) came back in another order on
+    every send, and the fused ranking with them. With the factor no two clips' float32 values are
+    equal, and equal soft values rank by clip id, smallest first; the price is that two values
+    closer than a factor ``1 + c`` (0.1 % at 2,000 clips) may also rank by clip id. A fusion's
+    positions, hence its answers and its tuning, repeat (docs/qdrant.md, "Repeatable answers")."""
+    weight = Const(fusion_tie_weight(n_points))
+    value = soft_formula(logic, order=False)
+    return add(mul(value, add(Const(1.0), mul(weight, Var(ORDER)))), order_term())
+
+
 def detected_formula(logic: Node, flt: Any, order: bool = True) -> Expr:
     """What ``detected:TAGGER`` ranks by: 1 where the hard filter admits the clip, plus the soft
     value (so admitted clips come first, each group by soft value, then clip id)."""
@@ -391,6 +425,13 @@ def text(expr: Expr) -> str:
     if sym:
         return "(" + sym.join(inner) + ")"
     return f"{expr.name}({', '.join(inner)})"
+
+
+def no_evidence_below_floor(presence: np.ndarray, *others: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Copies of a label's presence and its other evidence columns with every clip whose presence
+    is under :data:`PRESENCE_FLOOR` set to 0 (no evidence)."""
+    keep = np.asarray(presence) >= PRESENCE_FLOOR
+    return tuple(np.where(keep, np.asarray(a, dtype=float), 0.0) for a in (presence, *others))
 
 
 def clip_orders(clip_ids: Sequence[str]) -> dict[str, float]:
