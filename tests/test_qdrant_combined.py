@@ -137,6 +137,80 @@ def test_fusion_matches_reciprocal_ranks(data):
         fused.close()
 
 
+@pytest.fixture(scope="module")
+def tied(tmp_path_factory):
+    """A build whose soft evidence is coarse (two presence levels, two onsets), so most clips tie
+    exactly with others in soft value, as YAMNet's quantised rows make them tie."""
+    import random
+
+    from reasonaudio.constraints.logic import labels
+    from reasonaudio.detect.events import detected_clip
+    from reasonaudio.store.payload import clip_payload
+
+    tmp = tmp_path_factory.mktemp("tied")
+    root = tmp / "bench"
+    build_benchmark(root, BuildParams(atoms="synthetic", seed=2, n_clips=120, n_queries=20))
+    bench = load_benchmark(root)
+    rng = random.Random(4)
+    vocab = sorted({lab for q in bench.queries for lab in labels(q.logic)})
+    payloads = []
+    for clip in bench.clips:
+        pl = clip_payload(detected_clip(clip, []))
+        pl["confidence"] = {}
+        pl["track"] = {lab: [peak, on, on + 960, peak] for lab in rng.sample(vocab, min(len(vocab), 6))
+                       for peak, on in [(rng.choice([0.3, 0.6]), rng.choice([0, 4800]))]}
+        payloads.append(pl)
+    index = SoftIndex.from_payloads(payloads, {}, THRESHOLDS_ON)
+    for i, pl in enumerate(payloads):
+        pl.update(index.payload(i))
+    rng_np = np.random.default_rng(1)
+    np.save(tmp / "c.npy", rng_np.normal(size=(len(bench.clips), 6)).astype(np.float32))
+    np.save(tmp / "q.npy", rng_np.normal(size=(len(bench.queries), 6)).astype(np.float32))
+    (tmp / "c.txt").write_text("\n".join(c.id for c in bench.clips))
+    (tmp / "q.txt").write_text("\n".join(q.id for q in bench.queries))
+    with EdgeStore(root / "qdrant" / "edge", write=True) as store:
+        write_detected(bench, store, payloads, {})
+        ingest_precomputed(bench, store, PrecomputedOptions(
+            "rnd", VectorFiles(tmp / "c.npy", tmp / "c.txt"), VectorFiles(tmp / "q.npy", tmp / "q.txt")))
+    return bench
+
+
+@pytest.mark.parametrize("kind", ["rrf", "dbsf"])
+def test_fusion_with_the_soft_logic_repeats_send_after_send(tied, kind):
+    """Qdrant rescores a formula's points in hash order, so a fusion that read the soft part's
+    exactly tied values in Qdrant's order answered differently on every send; the fused soft
+    part (formula.fused_soft_formula) has no two equal float32 values: its list is the soft
+    ranking with ties by clip id, and the fused answers repeat."""
+    from reasonaudio.retrievers.registry import get_retriever
+
+    bench = tied
+    with EdgeStore(bench.root / "qdrant" / "edge") as store:
+        fused = get_retriever(f"{kind}:vectors:rnd,soft:yamnet", bench, store=store)
+        soft = fused.soft
+        texts = [q.text for q in bench.queries]
+        lists = [store.query_batch(fused.collection, [fused.part_request(soft, t, 60) for t in texts])
+                 for _ in range(3)]
+        tied_values = 0
+        for answers in zip(*lists):
+            ids = [[f.clip_id for f in a] for a in answers]
+            assert ids[0] == ids[1] == ids[2]
+            scores = [f.score for f in answers[0]]
+            assert len(set(scores)) == len(scores)
+        for t in texts:  # the part's order is the soft ranking, equal values by clip id
+            plain = soft.search(t, 60)
+            values = {h.clip_id: h.score for h in plain}
+            part = [f.clip_id for f in store.query_batch(fused.collection, [fused.part_request(soft, t, 60)])[0]]
+            keys = [(-values[c], c) for c in part if c in values]
+            assert keys == sorted(keys)
+            heard = [v for v in values.values() if v > 1e-20]  # above the clip-order term
+            tied_values += len(heard) - len(set(heard))
+        assert tied_values > 30, tied_values  # the build does tie
+        runs = [[[(h.clip_id, h.score) for h in hits] for hits in fused.search_batch(texts, 20)]
+                for _ in range(3)]
+        assert runs[0] == runs[1] == runs[2]
+        fused.close()
+
+
 def test_grammar_one_parser_one_line_errors():
     assert parse_combined(HYBRID).parts == ("vectors:rnd", "soft:yamnet")
     assert parse_combined(f"rrf:{BM25},two-stage:oracle-caption+minilm").kind == "rrf"

@@ -218,7 +218,8 @@ class CombinedRetriever(QueryRetriever):
         if flt is not None:  # multiple choice: equal soft values stay a tie
             return Request(limit=limit, formula=fm.soft_formula(logic, order=False),
                            prefetch=(Request(limit=limit, flt=flt),))
-        return ranked_request(fm.soft_formula(logic), logic, limit, self.n_points)
+        return ranked_request(fm.fused_soft_formula(logic, self.n_points), logic, limit,
+                              self.n_points)
 
     def request(self, text: str, limit: int, flt: Any = None) -> Request:
         self._last_text = text
