@@ -139,8 +139,9 @@ def test_fusion_matches_reciprocal_ranks(data):
 
 @pytest.fixture(scope="module")
 def tied(tmp_path_factory):
-    """A build whose soft evidence is coarse (two presence levels, two onsets), so most clips tie
-    exactly with others in soft value, as YAMNet's quantised rows make them tie."""
+    """A build whose soft evidence is coarse (two presence levels, two onsets, each mostly the
+    first), so most clips tie exactly with others in soft value, as YAMNet's quantised rows make
+    them tie, often in groups wider than the tie margin."""
     import random
 
     from reasonaudio.constraints.logic import labels
@@ -157,8 +158,8 @@ def tied(tmp_path_factory):
     for clip in bench.clips:
         pl = clip_payload(detected_clip(clip, []))
         pl["confidence"] = {}
-        pl["track"] = {lab: [peak, on, on + 960, peak] for lab in rng.sample(vocab, min(len(vocab), 6))
-                       for peak, on in [(rng.choice([0.3, 0.6]), rng.choice([0, 4800]))]}
+        pl["track"] = {lab: [peak, on, on + 960, peak] for lab in rng.sample(vocab, len(vocab) // 2)
+                       for peak, on in [(rng.choice([0.6, 0.6, 0.3]), rng.choice([0, 0, 4800]))]}
         payloads.append(pl)
     index = SoftIndex.from_payloads(payloads, {}, THRESHOLDS_ON)
     for i, pl in enumerate(payloads):
@@ -173,6 +174,30 @@ def tied(tmp_path_factory):
         ingest_precomputed(bench, store, PrecomputedOptions(
             "rnd", VectorFiles(tmp / "c.npy", tmp / "c.txt"), VectorFiles(tmp / "q.npy", tmp / "q.txt")))
     return bench
+
+
+@pytest.mark.parametrize("name", ["soft:yamnet", "detected:yamnet", "hybrid:vectors:rnd,soft:yamnet"])
+def test_a_tie_wider_than_the_margin_at_the_cut_is_cut_by_clip_id(tied, name):
+    """Qdrant returns a wide group of equal scores in hash order, so when more than the margin's
+    16 extra hits tie with the k-th, which of them came back was Qdrant's choice; such a query
+    is asked again for more (retrievers/base.py), and the top k is the full ranking's."""
+    from reasonaudio.retrievers.base import TIE_MARGIN
+    from reasonaudio.retrievers.registry import get_retriever
+
+    bench = tied
+    with EdgeStore(bench.root / "qdrant" / "edge") as store:
+        r = get_retriever(name, bench, store=store)
+        texts = [q.text for q in bench.queries]
+        full = r.search_batch(texts, len(bench.clips))
+        wide = 0
+        for k in (2, 5):
+            for text, everything, got in zip(texts, full, r.search_batch(texts, k)):
+                assert [(h.clip_id, h.score) for h in got] == \
+                    [(h.clip_id, h.score) for h in everything[:k]], (name, text, k)
+                cut = everything[k - 1].score
+                wide += sum(h.score == cut for h in everything) > TIE_MARGIN + 1
+        assert name.startswith("hybrid") or wide > 0  # the build has such ties at the cut
+        r.close()
 
 
 @pytest.mark.parametrize("kind", ["rrf", "dbsf"])

@@ -107,7 +107,18 @@ class Retriever(abc.ABC):
 
 
 TIE_MARGIN = 16
-"""extra hits fetched so ties at the k-th score are broken by clip id, not by the engine"""
+"""extra hits fetched so ties at the k-th score are broken by clip id, not by the engine; where
+the k-th score's ties reach the end of what came back, the query is asked again for four times
+as many (:meth:`QueryRetriever.search_batch`)"""
+
+
+def ties_reach_the_cut(scores: Sequence[float], k: int, limit: int) -> bool:
+    """Whether an answer of ``limit`` hits may hold only part of the clips tied with its
+    ``k``-th best score: it is full and that score is also its last."""
+    if len(scores) < limit or len(scores) <= k:
+        return False
+    ordered = sorted(scores, reverse=True)
+    return ordered[k - 1] == ordered[-1]
 
 
 class QueryRetriever(Retriever):
@@ -124,6 +135,11 @@ class QueryRetriever(Retriever):
         """The ``store.base.Request`` answering ``text`` (a QueryParseError if it cannot)."""
         raise NotImplementedError
 
+    def wider_request(self, text: str, limit: int, first: int) -> Any:
+        """The request of ``text`` asked again for ``limit`` hits after ``first`` (the same
+        ranking, longer; a retriever whose parts' depth follows the limit keeps ``first``'s)."""
+        return self.request(text, limit)
+
     def search_batch(self, texts: Sequence[str], k: int) -> list[list[Hit] | Exception]:
         from reasonaudio.errors import QueryParseError
 
@@ -135,10 +151,23 @@ class QueryRetriever(Retriever):
                 out.append([])
             except QueryParseError as exc:
                 out.append(exc)
+        limit = k + TIE_MARGIN
         answers = self.store.query_batch(self.collection, [r for _, r in asked])
-        for (i, _), found in zip(asked, answers):
-            out[i] = rank([(f.clip_id, self.sign * f.score) for f in found], k)
-        return out
+        while True:
+            again = []
+            for (i, _), found in zip(asked, answers):
+                scores = [self.sign * f.score for f in found]
+                if ties_reach_the_cut(scores, k, limit):
+                    again.append(i)
+                else:
+                    out[i] = rank([(f.clip_id, s) for f, s in zip(found, scores)], k)
+            if not again:
+                return out
+            # a tie group wider than the margin straddles the cut: which of its clips Qdrant
+            # returned is its own (hash) order, so ask those queries again for more
+            limit *= 4
+            asked = [(i, self.wider_request(texts[i], limit, k + TIE_MARGIN)) for i in again]
+            answers = self.store.query_batch(self.collection, [r for _, r in asked])
 
     def search(self, text: str, k: int) -> list[Hit]:
         got = self.search_batch([text], k)[0]

@@ -221,19 +221,23 @@ class CombinedRetriever(QueryRetriever):
         return ranked_request(fm.fused_soft_formula(logic, self.n_points), logic, limit,
                               self.n_points)
 
-    def request(self, text: str, limit: int, flt: Any = None) -> Request:
+    def request(self, text: str, limit: int, flt: Any = None, depth: int | None = None) -> Request:
+        """One Qdrant query: each part's own query limited to ``N = max(prefetch, depth)``
+        (``depth`` defaults to ``limit``; multiple choice, ``flt``: the choices themselves)."""
         self._last_text = text
         p = self.params
+        n = limit if flt is not None else max(p.prefetch, limit if depth is None else depth)
         if self.combined.kind == "hybrid":
             logic = self._logic(text)
             assert logic is not None
-            n = limit if flt is not None else max(p.prefetch, limit)
             model = self.part_request(self.parts[0], text, n, flt)
             formula = fm.hybrid_formula(logic, p.weight, order=flt is None)
             return Request(limit=limit, formula=formula, prefetch=(model,))
-        n = limit if flt is not None else max(p.prefetch, limit)
         return Request(limit=limit, fusion=self.combined.kind, rrf_k=p.rrf_k,
                        prefetch=tuple(self.part_request(r, text, n, flt) for r in self.parts))
+
+    def wider_request(self, text: str, limit: int, first: int) -> Request:
+        return self.request(text, limit, depth=first)  # the parts as deep as the first ask
 
     # --- Retriever -------------------------------------------------------------------------
     def prepare(self, texts: Sequence[str]) -> None:
