@@ -11,9 +11,9 @@ for the mean of its 3 best frames; and onset/offset, from the detected event whe
 detected, else from the frames around the label's peak where its score stays at least half the
 peak (``events.track_summary``). A label with no such frames (peak under the stored floor) has
 ``p = 0``, and so has one whose calibrated presence is under ``formula.PRESENCE_FLOOR`` (1e-47:
-no ranking or returned score can tell it from 0). YAMNet's int8 outputs take few distinct values (logit steps of about 0.76), so peaks
-tie often: the ranking adds 1e-3 times the same score computed with ``p3``, which breaks most
-ties by evidence instead of by clip id. ``bench detect`` writes this evidence into the detected
+no ranking or returned score can tell it from 0). YAMNet's int8 outputs take few distinct
+values (logit steps of about 0.76), so peaks tie often: the ranking adds 1e-3 times the same
+score computed with ``p3``, which breaks most ties by evidence instead of by clip id. ``bench detect`` writes this evidence into the detected
 payload (:meth:`SoftIndex.payload`) as the float maps the formula reads.
 """
 

@@ -13,9 +13,11 @@ so the formula is evaluated where it can differ. The others are taken in clip-id
 prefetch orders them by the float-indexed ``soft_order``) and every formula ends with the
 clip-order tie term (``store.formula.order_term``), which separates the values at 0. Values
 exactly equal above 0 (YAMNet's quantised rows make them) come back from Qdrant in no fixed
-order; the project's tie rule (``retrievers/base.py``) orders the returned points by clip id,
-so a soft or detected ranking is the same from every send, every backend and numpy, but a
-fusion over it sees Qdrant's order (docs/qdrant.md). Nothing is re-ranked in Python.
+order; the project's tie rule (``retrievers/base.py``) orders the returned points by clip id
+(asking again for more when a tie group is wider than its margin), so a soft or detected
+ranking is the same from every send, every backend and numpy. A fusion reads its soft part
+inside Qdrant, so that part ranks by ``store.formula.fused_soft_formula``, which has no equal
+float32 values (docs/qdrant.md, "Repeatable answers"). Nothing is re-ranked in Python.
 """
 
 from __future__ import annotations

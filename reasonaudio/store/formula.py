@@ -312,10 +312,12 @@ def fused_soft_formula(logic: Node, n_points: int) -> Expr:
     A fusion reads its parts' positions (RRF) or scores (DBSF) as Qdrant returns them, before
     any tie rule of this project: Qdrant rescores a formula's points in hash order, so clips with
     exactly equal soft values (YAMNet's quantised rows make them) came back in another order on
-    every send, and the fused ranking with them. With the factor no two clips' float32 values are
-    equal, and equal soft values rank by clip id, smallest first; the price is that two values
-    closer than a factor ``1 + c`` (0.1 % at 2,000 clips) may also rank by clip id. A fusion's
-    positions, hence its answers and its tuning, repeat (docs/qdrant.md, "Repeatable answers")."""
+    every send, and the fused ranking with them. With the factor, clips of equal soft value get
+    float32 values at least 4 steps apart and rank by clip id, smallest first; the price is that
+    two values closer than a factor ``1 + c`` (0.1 % at 2,000 clips) may also rank by clip id, and
+    two different values can still meet on one float32 value by coincidence (2 of 50,000 run
+    lines of the demo's RRF). Otherwise a fusion's positions, hence its answers and its tuning,
+    repeat (docs/qdrant.md, "Repeatable answers")."""
     weight = Const(fusion_tie_weight(n_points))
     value = soft_formula(logic, order=False)
     return add(mul(value, add(Const(1.0), mul(weight, Var(ORDER)))), order_term())
