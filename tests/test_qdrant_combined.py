@@ -224,7 +224,8 @@ def test_fusion_with_the_soft_logic_repeats_send_after_send(tied, kind):
         for t in texts:  # the part's order is the soft ranking, equal values by clip id
             plain = soft.search(t, 60)
             values = {h.clip_id: h.score for h in plain}
-            part = [f.clip_id for f in store.query_batch(fused.collection, [fused.part_request(soft, t, 60)])[0]]
+            asked = [fused.part_request(soft, t, 60)]
+            part = [f.clip_id for f in store.query_batch(fused.collection, asked)[0]]
             keys = [(-values[c], c) for c in part if c in values]
             assert keys == sorted(keys)
             heard = [v for v in values.values() if v > 1e-20]  # above the clip-order term

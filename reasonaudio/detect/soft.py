@@ -13,8 +13,9 @@ peak (``events.track_summary``). A label with no such frames (peak under the sto
 ``p = 0``, and so has one whose calibrated presence is under ``formula.PRESENCE_FLOOR`` (1e-47:
 no ranking or returned score can tell it from 0). YAMNet's int8 outputs take few distinct
 values (logit steps of about 0.76), so peaks tie often: the ranking adds 1e-3 times the same
-score computed with ``p3``, which breaks most ties by evidence instead of by clip id. ``bench detect`` writes this evidence into the detected
-payload (:meth:`SoftIndex.payload`) as the float maps the formula reads.
+score computed with ``p3``, which breaks most ties by evidence instead of by clip id.
+``bench detect`` writes this evidence into the detected payload (:meth:`SoftIndex.payload`) as
+the float maps the formula reads.
 """
 
 from __future__ import annotations
@@ -54,16 +55,15 @@ class SoftIndex:
                  presence_top3: Mapping[str, np.ndarray] | None = None) -> None:
         self.clip_ids = list(clip_ids)
         self.n = len(self.clip_ids)
+        self._zero = np.zeros(self.n)
         self._p, self._p3, self._on, self._off = {}, {}, {}, {}
-        zero = np.zeros(self.n)
         top3 = presence_top3 if presence_top3 is not None else presence
         for label, p in presence.items():  # evidence under the floor is none (formula.PRESENCE_FLOOR)
             (self._p[label], self._p3[label], self._on[label],
              self._off[label]) = no_evidence_below_floor(
-                p, top3.get(label, p), onset.get(label, zero), offset.get(label, zero))
+                p, top3.get(label, p), onset.get(label, self._zero), offset.get(label, self._zero))
         self._count = dict(counts or {})
         """label -> detected occurrences per clip where a label repeats (1 elsewhere)"""
-        self._zero = np.zeros(self.n)
         self._one = np.ones(self.n)
         orders = clip_orders(self.clip_ids)
         self._order = np.array([orders[c] for c in self.clip_ids])
