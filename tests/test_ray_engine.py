@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -199,6 +200,24 @@ def test_batches_default_to_the_local_engines_size_for_text_and_small_blocks_for
     assert RayOptions().to_json()["batch_clips"] == "auto"
 
 
+
+@pytest.mark.parametrize("clips", [1, 3, 96, 1000, 2000, 9_999, 10_000, 50_000])
+@pytest.mark.parametrize("workers", [1, 2, 3, 8])
+@pytest.mark.parametrize("audio", [False, True])
+def test_a_job_is_cut_into_blocks_of_one_batch_each_and_a_multiple_of_the_actors(clips, workers, audio):
+    """Each Ray block is one task of one batch (mapped whole), so the blocks of a job are at
+    most a batch each, as even as numpy's split makes them, and as many per actor (where there
+    are clips for that): no actor is left idle with another's last block to wait for."""
+    from reasonaudio.ingest.embed.ray_engine import RayOptions
+
+    options = RayOptions(workers=workers, cpus_per_worker=1)
+    blocks = options.blocks_for(clips, needs_audio=audio)
+    sizes = [len(b) for b in np.array_split(np.arange(clips), blocks)]  # how from_items splits
+    assert max(sizes) <= options.batch_for(clips, needs_audio=audio) and min(sizes) >= 1
+    assert max(sizes) - min(sizes) <= 1
+    assert blocks % workers == 0 or blocks == clips  # fewer clips than that: one clip a block
+
+
 def test_the_driver_reads_whole_blocks_and_hands_out_one_row_per_clip():
     from reasonaudio.ingest.embed.ray_engine import _rows
 
@@ -237,3 +256,37 @@ def test_a_user_error_inside_the_job_stays_one_line_of_its_own_type():
     other = _job_error(Wrapped(RuntimeError("CUDA out of memory\nmore")))
     assert type(other) is DataError and "\n" not in str(other)
     assert str(other).startswith("--engine ray: the job failed (RuntimeError: CUDA out of memory")
+
+
+def other_identity_pipeline(**args):
+    """The real pipeline, but it says it is another model (as an actor with other weights would)."""
+    from reasonaudio.ingest.embed.pipelines import open_pipeline
+
+    pipe = open_pipeline(**args)
+    real = pipe.identity
+    pipe.identity = lambda: {**real(), "revision": "sha256:another"}
+    return pipe
+
+
+def test_the_driver_describes_the_model_and_an_actor_with_other_weights_is_refused(
+        local_ray, tiny_bench_dir, tmp_path):
+    """The driver records MiniLM's identity without loading it (its record has a describer);
+    every actor loads the model and reports its identity, and one that differs stops the job
+    before a point is written."""
+    from reasonaudio.errors import DataError
+    from reasonaudio.ingest.embed.pipelines import open_pipeline
+    from reasonaudio.store.open import open_store
+
+    model, name = "two-stage:oracle-caption+minilm", "reasonaudio-two-stage-oracle-caption-minilm"
+    described = open_pipeline(model, cache_dir=tmp_path / "c", weights=False)
+    assert not hasattr(described.embedder, "model")  # no weights in the driver
+    assert described.identity() == open_pipeline(model, cache_dir=tmp_path / "c").identity()
+    data = copy_bench(tiny_bench_dir, tmp_path / "ray")
+    with pytest.raises(DataError) as err:
+        _ingest(data, model, tmp_path / "cache", engine=_ray_engine(pipeline_factory=other_identity_pipeline))
+    assert "is not the one this process describes" in str(err.value) and "\n" not in str(err.value)
+    # the job was stopped, not left running on this Ray (it would outlive it: the process then
+    # ends when the Ray is shut down, "Failed to connect to GCS")
+    assert not [t.name for t in threading.enumerate() if t.name.startswith("StreamingExecutor")]
+    with open_store(data) as store:
+        assert store.meta(name).state == "loading" and store.count(name) == 0

@@ -27,7 +27,7 @@ from reasonaudio.ingest.embed.embedding_cache import EmbeddingCache, audio_hash,
 from reasonaudio.models.batching import FixedBatcher
 from reasonaudio.models.captioners import get_captioner
 from reasonaudio.models.names import is_two_stage, parse_two_stage, two_stage_name
-from reasonaudio.models.registry import dtype_for, get_record, load_model, names
+from reasonaudio.models.registry import describe_model, dtype_for, get_record, load_model, names
 from reasonaudio.models.windowing import with_chunking
 from reasonaudio.store.base import CollectionMeta
 from reasonaudio.store.collections import corpus_fingerprint
@@ -339,10 +339,15 @@ def _policy_text(policy: dict[str, Any]) -> str:
 def open_pipeline(model: str, *, model_path: str | None = None, device: str = "cpu",
                   batch_size: int | None = None, cache: bool = True,
                   cache_dir: Path | None = None, dtype: str | None = None,
-                  captioner_path: str | None = None, chunking: str = "fixed") -> Pipeline:
+                  captioner_path: str | None = None, chunking: str = "fixed",
+                  weights: bool = True) -> Pipeline:
     """The pipeline for ``--model`` (a registry name or ``two-stage:CAPTIONER+EMBEDDER``).
 
     ``chunking``: ``--chunking`` for a window model (:func:`reasonaudio.models.windowing.with_chunking`).
+    ``weights=False``: a pipeline that only describes itself (name, identity, caches, what it
+    renders) for a process that computes nothing, the Ray engine's driver: a model whose record
+    has a describer is then not loaded (:func:`reasonaudio.models.registry.describe_model`);
+    the others load as usual.
 
     In a two-stage pipeline ``model_path`` / ``batch_size`` are the embedder's and
     ``captioner_path`` the captioner's weights; ``device`` and ``dtype`` apply to both (``dtype``
@@ -351,8 +356,9 @@ def open_pipeline(model: str, *, model_path: str | None = None, device: str = "c
         cap_name, emb_name = parse_two_stage(model)
         captioner = get_captioner(cap_name, model_path=captioner_path, device=device,
                                   dtype=dtype_for(cap_name, dtype) if cap_name in names() else None)
-        embedder = load_model(emb_name, model_path=model_path, device=device, batch_size=batch_size,
-                              dtype=dtype_for(emb_name, dtype))
+        embedder = (load_model if weights else describe_model)(
+            emb_name, model_path=model_path, device=device, batch_size=batch_size,
+            dtype=dtype_for(emb_name, dtype))
         with_chunking(getattr(captioner, "model", captioner), chunking, model)
         return TwoStagePipeline(captioner, embedder, cache, cache_dir)
     if captioner_path is not None:
@@ -364,6 +370,6 @@ def open_pipeline(model: str, *, model_path: str | None = None, device: str = "c
     if not record.has_audio:
         raise ModelError(f"model {model!r} has no audio tower, so it cannot embed clips; as a text "
                          f"embedder use it in a two-stage pipeline, e.g. two-stage:oracle-caption+{model}")
-    embedder = load_model(model, model_path=model_path, device=device, batch_size=batch_size,
-                          dtype=dtype)
+    embedder = (load_model if weights else describe_model)(
+        model, model_path=model_path, device=device, batch_size=batch_size, dtype=dtype)
     return AudioPipeline(with_chunking(embedder, chunking, model), cache, cache_dir)

@@ -44,7 +44,7 @@ import time
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Generator, Iterator, Sequence
 
 import numpy as np
 
@@ -132,6 +132,17 @@ class RayOptions:
             return self.batch_clips
         size = AUDIO_BATCH if needs_audio else TEXT_UPSERT_BATCH
         return max(1, min(size, math.ceil(clips / self.workers)))
+
+    def blocks_for(self, clips: int, needs_audio: bool) -> int:
+        """How many Ray blocks a job over ``clips`` clips is cut into: one block per batch of at
+        most :meth:`batch_for` clips, their number rounded up to a multiple of the actors, so
+        the blocks are of (nearly) one size and every actor gets as many (Ray Data hands an
+        actor a whole block as one task; blocks bundled to fill a batch gave one of two actors six
+        batches and the other four: docs/scale.md)."""
+        if clips <= 0:
+            return 1
+        blocks = math.ceil(clips / self.batch_for(clips, needs_audio))
+        return min(clips, self.workers * math.ceil(blocks / self.workers))
 
     def needed_cpus(self) -> float:
         """Logical CPUs the job needs at once: the actor pool plus one render task."""
@@ -398,6 +409,8 @@ class EmbedActor(_PoolActor):
 
         self._start(root, condition, bank_spec, sample_rate, retries,
                     lambda: (pipeline_factory or open_pipeline)(**pipeline_args))
+        assert self.startup is not None
+        self.startup["identity"] = _identity_digest(self.pipe.identity())
         self.collection = collection
         self.store = None
         if server_url:
@@ -575,6 +588,7 @@ class RayEngine:
         buffer: dict[str, PointIn | None] = {}
         root, condition = str(Path(bench.root).resolve()), condition_of(bench).name
         renderer = getattr(pipe, "_renderer", None)
+        want = _identity_digest(pipe.identity())  # what the collection's record says; each actor checks
 
         def start() -> Iterator[dict[str, Any]]:
             present = store.existing_ids(collection, list(by_id))
@@ -599,6 +613,11 @@ class RayEngine:
                 self.timings["driver_wait_s"] += t1 - t0
                 cid = row["id"]
                 stats = self._note_row(row, renderer)
+                seen = (stats.get("startup") or {}).get("identity")
+                if seen is not None and seen != want:
+                    raise DataError(f"--engine ray: the workers' {pipe.name} is not the one this "
+                                    "process describes (another revision, weights or settings): "
+                                    f"collection {collection!r} stays loading")
                 pipe.timings.embedded += int(stats.get("embedded", 0))
                 if pipe.caches:
                     pipe.caches[0].hits += int(stats.get("cache_hits", 0))
@@ -625,6 +644,8 @@ class RayEngine:
         try:
             yield make
         finally:
+            if state["rows"] is not None:  # an error before the job's end: stop the job first
+                state["rows"].close()
             stack.close()
 
     def frame_rows(self, bench: Any, clips: Sequence[Clip], tagger: Any, *, cache: bool = True,
@@ -677,9 +698,10 @@ class RayEngine:
             actor = dict(root=root, condition=condition, tagger_name=tagger.name, bank_spec=None,
                          cache=cache, cache_dir=str(cache_dir) if cache_dir else None,
                          retries=self.options.retries, tagger_factory=self.tagger_factory)
-            with self._session():
+            with self._session(), contextlib.ExitStack() as job:
                 rows_iter = self._job(root, condition, None, misses, int(tagger.sample_rate),
                                       FrameActor, actor)
+                job.callback(rows_iter.close)  # an error before the end: stop the job first
                 pending = set(misses)
                 while pending:
                     row = _next_row(rows_iter, pending)
@@ -732,38 +754,52 @@ class RayEngine:
         return stats
 
     def _job(self, root: str, condition: str, bank_spec: str | None, todo: list[str],
-             sample_rate: int | None, actor: type, actor_kwargs: dict[str, Any]) -> Iterator[dict[str, Any]]:
+             sample_rate: int | None, actor: type,
+             actor_kwargs: dict[str, Any]) -> Generator[dict[str, Any], None, None]:
         """The Ray Data job over ``todo``: render tasks (when ``sample_rate``: the model hears
         audio) -> an actor pool of ``actor`` -> rows, in any order."""
         if not todo:
-            return iter(())
+            return _rows(())
         import ray.data
 
         self._job_t0, self._job_wall0 = time.perf_counter(), time.time()
         opts = self.options
-        batch = opts.batch_for(len(todo), bool(sample_rate))
-        blocks = max(1, math.ceil(len(todo) / batch))
+        # one block per batch, each mapped whole (batch_size=None): a task is one batch, handed
+        # to whichever actor is free (one task in flight per actor)
+        blocks = opts.blocks_for(len(todo), bool(sample_rate))
         ds = ray.data.from_items([{"id": cid} for cid in todo], override_num_blocks=blocks)
         if sample_rate:
-            ds = ds.map_batches(render_batch, batch_size=batch, num_cpus=opts.render_cpus,
+            ds = ds.map_batches(render_batch, batch_size=None, num_cpus=opts.render_cpus,
                                 fn_kwargs=dict(root=root, condition=condition, bank_spec=bank_spec,
                                                sample_rate=sample_rate))
         ds = ds.map_batches(
-            actor, batch_size=batch, compute=ray.data.ActorPoolStrategy(size=opts.workers),
+            actor, batch_size=None,
+            compute=ray.data.ActorPoolStrategy(size=opts.workers, max_tasks_in_flight_per_actor=1),
             num_cpus=opts.cpus_per_worker, num_gpus=opts.gpus_per_worker or None,
             fn_constructor_kwargs=actor_kwargs)
         # an actor lost mid-batch is restarted and its batch rerun (Ray Data's actor defaults:
         # max_restarts=-1, max_task_retries=-1), so no clip is lost with it
-        return _rows(ds.iter_batches(batch_size=None, batch_format="numpy"))
+        # prefetch_batches=0: a batch is handed over as soon as it is done (Ray Data's default
+        # prefetch of one held each batch back until the next one was done: the driver's writes
+        # then trailed the compute by a batch, and the progress bar with them)
+        return _rows(ds.iter_batches(batch_size=None, batch_format="numpy", prefetch_batches=0))
 
 
-def _rows(batches: Iterator[dict[str, np.ndarray]]) -> Iterator[dict[str, Any]]:
+def _rows(batches: Any) -> Generator[dict[str, Any], None, None]:
     """Ray Data's blocks as they come (one object per batch, no per-row conversion in Ray) ->
-    one dict per clip."""
-    for batch in batches:
-        names = list(batch)
-        for values in zip(*(batch[name] for name in names)):
-            yield dict(zip(names, values))
+    one dict per clip. Closing it closes Ray's iterator, which stops the job's executor: a job
+    left running after an error would outlive the Ray it runs on (the process then ends when
+    that Ray is shut down: "Failed to connect to GCS")."""
+    it = iter(batches)
+    try:
+        for batch in it:
+            names = list(batch)
+            for values in zip(*(batch[name] for name in names)):
+                yield dict(zip(names, values))
+    finally:
+        close = getattr(it, "close", None)
+        if close is not None:
+            close()
 
 
 def _next_row(rows: Iterator[dict[str, Any]], missing: set[str]) -> dict[str, Any]:

@@ -153,7 +153,9 @@ def ingest_model(bench: Benchmark, store: Store, model: str, options: IngestOpti
     pipeline_args = dict(model=model, model_path=o.model_path, device=o.device,
                          batch_size=o.batch_size, cache=o.cache, cache_dir=o.cache_dir,
                          dtype=o.dtype, captioner_path=o.captioner_path, chunking=o.chunking)
-    pipe = pipeline or open_pipeline(**pipeline_args)
+    # on an engine the workers compute: this process only describes the model (no weights
+    # where its record can say what it is without them)
+    pipe = pipeline or open_pipeline(**pipeline_args, weights=o.engine is None)
     name = collection_for(collection_name(pipe.name), condition.name)
     clips = bench.clips
     wanted = clips if limit is None else clips[:limit]
