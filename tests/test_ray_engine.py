@@ -200,7 +200,6 @@ def test_batches_default_to_the_local_engines_size_for_text_and_small_blocks_for
     assert RayOptions().to_json()["batch_clips"] == "auto"
 
 
-
 @pytest.mark.parametrize("clips", [1, 3, 96, 1000, 2000, 9_999, 10_000, 50_000])
 @pytest.mark.parametrize("workers", [1, 2, 3, 8])
 @pytest.mark.parametrize("audio", [False, True])

@@ -215,8 +215,22 @@ def get_record(name: str) -> ModelRecord:
 
 
 def loader_for(record: ModelRecord) -> Callable[..., Any]:
-    module_name, _, func = record.loader.partition(":")
+    return _function(record.loader)
+
+
+def _function(spec: str) -> Callable[..., Any]:
+    """A record's ``module:function`` (its loader, its describer), imported only now."""
+    module_name, _, func = spec.partition(":")
     return getattr(importlib.import_module(module_name), func)
+
+
+def _load_kwargs(record: ModelRecord, model_path: str | None, device: str, batch_size: int | None,
+                 dtype: str | None) -> dict[str, Any]:
+    """What a loader or describer is called with: ``dtype`` only where the record offers one."""
+    kwargs: dict[str, Any] = dict(model_path=model_path, device=device, batch_size=batch_size)
+    if len(record.dtypes) > 1:
+        kwargs["dtype"] = dtype
+    return kwargs
 
 
 def load_model(name: str, *, model_path: str | None = None, device: str = "cpu",
@@ -226,10 +240,7 @@ def load_model(name: str, *, model_path: str | None = None, device: str = "cpu",
     ``dtype`` (``fp32 | bf16 | fp16``) is passed only to loaders whose record lists it in
     ``dtypes``; ``None`` lets the loader choose (fp32 on the CPU, bf16 on CUDA where supported)."""
     record = loadable_record(name, dtype)
-    if len(record.dtypes) > 1:
-        return loader_for(record)(record, model_path=model_path, device=device,
-                                  batch_size=batch_size, dtype=dtype)
-    return loader_for(record)(record, model_path=model_path, device=device, batch_size=batch_size)
+    return loader_for(record)(record, **_load_kwargs(record, model_path, device, batch_size, dtype))
 
 
 def loadable_record(name: str, dtype: str | None = None) -> ModelRecord:
@@ -257,15 +268,9 @@ def describe_model(name: str, *, model_path: str | None = None, device: str = "c
     that can tell from the files; otherwise :func:`load_model` (so the result always has the
     identity a loaded model has: ``tests/test_models_registry.py`` compares the two)."""
     record = loadable_record(name, dtype)
-    if record.describer:
-        module_name, _, func = record.describer.partition(":")
-        kwargs: dict[str, Any] = dict(model_path=model_path, device=device, batch_size=batch_size)
-        if len(record.dtypes) > 1:
-            kwargs["dtype"] = dtype
-        described = getattr(importlib.import_module(module_name), func)(record, **kwargs)
-        if described is not None:
-            return described
-    return load_model(name, model_path=model_path, device=device, batch_size=batch_size, dtype=dtype)
+    kwargs = _load_kwargs(record, model_path, device, batch_size, dtype)
+    described = _function(record.describer)(record, **kwargs) if record.describer else None
+    return described if described is not None else loader_for(record)(record, **kwargs)
 
 
 def dtype_for(name: str, dtype: str | None) -> str | None:

@@ -7,6 +7,7 @@ FlagEmbedding (optional extra ``bge``) and needs its weights cached or ``--model
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 from typing import Any, Hashable
@@ -156,8 +157,6 @@ def folder_dimension(folder: Path) -> int | None:
     the last module that sets a size (a ``Dense`` layer's ``out_features``, a ``Pooling``
     module's token dimension times its modes). ``None`` for anything else (a module type this
     reader does not know, a missing or unreadable config): then only loading says."""
-    import json
-
     try:
         modules = json.loads((folder / "modules.json").read_text())
         for module in reversed(modules):

@@ -493,6 +493,15 @@ def _identity_digest(identity: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
+def _check_identity(stats: dict[str, Any], want: str, name: str, consequence: str) -> None:
+    """An actor's first batch carries the identity of the model it loaded (its startup): one
+    that is not the driver's stops the job before its rows are used."""
+    seen = (stats.get("startup") or {}).get("identity")
+    if seen is not None and seen != want:
+        raise DataError(f"--engine ray: the workers' {name} is not the one this process describes "
+                        f"(another revision, weights or settings): {consequence}")
+
+
 def _actor_startup(t0: float, started: float) -> dict[str, Any]:
     """How an actor started: seconds to load its model (and benchmark, renderer), and the
     threads its runtimes got (torch reads ``OMP_NUM_THREADS``, which Ray sets to the actor's
@@ -613,11 +622,7 @@ class RayEngine:
                 self.timings["driver_wait_s"] += t1 - t0
                 cid = row["id"]
                 stats = self._note_row(row, renderer)
-                seen = (stats.get("startup") or {}).get("identity")
-                if seen is not None and seen != want:
-                    raise DataError(f"--engine ray: the workers' {pipe.name} is not the one this "
-                                    "process describes (another revision, weights or settings): "
-                                    f"collection {collection!r} stays loading")
+                _check_identity(stats, want, pipe.name, f"collection {collection!r} stays loading")
                 pipe.timings.embedded += int(stats.get("embedded", 0))
                 if pipe.caches:
                     pipe.caches[0].hits += int(stats.get("cache_hits", 0))
@@ -709,11 +714,7 @@ class RayEngine:
                     got = self._note_row(row, here)
                     for key in ("rendered", "cached_rows", "tagged"):
                         setattr(stats, key, getattr(stats, key) + int(got.get(key, 0)))
-                    seen = (got.get("startup") or {}).get("identity")
-                    if seen is not None and seen != want:
-                        raise DataError(f"--engine ray: the workers' {tagger.name} is not the "
-                                        "driver's (another revision or weights): frame rows "
-                                        "would not match")
+                    _check_identity(got, want, tagger.name, "frame rows would not match")
                     if row["error"]:
                         self.failed[row["id"]] = row["error"]
                         continue
