@@ -9,19 +9,15 @@
    recall@10 against the exact answer.
 2. Formulas: 10,000 clips with the detected payload's soft evidence (200 labels, 2 to 8 with
    evidence per clip; ``--evidence 45-60`` for the density of the real-sound demo's detected
-   payload, about 52 labels per clip, where every rescored point's payload is about 7 times
-   larger), 1,000 soft-logic formula queries of the five task shapes (top 10, every
-   clip ranked: ``retrievers.soft_rank.ranked_request``), batched the same way. Prints the time
-   (target: at most 5 s on Edge), the payload variable reads the formulas make per rescored
-   point (Qdrant reads a variable from the point's payload at every occurrence in the formula),
-   and the baseline: the same formulas evaluated by numpy over every clip's columns
+   payload, about 52 labels per clip), written as ``bench detect`` writes them (payload and
+   evidence vectors, ``store.formula.evidence_vectors``), 1,000 soft-logic formula queries of
+   the five task shapes (top 10, every clip ranked: ``retrievers.soft_rank.ranked_request``),
+   batched the same way. Prints the time (target: at most 5 s on Edge), the searches per query
+   (each formula variable is the score of one: ``store.formula.read_by_prefetch``), and the
+   baseline: the same formulas evaluated by numpy over every clip's columns
    (``store.formula.evaluate``, what ``detect/soft.py`` computes), with the ratio Edge / numpy.
-   ``--float-indexes`` repeats the Edge side on a collection with a float index on every soft
-   field of every label (``EdgeStore(float_indexes=True)``; Qdrant then reads those variables from
-   the index, not the payload) and prints what creating the indexes cost.
 
     .venv/bin/python benchmarks/search_speed.py
-    .venv/bin/python benchmarks/search_speed.py --float-indexes                # + indexed soft fields
     .venv/bin/python benchmarks/search_speed.py --points 2000 --queries 200   # smaller
     .venv/bin/python benchmarks/search_speed.py --evidence 45-60 --queries 200  # the real density
 """
@@ -124,15 +120,6 @@ def soft_logics(vocab: list[str], queries: int) -> list:
     return [shapes[i % 5](*rng.sample(vocab, 3)) for i in range(queries)]
 
 
-def occurrences(expr: fm.Expr) -> int:
-    """Payload variable occurrences in a formula: Qdrant's reads per rescored point."""
-    if isinstance(expr, fm.Var):
-        return int(expr.key != fm.SCORE_VAR)
-    if isinstance(expr, fm.Op):
-        return sum(occurrences(a) for a in expr.args)
-    return 0
-
-
 def numpy_formula(clips: list[dict], logics: list) -> float:
     """The same formulas evaluated by numpy over every clip (columns built once, not timed)."""
     n = len(clips)
@@ -151,22 +138,22 @@ def numpy_formula(clips: list[dict], logics: list) -> float:
     return time.perf_counter() - t
 
 
-def formula_speed(root: Path, vocab: list[str], clips: list[dict], logics: list,
-                  float_indexes: bool = False) -> dict:
+def formula_speed(root: Path, vocab: list[str], clips: list[dict], logics: list) -> dict:
     points = len(clips)
-    with EdgeStore(root / "edge", float_indexes=float_indexes, write=True) as store:
+    with EdgeStore(root / "edge", write=True) as store:
         meta = CollectionMeta(model="speed-soft", revision="0", dimension=1, distance="dot",
                               pooling="none")
         t = time.perf_counter()
-        # as bench detect; with float indexes, only on the soft maps (these points have no dur)
-        store.create("speed-soft", meta, index_labels=vocab if float_indexes else (),
-                     float_maps=fm.SOFT_FIELDS if float_indexes else ("dur", *fm.SOFT_FIELDS))
+        store.create("speed-soft", meta, float_maps=("dur", *fm.SOFT_FIELDS), vectors={},
+                     plain_sparse=fm.EVIDENCE_VECTORS)  # as bench detect makes them
         create_s = time.perf_counter() - t
+        dims = fm.evidence_dims(vocab)
         for i in range(0, points, 1000):
-            store.upsert("speed-soft", [PointIn(f"c{j:05d}", (1.0,), {"clip_id": f"c{j:05d}",
-                                                                      **fm.soft_payload(clips[j], (points - j) / points)})
-                                        for j in range(i, min(points, i + 1000))])
-        requests = [ranked_request(fm.soft_formula(lg), lg, K + 16, points) for lg in logics]
+            payloads = [{"clip_id": f"c{j:05d}", **fm.soft_payload(clips[j], (points - j) / points)}
+                        for j in range(i, min(points, i + 1000))]
+            store.upsert("speed-soft", [PointIn(pl["clip_id"], fm.evidence_vectors(pl, dims), pl)
+                                        for pl in payloads])
+        requests = [ranked_request(fm.soft_formula(lg), lg, K + 16, points, dims) for lg in logics]
         t = time.perf_counter()
         for i in range(0, len(requests), BATCH):
             store.query_batch("speed-soft", requests[i:i + BATCH])
@@ -176,7 +163,10 @@ def formula_speed(root: Path, vocab: list[str], clips: list[dict], logics: list,
             store.query_batch("speed-soft", [r])
         single = time.perf_counter() - t
     return {"edge_s": seconds, "per_query_ms": 1000 * seconds / len(logics), "single_s": single,
-            "create_s": create_s, "indexes": len(vocab) * len(fm.SOFT_FIELDS) if float_indexes else 0}
+            "searches": sum(len(r.prefetch) for r in requests) / len(requests),
+            "payload_reads": sum(len(fm.variables(r.formula)) - sum(
+                v.startswith("$score") for v in fm.variables(r.formula)) for r in requests),
+            "create_s": create_s}
 
 
 def main() -> None:
@@ -184,8 +174,6 @@ def main() -> None:
     ap.add_argument("--points", type=int, default=10_000)
     ap.add_argument("--queries", type=int, default=1_000)
     ap.add_argument("--dim", type=int, default=512)
-    ap.add_argument("--float-indexes", action="store_true",
-                    help="also run the formulas on a collection with float indexes on the soft fields")
     ap.add_argument("--evidence", default="2-8", metavar="LO-HI",
                     help="labels with soft evidence per clip (default 2-8; the real-sound demo's "
                          "detected payload holds about 52 per clip: try 45-60)")
@@ -195,14 +183,11 @@ def main() -> None:
     vocab, clips = soft_points(args.points, evidence=evidence)
     logics = soft_logics(vocab, args.queries)
     with tempfile.TemporaryDirectory() as tmp:
-        for sub in ("v", "f", "i"):
+        for sub in ("v", "f"):
             (Path(tmp) / sub).mkdir()
         v = vector_speed(Path(tmp) / "v", args.points, args.queries, args.dim)
         f = formula_speed(Path(tmp) / "f", vocab, clips, logics)
-        indexed = (formula_speed(Path(tmp) / "i", vocab, clips, logics, float_indexes=True)
-                   if args.float_indexes else None)
     numpy_s = numpy_formula(clips, logics)
-    reads = [occurrences(fm.soft_formula(lg)) for lg in logics]
     scale = 1000 / args.queries
 
     def verdict(seconds: float) -> str:
@@ -216,16 +201,13 @@ def main() -> None:
           f"{'met' if v['ratio'] <= VECTOR_TARGET else 'NOT met'})")
     print(f"formulas: {args.queries} soft-logic queries over {args.points} clips, 200 labels "
           f"({evidence[0]}-{evidence[1]} with evidence per clip), top {K}; "
-          f"{sum(reads) / len(reads):.1f} payload variable reads per rescored point (mean)")
+          f"{f['searches']:.1f} searches per query (mean), {f['payload_reads']} payload reads "
+          "(every variable is a search's score: store.formula.read_by_prefetch)")
     print(f"  Qdrant Edge query_batch ({BATCH}/batch): {f['edge_s']:.3f} s ({f['per_query_ms']:.2f} ms "
           f"per query; target <= {FORMULA_TARGET_S:g} s for 1,000: {verdict(f['edge_s'])})")
     print(f"  the same one query per call: {f['single_s']:.3f} s")
     print(f"  numpy, the same formulas over every clip (store.formula.evaluate): {numpy_s:.3f} s; "
           f"ratio edge / numpy {f['edge_s'] / numpy_s:.2f}")
-    if indexed is not None:
-        print(f"  with float indexes on the soft fields ({indexed['indexes']} indexes, created in "
-              f"{indexed['create_s']:.1f} s): {indexed['edge_s']:.3f} s "
-              f"({verdict(indexed['edge_s'])}); one per call {indexed['single_s']:.3f} s")
     print(f"  cpus: {os.cpu_count()}, load average {os.getloadavg()[0]:.1f}")
 
 

@@ -17,6 +17,7 @@ from reasonaudio.ingest.build import BuildParams, build_benchmark
 from reasonaudio.ingest.vector_files import PrecomputedOptions, VectorFiles, ingest_precomputed
 from reasonaudio.models.names import is_embedding, parse_combined, parse_two_stage
 from reasonaudio.store.edge import EdgeStore
+from reasonaudio.store.payload import point_id
 
 runner = CliRunner()
 BM25 = "two-stage:oracle-caption+bm25"
@@ -106,6 +107,72 @@ def test_hybrid_is_the_formula_over_the_models_nearest(data):
         assert 0.0 < hybrid.recall_at_prefetch([q.text for q in bench.queries],
                                                [bench.qrels.get(q.id, set()) for q in bench.queries]) <= 1.0
         hybrid.close()
+
+
+def formulas(request):
+    """Every score formula of a request and of its prefetches, nested ones included."""
+    out = [request.formula] if request.formula is not None else []
+    for p in request.prefetch:
+        out += formulas(p)
+    return out
+
+
+def test_every_formula_reads_search_scores_not_payloads(data):
+    """Soft, detected, hybrid and fused queries read every variable from a prefetch's score
+    (store.formula.read_by_prefetch): Qdrant parses no payload to rank (docs/qdrant.md,
+    "Formula speed"); in ranking and in multiple choice."""
+    from qdrant_client.http import models
+
+    from reasonaudio.retrievers.registry import get_retriever
+    from reasonaudio.store import formula as fm
+
+    bench = data[0]
+    ids = models.Filter(must=[models.HasIdCondition(has_id=[point_id(bench.clips[0].id)])])
+    with EdgeStore(bench.root / "qdrant" / "edge") as store:
+        for name in ["soft:yamnet", "detected:yamnet", HYBRID, "rrf:vectors:rnd,soft:yamnet",
+                     "dbsf:vectors:rnd,soft:yamnet"]:
+            r = get_retriever(name, bench, store=store)
+            seen = 0
+            for q in bench.queries:
+                asked = [r.request(q.text, 10)]
+                if hasattr(r, "joint"):
+                    asked.append(r.request(q.text, 1, ids))
+                for req in asked:
+                    for f in formulas(req):
+                        seen += 1
+                        assert all(v.startswith("$score") for v in fm.variables(f)), (name, q.text)
+            assert seen >= len(bench.queries), name
+            r.close()
+
+
+def test_a_hybrid_ranks_its_models_candidates_only(data):
+    """The evidence searches of a hybrid bring clips the model did not: they score under the
+    threshold (formula.kept_to_first) and never come back; the model's come back with their
+    hybrid value."""
+    from dataclasses import replace
+
+    from reasonaudio.retrievers.registry import get_retriever
+
+    bench, payloads, thresholds, _ = data
+    python = SoftIndex.from_payloads(payloads, thresholds, THRESHOLDS_ON)
+    with EdgeStore(bench.root / "qdrant" / "edge") as store:
+        hybrid = get_retriever(HYBRID, bench, store=store)
+        model = get_retriever("vectors:rnd", bench, store=store)
+        hybrid.params = replace(hybrid.params, prefetch=6)
+        w = hybrid.params.weight
+        outside = 0
+        for q in bench.queries:
+            logic = hybrid.soft.parse(q.text)
+            near = {h.clip_id: h.score for h in model.search(q.text, 6)}
+            soft = dict(zip(python.clip_ids, python.ranking_score(logic)))
+            got = store.query_batch(hybrid.collection, [hybrid.request(q.text, 20, depth=6)])[0]
+            assert {h.clip_id for h in got} == set(near), q.text
+            for h in got:
+                assert abs(h.score - ((1 - w) * near[h.clip_id] + w * soft[h.clip_id])) <= 1e-5
+            outside += sum(v > 1e-20 for c, v in soft.items() if c not in near)
+        assert outside > 0  # the soft logic did find clips beyond the model's six
+        hybrid.close()
+        model.close()
 
 
 def test_fusion_matches_reciprocal_ranks(data):

@@ -25,12 +25,17 @@ from reasonaudio.detect.soft import SoftIndex
 from reasonaudio.ingest.build import BuildParams, build_benchmark
 from reasonaudio.retrievers.soft_rank import by_id_request, ranked_request
 from reasonaudio.store import formula as fm
-from reasonaudio.store.base import CollectionMeta, PointIn
+from reasonaudio.store.base import CollectionMeta, PointIn, Request
 from reasonaudio.store.collections import corpus_fingerprint, load_collection
 from reasonaudio.store.filters import to_filter
 from reasonaudio.store.payload import clip_payload
 
 THRESHOLDS_ON = 0.3
+
+
+def dims_of(bench) -> dict[str, int]:
+    """The evidence vectors' dimensions of a build's labels (as ``bench detect`` writes them)."""
+    return fm.evidence_dims(bench.labels)
 
 
 @pytest.fixture(scope="module")
@@ -76,12 +81,16 @@ def write_detected(bench, store, payloads, thresholds) -> str:
     meta = CollectionMeta(model="detected:yamnet", revision="test", dimension=1, distance="dot",
                           pooling="none", corpus_sha256=corpus_fingerprint(bench),
                           extra={"kind": "detected", "format": FORMAT, "mode": "zero-shot",
+                                 fm.EVIDENCE_LABELS: sorted(bench.labels),
                                  "calibration": {"seed": bench.seed + 1, "params": {
                                      "on": THRESHOLDS_ON, "thresholds": thresholds}}})
     by_id = {p["clip_id"]: p for p in payloads}
+    dims = fm.evidence_dims(bench.labels)
     load_collection(store, name, meta, [c.id for c in bench.clips],
-                    lambda ids: [PointIn(c, (1.0,), by_id[c]) for c in ids], force=True,
-                    index_labels=bench.labels, float_maps=("dur", *fm.SOFT_FIELDS))
+                    lambda ids: [PointIn(c, fm.evidence_vectors(by_id[c], dims), by_id[c])
+                                 for c in ids], force=True,
+                    index_labels=bench.labels, float_maps=("dur", *fm.SOFT_FIELDS), vectors={},
+                    plain_sparse=fm.EVIDENCE_VECTORS)
     return name
 
 
@@ -111,8 +120,10 @@ def test_formula_equals_python_soft_scores_on_every_backend(build, tmp_path):
             name = write_detected(bench, store, payloads, thresholds)
             requests = []
             for logic in logics:
-                requests.append(ranked_request(fm.soft_formula(logic), logic, n, n))
-                requests.append(ranked_request(fm.detected_formula(logic, to_filter(logic)), logic, n, n))
+                requests.append(ranked_request(fm.soft_formula(logic), logic, n, n, dims_of(bench)))
+                requests.append(ranked_request(fm.detected_formula(logic, to_filter(logic)), logic,
+                                               n, n,
+                                               dims_of(bench)))
             answers = store.query_batch(name, requests)
             for i, logic in enumerate(logics):
                 soft = dict(zip(python.clip_ids, python.ranking_score(logic)))
@@ -143,7 +154,7 @@ def test_formula_equals_python_soft_scores_on_every_backend(build, tmp_path):
             logic = logics[0]
             pair = [bench.clips[0].id, bench.clips[1].id]
             got = {f.clip_id: f.score for f in store.query_batch(name, [by_id_request(
-                fm.soft_formula(logic, order=False), pair)])[0]}
+                fm.soft_formula(logic, order=False), pair, dims_of(bench))])[0]}
             want = dict(zip(python.clip_ids, fm.evaluate(fm.soft_formula(logic, order=False),
                                                          python.column, python.n)))
             assert all(abs(got[c] - want[c]) <= 1e-5 for c in pair)
@@ -248,8 +259,9 @@ def test_count_formula_equals_python_soft_scores(build, tmp_path):
     for backend, store in list(_stores(tmp_path))[:2]:
         try:
             name = write_detected(bench, store, payloads, thresholds)
-            requests = [ranked_request(fm.soft_formula(lg), lg, n, n) for lg in logics]
-            requests += [ranked_request(fm.detected_formula(lg, to_filter(lg)), lg, n, n)
+            requests = [ranked_request(fm.soft_formula(lg), lg, n, n, dims_of(bench)) for lg in logics]
+            requests += [ranked_request(fm.detected_formula(lg, to_filter(lg)), lg, n, n,
+                                        dims_of(bench))
                          for lg in logics]
             answers = store.query_batch(name, requests)
             for i, logic in enumerate(logics):
@@ -298,7 +310,7 @@ def test_rankings_repeat_and_equal_ties_rank_by_clip_id(build, tmp_path):
             name = write_detected(bench, store, payloads, thresholds)
             for logic in logics:
                 for expr in (fm.soft_formula(logic), fm.detected_formula(logic, to_filter(logic))):
-                    request = ranked_request(expr, logic, k + 16, n)
+                    request = ranked_request(expr, logic, k + 16, n, dims_of(bench))
                     sends = [[h.clip_id for h in rank([(f.clip_id, f.score) for f in found], k)]
                              for found in store.query_batch(name, [request] * 3)]
                     assert sends[0] == sends[1] == sends[2], (backend, logic)
@@ -312,3 +324,59 @@ def test_rankings_repeat_and_equal_ties_rank_by_clip_id(build, tmp_path):
         finally:
             store.close()
     assert zero_ties > 0  # not vacuous: queries whose top k holds clips that tie at 0
+
+
+def test_times_reach_qdrant_exactly_so_vectors_score_as_the_payload(tmp_path):
+    """The vectors hold times as whole milliseconds, which float32 keeps exactly, and the formula
+    divides them by 1000 (formula.milliseconds), so it reads the payload's seconds bit for bit:
+    with presences float32 holds exactly, Qdrant's score from the vectors is its score from the
+    payload, bit for bit, for events anywhere in a clip (seconds rounded to float32 would be off
+    by amounts that differ with the position: clips moved by a few seconds, here)."""
+    from reasonaudio.constraints.logic import And, Before, Lasts, Not, Overlap
+    from reasonaudio.store.client import ClientStore
+    from reasonaudio.store.edge import EdgeStore
+
+    rng = random.Random(7)
+    vocab = ["a dog", "b siren", "c bell"]
+    n = 40
+    evidence = []
+    for i in range(n):
+        shift = rng.randrange(0, 20000, 10) / 1000 if i % 2 else 0.0  # odd clips: even's, moved
+        base = evidence[i - 1] if i % 2 else {
+            lab: (rng.choice([0.75, 0.5, 0.375]), rng.choice([0.25, 0.125]),
+                  rng.randrange(0, 8000, 10) / 1000, 0.0) for lab in rng.sample(vocab, rng.randint(1, 3))}
+        evidence.append({lab: (p, p3, round(on + shift, 3),
+                               round((on + shift) + (1.23 if i % 2 == 0 or not off else off - on), 3))
+                         for lab, (p, p3, on, off) in base.items()})
+    orders = fm.clip_orders([f"c{i:03d}" for i in range(n)])
+    payloads = [{"clip_id": f"c{i:03d}", **fm.soft_payload(ev, orders[f"c{i:03d}"])}
+                for i, ev in enumerate(evidence)]
+    dims = fm.evidence_dims(vocab)
+    columns = {}
+    for i, pl in enumerate(payloads):
+        for field in fm.SOFT_FIELDS:
+            for lab, v in pl[field].items():
+                columns.setdefault(fm.var_key(field, lab), np.zeros(n))[i] = v
+    columns[fm.ORDER] = np.array([pl[fm.ORDER] for pl in payloads])
+    a, b, c = vocab
+    logics = [Before(a, b), Overlap(b, c), Lasts(a, 1.0), And((Before(a, b), Not(Overlap(a, c))))]
+    meta = CollectionMeta(model="t", revision="0", dimension=1, distance="dot", pooling="none")
+    pairs = 0
+    for store in (EdgeStore(tmp_path / "edge", write=True), ClientStore(path=tmp_path / "local")):
+        try:
+            store.create("t", meta, float_maps=("dur", *fm.SOFT_FIELDS), vectors={},
+                         plain_sparse=fm.EVIDENCE_VECTORS)
+            store.upsert("t", [PointIn(pl["clip_id"], fm.evidence_vectors(pl, dims), pl)
+                               for pl in payloads])
+            for logic in logics:  # without the clip-order term: its value is float32 in a vector
+                expr = fm.soft_formula(logic, order=False)
+                got, read = ({f.clip_id: f.score for f in hits} for hits in store.query_batch("t", [
+                    ranked_request(expr, logic, n, n, dims),
+                    Request(limit=n, formula=expr, prefetch=(Request(limit=n),))]))  # payload
+                plain = fm.evaluate(expr, lambda k: columns.get(k, np.zeros(n)), n)
+                assert got == read, logic
+                assert np.allclose([got[f"c{i:03d}"] for i in range(n)], plain, rtol=1e-6), logic
+                pairs += sum(v > 1e-6 for v in plain)
+        finally:
+            store.close()
+    assert pairs > 20

@@ -46,16 +46,18 @@ from reasonaudio.ingest.render import bench_renderer
 from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.store.base import CollectionMeta, PointIn, Store, collection_name
 from reasonaudio.store.collections import corpus_fingerprint, load_collection
-from reasonaudio.store.formula import SOFT_FIELDS
+from reasonaudio.store.formula import (EVIDENCE_LABELS, EVIDENCE_VECTORS, SOFT_FIELDS, evidence_dims,
+                                       evidence_vectors)
 from reasonaudio.store.payload import COUNT_FIELD, DUR_FIELD, clip_payload
 
 TAGGERS = ("yamnet",)
 TRACK_FLOOR = 0.02
 """labels whose peak track score reaches this get a track summary in the payload (soft score)"""
-DETECTED_VECTOR = (1.0,)
-FORMAT = "reasonaudio-detected-v3"
+FORMAT = "reasonaudio-detected-v4"
 """v2: the track summaries replaced by the soft evidence as float fields (``soft_p``, ``soft_p3``, ``soft_on``, ``soft_off``,
-``soft_dur``: label -> value) and ``soft_labels``, which the score formulas read"""
+``soft_dur``: label -> value) and ``soft_labels``, which the score formulas read; v4: the same
+evidence also as sparse vectors (``store.formula.EVIDENCE_VECTORS``, their labels in the record's
+``evidence_labels``), from which Qdrant reads a formula's variables"""
 
 
 
@@ -267,14 +269,16 @@ def run_detection(bench: Benchmark, store: Store, options: DetectOptions = Detec
         dimension=1, distance="dot", pooling="none", corpus_sha256=corpus_fingerprint(bench),
         extra={"kind": "detected", "format": FORMAT, "tagger": options.tagger, "mode": options.mode,
                "optimistic": options.mode == "enrolled", "calibration": calibration.to_json(),
-               "label_map": label_map.to_json(), "soft": SEMANTICS, "track_floor": TRACK_FLOOR})
+               "label_map": label_map.to_json(), "soft": SEMANTICS, "track_floor": TRACK_FLOOR,
+               EVIDENCE_LABELS: sorted(bench.labels)})
+    dims = evidence_dims(bench.labels)
 
     def make(ids: Sequence[str]) -> list[PointIn]:
-        return [PointIn(cid, DETECTED_VECTOR, payloads[cid]) for cid in ids]
+        return [PointIn(cid, evidence_vectors(payloads[cid], dims), payloads[cid]) for cid in ids]
 
     load_collection(store, name, meta, [c.id for c in bench.clips], make, force=True,
                     index_labels=bench.labels, float_maps=(DUR_FIELD, *SOFT_FIELDS),
-                    batch_size=options.upsert_batch)
+                    vectors={}, plain_sparse=EVIDENCE_VECTORS, batch_size=options.upsert_batch)
     timings["upsert_s"] = time.perf_counter() - t4
     timings["total_s"] = time.perf_counter() - t0
     report = perception(heard, detected, label_map.labels)

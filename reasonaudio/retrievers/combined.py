@@ -32,7 +32,7 @@ from reasonaudio.errors import ModelError, QueryParseError, StoreError
 from reasonaudio.models.names import Combined, parse_combined
 from reasonaudio.retrievers.base import QueryRetriever, Retriever, RetrieverOptions
 from reasonaudio.retrievers.bm25 import SPARSE, Bm25Retriever, sparse
-from reasonaudio.retrievers.soft_rank import SoftRetriever, ranked_request
+from reasonaudio.retrievers.soft_rank import SoftRetriever, evidence_filter, ranked_request
 from reasonaudio.retrievers.vector import VectorRetriever
 from reasonaudio.store import formula as fm
 from reasonaudio.store.base import (
@@ -150,6 +150,7 @@ class JointCollection:
                             for f in self.store.scroll(r.collection, None, fields=True)}
         specs = {self.vector(r.name): VectorSpec(r.meta.dimension, r.meta.distance)  # type: ignore[attr-defined]
                  for r in self.parts if self.kinds[r.name] == "dense"}
+        dims = fm.evidence_dims(self.bench.labels)
 
         def make(chunk: Sequence[str]) -> list[PointIn]:
             out = []
@@ -158,6 +159,8 @@ class JointCollection:
                                        for p, d in dense.items()}
                 if sparse_vecs:
                     vec[SPARSE] = sparse_vecs[cid]
+                if payloads:
+                    vec.update(fm.evidence_vectors(payloads[cid], dims))
                 payload = payloads.get(cid) or clip_payload(by_id[cid])
                 if captions:
                     payload = {**payload, "caption": captions[cid]}
@@ -168,10 +171,12 @@ class JointCollection:
                               dimension=1, distance="dot", pooling="none",
                               corpus_sha256=corpus_fingerprint(self.bench),
                               extra={"kind": "joint", "parts": self.sources,
-                                     "vectors": {p: self.vector(p) for p in self.sources}})
+                                     "vectors": {p: self.vector(p) for p in self.sources},
+                                     fm.EVIDENCE_LABELS: sorted(dims) if payloads else []})
         load_collection(self.store, self.name, meta, ids, make, force=True,
                         index_labels=self.bench.labels, float_maps=("dur", *fm.SOFT_FIELDS),
-                        vectors=specs, sparse=(SPARSE,) if sparse_vecs else (), batch_size=512)
+                        vectors=specs, sparse=(SPARSE,) if sparse_vecs else (),
+                        plain_sparse=fm.EVIDENCE_VECTORS if payloads else (), batch_size=512)
 
 
 class CombinedRetriever(QueryRetriever):
@@ -189,6 +194,7 @@ class CombinedRetriever(QueryRetriever):
                           options.hooks.notify)
         self.collection = self.joint.name
         self.n_points = store.count(self.collection)
+        self.dims = fm.evidence_dims((store.meta(self.collection).extra or {}).get(fm.EVIDENCE_LABELS) or ())
         self.soft = next((p for p in parts if isinstance(p, SoftRetriever)), None)
         self._last_text: str | None = None
         self.part_text: dict[str, Callable[[str], str]] = {}
@@ -215,11 +221,13 @@ class CombinedRetriever(QueryRetriever):
             return Request(limit=limit, nearest=part.query_sparse(text), using=SPARSE, flt=flt)
         assert isinstance(part, SoftRetriever)
         logic = part.parse(text)
-        if flt is not None:  # multiple choice: equal soft values stay a tie
-            return Request(limit=limit, formula=fm.soft_formula(logic, order=False),
-                           prefetch=(Request(limit=limit, flt=flt),))
+        if flt is not None:  # multiple choice: the choices in the fused soft order
+            formula, prefetch = fm.read_by_prefetch(
+                fm.fused_soft_formula(logic, self.n_points), (fm.order_search(limit, flt),),
+                self.dims, limit, flt)
+            return Request(limit=limit, formula=formula, prefetch=prefetch)
         return ranked_request(fm.fused_soft_formula(logic, self.n_points), logic, limit,
-                              self.n_points)
+                              self.n_points, self.dims)
 
     def request(self, text: str, limit: int, flt: Any = None, depth: int | None = None) -> Request:
         """One Qdrant query: each part's own query limited to ``N = max(prefetch, depth)``
@@ -231,8 +239,11 @@ class CombinedRetriever(QueryRetriever):
             logic = self._logic(text)
             assert logic is not None
             model = self.part_request(self.parts[0], text, n, flt)
-            formula = fm.hybrid_formula(logic, p.weight, order=flt is None)
-            return Request(limit=limit, formula=formula, prefetch=(model,))
+            formula, cut = fm.kept_to_first(fm.hybrid_formula(logic, p.weight, order=flt is None))
+            keep = evidence_filter(logic) if flt is None else flt
+            base = (model, fm.order_search(self.n_points, keep)) if flt is None else (model,)
+            formula, prefetch = fm.read_by_prefetch(formula, base, self.dims, self.n_points, keep)
+            return Request(limit=limit, formula=formula, prefetch=prefetch, score_threshold=cut)
         return Request(limit=limit, fusion=self.combined.kind, rrf_k=p.rrf_k,
                        prefetch=tuple(self.part_request(r, text, n, flt) for r in self.parts))
 

@@ -1,28 +1,30 @@
-"""Retrievers that rank every clip by a Qdrant score formula over the detected payload.
+"""Retrievers that rank every clip by a Qdrant score formula over the detected evidence.
 
 ``soft:TAGGER`` ranks by the soft logic (``store.formula.soft_formula``); ``detected:TAGGER``
 (:mod:`reasonaudio.retrievers.detected`) by the hard filter plus the soft logic
 (``detected_formula``). Each search is one Qdrant query, and a run's queries go in batches
-(``Store.query_batch``): a formula query rescoring two prefetches,
+(``Store.query_batch``): a formula query rescoring what two order searches bring,
 
-- every clip with soft evidence for a label the query mentions (``soft_labels`` matches any),
-- and ``k + margin`` of the others: they have no evidence for any mentioned label, so every one
-  of them scores the formula at its defaults, the same value; any of them stands for all,
+- every clip with soft evidence for the labels the query requires (``soft_labels``),
+- and ``k + margin`` of the others, smallest clip ids first: they lack a required label (or
+  any mentioned one), so every one of them scores the formula at its defaults, the same value;
+  any of them stands for all,
 
-so the formula is evaluated where it can differ. The others are taken in clip-id order (the
-prefetch orders them by the float-indexed ``soft_order``) and every formula ends with the
-clip-order tie term (``store.formula.order_term``), which separates the values at 0. Values
-exactly equal above 0 (YAMNet's quantised rows make them) come back from Qdrant in no fixed
-order; the project's tie rule (``retrievers/base.py``) orders the returned points by clip id
-(asking again for more when a tie group is wider than its margin), so a soft or detected
-ranking is the same from every send, every backend and numpy. A fusion reads its soft part
-inside Qdrant, so that part ranks by ``store.formula.fused_soft_formula``, which has no equal
-float32 values (docs/qdrant.md, "Repeatable answers"). Nothing is re-ranked in Python.
+so the formula is evaluated where it can differ. Its variables are the scores of sparse
+searches over the evidence vectors (``store.formula.read_by_prefetch``): Qdrant parses no
+payload. Every formula ends with the clip-order tie term (``store.formula.order_term``), which
+separates the values at 0. Values exactly equal above 0 (YAMNet's quantised rows make them)
+come back from Qdrant in no fixed order; the project's tie rule (``retrievers/base.py``) orders
+the returned points by clip id (asking again for more when a tie group is wider than its
+margin), so a soft or detected ranking is the same from every send, every backend and numpy. A
+fusion reads its soft part inside Qdrant, so that part ranks by
+``store.formula.fused_soft_formula``, which has no equal float32 values (docs/qdrant.md,
+"Repeatable answers"). Nothing is re-ranked in Python.
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 from qdrant_client.http import models
@@ -54,21 +56,29 @@ def evidence_filter(logic: Node) -> models.Filter:
 
 
 def ranked_request(expr: fm.Expr, logic: Node, limit: int, n_points: int,
-                   fields: Any = False) -> Request:
+                   dims: Mapping[str, int], fields: Any = False) -> Request:
     """One formula query over the whole collection: the clips :func:`evidence_filter` admits,
     plus the ``limit`` smallest clip ids of the rest (all of which score the same but for the tie
-    term: 0, or the formula's value at its defaults when the logic requires no label)."""
+    term: 0, or the formula's value at its defaults when the logic requires no label). Both are
+    order searches (their scores are the clip-order values), and every evidence variable is read
+    from a search kept to the evidence clips (``formula.read_by_prefetch``): outside them a
+    variable is at its default or multiplied by a required label's presence 0. A hard filter is
+    a prefetch kept to them too when the logic requires a label (it admits no clip lacking
+    one); else it stays a condition the formula checks."""
     evidence = evidence_filter(logic)
-    return Request(limit=limit, formula=expr, fields=fields, prefetch=(
-        Request(limit=max(n_points, 1), flt=evidence),
-        Request(limit=limit, flt=models.Filter(must_not=[evidence]), order_by=fm.ORDER)))
+    base = (fm.order_search(max(n_points, 1), evidence),
+            fm.order_search(limit, models.Filter(must_not=[evidence])))
+    formula, prefetch = fm.read_by_prefetch(expr, base, dims, max(n_points, 1), evidence,
+                                            conditions=bool(fm.required(logic)))
+    return Request(limit=limit, formula=formula, fields=fields, prefetch=prefetch)
 
 
-def by_id_request(expr: fm.Expr, clip_ids: Sequence[str]) -> Request:
+def by_id_request(expr: fm.Expr, clip_ids: Sequence[str], dims: Mapping[str, int]) -> Request:
     """The formula for these clips only (multiple choice)."""
     ids = models.Filter(must=[models.HasIdCondition(has_id=[point_id(c) for c in clip_ids])])
-    return Request(limit=len(clip_ids), formula=expr,
-                   prefetch=(Request(limit=len(clip_ids), flt=ids),))
+    n = len(clip_ids)
+    formula, prefetch = fm.read_by_prefetch(expr, (Request(limit=n, flt=ids),), dims, n, ids)
+    return Request(limit=n, formula=formula, prefetch=prefetch)
 
 
 class FormulaRetriever(QueryRetriever, PayloadRetriever):
@@ -85,6 +95,7 @@ class FormulaRetriever(QueryRetriever, PayloadRetriever):
             raise StoreError(f"collection {collection!r} was written by an older `bench detect` "
                              f"without the soft evidence fields; rerun `{command}`")
         self.n_points = store.count(collection)
+        self.dims = fm.evidence_dims((self.meta.extra or {}).get(fm.EVIDENCE_LABELS) or ())
         self._last: Node | None = None
 
     def expression(self, logic: Node, order: bool = True) -> fm.Expr:
@@ -95,14 +106,14 @@ class FormulaRetriever(QueryRetriever, PayloadRetriever):
     def request(self, text: str, limit: int) -> Request:
         logic = self.parse(text)
         self._last = logic
-        return ranked_request(self.expression(logic), logic, limit, self.n_points)
+        return ranked_request(self.expression(logic), logic, limit, self.n_points, self.dims)
 
     def score(self, text: str, clip_ids: Sequence[str]) -> list[float]:
         if not clip_ids:
             return []
         logic = self.parse(text)
         found = self.store.query_batch(self.collection, [by_id_request(
-            self.expression(logic, order=False), clip_ids)])[0]
+            self.expression(logic, order=False), clip_ids, self.dims)])[0]
         got = {f.clip_id: f.score for f in found}
         return [got.get(c, float("-inf")) for c in clip_ids]
 

@@ -134,6 +134,8 @@ class Request:
     flt: Any = None
     fields: "Fields" = False
     order_by: str | None = None
+    score_threshold: float | None = None
+    """only points scoring at least this come back (``formula.kept_to_first``)"""
 
 
 FUSIONS = ("rrf", "dbsf")
@@ -171,14 +173,15 @@ class Store(abc.ABC):
     def create(self, name: str, meta: CollectionMeta, *, index_labels: Sequence[str] = (),
                shard_number: int | None = None, replication_factor: int | None = None,
                float_maps: Sequence[str] = ("dur",), vectors: Mapping[str, VectorSpec] | None = None,
-               sparse: Sequence[str] = ()) -> None:
+               sparse: Sequence[str] = (), plain_sparse: Sequence[str] = ()) -> None:
         """Create ``name`` (it must not exist) with payload indexes on the filter fields.
 
         ``index_labels`` are the labels whose ``<map>."<label>"`` keys (``float_maps``: ``dur``,
         and a detected collection's soft fields) get a float index (servers; Edge on request).
         ``shard_number`` / ``replication_factor`` only mean something on a server.
         ``vectors`` / ``sparse``: named dense vectors and named sparse vectors (IDF-weighted,
-        for BM25) instead of the one unnamed vector of ``meta``.
+        for BM25) instead of the one unnamed vector of ``meta``; ``plain_sparse``: named sparse
+        vectors scored by their plain dot product (soft evidence: ``formula.EVIDENCE_VECTORS``).
         """
 
     @abc.abstractmethod

@@ -82,14 +82,16 @@ def _scoring(req: Request) -> Any:
 
 def _prefetch(req: Request) -> models.Prefetch:
     return models.Prefetch(query=_scoring(req), using=req.using, limit=req.limit, filter=req.flt,
-                           prefetch=[_prefetch(p) for p in req.prefetch] or None)
+                           prefetch=[_prefetch(p) for p in req.prefetch] or None,
+                           score_threshold=req.score_threshold)
 
 
 def to_client_request(req: Request) -> models.QueryRequest:
     """A :class:`Request` in qdrant-client's models (``query_batch_points``)."""
     return models.QueryRequest(query=_scoring(req), using=req.using, limit=req.limit,
                                filter=req.flt, prefetch=[_prefetch(p) for p in req.prefetch] or None,
-                               with_payload=payload_fields(req.fields), with_vector=False)
+                               with_payload=payload_fields(req.fields), with_vector=False,
+                               score_threshold=req.score_threshold)
 
 
 def _close_client(client: QdrantClient) -> None:
@@ -205,7 +207,7 @@ class ClientStore(Store):
     def create(self, name: str, meta: CollectionMeta, *, index_labels: Sequence[str] = (),
                shard_number: int | None = None, replication_factor: int | None = None,
                float_maps: Sequence[str] = ("dur",), vectors: Mapping[str, VectorSpec] | None = None,
-               sparse: Sequence[str] = ()) -> None:
+               sparse: Sequence[str] = (), plain_sparse: Sequence[str] = ()) -> None:
         self._writing()
         if self.exists(name):
             raise StoreError(f"collection {name!r} already exists in Qdrant at {self.where}")
@@ -213,14 +215,15 @@ class ClientStore(Store):
         if self.backend == "server":
             opts = {"shard_number": shard_number, "replication_factor": replication_factor}
         with self._errors(f"creating collection {name!r}"):
-            if vectors is None and not sparse:
+            if vectors is None and not sparse and not plain_sparse:
                 config: Any = models.VectorParams(size=meta.dimension,
                                                   distance=_DISTANCE[meta.distance])
             else:
                 config = {k: models.VectorParams(size=v.size, distance=_DISTANCE[v.distance])
                           for k, v in (vectors or {}).items()}
-            sparse_config = {k: models.SparseVectorParams(modifier=models.Modifier.IDF)
-                             for k in sparse} or None
+            sparse_config = {**{k: models.SparseVectorParams(modifier=models.Modifier.IDF)
+                                for k in sparse},
+                             **{k: models.SparseVectorParams() for k in plain_sparse}} or None
             self.client.create_collection(
                 name, vectors_config=config, sparse_vectors_config=sparse_config,
                 metadata={META_KEY: meta.to_json()}, **opts)

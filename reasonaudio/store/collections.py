@@ -67,7 +67,8 @@ def load_collection(store: Store, name: str, meta: CollectionMeta, clip_ids: Seq
                     force: bool = False, index_labels: Sequence[str] = (),
                     float_maps: Sequence[str] = ("dur",),
                     vectors: Mapping[str, VectorSpec] | None = None, sparse: Sequence[str] = (),
-                    shard_number: int | None = None, replication_factor: int | None = None,
+                    plain_sparse: Sequence[str] = (), shard_number: int | None = None,
+                    replication_factor: int | None = None,
                     batch_size: int = 256, progress: Counter | None = None) -> LoadResult:
     """Make ``name`` hold exactly one point per clip id, built by ``make_points(ids)``;
     ``progress(points done, points total)`` after every batch.
@@ -97,7 +98,7 @@ def load_collection(store: Store, name: str, meta: CollectionMeta, clip_ids: Seq
     if not store.exists(name):
         store.create(name, want, index_labels=index_labels, shard_number=shard_number,
                      replication_factor=replication_factor, float_maps=float_maps,
-                     vectors=vectors, sparse=sparse)
+                     vectors=vectors, sparse=sparse, plain_sparse=plain_sparse)
     present = store.existing_ids(name, list(clip_ids)) if resumed else set()
     todo = [c for c in clip_ids if c not in present]
     done = len(clip_ids) - len(todo)

@@ -142,7 +142,7 @@ def _edge_scoring(req: Request) -> Any:
 def _edge_prefetch(req: Request) -> Any:
     return qe.Prefetch(limit=req.limit, query=_edge_scoring(req),
                        prefetches=[_edge_prefetch(p) for p in req.prefetch] or None,
-                       filter=to_edge_filter(req.flt))
+                       filter=to_edge_filter(req.flt), score_threshold=req.score_threshold)
 
 
 def to_edge_request(req: Request) -> Any:
@@ -150,7 +150,7 @@ def to_edge_request(req: Request) -> Any:
     return qe.QueryRequest(limit=req.limit, query=_edge_scoring(req),
                            prefetches=[_edge_prefetch(p) for p in req.prefetch] or None,
                            filter=to_edge_filter(req.flt), with_payload=_selector(req.fields),
-                           with_vector=False)
+                           with_vector=False, score_threshold=req.score_threshold)
 
 
 def _selector(fields: Fields) -> Any:
@@ -241,7 +241,7 @@ class EdgeStore(Store):
     def create(self, name: str, meta: CollectionMeta, *, index_labels: Sequence[str] = (),
                shard_number: int | None = None, replication_factor: int | None = None,
                float_maps: Sequence[str] = ("dur",), vectors: Mapping[str, VectorSpec] | None = None,
-               sparse: Sequence[str] = ()) -> None:
+               sparse: Sequence[str] = (), plain_sparse: Sequence[str] = ()) -> None:
         self._lock.require_write()
         if self.exists(name):
             raise StoreError(f"collection {name!r} already exists in {self.root}")
@@ -251,15 +251,16 @@ class EdgeStore(Store):
         if d.exists():  # an interrupted create: no collection.json was written
             shutil.rmtree(d)
         d.mkdir(parents=True)
-        if vectors is None and not sparse:
+        if vectors is None and not sparse and not plain_sparse:
             config = qe.EdgeConfig(vectors=qe.EdgeVectorParams(size=meta.dimension,
                                                                distance=_DISTANCE[meta.distance]))
         else:
             config = qe.EdgeConfig(
                 vectors={k: qe.EdgeVectorParams(size=v.size, distance=_DISTANCE[v.distance])
                          for k, v in (vectors or {}).items()} or None,
-                sparse_vectors={k: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)
-                                for k in sparse} or None)
+                sparse_vectors={**{k: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)
+                                   for k in sparse},
+                                **{k: qe.EdgeSparseVectorParams() for k in plain_sparse}} or None)
         try:
             shard = qe.EdgeShard.create(str(d / SHARD_DIR), config)
         except Exception as exc:

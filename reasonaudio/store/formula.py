@@ -5,7 +5,9 @@ over the soft-evidence payload fields of a detected collection (:data:`SOFT_FIEL
 tree is
 
 - sent to Qdrant as a score formula (:func:`to_client` for qdrant-client, local mode and
-  servers; ``store.edge.to_edge_expression`` for Qdrant Edge), and
+  servers; ``store.edge.to_edge_expression`` for Qdrant Edge), its variables first turned into
+  the scores of sparse searches over the same evidence held as vectors
+  (:data:`EVIDENCE_VECTORS`, :func:`read_by_prefetch`), so Qdrant parses no payload, and
 - evaluated with numpy over the same fields (:func:`evaluate`): the Python soft score of
   ``detect/soft.py`` is this evaluation, so the two cannot disagree except by float rounding
   (Qdrant returns float32 scores; the differential test holds them within 1e-5).
@@ -37,8 +39,9 @@ import numpy as np
 from reasonaudio.constraints.logic import (And, Before, Count, Has, Interpreter, Lasts, Node, Not,
                                            Or, Overlap)
 from reasonaudio.constraints.semantics import OVERLAP_MIN_MS, duration_tolerance_ms
-from reasonaudio.store.payload import (SOFT_FIELDS, SOFT_LABELS_FIELD, SOFT_ORDER_FIELD, check_label,
-                                       count_key)
+from reasonaudio.store.base import Request, Sparse
+from reasonaudio.store.payload import (COUNT_FIELD, SOFT_FIELDS, SOFT_LABELS_FIELD, SOFT_ORDER_FIELD,
+                                       check_label, count_key)
 
 # --- the payload fields the formulas read ----------------------------------------------------
 
@@ -95,7 +98,9 @@ class Const(Expr):
 @dataclass(frozen=True)
 class Var(Expr):
     key: str
-    """a payload path (default 0), or ``$score`` (the prefetch's score)"""
+    """a payload path, ``$score`` (the first prefetch's score) or ``$score[i]`` (the ``i``-th's)"""
+    default: float = 0.0
+    """what a point without it reads (Qdrant's formula ``defaults``)"""
 
 
 @dataclass(frozen=True)
@@ -128,23 +133,29 @@ def sigmoid(z: Expr) -> Expr:
     return Op("div", (Const(1.0), add(Const(1.0), Op("exp", (neg(clipped),)))))
 
 
-def variables(expr: Expr) -> list[str]:
-    """Every payload variable the expression reads, in first-use order (``$score`` aside)."""
-    out: dict[str, None] = {}
+def _variables(expr: Expr) -> dict[str, float]:
+    out: dict[str, float] = {}
 
     def walk(e: Expr) -> None:
         if isinstance(e, Var) and e.key != SCORE_VAR:
-            out[e.key] = None
+            if out.setdefault(e.key, e.default) != e.default:
+                raise ValueError(f"formula variable {e.key!r} has two defaults")
         elif isinstance(e, Op):
             for a in e.args:
                 walk(a)
     walk(expr)
-    return list(out)
+    return out
+
+
+def variables(expr: Expr) -> list[str]:
+    """Every variable the expression reads, in first-use order (``$score`` aside)."""
+    return list(_variables(expr))
 
 
 def defaults(expr: Expr) -> dict[str, float]:
-    """0.0 for every variable: no evidence for a label reads as presence 0 at time 0."""
-    return {k: 0.0 for k in variables(expr)}
+    """Each variable's default (0 unless a :class:`Var` says otherwise): no evidence for a
+    label reads as presence 0 at time 0."""
+    return _variables(expr)
 
 
 # --- logic -> expression (the soft semantics) --------------------------------------------------
@@ -458,3 +469,151 @@ def soft_payload(label_fields: Mapping[str, Sequence[float]], order: float) -> d
         out[DURATION][label] = off - on
     out[EVIDENCE] = sorted(label_fields)
     return out
+
+
+# --- the evidence as sparse vectors: what Qdrant reads a formula's variables from -------------
+
+CLIP_VECTOR = "soft_clip"
+"""the sparse vector of a clip's own two numbers: dimension 0 its :data:`ORDER` value,
+dimension 1 the constant 1 (what a condition's prefetch scores: :func:`read_by_prefetch`)"""
+EVIDENCE_VECTORS = (PRESENCE, PRESENCE_TOP3, ONSET, OFFSET, COUNT_FIELD, CLIP_VECTOR)
+"""the named sparse vectors (plain dot product, no IDF) of a collection holding soft evidence:
+presence, top-3 presence, onset and offset (:data:`TIME_FIELDS` in milliseconds) and the repeat
+counts, dimension ``i`` the ``i``-th label of :func:`evidence_dims`; and :data:`CLIP_VECTOR`"""
+EVIDENCE_LABELS = "evidence_labels"
+"""the collection record's ``extra`` key listing the labels in dimension order"""
+TIME_FIELDS = (ONSET, OFFSET)
+"""held in the vectors as whole milliseconds (:func:`milliseconds`); a formula reads
+``$score / 1000``, and a duration as ``off / 1000 - on / 1000``, as the payload's seconds are
+made (``soft_payload``), so no time is rounded to float32"""
+VECTOR_FIELDS = (PRESENCE, PRESENCE_TOP3, ONSET, OFFSET)
+"""the soft fields with a vector each (a duration is read from the onset and offset)"""
+ORDER_QUERY = Sparse((0,), (1.0,))
+ONE_QUERY = Sparse((1,), (1.0,))
+
+
+def evidence_dims(labels: Sequence[str]) -> dict[str, int]:
+    """Label -> its dimension in the evidence vectors: its place among the sorted labels."""
+    return {lab: i for i, lab in enumerate(sorted(set(labels)))}
+
+
+def evidence_vectors(payload: Mapping[str, Any], dims: Mapping[str, int]) -> dict[str, Sparse]:
+    """The sparse vectors of one point from its soft payload (:func:`soft_payload`, and
+    ``count``): a label's value in each field's vector, zeros left out (a search scores a point
+    it lacks 0, and so does a formula variable's default)."""
+    out: dict[str, Sparse] = {}
+    for field in (*VECTOR_FIELDS, COUNT_FIELD):
+        values = payload.get(field) or {}
+        if field in TIME_FIELDS:
+            values = {lab: milliseconds(v, field, lab) for lab, v in values.items()}
+        items = sorted((dims[lab], float(v)) for lab, v in values.items() if float(v) != 0.0)
+        if items:
+            out[field] = Sparse(tuple(i for i, _ in items), tuple(v for _, v in items))
+    out[CLIP_VECTOR] = Sparse((0, 1), (float(payload[ORDER]), 1.0))
+    return out
+
+
+def milliseconds(seconds: float, field: str, label: str) -> int:
+    """A stored time as whole milliseconds, which a float32 vector holds exactly (up to 4.6 h):
+    the formula divides it by 1000 and gets the payload's seconds bit for bit."""
+    ms = round(float(seconds) * 1000)
+    if ms / 1000.0 != float(seconds) or not 0 <= ms < 2 ** 24:
+        raise ValueError(f"{field}.{label!r}: {seconds!r} s is not a whole number of milliseconds "
+                         "in 0 to 4.6 hours")
+    return ms
+
+
+def order_search(limit: int, flt: Any) -> Request:
+    """The points ``flt`` admits with the largest :data:`ORDER` first (the smallest clip ids),
+    each scored by its :data:`ORDER` value: exact (a sparse search is), and a formula reads the
+    value as that prefetch's score."""
+    return Request(limit=limit, nearest=ORDER_QUERY, using=CLIP_VECTOR, flt=flt)
+
+
+def _both(a: Any, b: Any) -> Any:
+    from qdrant_client.http import models
+    return a if b is None else b if a is None else models.Filter(must=[a, b])
+
+
+OUTSIDE = -1e30
+"""what ``$score[0]`` reads on a point the first prefetch did not bring (:func:`kept_to_first`)"""
+
+
+def kept_to_first(expr: Expr) -> tuple[Expr, float]:
+    """``expr`` (``$score`` read as ``$score[0]``) plus ``min(0, $score[0] + 1e29)``, and the score
+    threshold ``-1e29``: on a point the first prefetch brings (its score far above -1e29) the
+    added term is exactly 0, so the value is unchanged; a point only the other prefetches bring
+    reads ``$score[0] = -1e30`` and falls under the threshold. So a formula over several
+    prefetches ranks the first one's points only (a hybrid's model candidates, whatever its
+    evidence searches also find)."""
+    first = Var("$score[0]", default=OUTSIDE)
+
+    def walk(e: Expr) -> Expr:
+        if isinstance(e, Var) and e.key in (SCORE_VAR, first.key):
+            return first
+        if isinstance(e, Op):
+            return Op(e.name, tuple(walk(a) for a in e.args))
+        return e
+    cut = OUTSIDE / 10
+    return add(walk(expr), Op("min", (Const(0.0), add(first, Const(-cut))))), cut
+
+
+def read_by_prefetch(expr: Expr, prefetch: Sequence[Request], dims: Mapping[str, int],
+                     limit: int, restrict: Any, conditions: bool = True
+                     ) -> tuple[Expr, tuple[Request, ...]]:
+    """``expr`` reading no payload: each evidence variable becomes the score of a prefetch that
+    searches its field's sparse vector for its label's dimension (``$score[i]``, default 0), so
+    Qdrant evaluates the formula from search scores instead of parsing each point's payload per
+    variable read (docs/qdrant.md, "Formula speed"). Returns the expression and the prefetches,
+    ``prefetch`` first (they decide which points are rescored) and the new ones after them.
+
+    - ``restrict``: a filter every new prefetch keeps to (``None``: none). A point outside it
+      that ``prefetch`` brings reads every variable at its default, so it must admit every
+      point whose variables can differ from their defaults and matter.
+    - :data:`ORDER` reads the sum of the scores of the :func:`order_search` es among
+      ``prefetch`` (each point is in one of them); ``$score`` stays ``prefetch[0]``'s score.
+    - A condition (``conditions``) becomes the score of a prefetch scoring 1 where the filter and
+      ``restrict`` admit the point (else the default 0): so ``restrict`` must hold every point
+      the condition admits among the rescored ones. ``conditions=False`` keeps it a formula
+      condition (Qdrant checks it on each rescored point's payload).
+    - A label without a dimension has no evidence anywhere: its variables read 0."""
+    out = list(prefetch)
+    orders = [i for i, p in enumerate(out) if p.using == CLIP_VECTOR and p.nearest == ORDER_QUERY]
+    made: dict[Any, Expr] = {}
+
+    def scored(key: Any, req: Request) -> Expr:
+        if key not in made:
+            out.append(req)
+            made[key] = Var(f"$score[{len(out) - 1}]")
+        return made[key]
+
+    def walk(e: Expr) -> Expr:
+        if isinstance(e, Var):
+            if e.key == SCORE_VAR or e.key.startswith(SCORE_VAR + "["):
+                return e
+            if e.key == ORDER:
+                if not orders:
+                    raise ValueError("the formula reads the clip order but no prefetch is an order_search")
+                return add(*(Var(f"$score[{i}]") for i in orders)) if len(orders) > 1 else Var(f"$score[{orders[0]}]")
+            field, _, quoted = e.key.partition(".")
+            label = quoted[1:-1]
+            if field == DURATION:
+                return add(walk(Var(var_key(OFFSET, label))), neg(walk(Var(var_key(ONSET, label)))))
+            if field not in EVIDENCE_VECTORS or not (quoted.startswith('"') and quoted.endswith('"')):
+                raise ValueError(f"formula variable {e.key!r} is not soft evidence")
+            dim = dims.get(label)
+            if dim is None:
+                return Const(0.0)
+            got = scored(e.key, Request(limit=limit, nearest=Sparse((dim,), (1.0,)), using=field,
+                                        flt=restrict))
+            return Op("div", (got, Const(1000.0))) if field in TIME_FIELDS else got
+        if isinstance(e, Cond):
+            if not conditions:
+                return e
+            return scored(("cond", repr(e.flt)), Request(limit=limit, nearest=ONE_QUERY,
+                                                         using=CLIP_VECTOR, flt=_both(e.flt, restrict)))
+        if isinstance(e, Op):
+            return Op(e.name, tuple(walk(a) for a in e.args))
+        return e
+
+    return walk(expr), tuple(out)
