@@ -194,7 +194,8 @@ class CombinedRetriever(QueryRetriever):
                           options.hooks.notify)
         self.collection = self.joint.name
         self.n_points = store.count(self.collection)
-        self.dims = fm.evidence_dims((store.meta(self.collection).extra or {}).get(fm.EVIDENCE_LABELS) or ())
+        joint = store.meta(self.collection).extra or {}
+        self.dims = fm.evidence_dims(joint.get(fm.EVIDENCE_LABELS) or ())
         self.soft = next((p for p in parts if isinstance(p, SoftRetriever)), None)
         self._last_text: str | None = None
         self.part_text: dict[str, Callable[[str], str]] = {}

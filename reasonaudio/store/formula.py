@@ -593,8 +593,10 @@ def read_by_prefetch(expr: Expr, prefetch: Sequence[Request], dims: Mapping[str,
                 return e
             if e.key == ORDER:
                 if not orders:
-                    raise ValueError("the formula reads the clip order but no prefetch is an order_search")
-                return add(*(Var(f"$score[{i}]") for i in orders)) if len(orders) > 1 else Var(f"$score[{orders[0]}]")
+                    raise ValueError("the formula reads the clip order, and no prefetch is an "
+                                     "order_search")
+                reads = [Var(f"$score[{i}]") for i in orders]
+                return add(*reads) if len(reads) > 1 else reads[0]
             field, _, quoted = e.key.partition(".")
             label = quoted[1:-1]
             if field == DURATION:
@@ -610,8 +612,9 @@ def read_by_prefetch(expr: Expr, prefetch: Sequence[Request], dims: Mapping[str,
         if isinstance(e, Cond):
             if not conditions:
                 return e
-            return scored(("cond", repr(e.flt)), Request(limit=limit, nearest=ONE_QUERY,
-                                                         using=CLIP_VECTOR, flt=_both(e.flt, restrict)))
+            admitted = Request(limit=limit, nearest=ONE_QUERY, using=CLIP_VECTOR,
+                               flt=_both(e.flt, restrict))
+            return scored(("cond", repr(e.flt)), admitted)
         if isinstance(e, Op):
             return Op(e.name, tuple(walk(a) for a in e.args))
         return e
