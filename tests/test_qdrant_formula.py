@@ -81,7 +81,7 @@ def write_detected(bench, store, payloads, thresholds) -> str:
     meta = CollectionMeta(model="detected:yamnet", revision="test", dimension=1, distance="dot",
                           pooling="none", corpus_sha256=corpus_fingerprint(bench),
                           extra={"kind": "detected", "format": FORMAT, "mode": "zero-shot",
-                                 fm.EVIDENCE_LABELS: sorted(bench.labels),
+                                 **fm.evidence_record(dims_of(bench)),
                                  "calibration": {"seed": bench.seed + 1, "params": {
                                      "on": THRESHOLDS_ON, "thresholds": thresholds}}})
     by_id = {p["clip_id"]: p for p in payloads}

@@ -46,7 +46,7 @@ from reasonaudio.ingest.render import bench_renderer
 from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.store.base import CollectionMeta, PointIn, Store, collection_name
 from reasonaudio.store.collections import corpus_fingerprint, load_collection
-from reasonaudio.store.formula import (EVIDENCE_LABELS, EVIDENCE_VECTORS, SOFT_FIELDS, evidence_dims,
+from reasonaudio.store.formula import (EVIDENCE_VECTORS, SOFT_FIELDS, evidence_dims, evidence_record,
                                        evidence_vectors)
 from reasonaudio.store.payload import COUNT_FIELD, DUR_FIELD, clip_payload
 
@@ -263,6 +263,7 @@ def run_detection(bench: Benchmark, store: Store, options: DetectOptions = Detec
     t4 = time.perf_counter()
     name = detected_collection(options.tagger, options.mode, condition_of(bench).name)
     cal_digest = hashlib.sha256(json.dumps(calibration.to_json(), sort_keys=True).encode()).hexdigest()[:12]
+    dims = evidence_dims(bench.labels)
     meta = CollectionMeta(
         model=detected_name(options.tagger, options.mode),
         revision=f"{tagger.revision}+map-{label_map.digest()}+cal-{cal_digest}",
@@ -270,8 +271,7 @@ def run_detection(bench: Benchmark, store: Store, options: DetectOptions = Detec
         extra={"kind": "detected", "format": FORMAT, "tagger": options.tagger, "mode": options.mode,
                "optimistic": options.mode == "enrolled", "calibration": calibration.to_json(),
                "label_map": label_map.to_json(), "soft": SEMANTICS, "track_floor": TRACK_FLOOR,
-               EVIDENCE_LABELS: sorted(bench.labels)})
-    dims = evidence_dims(bench.labels)
+               **evidence_record(dims)})
 
     def make(ids: Sequence[str]) -> list[PointIn]:
         return [PointIn(cid, evidence_vectors(payloads[cid], dims), payloads[cid]) for cid in ids]

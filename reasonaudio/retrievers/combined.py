@@ -32,7 +32,8 @@ from reasonaudio.errors import ModelError, QueryParseError, StoreError
 from reasonaudio.models.names import Combined, parse_combined
 from reasonaudio.retrievers.base import QueryRetriever, Retriever, RetrieverOptions
 from reasonaudio.retrievers.bm25 import SPARSE, Bm25Retriever, sparse
-from reasonaudio.retrievers.soft_rank import SoftRetriever, evidence_filter, ranked_request
+from reasonaudio.retrievers.soft_rank import (SoftRetriever, evidence_filter, ranked_request,
+                                              restricted_request)
 from reasonaudio.retrievers.vector import VectorRetriever
 from reasonaudio.store import formula as fm
 from reasonaudio.store.base import (
@@ -172,7 +173,7 @@ class JointCollection:
                               corpus_sha256=corpus_fingerprint(self.bench),
                               extra={"kind": "joint", "parts": self.sources,
                                      "vectors": {p: self.vector(p) for p in self.sources},
-                                     fm.EVIDENCE_LABELS: sorted(dims) if payloads else []})
+                                     **fm.evidence_record(dims if payloads else {})})
         load_collection(self.store, self.name, meta, ids, make, force=True,
                         index_labels=self.bench.labels, float_maps=("dur", *fm.SOFT_FIELDS),
                         vectors=specs, sparse=(SPARSE,) if sparse_vecs else (),
@@ -194,8 +195,7 @@ class CombinedRetriever(QueryRetriever):
                           options.hooks.notify)
         self.collection = self.joint.name
         self.n_points = store.count(self.collection)
-        joint = store.meta(self.collection).extra or {}
-        self.dims = fm.evidence_dims(joint.get(fm.EVIDENCE_LABELS) or ())
+        self.dims = fm.recorded_dims(store.meta(self.collection).extra)
         self.soft = next((p for p in parts if isinstance(p, SoftRetriever)), None)
         self._last_text: str | None = None
         self.part_text: dict[str, Callable[[str], str]] = {}
@@ -223,10 +223,8 @@ class CombinedRetriever(QueryRetriever):
         assert isinstance(part, SoftRetriever)
         logic = part.parse(text)
         if flt is not None:  # multiple choice: the choices in the fused soft order
-            formula, prefetch = fm.read_by_prefetch(
-                fm.fused_soft_formula(logic, self.n_points), (fm.order_search(limit, flt),),
-                self.dims, limit, flt)
-            return Request(limit=limit, formula=formula, prefetch=prefetch)
+            return restricted_request(fm.fused_soft_formula(logic, self.n_points), flt, limit,
+                                      self.dims)
         return ranked_request(fm.fused_soft_formula(logic, self.n_points), logic, limit,
                               self.n_points, self.dims)
 

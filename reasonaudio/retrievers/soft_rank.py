@@ -73,12 +73,17 @@ def ranked_request(expr: fm.Expr, logic: Node, limit: int, n_points: int,
     return Request(limit=limit, formula=formula, fields=fields, prefetch=prefetch)
 
 
+def restricted_request(expr: fm.Expr, flt: Any, limit: int, dims: Mapping[str, int]) -> Request:
+    """The formula over the (at most ``limit``) points ``flt`` admits, every search kept to them
+    (multiple choice: the choices)."""
+    formula, prefetch = fm.read_by_prefetch(expr, (fm.order_search(limit, flt),), dims, limit, flt)
+    return Request(limit=limit, formula=formula, prefetch=prefetch)
+
+
 def by_id_request(expr: fm.Expr, clip_ids: Sequence[str], dims: Mapping[str, int]) -> Request:
     """The formula for these clips only (multiple choice)."""
     ids = models.Filter(must=[models.HasIdCondition(has_id=[point_id(c) for c in clip_ids])])
-    n = len(clip_ids)
-    formula, prefetch = fm.read_by_prefetch(expr, (Request(limit=n, flt=ids),), dims, n, ids)
-    return Request(limit=n, formula=formula, prefetch=prefetch)
+    return restricted_request(expr, ids, len(clip_ids), dims)
 
 
 class FormulaRetriever(QueryRetriever, PayloadRetriever):
@@ -95,7 +100,7 @@ class FormulaRetriever(QueryRetriever, PayloadRetriever):
             raise StoreError(f"collection {collection!r} was written by an older `bench detect` "
                              f"without the soft evidence fields; rerun `{command}`")
         self.n_points = store.count(collection)
-        self.dims = fm.evidence_dims((self.meta.extra or {}).get(fm.EVIDENCE_LABELS) or ())
+        self.dims = fm.recorded_dims(self.meta.extra)
         self._last: Node | None = None
 
     def expression(self, logic: Node, order: bool = True) -> fm.Expr:

@@ -119,9 +119,8 @@ class Request:
     """One query of a batch (``Store.query_batch``), backend-neutral: exactly one of ``nearest``
     (a dense vector or :class:`Sparse`, searched in the vector ``using``), ``formula`` (a
     ``store.formula.Expr`` scoring the points the prefetches bring) or ``fusion`` (``rrf`` |
-    ``dbsf`` of the prefetches), ``order_by`` (the points ``flt`` admits with the largest values
-    of that float-indexed payload field first), or none (the first points ``flt`` admits,
-    unscored, in an order the backend chooses). Prefetches are requests too; ``fields`` only
+    ``dbsf`` of the prefetches), or none (the first points ``flt`` admits, unscored, in an order
+    the backend chooses). Prefetches are requests too; ``fields`` only
     matters at the top."""
 
     limit: int
@@ -133,7 +132,6 @@ class Request:
     prefetch: tuple["Request", ...] = ()
     flt: Any = None
     fields: "Fields" = False
-    order_by: str | None = None
     score_threshold: float | None = None
     """only points scoring at least this come back (``formula.kept_to_first``)"""
 

@@ -27,7 +27,7 @@ from reasonaudio.store.base import (
 from reasonaudio.store import formula as fm
 from reasonaudio.store.handles import SharedHandles
 from reasonaudio.store.lock import StoreLock
-from reasonaudio.store.payload import dur_key, float_fields, keyword_fields, point_id
+from reasonaudio.store.payload import dur_key, keyword_fields, point_id
 
 _DISTANCE = {"cosine": models.Distance.COSINE, "dot": models.Distance.DOT,
              "euclid": models.Distance.EUCLID, "manhattan": models.Distance.MANHATTAN}
@@ -74,9 +74,6 @@ def _scoring(req: Request) -> Any:
         return models.FusionQuery(fusion=models.Fusion.DBSF)
     if req.fusion is not None:
         raise ValueError(f"unknown fusion {req.fusion!r}")
-    if req.order_by is not None:
-        return models.OrderByQuery(order_by=models.OrderBy(key=req.order_by,
-                                                           direction=models.Direction.DESC))
     return None
 
 
@@ -230,8 +227,6 @@ class ClientStore(Store):
             if self.backend == "server":  # local mode ignores payload indexes (and warns)
                 for key in keyword_fields(tuple(float_maps)):
                     self.client.create_payload_index(name, key, models.PayloadSchemaType.KEYWORD)
-                for key in float_fields(tuple(float_maps)):
-                    self.client.create_payload_index(name, key, models.PayloadSchemaType.FLOAT)
                 for label in index_labels:
                     for field in float_maps:
                         self.client.create_payload_index(name, dur_key(label, field),

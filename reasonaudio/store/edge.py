@@ -31,7 +31,7 @@ from reasonaudio.store import formula as fm
 from reasonaudio.store.handles import SharedHandles
 from reasonaudio.store.lock import StoreLock, holder
 from reasonaudio.store.space import check_free_space
-from reasonaudio.store.payload import dur_key, float_fields, keyword_fields, point_id
+from reasonaudio.store.payload import dur_key, keyword_fields, point_id
 
 META_FILE = "collection.json"
 SHARD_DIR = "shard"
@@ -134,8 +134,6 @@ def _edge_scoring(req: Request) -> Any:
         return qe.Fusion.Dbsf()
     if req.fusion is not None:
         raise ValueError(f"unknown fusion {req.fusion!r}")
-    if req.order_by is not None:
-        return qe.OrderBy(req.order_by, direction=qe.Direction.Desc)
     return None
 
 
@@ -267,8 +265,6 @@ class EdgeStore(Store):
             raise _busy(d, exc) from None
         for key in keyword_fields(tuple(float_maps)):
             shard.update(qe.UpdateOperation.create_field_index(key, qe.PayloadSchemaType.Keyword))
-        for key in float_fields(tuple(float_maps)):  # one each, always: order_by reads it
-            shard.update(qe.UpdateOperation.create_field_index(key, qe.PayloadSchemaType.Float))
         for label in (index_labels if self.float_indexes else ()):
             for field in float_maps:
                 shard.update(qe.UpdateOperation.create_field_index(dur_key(label, field),

@@ -497,6 +497,17 @@ def evidence_dims(labels: Sequence[str]) -> dict[str, int]:
     return {lab: i for i, lab in enumerate(sorted(set(labels)))}
 
 
+def evidence_record(dims: Mapping[str, int]) -> dict[str, list[str]]:
+    """What a collection holding evidence vectors records of them (its ``extra``): the labels in
+    dimension order; :func:`recorded_dims` reads it back."""
+    return {EVIDENCE_LABELS: sorted(dims, key=dims.__getitem__)}
+
+
+def recorded_dims(extra: Mapping[str, Any] | None) -> dict[str, int]:
+    """The evidence dimensions a collection record holds (none: no evidence vectors)."""
+    return {lab: i for i, lab in enumerate((extra or {}).get(EVIDENCE_LABELS) or ())}
+
+
 def evidence_vectors(payload: Mapping[str, Any], dims: Mapping[str, int]) -> dict[str, Sparse]:
     """The sparse vectors of one point from its soft payload (:func:`soft_payload`, and
     ``count``): a label's value in each field's vector, zeros left out (a search scores a point

@@ -45,7 +45,8 @@ SOFT_LABELS_FIELD = "soft_labels"
 """detected collections: the labels with soft evidence (keyword index)"""
 SOFT_ORDER_FIELD = "soft_order"
 """detected collections: the clip's place in clip-id order, ``(n - i) / n`` for the ``i``-th
-smallest id of ``n`` (float index): the score formulas' tie term, so equal soft values rank by
+smallest id of ``n`` (also dimension 0 of the ``soft_clip`` evidence vector): the score
+formulas' tie term, so equal soft values rank by
 clip id in Qdrant as in numpy (store/formula.py, :data:`~reasonaudio.store.formula.ORDER_WEIGHT`)"""
 
 
@@ -53,12 +54,6 @@ def keyword_fields(float_maps: tuple[str, ...] | list[str]) -> tuple[str, ...]:
     """The keyword-indexed fields of a collection: a detected one (soft maps) adds
     ``soft_labels``."""
     return KEYWORD_FIELDS + ((SOFT_LABELS_FIELD,) if SOFT_FIELDS[0] in float_maps else ())
-
-
-def float_fields(float_maps: tuple[str, ...] | list[str]) -> tuple[str, ...]:
-    """The plain float-indexed fields of a collection: a detected one (soft maps) has
-    ``soft_order`` (indexed on every backend that indexes: one index, and order_by needs it)."""
-    return (SOFT_ORDER_FIELD,) if SOFT_FIELDS[0] in float_maps else ()
 
 
 DUR_FIELD = "dur"
