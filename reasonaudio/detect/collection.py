@@ -42,7 +42,7 @@ from reasonaudio.errors import DataError
 from reasonaudio.fileio import write_json
 from reasonaudio.ingest.atoms.registry import open_bank
 from reasonaudio.ingest.build import BuildParams, build_benchmark
-from reasonaudio.ingest.render import bench_renderer
+from reasonaudio.ingest.render import NOISY_MIX, bench_renderer
 from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.store.base import CollectionMeta, PointIn, Store, collection_name
 from reasonaudio.store.collections import corpus_fingerprint, load_collection
@@ -153,6 +153,7 @@ def _calibration_file(calib: Benchmark, tagger: Any, label_map: LabelMap,
     condition = condition_of(calib)
     if not condition.is_clean:  # clean keeps the key it always had
         spec["condition"] = condition.to_json()
+        spec["mix"] = NOISY_MIX  # how its bed and events are summed
     key = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:12]
     return calib.root / "detect" / f"calibration-{label_map.mode}-{key}.json"
 

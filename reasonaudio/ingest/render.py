@@ -216,11 +216,15 @@ class Renderer:
             seg[length - f:] *= ramp[::-1]
         return seg
 
-    def events_mix(self, clip: Clip) -> np.ndarray:
-        """The events alone, summed (float64, before the peak rule)."""
+    def events_mix(self, clip: Clip, onto: np.ndarray | None = None) -> np.ndarray:
+        """The events summed (float64, before the peak rule), each added in turn onto ``onto``
+        (in place: an ``snrNN`` condition's gained bed), else onto zeros: the events alone."""
         sr = clip.sample_rate
         n = round(clip.duration * sr)
-        mix = np.zeros(n, dtype=np.float64)
+        if onto is not None and (onto.dtype != np.float64 or len(onto) != n):
+            raise ValueError(f"{clip.id}: events go onto {n} float64 samples, got {len(onto)} "
+                             f"{onto.dtype}")
+        mix = np.zeros(n, dtype=np.float64) if onto is None else onto
         for event in clip.events:
             start = round(event.onset * sr)
             seg = self.event_samples(event, sr)
@@ -228,16 +232,13 @@ class Renderer:
             mix[start:end] += seg[: end - start]
         return mix
 
-    def limited(self, mix: np.ndarray, clip_id: str,
-                beds: Sequence[tuple[int, np.ndarray, float]] = ()) -> np.ndarray:
-        """``beds`` added into ``mix`` (each ``(start, x, a)``: ``mix[start:start + len(x)] +=
-        a * x``, in place), the peak rule (whole-mix scaling, noted), then float32.
+    def limited(self, mix: np.ndarray, clip_id: str) -> np.ndarray:
+        """The peak rule (whole-mix scaling, noted; ``mix`` scaled in place), then float32.
 
-        One pass over cache-sized blocks (:data:`PASS_BLOCK`): a block of the mix gets its beds,
-        is written as float32 and that block's peak read while it is in cache, instead of a
-        pass over the whole clip for each. The bytes are those of adding the beds whole, then
-        scaling by the exact float64 peak: BLAS daxpy computes every element alike whatever the
-        slice, and rounding to float32 keeps order, so the float32 peak reaches the headroom's
+        One pass over cache-sized blocks (:data:`PASS_BLOCK`): a block of the mix is written as
+        float32 and that block's peak read while it is in cache, instead of a pass over the
+        whole clip for each. The bytes are those of scaling by the exact float64 peak, then
+        converting: rounding to float32 keeps order, so the float32 peak reaches the headroom's
         float32 whenever the float64 peak exceeds the headroom; only then is the float64 peak
         read (and the mix scaled and converted again if it is over)."""
         limit = 10 ** (-self.params.peak_headroom_db / 20)
@@ -246,8 +247,6 @@ class Renderer:
         highs, lows = [], []
         for i in range(0, n, PASS_BLOCK):
             j = min(n, i + PASS_BLOCK)
-            if beds:
-                _add_terms(mix[i:j], i, beds)
             block = out[i:j]
             np.copyto(block, mix[i:j])
             highs.append(block.max())
@@ -267,6 +266,13 @@ class Renderer:
     def render(self, clip: Clip) -> np.ndarray:
         """Float32 mono at ``clip.sample_rate``, ``round(duration * sr)`` samples."""
         return self.limited(self.events_mix(clip), clip.id)
+
+
+NOISY_MIX = "snr: events added onto the gained bed; long: bed stretches added onto the events"
+"""how a condition's bed and events are summed, recorded in every condition identity (so caches
+keyed by it, such as the audio-hash index, never serve audio summed the other way). Until
+December 2026 an ``snrNN`` bed was added onto the events: the float64 sums round differently,
+so those noisy renders differ in their last bits."""
 
 
 @dataclass(frozen=True)
@@ -289,9 +295,12 @@ class ConditionRenderer:
     Everything drawn per clip (bed, offset, the long recording's length, the events' offset and
     its stretches of background and silence) comes from a ``random.Random`` seeded by the build
     seed and the clip id only, so every rate and every SNR of the ladder get the same bed at the
-    same place: the SNR alone changes between ``snr20`` and ``snr0``. The events are mixed at
-    their clean levels, the bed added at its level, and the peak rule applied to the whole, so a
-    peak scaling keeps the SNR.
+    same place: the SNR alone changes between ``snr20`` and ``snr0``. The events keep their
+    clean levels and the bed gets its own, and the peak rule is applied to the whole, so a peak
+    scaling keeps the SNR. Under ``snrNN`` the events are added onto the gained bed (one pass
+    reads the bed where a clean render zeroes its mix: the cost a noisy render adds,
+    docs/conditions.md); under ``long`` the bed's stretches are added onto the events, one at a
+    time.
     """
 
     def __init__(self, base: Renderer, condition: Any, beds: Any, accepted: Sequence[str],
@@ -307,7 +316,8 @@ class ConditionRenderer:
         self.accepted = tuple(sorted(accepted))
         self.seed = int(seed)
         self.condition_identity = {"condition": condition.to_json(), "beds": beds.bank.describe(),
-                                   "accepted": list(self.accepted), "seed": self.seed}
+                                   "accepted": list(self.accepted), "seed": self.seed,
+                                   "mix": NOISY_MIX}
 
     # the attributes callers of a Renderer read
     @property
@@ -377,7 +387,7 @@ class ConditionRenderer:
     def bed_terms(self, clip: Clip, n: int) -> Iterator[tuple[int, np.ndarray, float]]:
         """The bed under the placed clip's ``n``-sample mix as terms ``(start, x, a)``, each
         adding ``a * x`` from sample ``start`` on (one BLAS daxpy): an ``snrNN`` bed segment at
-        its gain (a view of the bed), or a ``long`` stretch gained and faded (``a`` 1.0, an
+        its gain (a view of the bed, the whole clip long), or a ``long`` stretch gained and faded (``a`` 1.0, an
         exact add; made as it is reached, so a long recording holds one stretch at a time)."""
         sr = clip.sample_rate
         fade = int(round(self.params.fade_ms / 1000 * sr))
@@ -398,40 +408,38 @@ class ConditionRenderer:
                     seg[:f] *= ramp
                     seg[length - f:] *= ramp[::-1]
                 yield start, seg, 1.0
-            else:  # mix += gain * bed: a daxpy, no temporary (the cost a noisy render adds)
+            else:
                 yield start, seg, gain
 
     def add_bed(self, mix: np.ndarray, clip: Clip) -> np.ndarray:
         """Add the bed under the placed clip into ``mix`` (float64, in place); returns ``mix``."""
-        for term in self.bed_terms(clip, len(mix)):
-            _add_terms(mix, 0, (term,))
+        for start, x, a in self.bed_terms(clip, len(mix)):
+            _axpy(x, mix[start:start + len(x)], a)
         return mix
 
     def bed_stem(self, clip: Clip) -> np.ndarray:
-        """The bed alone under the placed clip (float64)."""
+        """The bed alone under the placed clip (float64): ``gain * bed`` in one pass for an
+        ``snrNN`` bed (one term over the whole clip), the stretches added onto zeros for ``long``."""
         placed = self.place(clip)
-        return self.add_bed(np.zeros(round(placed.duration * placed.sample_rate)), clip)
+        n = round(placed.duration * placed.sample_rate)
+        if self.condition.kind == "long":
+            return self.add_bed(np.zeros(n), clip)
+        (start, seg, gain), = self.bed_terms(clip, n)
+        assert start == 0 and len(seg) == n, "an snrNN bed lies under the whole clip"
+        return np.multiply(seg, gain)
 
     def stems(self, clip: Clip) -> tuple[np.ndarray, np.ndarray]:
         """(events, bed) of the placed clip, before the peak rule (for measuring the SNR)."""
         return self.base.events_mix(self.place(clip)), self.bed_stem(clip)
 
     def render(self, clip: Clip) -> np.ndarray:
-        """Float32 mono at ``clip.sample_rate``: the placed clip's events plus the bed."""
-        mix = self.base.events_mix(self.place(clip))
+        """Float32 mono at ``clip.sample_rate``: the placed clip's events and the bed, under the
+        peak rule (:data:`NOISY_MIX` says in which order they are added)."""
+        placed = self.place(clip)
         name = f"{clip.id} ({self.condition.name})"
         if self.condition.kind == "long":  # its stretches one at a time, then the peak rule
-            return self.base.limited(self.add_bed(mix, clip), name)
-        return self.base.limited(mix, name, list(self.bed_terms(clip, len(mix))))
-
-
-def _add_terms(y: np.ndarray, offset: int, terms: Sequence[tuple[int, np.ndarray, float]]) -> None:
-    """Add to ``y`` (samples ``offset`` on of a mix) the part of each term ``(start, x, a)``,
-    ``a * x`` from sample ``start`` of the mix, that falls in it."""
-    for start, x, a in terms:
-        lo, hi = max(offset, start), min(offset + len(y), start + len(x))
-        if lo < hi:
-            _axpy(x[lo - start:hi - start], y[lo - offset:hi - offset], a)
+            return self.base.limited(self.add_bed(self.base.events_mix(placed), clip), name)
+        return self.base.limited(self.base.events_mix(placed, onto=self.bed_stem(clip)), name)
 
 
 _daxpy = None
