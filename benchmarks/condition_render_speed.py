@@ -10,12 +10,13 @@ clean render is the cheapest, so the bed's fixed cost weighs most there: docs/co
 
 Composes a benchmark (metadata only) with the project's builder, renders its clips warm (atoms
 and beds prepared once, as in an ingest) under clean and under ``--condition``, best of
-``--repeats`` interleaved passes each, and prints the ratio noisy / clean, in wall and in CPU time,
-against the target of 1.3 (issue 22). It renders with OpenBLAS on one thread, as every ingest does
-(``blas_single_thread``): the bed is added by BLAS ``daxpy`` (block by block, in the last pass of
-``Renderer.limited``), and on a loaded 2-core machine a multi-threaded ``daxpy`` over one clip
-spends 25 times the CPU of a single-threaded one. Beds: every generated bed (the tagger check is
-not what is timed). ``--long`` also renders
+``--repeats`` interleaved passes each, and prints the ratio noisy / clean, in wall and in CPU time (and the
+median of the passes' paired CPU ratios),
+against the target of 1.3 (issue 22). An ``snrNN`` render adds its events onto the gained bed
+(``ConditionRenderer.render``); it renders with OpenBLAS on one thread, as every ingest does
+(``blas_single_thread``: a ``long`` stretch is added by BLAS ``daxpy``, and on a loaded 2-core
+machine a multi-threaded ``daxpy`` over one clip spends 25 times the CPU of a single-threaded
+one). Beds: every generated bed (the tagger check is not what is timed). ``--long`` also renders
 one clip as a 300 s ``long`` recording, then at 16 kHz through YAMNet (what an ingest of it
 does), and prints wall time, peak Python-side memory (tracemalloc) and the process's peak RSS.
 """
@@ -25,6 +26,7 @@ from __future__ import annotations
 import argparse
 import logging
 import resource
+import statistics
 import time
 import tracemalloc
 from dataclasses import replace
@@ -40,21 +42,27 @@ from reasonaudio.runtime import blas_single_thread
 TARGET = 1.3
 
 
-def best_passes(renders, clips, repeats: int) -> tuple[list[float], list[float]]:
+def best_passes(renders, clips, repeats: int) -> tuple[list[float], list[float], list[float]]:
     """Best wall time and best CPU time (this process) of each renderer over ``repeats``
     interleaved passes, the order reversed every other pass, so load on a shared machine falls
-    on both alike; CPU time is the steadier figure there (another job's load barely moves it)."""
+    on both alike; CPU time is the steadier figure there (another job's load barely moves it).
+    Also each pass's CPU ratio, second renderer / first: their median pairs the two in time, so
+    a drift of the machine's speed moves both sides of each ratio alike."""
     wall = [float("inf")] * len(renders)
     cpu = [float("inf")] * len(renders)
+    ratios = []
     for r in range(repeats):
         order = list(range(len(renders)))
+        took = [0.0] * len(renders)
         for i in (order if r % 2 == 0 else order[::-1]):
             t0, c0 = time.perf_counter(), time.process_time()
             for clip in clips:
                 renders[i](clip)
+            took[i] = time.process_time() - c0
             wall[i] = min(wall[i], time.perf_counter() - t0)
-            cpu[i] = min(cpu[i], time.process_time() - c0)
-    return wall, cpu
+            cpu[i] = min(cpu[i], took[i])
+        ratios.append(took[1] / took[0])
+    return wall, cpu, ratios
 
 
 def main() -> None:
@@ -85,15 +93,16 @@ def main() -> None:
     with blas_single_thread():  # as every ingest renders (ingest/embed/run.py, frame_rows.py)
         for clip in clips:  # warm: atoms and beds prepared once at the clips' rate
             noisy.render(clip)
-        (clean_s, noisy_s), (clean_cpu, noisy_cpu) = best_passes([base.render, noisy.render],
-                                                                 clips, args.repeats)
+        (clean_s, noisy_s), (clean_cpu, noisy_cpu), paired = best_passes(
+            [base.render, noisy.render], clips, args.repeats)
     print(f"{len(clips)} clips, {audio_s:.0f} s of audio at {clips[0].sample_rate} Hz, atoms={args.atoms} "
           f"({len(bank.labels)} classes), "
           f"seed {args.seed}, best of {args.repeats}")
     for name, wall_s, cpu_s in (("clean", clean_s, clean_cpu), (args.condition, noisy_s, noisy_cpu)):
         print(f"{name}: {wall_s:6.2f} s wall ({1000 * wall_s / len(clips):.1f} ms per clip), "
               f"{cpu_s:6.2f} s CPU ({1000 * cpu_s / len(clips):.1f} ms per clip)")
-    for what, ratio in (("wall", noisy_s / clean_s), ("CPU", noisy_cpu / clean_cpu)):
+    for what, ratio in (("wall", noisy_s / clean_s), ("CPU", noisy_cpu / clean_cpu),
+                        (f"CPU, median of {len(paired)} paired passes", statistics.median(paired))):
         print(f"ratio {args.condition} / clean ({what}): {ratio:.2f} (target <= {TARGET}: "
               f"{'met' if ratio <= TARGET else 'NOT met'})")
     if args.long:
