@@ -8,18 +8,25 @@
    as it is). Prints both times, the ratio Edge / numpy (target: at most 1.5) and Edge's
    recall@10 against the exact answer.
 2. Formulas: 10,000 clips with the detected payload's soft evidence (200 labels, 2 to 8 with
-   evidence per clip; ``--evidence 45-60`` for the density of the real-sound demo's detected
-   payload, about 52 labels per clip), written as ``bench detect`` writes them (payload and
-   evidence vectors, ``store.formula.evidence_vectors``), 1,000 soft-logic formula queries of
-   the five task shapes (top 10, every clip ranked: ``retrievers.soft_rank.ranked_request``),
+   evidence per clip; ``--evidence 30-45`` for the density of the real-sound demo's detected
+   payload, about 38 labels per clip; ``--evidence-from`` for that payload itself), written as
+   ``bench detect`` writes them (payload and evidence vectors, ``store.formula.evidence_vectors``),
+   1,000 soft-logic formula queries of the five task shapes (top 10, every clip ranked:
+   ``retrievers.soft_rank.ranked_request``),
    batched the same way. Prints the time (target: at most 5 s on Edge), the searches per query
    (each formula variable is the score of one: ``store.formula.read_by_prefetch``), and the
    baseline: the same formulas evaluated by numpy over every clip's columns
    (``store.formula.evaluate``, what ``detect/soft.py`` computes), with the ratio Edge / numpy.
+   ``--evidence-from DATA`` takes the evidence and the queries from a real build instead: the
+   clips of its ``bench detect`` collection (``reasonaudio-detected-yamnet-zero-shot``), drawn
+   with replacement to ``--points`` (seed 0, each draw a new clip id), and its queries' logic in
+   file order, repeated to ``--queries``: the density, the presence distribution and the label
+   co-occurrence YAMNet really produces, asked the benchmark's own questions.
 
     .venv/bin/python benchmarks/search_speed.py
     .venv/bin/python benchmarks/search_speed.py --points 2000 --queries 200   # smaller
-    .venv/bin/python benchmarks/search_speed.py --evidence 45-60 --queries 200  # the real density
+    .venv/bin/python benchmarks/search_speed.py --evidence 30-45 --queries 200  # real density, uniform
+    .venv/bin/python benchmarks/search_speed.py --evidence-from data/demo/bench  # the real payload
 """
 
 from __future__ import annotations
@@ -112,6 +119,39 @@ def soft_points(points: int, labels: int = 200, evidence: tuple[int, int] = (2, 
     return vocab, clips
 
 
+def real_points(data: Path, points: int, queries: int) -> tuple[list[str], list[dict], list]:
+    """The vocabulary, ``points`` clips drawn with replacement (seed 0) from the detected
+    collection of the build at ``data`` (label -> (p, p3, onset s, offset s), as stored), and its
+    queries' logic repeated to ``queries``."""
+    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.detect.collection import detected_collection
+    from reasonaudio.store.open import open_store
+
+    from reasonaudio.errors import DataError
+
+    try:
+        bench = load_benchmark(data)
+    except DataError as exc:
+        print(f"error: --evidence-from: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    name = detected_collection("yamnet", "zero-shot")
+    fields = (fm.PRESENCE, fm.PRESENCE_TOP3, fm.ONSET, fm.OFFSET)
+    with open_store(data) as store:
+        if not store.exists(name):
+            print(f"error: --evidence-from: {data}: no collection {name!r} (run `bench detect` "
+                  "first)", file=sys.stderr)
+            raise SystemExit(2)
+        stored = []
+        for found in store.scroll(name, fields=("clip_id", *fields)):
+            maps = [found.payload.get(f) or {} for f in fields]
+            stored.append({lab: tuple(float(m.get(lab, 0.0)) for m in maps) for lab in maps[0]})
+    rng = random.Random(0)
+    clips = [stored[rng.randrange(len(stored))] for _ in range(points)]
+    vocab = sorted({lab for c in stored for lab in c})
+    logics = [q.logic for q in bench.queries]
+    return vocab, clips, [logics[i % len(logics)] for i in range(queries)]
+
+
 def soft_logics(vocab: list[str], queries: int) -> list:
     rng = random.Random(1)
     shapes = [lambda a, b, c: And((Has(a), Has(b), Not(Has(c)))), lambda a, b, c: Before(a, b),
@@ -176,12 +216,20 @@ def main() -> None:
     ap.add_argument("--dim", type=int, default=512)
     ap.add_argument("--evidence", default="2-8", metavar="LO-HI",
                     help="labels with soft evidence per clip (default 2-8; the real-sound demo's "
-                         "detected payload holds about 52 per clip: try 45-60)")
+                         "detected payload holds about 38 per clip: try 30-45)")
+    ap.add_argument("--evidence-from", type=Path, metavar="DATA",
+                    help="draw the clips' evidence and the queries from this build's detected "
+                         "collection and queries (a `bench demo` folder's bench/)")
     args = ap.parse_args()
     lo, _, hi = args.evidence.partition("-")
     evidence = (int(lo), int(hi or lo))
-    vocab, clips = soft_points(args.points, evidence=evidence)
-    logics = soft_logics(vocab, args.queries)
+    if args.evidence_from is not None:
+        vocab, clips, logics = real_points(args.evidence_from, args.points, args.queries)
+        source = f"evidence and queries from {args.evidence_from}"
+    else:
+        vocab, clips = soft_points(args.points, evidence=evidence)
+        logics = soft_logics(vocab, args.queries)
+        source = f"{evidence[0]}-{evidence[1]} labels with evidence per clip"
     with tempfile.TemporaryDirectory() as tmp:
         for sub in ("v", "f"):
             (Path(tmp) / sub).mkdir()
@@ -199,8 +247,9 @@ def main() -> None:
     print(f"  exact numpy {v['numpy']} (OPENBLAS_CORETYPE/L2_SIZE unset): {v['numpy_s']:.3f} s")
     print(f"  ratio edge / numpy: {v['ratio']:.2f} (target <= {VECTOR_TARGET}: "
           f"{'met' if v['ratio'] <= VECTOR_TARGET else 'NOT met'})")
-    print(f"formulas: {args.queries} soft-logic queries over {args.points} clips, 200 labels "
-          f"({evidence[0]}-{evidence[1]} with evidence per clip), top {K}; "
+    density = sum(len(c) for c in clips) / max(len(clips), 1)
+    print(f"formulas: {args.queries} soft-logic queries over {args.points} clips, {len(vocab)} labels "
+          f"({source}; {density:.1f} per clip), top {K}; "
           f"{f['searches']:.1f} searches per query (mean), {f['payload_reads']} payload reads "
           "(every variable is a search's score: store.formula.read_by_prefetch)")
     print(f"  Qdrant Edge query_batch ({BATCH}/batch): {f['edge_s']:.3f} s ({f['per_query_ms']:.2f} ms "
