@@ -140,7 +140,7 @@ def test_segment_loudness_is_the_mean_of_the_gated_blocks(silent_stretch):
 
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: every BLAS is on one thread")
 def test_blas_single_thread_limits_scipys_openblas_too():
-    """The bed's daxpy is scipy's OpenBLAS, not numpy's: the limit must reach both."""
+    """A `long` stretch's daxpy is scipy's OpenBLAS, not numpy's: the limit must reach both."""
     with blas_single_thread():
         blas = [lib for lib in threadpool_info() if lib["user_api"] == "blas"]
         assert blas and all(lib["num_threads"] == 1 for lib in blas), blas

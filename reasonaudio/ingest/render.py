@@ -52,7 +52,7 @@ SUBTYPE = "PCM_16"
 LOUDNESS_BLOCK_S = 0.4  # pyloudnorm's default BS.1770 gating block
 PASS_BLOCK = 32_768
 """samples per block of the final pass (:meth:`Renderer.limited`): a block of the float64 mix
-(256 KiB), the bed added into it and its float32 output stay in the L2 cache together"""
+(256 KiB) and its float32 output stay in the L2 cache together"""
 
 
 @dataclass(frozen=True)
