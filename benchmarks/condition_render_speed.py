@@ -10,9 +10,8 @@ clean render is the cheapest, so the bed's fixed cost weighs most there: docs/co
 
 Composes a benchmark (metadata only) with the project's builder, renders its clips warm (atoms
 and beds prepared once, as in an ingest) under clean and under ``--condition``, best of
-``--repeats`` interleaved passes each, and prints the ratio noisy / clean, in wall and in CPU time (and the
-median of the passes' paired CPU ratios),
-against the target of 1.3 (issue 22). An ``snrNN`` render adds its events onto the gained bed
+``--repeats`` interleaved passes each, and prints the ratio noisy / clean, in wall and in CPU
+time, and the median of the passes' paired CPU ratios, against the target of 1.3 (issue 22). An ``snrNN`` render adds its events onto the gained bed
 (``ConditionRenderer.render``); it renders with OpenBLAS on one thread, as every ingest does
 (``blas_single_thread``: a ``long`` stretch is added by BLAS ``daxpy``, and on a loaded 2-core
 machine a multi-threaded ``daxpy`` over one clip spends 25 times the CPU of a single-threaded

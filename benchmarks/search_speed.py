@@ -125,9 +125,8 @@ def real_points(data: Path, points: int, queries: int) -> tuple[list[str], list[
     queries' logic repeated to ``queries``."""
     from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.detect.collection import detected_collection
-    from reasonaudio.store.open import open_store
-
     from reasonaudio.errors import DataError
+    from reasonaudio.store.open import open_store
 
     try:
         bench = load_benchmark(data)

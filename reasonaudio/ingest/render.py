@@ -386,10 +386,11 @@ class ConditionRenderer:
 
     def bed_terms(self, clip: Clip, n: int) -> Iterator[tuple[int, np.ndarray, float]]:
         """The bed under the placed clip's ``n``-sample mix as terms ``(start, x, a)``, each
-        adding ``a * x`` from sample ``start`` on (one BLAS daxpy): an ``snrNN`` bed segment at
-        its gain (a view of the bed, the whole clip long), or a ``long`` stretch gained and
-        faded (``a`` 1.0, an exact add; made as it is reached, so a long recording holds one
-        stretch at a time)."""
+        ``a * x`` from sample ``start`` on: an ``snrNN`` bed segment at its gain (one term, a
+        view of the bed the whole clip long, which :meth:`bed_stem` multiplies out), or a
+        ``long`` stretch gained and faded (``a`` 1.0, added by one exact BLAS daxpy in
+        :meth:`add_bed`; made as it is reached, so a long recording holds one stretch at a
+        time)."""
         sr = clip.sample_rate
         fade = int(round(self.params.fade_ms / 1000 * sr))
         for span in self.bed_spans(clip):
