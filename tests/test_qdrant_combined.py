@@ -54,10 +54,10 @@ class Counting:
     def __getattr__(self, name):
         return getattr(self.store, name)
 
-    def query_batch(self, name, requests):
+    def query_batch(self, name, requests, names=None):
         self.calls += 1
         self.requests += len(requests)
-        return self.store.query_batch(name, requests)
+        return self.store.query_batch(name, requests, names)
 
     def query(self, *a, **k):
         raise AssertionError("a single query where a batch was expected")

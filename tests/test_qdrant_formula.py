@@ -25,7 +25,7 @@ from reasonaudio.detect.soft import SoftIndex
 from reasonaudio.ingest.build import BuildParams, build_benchmark
 from reasonaudio.retrievers.soft_rank import by_id_request, ranked_request
 from reasonaudio.store import formula as fm
-from reasonaudio.store.base import CollectionMeta, PointIn, Request
+from reasonaudio.store.base import CollectionMeta, Request
 from reasonaudio.store.collections import corpus_fingerprint, load_collection
 from reasonaudio.store.filters import to_filter
 from reasonaudio.store.payload import clip_payload
@@ -36,6 +36,11 @@ THRESHOLDS_ON = 0.3
 def dims_of(bench) -> dict[str, int]:
     """The evidence vectors' dimensions of a build's labels (as ``bench detect`` writes them)."""
     return fm.evidence_dims(bench.labels)
+
+
+def counts_of(store, name: str) -> dict[str, int]:
+    """The per-label evidence counts the collection's record holds (what bounds a search)."""
+    return fm.recorded_counts(store.meta(name).extra)
 
 
 @pytest.fixture(scope="module")
@@ -81,16 +86,14 @@ def write_detected(bench, store, payloads, thresholds) -> str:
     meta = CollectionMeta(model="detected:yamnet", revision="test", dimension=1, distance="dot",
                           pooling="none", corpus_sha256=corpus_fingerprint(bench),
                           extra={"kind": "detected", "format": FORMAT, "mode": "zero-shot",
-                                 **fm.evidence_record(dims_of(bench)),
+                                 **fm.evidence_record(dims_of(bench), payloads),
                                  "calibration": {"seed": bench.seed + 1, "params": {
                                      "on": THRESHOLDS_ON, "thresholds": thresholds}}})
     by_id = {p["clip_id"]: p for p in payloads}
     dims = fm.evidence_dims(bench.labels)
     load_collection(store, name, meta, [c.id for c in bench.clips],
-                    lambda ids: [PointIn(c, fm.evidence_vectors(by_id[c], dims), by_id[c])
-                                 for c in ids], force=True,
-                    index_labels=bench.labels, float_maps=("dur", *fm.SOFT_FIELDS), vectors={},
-                    plain_sparse=fm.EVIDENCE_VECTORS)
+                    lambda ids: [fm.evidence_point(c, by_id[c], dims) for c in ids], force=True,
+                    index_labels=bench.labels, **fm.evidence_layout())
     return name
 
 
@@ -120,10 +123,10 @@ def test_formula_equals_python_soft_scores_on_every_backend(build, tmp_path):
             name = write_detected(bench, store, payloads, thresholds)
             requests = []
             for logic in logics:
-                requests.append(ranked_request(fm.soft_formula(logic), logic, n, n, dims_of(bench)))
+                requests.append(ranked_request(fm.soft_formula(logic), logic, n, n, dims_of(bench),
+                                               counts_of(store, name)))
                 requests.append(ranked_request(fm.detected_formula(logic, to_filter(logic)), logic,
-                                               n, n,
-                                               dims_of(bench)))
+                                               n, n, dims_of(bench), counts_of(store, name)))
             answers = store.query_batch(name, requests)
             for i, logic in enumerate(logics):
                 soft = dict(zip(python.clip_ids, python.ranking_score(logic)))
@@ -259,9 +262,11 @@ def test_count_formula_equals_python_soft_scores(build, tmp_path):
     for backend, store in list(_stores(tmp_path))[:2]:
         try:
             name = write_detected(bench, store, payloads, thresholds)
-            requests = [ranked_request(fm.soft_formula(lg), lg, n, n, dims_of(bench)) for lg in logics]
+            counts = counts_of(store, name)
+            requests = [ranked_request(fm.soft_formula(lg), lg, n, n, dims_of(bench), counts)
+                        for lg in logics]
             requests += [ranked_request(fm.detected_formula(lg, to_filter(lg)), lg, n, n,
-                                        dims_of(bench))
+                                        dims_of(bench), counts)
                          for lg in logics]
             answers = store.query_batch(name, requests)
             for i, logic in enumerate(logics):
@@ -310,7 +315,8 @@ def test_rankings_repeat_and_equal_ties_rank_by_clip_id(build, tmp_path):
             name = write_detected(bench, store, payloads, thresholds)
             for logic in logics:
                 for expr in (fm.soft_formula(logic), fm.detected_formula(logic, to_filter(logic))):
-                    request = ranked_request(expr, logic, k + 16, n, dims_of(bench))
+                    request = ranked_request(expr, logic, k + 16, n, dims_of(bench),
+                                             counts_of(store, name))
                     sends = [[h.clip_id for h in rank([(f.clip_id, f.score) for f in found], k)]
                              for found in store.query_batch(name, [request] * 3)]
                     assert sends[0] == sends[1] == sends[2], (backend, logic)
@@ -364,14 +370,13 @@ def test_times_reach_qdrant_exactly_so_vectors_score_as_the_payload(tmp_path):
     pairs = 0
     for store in (EdgeStore(tmp_path / "edge", write=True), ClientStore(path=tmp_path / "local")):
         try:
-            store.create("t", meta, float_maps=("dur", *fm.SOFT_FIELDS), vectors={},
-                         plain_sparse=fm.EVIDENCE_VECTORS)
-            store.upsert("t", [PointIn(pl["clip_id"], fm.evidence_vectors(pl, dims), pl)
-                               for pl in payloads])
+            store.create("t", meta, **fm.evidence_layout())
+            store.upsert("t", [fm.evidence_point(pl["clip_id"], pl, dims) for pl in payloads])
             for logic in logics:  # without the clip-order term: its value is float32 in a vector
                 expr = fm.soft_formula(logic, order=False)
                 got, read = ({f.clip_id: f.score for f in hits} for hits in store.query_batch("t", [
-                    ranked_request(expr, logic, n, n, dims),
+                    ranked_request(expr, logic, n, n, dims,
+                                   fm.recorded_counts(fm.evidence_record(dims, payloads))),
                     Request(limit=n, formula=expr, prefetch=(Request(limit=n),))]))  # payload
                 plain = fm.evaluate(expr, lambda k: columns.get(k, np.zeros(n)), n)
                 assert got == read, logic

@@ -46,18 +46,21 @@ from reasonaudio.ingest.render import NOISY_MIX, bench_renderer
 from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.store.base import CollectionMeta, PointIn, Store, collection_name
 from reasonaudio.store.collections import corpus_fingerprint, load_collection
-from reasonaudio.store.formula import (EVIDENCE_VECTORS, SOFT_FIELDS, evidence_dims, evidence_record,
-                                       evidence_vectors)
-from reasonaudio.store.payload import COUNT_FIELD, DUR_FIELD, clip_payload
+from reasonaudio.store.formula import (evidence_dims, evidence_layout, evidence_point,
+                                       evidence_record)
+from reasonaudio.store.payload import COUNT_FIELD, clip_payload
 
 TAGGERS = ("yamnet",)
 TRACK_FLOOR = 0.02
 """labels whose peak track score reaches this get a track summary in the payload (soft score)"""
-FORMAT = "reasonaudio-detected-v4"
+FORMAT = "reasonaudio-detected-v5"
 """v2: the track summaries replaced by the soft evidence as float fields (``soft_p``, ``soft_p3``, ``soft_on``, ``soft_off``,
 ``soft_dur``: label -> value) and ``soft_labels``, which the score formulas read; v4: the same
 evidence also as sparse vectors (``store.formula.EVIDENCE_VECTORS``, their labels in the record's
-``evidence_labels``), from which Qdrant reads a formula's variables"""
+``evidence_labels``), from which Qdrant reads a formula's variables; v5: ``soft_label_ids``
+(integer index) instead of the keyword index on ``soft_labels``, the dense clip-order vector
+``soft_clip_order`` and per-label evidence counts in the record (``evidence_counts``): what makes
+a soft query twice as fast (``store.formula.evidence_point``, docs/qdrant.md)"""
 
 
 
@@ -272,14 +275,14 @@ def run_detection(bench: Benchmark, store: Store, options: DetectOptions = Detec
         extra={"kind": "detected", "format": FORMAT, "tagger": options.tagger, "mode": options.mode,
                "optimistic": options.mode == "enrolled", "calibration": calibration.to_json(),
                "label_map": label_map.to_json(), "soft": SEMANTICS, "track_floor": TRACK_FLOOR,
-               **evidence_record(dims)})
+               **evidence_record(dims, payloads.values())})
 
     def make(ids: Sequence[str]) -> list[PointIn]:
-        return [PointIn(cid, evidence_vectors(payloads[cid], dims), payloads[cid]) for cid in ids]
+        return [evidence_point(cid, payloads[cid], dims) for cid in ids]
 
     load_collection(store, name, meta, [c.id for c in bench.clips], make, force=True,
-                    index_labels=bench.labels, float_maps=(DUR_FIELD, *SOFT_FIELDS),
-                    vectors={}, plain_sparse=EVIDENCE_VECTORS, batch_size=options.upsert_batch)
+                    index_labels=bench.labels, batch_size=options.upsert_batch,
+                    **evidence_layout())
     timings["upsert_s"] = time.perf_counter() - t4
     timings["total_s"] = time.perf_counter() - t0
     report = perception(heard, detected, label_map.labels)

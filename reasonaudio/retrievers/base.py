@@ -13,6 +13,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from reasonaudio.constraints.resolve import ResolveOptions
 from reasonaudio.progress import SILENT, Hooks
+from reasonaudio.store.payload import point_names
 
 
 @dataclass(frozen=True)
@@ -128,8 +129,17 @@ class QueryRetriever(Retriever):
 
     store: Any
     collection: str
+    bench: Any
     sign = 1.0
     """+1: a higher Qdrant score is better (precomputed vectors under a distance negate it)"""
+    _names: dict[str, str] | None = None
+
+    def point_names(self) -> dict[str, str]:
+        """Point id -> clip id of the benchmark's clips: the store names the hits from it rather
+        than from their payloads (``Store.query_batch(names=...)``)."""
+        if self._names is None:
+            self._names = point_names(c.id for c in self.bench.clips)
+        return self._names
 
     def request(self, text: str, limit: int) -> Any:
         """The ``store.base.Request`` answering ``text`` (a QueryParseError if it cannot)."""
@@ -152,7 +162,7 @@ class QueryRetriever(Retriever):
             except QueryParseError as exc:
                 out.append(exc)
         limit = k + TIE_MARGIN
-        answers = self.store.query_batch(self.collection, [r for _, r in asked])
+        answers = self.store.query_batch(self.collection, [r for _, r in asked], self.point_names())
         while True:
             again = []
             for (i, _), found in zip(asked, answers):
@@ -167,7 +177,8 @@ class QueryRetriever(Retriever):
             # returned is its own (hash) order, so ask those queries again for more
             limit *= 4
             asked = [(i, self.wider_request(texts[i], limit, k + TIE_MARGIN)) for i in again]
-            answers = self.store.query_batch(self.collection, [r for _, r in asked])
+            answers = self.store.query_batch(self.collection, [r for _, r in asked],
+                                             self.point_names())
 
     def search(self, text: str, k: int) -> list[Hit]:
         got = self.search_batch([text], k)[0]

@@ -32,8 +32,7 @@ from reasonaudio.errors import ModelError, QueryParseError, StoreError
 from reasonaudio.models.names import Combined, parse_combined
 from reasonaudio.retrievers.base import QueryRetriever, Retriever, RetrieverOptions
 from reasonaudio.retrievers.bm25 import SPARSE, Bm25Retriever, sparse
-from reasonaudio.retrievers.soft_rank import (SoftRetriever, evidence_filter, ranked_request,
-                                              restricted_request)
+from reasonaudio.retrievers.soft_rank import SoftRetriever, ranked_request, restricted_request
 from reasonaudio.retrievers.vector import VectorRetriever
 from reasonaudio.store import formula as fm
 from reasonaudio.store.base import (
@@ -160,12 +159,11 @@ class JointCollection:
                                        for p, d in dense.items()}
                 if sparse_vecs:
                     vec[SPARSE] = sparse_vecs[cid]
-                if payloads:
-                    vec.update(fm.evidence_vectors(payloads[cid], dims))
                 payload = payloads.get(cid) or clip_payload(by_id[cid])
                 if captions:
                     payload = {**payload, "caption": captions[cid]}
-                out.append(PointIn(cid, vec, payload))
+                out.append(fm.evidence_point(cid, payload, dims, vec) if payloads
+                           else PointIn(cid, vec, payload))
             return out
 
         meta = CollectionMeta(model="joint:" + ",".join(sorted(self.sources)), revision=self.revision,
@@ -173,11 +171,13 @@ class JointCollection:
                               corpus_sha256=corpus_fingerprint(self.bench),
                               extra={"kind": "joint", "parts": self.sources,
                                      "vectors": {p: self.vector(p) for p in self.sources},
-                                     **fm.evidence_record(dims if payloads else {})})
+                                     **(fm.evidence_record(dims, payloads.values())
+                                        if payloads else {})})
+        layout = (fm.evidence_layout(specs) if payloads
+                  else {"float_maps": ("dur", *fm.SOFT_FIELDS), "vectors": specs})
         load_collection(self.store, self.name, meta, ids, make, force=True,
-                        index_labels=self.bench.labels, float_maps=("dur", *fm.SOFT_FIELDS),
-                        vectors=specs, sparse=(SPARSE,) if sparse_vecs else (),
-                        plain_sparse=fm.EVIDENCE_VECTORS if payloads else (), batch_size=512)
+                        index_labels=self.bench.labels, sparse=(SPARSE,) if sparse_vecs else (),
+                        batch_size=512, **layout)
 
 
 class CombinedRetriever(QueryRetriever):
@@ -195,7 +195,8 @@ class CombinedRetriever(QueryRetriever):
                           options.hooks.notify)
         self.collection = self.joint.name
         self.n_points = store.count(self.collection)
-        self.dims = fm.recorded_dims(store.meta(self.collection).extra)
+        extra = store.meta(self.collection).extra
+        self.dims, self.counts = fm.recorded_dims(extra), fm.recorded_counts(extra)
         self.soft = next((p for p in parts if isinstance(p, SoftRetriever)), None)
         self._last_text: str | None = None
         self.part_text: dict[str, Callable[[str], str]] = {}
@@ -226,7 +227,7 @@ class CombinedRetriever(QueryRetriever):
             return restricted_request(fm.fused_soft_formula(logic, self.n_points), flt, limit,
                                       self.dims)
         return ranked_request(fm.fused_soft_formula(logic, self.n_points), logic, limit,
-                              self.n_points, self.dims)
+                              self.n_points, self.dims, self.counts)
 
     def request(self, text: str, limit: int, flt: Any = None, depth: int | None = None) -> Request:
         """One Qdrant query: each part's own query limited to ``N = max(prefetch, depth)``
@@ -239,9 +240,10 @@ class CombinedRetriever(QueryRetriever):
             assert logic is not None
             model = self.part_request(self.parts[0], text, n, flt)
             formula, cut = fm.kept_to_first(fm.hybrid_formula(logic, p.weight, order=flt is None))
-            keep = evidence_filter(logic) if flt is None else flt
-            base = (model, fm.order_search(self.n_points, keep)) if flt is None else (model,)
-            formula, prefetch = fm.read_by_prefetch(formula, base, self.dims, self.n_points, keep)
+            keep = fm.evidence_filter(logic, self.dims) if flt is None else flt
+            bound = fm.evidence_bound(logic, self.counts, self.n_points) if flt is None else n
+            base = (model, fm.order_search(bound, keep)) if flt is None else (model,)
+            formula, prefetch = fm.read_by_prefetch(formula, base, self.dims, bound, keep)
             return Request(limit=limit, formula=formula, prefetch=prefetch, score_threshold=cut)
         return Request(limit=limit, fusion=self.combined.kind, rrf_k=p.rrf_k,
                        prefetch=tuple(self.part_request(r, text, n, flt) for r in self.parts))

@@ -5,7 +5,7 @@
 (``detected_formula``). Each search is one Qdrant query, and a run's queries go in batches
 (``Store.query_batch``): a formula query rescoring what two order searches bring,
 
-- every clip with soft evidence for the labels the query requires (``soft_labels``),
+- every clip with soft evidence for the labels the query requires (``soft_label_ids``),
 - and ``k + margin`` of the others, smallest clip ids first: they lack a required label (or
   any mentioned one), so every one of them scores the formula at its defaults, the same value;
   any of them stands for all,
@@ -29,7 +29,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from qdrant_client.http import models
 
-from reasonaudio.constraints.logic import Node, conjuncts, describe, labels
+from reasonaudio.constraints.logic import Node, conjuncts, describe
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.detect.collection import FORMAT, DetectOptions, _check, detected_collection
 from reasonaudio.detect.soft import SEMANTICS
@@ -44,31 +44,22 @@ from reasonaudio.store.payload import COUNT_FIELD, point_id
 SOFT = "soft:"
 
 
-def evidence_filter(logic: Node) -> models.Filter:
-    """The clips whose score can differ from the rest: with evidence for every label the logic
-    requires (``formula.required``), or, when it requires none, for any label it mentions."""
-    need = sorted(fm.required(logic))
-    if need:
-        return models.Filter(must=[models.FieldCondition(
-            key=fm.EVIDENCE, match=models.MatchValue(value=lab)) for lab in need])
-    return models.Filter(must=[models.FieldCondition(
-        key=fm.EVIDENCE, match=models.MatchAny(any=sorted(set(labels(logic)))))])
-
-
 def ranked_request(expr: fm.Expr, logic: Node, limit: int, n_points: int,
-                   dims: Mapping[str, int], fields: Any = False) -> Request:
-    """One formula query over the whole collection: the clips :func:`evidence_filter` admits,
+                   dims: Mapping[str, int], counts: Mapping[str, int], fields: Any = False) -> Request:
+    """One formula query over the whole collection: the clips ``formula.evidence_filter`` admits,
     plus the ``limit`` smallest clip ids of the rest (all of which score the same but for the tie
     term: 0, or the formula's value at its defaults when the logic requires no label). Both are
     order searches (their scores are the clip-order values), and every evidence variable is read
     from a search kept to the evidence clips (``formula.read_by_prefetch``): outside them a
-    variable is at its default or multiplied by a required label's presence 0. A hard filter is
-    a prefetch kept to them too when the logic requires a label (it admits no clip lacking
-    one); else it stays a condition the formula checks."""
-    evidence = evidence_filter(logic)
-    base = (fm.order_search(max(n_points, 1), evidence),
-            fm.order_search(limit, models.Filter(must_not=[evidence])))
-    formula, prefetch = fm.read_by_prefetch(expr, base, dims, max(n_points, 1), evidence,
+    variable is at its default or multiplied by a required label's presence 0. Those searches
+    ask for as many points as the evidence can hold (``formula.evidence_bound``, from the
+    recorded ``counts``). A hard filter is a prefetch kept to them too when the logic requires a
+    label (it admits no clip lacking one); else it stays a condition the formula checks."""
+    evidence = fm.evidence_filter(logic, dims)
+    bound = fm.evidence_bound(logic, counts, n_points)
+    base = (fm.order_search(bound, evidence),
+            fm.order_search(limit, models.Filter(must_not=[evidence]), walk=True))
+    formula, prefetch = fm.read_by_prefetch(expr, base, dims, bound, evidence,
                                             conditions=bool(fm.required(logic)))
     return Request(limit=limit, formula=formula, fields=fields, prefetch=prefetch)
 
@@ -101,6 +92,7 @@ class FormulaRetriever(QueryRetriever, PayloadRetriever):
                              f"without the soft evidence fields; rerun `{command}`")
         self.n_points = store.count(collection)
         self.dims = fm.recorded_dims(self.meta.extra)
+        self.counts = fm.recorded_counts(self.meta.extra)
         self._last: Node | None = None
 
     def expression(self, logic: Node, order: bool = True) -> fm.Expr:
@@ -111,7 +103,8 @@ class FormulaRetriever(QueryRetriever, PayloadRetriever):
     def request(self, text: str, limit: int) -> Request:
         logic = self.parse(text)
         self._last = logic
-        return ranked_request(self.expression(logic), logic, limit, self.n_points, self.dims)
+        return ranked_request(self.expression(logic), logic, limit, self.n_points, self.dims,
+                              self.counts)
 
     def score(self, text: str, clip_ids: Sequence[str]) -> list[float]:
         if not clip_ids:

@@ -134,6 +134,9 @@ class Request:
     fields: "Fields" = False
     score_threshold: float | None = None
     """only points scoring at least this come back (``formula.kept_to_first``)"""
+    exact: bool = False
+    """search ``nearest`` exactly, never by an approximate (HNSW) index: a search whose scores
+    a formula reads as values (``formula.order_search``)"""
 
 
 FUSIONS = ("rrf", "dbsf")
@@ -205,9 +208,16 @@ class Store(abc.ABC):
         """The ``k`` nearest points to ``vector`` (optionally among those ``flt`` admits)."""
 
     @abc.abstractmethod
-    def query_batch(self, name: str, requests: Sequence[Request]) -> list[list[Found]]:
+    def query_batch(self, name: str, requests: Sequence[Request],
+                    names: Mapping[str, str] | None = None) -> list[list[Found]]:
         """Several :class:`Request` s in one call (Edge ``query_batch``, servers
-        ``query_batch_points``); one list of points per request, in order."""
+        ``query_batch_points``); one list of points per request, in order.
+
+        ``names``: point id -> clip id of the points the answers may hold
+        (``payload.point_names``). Where no request asks for fields, the points come back named
+        from it, their payloads unread (Edge parses a point's whole payload to read its clip id:
+        a fifth of a soft query's time on the real detected payload). An answer holding a point
+        it lacks makes the batch go again, named by payloads (:func:`named_answers`)."""
 
     @abc.abstractmethod
     def scroll(self, name: str, flt: Any = None, fields: Fields = (ID_FIELD,),
@@ -265,6 +275,27 @@ def payload_fields(fields: Fields) -> bool | list[str]:
     out = list(fields)
     if ID_FIELD not in out:
         out.insert(0, ID_FIELD)
+    return out
+
+
+def by_names(requests: Sequence[Request], names: Mapping[str, str] | None) -> bool:
+    """Whether a batch's points can come back named by ``names`` (no request asks for fields)."""
+    return names is not None and all(r.fields is False for r in requests)
+
+
+def named_answers(answers: Iterable[Iterable[Any]], names: Mapping[str, str]
+                  ) -> list[list[Found]] | None:
+    """Scored points (``.id``, ``.score``) as :class:`Found` s named by ``names``; None when a
+    point is not in it (the caller asks again with payloads)."""
+    out = []
+    for points in answers:
+        got = []
+        for p in points:
+            clip_id = names.get(str(p.id))
+            if clip_id is None:
+                return None
+            got.append(Found(clip_id, float(p.score)))
+        out.append(got)
     return out
 
 

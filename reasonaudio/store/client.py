@@ -21,13 +21,13 @@ from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedR
 
 from reasonaudio.errors import StoreError, echo
 from reasonaudio.store.base import (
-    META_KEY, CollectionMeta, Fields, Found, PointIn, Request, Sparse, Store, VectorSpec,
-    found_from_payload, payload_fields, plain_vector,
+    META_KEY, CollectionMeta, Fields, Found, PointIn, Request, Sparse, Store, VectorSpec, by_names,
+    found_from_payload, named_answers, payload_fields, plain_vector,
 )
 from reasonaudio.store import formula as fm
 from reasonaudio.store.handles import SharedHandles
 from reasonaudio.store.lock import StoreLock
-from reasonaudio.store.payload import dur_key, keyword_fields, point_id
+from reasonaudio.store.payload import KEYWORD_FIELDS, dur_key, integer_fields, point_id
 
 _DISTANCE = {"cosine": models.Distance.COSINE, "dot": models.Distance.DOT,
              "euclid": models.Distance.EUCLID, "manhattan": models.Distance.MANHATTAN}
@@ -77,18 +77,24 @@ def _scoring(req: Request) -> Any:
     return None
 
 
+def _params(req: Request) -> models.SearchParams | None:
+    return models.SearchParams(exact=True) if req.exact else None
+
+
 def _prefetch(req: Request) -> models.Prefetch:
     return models.Prefetch(query=_scoring(req), using=req.using, limit=req.limit, filter=req.flt,
                            prefetch=[_prefetch(p) for p in req.prefetch] or None,
-                           score_threshold=req.score_threshold)
+                           score_threshold=req.score_threshold, params=_params(req))
 
 
-def to_client_request(req: Request) -> models.QueryRequest:
-    """A :class:`Request` in qdrant-client's models (``query_batch_points``)."""
+def to_client_request(req: Request, payload: bool = True) -> models.QueryRequest:
+    """A :class:`Request` in qdrant-client's models (``query_batch_points``; ``payload=False``:
+    no payload back)."""
     return models.QueryRequest(query=_scoring(req), using=req.using, limit=req.limit,
                                filter=req.flt, prefetch=[_prefetch(p) for p in req.prefetch] or None,
-                               with_payload=payload_fields(req.fields), with_vector=False,
-                               score_threshold=req.score_threshold)
+                               with_payload=payload_fields(req.fields) if payload else False,
+                               with_vector=False, score_threshold=req.score_threshold,
+                               params=_params(req))
 
 
 def _close_client(client: QdrantClient) -> None:
@@ -225,8 +231,11 @@ class ClientStore(Store):
                 name, vectors_config=config, sparse_vectors_config=sparse_config,
                 metadata={META_KEY: meta.to_json()}, **opts)
             if self.backend == "server":  # local mode ignores payload indexes (and warns)
-                for key in keyword_fields(tuple(float_maps)):
+                for key in KEYWORD_FIELDS:
                     self.client.create_payload_index(name, key, models.PayloadSchemaType.KEYWORD)
+                for key in integer_fields(tuple(float_maps)):
+                    self.client.create_payload_index(name, key, models.IntegerIndexParams(
+                        type=models.IntegerIndexType.INTEGER, lookup=True, range=False))
                 for label in index_labels:
                     for field in float_maps:
                         self.client.create_payload_index(name, dur_key(label, field),
@@ -274,12 +283,21 @@ class ClientStore(Store):
                                            with_vectors=False)
         return [found_from_payload(p.payload, p.score, fields, name) for p in res.points]
 
-    def query_batch(self, name: str, requests: Sequence[Request]) -> list[list[Found]]:
+    def query_batch(self, name: str, requests: Sequence[Request],
+                    names: Mapping[str, str] | None = None) -> list[list[Found]]:
         if not requests:
             return []
         self._require(name)
+        ids_only = by_names(requests, names)
         with self._errors(f"querying {name!r}"):
-            answers = self.client.query_batch_points(name, [to_client_request(r) for r in requests])
+            answers = self.client.query_batch_points(name, [to_client_request(r, not ids_only)
+                                                            for r in requests])
+        if ids_only:
+            assert names is not None
+            got = named_answers((a.points for a in answers), names)
+            if got is not None:
+                return got
+            return self.query_batch(name, requests)
         return [[found_from_payload(p.payload, p.score, r.fields, name) for p in a.points]
                 for r, a in zip(requests, answers)]
 

@@ -24,14 +24,14 @@ from qdrant_client.http import models
 from reasonaudio.errors import StoreError
 from reasonaudio.fileio import atomic_file
 from reasonaudio.store.base import (
-    CollectionMeta, Fields, Found, PointIn, Request, Sparse, Store, VectorSpec, found_from_payload,
-    payload_fields, plain_vector,
+    CollectionMeta, Fields, Found, PointIn, Request, Sparse, Store, VectorSpec, by_names,
+    found_from_payload, named_answers, payload_fields, plain_vector,
 )
 from reasonaudio.store import formula as fm
 from reasonaudio.store.handles import SharedHandles
 from reasonaudio.store.lock import StoreLock, holder
 from reasonaudio.store.space import check_free_space
-from reasonaudio.store.payload import dur_key, keyword_fields, point_id
+from reasonaudio.store.payload import KEYWORD_FIELDS, dur_key, integer_fields, point_id
 
 META_FILE = "collection.json"
 SHARD_DIR = "shard"
@@ -137,18 +137,35 @@ def _edge_scoring(req: Request) -> Any:
     return None
 
 
-def _edge_prefetch(req: Request) -> Any:
+_EXACT = qe.SearchParams(exact=True)
+
+
+def _edge_prefetch(req: Request, filters: dict[int, Any]) -> Any:
     return qe.Prefetch(limit=req.limit, query=_edge_scoring(req),
-                       prefetches=[_edge_prefetch(p) for p in req.prefetch] or None,
-                       filter=to_edge_filter(req.flt), score_threshold=req.score_threshold)
+                       prefetches=[_edge_prefetch(p, filters) for p in req.prefetch] or None,
+                       filter=_shared_filter(req.flt, filters), score_threshold=req.score_threshold,
+                       params=_EXACT if req.exact else None)
 
 
-def to_edge_request(req: Request) -> Any:
-    """A :class:`Request` as an Edge ``QueryRequest``."""
+def _shared_filter(flt: Any, filters: dict[int, Any]) -> Any:
+    """``to_edge_filter`` once per filter object of a request (a soft query's searches share
+    one: half the translation time)."""
+    if flt is None:
+        return None
+    if id(flt) not in filters:
+        filters[id(flt)] = to_edge_filter(flt)
+    return filters[id(flt)]
+
+
+def to_edge_request(req: Request, payload: bool = True) -> Any:
+    """A :class:`Request` as an Edge ``QueryRequest`` (``payload=False``: no payload back)."""
+    filters: dict[int, Any] = {}
     return qe.QueryRequest(limit=req.limit, query=_edge_scoring(req),
-                           prefetches=[_edge_prefetch(p) for p in req.prefetch] or None,
-                           filter=to_edge_filter(req.flt), with_payload=_selector(req.fields),
-                           with_vector=False, score_threshold=req.score_threshold)
+                           prefetches=[_edge_prefetch(p, filters) for p in req.prefetch] or None,
+                           filter=to_edge_filter(req.flt),
+                           with_payload=_selector(req.fields) if payload else False,
+                           with_vector=False, score_threshold=req.score_threshold,
+                           params=_EXACT if req.exact else None)
 
 
 def _selector(fields: Fields) -> Any:
@@ -263,8 +280,10 @@ class EdgeStore(Store):
             shard = qe.EdgeShard.create(str(d / SHARD_DIR), config)
         except Exception as exc:
             raise _busy(d, exc) from None
-        for key in keyword_fields(tuple(float_maps)):
+        for key in KEYWORD_FIELDS:
             shard.update(qe.UpdateOperation.create_field_index(key, qe.PayloadSchemaType.Keyword))
+        for key in integer_fields(tuple(float_maps)):
+            shard.update(qe.UpdateOperation.create_field_index(key, qe.PayloadSchemaType.Integer))
         for label in (index_labels if self.float_indexes else ()):
             for field in float_maps:
                 shard.update(qe.UpdateOperation.create_field_index(dur_key(label, field),
@@ -327,11 +346,20 @@ class EdgeStore(Store):
         return [found_from_payload(p.payload, p.score, fields, name)
                 for p in self._shard(name).query(req)]
 
-    def query_batch(self, name: str, requests: Sequence[Request]) -> list[list[Found]]:
+    def query_batch(self, name: str, requests: Sequence[Request],
+                    names: Mapping[str, str] | None = None) -> list[list[Found]]:
         if not requests:
             return []
         shard = self._shard(name)
-        answers = shard.query_batch(qe.QueryBatchRequest([to_edge_request(r) for r in requests]))
+        ids_only = by_names(requests, names)
+        answers = shard.query_batch(qe.QueryBatchRequest([to_edge_request(r, not ids_only)
+                                                          for r in requests]))
+        if ids_only:
+            assert names is not None
+            got = named_answers(answers, names)
+            if got is not None:
+                return got
+            return self.query_batch(name, requests)
         return [[found_from_payload(p.payload, p.score, r.fields, name) for p in points]
                 for r, points in zip(requests, answers)]
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import uuid
 from itertools import permutations
-from typing import Any
+from typing import Any, Iterable
 
 from reasonaudio.constraints.semantics import before_occ, occurrences, overlap_occ
 from reasonaudio.dataset.clip import Clip
@@ -38,11 +38,15 @@ FORBIDDEN_IN_LABEL = ('"', "\\", BEFORE_SEP, OVERLAP_SEP)
 """Characters that would make a pair keyword or a quoted key path ambiguous."""
 
 KEYWORD_FIELDS = ("labels", "before", "overlaps")
+"""the keyword-indexed fields of every collection"""
 SOFT_FIELDS = ("soft_p", "soft_p3", "soft_on", "soft_off", "soft_dur")
 """detected collections: label -> calibrated presence (peak, top-3 mean), onset, offset and
 duration in seconds, the evidence the score formulas read (store/formula.py)"""
 SOFT_LABELS_FIELD = "soft_labels"
-"""detected collections: the labels with soft evidence (keyword index)"""
+"""detected collections: the labels with soft evidence (keyword list)"""
+SOFT_LABEL_IDS_FIELD = "soft_label_ids"
+"""detected collections: the same labels as integers, their evidence dimensions (integer index;
+store/formula.py reads it)"""
 SOFT_ORDER_FIELD = "soft_order"
 """detected collections: the clip's place in clip-id order, ``(n - i) / n`` for the ``i``-th
 smallest id of ``n`` (also dimension 0 of the ``soft_clip`` evidence vector): the score
@@ -50,10 +54,10 @@ formulas' tie term, so equal soft values rank by
 clip id in Qdrant as in numpy (store/formula.py, :data:`~reasonaudio.store.formula.ORDER_WEIGHT`)"""
 
 
-def keyword_fields(float_maps: tuple[str, ...] | list[str]) -> tuple[str, ...]:
-    """The keyword-indexed fields of a collection: a detected one (soft maps) adds
-    ``soft_labels``."""
-    return KEYWORD_FIELDS + ((SOFT_LABELS_FIELD,) if SOFT_FIELDS[0] in float_maps else ())
+def integer_fields(float_maps: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """The integer-indexed fields of a collection: a detected one (soft maps) has
+    ``soft_label_ids``."""
+    return (SOFT_LABEL_IDS_FIELD,) if SOFT_FIELDS[0] in float_maps else ()
 
 
 DUR_FIELD = "dur"
@@ -62,6 +66,11 @@ COUNT_FIELD = "count"
 
 def point_id(clip_id: str) -> str:
     return str(uuid.uuid5(POINT_NAMESPACE, clip_id))
+
+
+def point_names(clip_ids: Iterable[str]) -> dict[str, str]:
+    """Point id -> clip id for these clips (``Store.query_batch(names=...)``)."""
+    return {point_id(c): c for c in clip_ids}
 
 
 def check_label(label: str, where: str) -> str:
