@@ -10,10 +10,12 @@
 2. Formulas: 10,000 clips with the detected payload's soft evidence (200 labels, 2 to 8 with
    evidence per clip; ``--evidence 30-45`` for the density of the real-sound demo's detected
    payload, about 38 labels per clip; ``--evidence-from`` for that payload itself), written as
-   ``bench detect`` writes them (payload and evidence vectors, ``store.formula.evidence_vectors``),
+   ``bench detect`` writes them (payload and evidence vectors, ``store.formula.evidence_point``),
    1,000 soft-logic formula queries of the five task shapes (top 10, every clip ranked:
    ``retrievers.soft_rank.ranked_request``),
-   batched the same way. Prints the time (target: at most 5 s on Edge), the searches per query
+   batched the same way, on the collection opened again for reading as ``bench eval`` opens it,
+   the hits named from their point ids as a retriever names them (``Store.query_batch(names=)``).
+   Prints the median of ``--repeats`` passes (target: at most 5 s on Edge), the searches per query
    (each formula variable is the score of one: ``store.formula.read_by_prefetch``), and the
    baseline: the same formulas evaluated by numpy over every clip's columns
    (``store.formula.evaluate``, what ``detect/soft.py`` computes), with the ratio Edge / numpy.

@@ -174,6 +174,38 @@ def detected_clip_of(payload, bench):
     return detected_clip(bench.clip_by_id[payload["clip_id"]], found)
 
 
+def test_the_evidence_filter_admits_the_clips_with_evidence_within_its_bound(build, tmp_path):
+    """The integer evidence filter admits exactly the clips whose keyword list holds every label
+    the logic requires (any label it mentions when it requires none), on Edge and local mode,
+    and never more than ``evidence_bound`` of them: a search asking for that many misses none.
+    A label no clip has evidence for (outside the dimensions) admits nothing."""
+    from reasonaudio.constraints.logic import And, Has
+
+    bench = build
+    payloads, thresholds = detected_payloads(bench)
+    rng = random.Random(11)
+    vocab = sorted({lab for q in bench.queries for lab in labels(q.logic)})
+    logics = [q.logic for q in bench.queries] + [random_logic(rng, vocab) for _ in range(40)]
+    logics += [Has("no such sound"), And((Has(vocab[0]), Has("no such sound")))]
+    n = len(bench.clips)
+    for backend, store in list(_stores(tmp_path))[:2]:
+        try:
+            name = write_detected(bench, store, payloads, thresholds)
+            counts = counts_of(store, name)
+            assert counts == {lab: sum(lab in pl[fm.EVIDENCE] for pl in payloads)
+                              for lab in dims_of(bench)}
+            for logic in logics:
+                need, mentioned = fm.required(logic), set(labels(logic))
+                want = sorted(pl["clip_id"] for pl in payloads
+                              if (need <= set(pl[fm.EVIDENCE]) if need
+                                  else mentioned & set(pl[fm.EVIDENCE])))
+                got = store.matching_ids(name, fm.evidence_filter(logic, dims_of(bench)))
+                assert got == want, (backend, logic)
+                assert len(got) <= fm.evidence_bound(logic, counts, n) <= n, (backend, logic)
+        finally:
+            store.close()
+
+
 def test_python_soft_score_is_the_old_semantics(build):
     """detect/soft.py's score (now an evaluation of the formula) keeps its definition: has = p,
     before = p p sigmoid(gap / 0.5 s), lasts decays by the excess over the judge's tolerance."""

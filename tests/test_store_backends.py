@@ -220,3 +220,32 @@ def test_server_create_passes_sharding_metadata_and_payload_indexes():
     keys = [c.args[1] for c in store.client.create_payload_index.call_args_list]
     assert keys == ["labels", "before", "overlaps", 'dur."dog barking"', 'dur."rain"']
     assert store.meta("c") == META
+
+
+@pytest.mark.parametrize("kind", BACKENDS)
+def test_hits_named_from_point_ids_are_the_hits_named_from_payloads(kind, tmp_path):
+    """``query_batch(names=...)`` names the points from their ids without reading a payload; a
+    point the names lack sends the batch again, named by payloads: the same answer either way."""
+    from reasonaudio.store.base import Request
+    from reasonaudio.store.payload import point_names
+
+    name = "reasonaudio-test-names"
+    cs = clips(40, seed=3)
+    rng = random.Random(4)
+    with make_store(kind, tmp_path) as store:
+        store.create(name, CollectionMeta("none", "test", 3, "cosine", "none"))
+        store.upsert(name, [PointIn(c.id, [rng.random() + 0.01 for _ in range(3)], clip_payload(c))
+                            for c in cs])
+        requests = [Request(limit=7, nearest=[rng.random() + 0.01 for _ in range(3)])
+                    for _ in range(5)]
+        def answer(names=None):  # local mode's cosine scores differ in the 7th digit from one
+            return [[(f.clip_id, round(f.score, 5), f.payload) for f in hits]  # call to the next
+                    for hits in store.query_batch(name, requests, names)]
+        plain = answer()
+        assert all(payload is None for hits in plain for _, _, payload in hits)
+        assert answer(point_names(c.id for c in cs)) == plain
+        assert answer(point_names(c.id for c in cs[:20])) == plain
+        with_fields = [Request(limit=3, nearest=[1.0, 1.0, 1.0], fields=("labels",))]
+        got = store.query_batch(name, with_fields, point_names(c.id for c in cs))[0]
+        assert all(f.payload is not None and "labels" in f.payload for f in got)
+        store.drop(name)
