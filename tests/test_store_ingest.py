@@ -115,3 +115,15 @@ def test_backend_resolution(monkeypatch):
     with pytest.raises(StoreError, match="unknown backend"):
         resolve_backend("sqlite", None)
     assert isinstance(open_store("/nonexistent-dir-for-test", "edge"), EdgeStore)
+
+
+def test_segment_pieces_cut_the_load_into_equal_parts_resumed_or_not():
+    from reasonaudio.store.collections import _segment_pieces
+
+    ids = [f"c{i}" for i in range(10)]
+    assert _segment_pieces(ids, 0, 10, 1) == [ids]
+    assert _segment_pieces(ids, 0, 10, 2) == [ids[:5], ids[5:]]
+    assert _segment_pieces(ids, 0, 10, 3) == [ids[:3], ids[3:6], ids[6:]]
+    assert _segment_pieces(ids[3:], 3, 10, 2) == [ids[3:5], ids[5:]]  # resumed before the cut
+    assert _segment_pieces(ids[6:], 6, 10, 2) == [ids[6:]]  # resumed after it
+    assert _segment_pieces([], 10, 10, 2) == [[]]

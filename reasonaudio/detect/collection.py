@@ -46,8 +46,8 @@ from reasonaudio.ingest.render import NOISY_MIX, bench_renderer
 from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.store.base import CollectionMeta, PointIn, Store, collection_name
 from reasonaudio.store.collections import corpus_fingerprint, load_collection
-from reasonaudio.store.formula import (evidence_dims, evidence_layout, evidence_point,
-                                       evidence_record)
+from reasonaudio.store.formula import (SEARCH_SEGMENTS, evidence_dims, evidence_layout,
+                                       evidence_point, evidence_record)
 from reasonaudio.store.payload import COUNT_FIELD, clip_payload
 
 TAGGERS = ("yamnet",)
@@ -282,7 +282,7 @@ def run_detection(bench: Benchmark, store: Store, options: DetectOptions = Detec
 
     load_collection(store, name, meta, [c.id for c in bench.clips], make, force=True,
                     index_labels=bench.labels, batch_size=options.upsert_batch,
-                    **evidence_layout())
+                    segments=SEARCH_SEGMENTS, **evidence_layout())
     timings["upsert_s"] = time.perf_counter() - t4
     timings["total_s"] = time.perf_counter() - t0
     report = perception(heard, detected, label_map.labels)

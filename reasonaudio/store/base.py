@@ -174,7 +174,8 @@ class Store(abc.ABC):
     def create(self, name: str, meta: CollectionMeta, *, index_labels: Sequence[str] = (),
                shard_number: int | None = None, replication_factor: int | None = None,
                float_maps: Sequence[str] = ("dur",), vectors: Mapping[str, VectorSpec] | None = None,
-               sparse: Sequence[str] = (), plain_sparse: Sequence[str] = ()) -> None:
+               sparse: Sequence[str] = (), plain_sparse: Sequence[str] = (),
+               segments: int = 1) -> None:
         """Create ``name`` (it must not exist) with payload indexes on the filter fields.
 
         ``index_labels`` are the labels whose ``<map>."<label>"`` keys (``float_maps``: ``dur``,
@@ -183,6 +184,9 @@ class Store(abc.ABC):
         ``vectors`` / ``sparse``: named dense vectors and named sparse vectors (IDF-weighted,
         for BM25) instead of the one unnamed vector of ``meta``; ``plain_sparse``: named sparse
         vectors scored by their plain dot product (soft evidence: ``formula.EVIDENCE_VECTORS``).
+        ``segments``: Edge keeps the points in this many segments, which it searches in parallel
+        (:meth:`seal` closes one; ``formula.SEARCH_SEGMENTS``); a server and local mode choose
+        their own.
         """
 
     @abc.abstractmethod
@@ -239,6 +243,10 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def delete(self, name: str, clip_ids: Sequence[str]) -> None:
         """Remove the points of these clips."""
+
+    def seal(self, name: str) -> None:
+        """Close the segment the points so far went into, so later points go into a new one (a
+        collection created with ``segments`` > 1 on Edge; elsewhere nothing)."""
 
     def close(self) -> None:
         """Release files, locks and connections."""

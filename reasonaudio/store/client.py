@@ -210,7 +210,8 @@ class ClientStore(Store):
     def create(self, name: str, meta: CollectionMeta, *, index_labels: Sequence[str] = (),
                shard_number: int | None = None, replication_factor: int | None = None,
                float_maps: Sequence[str] = ("dur",), vectors: Mapping[str, VectorSpec] | None = None,
-               sparse: Sequence[str] = (), plain_sparse: Sequence[str] = ()) -> None:
+               sparse: Sequence[str] = (), plain_sparse: Sequence[str] = (),
+               segments: int = 1) -> None:
         self._writing()
         if self.exists(name):
             raise StoreError(f"collection {name!r} already exists in Qdrant at {self.where}")

@@ -68,7 +68,7 @@ def load_collection(store: Store, name: str, meta: CollectionMeta, clip_ids: Seq
                     float_maps: Sequence[str] = ("dur",),
                     vectors: Mapping[str, VectorSpec] | None = None, sparse: Sequence[str] = (),
                     plain_sparse: Sequence[str] = (), shard_number: int | None = None,
-                    replication_factor: int | None = None,
+                    replication_factor: int | None = None, segments: int = 1,
                     batch_size: int = 256, progress: Counter | None = None) -> LoadResult:
     """Make ``name`` hold exactly one point per clip id, built by ``make_points(ids)``;
     ``progress(points done, points total)`` after every batch.
@@ -98,18 +98,22 @@ def load_collection(store: Store, name: str, meta: CollectionMeta, clip_ids: Seq
     if not store.exists(name):
         store.create(name, want, index_labels=index_labels, shard_number=shard_number,
                      replication_factor=replication_factor, float_maps=float_maps,
-                     vectors=vectors, sparse=sparse, plain_sparse=plain_sparse)
+                     vectors=vectors, sparse=sparse, plain_sparse=plain_sparse, segments=segments)
     present = store.existing_ids(name, list(clip_ids)) if resumed else set()
     todo = [c for c in clip_ids if c not in present]
     done = len(clip_ids) - len(todo)
     if progress:
         progress(done, len(clip_ids))
-    for ids in batched(todo, batch_size):
-        points = list(make_points(ids))
-        store.upsert(name, points)
-        done += len(ids)
-        if progress:
-            progress(done, len(clip_ids))
+    pieces = _segment_pieces(todo, done, len(clip_ids), segments)
+    for k, piece in enumerate(pieces):
+        for ids in batched(piece, batch_size):
+            points = list(make_points(ids))
+            store.upsert(name, points)
+            done += len(ids)
+            if progress:
+                progress(done, len(clip_ids))
+        if k < len(pieces) - 1:
+            store.seal(name)  # the next piece goes into a segment of its own
     if store.count(name) != len(clip_ids):
         # points of clips no longer in the corpus (only possible when a collection is reused)
         extra = set(store.matching_ids(name)) - set(clip_ids)
@@ -121,6 +125,14 @@ def load_collection(store: Store, name: str, meta: CollectionMeta, clip_ids: Seq
                              f"{len(clip_ids)} clips; rerun with --force")
     store.set_meta(name, want.with_(state=STATE_COMPLETE))
     return LoadResult(name, len(clip_ids), len(todo), time.perf_counter() - start, resumed)
+
+
+def _segment_pieces(todo: Sequence[str], done: int, total: int, segments: int) -> list[Sequence[str]]:
+    """``todo`` (the clips after the ``done`` already loaded) cut where the ``total`` points
+    divide into ``segments`` equal parts: each piece is upserted, then sealed."""
+    cuts = [total * k // segments - done for k in range(1, segments)]
+    bounds = [0, *(c for c in cuts if 0 < c < len(todo)), len(todo)]
+    return [todo[a:b] for a, b in zip(bounds, bounds[1:])]
 
 
 def check_payload_labels(bench: Benchmark) -> None:

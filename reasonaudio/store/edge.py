@@ -256,7 +256,8 @@ class EdgeStore(Store):
     def create(self, name: str, meta: CollectionMeta, *, index_labels: Sequence[str] = (),
                shard_number: int | None = None, replication_factor: int | None = None,
                float_maps: Sequence[str] = ("dur",), vectors: Mapping[str, VectorSpec] | None = None,
-               sparse: Sequence[str] = (), plain_sparse: Sequence[str] = ()) -> None:
+               sparse: Sequence[str] = (), plain_sparse: Sequence[str] = (),
+               segments: int = 1) -> None:
         self._lock.require_write()
         if self.exists(name):
             raise StoreError(f"collection {name!r} already exists in {self.root}")
@@ -266,16 +267,23 @@ class EdgeStore(Store):
         if d.exists():  # an interrupted create: no collection.json was written
             shutil.rmtree(d)
         d.mkdir(parents=True)
+        parallel: dict[str, Any] = {}
+        if segments > 1:  # seal() turns the open segment into an immutable one, then a new one opens
+            parallel = {"optimizers": qe.EdgeOptimizersConfig(default_segment_number=segments,
+                                                              indexing_threshold=1),
+                        "max_search_threads": segments}
         if vectors is None and not sparse and not plain_sparse:
             config = qe.EdgeConfig(vectors=qe.EdgeVectorParams(size=meta.dimension,
-                                                               distance=_DISTANCE[meta.distance]))
+                                                               distance=_DISTANCE[meta.distance]),
+                                   **parallel)
         else:
             config = qe.EdgeConfig(
                 vectors={k: qe.EdgeVectorParams(size=v.size, distance=_DISTANCE[v.distance])
                          for k, v in (vectors or {}).items()} or None,
                 sparse_vectors={**{k: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)
                                    for k in sparse},
-                                **{k: qe.EdgeSparseVectorParams() for k in plain_sparse}} or None)
+                                **{k: qe.EdgeSparseVectorParams() for k in plain_sparse}} or None,
+                **parallel)
         try:
             shard = qe.EdgeShard.create(str(d / SHARD_DIR), config)
         except Exception as exc:
@@ -337,6 +345,10 @@ class EdgeStore(Store):
                        for p in points]
         for point in edge_points:  # one point per operation: see the docstring
             shard.update(qe.UpdateOperation.upsert_points([point]))
+
+    def seal(self, name: str) -> None:
+        self._lock.require_write()
+        self._shard(name).optimize()  # only a shard created with segments > 1 optimises
 
     def query(self, name: str, vector: Sequence[float], k: int, flt: Any = None,
               fields: Fields = False) -> list[Found]:

@@ -503,6 +503,13 @@ on each (docs/qdrant.md, "Formula speed")."""
 ORDER_DENSE = (1.0, 0.0)
 ONE_DENSE = (0.0, 1.0)
 EVIDENCE_DENSE = {ORDER_VECTOR: VectorSpec(2, "dot")}
+SEARCH_SEGMENTS = 2
+"""segments a detected collection keeps on Edge (``Store.create(segments=)``): Edge searches a
+shard's segments in parallel, one thread each, so a soft query runs on two cores (1.3 times as
+fast on the real payload; docs/qdrant.md, "Formula speed"). Exactly equal scores may then come
+back in another order, which the retrievers' tie rule makes no difference to. Joint collections
+keep one: sealing a segment indexes its dense vectors (HNSW), and a model's search must stay
+exact."""
 EVIDENCE_COUNTS = "evidence_counts"
 """the collection record's ``extra`` key: per label in dimension order, how many points hold
 evidence for it (what bounds a search's limit: :func:`evidence_bound`)"""
