@@ -95,6 +95,8 @@ def write_detected(bench, store, payloads, thresholds) -> str:
                     lambda ids: [fm.evidence_point(c, by_id[c], dims) for c in ids], force=True,
                     index_labels=bench.labels, segments=fm.SEARCH_SEGMENTS, batch_size=7,
                     **fm.evidence_layout())
+    if store.backend == "edge":  # as bench detect writes it: two segments, searched in parallel
+        assert store._shard(name).info().segments_count == fm.SEARCH_SEGMENTS
     return name
 
 
@@ -192,8 +194,6 @@ def test_the_evidence_filter_admits_the_clips_with_evidence_within_its_bound(bui
     for backend, store in list(_stores(tmp_path))[:2]:
         try:
             name = write_detected(bench, store, payloads, thresholds)
-            if backend == "edge":  # as bench detect writes it: two segments, searched in parallel
-                assert store._shard(name).info().segments_count == fm.SEARCH_SEGMENTS
             counts = counts_of(store, name)
             assert counts == {lab: sum(lab in pl[fm.EVIDENCE] for pl in payloads)
                               for lab in dims_of(bench)}
@@ -297,8 +297,6 @@ def test_count_formula_equals_python_soft_scores(build, tmp_path):
     for backend, store in list(_stores(tmp_path))[:2]:
         try:
             name = write_detected(bench, store, payloads, thresholds)
-            if backend == "edge":  # as bench detect writes it: two segments, searched in parallel
-                assert store._shard(name).info().segments_count == fm.SEARCH_SEGMENTS
             counts = counts_of(store, name)
             requests = [ranked_request(fm.soft_formula(lg), lg, n, n, dims_of(bench), counts)
                         for lg in logics]

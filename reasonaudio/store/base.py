@@ -211,7 +211,6 @@ class Store(abc.ABC):
               fields: Fields = False) -> list[Found]:
         """The ``k`` nearest points to ``vector`` (optionally among those ``flt`` admits)."""
 
-    @abc.abstractmethod
     def query_batch(self, name: str, requests: Sequence[Request],
                     names: Mapping[str, str] | None = None) -> list[list[Found]]:
         """Several :class:`Request` s in one call (Edge ``query_batch``, servers
@@ -221,7 +220,20 @@ class Store(abc.ABC):
         (``payload.point_names``). Where no request asks for fields, the points come back named
         from it, their payloads unread (Edge parses a point's whole payload to read its clip id:
         a fifth of a soft query's time on the real detected payload). An answer holding a point
-        it lacks makes the batch go again, named by payloads (:func:`named_answers`)."""
+        it lacks makes the batch go again, named by payloads."""
+        if not requests:
+            return []
+        if names is not None and all(r.fields is False for r in requests):
+            got = _named(self._answers(name, requests, payload=False), names)
+            if got is not None:
+                return got
+        return [[found_from_payload(p.payload, p.score, r.fields, name) for p in points]
+                for r, points in zip(requests, self._answers(name, requests, payload=True))]
+
+    @abc.abstractmethod
+    def _answers(self, name: str, requests: Sequence[Request], payload: bool) -> list[list[Any]]:
+        """The backend's scored points (``.id``, ``.score``, ``.payload``) per request, with each
+        request's fields (``payload``) or none."""
 
     @abc.abstractmethod
     def scroll(self, name: str, flt: Any = None, fields: Fields = (ID_FIELD,),
@@ -286,15 +298,9 @@ def payload_fields(fields: Fields) -> bool | list[str]:
     return out
 
 
-def by_names(requests: Sequence[Request], names: Mapping[str, str] | None) -> bool:
-    """Whether a batch's points can come back named by ``names`` (no request asks for fields)."""
-    return names is not None and all(r.fields is False for r in requests)
-
-
-def named_answers(answers: Iterable[Iterable[Any]], names: Mapping[str, str]
-                  ) -> list[list[Found]] | None:
+def _named(answers: Iterable[Iterable[Any]], names: Mapping[str, str]) -> list[list[Found]] | None:
     """Scored points (``.id``, ``.score``) as :class:`Found` s named by ``names``; None when a
-    point is not in it (the caller asks again with payloads)."""
+    point is not in it."""
     out = []
     for points in answers:
         got = []

@@ -21,8 +21,8 @@ from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedR
 
 from reasonaudio.errors import StoreError, echo
 from reasonaudio.store.base import (
-    META_KEY, CollectionMeta, Fields, Found, PointIn, Request, Sparse, Store, VectorSpec, by_names,
-    found_from_payload, named_answers, payload_fields, plain_vector,
+    META_KEY, CollectionMeta, Fields, Found, PointIn, Request, Sparse, Store, VectorSpec,
+    found_from_payload, payload_fields, plain_vector,
 )
 from reasonaudio.store import formula as fm
 from reasonaudio.store.handles import SharedHandles
@@ -284,23 +284,12 @@ class ClientStore(Store):
                                            with_vectors=False)
         return [found_from_payload(p.payload, p.score, fields, name) for p in res.points]
 
-    def query_batch(self, name: str, requests: Sequence[Request],
-                    names: Mapping[str, str] | None = None) -> list[list[Found]]:
-        if not requests:
-            return []
+    def _answers(self, name: str, requests: Sequence[Request], payload: bool) -> list[list[Any]]:
         self._require(name)
-        ids_only = by_names(requests, names)
         with self._errors(f"querying {name!r}"):
-            answers = self.client.query_batch_points(name, [to_client_request(r, not ids_only)
+            answers = self.client.query_batch_points(name, [to_client_request(r, payload)
                                                             for r in requests])
-        if ids_only:
-            assert names is not None
-            got = named_answers((a.points for a in answers), names)
-            if got is not None:
-                return got
-            return self.query_batch(name, requests)
-        return [[found_from_payload(p.payload, p.score, r.fields, name) for p in a.points]
-                for r, a in zip(requests, answers)]
+        return [a.points for a in answers]
 
     def scroll(self, name: str, flt: Any = None, fields: Fields = ("clip_id",),
                batch: int = 2048) -> Iterator[Found]:

@@ -24,8 +24,8 @@ from qdrant_client.http import models
 from reasonaudio.errors import StoreError
 from reasonaudio.fileio import atomic_file
 from reasonaudio.store.base import (
-    CollectionMeta, Fields, Found, PointIn, Request, Sparse, Store, VectorSpec, by_names,
-    found_from_payload, named_answers, payload_fields, plain_vector,
+    CollectionMeta, Fields, Found, PointIn, Request, Sparse, Store, VectorSpec,
+    found_from_payload, payload_fields, plain_vector,
 )
 from reasonaudio.store import formula as fm
 from reasonaudio.store.handles import SharedHandles
@@ -162,7 +162,7 @@ def to_edge_request(req: Request, payload: bool = True) -> Any:
     filters: dict[int, Any] = {}
     return qe.QueryRequest(limit=req.limit, query=_edge_scoring(req),
                            prefetches=[_edge_prefetch(p, filters) for p in req.prefetch] or None,
-                           filter=to_edge_filter(req.flt),
+                           filter=_shared_filter(req.flt, filters),
                            with_payload=_selector(req.fields) if payload else False,
                            with_vector=False, score_threshold=req.score_threshold,
                            params=_EXACT if req.exact else None)
@@ -358,22 +358,9 @@ class EdgeStore(Store):
         return [found_from_payload(p.payload, p.score, fields, name)
                 for p in self._shard(name).query(req)]
 
-    def query_batch(self, name: str, requests: Sequence[Request],
-                    names: Mapping[str, str] | None = None) -> list[list[Found]]:
-        if not requests:
-            return []
-        shard = self._shard(name)
-        ids_only = by_names(requests, names)
-        answers = shard.query_batch(qe.QueryBatchRequest([to_edge_request(r, not ids_only)
-                                                          for r in requests]))
-        if ids_only:
-            assert names is not None
-            got = named_answers(answers, names)
-            if got is not None:
-                return got
-            return self.query_batch(name, requests)
-        return [[found_from_payload(p.payload, p.score, r.fields, name) for p in points]
-                for r, points in zip(requests, answers)]
+    def _answers(self, name: str, requests: Sequence[Request], payload: bool) -> list[list[Any]]:
+        return self._shard(name).query_batch(qe.QueryBatchRequest(
+            [to_edge_request(r, payload) for r in requests]))
 
     def scroll(self, name: str, flt: Any = None, fields: Fields = ("clip_id",),
                batch: int = 2048) -> Iterator[Found]:
