@@ -142,7 +142,7 @@ def resolve_atoms(spec: str, hooks: Hooks = SILENT) -> str:
                    f"(< {MIN_REAL_CLASSES}); using the synthetic bank")
         return "synthetic"
     hooks.notify(f"atoms: the real-sound bank at {bank} ({classes} classes)")
-    return str(bank)
+    return "fetched:packages" if Path(bank) == default_dest() else str(bank)
 
 
 def prepare_benchmark(params: MainJobParams, hooks: Hooks = SILENT) -> Benchmark:

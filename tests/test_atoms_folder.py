@@ -154,3 +154,31 @@ def test_parent_child_labels_are_refused(folder):
     with pytest.raises(DataError, match="'bell' and 'church bell'"):
         FolderBank.from_path(folder)
     assert nested_label_pairs(["dog", "dog barking", "hotdog"]) == [("dog", "dog barking")]
+
+
+def test_fingerprint_covers_the_bytes_not_only_the_sizes(folder):
+    before = open_bank(str(folder)).fingerprint()
+    path = folder / "Dog_Barking" / "a.wav"
+    data = bytearray(path.read_bytes())
+    data[-2] ^= 0x01  # one sample's low bit: same size, other sound
+    path.write_bytes(bytes(data))
+    assert open_bank(str(folder)).fingerprint() != before
+
+
+def test_a_fetched_bank_is_recorded_the_same_from_any_cache(folder, tmp_path, monkeypatch):
+    import shutil
+
+    records = []
+    for home in ("alice", "bob-with-a-longer-home"):
+        cache = tmp_path / home / ".cache" / "reasonaudio"
+        shutil.copytree(folder, cache / "atoms" / "packages")
+        monkeypatch.setenv("REASONAUDIO_CACHE", str(cache))
+        bank = open_bank("fetched:packages")
+        records.append(json.dumps(bank.describe(), sort_keys=True))
+        assert str(tmp_path) not in records[-1]
+    assert records[0] == records[1] and '"spec": "fetched:packages"' in records[0]
+    with pytest.raises(DataError, match="unknown fetched bank"):
+        open_bank("fetched:nothing")
+    monkeypatch.setenv("REASONAUDIO_CACHE", str(tmp_path / "empty"))
+    with pytest.raises(DataError, match="bench atoms fetch packages"):
+        open_bank("fetched:packages")

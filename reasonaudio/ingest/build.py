@@ -38,7 +38,7 @@ from reasonaudio.fileio import atomic_dir, atomic_file, clear_stale_partials, du
 from reasonaudio.output_dirs import check_output_dir
 from reasonaudio.ingest.atom_rules import validate_bank
 from reasonaudio.ingest.atoms.bank import AtomBank
-from reasonaudio.ingest.atoms.registry import open_bank
+from reasonaudio.ingest.atoms.registry import FETCHED_PREFIX, fetched_bank_dir, open_bank
 from reasonaudio.ingest.build_guard import check_size
 from reasonaudio.ingest.compose import ComposeParams, Composer, check_margins, clip_mode
 from reasonaudio.ingest.plant import PlantedQuery, QueryPlanter
@@ -97,7 +97,7 @@ class BuildResult:
 
 def _split_bank_spec(spec: str) -> tuple[str, str, str] | None:
     """``(prefix, path, ?query)`` of a folder or FSD50K spec; None for the synthetic bank."""
-    if spec == "synthetic" or spec.startswith("synthetic:"):
+    if spec == "synthetic" or spec.startswith("synthetic:") or spec.startswith(FETCHED_PREFIX):
         return None
     prefix, path = ("fsd50k:", spec[len("fsd50k:"):]) if spec.startswith("fsd50k:") else ("", spec)
     path, sep, query = path.partition("?")
@@ -115,6 +115,8 @@ def absolute_bank_spec(spec: str) -> str:
 
 def bank_folders(spec: str) -> list[Path]:
     """The folder an atom-bank spec reads (none for the synthetic bank): a build must not write there."""
+    if spec.startswith(FETCHED_PREFIX):
+        return [fetched_bank_dir(spec[len(FETCHED_PREFIX):])]
     parts = _split_bank_spec(spec)
     return [] if parts is None else [Path(parts[1]).expanduser()]
 

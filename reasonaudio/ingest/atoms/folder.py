@@ -21,6 +21,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import re
+import json
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterable
@@ -30,7 +31,7 @@ import soundfile as sf
 
 from reasonaudio.dataset.atom import Atom
 from reasonaudio.errors import DataError
-from reasonaudio.fileio import iter_jsonl
+from reasonaudio.fileio import iter_jsonl, sha256_file
 from reasonaudio.ingest.atoms.bank import AtomBank
 from reasonaudio.fileio import open_text
 
@@ -139,12 +140,25 @@ class FileBank(AtomBank):
         return read_mono(self.file_of(atom_id))
 
     def fingerprint(self) -> str:
-        """sha256 over (atom id, label, path, byte size): changes when files are swapped."""
+        """sha256 over (atom id, label, path, sha256 of the file's bytes) of every atom: two banks
+        with the same fingerprint hold the same recordings (:data:`FINGERPRINT_OF`)."""
         h = hashlib.sha256()
         for a in self.atoms:
-            size = self.file_of(a.atom_id).stat().st_size
-            h.update(f"{a.atom_id}\t{a.label}\t{a.path}\t{size}\n".encode())
+            h.update(f"{a.atom_id}\t{a.label}\t{a.path}\t{sha256_file(self.file_of(a.atom_id))}\n".encode())
         return h.hexdigest()
+
+
+FINGERPRINT_OF = "atom id, label, path and sha256 of every file"
+
+
+def fetch_tools(root: Path) -> dict[str, Any] | None:
+    """The tool versions the fetch that made this bank recorded (its ``fetch-report.json``)."""
+    report = Path(root) / "fetch-report.json"
+    try:
+        tools = json.loads(report.read_text(encoding="utf-8")).get("tools") if report.is_file() else None
+    except (OSError, ValueError, AttributeError):
+        return None
+    return tools if isinstance(tools, dict) else None
 
 
 def _check_labels(labels: Iterable[str], where: str) -> None:
@@ -187,6 +201,9 @@ class FolderBank(FileBank):
     """Scaper-style folder of labelled audio files, with an optional manifest."""
 
     kind = "folder"
+    spec: str | None = None
+    """the portable name this bank was opened by (``fetched:packages``), recorded instead of its
+    local path so that two users' manifests of one build are the same bytes"""
 
     def __init__(self, root: Path, atoms: list[Atom], manifest: str | None) -> None:
         super().__init__(root, atoms)
@@ -257,6 +274,8 @@ class FolderBank(FileBank):
         return cls(root, atoms, manifest.name if manifest else None)
 
     def describe(self) -> dict[str, Any]:
-        return {"kind": self.kind, "spec": str(self.root), "manifest": self.manifest_name,
-                "n_classes": len(self.labels), "n_atoms": len(self.atoms),
-                "fingerprint": self.fingerprint()}
+        out = {"kind": self.kind, "spec": self.spec or str(self.root), "manifest": self.manifest_name,
+               "n_classes": len(self.labels), "n_atoms": len(self.atoms),
+               "fingerprint": self.fingerprint(), "fingerprint_of": FINGERPRINT_OF}
+        tools = fetch_tools(self.root)
+        return {**out, "tools": tools} if tools else out

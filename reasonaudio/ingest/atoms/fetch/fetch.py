@@ -52,8 +52,8 @@ from reasonaudio.ingest.atoms.fetch.recipes import (
     load_recipes,
     write_recipes,
 )
-from reasonaudio.models.cache_dir import cache_root
 from reasonaudio.progress import SILENT, Hooks
+from reasonaudio.provenance import versions
 
 DEFAULT_MAX_DOWNLOAD_MB = 1024
 REPORT_NAME = "fetch-report.json"
@@ -111,7 +111,7 @@ class FetchSummary:
             "classes_failed": len(self.failed),
             "downloaded_mib": round(self.downloaded_bytes / MB, 1),
             "archives_mib": round((self.downloaded_bytes + self.cached_bytes) / MB, 1),
-            "seconds": round(self.seconds, 1), "notices": self.notices,
+            "seconds": round(self.seconds, 1), "notices": self.notices, "tools": fetch_tools(),
             "failed": [{"label": a.label, "package": a.package, "reason": a.reason}
                        for a in self.failed],
             "warnings": [{"label": a.label, "warning": a.warning} for a in self.atoms if a.warning],
@@ -572,9 +572,20 @@ def package_hashes(dest: Path, book: RecipeBook) -> dict[tuple[str, str], tuple[
     return out
 
 
+def fetch_tools() -> dict[str, str | None]:
+    """The versions a fetched atom's bytes depend on: the soundfont renderer, the decoders and
+    the resampler (recorded in ``fetch-report.json``; the bank's record in a manifest quotes it)."""
+    import soundfile
+
+    return {"fluidsynth": soundfont.fluidsynth_version(), "libsndfile": soundfile.__libsndfile_version__,
+            **versions(("numpy", "soundfile", "soxr"))}
+
+
 def default_dest() -> Path:
-    """``$REASONAUDIO_CACHE/atoms/packages`` (or the XDG cache)."""
-    return cache_root() / "atoms" / "packages"
+    """``$REASONAUDIO_CACHE/atoms/packages`` (or the XDG cache): the bank ``fetched:packages``."""
+    from reasonaudio.ingest.atoms.registry import fetched_bank_dir
+
+    return fetched_bank_dir("packages")
 
 
 def record_recipe_file(dest: Path, recipes: Path | None, summary: FetchSummary, out: Path) -> None:

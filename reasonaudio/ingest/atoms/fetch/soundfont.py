@@ -37,6 +37,21 @@ def fluidsynth_problem() -> str | None:
     return FLUIDSYNTH_HINT if shutil.which("fluidsynth") is None else None
 
 
+def fluidsynth_version() -> str | None:
+    """``fluidsynth --version``'s first line (a render's bytes depend on it), None without it."""
+    import subprocess
+
+    exe = shutil.which("fluidsynth")
+    if exe is None:
+        return None
+    try:
+        done = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    lines = (done.stdout or done.stderr).strip().splitlines()
+    return lines[0].strip() if lines else None
+
+
 def _vlq(n: int) -> bytes:
     out = [n & 0x7F]
     n >>= 7
