@@ -367,6 +367,28 @@ def info(data: Path = DataOpt, no_verify: bool = NoVerifyOpt) -> None:
 
 
 @app.command()
+def doctor(
+    bank: Optional[str] = typer.Option(None, "--bank", help="Atom bank to fingerprint (default: the "
+                                       "bank the docs' figures were measured on, fetched:packages)."),
+    json_out: bool = typer.Option(False, "--json", help="Print the checks as JSON."),
+) -> None:
+    """Compare this install with the docs' figures: package versions against the lock, the
+    tagger's self-check, the bank's content fingerprint. Exit 0 when all match, 1 otherwise."""
+    from reasonaudio.bench.doctor import run_doctor
+
+    report = run_doctor(bank)
+    if json_out:
+        import json as _json
+
+        typer.echo(_json.dumps(report.to_json(), indent=2))
+    else:
+        from reasonaudio.views.doctor import print_doctor
+
+        print_doctor(console, report)
+    raise typer.Exit(0 if report.reproduces else 1)
+
+
+@app.command()
 def render(
     clip_id: str = typer.Argument(..., help="Clip id, e.g. clip-00042."),
     data: Path = DataOpt,

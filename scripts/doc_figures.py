@@ -79,17 +79,36 @@ class Saved:
 
 
 def describe(saved: Saved) -> str:
-    """The benchmark a block was measured on, in one sentence."""
-    from reasonaudio.fileio import sha256_file
+    """The benchmark a block was measured on, in one sentence (digests that are the same for
+    every user who builds it: the bank's content and the manifest without the install's versions)."""
+    from reasonaudio.dataset.benchmark import content_digest
 
     m = saved.bench.manifest
     p, bank = m.get("parameters", {}), m.get("bank", {})
     kind = "real-sound folder bank" if bank.get("kind") == "folder" else f"{bank.get('kind')} bank"
-    digest = sha256_file(saved.bench.root / "manifest.json")[:12]
     return (f"seed {m['seed']}, {p.get('n_clips', len(saved.bench.clips)):,} clips, "
             f"{p.get('n_queries', len(saved.bench.queries)):,} queries; {kind}, "
             f"{bank.get('n_classes')} classes (bank fingerprint {str(bank.get('fingerprint'))[:12]}); "
-            f"manifest sha256 {digest}")
+            f"benchmark digest {content_digest(m)[:12]}, lock {m.get('versions', {}).get('lock', '-')}")
+
+
+REFERENCE = ROOT / "reasonaudio" / "data" / "reference.json"
+"""what the docs' figures were measured with (``bench doctor`` compares an install with it)"""
+
+
+def reference_record(saved: Saved) -> str:
+    from reasonaudio.dataset.benchmark import content_digest
+    import json
+
+    from reasonaudio.models import yamnet
+
+    m = saved.bench.manifest
+    bank = m.get("bank", {})
+    record = {"benchmark": {"seed": m["seed"], "digest": content_digest(m)},
+              "bank": {k: bank.get(k) for k in ("spec", "n_classes", "fingerprint")},
+              "lock": m.get("versions", {}).get("lock"),
+              "tagger": {"revision": yamnet.REVISION, "self_check": yamnet.SELF_CHECK_SHA256}}
+    return json.dumps(record, indent=2, sort_keys=True) + "\n"
 
 
 def canonical_classes() -> int:
@@ -632,6 +651,12 @@ def main(argv: list[str] | None = None) -> int:
             changed.append(doc)
             if not args.check:
                 doc.write_text(new, encoding="utf-8")
+    if demo is not None:
+        record = reference_record(demo)
+        if not REFERENCE.is_file() or REFERENCE.read_text(encoding="utf-8") != record:
+            changed.append(REFERENCE)
+            if not args.check:
+                REFERENCE.write_text(record, encoding="utf-8")
     verb = "differ from the saved results" if args.check else "rewritten"
     for doc in changed:
         print(f"{doc.relative_to(ROOT)}: {verb}")

@@ -129,6 +129,21 @@ def file_records(root: Path) -> dict[str, dict[str, Any]]:
             for name in names}
 
 
+MACHINE_FIELDS = ("versions",)
+"""manifest fields that describe the install that built a benchmark, not the benchmark"""
+
+
+def content_digest(manifest: dict[str, Any]) -> str:
+    """sha256 of a manifest without its :data:`MACHINE_FIELDS`: the same for every user who
+    builds the same benchmark (its files' hashes, seed, parameters, the bank's portable record),
+    whatever their package versions; the docs quote it beside every figure."""
+    import hashlib
+    import json
+
+    kept = {k: v for k, v in manifest.items() if k not in MACHINE_FIELDS}
+    return hashlib.sha256(json.dumps(kept, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
 def write_manifest(root: Path, manifest: dict[str, Any]) -> dict[str, Any]:
     """Write ``manifest`` with the format fields and the files' hashes filled in (last, so a
     folder with a manifest is complete); returns what was written."""

