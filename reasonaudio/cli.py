@@ -860,6 +860,9 @@ def train_cmd(
     condition: str = ConditionOpt,
 ) -> None:
     """Train a dual encoder on a training build's planted minimal pairs (docs/training.md)."""
+    from reasonaudio.extras import require
+
+    require("torch", "bench train")
     from reasonaudio.train.data import DataOptions, check_hold_out_formulations
     from reasonaudio.train.model import ModelConfig
     from reasonaudio.train.perception_stage import PerceptionOptions
@@ -924,8 +927,13 @@ def _resolve_options(strict: bool) -> Any:
     """--strict: labels only; otherwise resolution with MiniLM's semantic fallback (loaded on
     the first phrase that needs it)."""
     from reasonaudio.constraints.parser import STRICT, ResolveOptions
+    from reasonaudio.extras import available
 
     if strict:
+        return STRICT
+    if not available("models"):
+        _note("semantic label matching is off: it needs the models extra "
+              "(pip install 'reasonaudio[models]'); name each sound by its label")
         return STRICT
     from reasonaudio.models.label_matcher import shared_matcher
 

@@ -35,6 +35,10 @@ class ModelError(ReasonAudioError):
     """A model cannot be loaded (no weights, no network, missing extra)."""
 
 
+class MissingExtraError(ModelError):
+    """A feature needs an optional install extra that is not installed (``reasonaudio.extras``)."""
+
+
 ECHO_LIMIT = 120
 """Characters of user-supplied text (a query, a path, a label, a server's answer) an error echoes."""
 LINE_LIMIT = 600

@@ -10,8 +10,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
-extras="[serve]"
-if [ "${1:-}" = "test" ]; then extras="[serve,test]"; fi
+extras="[models,plots]"
+if [ "${1:-}" = "test" ]; then extras="[models,plots,test]"; fi
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi

@@ -21,7 +21,8 @@ PACKAGE = Path(reasonaudio.__file__).parent
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("foundation", ("reasonaudio", "reasonaudio.errors", "reasonaudio.fileio", "reasonaudio.output_dirs",
-                    "reasonaudio.provenance", "reasonaudio.runtime", "reasonaudio.progress")),
+                    "reasonaudio.provenance", "reasonaudio.runtime", "reasonaudio.progress",
+                    "reasonaudio.extras")),
     ("data model", ("reasonaudio.dataset", "reasonaudio.constraints.logic", "reasonaudio.tasks")),
     ("query language", ("reasonaudio.constraints",)),
     ("store", ("reasonaudio.store",)),

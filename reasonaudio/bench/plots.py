@@ -123,8 +123,9 @@ def bar_intervals(results: Results, groups: Sequence[str],
 
 
 def _plt():
-    import matplotlib
+    from reasonaudio.extras import require
 
+    matplotlib = require("matplotlib", "PNG plots")
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 

