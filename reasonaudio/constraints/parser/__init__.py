@@ -38,10 +38,11 @@ from reasonaudio.constraints.parser.cues import Link, classify
 from reasonaudio.constraints.parser.items import read_items
 from reasonaudio.constraints.parser.numbers import fold_numbers
 from reasonaudio.constraints.parser.parts import Item, Resolved
+from reasonaudio.constraints.parser.qualifiers import check_qualifiers
 from reasonaudio.constraints.parser.wrappers import drop_wrappers
 from reasonaudio.constraints.resolve import (FAMILY_PREFIX, STRICT, Resolution, ResolveOptions,
                                              expand_families)
-from reasonaudio.constraints.vocabulary import (LabelMatch, Vocabulary, tokenize,
+from reasonaudio.constraints.vocabulary import (LabelMatch, Vocabulary, loose_marks, tokenize,
                                                 unread_characters, vocabulary)
 from reasonaudio.errors import QueryParseError
 
@@ -84,7 +85,9 @@ def parse_detailed(text: str, labels: Sequence[str] | Vocabulary,
     tokens = tokenize(text)
     tokens = drop_wrappers(tokens, vocab.find(tokens))
     res = Resolved(options)
-    items = fold_numbers(text, read_items(text, tokens, vocab.find(tokens), vocab, res))
+    items = read_items(text, tokens, vocab.find(tokens), vocab, res)
+    check_qualifiers(text, items)
+    items = fold_numbers(text, items)
     mentions = [it for it in items if it.kind == "label"]
     if not mentions:
         raise QueryParseError(f"no sound of the vocabulary is named in {text!r}; name at least "
@@ -124,8 +127,14 @@ def _result(logic: Node, items: list[Item], res: Resolved, built: list[str]) -> 
 
 
 def _refuse_unread(text: str) -> None:
-    """Nothing the user wrote is dropped silently: an emoji, a control character or an
-    undecodable byte (a surrogate escape from the command line) is an error naming it."""
+    """Nothing the user wrote is dropped silently: an emoji, a control character, an
+    undecodable byte (a surrogate escape from the command line) or a "!" standing apart is an
+    error naming it."""
+    loose = loose_marks(text)
+    if loose:
+        raise QueryParseError(f"cannot read the '!' at position {loose[0]} in {text!r}: glued "
+                              "to a word ('!rain') it excludes that sound, glued to the word "
+                              "before it ends a sentence; standing apart it is neither")
     bad = unread_characters(text)
     if not bad:
         return
