@@ -13,6 +13,7 @@ from test_parser_paper_templates import BANKS  # the synthetic and the real-soun
 
 from reasonaudio.constraints.logic import And, Before, Has, Lasts, Not, Or, labels
 from reasonaudio.constraints.parser import parse, parse_detailed, same_logic
+from reasonaudio.constraints.resolve import families
 from reasonaudio.constraints.vocabulary import stem, tokenize
 from reasonaudio.errors import QueryParseError
 
@@ -48,7 +49,8 @@ def test_no_beeping_excludes_every_beep_label(word) -> None:
 @pytest.mark.parametrize("bank", sorted(BANKS))
 def test_a_family_is_every_label_with_its_stem(bank) -> None:
     """Every word of every label that reads as a family reaches every label with a word of
-    its stem (the family may hold more: compound heads, "bird" -> songbirds)."""
+    its stem (the family may hold more: kinds, "bird" -> songbirds), except a label where the
+    word only sits in a compound it does not name (data/sound_families.json: sea lion)."""
     vocab = BANKS[bank]
     words = sorted({t.text for lab in vocab for t in tokenize(lab) if t.kind == "word"})
     checked = 0
@@ -60,7 +62,9 @@ def test_a_family_is_every_label_with_its_stem(bank) -> None:
         if r.resolutions[0].kind != "family":
             continue
         checked += 1
-        assert _with_stem(vocab, stem(w)) <= set(r.resolutions[0].labels), w
+        fams = families(tuple(vocab))
+        want = {lab for lab in _with_stem(vocab, stem(w)) if fams.names(stem(w), lab)}
+        assert want <= set(r.resolutions[0].labels), w
     assert checked >= 20
 
 

@@ -56,11 +56,13 @@ def has_placeholder(text: str) -> bool:
 @dataclass(frozen=True)
 class ExampleLabel:
     """What a resolver says an example is: a bank label, how (``true`` | ``tagger``), the
-    tagger's score where it listened, and a line for display."""
+    tagger's score where it listened, and a line for display; or, with ``refusal``, why the
+    example names no label (silence, a tie between labels): a query holding it is refused."""
 
     label: str
     how: str
     score: float | None = None
+    refusal: str = ""
 
     def note(self, name: str) -> str:
         score = "" if self.score is None else f" {self.score:.2f}"
@@ -74,21 +76,105 @@ def substitute(text: str, replace: Callable[[str], str]) -> str:
     return PLACEHOLDER_RE.sub(lambda m: replace(m.group(1)), text)
 
 
+@dataclass(frozen=True)
+class Slot:
+    """One placeholder: where its label stands in the read text and where it was written."""
+    name: str
+    label: ExampleLabel
+    start: int
+    end: int
+    """the label's characters in :attr:`Substitution.text`"""
+    written_start: int
+    written_end: int
+    """the placeholder's characters in :attr:`Substitution.original`"""
+
+
+@dataclass(frozen=True)
+class Substitution:
+    """The user's text, the text the parser reads (each placeholder replaced by its label,
+    spaced from the words around it) and the slots between them."""
+    original: str
+    text: str
+    slots: tuple[Slot, ...] = ()
+
+    @property
+    def notes(self) -> list[str]:
+        return [s.label.note(s.name) for s in self.slots]
+
+    def position(self, i: int) -> int:
+        """A character position of :attr:`text` in :attr:`original` (a label's characters map
+        to its placeholder's ends)."""
+        shift = 0
+        for s in self.slots:
+            if i < s.start:
+                break
+            if i <= s.end:
+                return s.written_start if i < s.end else s.written_end
+            shift = s.written_end - s.end
+        return i + shift
+
+    def slot_at(self, start: int, end: int) -> Slot | None:
+        """The slot whose label is exactly ``text[start:end]``."""
+        return next((s for s in self.slots if (s.start, s.end) == (start, end)), None)
+
+    def restore(self, message: str) -> str:
+        """An error message about :attr:`text`, quoting :attr:`original` instead."""
+        return message.replace(repr(self.text), repr(self.original)) if self.slots else message
+
+
+def substitution(text: str, examples: Mapping[str, ExampleLabel] | None) -> Substitution:
+    """The parser's reading of ``text``: each placeholder replaced by its example's label.
+    A placeholder without a label, an example refused by its resolver (silence, a tie), and two
+    examples read as one label (the query could not tell them apart) are refused in one line,
+    quoting the user's text."""
+    if not has_placeholder(text):
+        return Substitution(text, text)
+    names_in(text)
+    out, slots, last = [], [], 0
+    length = 0
+    for m in PLACEHOLDER_RE.finditer(text):
+        name = m.group(1)
+        found = _label_of(name, examples)
+        before = text[last:m.start()]
+        pad_l = " " if before[-1:].isalnum() or (not before and out and out[-1][-1:].isalnum()) \
+            else ""
+        pad_r = " " if text[m.end():m.end() + 1].isalnum() else ""
+        out.append(before + pad_l)
+        length += len(before) + len(pad_l)
+        slots.append(Slot(name, found, length, length + len(found.label), m.start(), m.end()))
+        out.append(found.label + pad_r)
+        length += len(found.label) + len(pad_r)
+        last = m.end()
+    out.append(text[last:])
+    _refuse_one_label_twice(slots)
+    return Substitution(text, "".join(out), tuple(slots))
+
+
+def _label_of(name: str, examples: Mapping[str, ExampleLabel] | None) -> ExampleLabel:
+    found = (examples or {}).get(name)
+    if found is None:
+        given = ", ".join(sorted(examples)[:5]) if examples else "none"
+        raise QueryParseError(f"<audio:{name}>: no label for this example (examples given: "
+                              f"{given}); give the recording with --example {name}=PATH")
+    if found.refusal:
+        raise QueryParseError(f"<audio:{name}>: {found.refusal}")
+    return found
+
+
+def _refuse_one_label_twice(slots: list[Slot]) -> None:
+    by_label: dict[str, Slot] = {}
+    for s in slots:
+        other = by_label.setdefault(s.label.label, s)
+        if other.name != s.name:
+            raise QueryParseError(
+                f"<audio:{other.name}> and <audio:{s.name}> are both read as "
+                f"{s.label.label!r} ({other.label.how}, {s.label.how}): the query could not tell "
+                "them apart; give examples of different sounds, or name one in words")
+
+
 def resolve_placeholders(text: str, examples: Mapping[str, ExampleLabel] | None
                          ) -> tuple[str, list[str]]:
-    """The parser's reading: ``text`` with each placeholder replaced by its example's label,
-    and one note per placeholder. A placeholder without a label is refused in one line."""
-    if not has_placeholder(text):
-        return text, []
-    notes: list[str] = []
-
-    def label(name: str) -> str:
-        found = (examples or {}).get(name)
-        if found is None:
-            given = ", ".join(sorted(examples)[:5]) if examples else "none"
-            raise QueryParseError(f"<audio:{name}>: no label for this example (examples given: "
-                                  f"{given}); give the recording with --example {name}=PATH")
-        notes.append(found.note(name))
-        return found.label
-
-    return substitute(text, label), notes
+    """``text`` with each placeholder replaced by its example's label, and one note per
+    placeholder (:func:`substitution`)."""
+    sub = substitution(text, examples)
+    return sub.text, sub.notes

@@ -14,6 +14,7 @@ FIRST, EACH, ORDER, STOP, COMMA, DUR = "first", "each", "order", "stop", "comma"
 FILLER, NUM, UNIT, DURCUE, CMP, UNSUPPORTED = "filler", "num", "unit", "durcue", "cmp", "unsupported"
 TIMES, CNT = "times", "cnt"
 BEGIN, END = "begin", "end"
+BOTH, REFUSED = "both", "refused"
 
 PHRASES: dict[tuple[str, ...], str] = {
     ("at", "the", "same", "time", "as"): OVL, ("at", "the", "same", "time"): OVL,
@@ -38,6 +39,11 @@ PHRASES: dict[tuple[str, ...], str] = {
     ("as", "well", "as"): AND, ("along", "with"): AND,
     ("followed", "by"): FWD, ("preceded", "by"): REV, ("and", "then"): FWD,
     ("after", "that"): FWD, ("after", "which"): FWD, ("after", "this"): FWD,
+    # a relative "which" points back at the sound before: "A, before which B" = B, then A
+    ("before", "which"): REV, ("prior", "to", "which"): REV, ("preceding", "which"): REV,
+    ("earlier", "than", "which"): REV, ("following", "which"): FWD,
+    ("in", "any", "order"): FILLER, ("in", "either", "order"): FILLER,
+    ("in", "no", "particular", "order"): FILLER, ("next", "to"): REFUSED,
     ("prior", "to"): FWD, ("earlier", "than"): FWD, ("later", "than"): REV, ("at", "last"): FWD,
     ("in", "that", "order"): ORDER, ("in", "this", "order"): ORDER, ("in", "order"): ORDER,
     ("one", "after", "the", "other"): ORDER, ("one", "after", "another"): ORDER,
@@ -64,6 +70,7 @@ for _kind, _words in {
     OR: "or",
     FIRST: "first firstly initially",
     EACH: "each",
+    BOTH: "both",
     TIMES: "times twice thrice",
     UNIT: "second seconds sec secs s minute minutes min mins ms millisecond milliseconds",
     DURCUE: "for lasting lasts last lasted long",
@@ -74,9 +81,9 @@ for _kind, _words in {
             "include including included featuring features feature there it its this that which "
             "who whose where in on at to by from heard hear hears hearing audible sounding "
             "occurs occur occurring occurred happens happen happening happened plays play playing "
-            "played present clearly also too both either continuously continuous constantly "
-            "steadily uninterrupted approximately around about roughly nearly almost approx "
-            "exactly circa duration goes going keeps keep continues continue continuing comes "
+            "played present clearly also too either continuously continuous constantly "
+            "steadily uninterrupted nonstop approximately around about roughly nearly "
+            "almost approx exactly circa duration goes going keeps keep continues continue continuing comes "
             "come coming appears appear appearing me find show search looking look want i we "
             "give get query something background foreground event events anywhere whatsoever "
             "somewhere",
@@ -112,6 +119,21 @@ UNSUPPORTED_WORDS: dict[str, str] = {
     "louder": "loudness cannot be asked for", "quieter": "loudness cannot be asked for",
     "softer": "loudness cannot be asked for",
 }
+
+REFUSED_PHRASES: dict[tuple[str, ...], str] = {
+    ("next", "to"): "'next to' is not read; write 'while' for sounds at the same time or 'then' "
+                    "for order",
+}
+"""Phrases (kind REFUSED in :data:`PHRASES`) refused with a message, never read as their words."""
+
+HEDGES = frozenset({"approximately", "around", "about", "roughly", "nearly", "almost",
+                    "approx", "exactly", "circa"})
+"""Fillers that qualify a number ("about 5 seconds", "exactly 3 door knocks"); anywhere else
+("almost no dog") they would change the meaning unread, so they are refused."""
+CONTINUITY = frozenset({"continuously", "continuous", "constantly", "steadily", "uninterrupted",
+                        "nonstop"})
+"""Fillers that go with a duration ("continuously for 10 seconds"); without one ("siren
+continuously") the logic cannot say it, so they are refused."""
 
 COUNT_WORDS = {"twice": 2, "thrice": 3}
 """Counts said in one word ("A twice"); any other count is a number and "times" ("A 3 times",

@@ -16,6 +16,7 @@ from functools import lru_cache
 from itertools import product
 from typing import Any, Callable, Optional, Sequence
 
+from reasonaudio.constraints.family_table import family_table
 from reasonaudio.constraints.logic import And, Before, Count, Has, Interpreter, Lasts, Node, Not, Or, Overlap
 from reasonaudio.constraints.vocabulary import stem, tokenize
 from reasonaudio.errors import QueryParseError
@@ -86,7 +87,6 @@ NOUN_FORMS = {"rainfall": "rain", "raindrop": "rain", "raindrops": "rain",
 """A word that names a label's sound in another form; read as that word, then resolved."""
 
 _HEAD_STOP = frozenset("on of by with in off away from into to at".split())
-_COMPOUND_MIN = 4
 
 
 @dataclass(frozen=True)
@@ -175,29 +175,53 @@ def verb_of(label: str, words: Sequence[str]) -> bool:
 
 
 class Families:
-    """Head noun stem -> the labels it names, for one vocabulary."""
+    """Head noun stem -> the labels it names, for one vocabulary, with the family table
+    (:mod:`.family_table`): kinds, aliases and compounds."""
 
     def __init__(self, labels: Sequence[str]) -> None:
+        table = family_table()
         self.labels = tuple(labels)
         self.heads: dict[str, list[str]] = {}
-        for label in self.labels:
-            for h in sorted(head_nouns(label)):
-                self.heads.setdefault(h, []).append(label)
         self.stems = {label: {stem(w) for w in _raw_words(label)} for label in self.labels}
+        self.blocked: dict[str, set[str]] = {}
+        """label -> stems that occur in it only inside a compound they do not name"""
+        for label in self.labels:
+            words = [stem(w) for w in _raw_words(label)]
+            pairs = [(a, b) for a, b in zip(words, words[1:]) if (a, b) in table.compounds]
+            blocked = {table.compounds[p] for p in pairs}
+            blocked = {w for w in blocked if words.count(w) == 1}
+            self.blocked[label] = blocked
+            for h in sorted(head_nouns(label) - blocked) + [f"{a} {b}" for a, b in pairs]:
+                self.heads.setdefault(h, []).append(label)
         self.all_stems = frozenset(x for st in self.stems.values() for x in st)
+        self.verb_stems = frozenset(stem(w) for label in self.labels
+                                    for k, w in enumerate(_raw_words(label))
+                                    if k and (w.endswith("ing") or stem(w) in SOUND_VERB_STEMS))
+        self.table = table
+
+    def is_verb(self, word_stem: str) -> bool:
+        """Whether a word names labels only as their verb ("barking"), heading none."""
+        return word_stem in self.verb_stems and word_stem not in self.heads
+
+    def names(self, word_stem: str, label: str) -> bool:
+        """Whether a word of this stem is a word of the label that may name it."""
+        return word_stem in self.stems[label] and word_stem not in self.blocked[label]
 
     def family(self, word_stem: str) -> list[str]:
-        """Labels whose head noun is ``word_stem`` or ends with it ("bird" -> songbirds). When
-        it names some label, every label with a word of that stem belongs too (one stemming
-        rule: beep, beeps, beeping): "a train" is steam train whistle and train wheels rumbling
-        on rails; "a car" includes car horn; "beeping" is the beeps and the beeping labels."""
+        """Labels a word (or a two-word compound, stems joined by a space) names: those whose
+        head noun it is, those of the kind it names, those of the head noun it is an alias of;
+        when it names some label, every label with a word of that stem belongs too (one
+        stemming rule: beep, beeps, beeping; "a car" includes car horn), except where the word
+        only sits inside a compound it does not name (sea lion, wind chimes). A verb of some
+        label's sound ("barking") names every label with that verb. A word that is only the
+        tail of a label's word ("phone" in saxophone) names nothing."""
+        t = self.table
+        word_stem = t.aliases.get(word_stem, word_stem)
         out = list(self.heads.get(word_stem, []))
-        if len(word_stem) >= _COMPOUND_MIN:
-            for h, labs in self.heads.items():
-                if h != word_stem and h.endswith(word_stem) and len(h) > len(word_stem) + 2:
-                    out += labs
-        if out:
-            out += [lab for lab in self.labels if word_stem in self.stems[lab]]
+        for member in t.kinds.get(word_stem, ()):
+            out += self.heads.get(t.aliases.get(member, member), [])
+        if out or word_stem in self.verb_stems:
+            out += [lab for lab in self.labels if self.names(word_stem, lab)]
         return sorted(dict.fromkeys(out))
 
 
@@ -213,21 +237,25 @@ def resolve_words(words: Sequence[str], fams: Families) -> Optional[tuple[list[s
     forms = [NOUN_FORMS.get(w, w) for w in words]
     kind = "verb-form" if forms != list(words) else "family"
     stems = [stem(w) for w in forms]
-    for k in range(len(stems) - 1, -1, -1):
-        cands = fams.family(stems[k])
+    spans = [(k - 1, k + 1) for k in range(len(stems) - 1, 0, -1)]   # compounds first
+    spans += [(k, k + 1) for k in range(len(stems) - 1, -1, -1)]
+    for lo, hi in spans:
+        head = " ".join(stems[lo:hi])
+        cands = fams.family(head)
         if not cands:
             continue
-        others = stems[:k] + stems[k + 1:]
-        verbs = SOUND_OF.get(stems[k], frozenset())
+        others = stems[:lo] + stems[hi:]
+        verbs = SOUND_OF.get(stems[hi - 1], frozenset())
         for o in others:
             # "a bell rings": a verb of the head's sound also fits labels without a verb
-            cands = [c for c in cands if o in fams.stems[c] or (o in verbs and not has_verb(c))]
+            cands = [c for c in cands if fams.names(o, c) or (o in verbs and not has_verb(c))]
         if not cands:
             continue
+        written = " ".join(forms[lo:hi])
         if kind == "family":
-            detail = f"head noun {forms[k]!r}"
+            detail = f"head noun {written!r}"
         else:
-            detail = f"{' '.join(words)!r} is a form of {forms[k]!r}"
+            detail = f"{' '.join(words)!r} is a form of {written!r}"
         return cands, kind, detail
     # "a car honks": the label's other words, plus a verb of its head's sound ("car horn")
     want = set(stems)
@@ -245,17 +273,27 @@ def resolve_words(words: Sequence[str], fams: Families) -> Optional[tuple[list[s
 
 
 def word_guard(phrase: str, label: str, fams: Families) -> list[str]:
-    """Words of the phrase that name part of *some* label but not of ``label``: "dog growls"
+    """Words of the phrase that name part of *some* label but not of ``label`` (or only sit in
+    a compound of it that they do not name, or are only part of one of its words): "dog growls"
     must not become dog barking (growl is bear growling's word), nor "car honking" goose
-    honking. A semantic pick that leaves such a word unexplained is refused."""
+    honking, nor "a lion" sea lion barking, nor "board" keyboard typing. A semantic pick that
+    leaves such a word unexplained is refused."""
     missing = []
     for t in tokenize(phrase):
         if t.kind != "word":
             continue
         s = stem(NOUN_FORMS.get(t.text, t.text))
-        if s in fams.all_stems and s not in fams.stems[label]:
+        if (s in fams.all_stems and not fams.names(s, label)) or _inside_a_word(s, label):
             missing.append(t.text)
     return missing
+
+
+def _inside_a_word(word_stem: str, label: str) -> bool:
+    """Whether a word is only part of a word of the label ("phone" in saxophone, "board" in
+    keyboard): such a word never names the label."""
+    words = _raw_words(label)
+    return len(word_stem) >= 3 and all(stem(w) != word_stem for w in words) \
+        and any(word_stem in w for w in words)
 
 
 def semantic_pick(phrase: str, labels: Sequence[str], options: ResolveOptions,

@@ -102,6 +102,15 @@ def _excludes(text: str, i: int) -> bool:
             and (i == 0 or text[i - 1] in _EXCLUDE_AFTER))
 
 
+def loose_marks(text: str) -> list[int]:
+    """Positions of a "!" that stands apart from the words on both sides ("rain ! thunder"):
+    neither the keyword exclusion ("!thunder", glued to its word) nor a full stop (glued to
+    the word before), so it has no one reading."""
+    return [i for i, ch in enumerate(text)
+            if ch == "!" and (i == 0 or text[i - 1].isspace()) and not _excludes(text, i)
+            and any(c.isalnum() for c in text[i + 1:])]
+
+
 def _spaced(text: str, i: int) -> bool:
     """Whether ``text[i]`` stands alone between spaces (or at an end)."""
     return (i == 0 or text[i - 1].isspace()) and (i + 1 == len(text) or text[i + 1].isspace())

@@ -197,13 +197,20 @@ def add_interleaved(root: Path | str, share: float, overwrite: bool = False) -> 
     return write_manifest(bench.root, {**kept, "interleaved": record})
 
 
+SILENT_DBFS = -60
+"""An example whose mono peak stays below this level is silence to the tagger (a -80 dBFS
+tone, anti-phase stereo averaged to mono): refused, never read as the first label of a tie."""
+SILENT_PEAK = 10 ** (SILENT_DBFS / 20)
+
+
 def read_example_audio(path: Path | str, where: str = "--example ") -> tuple[np.ndarray, int, list[str]]:
     """A user's (or a build's) example recording as mono float32 at its own rate, and notes.
 
     Refused in one line (DataError naming the file): not a file, empty, not audio soundfile
     reads, no samples, longer than :data:`~reasonaudio.dataset.interleaved.MAX_EXAMPLE_SECONDS`,
     silent. Another sample rate than the clips' is accepted: every model resamples its input to
-    its own rate, as it does for clips; the note says so. Several channels are averaged (noted)."""
+    its own rate, as it does for clips; the note says so. Several channels are averaged (noted);
+    silent is a mono peak below :data:`SILENT_DBFS`."""
     import soundfile as sf
 
     from reasonaudio.dataset.interleaved import MAX_EXAMPLE_SECONDS
@@ -231,6 +238,12 @@ def read_example_audio(path: Path | str, where: str = "--example ") -> tuple[np.
     if x.shape[1] > 1:
         notes.append(f"{path.name}: {x.shape[1]} channels averaged to mono")
     wave = x.mean(axis=1).astype(np.float32)
-    if not np.all(np.isfinite(wave)) or float(np.max(np.abs(wave))) <= 1e-6:
-        raise DataError(f"{where}{path}: the recording is silent (or not finite)")
+    if not np.all(np.isfinite(wave)):
+        raise DataError(f"{where}{path}: the recording has samples that are not finite")
+    peak = float(np.max(np.abs(wave)))
+    if peak < SILENT_PEAK:
+        level = f"{20 * np.log10(peak):.0f} dBFS" if peak > 0 else "digital silence"
+        mono = " once its channels are averaged" if x.shape[1] > 1 else ""
+        raise DataError(f"{where}{path}: the recording is silent{mono} (peak {level}; an "
+                        f"example must reach {SILENT_DBFS} dBFS)")
     return wave, int(sr), notes

@@ -57,6 +57,7 @@ from reasonaudio.dataset.interleaved import example_path, examples as build_exam
 from reasonaudio.errors import DataError, ModelError, QueryParseError, ReasonAudioError
 from reasonaudio.models.names import parse_two_stage
 from reasonaudio.retrievers.base import Hit, Retriever, RetrieverOptions
+from reasonaudio.retrievers.example_hearing import heard_label
 from reasonaudio.retrievers.baselines import RandomRetriever
 from reasonaudio.retrievers.combined import CombinedRetriever
 from reasonaudio.retrievers.oracle import OracleRetriever, PayloadRetriever
@@ -198,18 +199,13 @@ class ExampleSet:
 
     def true_labels(self) -> dict[str, ExampleLabel]:
         """The true label of each build example; a user's recording has none, so its only
-        reading is the tagger's (``how`` says ``tagger``)."""
-        return {n: (ExampleLabel(e.label, "true") if e.label is not None else self.heard(n).as_label())
-                for n, e in self.given.items()
-                if e.label is not None or self.heard(n).as_label() is not None}
+        reading is the tagger's (``how`` says ``tagger``; silence or a tie is a refusal)."""
+        return {n: (ExampleLabel(e.label, "true") if e.label is not None
+                    else heard_label(self.heard(n))) for n, e in self.given.items()}
 
     def perceived_labels(self) -> dict[str, ExampleLabel]:
-        out = {}
-        for name in self.given:
-            got = self.heard(name).as_label()
-            if got is not None:
-                out[name] = got
-        return out
+        """The tagger's label of every example (silence or a tie is a refusal)."""
+        return {name: heard_label(self.heard(name)) for name in self.given}
 
 
 class ExampleReader(Retriever):
@@ -508,7 +504,8 @@ def _given_labels(labels: Callable[[ExampleSet], Mapping[str, ExampleLabel]]
         r.resolve = replace(r.resolve or ResolveOptions(), examples=given)  # type: ignore[attr-defined]
         r._parsed.clear()  # type: ignore[attr-defined]
         reader = ExampleReader(r, reading_named(r))
-        reader.labels = {n: lab.label for n, lab in sorted(given.items())}
+        reader.labels = {n: "(refused)" if lab.refusal else lab.label
+                         for n, lab in sorted(given.items())}
         return reader
 
     return read

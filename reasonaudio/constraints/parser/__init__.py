@@ -27,10 +27,10 @@ Ambiguous wordings ("no A and B", "A and B for 5 seconds", "5 seconds of A and B
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Optional, Sequence
 
-from reasonaudio.constraints.examples import resolve_placeholders
+from reasonaudio.constraints.examples import Substitution, substitution
 from reasonaudio.constraints.canonical import canonical, check_consistent, same_logic
 from reasonaudio.constraints.logic import Node, to_json
 from reasonaudio.constraints.parser.builder import Builder
@@ -38,10 +38,11 @@ from reasonaudio.constraints.parser.cues import Link, classify
 from reasonaudio.constraints.parser.items import read_items
 from reasonaudio.constraints.parser.numbers import fold_numbers
 from reasonaudio.constraints.parser.parts import Item, Resolved
+from reasonaudio.constraints.parser.qualifiers import check_qualifiers
 from reasonaudio.constraints.parser.wrappers import drop_wrappers
 from reasonaudio.constraints.resolve import (FAMILY_PREFIX, STRICT, Resolution, ResolveOptions,
                                              expand_families)
-from reasonaudio.constraints.vocabulary import (LabelMatch, Vocabulary, tokenize,
+from reasonaudio.constraints.vocabulary import (LabelMatch, Vocabulary, loose_marks, tokenize,
                                                 unread_characters, vocabulary)
 from reasonaudio.errors import QueryParseError
 
@@ -78,13 +79,23 @@ def parse_detailed(text: str, labels: Sequence[str] | Vocabulary,
     if not isinstance(text, str) or not text.strip():
         raise QueryParseError("the query text is empty; name at least one sound, e.g. "
                               "'dog barking but no siren'")
-    text, example_notes = resolve_placeholders(text, options.examples)
+    sub = substitution(text, options.examples)
+    try:
+        return _from_examples(_parse(sub.text, labels, options, sub.notes), sub)
+    except QueryParseError as exc:   # errors quote what the user wrote, not the substitution
+        raise QueryParseError(sub.restore(str(exc))) from None
+
+
+def _parse(text: str, labels: Sequence[str] | Vocabulary, options: ResolveOptions,
+           example_notes: list[str]) -> ParseResult:
     _refuse_unread(text)
     vocab = vocabulary(labels)
     tokens = tokenize(text)
     tokens = drop_wrappers(tokens, vocab.find(tokens))
     res = Resolved(options)
-    items = fold_numbers(text, read_items(text, tokens, vocab.find(tokens), vocab, res))
+    items = read_items(text, tokens, vocab.find(tokens), vocab, res)
+    check_qualifiers(text, items)
+    items = fold_numbers(text, items)
     mentions = [it for it in items if it.kind == "label"]
     if not mentions:
         raise QueryParseError(f"no sound of the vocabulary is named in {text!r}; name at least "
@@ -96,6 +107,28 @@ def parse_detailed(text: str, labels: Sequence[str] | Vocabulary,
         shown = repr(FAMILY_PREFIX)[1:-1]
         raise QueryParseError(str(exc).replace(FAMILY_PREFIX, "").replace(shown, "")) from None
     return _result(logic, items, res, example_notes + builder.notes)
+
+
+def _from_examples(result: ParseResult, sub: Substitution) -> ParseResult:
+    """Positions in the user's text; a label an example gave is resolution kind ``example``,
+    with the resolver's score (the tagger's, or 1.0 for a true label) and its placeholder."""
+    if not sub.slots:
+        return result
+    records = []
+    for r in result.resolutions:
+        slot = sub.slot_at(r.start, r.end)
+        if slot is None:
+            records.append(replace(r, start=sub.position(r.start), end=sub.position(r.end)))
+            continue
+        ex = slot.label
+        records.append(Resolution(
+            sub.original[slot.written_start:slot.written_end], r.labels, "example",
+            1.0 if ex.score is None else ex.score, slot.written_start, slot.written_end,
+            f"example {slot.name}: {'the tagger heard it' if ex.how == 'tagger' else 'its true label'}"
+            f" ({ex.how})"))
+    matches = tuple(replace(m, start=sub.position(m.start), end=sub.position(m.end))
+                    for m in result.matches)
+    return replace(result, matches=matches, resolutions=tuple(records))
 
 
 def _links(text: str, items: list[Item], mentions: list[Item]) -> list[Link]:
@@ -124,8 +157,14 @@ def _result(logic: Node, items: list[Item], res: Resolved, built: list[str]) -> 
 
 
 def _refuse_unread(text: str) -> None:
-    """Nothing the user wrote is dropped silently: an emoji, a control character or an
-    undecodable byte (a surrogate escape from the command line) is an error naming it."""
+    """Nothing the user wrote is dropped silently: an emoji, a control character, an
+    undecodable byte (a surrogate escape from the command line) or a "!" standing apart is an
+    error naming it."""
+    loose = loose_marks(text)
+    if loose:
+        raise QueryParseError(f"cannot read the '!' at position {loose[0]} in {text!r}: glued "
+                              "to a word ('!rain') it excludes that sound, glued to the word "
+                              "before it ends a sentence; standing apart it is neither")
     bad = unread_characters(text)
     if not bad:
         return

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional, Sequence
 
 from reasonaudio.constraints.canonical import canonical, check_consistent
-from reasonaudio.constraints.lexicon import AND, EACH, END, FWD, NOR, OR, ORDER, OVL, REV
+from reasonaudio.constraints.lexicon import AND, END, FWD, NOR, OR, ORDER, OVL, REV
 from reasonaudio.constraints.logic import (And, Before, Count, Has, Lasts, Node, Not, Or,
                                            Overlap, leaf_labels)
 from reasonaudio.constraints.parser.cues import Link
@@ -24,6 +24,15 @@ from reasonaudio.errors import QueryParseError
 _RELATED = frozenset({FWD, REV, OVL, "not_ovl", "not_fwd", "not_rev"})
 _NOT_REL = ("not_ovl", "not_fwd", "not_rev")
 _UNAMBIGUOUS_EXCLUDED = frozenset({"lasting", "long"})
+_OVL_LIKE = frozenset({OVL, "not_ovl", "not_fwd", "not_rev"})
+ORDER_PREPOSITIONS = frozenset({
+    "before", "after", "following", "preceding", "precedes", "precede", "follows", "follow",
+    "until", "till", "prior to", "earlier than", "later than", "followed by", "preceded by"})
+"""Order words that relate the sound they follow to the one after them ("A after B"), unlike
+the adverbs that continue a list ("then", "next", "and then"): after a first relation and
+"and"/"but" ("A after B and before C") they relate the first sound, A, again."""
+_PARTICIPLES = frozenset({"followed by", "preceded by", "precedes", "precede", "follows", "follow"})
+"""Of those, the ones that continue a comma list ("A, followed by B, followed by C")."""
 """Duration cues that read plainly on an excluded sound: "no rain lasting 5 seconds"."""
 
 
@@ -32,7 +41,10 @@ class _Group:
     members: list[str] = field(default_factory=list)
     joins: set[str] = field(default_factory=set)
     relations: list[Node] = field(default_factory=list)
-    pending_ovl: bool = False
+    pending_ovl: str = ""
+    """the overlap word still to apply to the whole group ("A and B at the same time")"""
+    both_from: Optional[str] = None
+    """"A overlaps both B and C": A, which the next sound joined by 'and' overlaps too"""
     has_own_duration: dict[str, bool] = field(default_factory=dict)
     has_own_count: dict[str, bool] = field(default_factory=dict)
     prefix_dur: dict[str, Duration] = field(default_factory=dict)
@@ -72,6 +84,10 @@ class Builder:
         self.prev_negated = False
         self.prev_label: Optional[str] = None
         self.pending_prefix: Optional[str] = None
+        self.extra: list[Node] = []
+        """relations of a sound placed between two others ("A after B and before C")"""
+        self.firsts: list[tuple[Item, str, _Chain, Item]] = []
+        """(the sound, its label, its chain, the word that puts it first)"""
 
     def err(self, msg: str) -> QueryParseError:
         return QueryParseError(f"cannot read {self.text!r}: {msg}")
@@ -83,7 +99,16 @@ class Builder:
             raise self.err("'after X' / 'before X' must be followed by the sounds it orders")
         self._apply_left_mods(self.links[len(self.mentions)], self.prev_negated)
         self._close()
+        self._check_firsts()
         return self._emit()
+
+    def _check_firsts(self) -> None:
+        """"first A" / "starts with A" reads only as A before the sounds after it."""
+        for m, label, chain, word in self.firsts:
+            if len(chain.groups) < 2 or label not in chain.groups[0].members:
+                raise self.err(f"{word.text!r} puts {m.text!r} first, but no later sound is "
+                               f"ordered after it; write '{word.text} {m.text}, then B' or "
+                               f"drop {word.text!r}")
 
     # --- one sound ----------------------------------------------------------------------------
 
@@ -101,9 +126,11 @@ class Builder:
             self.prev_negated = True
             return
         joined = self._place(i, m, label, self._prefix_kind(link))
-        assert self.group is not None
+        assert self.group is not None and self.chain is not None
+        if link.first is not None:
+            self.firsts.append((m, label, self.chain, link.first))
         if link.right_ovl:
-            self.group.pending_ovl = True
+            self.group.pending_ovl = link.right_ovl
         self.positive.setdefault(label, None)
         if joined:
             durs = self._prefix_scope(m, label, durs)
@@ -158,10 +185,16 @@ class Builder:
             # after an excluded one, starts a new clause
             self._new_chain(label)
         elif kind in (AND, OR, OVL) or kind in _NOT_REL:
+            if kind == AND:
+                self._and_after_relation(i, m, label)
             self._relate(label, kind)
+            if kind == OVL and self.links[i].both:
+                self.group.both_from = self.prev_label
             return True
         elif kind == NOR:
             raise self.err(f"'nor' before {m.text!r} needs 'neither' before the first sound")
+        elif kind in (FWD, REV) and self._between(i, m, label, kind):
+            self._new_chain(label)
         elif kind in (FWD, REV):
             self._check_order_scope(i, self.links[i])
             self._close()
@@ -171,6 +204,58 @@ class Builder:
         else:  # pragma: no cover
             raise AssertionError(kind)
         return False
+
+    def _between(self, i: int, m: Item, label: str, kind: str) -> bool:
+        """"A after B and before C", "A before B but after C": a sound placed between two
+        others. The second order word relates A (not B) to C; True when it did (the relation
+        is kept in ``extra``). With only a comma between ("A after B, before C") the two
+        readings differ, so ask."""
+        link, prev = self.links[i], self.links[i - 1] if i >= 1 else None
+        if prev is None or i < 2 or prev.kind not in (FWD, REV, OVL) \
+                or link.linker_word not in ORDER_PREPOSITIONS:
+            return False
+        subject = self.mentions[i - 2]
+        s_label = subject.label.label  # type: ignore[union-attr]
+        word = link.linker_word
+        if not (link.and_word or link.but):
+            if {prev.linker_word, word} & _PARTICIPLES or prev.linker_word not in ORDER_PREPOSITIONS:
+                return False
+            raise self.err(f"ambiguous: does {word!r} {m.text!r} order {subject.text!r} or "
+                           f"{self.mentions[i - 1].text!r}? write '{subject.text} "
+                           f"{prev.linker_word} {self.mentions[i - 1].text} and {word} "
+                           f"{m.text}' for {subject.text!r}, or '{self.mentions[i - 1].text} "
+                           f"{word} {m.text}' as a sentence of its own")
+        assert self.chain is not None and self.group is not None
+        groups = self.chain.groups
+        single = (len(groups) >= 2 and groups[-2].members == [s_label]
+                  and len(self.group.members) == 1) if prev.kind != OVL else \
+            self.group.members[-2:-1] == [s_label]
+        if not single:
+            raise self.err(f"cannot tell which sound {word!r} {m.text!r} orders; relate one "
+                           f"sound at a time ('A after B and before C')")
+        self.extra.append(Before(s_label, label) if kind == FWD else Before(label, s_label))
+        self.notes.append(f"{link.text!r} {m.text!r} -> relates {subject.text!r}")
+        return True
+
+    def _and_after_relation(self, i: int, m: Item, label: str) -> None:
+        """"A overlaps both B and C" relates A to C too; "A during B and C" (no 'both', no
+        comma) has two readings, as "A and B after C" has, so it is refused."""
+        assert self.group is not None
+        g, link = self.group, self.links[i]
+        if g.both_from is not None:
+            g.relations.append(Overlap(g.both_from, label))
+            g.both_from = None
+            return
+        prev = self.links[i - 1] if i >= 1 else None
+        nxt = self.links[i + 1]
+        if prev is None or prev.kind not in _OVL_LIKE or not link.and_word or link.comma \
+                or link.neg_right or nxt.kind in _RELATED or nxt.left_mods:
+            return
+        a, b = self.mentions[i - 2].text, self.mentions[i - 1].text
+        word = prev.text
+        raise self.err(f"ambiguous: does {word!r} relate {a!r} to {m.text!r} too, or only to "
+                       f"{b!r}? write '{a} {word} both {b} and {m.text}' for both, or "
+                       f"'{m.text}, and {a} {word} {b}' for {b!r} only")
 
     def _relate(self, label: str, kind: str) -> None:
         """Join the group by and/or, or by a relation to the sound before."""
@@ -198,8 +283,8 @@ class Builder:
     def _close(self) -> None:
         g = self.group
         if g is not None and g.pending_ovl:
-            g.pending_ovl = False
-            self._group_overlap(g, "at the same time", negate=False)
+            word, g.pending_ovl = g.pending_ovl, ""
+            self._group_overlap(g, word, negate=False)
 
     def _group_overlap(self, g: _Group, word: str, negate: bool) -> None:
         if len(g.members) < 2:
@@ -211,8 +296,6 @@ class Builder:
 
     def _apply_left_mods(self, link: Link, prev_negated: bool) -> None:
         for kind, item in link.left_mods:
-            if kind == EACH:
-                continue
             if kind == END:
                 # "A at the beginning and B at the end": B must already be last in a chain
                 if prev_negated or self.chain is None or len(self.chain.groups) < 2:
@@ -403,7 +486,7 @@ class Builder:
 
     def _relations(self) -> tuple[list[Node], list[Node], list[Node]]:
         """(befores between neighbouring groups, relations inside groups, or-groups)."""
-        befores: list[Node] = []
+        befores: list[Node] = list(self.extra)
         relations: list[Node] = []
         ors: list[Node] = []
         for chain in self.chains:

@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from reasonaudio.constraints.lexicon import (AND, BEGIN, CNT, COMMA, DUR, EACH, END, FIRST, FWD,
-                                             NEG, NOR, OR, ORDER, OVL, PREFIX_SEQ_WORDS, REV,
-                                             STOP)
+from reasonaudio.constraints.lexicon import (AND, BEGIN, BOTH, CNT, COMMA, DUR, EACH, END,
+                                             FIRST, FWD, NEG, NOR, OR, ORDER, OVL,
+                                             PREFIX_SEQ_WORDS, REV, STOP)
 from reasonaudio.constraints.parser.parts import Duration, Item
 from reasonaudio.errors import QueryParseError
 
@@ -32,7 +32,8 @@ class Link:
     text: str
     neg_right: bool = False
     left_mods: list[tuple[str, Item]] = field(default_factory=list)
-    right_ovl: bool = False
+    right_ovl: str = ""
+    """the overlap word that applies to the group this sound joins ("while A, B")"""
     left_dur: list[Duration] = field(default_factory=list)
     right_dur: list[Duration] = field(default_factory=list)
     left_count: list[Item] = field(default_factory=list)
@@ -41,6 +42,12 @@ class Link:
     and_word: bool = False
     but: bool = False
     prefix_seq: Optional[str] = None
+    both: bool = False
+    """'both' stands before the sound: "A overlaps both B and C" relates A to C too"""
+    first: Optional[Item] = None
+    """"first A" / "starts with A": the word that puts the next sound first"""
+    linker_word: str = ""
+    """the connective's words as written ("before", "followed by", "then")"""
 
 
 def classify(text: str, span: list[Item], left: Optional[Item], right: Optional[Item]) -> Link:
@@ -67,6 +74,7 @@ class _Classifier:
         link.and_word = any(it.kind == AND and it.text != "but" for it in span)
         link.but = any(it.kind == AND and it.text == "but" for it in span) or any(
             it.kind == NEG and it.words[:1] == ("but",) for it in span)
+        link.both = any(it.kind == BOTH for it in span)
         self.link = link
         self.linker: Optional[Item] = None
         self.linker_kind = ""
@@ -94,6 +102,7 @@ class _Classifier:
 
     def _set(self, c: Item, kind: str) -> None:
         self.linker, self.linker_kind = c, kind
+        self.link.linker_word = c.text
 
     # --- the cue words, without the joiners that only glue cues together -----------------------
 
@@ -102,7 +111,7 @@ class _Classifier:
         cues: list[Item] = []
         comma_since = False
         for it in self.span:
-            if it.kind in (COMMA, DUR, CNT):
+            if it.kind in (COMMA, DUR, CNT, BOTH):
                 comma_since |= it.kind == COMMA
                 continue
             glued, comma_since = not comma_since, False
@@ -115,6 +124,10 @@ class _Classifier:
             if it.kind in (FWD, REV, OVL, NEG, NOR, OR, STOP) and last is not None \
                     and last.kind == AND:
                 cues.pop()
+                if last.text == "together with" and it.kind == NEG:
+                    # "A and B together with no C": 'together' is the overlap of A and B
+                    cues.append(Item(OVL, "together", last.start, last.start + 8))
+                    glued = False
             if it.kind == NEG and glued and cues and cues[-1].kind in _RELATIONS:
                 raise QueryParseError(
                     f"cannot read '{cues[-1].text} {it.text}' in {self.text!r}: order and "
@@ -128,7 +141,7 @@ class _Classifier:
         if self.at_end or any(x.kind in _LINKERS for x in rest):
             self.link.left_mods.append((OVL, c))
         elif self.at_start:
-            self.link.right_ovl = True
+            self.link.right_ovl = c.text
         else:
             self._set(c, OVL)
         return 1
@@ -164,6 +177,8 @@ class _Classifier:
         if self.at_start:
             if c.kind == NOR:
                 raise self.err("'nor' needs 'neither' before it")
+            if c.kind == OR:
+                raise self.err(f"{c.text!r} needs a sound before it ('A or B')")
         elif self.at_end:
             raise self.err(f"{c.text!r} at the end needs a sound after it")
         else:
@@ -182,8 +197,8 @@ class _Classifier:
         return 1
 
     def _first_each(self, c: Item, rest: list[Item]) -> int:
-        self.link.left_mods.append((EACH, c))
-        return 1
+        raise self.err(f"{c.text!r} needs a duration or count to share out ('A and B for 5 "
+                       f"seconds {c.text}')")
 
     def _first_first(self, c: Item, rest: list[Item]) -> int:
         self.firsts.append((False, c))
@@ -222,7 +237,7 @@ class _Classifier:
                                "'or' can only join plain sounds")
             link.neg_right = True
         elif c.kind == OVL:
-            link.right_ovl = True
+            link.right_ovl = c.text
         elif c.kind == FIRST:
             self.firsts.append((True, c))
         elif c.kind in (FWD, REV) and kind == "clause" and not link.prefix_seq:
@@ -263,6 +278,10 @@ class _Classifier:
                   or (not after_linker and self.linker_kind == FWD))
             if not ok:
                 raise self.err(f"cannot tell what {c.text!r} refers to; write 'first A, then B'")
+            if self.at_start or after_linker:
+                self.link.first = c
+            elif c.words[-1:] == ("with",):
+                raise self.err(f"{c.text!r} needs the sound it starts with right after it")
 
     def _place_beside(self) -> None:
         """Durations and counts left of the connective belong to the sound before, right of it

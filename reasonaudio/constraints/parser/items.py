@@ -12,15 +12,16 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Optional, Sequence
 
-from reasonaudio.constraints.lexicon import (CMP, DUR_CMP_MSG, NUM, OVL, PHRASE_MAX, PHRASES,
-                                             UNIT_SECONDS, UNSUPPORTED_WORDS, WORDS)
+from reasonaudio.constraints.lexicon import (AND, CMP, DUR_CMP_MSG, DURCUE, NUM, OVL, PHRASE_MAX, PHRASES,
+                                             REFUSED, REFUSED_PHRASES, UNIT_SECONDS,
+                                             UNSUPPORTED_WORDS, WORDS)
 from reasonaudio.constraints.parser.numbers import number_words, starts_number
 from reasonaudio.constraints.parser.parts import Item, Resolved
-from reasonaudio.constraints.resolve import (FAMILY_PREFIX, STRICT, Resolution, ResolveOptions,
-                                             candidates_text, families, resolve_words,
-                                             semantic_pick, verb_of)
+from reasonaudio.constraints.resolve import (FAMILY_PREFIX, STRICT, Families, Resolution,
+                                             ResolveOptions, candidates_text, families,
+                                             head_noun, resolve_words, semantic_pick, verb_of)
 from reasonaudio.constraints.vocabulary import (SOUND_WORDS, LabelMatch, Token, Vocabulary,
-                                                tokenize)
+                                                stem, tokenize)
 from reasonaudio.errors import QueryParseError
 
 
@@ -97,12 +98,31 @@ class _Unknown:
     def _family(self) -> Optional[bool]:
         if self.prev is not None or self.nxt is not None:
             return None
-        found = resolve_words(self.words, families(self.r.vocab.labels))
+        fams = families(self.r.vocab.labels)
+        found = resolve_words(self.words, fams)
         if found is None:
             return None
         labs, kind, detail = found
+        self._refuse_elided_subject(fams, labs)
         self._add(self.lo, self.hi, labs, kind, 1.0, detail)
         return False
+
+    def _refuse_elided_subject(self, fams: Families, labs: Sequence[str]) -> None:
+        """"dog barking and growling": a lone verb right after "A and" may say what A does
+        (dog growling) or name every sound that does it (bear growling); refused unless both
+        readings are the same labels."""
+        items = self.r.items
+        if len(self.words) != 1 or not fams.is_verb(stem(self.words[0])) or len(items) < 2 \
+                or items[-1].kind != AND or items[-2].kind != "label":
+            return
+        prev = items[-2].label.label  # type: ignore[union-attr]
+        if prev.startswith(FAMILY_PREFIX) or all(head_noun(x) == head_noun(prev) for x in labs):
+            return
+        word = self.words[0]
+        raise QueryParseError(
+            f"ambiguous: does {word!r} in {self.r.text!r} say what {items[-2].text!r} does, or "
+            f"name every sound that is {word} ({', '.join(repr(x) for x in labs)})? name the "
+            f"sound: '{items[-2].text} and <sound> {word}'")
 
     def _semantic(self) -> Optional[bool]:
         """The semantic nearest label, over the words and a label glued to them
@@ -116,6 +136,14 @@ class _Unknown:
         if pick is None:
             r.raise_unknown(self.idx, candidates_text(scored, why) if scored else "")
         label, score, detail = pick  # type: ignore[misc]
+        glued = [m.label.label for m in (self.prev,) if m is not None and m.label] \
+            + [m.label for m in (self.nxt,) if m is not None]
+        if label in glued:   # "a brief siren" -> siren: the words would be dropped
+            words = " ".join(self.words)
+            raise QueryParseError(
+                f"cannot read {words!r} in {r.text!r}: {phrase!r} reads as the label "
+                f"{label!r} without {words!r}, and the logic has no word for what it adds; "
+                f"drop {words!r} or say it with order, overlap, a duration or a count")
         if self.prev is not None:
             self._drop_prev()
         self._add(a, b, [label], "semantic", score, detail)
@@ -193,8 +221,12 @@ class _Reader:
             kind = PHRASES.get(tuple(t.text for t in tokens[i:i + n]))
             if kind is not None:
                 self.flush()
+                words = tuple(t.text for t in tokens[i:i + n])
                 if kind == CMP:
-                    self.refuse_bound(" ".join(t.text for t in tokens[i:i + n]))
+                    self.refuse_bound(" ".join(words))
+                if kind == REFUSED:
+                    raise QueryParseError(f"cannot read {' '.join(words)!r} in {self.text!r}: "
+                                          + REFUSED_PHRASES[words])
                 return self._append(kind, i, n)
         return None
 
@@ -238,6 +270,12 @@ class _Reader:
             raise QueryParseError(f"cannot read 'half' in {self.text!r}: write the duration as "
                                   "a number, e.g. 'for 0.5 seconds'")
         if unit_at(i + 1) and tokens[i + 1].text != "s" and i + 1 not in self.by_first:
+            if tokens[i + 1].text == "second" and i + 2 in self.by_first \
+                    and not (i and WORDS.get(tokens[i - 1].text) == DURCUE):
+                raise QueryParseError(
+                    f"cannot read '{w} second' in {self.text!r}: before a sound it reads as an "
+                    "ordinal (another one), which cannot be asked for; count occurrences "
+                    "('A twice') or give a length with 'for' ('A for a second')")
             self.flush()
             return self._append(NUM, i, 1, 1.0)
         return None

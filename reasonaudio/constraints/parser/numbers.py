@@ -177,6 +177,11 @@ def _refuse_dangling(text: str, out: list[Item]) -> None:
         dangling = ((it.kind == UNIT and it.text != "s")
                     or (it.kind == DURCUE and it.text != "for")
                     or (it.kind == DURCUE and (k + 1 == len(out) or out[k + 1].kind != "label")))
-        if dangling:
-            raise QueryParseError(f"{it.text!r} in {text!r} needs a number of seconds, e.g. "
-                                  "'rain for 5 seconds'")
+        if dangling:   # quote the word that stands between it and its number too
+            lo, hi = it.start, it.end
+            if it.kind == UNIT and k > 0 and out[k - 1].kind not in ("label", CNT):
+                lo = out[k - 1].start
+            if it.kind == DURCUE and k + 1 < len(out) and out[k + 1].kind not in ("label", DUR):
+                hi = out[k + 1].end
+            raise QueryParseError(f"{text[lo:hi]!r} in {text!r} needs a number of seconds, "
+                                  "e.g. 'rain for 5 seconds'")
