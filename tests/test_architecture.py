@@ -11,6 +11,7 @@ two modules share a file name unless the page's naming rule allows it.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections import defaultdict
 from pathlib import Path
@@ -33,6 +34,12 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("views", ("reasonaudio.views", "reasonaudio.explorer")),
     ("command line", ("reasonaudio.cli",)),
 ]
+
+
+@functools.lru_cache(maxsize=None)
+def parsed(path: Path) -> ast.AST:
+    """One parse per file per test run (the package's files do not change under the tests)."""
+    return ast.parse(path.read_text(encoding="utf-8"))
 
 
 def module_names() -> dict[str, Path]:
@@ -74,7 +81,7 @@ def imports_of(name: str, path: Path, known: set[str], strings: bool = True) -> 
     with ``strings`` the modules its loader strings name."""
     is_pkg = path.name == "__init__.py"
     found: set[str] = set()
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = parsed(path)
     if strings:
         found |= {m for m in string_loaders(tree, known) if m != name
                   and (name, m) not in STRING_LOADERS_ALLOWED_UPWARD}
@@ -105,8 +112,13 @@ def layer_of(name: str) -> int:
 
 
 def graph() -> dict[str, set[str]]:
+    return {name: set(targets) for name, targets in _graph().items()}
+
+
+@functools.lru_cache(maxsize=None)
+def _graph() -> dict[str, frozenset[str]]:
     mods = module_names()
-    return {name: imports_of(name, path, set(mods)) for name, path in mods.items()}
+    return {name: frozenset(imports_of(name, path, set(mods))) for name, path in mods.items()}
 
 
 def test_every_module_has_a_layer():
@@ -146,7 +158,7 @@ def test_string_loaders_are_resolved():
     mods = module_names()
     for a, b in STRING_LOADERS_ALLOWED_UPWARD:  # the exception still exists and still goes upward
         assert b in imports_of(a, mods[a], set(mods), strings=False) | string_loaders(
-            ast.parse(mods[a].read_text(encoding="utf-8")), set(mods))
+            parsed(mods[a]), set(mods))
         assert layer_of(b) > layer_of(a)
         assert f"`{module_path(a)}`" in ARCHITECTURE.read_text(encoding="utf-8")
 
@@ -182,7 +194,7 @@ def test_library_never_prints_with_rich():
     for name, path in module_names().items():
         if layer_of(name) >= layer_of("reasonaudio.views"):
             continue
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = parsed(path)
         for node in ast.walk(tree):
             mod = getattr(node, "module", None) if isinstance(node, ast.ImportFrom) else None
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
