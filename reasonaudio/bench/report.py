@@ -18,7 +18,7 @@ from reasonaudio.bench.results import Results, RetrieverResult, load_results, re
 from reasonaudio.bench.robustness import Robustness, plot_robustness, robustness
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.errors import DataError
-from reasonaudio.models.names import is_embedding
+from reasonaudio.models.names import ABLATED, is_embedding
 from reasonaudio.fileio import atomic_dir, read_json, write_json
 from reasonaudio.output_dirs import OutputKind
 from reasonaudio.provenance import versions
@@ -37,7 +37,7 @@ BASELINES = ("random", "bag-of-sounds")
 
 def rung_of(name: str) -> str | None:
     """The spectrum rung of a retriever name (``None``: a baseline, outside the spectrum)."""
-    if name in BASELINES:
+    if name in BASELINES or name.startswith(ABLATED):  # controls, outside the spectrum
         return None
     if name == "oracle":
         return "oracle"

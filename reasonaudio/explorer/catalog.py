@@ -24,6 +24,7 @@ from typing import Any, Sequence
 from reasonaudio.bench.metrics import LABELS, METRICS, first_rank
 from reasonaudio.bench.results import Results, load_results, run_path
 from reasonaudio.bench.runs import Run, read_trec
+from reasonaudio.constraints.ablation import ABLATIONS
 from reasonaudio.constraints.logic import Node, conjuncts, describe, labels
 from reasonaudio.dataset.benchmark import CHOICES, TASKS, Benchmark, Choice
 from reasonaudio.dataset.clip import Clip
@@ -36,7 +37,7 @@ DIMENSIONS = ("formulation", "condition", "examples")
 """fields of a result's ``describe`` shown as columns beside its name when any result has them"""
 TOP = 10
 PLOT_SUFFIXES = (".png", ".svg")
-PAYLOAD_RETRIEVERS = ("oracle", "bag-of-sounds", "random")
+PAYLOAD_RETRIEVERS = ("oracle", "bag-of-sounds", "random", *(a.retriever for a in ABLATIONS))
 DETECTED = "detected:"
 """collections of perceived events (``bench detect``) record a model name with this prefix"""
 TWO_STAGE = "two-stage:"

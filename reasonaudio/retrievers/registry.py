@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
+from reasonaudio.constraints.ablation import ABLATIONS, Ablation
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.errors import ReasonAudioError
 from reasonaudio.ingest.vector_files import FAMILY as PRECOMPUTED
@@ -28,7 +29,7 @@ from reasonaudio.retrievers.example_readers import ORACLE_PERCEIVED, build_oracl
 from reasonaudio.retrievers.bm25 import build_bm25
 from reasonaudio.retrievers.combined import build_combined
 from reasonaudio.retrievers.soft_rank import SOFT, build_soft
-from reasonaudio.retrievers.oracle import OracleRetriever, PayloadRetriever
+from reasonaudio.retrievers.oracle import AblatedOracle, OracleRetriever, PayloadRetriever
 from reasonaudio.retrievers.stored_vectors import build_precomputed
 from reasonaudio.retrievers.two_stage import build_two_stage
 from reasonaudio.retrievers.vector import build_vector
@@ -70,8 +71,9 @@ def combined_builder(name: str, bench: Benchmark, store: Store, options: Retriev
                           build_part=lambda part: spec_for(part).build(part, bench, store, options))
 
 
-def payload_builder(cls: type[PayloadRetriever]) -> Builder:
-    """Builder of a retriever over the ground-truth payload collection (loaded on demand)."""
+def payload_builder(cls: Callable[..., PayloadRetriever]) -> Builder:
+    """Builder of a retriever over the ground-truth payload collection (loaded on demand);
+    ``cls(bench, store, collection, resolve)`` makes it."""
     def build(name: str, bench: Benchmark, store: Store, options: RetrieverOptions) -> Retriever:
         collection = ensure_payload_collection(bench, store, auto=options.auto_ingest,
                                                hooks=options.hooks)
@@ -80,10 +82,20 @@ def payload_builder(cls: type[PayloadRetriever]) -> Builder:
     return build
 
 
+def ablation_spec(ablation: Ablation) -> "RetrieverSpec":
+    """``oracle-without:FAMILY``: the oracle over the logic without one relation family."""
+    def make(bench: Benchmark, store: Store, collection: str, resolve: Any) -> Retriever:
+        return AblatedOracle(bench, store, ablation.family, collection, resolve)
+
+    return RetrieverSpec(ablation.retriever, payload_builder(make), f"the oracle without {ablation.family}: "
+                         f"{ablation.measures}", needs_logic=True)
+
+
 BUILT_IN: tuple[RetrieverSpec, ...] = (
     RetrieverSpec("oracle", payload_builder(OracleRetriever),
                   "parse the text into logic, run it as a Qdrant payload filter (upper bound)",
                   needs_logic=True),
+    *(ablation_spec(a) for a in ABLATIONS),
     RetrieverSpec(ORACLE_PERCEIVED, build_oracle_perceived,
                   "the oracle; a sound given by example is read as the tagger's label for it "
                   "(perfect logic over perceived examples, docs/interleaved.md)", needs_logic=True),
