@@ -17,6 +17,7 @@ from reasonaudio.bench.plots import PROJECTIONS, plot_report
 from reasonaudio.bench.results import Results, RetrieverResult, load_results, results_dir
 from reasonaudio.bench.robustness import Robustness, plot_robustness, robustness
 from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.bench.intervals import interval_method, result_intervals
 from reasonaudio.errors import DataError
 from reasonaudio.models.names import ABLATED, is_embedding
 from reasonaudio.fileio import atomic_dir, read_json, write_json
@@ -102,8 +103,13 @@ class ReportOutcome:
 
 
 def write_results_json(path: Path, results: Results) -> None:
-    """The ``bench eval --json`` document: data, versions, runs (with per-query values)."""
-    write_json(path, results.to_json(per_query=True))
+    """The ``bench eval --json`` document: data, versions, runs (with per-query values), each
+    run with the 95% intervals of its Acc@1, nDCG@10 and MC and how they were computed
+    (``intervals``: ``overall``, ``per_task``, ``method``)."""
+    doc = results.to_json(per_query=True)
+    for name, r in results.runs.items():
+        doc["runs"][name]["intervals"] = {**result_intervals(r), "method": interval_method()}
+    write_json(path, doc)
 
 
 def run_report(bench: Benchmark, out: Path | None = None, names: Sequence[str] | None = None,
