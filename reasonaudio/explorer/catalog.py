@@ -177,13 +177,16 @@ class Catalog:
         return [(m, LABELS.get(m, m)) for m in METRICS]
 
     def table(self, task: str) -> list[dict[str, Any]]:
-        """One row per saved retriever: its dimensions, every metric on ``task`` ("all": overall)
-        and, for Acc@1, nDCG@10 and MC, the 95% interval (``bench eval --json``'s)."""
+        """One row per saved retriever: what it reads, its dimensions, every metric on ``task``
+        ("all": overall) and, for Acc@1, nDCG@10 and MC, the 95% interval (``bench eval --json``'s)."""
+        from reasonaudio.retrievers.registry import input_kind
+
         rows = []
         group = OVERALL if task == "all" else task
         for name, r in self.results.runs.items():
             values = r.overall if task == "all" else r.per_task.get(task, {})
             rows.append({"name": name, "dims": self.dimension_values(name),
+                         "reads": input_kind(name),
                          "values": [values.get(m) for m in METRICS],
                          "intervals": [metric_interval(r, group, m)
                                        if m in INTERVAL_METRICS and values.get(m) is not None

@@ -75,6 +75,20 @@ def _interval(r: RetrieverResult, group: str, metric: str) -> str:
     return "" if lo != lo else f"[dim]{_bound(lo)}-{_bound(hi)}[/]"
 
 
+def _short_kind(kind: str) -> str:
+    from reasonaudio.retrievers.registry import SHORT_KIND, UNKNOWN
+
+    return "" if kind == UNKNOWN else SHORT_KIND.get(kind, "")
+
+
+def _name_cell(name: str) -> Text:
+    """A retriever's name and, dim, what it reads (truth / heard / learned / none)."""
+    from reasonaudio.retrievers.registry import input_kind
+
+    kind = _short_kind(input_kind(name))
+    return Text.assemble(name, (f" ({kind})", "dim") if kind else "")
+
+
 def _best(rs: Sequence[RetrieverResult], group: str, metric: str) -> float | None:
     vals = [v for r in rs if (v := _value(r, group, metric)) is not None]
     return max(vals) if vals and len(rs) > 1 else None
@@ -87,11 +101,13 @@ def eval_table(results: Results, width: int | None = None) -> Table:
     groups = _groups(rs)
     n = rs[0].counts if rs else {}
     table = Table(title="Retrieval: Acc@1 / nDCG@10 (per task, macro mean over queries); under "
-                        "each: Acc@1's 95% Wilson interval", title_justify="left", **_COMPACT)
+                        "each: Acc@1's 95% Wilson interval. Beside each name what it reads: truth "
+                        "(ground truth, perfect hearing), heard (perceived audio), learned "
+                        "(learned embedding), none", title_justify="left", **_COMPACT)
     _name_column(table)
     heads = [(g, f"(n={n.get(g, 0)})") for g in groups]
     one_line = len("0.000 / 0.000")
-    need = max((len(r.name) for r in rs), default=0) + _GAP + sum(
+    need = max((len(_name_cell(r.name)) for r in rs), default=0) + _GAP + sum(
         max(one_line, len(g), len(c)) + _GAP for g, c in heads)
     sep = " / " if width is None or need <= width else " /\n"
     for g, count in heads:
@@ -102,7 +118,7 @@ def eval_table(results: Results, width: int | None = None) -> Table:
             a, d = _value(r, g, "acc@1"), _value(r, g, "ndcg@10")
             cells.append(f"{_fmt(a, a == _best(rs, g, 'acc@1'))}{sep}"
                          f"{_fmt(d, d == _best(rs, g, 'ndcg@10'))}\n{_interval(r, g, 'acc@1')}")
-        table.add_row(Text(r.name), *cells)
+        table.add_row(_name_cell(r.name), *cells)
     return table
 
 
@@ -116,7 +132,7 @@ def mc_table(results: Results) -> Table:
     for g in groups:
         _number_column(table, g)
     for r in rs:
-        table.add_row(Text(r.name), *[f"{_fmt(v, v == _best(rs, g, 'mc_acc'))}\n"
+        table.add_row(_name_cell(r.name), *[f"{_fmt(v, v == _best(rs, g, 'mc_acc'))}\n"
                                       f"{_interval(r, g, 'mc_acc')}"
                                       for g in groups for v in [_value(r, g, "mc_acc")]])
     return table
@@ -138,7 +154,7 @@ def detail_table(results: Results) -> Table:
     for m in METRICS:
         _number_column(table, _SHORT[m], min_width=max(5, len(_SHORT[m])))
     for r in rs:
-        table.add_row(Text(r.name), *[_fmt(v, v == _best(rs, OVERALL, m))
+        table.add_row(_name_cell(r.name), *[_fmt(v, v == _best(rs, OVERALL, m))
                                 for m in METRICS for v in [_value(r, OVERALL, m)]])
     return table
 
@@ -173,15 +189,19 @@ def compare_table(c: Comparison) -> Table:
 
 
 def spectrum_table(s: Spectrum) -> Table:
-    """Learned -> fused -> hybrid -> soft -> detected -> oracle: Acc@1 per task and overall,
-    each against the best learned retriever (``*`` = p < ALPHA, paired randomization test)."""
+    """Learned -> fused -> hybrid -> soft -> detected -> oracle: what each reads, Acc@1 per task
+    and overall against the best learned retriever (``*`` = p < ALPHA after Holm's correction
+    over the tasks), and the overall p against the best learned and against bag-of-sounds."""
     rs = [r for _, r in s.rows]
     groups = _groups(rs)
     table = Table(**_COMPACT)  # the title is printed as its own line, which wraps at any width
     _name_column(table, style=None)  # "rung: name", folded onto more lines, never the numbers
+    _number_column(table, "reads", justify="left")
     for g in groups:
         _number_column(table, g)
-    _number_column(table, "p")
+    _number_column(table, "p best")
+    if s.control is not None:
+        _number_column(table, "p bag")
     for rung, r in s.rows:
         c = s.comparisons.get(r.name)
         cells = []
@@ -189,17 +209,25 @@ def spectrum_table(s: Spectrum) -> Table:
             v = _value(r, g, "acc@1")
             mark = "*" if c is not None and (g, "acc@1") in c.p_holm and c.significant(g, "acc@1") else ""
             cells.append("-" if v is None else f"{v:.3f}{mark}")
-        t = c.tests.get((OVERALL, "acc@1")) if c is not None else None
-        p = "best" if c is None else _p(t.p_value)
-        table.add_row(Text.assemble((f"{rung}: ", "cyan"), r.name), *cells, p)
+        cells.append("best" if c is None else _p(c.tests[(OVERALL, "acc@1")].p_value))
+        if s.control is not None:
+            b = s.vs_control.get(r.name)
+            cells.append("-" if b is None or r.name == s.control
+                         else _p(b.tests[(OVERALL, "acc@1")].p_value))
+        table.add_row(Text.assemble((f"{rung}: ", "cyan"), r.name),
+                      _short_kind(s.inputs.get(r.name, "")), *cells)
     return table
 
 
 def spectrum_title(s: Spectrum) -> Text:
-    return Text(f"The spectrum (rung: retriever): Acc@1 per task vs the best learned "
-                f"({s.best_learned}); * = p < {ALPHA} after Holm's correction over the tasks, "
-                f"paired randomization test; p: overall",
-                style="italic")
+    bag = (f"; p bag: overall, against {s.control} (true labels, no logic)"
+           if s.control is not None else "; bag-of-sounds not saved, so no p against it")
+    return Text(f"The spectrum (rung: retriever): what it reads (truth = ground truth, perfect "
+                f"hearing; heard = perceived audio; learned = learned embedding), Acc@1 per task "
+                f"vs the best learned ({s.best_learned}, reads "
+                f"{_short_kind(s.inputs.get(s.best_learned, '')) or 'its input'}); * = p < {ALPHA} "
+                f"after Holm's correction over the tasks, paired randomization test; p best: "
+                f"overall{bag}", style="italic")
 
 
 def print_spectrum(console: Console, s: Spectrum | None) -> None:
