@@ -1247,5 +1247,42 @@ def serve(
     run(app_, listening)
 
 
+# --- bench sweep (issue 42): parameter sweeps over a benchmark --------------------------------
+
+sweep_app = _app(help="Sweeps: a benchmark scored along one parameter.")
+app.add_typer(sweep_app, name="sweep")
+
+
+@sweep_app.command("perception")
+def sweep_perception_cmd(
+    data: Path = DataOpt,
+    levels: Optional[str] = typer.Option(None, "--levels", help="Comma-separated severities in "
+                                         "[0, 1], or miss:false_alarm:jitter_ms:merge_split levels "
+                                         "(default: 0,0.05,0.1,0.2,0.3,0.45,0.6)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the perception model's draws."),
+    baseline: Optional[list[str]] = typer.Option(None, "--baseline", help="A retriever with saved "
+                                                 "results whose Acc@1 the crossings are read against "
+                                                 "(repeat; default: bag-of-sounds and the best "
+                                                 "learned retriever, when saved)."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the ladder as JSON here."),
+    no_verify: bool = NoVerifyOpt,
+) -> None:
+    """The oracle's logic over events heard worse and worse: event F1 and Acc@1 per level."""
+    from reasonaudio.bench.perception_ladder import parse_levels, saved_baselines, sweep_perception
+    from reasonaudio.fileio import write_json
+    from reasonaudio.views.perception_ladder import print_ladder
+    from reasonaudio.views.progress import progress_hooks
+
+    bench = _load(data, no_verify)
+    chosen = parse_levels(levels) if levels is not None else None
+    baselines = saved_baselines(bench, baseline or ())
+    with progress_hooks(console) as hooks:
+        ladder = sweep_perception(bench, chosen, seed, baselines, hooks)
+    print_ladder(console, ladder)
+    if json_out is not None:
+        write_json(json_out, ladder.to_json())
+        console.print(Text(f"wrote {json_out}"))
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -32,7 +32,7 @@ LABELS = ("dog barking", "siren", "rain")
 KNOWN = {"reasonaudio.constraints.semantics", "reasonaudio.constraints.judge",
          "reasonaudio.store.formula", "reasonaudio.store.filters", "reasonaudio.constraints.writer",
          "reasonaudio.constraints.canonical", "reasonaudio.constraints.resolve",
-         "reasonaudio.views.parse"}
+         "reasonaudio.views.parse", "reasonaudio.constraints.ablation"}
 
 
 def _makes_interpreter(tree: ast.AST) -> bool:
@@ -239,3 +239,28 @@ def test_the_writers_text_reads_back_to_the_same_logic(tree):
     except (ValueError, QueryParseError):
         return  # no sentence for it, or a contradiction the parser refuses by design
     assert same_logic(parse(text, LABELS), tree), text
+
+
+@pytest.mark.parametrize("tree", TREES, ids=IDS)
+def test_every_ablation_removes_its_family_from_every_node_type(tree):
+    """``constraints.ablation.without``: no node of the family is left, the rest round-trips,
+    a tree without the family is returned as it is, and where the family is only asserted
+    (not under a ``not``) the ablated logic admits every clip the original does."""
+    from reasonaudio.constraints.ablation import ABLATIONS, without
+    from reasonaudio.constraints.logic import walk
+    from reasonaudio.constraints.semantics import evaluate
+
+    clips = corpus()
+    for a in ABLATIONS:
+        out = without(tree, a.family)
+        if not any(isinstance(n, a.node) for n in walk(tree)):
+            assert out is tree, (a.family, describe(tree))
+            continue
+        if out is None:
+            continue
+        assert not any(isinstance(n, a.node) for n in walk(out)), (a.family, describe(out))
+        assert from_json(json.loads(json.dumps(to_json(out)))) == out
+        under_not = any(isinstance(n, Not) and any(isinstance(m, a.node) for m in walk(n.arg))
+                        for n in walk(tree))
+        if not under_not:
+            assert all(evaluate(out, c.events) for c in clips if evaluate(tree, c.events))

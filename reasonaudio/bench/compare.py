@@ -3,20 +3,26 @@
 Differences are ``A - B`` of the per-query means; significance is the paired randomization test
 of :mod:`reasonaudio.bench.significance` (10,000 sign flips, seed 0, two-sided), run separately
 for each task and overall, on the queries both results cover.
+
+Testing several tasks at once is corrected with **Holm-Bonferroni**: for each metric, the
+per-task tests form one family and their p-values are adjusted together (``p_holm``); the
+overall test is a family of its own (its ``p_holm`` is its p). A difference is marked
+significant when its adjusted p is below 0.05, which bounds the chance of any false claim among
+a metric's tasks at 0.05. Both p-values are reported.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reasonaudio.bench.metrics import RANK_METRICS
+from reasonaudio.bench.metrics import OVERALL, RANK_METRICS
 from reasonaudio.bench.results import RetrieverResult
-from reasonaudio.bench.significance import N_PERMUTATIONS, SEED, PairedTest, paired_randomization_test
+from reasonaudio.bench.significance import (ALPHA, CORRECTION, N_PERMUTATIONS, SEED, PairedTest, holm,
+                                            paired_randomization_test)
 from reasonaudio.dataset.benchmark import ALL_TASKS
 from reasonaudio.errors import DataError
 
 COMPARE_METRICS = ("acc@1", "ndcg@10", "mc_acc")
-OVERALL = "overall"
 
 
 @dataclass(frozen=True)
@@ -30,14 +36,33 @@ class Comparison:
     """(group, metric) -> test"""
     n_permutations: int
     seed: int
+    p_holm: dict[tuple[str, str], float]
+    """(group, metric) -> Holm-adjusted p (per metric over the tasks; overall: its own p)"""
+
+    def significant(self, group: str, metric: str) -> bool:
+        """The difference holds at 0.05 after the correction for several tasks."""
+        return self.p_holm[(group, metric)] < ALPHA
 
     def to_json(self) -> dict:
         return {"a": self.a, "b": self.b, "test": "paired randomization (sign flip), two-sided",
                 "n_permutations": self.n_permutations, "seed": self.seed,
+                "correction": f"{CORRECTION}: per metric over the tasks; overall on its own",
                 "groups": {g: {m: {"n": t.n, "a": t.mean_a, "b": t.mean_b, "diff": t.diff,
-                                   "p": t.p_value, "significant": t.significant, "exact": t.exact}
+                                   "p": t.p_value, "significant": t.significant,
+                                   "p_holm": self.p_holm[(g, m)],
+                                   "significant_holm": self.significant(g, m), "exact": t.exact}
                                for (gg, m), t in self.tests.items() if gg == g}
                            for g in self.groups}}
+
+
+def holm_by_metric(tests: dict[tuple[str, str], PairedTest]) -> dict[tuple[str, str], float]:
+    """Holm-adjusted p of every test: one family per metric over its task groups; the overall
+    group is left as it is (one test, one claim)."""
+    out = {key: t.p_value for key, t in tests.items() if key[0] == OVERALL}
+    for m in dict.fromkeys(m for _, m in tests):
+        keys = [key for key in tests if key[1] == m and key[0] != OVERALL]
+        out.update(zip(keys, holm([tests[k].p_value for k in keys])))
+    return out
 
 
 def compare(a: RetrieverResult, b: RetrieverResult, metrics: tuple[str, ...] = COMPARE_METRICS,
@@ -59,4 +84,5 @@ def compare(a: RetrieverResult, b: RetrieverResult, metrics: tuple[str, ...] = C
                 q for q in qids if m in a.per_query.get(q, {}) and m in b.per_query.get(q, {})]
             tests[(g, m)] = paired_randomization_test(a.values(m, pairs), b.values(m, pairs),
                                                       n_permutations, seed)
-    return Comparison(a.name, b.name, tuple(metrics), tuple(groups), tests, n_permutations, seed)
+    return Comparison(a.name, b.name, tuple(metrics), tuple(groups), tests, n_permutations, seed,
+                      holm_by_metric(tests))

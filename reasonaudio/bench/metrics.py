@@ -38,6 +38,8 @@ from typing import Iterable, Mapping, Sequence
 K = 10
 RANK_METRICS = ("acc@1", "ndcg@10", "recall@10", "mrr", "hnsr@10", "tfr@10")
 MC_METRIC = "mc_acc"
+OVERALL = "overall"
+"""the group of every query, beside the tasks"""
 METRICS = RANK_METRICS + (MC_METRIC,)
 """Every metric key, in the order of the ``--json`` shape."""
 

@@ -18,7 +18,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import textwrap
 from pathlib import Path
 from typing import Any, Sequence
@@ -26,8 +25,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from reasonaudio.bench.compare import OVERALL
+from reasonaudio.bench.intervals import (BOOTSTRAP_CONFIDENCE, BOOTSTRAP_METHOD, BOOTSTRAP_RESAMPLES,
+                                         BOOTSTRAP_SEED, bootstrap_interval, group_values, name_hash)
 from reasonaudio.bench.embeddings import ProjectionQuery, load_projection_data
-from reasonaudio.bench.metrics import LABELS, RANK_METRICS
+from reasonaudio.bench.metrics import LABELS
 from reasonaudio.bench.results import Results, RetrieverResult, embeddings_path, slug
 from reasonaudio.dataset.benchmark import ALL_TASKS, Benchmark
 from reasonaudio.errors import ReasonAudioError
@@ -43,20 +44,11 @@ PALETTE = ("#e6194b", "#3cb44b", "#4363d8", "#f58231", "#911eb4", "#42d4f4", "#f
 vanish on white)."""
 HATCHES = ("//", "..", "xx", "\\\\", "++", "oo")
 """Told apart by these when two retrievers of one plot hash to the same colour."""
-BOOTSTRAP_RESAMPLES = 1000
-BOOTSTRAP_CONFIDENCE = 0.95
-BOOTSTRAP_SEED = 0
-"""The intervals' seed; each (retriever, group, metric) draws from its own stream seeded by
-this and a hash of the three names, so an interval never depends on what else is plotted."""
-
-
-def _name_hash(*parts: str) -> int:
-    return int.from_bytes(hashlib.sha256("\x1f".join(parts).encode("utf-8")).digest()[:8], "big")
 
 
 def retriever_colour(name: str) -> str:
     """The colour of ``name`` in every plot: a stable hash of the name into :data:`PALETTE`."""
-    return PALETTE[_name_hash(name) % len(PALETTE)]
+    return PALETTE[name_hash(name) % len(PALETTE)]
 
 
 def bar_styles(names: Sequence[str]) -> dict[str, tuple[str, str | None]]:
@@ -71,32 +63,6 @@ def bar_styles(names: Sequence[str]) -> dict[str, tuple[str, str | None]]:
         seen[colour] = n + 1
         out[name] = (colour, None if n == 0 else HATCHES[(n - 1) % len(HATCHES)])
     return out
-
-
-def group_values(r: RetrieverResult, group: str, metric: str) -> np.ndarray:
-    """The per-query values whose mean is the table's figure: every query of the group (a rank
-    metric missing from a query counts 0), or only the queries that have it (``mc_acc``)."""
-    qids = sorted(q for q, t in r.task_of.items() if group == OVERALL or t == group)
-    if metric in RANK_METRICS:
-        vals = [float(r.per_query.get(q, {}).get(metric, 0.0)) for q in qids]
-    else:
-        vals = [float(r.per_query[q][metric]) for q in qids if metric in r.per_query.get(q, {})]
-    return np.asarray(vals, dtype=np.float64)
-
-
-def bootstrap_interval(values: np.ndarray, *key: str, resamples: int = BOOTSTRAP_RESAMPLES,
-                       confidence: float = BOOTSTRAP_CONFIDENCE,
-                       seed: int = BOOTSTRAP_SEED) -> tuple[float, float]:
-    """Percentile bootstrap interval of the mean of ``values`` (queries resampled with
-    replacement), from a stream seeded by ``seed`` and ``key``; (nan, nan) without values."""
-    v = np.asarray(values, dtype=np.float64)
-    if v.size == 0:
-        return float("nan"), float("nan")
-    rng = np.random.default_rng([seed, _name_hash(*key)])
-    means = v[rng.integers(0, v.size, size=(resamples, v.size))].mean(axis=1)
-    tail = (1 - confidence) / 2 * 100
-    lo, hi = np.percentile(means, [tail, 100 - tail])
-    return float(lo), float(hi)
 
 
 def bar_intervals(results: Results, groups: Sequence[str],
@@ -114,12 +80,7 @@ def bar_intervals(results: Results, groups: Sequence[str],
                 per[g][m] = {"mean": float(v.mean()) if v.size else None, "n": int(v.size),
                              "low": None if np.isnan(lo) else lo, "high": None if np.isnan(hi) else hi}
         table[r.name] = per
-    return {"bootstrap": {"method": "percentile; per-query values resampled with replacement "
-                                    "within each task (overall: all queries)",
-                          "resamples": BOOTSTRAP_RESAMPLES, "confidence": BOOTSTRAP_CONFIDENCE,
-                          "seed": BOOTSTRAP_SEED,
-                          "streams": "numpy default_rng([seed, sha256(retriever, group, metric)])"},
-            "intervals": table}
+    return {"bootstrap": dict(BOOTSTRAP_METHOD), "intervals": table}
 
 
 def _plt():

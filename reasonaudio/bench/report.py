@@ -17,8 +17,9 @@ from reasonaudio.bench.plots import PROJECTIONS, plot_report
 from reasonaudio.bench.results import Results, RetrieverResult, load_results, results_dir
 from reasonaudio.bench.robustness import Robustness, plot_robustness, robustness
 from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.bench.intervals import interval_method, result_intervals
 from reasonaudio.errors import DataError
-from reasonaudio.models.names import is_embedding
+from reasonaudio.models.names import ABLATED, is_embedding
 from reasonaudio.fileio import atomic_dir, read_json, write_json
 from reasonaudio.output_dirs import OutputKind
 from reasonaudio.provenance import versions
@@ -37,7 +38,7 @@ BASELINES = ("random", "bag-of-sounds")
 
 def rung_of(name: str) -> str | None:
     """The spectrum rung of a retriever name (``None``: a baseline, outside the spectrum)."""
-    if name in BASELINES:
+    if name in BASELINES or name.startswith(ABLATED):  # controls, outside the spectrum
         return None
     if name == "oracle":
         return "oracle"
@@ -46,28 +47,47 @@ def rung_of(name: str) -> str | None:
             "dbsf": "fused"}.get(head, "learned")
 
 
+CONTROL = "bag-of-sounds"
+"""The spectrum's control: perfect hearing (true labels), no logic."""
+
+
 @dataclass(frozen=True)
 class Spectrum:
     """One row per retriever, learned -> fused -> hybrid -> soft -> detected -> oracle, each
-    compared with the best learned retriever (overall Acc@1) by paired randomization tests."""
+    with what it reads (its input kind) and compared by paired randomization tests (per-task p
+    corrected with Holm) with the best learned retriever (overall Acc@1) and with
+    bag-of-sounds, the perfect-hearing, no-logic control, when its result is saved."""
 
     rows: list[tuple[str, RetrieverResult]]
     """(rung, result) in rung order, then evaluation order"""
     best_learned: str
     comparisons: dict[str, Comparison]
     """name -> comparison with the best learned (every row but that one)"""
+    inputs: dict[str, str] = field(default_factory=dict)
+    """name -> what it reads (``retrievers.registry.input_kind``), for every row and the control"""
+    control: str | None = None
+    """:data:`CONTROL` when its result is saved, else ``None``"""
+    vs_control: dict[str, Comparison] = field(default_factory=dict)
+    """name -> comparison with the control (every row)"""
 
     def to_json(self) -> dict[str, Any]:
+        def cmp(c: Comparison | None) -> dict[str, Any] | None:
+            return c.to_json() if c is not None else None
+
         return {"best_learned": self.best_learned,
-                "rows": [{"rung": rung, "name": r.name, "overall": r.overall,
-                          "per_task": r.per_task,
-                          "vs_best_learned": (self.comparisons[r.name].to_json()
-                                              if r.name in self.comparisons else None)}
+                "best_learned_input": self.inputs.get(self.best_learned),
+                "control": self.control, "control_input": self.inputs.get(self.control or ""),
+                "rows": [{"rung": rung, "name": r.name, "input": self.inputs.get(r.name),
+                          "overall": r.overall, "per_task": r.per_task,
+                          "vs_best_learned": cmp(self.comparisons.get(r.name)),
+                          "vs_bag_of_sounds": cmp(self.vs_control.get(r.name))}
                          for rung, r in self.rows]}
 
 
 def spectrum(results: Results) -> Spectrum | None:
     """The spectrum of the saved results, or ``None`` without a learned retriever among them."""
+    from reasonaudio.retrievers.registry import input_kind
+
     runs = list(results.runs.values())
     # BM25 sits on the learned rung (the two-stage paradigm) but is not a learned embedding
     learned = [r for r in runs if is_embedding(r.name)]
@@ -77,7 +97,12 @@ def spectrum(results: Results) -> Spectrum | None:
     rows = sorted(((rung, r) for r in runs if (rung := rung_of(r.name)) is not None),
                   key=lambda item: RUNGS.index(item[0]))
     comparisons = {r.name: compare(r, best) for _, r in rows if r.name != best.name}
-    return Spectrum(rows, best.name, comparisons)
+    control = results.runs.get(CONTROL)
+    vs_control = {r.name: compare(r, control) for _, r in rows} if control is not None else {}
+    inputs = {r.name: input_kind(r.name) for _, r in rows}
+    if control is not None:
+        inputs[CONTROL] = input_kind(CONTROL)
+    return Spectrum(rows, best.name, comparisons, inputs, CONTROL if control else None, vs_control)
 
 
 @dataclass(frozen=True)
@@ -102,8 +127,13 @@ class ReportOutcome:
 
 
 def write_results_json(path: Path, results: Results) -> None:
-    """The ``bench eval --json`` document: data, versions, runs (with per-query values)."""
-    write_json(path, results.to_json(per_query=True))
+    """The ``bench eval --json`` document: data, versions, runs (with per-query values), each
+    run with the 95% intervals of its Acc@1, nDCG@10 and MC and how they were computed
+    (``intervals``: ``overall``, ``per_task``, ``method``)."""
+    doc = results.to_json(per_query=True)
+    for name, r in results.runs.items():
+        doc["runs"][name]["intervals"] = {**result_intervals(r), "method": interval_method()}
+    write_json(path, doc)
 
 
 def run_report(bench: Benchmark, out: Path | None = None, names: Sequence[str] | None = None,

@@ -77,3 +77,21 @@ def paired_randomization_test(a: Sequence[float], b: Sequence[float],
         done += size
     p = (hits + 1) / (n_permutations + 1)
     return PairedTest(n, mean_a, mean_b, diff, float(p), False)
+
+
+CORRECTION = "holm"
+"""The multiple-comparison correction of a comparison's per-task tests (docs/evaluation.md)."""
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm-Bonferroni adjusted p-values, in the input order: sort ascending, multiply the i-th
+    smallest (from 0) by ``m - i``, carry the running maximum upward, cap at 1. A hypothesis is
+    rejected at family-wise level alpha when its adjusted p is below alpha."""
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: (p_values[i], i))
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * float(p_values[i])))
+        adjusted[i] = running
+    return adjusted

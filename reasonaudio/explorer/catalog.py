@@ -21,9 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from reasonaudio.bench.metrics import LABELS, METRICS, first_rank
+from reasonaudio.bench.intervals import INTERVAL_METRICS, metric_interval
+from reasonaudio.bench.metrics import LABELS, METRICS, OVERALL, first_rank
 from reasonaudio.bench.results import Results, load_results, run_path
 from reasonaudio.bench.runs import Run, read_trec
+from reasonaudio.constraints.ablation import ABLATIONS
 from reasonaudio.constraints.logic import Node, conjuncts, describe, labels
 from reasonaudio.dataset.benchmark import CHOICES, TASKS, Benchmark, Choice
 from reasonaudio.dataset.clip import Clip
@@ -36,7 +38,7 @@ DIMENSIONS = ("formulation", "condition", "examples")
 """fields of a result's ``describe`` shown as columns beside its name when any result has them"""
 TOP = 10
 PLOT_SUFFIXES = (".png", ".svg")
-PAYLOAD_RETRIEVERS = ("oracle", "bag-of-sounds", "random")
+PAYLOAD_RETRIEVERS = ("oracle", "bag-of-sounds", "random", *(a.retriever for a in ABLATIONS))
 DETECTED = "detected:"
 """collections of perceived events (``bench detect``) record a model name with this prefix"""
 TWO_STAGE = "two-stage:"
@@ -175,12 +177,20 @@ class Catalog:
         return [(m, LABELS.get(m, m)) for m in METRICS]
 
     def table(self, task: str) -> list[dict[str, Any]]:
-        """One row per saved retriever: its dimensions and every metric on ``task`` ("all": overall)."""
+        """One row per saved retriever: what it reads, its dimensions, every metric on ``task``
+        ("all": overall) and, for Acc@1, nDCG@10 and MC, the 95% interval (``bench eval --json``'s)."""
+        from reasonaudio.retrievers.registry import input_kind
+
         rows = []
+        group = OVERALL if task == "all" else task
         for name, r in self.results.runs.items():
             values = r.overall if task == "all" else r.per_task.get(task, {})
             rows.append({"name": name, "dims": self.dimension_values(name),
+                         "reads": input_kind(name),
                          "values": [values.get(m) for m in METRICS],
+                         "intervals": [metric_interval(r, group, m)
+                                       if m in INTERVAL_METRICS and values.get(m) is not None
+                                       else None for m in METRICS],
                          "failures": self.count_failures(name, task)})
         return rows
 

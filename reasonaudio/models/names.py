@@ -4,6 +4,7 @@
 
     name     := base | combined
     base     := oracle | bag-of-sounds | random | MODEL | trained:LABEL | vectors:NAME
+              | oracle-without:FAMILY                 (FAMILY: constraints/ablation.py)
               | two-stage:CAPTIONER+EMBEDDER          (EMBEDDER may be bm25: lexical)
               | detected:TAGGER[-enrolled] | soft:TAGGER[-enrolled]
     combined := hybrid:VECTOR,SOFT                    (the model's nearest N rescored by the logic)
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from reasonaudio.constraints.ablation import PREFIX as ABLATION_PREFIX
 from reasonaudio.errors import ModelError
 from reasonaudio.models.captioners import CAPTIONERS, captioner_names
 from reasonaudio.models.record import ModelRecord
@@ -34,6 +36,8 @@ FUSION_EXAMPLE = "rrf:two-stage:oracle-caption+minilm,two-stage:oracle-caption+b
 
 
 NOT_EMBEDDING = ("oracle", "bag-of-sounds", "random")
+ABLATED = ABLATION_PREFIX
+"""``oracle-without:FAMILY``: the oracle's logic without one relation family"""
 """base names that rank without any learned embedding"""
 
 
@@ -41,7 +45,7 @@ def is_embedding(name: str) -> bool:
     """A learned dense retriever on its own: MODEL, trained:, vectors: or a two-stage name with a
     dense embedder; not the symbolic bases, detection (``detected:``, ``soft:``), BM25, or a
     combination of two retrievers (hybrid, fusion), which already contain a non-embedding part."""
-    return (name not in NOT_EMBEDDING and not name.startswith(("detected:", "soft:"))
+    return (name not in NOT_EMBEDDING and not name.startswith(("detected:", "soft:", ABLATED))
             and not is_combined(name) and not is_lexical(name))
 
 

@@ -7,6 +7,10 @@ Ranking rule (documented, deterministic): every clip the filter admits scores 1.
 clip 0.0; hits are the admitted clips in clip id ascending order (the project's tie rule:
 score descending, then clip id ascending), cut at ``k``. Clips the filter rejects are not
 returned.
+
+``oracle-without:FAMILY`` (:class:`AblatedOracle`) is the same retriever over the logic with one
+relation family removed (:mod:`reasonaudio.constraints.ablation`); logic with nothing left to
+check admits every clip.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any, Sequence
 
+from reasonaudio.constraints.ablation import BY_FAMILY, without
 from reasonaudio.constraints.logic import Node
 from reasonaudio.constraints.parser import parse
 from reasonaudio.constraints.resolve import ResolveOptions
@@ -84,3 +89,26 @@ class OracleRetriever(PayloadRetriever):
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "ranking": "filter matches score 1.0, clip id ascending"}
+
+
+class AblatedOracle(OracleRetriever):
+    """The oracle over the parsed logic without one relation family, ranked like the oracle."""
+
+    def __init__(self, bench: Benchmark, store: Store, family: str,
+                 collection: str = PAYLOAD_COLLECTION, resolve: ResolveOptions | None = None) -> None:
+        super().__init__(bench, store, collection, resolve)
+        self.ablation = BY_FAMILY[family]
+        self.name = self.ablation.retriever
+
+    def parse(self, text: str) -> Node | None:  # type: ignore[override]
+        """The query's logic without the family (``None``: nothing left, every clip admitted)."""
+        return without(super().parse(text), self.ablation.family)
+
+    def matching(self, logic: Node | None) -> list[str]:  # type: ignore[override]
+        if logic is None:
+            return self._matches.get_or(None, lambda: self.store.matching_ids(self.collection))
+        return super().matching(logic)
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "without": self.ablation.family,
+                "rewrite": "constraints.ablation.without (docs/evaluation.md, logic ablations)"}

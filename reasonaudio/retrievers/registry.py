@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
+from reasonaudio.constraints.ablation import ABLATIONS, Ablation
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.errors import ReasonAudioError
 from reasonaudio.ingest.vector_files import FAMILY as PRECOMPUTED
 from reasonaudio.models.mteb_models import EXAMPLE as MTEB_EXAMPLE
 from reasonaudio.models.mteb_models import PREFIX as MTEB
 from reasonaudio.models.names import EXAMPLE as TWO_STAGE_EXAMPLE
-from reasonaudio.models.names import FUSION_EXAMPLE, HYBRID_EXAMPLE, TWO_STAGE, is_lexical
+from reasonaudio.models.names import (FUSION_EXAMPLE, HYBRID_EXAMPLE, TWO_STAGE, is_lexical, parse_combined,
+                                      parse_two_stage)
 from reasonaudio.models.registry import RECORDS
 from reasonaudio.retrievers.base import Retriever, RetrieverOptions
 from reasonaudio.retrievers.baselines import BagOfSoundsRetriever, RandomRetriever
@@ -28,7 +30,7 @@ from reasonaudio.retrievers.example_readers import ORACLE_PERCEIVED, build_oracl
 from reasonaudio.retrievers.bm25 import build_bm25
 from reasonaudio.retrievers.combined import build_combined
 from reasonaudio.retrievers.soft_rank import SOFT, build_soft
-from reasonaudio.retrievers.oracle import OracleRetriever, PayloadRetriever
+from reasonaudio.retrievers.oracle import AblatedOracle, OracleRetriever, PayloadRetriever
 from reasonaudio.retrievers.stored_vectors import build_precomputed
 from reasonaudio.retrievers.two_stage import build_two_stage
 from reasonaudio.retrievers.vector import build_vector
@@ -38,6 +40,22 @@ from reasonaudio.store.open import open_store
 
 Builder = Callable[[str, Benchmark, Store, RetrieverOptions], Retriever]
 """``build(name, bench, store, options) -> Retriever``"""
+
+TRUTH = "ground truth"
+"""reads the benchmark's true events, labels or captions: perfect hearing"""
+HEARD = "perceived audio"
+"""reads what a tagger or captioner heard in the clip's audio"""
+LEARNED = "learned embedding"
+"""reads the audio through a learned audio embedding (or vectors made elsewhere)"""
+NOTHING = "nothing"
+"""reads neither the clip nor its metadata (chance level)"""
+UNKNOWN = "unknown"
+"""a name the registry does not know (a run file scored with ``bench eval --run``)"""
+INPUT_KINDS = (TRUTH, HEARD, LEARNED, NOTHING)
+"""What a retriever reads about a clip, most privileged first (a combination reads the most
+privileged of its parts' inputs: a hybrid over true captions has perfect hearing)."""
+SHORT_KIND = {TRUTH: "truth", HEARD: "heard", LEARNED: "learned", NOTHING: "none", UNKNOWN: "?"}
+"""the kind in one word, for narrow table cells"""
 
 
 @dataclass(frozen=True)
@@ -51,6 +69,9 @@ class RetrieverSpec:
     family: bool = False
     example: str = ""
     """for a family: a full name to show in listings, e.g. ``two-stage:oracle-caption+minilm``"""
+    reads: str | Callable[[str], str] = LEARNED
+    """what the retriever reads about a clip (one of :data:`INPUT_KINDS`), or for a family whose
+    members differ a function of the full name; every table reads it through :func:`input_kind`"""
 
 
 class UnknownRetriever(ReasonAudioError):
@@ -64,14 +85,30 @@ def two_stage_builder(name: str, bench: Benchmark, store: Store, options: Retrie
     return build_two_stage(name, bench, store, options)
 
 
+def two_stage_reads(name: str) -> str:
+    """Ground truth for the true captions (``oracle-caption``), perceived audio for a captioner
+    that listens (``yamnet-caption``, an audio-language model)."""
+    return TRUTH if parse_two_stage(name, lexical=True)[0] == "oracle-caption" else HEARD
+
+
+def combined_reads(name: str) -> str:
+    """The most privileged input among the two parts (:data:`INPUT_KINDS` order)."""
+    return min((input_kind(p) for p in parse_combined(name).parts), key=_privilege)
+
+
+def _privilege(kind: str) -> int:
+    return INPUT_KINDS.index(kind) if kind in INPUT_KINDS else len(INPUT_KINDS)
+
+
 def combined_builder(name: str, bench: Benchmark, store: Store, options: RetrieverOptions) -> Retriever:
     """``hybrid:`` / ``rrf:`` / ``dbsf:``: the parts are built from this registry."""
     return build_combined(name, bench, store, options,
                           build_part=lambda part: spec_for(part).build(part, bench, store, options))
 
 
-def payload_builder(cls: type[PayloadRetriever]) -> Builder:
-    """Builder of a retriever over the ground-truth payload collection (loaded on demand)."""
+def payload_builder(cls: Callable[..., PayloadRetriever]) -> Builder:
+    """Builder of a retriever over the ground-truth payload collection (loaded on demand);
+    ``cls(bench, store, collection, resolve)`` makes it."""
     def build(name: str, bench: Benchmark, store: Store, options: RetrieverOptions) -> Retriever:
         collection = ensure_payload_collection(bench, store, auto=options.auto_ingest,
                                                hooks=options.hooks)
@@ -80,18 +117,30 @@ def payload_builder(cls: type[PayloadRetriever]) -> Builder:
     return build
 
 
+def ablation_spec(ablation: Ablation) -> "RetrieverSpec":
+    """``oracle-without:FAMILY``: the oracle over the logic without one relation family."""
+    def make(bench: Benchmark, store: Store, collection: str, resolve: Any) -> Retriever:
+        return AblatedOracle(bench, store, ablation.family, collection, resolve)
+
+    return RetrieverSpec(ablation.retriever, payload_builder(make), f"the oracle without {ablation.family}: "
+                         f"{ablation.measures}", needs_logic=True, reads=TRUTH)
+
+
 BUILT_IN: tuple[RetrieverSpec, ...] = (
     RetrieverSpec("oracle", payload_builder(OracleRetriever),
                   "parse the text into logic, run it as a Qdrant payload filter (upper bound)",
-                  needs_logic=True),
+                  needs_logic=True, reads=TRUTH),
+    *(ablation_spec(a) for a in ABLATIONS),
     RetrieverSpec(ORACLE_PERCEIVED, build_oracle_perceived,
                   "the oracle; a sound given by example is read as the tagger's label for it "
-                  "(perfect logic over perceived examples, docs/interleaved.md)", needs_logic=True),
+                  "(perfect logic over perceived examples, docs/interleaved.md)", needs_logic=True,
+                  reads=TRUTH),
     RetrieverSpec("bag-of-sounds", payload_builder(BagOfSoundsRetriever),
                   "ground-truth labels: count the mentioned sounds a clip contains (no reasoning)",
-                  needs_logic=True),
+                  needs_logic=True, reads=TRUTH),
     RetrieverSpec("random", payload_builder(RandomRetriever),
-                  "uniform scores seeded by benchmark seed + query text (chance level)"),
+                  "uniform scores seeded by benchmark seed + query text (chance level)",
+                  reads=NOTHING),
     *(RetrieverSpec(r.name, build_vector, f"{r.description}: text tower -> cosine top-k over "
                     f"`bench ingest --model {r.name}`")
       for r in RECORDS if r.has_audio and r.has_text),
@@ -102,7 +151,7 @@ BUILT_IN: tuple[RetrieverSpec, ...] = (
                   "caption every clip (oracle-caption | yamnet-caption | an audio-LLM captioner such "
                   "as qwen2-audio-7b-instruct), embed captions and the query with a text model "
                   "(minilm | bge-m3 | qwen3-embedding-*), or index them as Qdrant BM25 sparse vectors (+bm25)",
-                  family=True, example=TWO_STAGE_EXAMPLE),
+                  family=True, example=TWO_STAGE_EXAMPLE, reads=two_stage_reads),
     RetrieverSpec(MTEB, build_vector,
                   "an MTEB audio-text model by its MTEB name (its audio and text encoders, its pinned "
                   "revision): `bench ingest --model mteb:NAME` first", family=True, example=MTEB_EXAMPLE),
@@ -112,21 +161,21 @@ BUILT_IN: tuple[RetrieverSpec, ...] = (
     RetrieverSpec("detected:", build_detected,
                   "YAMNet-detected events (bench detect) as payload: the oracle's filter on perceived "
                   "metadata, then a soft score (detected:yamnet, detected:yamnet-enrolled = optimistic)",
-                  needs_logic=True, family=True, example="detected:yamnet"),
+                  needs_logic=True, family=True, example="detected:yamnet", reads=HEARD),
     RetrieverSpec(SOFT, build_soft,
                   "the soft logic over YAMNet-detected evidence as one Qdrant score formula per "
                   "query: every clip ranked, no hard filter (bench detect first)",
-                  needs_logic=True, family=True, example="soft:yamnet"),
+                  needs_logic=True, family=True, example="soft:yamnet", reads=HEARD),
     RetrieverSpec("hybrid:", combined_builder,
                   "a vector retriever's nearest N rescored by (1 - w) x its score + w x the soft "
                   "logic, in one Qdrant formula query", needs_logic=True, family=True,
-                  example=HYBRID_EXAMPLE),
+                  example=HYBRID_EXAMPLE, reads=combined_reads),
     RetrieverSpec("rrf:", combined_builder,
                   "Qdrant reciprocal-rank fusion (k = 60) of two retrievers in one joint collection",
-                  family=True, example=FUSION_EXAMPLE),
+                  family=True, example=FUSION_EXAMPLE, reads=combined_reads),
     RetrieverSpec("dbsf:", combined_builder,
                   "Qdrant distribution-based score fusion of two retrievers in one joint collection",
-                  family=True, example=FUSION_EXAMPLE.replace("rrf:", "dbsf:")),
+                  family=True, example=FUSION_EXAMPLE.replace("rrf:", "dbsf:"), reads=combined_reads),
 )
 
 _REGISTRY: dict[str, RetrieverSpec] = {s.name: s for s in BUILT_IN}
@@ -168,3 +217,15 @@ def get_retriever(name: str, bench: Benchmark, options: RetrieverOptions | None 
     if store is None:
         store = open_store(bench.root, backend, url)
     return spec.build(name, bench, store, options or RetrieverOptions())
+
+
+def input_kind(name: str) -> str:
+    """What retriever ``name`` reads about a clip (:data:`INPUT_KINDS`), from its record; a
+    saved result's ``NAME@FORMULATION`` / ``NAME@CONDITION`` reads what ``NAME`` reads;
+    :data:`UNKNOWN` for a name no record knows (or a malformed family member)."""
+    base = name.partition("@")[0]
+    try:
+        reads = spec_for(base).reads
+        return reads(base) if callable(reads) else reads
+    except ReasonAudioError:
+        return UNKNOWN

@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from reasonaudio.bench.compare import OVERALL, Comparison
+from reasonaudio.bench.intervals import metric_interval
 from reasonaudio.bench.metrics import LABELS, METRICS
 from reasonaudio.bench.report import ReportOutcome, Spectrum
 from reasonaudio.bench.results import Results, RetrieverResult
@@ -61,6 +62,33 @@ def _fmt(v: float | None, best: bool = False) -> str:
     return f"[bold]{s}[/]" if best else s
 
 
+def _bound(x: float) -> str:
+    s = f"{x:.2f}"
+    return s[1:] if s.startswith("0.") else s
+
+
+def _interval(r: RetrieverResult, group: str, metric: str) -> str:
+    """The 95% interval of a cell's mean, compact (``.33-.52``; Wilson for Acc@1 and MC)."""
+    if _value(r, group, metric) is None:
+        return ""
+    lo, hi = metric_interval(r, group, metric)
+    return "" if lo != lo else f"[dim]{_bound(lo)}-{_bound(hi)}[/]"
+
+
+def _short_kind(kind: str) -> str:
+    from reasonaudio.retrievers.registry import SHORT_KIND, UNKNOWN
+
+    return "" if kind == UNKNOWN else SHORT_KIND.get(kind, "")
+
+
+def _name_cell(name: str) -> Text:
+    """A retriever's name and, dim, what it reads (truth / heard / learned / none)."""
+    from reasonaudio.retrievers.registry import input_kind
+
+    kind = _short_kind(input_kind(name))
+    return Text.assemble(name, (f" ({kind})", "dim") if kind else "")
+
+
 def _best(rs: Sequence[RetrieverResult], group: str, metric: str) -> float | None:
     vals = [v for r in rs if (v := _value(r, group, metric)) is not None]
     return max(vals) if vals and len(rs) > 1 else None
@@ -72,12 +100,14 @@ def eval_table(results: Results, width: int | None = None) -> Table:
     rs = ordered(results)
     groups = _groups(rs)
     n = rs[0].counts if rs else {}
-    table = Table(title="Retrieval: Acc@1 / nDCG@10 (per task, macro mean over queries)",
-                  title_justify="left", **_COMPACT)
+    table = Table(title="Retrieval: Acc@1 / nDCG@10 (per task, macro mean over queries); under "
+                        "each: Acc@1's 95% Wilson interval. Beside each name what it reads: truth "
+                        "(ground truth, perfect hearing), heard (perceived audio), learned "
+                        "(learned embedding), none", title_justify="left", **_COMPACT)
     _name_column(table)
     heads = [(g, f"(n={n.get(g, 0)})") for g in groups]
     one_line = len("0.000 / 0.000")
-    need = max((len(r.name) for r in rs), default=0) + _GAP + sum(
+    need = max((len(_name_cell(r.name)) for r in rs), default=0) + _GAP + sum(
         max(one_line, len(g), len(c)) + _GAP for g, c in heads)
     sep = " / " if width is None or need <= width else " /\n"
     for g, count in heads:
@@ -87,8 +117,8 @@ def eval_table(results: Results, width: int | None = None) -> Table:
         for g in groups:
             a, d = _value(r, g, "acc@1"), _value(r, g, "ndcg@10")
             cells.append(f"{_fmt(a, a == _best(rs, g, 'acc@1'))}{sep}"
-                         f"{_fmt(d, d == _best(rs, g, 'ndcg@10'))}")
-        table.add_row(Text(r.name), *cells)
+                         f"{_fmt(d, d == _best(rs, g, 'ndcg@10'))}\n{_interval(r, g, 'acc@1')}")
+        table.add_row(_name_cell(r.name), *cells)
     return table
 
 
@@ -96,14 +126,15 @@ def mc_table(results: Results) -> Table:
     """Rows: retrievers; columns: tasks and overall; cells: multiple-choice accuracy."""
     rs = ordered(results)
     groups = _groups(rs)
-    table = Table(title="Multiple choice: positive vs hard negative (chance 0.5, ties count half)",
-                  title_justify="left", **_COMPACT)
+    table = Table(title="Multiple choice: positive vs hard negative (chance 0.5, ties count half); "
+                        "under each: its 95% Wilson interval", title_justify="left", **_COMPACT)
     _name_column(table)
     for g in groups:
         _number_column(table, g)
     for r in rs:
-        table.add_row(Text(r.name), *[_fmt(v, v == _best(rs, g, "mc_acc"))
-                                for g in groups for v in [_value(r, g, "mc_acc")]])
+        table.add_row(_name_cell(r.name), *[f"{_fmt(v, v == _best(rs, g, 'mc_acc'))}\n"
+                                      f"{_interval(r, g, 'mc_acc')}"
+                                      for g in groups for v in [_value(r, g, "mc_acc")]])
     return table
 
 
@@ -123,62 +154,80 @@ def detail_table(results: Results) -> Table:
     for m in METRICS:
         _number_column(table, _SHORT[m], min_width=max(5, len(_SHORT[m])))
     for r in rs:
-        table.add_row(Text(r.name), *[_fmt(v, v == _best(rs, OVERALL, m))
+        table.add_row(_name_cell(r.name), *[_fmt(v, v == _best(rs, OVERALL, m))
                                 for m in METRICS for v in [_value(r, OVERALL, m)]])
     return table
 
 
+def _p(p: float) -> str:
+    return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
+
+
 def compare_table(c: Comparison) -> Table:
-    """One row per (task, metric): means of A and B, ``A - B`` and its two-sided p-value."""
+    """One row per (task, metric): means of A and B, ``A - B``, its two-sided p-value and the
+    p-value after Holm's correction for the tasks (per metric; overall is its own test)."""
     table = Table(title=f"{escape(c.a)} (A) vs {escape(c.b)} (B): paired randomization test, "
                         f"{c.n_permutations:,} permutations, seed {c.seed}, two-sided; "
-                        f"* = p < {ALPHA}", title_justify="left")
+                        f"p Holm: corrected for testing every task (per metric); "
+                        f"* = p Holm < {ALPHA}", title_justify="left")
     table.add_column("task", style="cyan", no_wrap=True)
     table.add_column("metric", no_wrap=True)
-    for header in ("n", "A", "B", "A - B", "p"):
+    for header in ("n", "A", "B", "A - B", "p", "p Holm"):
         _number_column(table, header)
     for gi, g in enumerate(c.groups):
         if gi:
             table.add_section()
         for mi, m in enumerate(c.metrics):
             t = c.tests[(g, m)]
-            p = f"{t.p_value:.4f}" if t.p_value >= 1e-4 else f"{t.p_value:.1e}"
-            style = ("green" if t.diff > 0 else "red") if t.significant else "dim"
-            mark = "*" if t.significant else " "
+            sig = c.significant(g, m)
+            style = ("green" if t.diff > 0 else "red") if sig else "dim"
+            mark = "*" if sig else " "
             table.add_row(g if mi == 0 else "", LABELS[m], str(t.n), f"{t.mean_a:.3f}",
-                          f"{t.mean_b:.3f}", f"[{style}]{t.diff:+.3f}{mark}[/]", p,
-                          style="bold" if g == OVERALL else None)
+                          f"{t.mean_b:.3f}", f"[{style}]{t.diff:+.3f}{mark}[/]", _p(t.p_value),
+                          _p(c.p_holm[(g, m)]), style="bold" if g == OVERALL else None)
     return table
 
 
 def spectrum_table(s: Spectrum) -> Table:
-    """Learned -> fused -> hybrid -> soft -> detected -> oracle: Acc@1 per task and overall,
-    each against the best learned retriever (``*`` = p < ALPHA, paired randomization test)."""
+    """Learned -> fused -> hybrid -> soft -> detected -> oracle: what each reads, Acc@1 per task
+    and overall against the best learned retriever (``*`` = p < ALPHA after Holm's correction
+    over the tasks), and the overall p against the best learned and against bag-of-sounds."""
     rs = [r for _, r in s.rows]
     groups = _groups(rs)
     table = Table(**_COMPACT)  # the title is printed as its own line, which wraps at any width
     _name_column(table, style=None)  # "rung: name", folded onto more lines, never the numbers
+    _number_column(table, "reads", justify="left")
     for g in groups:
         _number_column(table, g)
-    _number_column(table, "p")
+    _number_column(table, "p best")
+    if s.control is not None:
+        _number_column(table, "p bag")
     for rung, r in s.rows:
         c = s.comparisons.get(r.name)
         cells = []
         for g in groups:
             v = _value(r, g, "acc@1")
-            t = c.tests.get((g, "acc@1")) if c is not None else None
-            mark = "*" if t is not None and t.significant else ""
+            mark = "*" if c is not None and (g, "acc@1") in c.p_holm and c.significant(g, "acc@1") else ""
             cells.append("-" if v is None else f"{v:.3f}{mark}")
-        t = c.tests.get((OVERALL, "acc@1")) if c is not None else None
-        p = "best" if c is None else (f"{t.p_value:.4f}" if t.p_value >= 1e-4 else f"{t.p_value:.1e}")
-        table.add_row(Text.assemble((f"{rung}: ", "cyan"), r.name), *cells, p)
+        cells.append("best" if c is None else _p(c.tests[(OVERALL, "acc@1")].p_value))
+        if s.control is not None:
+            b = s.vs_control.get(r.name)
+            cells.append("-" if b is None or r.name == s.control
+                         else _p(b.tests[(OVERALL, "acc@1")].p_value))
+        table.add_row(Text.assemble((f"{rung}: ", "cyan"), r.name),
+                      _short_kind(s.inputs.get(r.name, "")), *cells)
     return table
 
 
 def spectrum_title(s: Spectrum) -> Text:
-    return Text(f"The spectrum (rung: retriever): Acc@1 per task vs the best learned "
-                f"({s.best_learned}); * = p < {ALPHA}, paired randomization test; p: overall",
-                style="italic")
+    bag = (f"; p bag: overall, against {s.control} (true labels, no logic)"
+           if s.control is not None else "; bag-of-sounds not saved, so no p against it")
+    return Text(f"The spectrum (rung: retriever): what it reads (truth = ground truth, perfect "
+                f"hearing; heard = perceived audio; learned = learned embedding), Acc@1 per task "
+                f"vs the best learned ({s.best_learned}, reads "
+                f"{_short_kind(s.inputs.get(s.best_learned, '')) or 'its input'}); * = p < {ALPHA} "
+                f"after Holm's correction over the tasks, paired randomization test; p best: "
+                f"overall{bag}", style="italic")
 
 
 def print_spectrum(console: Console, s: Spectrum | None) -> None:
