@@ -152,13 +152,13 @@ def test_table(saved: Saved, a: str, b: str) -> list[str]:
 
     c = compare(saved.run(a), saved.run(b))
     rows = [f"`{a}` - `{b}`, paired randomization test ({c.n_permutations:,} permutations, seed "
-            f"{c.seed}, two-sided; * p < 0.05):", "",
+            f"{c.seed}, two-sided; p as tested, * Holm-corrected p < 0.05 over the tasks):", "",
             "| metric | " + " | ".join(c.groups) + " |", "|---|" + "---|" * len(c.groups)]
     for m in c.metrics:
         cells = []
         for g in c.groups:
             t = c.tests[(g, m)]
-            cells.append(f"{t.diff:+.3f}{'*' if t.significant else ''} (p {t.p_value:.2g})")
+            cells.append(f"{t.diff:+.3f}{'*' if c.significant(g, m) else ''} (p {t.p_value:.2g})")
         rows.append(f"| {m} | " + " | ".join(cells) + " |")
     return rows
 
@@ -236,6 +236,50 @@ def block_detect_perception(ctx: "Context") -> list[str]:
                     f"{c['objective']['events_micro_f1']:.3f}, tagging F1 "
                     f"{c['objective']['tagging_micro_f1']:.3f}; chose "
                     + ", ".join(f"`{k}` {v}" for k, v in prm.items()))
+    return rows
+
+
+def block_perception_ladder(ctx: "Context") -> list[str]:
+    """docs/detection.md: the perception ladder on the demo benchmark (default levels, seed 0),
+    each detected retriever placed on it by its measured event F1, and the crossings."""
+    from reasonaudio.bench.perception_ladder import saved_baselines, sweep_perception
+
+    s = ctx.demo
+    tasks = tasks_of(s)
+    ladder = sweep_perception(s.bench, seed=0, baselines=saved_baselines(s.bench))
+    rows = header(s, ["bash scripts/install.sh && .venv/bin/bench demo   # the full install: 201 classes",
+                      ".venv/bin/bench sweep perception --data data/demo/bench --seed 0",
+                      "python scripts/doc_figures.py --demo data/demo --check"])
+    rows += ["| hearing | event F1 | tagging F1 | " + " | ".join(tasks) + " | overall Acc@1 | MC |",
+             "|---|---|---|" + "---|" * (len(tasks) + 2)]
+    for level in ladder.levels:
+        prm = level["params"]
+        what = (f"miss {prm['miss']:g}, false alarm {prm['false_alarm']:g}, jitter {prm['jitter_ms']:g} ms, "
+                f"split {prm['merge_split']:g}")
+        rows.append(f"| {what} | {level['event_f1']:.3f} | {level['tagging_f1']:.3f} | "
+                    + " | ".join(f3(level["per_task"].get(t, {}).get("acc@1")) for t in tasks)
+                    + f" | **{f3(level['overall'].get('acc@1'))}** | {f3(level['overall'].get('mc_acc'))} |")
+    for name, d in sorted(s.detections.items()):
+        if name in s.results.runs:
+            r = s.run(name)
+            ev, tg = d["perception"]["events_micro"]["f1"], d["perception"]["tagging_micro"]["f1"]
+            rows.append(f"| `{name}` (measured) | {ev:.3f} | {tg:.3f} | "
+                        + " | ".join(f3(r.per_task.get(t, {}).get("acc@1")) for t in tasks)
+                        + f" | **{f3(r.overall.get('acc@1'))}** | {f3(r.overall.get('mc_acc'))} |")
+    rows += ["", "Event F1 at which the ladder's Acc@1 reaches each baseline's (per task):", "",
+             "| baseline | " + " | ".join(tasks) + " | overall |", "|---|" + "---|" * (len(tasks) + 1)]
+    for name, per_task in sorted(ladder.crossings.items()):
+        cells = []
+        for t in [*tasks, "overall"]:
+            c = per_task.get(t)
+            if c is None:
+                cells.append("-")
+            elif c["event_f1"] is None:
+                cells.append(f"never ({c['baseline_acc@1']:.3f})")
+            else:
+                mark = "<= " if c["reached"] == "at every level" else ""
+                cells.append(f"{mark}{c['event_f1']:.3f} ({c['baseline_acc@1']:.3f})")
+        rows.append(f"| `{name}` | " + " | ".join(cells) + " |")
     return rows
 
 
@@ -465,12 +509,14 @@ def block_spectrum(ctx: "Context") -> list[str]:
         cells = []
         for t in tasks:
             test = c.tests.get((t, "acc@1")) if c is not None else None
-            cells.append(f3(r.per_task.get(t, {}).get("acc@1")) + ("*" if test and test.significant else ""))
+            cells.append(f3(r.per_task.get(t, {}).get("acc@1"))
+                         + ("*" if test and c.significant(t, "acc@1") else ""))
         if c is None:
             p = "(best learned)"
         else:
             t = c.tests[("overall", "acc@1")]
-            p = (f"{t.p_value:.4f}" if t.p_value >= 1e-4 else f"{t.p_value:.1e}") + (" *" if t.significant else "")
+            p = ((f"{t.p_value:.4f}" if t.p_value >= 1e-4 else f"{t.p_value:.1e}")
+                 + (" *" if c.significant("overall", "acc@1") else ""))
         rows.append(f"| {rung} | `{r.name}` | " + " | ".join(cells) + f" | **{f3(r.overall.get('acc@1'))}** "
                     f"| {p} | {f3(r.overall.get('ndcg@10'))} | {f3(r.overall.get('mc_acc'))} |")
         params = (r.describe or {}).get("params")
@@ -556,6 +602,7 @@ BLOCKS: dict[str, Callable[[Context], list[str]]] = {
     "detect-decomposition": block_detect_decomposition,
     "detect-perception": block_detect_perception,
     "detect-labels": block_detect_labels,
+    "perception-ladder": block_perception_ladder,
     "train-held-out-templates": lambda ctx: block_train(ctx, "held-out-templates"),
     "train-benchmark-templates": lambda ctx: block_train(ctx, "benchmark-templates"),
     "train-headline": block_train_headline,

@@ -41,7 +41,7 @@ def test_blocks_are_made_from_saved_results_and_checked(demo, tmp_path):
     new = mod.rewrite(doc, ctx)
     body = new.split("<!-- figures:demo-results -->\n")[1].split("<!-- /figures")[0]
     assert "0.999" not in body and "seed 0, 80 clips, 20 queries" in body
-    assert "synthetic bank" in body and "manifest sha256" in body
+    assert "synthetic bank" in body and "benchmark digest" in body
     oracle = next(line for line in body.splitlines() if line.startswith("| `oracle`"))
     assert oracle.count("1.000") >= 5
     results = ctx.demo.results.runs
@@ -49,6 +49,15 @@ def test_blocks_are_made_from_saved_results_and_checked(demo, tmp_path):
     assert f"**{results['bag-of-sounds'].overall['acc@1']:.3f}**" in bag
     assert mod.rewrite(new, ctx) == new  # idempotent: --check passes on what it wrote
     assert mod.rewrite(new.replace("1.000", "0.900", 1), ctx) == new
+
+
+def test_the_benchmark_digest_leaves_out_the_install(demo):
+    from reasonaudio.dataset.benchmark import content_digest, load_benchmark
+
+    manifest = load_benchmark(demo / "bench").manifest
+    other = {**manifest, "versions": {**manifest["versions"], "python": "3.11.2", "numpy": "9.9"}}
+    assert content_digest(other) == content_digest(manifest)
+    assert content_digest({**manifest, "seed": 1}) != content_digest(manifest)
 
 
 def test_a_smaller_bank_than_the_full_install_is_refused(demo, capsys):
