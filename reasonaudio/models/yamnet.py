@@ -176,7 +176,9 @@ class YamnetTagger:
         folder = prepared_model_dir(cache)
         quant = json.loads((folder / QUANT_FILE).read_text())
         self.input_scale, self.input_zero = float(quant["input_scale"]), int(quant["input_zp"])
-        self._probabilities = features.sigmoid_table(float(quant["output_scale"]), int(quant["output_zp"]))
+        self.output_scale, self.output_zero = float(quant["output_scale"]), int(quant["output_zp"])
+        """the output codes' quantisation: logit = output_scale * (code - output_zero)"""
+        self._probabilities = features.sigmoid_table(self.output_scale, self.output_zero)
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads or model_threads(cap=8)
         options.inter_op_num_threads = 1

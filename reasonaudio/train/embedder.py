@@ -54,8 +54,8 @@ class TrainedEmbedder(Embedder):
         self.unit_batch = self.yamnet.unit_batch
         feats = self.config.get("audio_features", {})
         self.scale, self.zero_point = float(feats.get("scale", 0)), float(feats.get("zero_point", 0))
-        if (self.scale, self.zero_point) != (float(self.yamnet.tagger._out_scale),
-                                             float(self.yamnet.tagger._out_zp)):
+        if (self.scale, self.zero_point) != (float(self.yamnet.tagger.output_scale),
+                                             float(self.yamnet.tagger.output_zero)):
             raise ModelError(f"{model_path}: trained on YAMNet outputs with other quantisation "
                              f"constants than the installed {self.yamnet.revision}")
         self._tokens: Any = None

@@ -284,7 +284,7 @@ def load_features(bench: Any, data: TrainingData, options: TrainOptions,
     finally:
         encoder.close()
     tagger = frozen_model("yamnet").tagger
-    return Features(codes, tokens, float(tagger._out_scale), float(tagger._out_zp))
+    return Features(codes, tokens, float(tagger.output_scale), float(tagger.output_zero))
 
 
 def taught_sounds(data: TrainingData) -> tuple[str, ...]:
