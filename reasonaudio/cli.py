@@ -133,6 +133,24 @@ ConditionOpt = typer.Option("clean", "--condition",
                             help="Acoustic condition the audio is rendered under: clean | snrNN "
                             "(a background bed NN dB below the events, e.g. snr5) | long "
                             "(docs/conditions.md).")
+def _output(folder: bool = False) -> Callable[..., Any]:
+    """An output option's callback: the one output policy
+    (:func:`reasonaudio.output_dirs.check_output_path`), applied as the option is read, before
+    any work: never into a benchmark, never over a device, FIFO or folder (a file option) or a
+    file (a folder option)."""
+    def check(ctx: Any, param: Any, value: Any) -> Any:
+        if value is not None:
+            from reasonaudio.output_dirs import check_output_path
+
+            check_output_path(value, param.opts[0], folder=folder)
+        return value
+    return check
+
+
+OutFile = _output()
+OutFolder = _output(folder=True)
+
+
 NoVerifyOpt = typer.Option(False, "--no-verify",
                            help="Load the benchmark without checking its files against the sha256 "
                            "in manifest.json (for files edited on purpose).")
@@ -370,7 +388,8 @@ def info(data: Path = DataOpt, no_verify: bool = NoVerifyOpt) -> None:
 def render(
     clip_id: str = typer.Argument(..., help="Clip id, e.g. clip-00042."),
     data: Path = DataOpt,
-    out: Path = typer.Option(..., "--out", "-o", help="Output audio file (.wav or .flac)."),
+    out: Path = typer.Option(..., "--out", "-o", callback=OutFile,
+                             help="Output audio file (.wav or .flac)."),
     atoms: Optional[str] = typer.Option(None, help="Atom bank, if not the one the manifest names."),
     condition: str = ConditionOpt,
     no_verify: bool = NoVerifyOpt,
@@ -432,7 +451,8 @@ atoms_app.add_typer(atoms_fetch_app, name="fetch")
 
 @atoms_fetch_app.command("packages")
 def atoms_fetch_packages(
-    dest: Optional[Path] = typer.Option(None, "--dest", help="Bank folder to write (default: "
+    dest: Optional[Path] = typer.Option(None, "--dest", callback=OutFolder,
+                                        help="Bank folder to write (default: "
                                         "$REASONAUDIO_CACHE/atoms/packages)."),
     max_download_mb: float = typer.Option(1024, "--max-download-mb",
                                           help="Download budget in MiB; packages that would pass it "
@@ -440,7 +460,7 @@ def atoms_fetch_packages(
     only: Optional[list[str]] = typer.Option(None, "--only", help="Fetch only this label (repeat)."),
     recipes: Optional[Path] = typer.Option(None, "--recipes", help="Recipe file (default: the "
                                            "one shipped in reasonaudio/data)."),
-    record_recipe: Optional[Path] = typer.Option(None, "--record-recipe",
+    record_recipe: Optional[Path] = typer.Option(None, "--record-recipe", callback=OutFile,
                                                  help="Authoring: accept changed or missing sha256 "
                                                  "pins and write the recipe with the observed ones."),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 when any atom is missing."),
@@ -473,7 +493,8 @@ def atoms_fetch_packages(
 
 @atoms_fetch_app.command("beds")
 def atoms_fetch_beds(
-    dest: Optional[Path] = typer.Option(None, "--dest", help="Bed folder to write (default: "
+    dest: Optional[Path] = typer.Option(None, "--dest", callback=OutFolder,
+                                        help="Bed folder to write (default: "
                                         "$REASONAUDIO_CACHE/beds/packages, the bed bank 'packages')."),
     atoms: Optional[str] = typer.Option(None, "--atoms", help="Atom bank whose labels the tagger "
                                         "check refuses (default: the fetched atom bank)."),
@@ -540,9 +561,12 @@ def eval_(
                                                   help="Retriever name (repeat for several)."),
     run: Optional[list[str]] = typer.Option(None, "--run", help="NAME=PATH: score a run file made "
                                             "elsewhere (TREC or JSON {qid: {clip: score}}; repeat)."),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the results as JSON."),
-    trec: Optional[Path] = typer.Option(None, "--trec", help="Write one TREC run file per retriever here."),
-    mteb_results: Optional[Path] = typer.Option(None, "--mteb-results", help="Also write MTEB result "
+    json_out: Optional[Path] = typer.Option(None, "--json", callback=OutFile,
+                                            help="Also write the results as JSON."),
+    trec: Optional[Path] = typer.Option(None, "--trec", callback=OutFolder,
+                                        help="Write one TREC run file per retriever here."),
+    mteb_results: Optional[Path] = typer.Option(None, "--mteb-results", callback=OutFolder,
+                                                help="Also write MTEB result "
                                                 "files here (MTEB's result-cache layout; needs mteb)."),
     depth: int = typer.Option(100, "--depth", "-k", help="Clips each retriever returns per query."),
     formulation: str = FormulationOpt,
@@ -699,7 +723,8 @@ def compare(
                             "two-stage:yamnet-caption+minilm@snr5)."),
     b: str = typer.Argument(..., help="Retriever B (NAME or NAME@CONDITION)."),
     data: Path = DataOpt,
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the comparison as JSON."),
+    json_out: Optional[Path] = typer.Option(None, "--json", callback=OutFile,
+                                            help="Also write the comparison as JSON."),
     depth: int = typer.Option(100, "--depth", "-k", help="Depth if a retriever must be evaluated."),
     formulation: str = typer.Option("caption", "--formulation", help="The formulation both "
                                     "answer: caption (default) | question | command | keywords | "
@@ -1047,7 +1072,8 @@ def detect(
                                         "signature size (enrolled, 5)."),
     worst: int = typer.Option(10, "--worst", min=0, help="Worst labels to list."),
     show_map: bool = typer.Option(False, "--show-map", help="Print every label's classes."),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the summary as JSON."),
+    json_out: Optional[Path] = typer.Option(None, "--json", callback=OutFile,
+                                            help="Also write the summary as JSON."),
     store_flags: StoreFlags = StoreFlags(),
     engine_flags: EngineFlags = EngineFlags(),
     condition: str = ConditionOpt,
