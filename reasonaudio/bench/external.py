@@ -36,6 +36,7 @@ from reasonaudio.bench.runs import Run, write_trec
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.errors import DataError
 from reasonaudio.retrievers.registry import UnknownRetriever, spec_for
+from reasonaudio.store.lock import writes_benchmark
 
 MISSING = "not in the run file"
 
@@ -109,6 +110,7 @@ def score_run_file(bench: Benchmark, rf: RunFile, context: EvalContext = EvalCon
     return ExternalRun(result, rf, n_cut)
 
 
+@writes_benchmark
 def evaluate_run_files(bench: Benchmark, specs: Sequence[RunSpec],
                        context: EvalContext = EvalContext(), results: Results | None = None,
                        taken: Sequence[str] = ()) -> tuple[Results, list[ExternalRun]]:
