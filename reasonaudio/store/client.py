@@ -10,7 +10,6 @@ from the environment only and is never printed, logged or written.
 from __future__ import annotations
 
 import contextlib
-import re
 import warnings
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
@@ -19,7 +18,7 @@ from qdrant_client import QdrantClient
 from qdrant_client.http import models
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
-from reasonaudio.errors import StoreError, echo
+from reasonaudio.errors import StoreError, echo, strip_userinfo
 from reasonaudio.store.base import (
     META_KEY, CollectionMeta, Fields, Found, PointIn, Request, Sparse, Store, VectorSpec,
     found_from_payload, payload_fields, plain_vector,
@@ -40,7 +39,7 @@ REQUEST_TIMEOUT_S = 120
 
 def redact_url(url: str) -> str:
     """The URL without any user:password part, for messages."""
-    return re.sub(r"//[^/@]*@", "//", url)
+    return strip_userinfo(url)
 
 
 def _reason(exc: BaseException) -> str:
@@ -139,12 +138,14 @@ class ClientStore(Store):
                 raise
         else:
             self._probe(url or "", api_key)
-            self.client = QdrantClient(url=url, api_key=api_key, timeout=REQUEST_TIMEOUT_S,
-                                       check_compatibility=False)
+            with warnings.catch_warnings():  # "api key over http": the user chose the URL
+                warnings.simplefilter("ignore")
+                self.client = QdrantClient(url=url, api_key=api_key, timeout=REQUEST_TIMEOUT_S,
+                                           check_compatibility=False)
 
     def _probe(self, url: str, api_key: str | None) -> None:
         """Fail fast, in one line, when the server is unreachable or refuses the key."""
-        with warnings.catch_warnings():  # the real client below warns about http + key once
+        with warnings.catch_warnings():  # qdrant-client warns about http + key
             warnings.simplefilter("ignore")
             probe = QdrantClient(url=url, api_key=api_key, timeout=PROBE_TIMEOUT_S,
                                  check_compatibility=False)
