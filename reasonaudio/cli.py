@@ -21,7 +21,7 @@ import click
 import typer
 from rich.console import Console
 from rich.text import Text
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from reasonaudio.errors import DataError, ReasonAudioError, error_line
 from reasonaudio.fileio import write_error
@@ -71,6 +71,41 @@ class _UserErrorGroup(TyperGroup):
             # A write the user's disk refused where no file-aware DataError caught it first.
             _print_error(str(write_error(exc, exc.filename or "output")))
             raise typer.Exit(USER_ERROR_EXIT) from None
+
+
+class _QueryTextCommand(TyperCommand):
+    """A command whose argument is query text, which may start with ``-`` (the documented
+    exclusion, ``bench search "-rain, dog"``): an argument that starts with one ``-`` and is none
+    of the command's options (nor one of its short options with the value glued on, which never
+    holds a space or a comma) is the text, not an unknown option. ``--`` still ends the options;
+    ``-rain`` alone reads as ``-r ain`` unless given after it."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, self._text_last(ctx, list(args)))
+
+    def _text_last(self, ctx: Any, args: list[str]) -> list[str]:
+        if "--" in args:
+            return args
+        takes, flags = set(), set()
+        for param in self.get_params(ctx):
+            if param.param_type_name == "option":  # typer's own copy of click: no isinstance
+                (flags if param.is_flag or param.count else takes).update(param.opts + param.secondary_opts)
+        kept, text, i = [], [], 0
+        while i < len(args):
+            arg = args[i]
+            name = arg.split("=", 1)[0] if arg.startswith("--") else arg
+            if name in takes and name == arg:
+                kept += args[i:i + 2]
+                i += 2
+                continue
+            single = arg.startswith("-") and not arg.startswith("--") and len(arg) > 1
+            if single and name not in takes | flags and (
+                    arg[:2] not in takes | flags or any(c in arg for c in " ,")):
+                text.append(arg)
+            else:
+                kept.append(arg)
+            i += 1
+        return kept + ["--", *text] if text else kept
 
 
 ENVIRONMENT_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM}
@@ -893,7 +928,7 @@ StrictOpt = typer.Option(False, "--strict",
                               "semantic matches.")
 
 
-@app.command("parse")
+@app.command("parse", cls=_QueryTextCommand)
 def parse_cmd(
     text: str = typer.Argument(..., help="Query text, e.g. \"dog barking but no siren\"."),
     data: Optional[Path] = typer.Option(None, "--data", "-d",
@@ -1126,7 +1161,7 @@ def tune(
         console.print(Text(f"{name}: {params_text(name, combine_params(bench, name))}"))
 
 
-@app.command()
+@app.command(cls=_QueryTextCommand)
 @option_groups
 def search(
     text: str = typer.Argument(..., help="Query text, e.g. \"dog barking but no siren\"."),
