@@ -138,14 +138,12 @@ class ClientStore(Store):
                 raise
         else:
             self._probe(url or "", api_key)
-            with warnings.catch_warnings():  # "api key over http": the user chose the URL
-                warnings.simplefilter("ignore")
-                self.client = QdrantClient(url=url, api_key=api_key, timeout=REQUEST_TIMEOUT_S,
-                                           check_compatibility=False)
+            self.client = QdrantClient(url=url, api_key=api_key, timeout=REQUEST_TIMEOUT_S,
+                                       check_compatibility=False)
 
     def _probe(self, url: str, api_key: str | None) -> None:
         """Fail fast, in one line, when the server is unreachable or refuses the key."""
-        with warnings.catch_warnings():  # qdrant-client warns about http + key
+        with warnings.catch_warnings():  # the real client below warns about http + key once
             warnings.simplefilter("ignore")
             probe = QdrantClient(url=url, api_key=api_key, timeout=PROBE_TIMEOUT_S,
                                  check_compatibility=False)
