@@ -21,7 +21,7 @@ import click
 import typer
 from rich.console import Console
 from rich.text import Text
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from reasonaudio.errors import DataError, ReasonAudioError, error_line
 from reasonaudio.fileio import write_error
@@ -71,6 +71,41 @@ class _UserErrorGroup(TyperGroup):
             # A write the user's disk refused where no file-aware DataError caught it first.
             _print_error(str(write_error(exc, exc.filename or "output")))
             raise typer.Exit(USER_ERROR_EXIT) from None
+
+
+class _QueryTextCommand(TyperCommand):
+    """A command whose argument is query text, which may start with ``-`` (the documented
+    exclusion, ``bench search "-rain, dog"``): an argument that starts with one ``-`` and is none
+    of the command's options (nor one of its short options with the value glued on, which never
+    holds a space or a comma) is the text, not an unknown option. ``--`` still ends the options;
+    ``-rain`` alone reads as ``-r ain`` unless given after it."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, self._text_last(ctx, list(args)))
+
+    def _text_last(self, ctx: Any, args: list[str]) -> list[str]:
+        if "--" in args:
+            return args
+        takes, flags = set(), set()
+        for param in self.get_params(ctx):
+            if param.param_type_name == "option":  # typer's own copy of click: no isinstance
+                (flags if param.is_flag or param.count else takes).update(param.opts + param.secondary_opts)
+        kept, text, i = [], [], 0
+        while i < len(args):
+            arg = args[i]
+            name = arg.split("=", 1)[0] if arg.startswith("--") else arg
+            if name in takes and name == arg:
+                kept += args[i:i + 2]
+                i += 2
+                continue
+            single = arg.startswith("-") and not arg.startswith("--") and len(arg) > 1
+            if single and name not in takes | flags and (
+                    arg[:2] not in takes | flags or any(c in arg for c in " ,")):
+                text.append(arg)
+            else:
+                kept.append(arg)
+            i += 1
+        return kept + ["--", *text] if text else kept
 
 
 ENVIRONMENT_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM}
@@ -133,6 +168,24 @@ ConditionOpt = typer.Option("clean", "--condition",
                             help="Acoustic condition the audio is rendered under: clean | snrNN "
                             "(a background bed NN dB below the events, e.g. snr5) | long "
                             "(docs/conditions.md).")
+def _output(folder: bool = False) -> Callable[..., Any]:
+    """An output option's callback: the one output policy
+    (:func:`reasonaudio.output_dirs.check_output_path`), applied as the option is read, before
+    any work: never into a benchmark, never over a device, FIFO or folder (a file option) or a
+    file (a folder option)."""
+    def check(ctx: Any, param: Any, value: Any) -> Any:
+        if value is not None:
+            from reasonaudio.output_dirs import check_output_path
+
+            check_output_path(value, param.opts[0], folder=folder)
+        return value
+    return check
+
+
+OutFile = _output()
+OutFolder = _output(folder=True)
+
+
 NoVerifyOpt = typer.Option(False, "--no-verify",
                            help="Load the benchmark without checking its files against the sha256 "
                            "in manifest.json (for files edited on purpose).")
@@ -392,7 +445,8 @@ def doctor(
 def render(
     clip_id: str = typer.Argument(..., help="Clip id, e.g. clip-00042."),
     data: Path = DataOpt,
-    out: Path = typer.Option(..., "--out", "-o", help="Output audio file (.wav or .flac)."),
+    out: Path = typer.Option(..., "--out", "-o", callback=OutFile,
+                             help="Output audio file (.wav or .flac)."),
     atoms: Optional[str] = typer.Option(None, help="Atom bank, if not the one the manifest names."),
     condition: str = ConditionOpt,
     no_verify: bool = NoVerifyOpt,
@@ -454,7 +508,8 @@ atoms_app.add_typer(atoms_fetch_app, name="fetch")
 
 @atoms_fetch_app.command("packages")
 def atoms_fetch_packages(
-    dest: Optional[Path] = typer.Option(None, "--dest", help="Bank folder to write (default: "
+    dest: Optional[Path] = typer.Option(None, "--dest", callback=OutFolder,
+                                        help="Bank folder to write (default: "
                                         "$REASONAUDIO_CACHE/atoms/packages)."),
     max_download_mb: float = typer.Option(1024, "--max-download-mb",
                                           help="Download budget in MiB; packages that would pass it "
@@ -462,7 +517,7 @@ def atoms_fetch_packages(
     only: Optional[list[str]] = typer.Option(None, "--only", help="Fetch only this label (repeat)."),
     recipes: Optional[Path] = typer.Option(None, "--recipes", help="Recipe file (default: the "
                                            "one shipped in reasonaudio/data)."),
-    record_recipe: Optional[Path] = typer.Option(None, "--record-recipe",
+    record_recipe: Optional[Path] = typer.Option(None, "--record-recipe", callback=OutFile,
                                                  help="Authoring: accept changed or missing sha256 "
                                                  "pins and write the recipe with the observed ones."),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 when any atom is missing."),
@@ -495,7 +550,8 @@ def atoms_fetch_packages(
 
 @atoms_fetch_app.command("beds")
 def atoms_fetch_beds(
-    dest: Optional[Path] = typer.Option(None, "--dest", help="Bed folder to write (default: "
+    dest: Optional[Path] = typer.Option(None, "--dest", callback=OutFolder,
+                                        help="Bed folder to write (default: "
                                         "$REASONAUDIO_CACHE/beds/packages, the bed bank 'packages')."),
     atoms: Optional[str] = typer.Option(None, "--atoms", help="Atom bank whose labels the tagger "
                                         "check refuses (default: the fetched atom bank)."),
@@ -562,9 +618,12 @@ def eval_(
                                                   help="Retriever name (repeat for several)."),
     run: Optional[list[str]] = typer.Option(None, "--run", help="NAME=PATH: score a run file made "
                                             "elsewhere (TREC or JSON {qid: {clip: score}}; repeat)."),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the results as JSON."),
-    trec: Optional[Path] = typer.Option(None, "--trec", help="Write one TREC run file per retriever here."),
-    mteb_results: Optional[Path] = typer.Option(None, "--mteb-results", help="Also write MTEB result "
+    json_out: Optional[Path] = typer.Option(None, "--json", callback=OutFile,
+                                            help="Also write the results as JSON."),
+    trec: Optional[Path] = typer.Option(None, "--trec", callback=OutFolder,
+                                        help="Write one TREC run file per retriever here."),
+    mteb_results: Optional[Path] = typer.Option(None, "--mteb-results", callback=OutFolder,
+                                                help="Also write MTEB result "
                                                 "files here (MTEB's result-cache layout; needs mteb)."),
     depth: int = typer.Option(100, "--depth", "-k", help="Clips each retriever returns per query."),
     formulation: str = FormulationOpt,
@@ -721,7 +780,8 @@ def compare(
                             "two-stage:yamnet-caption+minilm@snr5)."),
     b: str = typer.Argument(..., help="Retriever B (NAME or NAME@CONDITION)."),
     data: Path = DataOpt,
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the comparison as JSON."),
+    json_out: Optional[Path] = typer.Option(None, "--json", callback=OutFile,
+                                            help="Also write the comparison as JSON."),
     depth: int = typer.Option(100, "--depth", "-k", help="Depth if a retriever must be evaluated."),
     formulation: str = typer.Option("caption", "--formulation", help="The formulation both "
                                     "answer: caption (default) | question | command | keywords | "
@@ -893,7 +953,7 @@ StrictOpt = typer.Option(False, "--strict",
                               "semantic matches.")
 
 
-@app.command("parse")
+@app.command("parse", cls=_QueryTextCommand)
 def parse_cmd(
     text: str = typer.Argument(..., help="Query text, e.g. \"dog barking but no siren\"."),
     data: Optional[Path] = typer.Option(None, "--data", "-d",
@@ -1077,7 +1137,8 @@ def detect(
                                         "signature size (enrolled, 5)."),
     worst: int = typer.Option(10, "--worst", min=0, help="Worst labels to list."),
     show_map: bool = typer.Option(False, "--show-map", help="Print every label's classes."),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the summary as JSON."),
+    json_out: Optional[Path] = typer.Option(None, "--json", callback=OutFile,
+                                            help="Also write the summary as JSON."),
     store_flags: StoreFlags = StoreFlags(),
     engine_flags: EngineFlags = EngineFlags(),
     condition: str = ConditionOpt,
@@ -1130,7 +1191,7 @@ def tune(
         console.print(Text(f"{name}: {params_text(name, combine_params(bench, name))}"))
 
 
-@app.command()
+@app.command(cls=_QueryTextCommand)
 @option_groups
 def search(
     text: str = typer.Argument(..., help="Query text, e.g. \"dog barking but no siren\"."),

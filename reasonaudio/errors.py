@@ -59,13 +59,48 @@ def one_line(text: object) -> str:
     return "".join(out)
 
 
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#@\s]*@")
+SECRET_RUN = 8
+"""Characters of a secret that are never shown together: any run this long is redacted (a
+server may echo a key split in two, or cut)."""
+
+
+def strip_userinfo(text: str) -> str:
+    """``text`` with the ``user:password@`` part of every URL in it removed."""
+    return _USERINFO.sub(r"\1", text)
+
+
+def _redact_secret(text: str, secret: str) -> str:
+    """``text`` with every run of ``SECRET_RUN`` characters of ``secret`` (the whole secret when
+    it is shorter), in any letter case, replaced; overlapping runs become one ``<redacted>``."""
+    size = min(SECRET_RUN, len(secret))
+    hidden = [False] * len(text)
+    for i in range(len(secret) - size + 1):
+        for m in re.finditer(re.escape(secret[i:i + size]), text, flags=re.IGNORECASE):
+            hidden[m.start():m.end()] = [True] * (m.end() - m.start())
+    if not any(hidden):
+        return text
+    out, i = [], 0
+    while i < len(text):
+        if hidden[i]:
+            while i < len(text) and hidden[i]:
+                i += 1
+            out.append("<redacted>")
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
 def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
-    """``text`` with credentials removed: ``api-key: X`` style pairs and the given secret values
-    (by default the ``QDRANT_API_KEY`` in the environment) in any letter case (a server may echo
-    a key upper- or lower-cased), so no error echoes a key back."""
+    """``text`` with credentials removed: ``api-key: X`` style pairs, the ``user:password@`` of
+    URLs, and the given secret values (by default the ``QDRANT_API_KEY`` in the environment) in
+    any letter case (a server may echo a key upper- or lower-cased) and any run of
+    :data:`SECRET_RUN` of their characters, so no error echoes a key back, whole or in pieces."""
     for secret in secrets or tuple(filter(None, [os.environ.get("QDRANT_API_KEY")])):
         if len(secret) >= 4:
-            text = re.sub(re.escape(secret), "<redacted>", text, flags=re.IGNORECASE)
+            text = _redact_secret(text, secret)
+    text = strip_userinfo(text)
     return _SECRET.sub(lambda m: f"{m.group(1)}{m.group(2)}<redacted>", text)
 
 

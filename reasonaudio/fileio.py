@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from reasonaudio.errors import DataError
-from reasonaudio.output_dirs import OutputKind, check_output_dir
+from reasonaudio.output_dirs import OutputKind, check_output_dir, check_replaceable_file
 
 
 WRITE_ERRNOS = {errno.ENOSPC: "no space left on the device", errno.EDQUOT: "disk quota exceeded",
@@ -243,8 +243,12 @@ def atomic_dir(dest: Path, kind: OutputKind, force: bool = False, protect: Seque
 
 @contextlib.contextmanager
 def atomic_file(dest: Path, mode: str = "w", **kwargs: Any) -> Iterator[Any]:
-    """Open a temporary sibling for writing; rename over ``dest`` only after a clean close."""
+    """Open a temporary sibling for writing; rename over ``dest`` only after a clean close.
+
+    A ``dest`` that exists and is not a regular file (a folder, a device, a FIFO) is refused, on
+    entry and again before the rename (:func:`reasonaudio.output_dirs.check_replaceable_file`)."""
     dest = Path(dest)
+    check_replaceable_file(dest)
     check_parent(dest)
     with writing(dest):
         dest.parent.mkdir(parents=True, exist_ok=True)
@@ -256,6 +260,7 @@ def atomic_file(dest: Path, mode: str = "w", **kwargs: Any) -> Iterator[Any]:
             with open(tmp, mode, **kwargs) as fh:
                 yield fh
             _plain_mode(tmp, directory=False)
+            check_replaceable_file(dest)
             os.replace(tmp, dest)
     except BaseException:
         tmp.unlink(missing_ok=True)

@@ -3,7 +3,7 @@
 A hybrid (``hybrid:V,soft:T``) rescores V's nearest ``N`` with ``(1 - w) $score + w soft``; a
 fusion (``rrf:A,B`` / ``dbsf:A,B``) fuses two lists of ``N`` (RRF with its ``k``). This module
 picks ``N``, ``w`` and ``k`` the way ``bench detect`` picks its thresholds: on the calibration
-build (another seed, no shared clip: :func:`reasonaudio.detect.calibrate.check_separate`), over a
+build (another seed, no shared clip: :func:`reasonaudio.ingest.calibration.resolve_calibration`), over a
 small fixed grid, by Acc@1 on the calibration build's queries (ties: nDCG@10, then the earlier
 grid entry, so the choice is deterministic). The evaluated build is only read for its name and
 corpus size.
@@ -34,15 +34,16 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from reasonaudio.bench.evaluate import evaluate_run, run_retriever
-from reasonaudio.dataset.benchmark import MANIFEST, Benchmark, load_benchmark
-from reasonaudio.detect.calibrate import check_separate
-from reasonaudio.detect.collection import (FORMAT, DetectOptions, calibration_build, calibration_dir,
+from reasonaudio.dataset.benchmark import MANIFEST, Benchmark
+from reasonaudio.detect.collection import (FORMAT, DetectOptions, calibration_dir,
                                            detected_collection, run_detection)
-from reasonaudio.errors import DataError, StoreError
+from reasonaudio.errors import DataError, ModelError, StoreError
 from reasonaudio.fileio import atomic_file, sha256_file
 from reasonaudio.ingest.embed.run import ingest_model
 from reasonaudio.ingest.vector_files import FAMILY as PRECOMPUTED
-from reasonaudio.models.names import is_lexical, parse_combined
+from reasonaudio.ingest.calibration import resolve_calibration
+from reasonaudio.models.names import is_lexical, is_two_stage, parse_combined, parse_two_stage
+from reasonaudio.models.registry import get_record
 from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.retrievers.base import RetrieverOptions
 from reasonaudio.retrievers.combined import PARAMS_FILE, CombineParams, CombinedRetriever, build_combined
@@ -50,6 +51,7 @@ from reasonaudio.retrievers.registry import spec_for
 from reasonaudio.retrievers.soft_rank import SOFT, parse_soft
 from reasonaudio.store.base import STATE_COMPLETE, Store
 from reasonaudio.store.collections import corpus_fingerprint
+from reasonaudio.store.lock import writes_benchmark
 from reasonaudio.store.open import open_store
 
 GRID_VERSION = 1
@@ -63,6 +65,8 @@ DEPTH = 10
 prefetch more than N"""
 OBJECTIVE = "acc@1 (ties: ndcg@10, then the earlier grid entry)"
 MIN_PREFETCH = DEPTH
+MODEL, LEXICAL = "model", "lexical"
+"""kinds of combined parts (:func:`part_kind`) besides ``soft:`` and ``vectors:``"""
 
 
 @dataclass(frozen=True)
@@ -132,7 +136,8 @@ def prepare_parts(calib: Benchmark, store: Store, names: Sequence[str], hooks: H
     calibration build with ``bench ingest --vectors`` first."""
     parts = sorted({p for n in names for p in parse_combined(n).parts})
     for part in parts:
-        if part.startswith(SOFT):
+        kind = part_kind(part)
+        if kind == SOFT:
             if not _detected_ready(store, calib, part):
                 tagger, mode = parse_soft(part)
                 hooks.notify(f"detecting events on the calibration build {calib.root.name} for {part}")
@@ -140,10 +145,30 @@ def prepare_parts(calib: Benchmark, store: Store, names: Sequence[str], hooks: H
                     tagger=tagger, mode=mode, calibration=calibration_dir(calib, None),
                     calibration_clips=min(200, len(calib.clips)),
                     calibration_queries=min(50, len(calib.queries))), hooks=hooks)
-        elif part.startswith(PRECOMPUTED):
-            pass  # vectors made elsewhere: `bench ingest --vectors` them into this build too
-        elif not is_lexical(part):
+        elif kind == MODEL:
             hooks.event(ingest_model(calib, store, part, hooks=hooks))
+        # PRECOMPUTED: vectors made elsewhere (`bench ingest --vectors` them into this build
+        # too); LEXICAL: BM25 collections are derived, the retriever makes them
+
+
+def part_kind(part: str) -> str:
+    """What :func:`prepare_parts` makes for a combined retriever's part: ``soft:`` (a detected
+    collection), ``vectors:`` (nothing: ingested elsewhere), a BM25 two-stage (nothing: derived)
+    or an audio model's collection; a one-line error for anything else (a symbolic retriever, an
+    unknown model, a text-only model), before a calibration build is made."""
+    if part.startswith(SOFT):
+        parse_soft(part)
+        return SOFT
+    if part.startswith(PRECOMPUTED):
+        return PRECOMPUTED
+    if is_two_stage(part):
+        parse_two_stage(part, lexical=True)
+        return LEXICAL if is_lexical(part) else MODEL
+    record = get_record(part)  # unknown: one line naming the known models
+    if record.kind == "captioner" or not record.has_audio:
+        raise ModelError(f"{part!r} cannot be tuned: bench tune prepares model parts by ingesting "
+                         "them, and it has no audio tower")
+    return MODEL
 
 
 def tune_one(name: str, calib: Benchmark, store: Store, clips: int, hooks: Hooks = SILENT) -> Tuned:
@@ -192,6 +217,7 @@ def _saved(path: Path) -> dict[str, Any]:
     return obj
 
 
+@writes_benchmark
 def tune_combined(bench: Benchmark, names: Sequence[str], calibration: Path | None = None, *,
                   backend: str | None = None, url: str | None = None, force: bool = False,
                   calibration_clips: int = 500, calibration_queries: int = 100,
@@ -200,15 +226,15 @@ def tune_combined(bench: Benchmark, names: Sequence[str], calibration: Path | No
     (``calibration``, built with seed + 1 like ``bench detect``'s when missing) and save them in
     ``DATA/results/combine-params.json``. A name already tuned on the same calibration build
     with the same grid is kept (``force`` redoes it)."""
-    for n in names:
-        parse_combined(n)  # a malformed or non-combined name fails before anything runs
-    calib_root = calibration_dir(bench, calibration)
-    if not (calib_root / MANIFEST).is_file():
-        hooks.notify(f"building the calibration build {calib_root} (seed {bench.seed + 1})")
-        calib = calibration_build(bench, calib_root, calibration_clips, calibration_queries)
-    else:
-        calib = load_benchmark(calib_root)
-    check_separate(calib, bench)
+    for n in names:  # a name tune cannot prepare fails before anything is built or run
+        for part in parse_combined(n).parts:
+            part_kind(part)
+    if backend not in (None, "edge", "local") or url:
+        raise StoreError("bench tune runs the calibration build in its own embedded store "
+                         "(--backend edge or local): a server holds one collection per name, "
+                         "shared by every build")
+    calib = resolve_calibration(bench, calibration, calibration_clips, calibration_queries,
+                                hooks.notify)
     source = calibration_source(calib)
     path = bench.root / "results" / PARAMS_FILE
     saved = _saved(path)
@@ -218,10 +244,6 @@ def tune_combined(bench: Benchmark, names: Sequence[str], calibration: Path | No
         and (saved[n].get("tuning") or {}).get("evaluated_clips") == len(bench.clips))]
     out: dict[str, Tuned] = {}
     if todo:
-        if backend not in (None, "edge", "local") or url:
-            raise StoreError("bench tune runs the calibration build in its own embedded store "
-                             "(--backend edge or local): a server holds one collection per name, "
-                             "shared by every build")
         with open_store(calib.root, backend, None, write=True) as store:
             prepare_parts(calib, store, todo, hooks)
             for name in todo:

@@ -20,6 +20,7 @@ from reasonaudio.models.names import is_embedding
 from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.retrievers.registry import get_retriever
 from reasonaudio.store.base import Store
+from reasonaudio.store.lock import writes_benchmark
 
 METRIC = "acc@1"
 
@@ -68,6 +69,7 @@ class DetectRun:
         return out
 
 
+@writes_benchmark
 def detect_and_evaluate(bench: Benchmark, store: Store, options: DetectOptions = DetectOptions(), *,
                         depth: int = 100, hooks: Hooks = SILENT,
                         tagger: Any = None, embedder: Any = None) -> DetectRun:

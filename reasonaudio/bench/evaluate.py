@@ -37,6 +37,8 @@ from reasonaudio.progress import SILENT, Counter, Hooks
 from reasonaudio.retrievers.base import Retriever, RetrieverOptions
 from reasonaudio.retrievers.registry import get_retriever, spec_for
 from reasonaudio.store.base import Store
+from reasonaudio.ingest.render import check_renders
+from reasonaudio.store.lock import writes_benchmark
 from reasonaudio.store.open import open_store
 from reasonaudio.tasks.base import CAPTION
 
@@ -199,6 +201,7 @@ def _save_embeddings(bench: Benchmark, retriever: Retriever, name: str, hooks: H
         hooks.warn(f"{name}: embeddings for the projection plot not saved ({exc})")
 
 
+@writes_benchmark
 def evaluate_retrievers(bench: Benchmark, names: Sequence[str | Retriever],
                         context: EvalContext = EvalContext()) -> Results:
     """Evaluate retrievers (registry names or Retriever objects) on every query of ``bench``.
@@ -215,6 +218,7 @@ def evaluate_retrievers(bench: Benchmark, names: Sequence[str | Retriever],
         raise ReasonAudioError(f"depth must be at least 1, got {context.depth}")
     if not names:
         raise ReasonAudioError("no retriever to evaluate (pass --retriever NAME)")
+    check_renders(bench)  # under a condition the build cannot render: refused, nothing saved
     bench = bench.formulated(context.formulation)
     results = Results(data_summary(bench), versions())
     store = context.store

@@ -36,6 +36,8 @@ from reasonaudio.bench.runs import Run, write_trec
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.errors import DataError
 from reasonaudio.retrievers.registry import UnknownRetriever, spec_for
+from reasonaudio.ingest.render import check_renders
+from reasonaudio.store.lock import writes_benchmark
 
 MISSING = "not in the run file"
 
@@ -109,6 +111,7 @@ def score_run_file(bench: Benchmark, rf: RunFile, context: EvalContext = EvalCon
     return ExternalRun(result, rf, n_cut)
 
 
+@writes_benchmark
 def evaluate_run_files(bench: Benchmark, specs: Sequence[RunSpec],
                        context: EvalContext = EvalContext(), results: Results | None = None,
                        taken: Sequence[str] = ()) -> tuple[Results, list[ExternalRun]]:
@@ -125,6 +128,8 @@ def evaluate_run_files(bench: Benchmark, specs: Sequence[RunSpec],
         taken.append(spec.name)
     if context.depth < 1:
         raise DataError(f"depth must be at least 1, got {context.depth}")
+    if specs:
+        check_renders(bench)  # under a condition the build cannot render: nothing saved
     # read everything first: one bad file, nothing saved
     files = [read_run_file(spec.path, bench, spec.name, spec.format) for spec in specs]
     done = []

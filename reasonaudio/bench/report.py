@@ -142,6 +142,9 @@ def run_report(bench: Benchmark, out: Path | None = None, names: Sequence[str] |
     if projection not in PROJECTIONS:
         raise DataError(f"--projection must be one of {', '.join(PROJECTIONS)}, got {projection!r}")
     results = load_results(bench, names)
+    if results.unreadable:  # a report of some results only would look complete
+        raise DataError(f"{len(results.unreadable)} saved results file(s) cannot be read: "
+                        f"{'; '.join(results.unreadable)}; repair or remove them (nothing was written)")
     if names:
         missing = [n for n in names if n not in results.runs]
         if missing:

@@ -16,6 +16,7 @@ of the directory are reported as stale and not used.
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import re
 from dataclasses import dataclass, field
@@ -32,6 +33,9 @@ from reasonaudio.provenance import versions
 from reasonaudio.tasks.base import CAPTION
 
 RESULTS_DIR = "results"
+NOT_RESULTS = ("combine-params.json", "detect-*.json")
+"""JSON files a results folder holds besides results files (tuned combined parameters,
+``bench detect``'s summaries); every other ``*.json`` there is a results file."""
 FORMAT = "reasonaudio-results/1"
 def fingerprint(bench: Benchmark) -> str:
     """:func:`_fingerprint`, computed once per loaded benchmark (results code asks for it often)."""
@@ -167,6 +171,8 @@ class Results:
     runs: dict[str, RetrieverResult] = field(default_factory=dict)
     stale: list[str] = field(default_factory=list)
     """names of saved results that belong to another build of the benchmark (not in ``runs``)"""
+    unreadable: list[str] = field(default_factory=list)
+    """results files that could not be read, each as ``PATH: why`` (not in ``runs``)"""
 
     def to_json(self, per_query: bool = True) -> dict[str, Any]:
         runs = {}
@@ -228,17 +234,22 @@ def load_result(bench: Benchmark, name: str) -> RetrieverResult | None:
 def load_results(bench: Benchmark, names: Iterable[str] | None = None,
                  formulations: bool = False) -> Results:
     """Saved results (``names`` in that order, or all: oracle first, then by name); results of
-    another build of the benchmark are listed in ``Results.stale``. Without ``names``, results
+    another build of the benchmark are listed in ``Results.stale``, files that cannot be read
+    (corrupt, cut, not results) in ``Results.unreadable``, never dropped unsaid. Without ``names``, results
     of formulations other than ``caption`` (``NAME@FORMULATION``) only with ``formulations``."""
     fp = fingerprint(bench)
     found: dict[str, RetrieverResult] = {}
     stale: list[str] = []
+    unreadable: list[str] = []
     folder = results_dir(bench)
     if folder.is_dir():
         for path in sorted(folder.glob("*.json")):
+            if any(fnmatch.fnmatch(path.name, other) for other in NOT_RESULTS):
+                continue
             try:
                 r = RetrieverResult.from_json(read_json(path), str(path))
-            except DataError:
+            except DataError as exc:
+                unreadable.append(str(exc))
                 continue
             if r.fingerprint != fp:
                 stale.append(r.name)
@@ -250,4 +261,4 @@ def load_results(bench: Benchmark, names: Iterable[str] | None = None,
         found = {n: found[n] for n in names if n in found}
     else:  # the upper bound first, then by name
         found = dict(sorted(found.items(), key=lambda kv: (kv[0] != "oracle", kv[0])))
-    return Results(data_summary(bench), versions(), found, sorted(stale))
+    return Results(data_summary(bench), versions(), found, sorted(stale), unreadable)

@@ -17,7 +17,7 @@ from reasonaudio.dataset.atom import Atom
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import read_json, read_jsonl, reading_text, sha256_file, write_json
-from reasonaudio.output_dirs import OutputKind
+from reasonaudio.output_dirs import BENCHMARK_OUTPUT
 from reasonaudio.tasks.base import CAPTION
 from reasonaudio.tasks.registry import (ALL_TASKS, TASKS,  # task names; importers read them here
                                        tasks_present)
@@ -27,7 +27,7 @@ QUERIES = "queries.jsonl"
 QRELS = "qrels/test.tsv"
 CHOICES = "choices.jsonl"
 ATOMS = "atoms.jsonl"
-MANIFEST = "manifest.json"
+MANIFEST = BENCHMARK_OUTPUT.marker
 FORMULATIONS = "formulations.jsonl"
 """every query in each user-intent formulation (reasonaudio.constraints.formulations); optional:
 benchmarks built before it have none"""
@@ -39,11 +39,9 @@ BENCHMARK_FILES = (CORPUS, QUERIES, QRELS, CHOICES, ATOMS)
 OPTIONAL_FILES = (FORMULATIONS, INTERLEAVED_FILE, EXAMPLES_FILE)
 """files hashed into the manifest when the build wrote them"""
 QRELS_HEADER = "query-id\tcorpus-id\tscore"
-FORMAT = "reasonaudio-benchmark"
+FORMAT = str(BENCHMARK_OUTPUT.format)
 FORMAT_VERSION = 1
 """The manifest's ``format`` and ``format_version``; a loader refuses any other."""
-BENCHMARK_OUTPUT = OutputKind("benchmark", "bench build --out", MANIFEST, FORMAT)
-"""What ``bench build --force`` may replace: a folder whose manifest names our format."""
 REQUIRED_MANIFEST = {"format": str, "format_version": int, "seed": int, "files": dict}
 """Manifest fields every benchmark has (``files``: name -> {"sha256", "bytes"})."""
 OPTIONAL_OBJECTS = ("parameters", "render", "bank", "versions", "counts", "adjustments")

@@ -29,7 +29,7 @@ from reasonaudio.constraints.ablation import ABLATIONS
 from reasonaudio.constraints.logic import Node, conjuncts, describe, labels
 from reasonaudio.dataset.benchmark import CHOICES, TASKS, Benchmark, Choice
 from reasonaudio.dataset.clip import Clip
-from reasonaudio.errors import ReasonAudioError
+from reasonaudio.errors import ReasonAudioError, error_line
 from reasonaudio.fileio import read_jsonl
 from reasonaudio.models.captioners import oracle_caption
 from reasonaudio.views.search import checks
@@ -97,9 +97,12 @@ class Catalog:
     def __init__(self, bench: Benchmark, plots_dir: Path | None = None,
                  backend: str | None = None, url: str | None = None,
                  bank_spec: str | None = None) -> None:
+        from reasonaudio.store.open import resolve_backend
+
         self.bench = bench
         self.backend = backend
         self.url = url
+        resolve_backend(backend, url)  # a URL that does not parse: one line at start, not a 500 page
         self.bank_spec = bank_spec
         self.results: Results = load_results(bench)
         from reasonaudio.bench.by_example import interleaved_results
@@ -329,7 +332,7 @@ class Catalog:
             try:
                 self._store = open_store(self.bench.root, self.backend, self.url)
             except ReasonAudioError as exc:
-                self._store_error = str(exc)
+                self._store_error = error_line(exc)  # shown on pages: redacted
         return self._store
 
     def store_note(self) -> str | None:

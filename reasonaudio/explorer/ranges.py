@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_SPEC = re.compile(r"bytes=(\d{0,18})-(\d{0,18})")
+_SPEC = re.compile(r"bytes=(\d{0,18})-(\d{0,18})", re.IGNORECASE)
+"""the range unit is case-insensitive (RFC 9110 section 14.1: ``BYTES=0-1`` is ``bytes=0-1``)"""
 
 
 class RangeError(Exception):

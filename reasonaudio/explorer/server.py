@@ -23,13 +23,44 @@ PLOTS_DIRS = ("results/plots", "../report")
 """where plots are looked for, relative to the benchmark (``bench report``'s default; the demo's)"""
 
 
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
+"""Host headers a loopback-bound explorer also answers (how a browser on the machine names it)."""
+
+
+def _addresses(host: str) -> list[str]:
+    """Every address ``host`` stands for, read as the OS reads it (``127.1`` is 127.0.0.1)."""
     try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+        infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError, ValueError):
+        return []
+    return [str(info[4][0]).split("%", 1)[0] for info in infos]
+
+
+def is_loopback(host: str) -> bool:
+    """Whether every address ``host`` names is a loopback one (``localhost``, ``127.1``, ``::1``)."""
+    found = _addresses(host)
+    return bool(found) and all(ipaddress.ip_address(a).is_loopback for a in found)
+
+
+def _as_host(address: str) -> str:
+    """An address as a Host header writes it (an IPv6 one in brackets), lower-cased."""
+    return f"[{address}]".lower() if ":" in address else address.lower()
+
+
+def host_names(host: str, bound: str) -> tuple[str, ...]:
+    """The Host headers the explorer answers when it listens on ``host`` (bound to ``bound``):
+    the name given and the bound address; the loopback names for a loopback bind; the machine's
+    own names and addresses for a wildcard bind (0.0.0.0, ::). Any other Host (a page of another
+    site reaching the port through DNS rebinding) is refused."""
+    names = {_as_host(host.strip("[]")), _as_host(bound)}
+    if is_loopback(host):
+        names.update(LOOPBACK_NAMES)
+    elif ipaddress.ip_address(bound).is_unspecified:
+        for own in {socket.gethostname(), socket.getfqdn()}:
+            names.add(own.lower())
+            names.update(_as_host(a) for a in _addresses(own))
+        names.update(LOOPBACK_NAMES)
+    return tuple(sorted(names))
 
 
 def default_plots(bench: Benchmark) -> Path | None:
@@ -44,6 +75,8 @@ def default_plots(bench: Benchmark) -> Path | None:
 class Listening:
     sock: socket.socket
     url: str
+    hosts: tuple[str, ...] = ()
+    """the Host headers answered (:func:`host_names`)"""
 
 
 def listen(host: str, port: int) -> Listening:
@@ -65,7 +98,7 @@ def listen(host: str, port: int) -> Listening:
         raise ReasonAudioError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     bound = sock.getsockname()
     shown = f"[{bound[0]}]" if family == socket.AF_INET6 else bound[0]
-    return Listening(sock, f"http://{shown}:{bound[1]}/")
+    return Listening(sock, f"http://{shown}:{bound[1]}/", host_names(host, str(bound[0])))
 
 
 def build_app(bench: Benchmark, plots: Path | None = None, backend: str | None = None,
@@ -91,6 +124,13 @@ def _warm(app: Any) -> None:
     app.state.catalog.warm()
 
 
+def guarded(app: Any, hosts: tuple[str, ...]) -> Any:
+    """``app`` answering only requests whose Host header is one of ``hosts`` (else 400)."""
+    from starlette.middleware.trustedhost import TrustedHostMiddleware
+
+    return TrustedHostMiddleware(app, allowed_hosts=list(hosts))
+
+
 def run(app: Any, listening: Listening) -> None:
     """Serve ``app`` on the bound socket until interrupted (connections made before uvicorn's loop
     starts wait in the socket's backlog, so the URL can be announced before this call)."""
@@ -100,7 +140,7 @@ def run(app: Any, listening: Listening) -> None:
     # server rendering clips on demand would repeat them on every first play.
     logging.getLogger("reasonaudio.render").setLevel(logging.ERROR)
     threading.Thread(target=_warm, args=(app,), name="explorer-warm", daemon=True).start()
-    config = uvicorn.Config(app, log_level="critical", access_log=False, lifespan="off",
+    config = uvicorn.Config(guarded(app, listening.hosts), log_level="critical", access_log=False, lifespan="off",
                             server_header=False)
     try:
         uvicorn.Server(config).run(sockets=[listening.sock])

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import math
 import threading
+import traceback
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ from starlette.staticfiles import StaticFiles
 
 from reasonaudio.bench.metrics import METRICS
 from reasonaudio.dataset.benchmark import TASKS
-from reasonaudio.errors import ReasonAudioError
+from reasonaudio.errors import ReasonAudioError, error_line, redact
 from reasonaudio.explorer.audio_cache import CONTENT_TYPE, AudioCache
 from reasonaudio.explorer.catalog import Catalog, NotFound, json_text, rank_text, sort_value
 from reasonaudio.explorer.ranges import RangeError, parse_range
@@ -163,7 +164,7 @@ def create_app(catalog: Catalog, audio: AudioCache | None = None) -> Starlette:
             except NotFound:
                 raise
             except ReasonAudioError as exc:
-                context["error"], status = str(exc), 400
+                context["error"], status = error_line(exc), 400  # redacted: no key on a page
             else:
                 context["result"] = result
                 context["timelines"] = {h.clip_id: catalog.timeline(catalog.clip(h.clip_id), result["logic"])
@@ -202,7 +203,8 @@ def create_app(catalog: Catalog, audio: AudioCache | None = None) -> Starlette:
                     message=str(exc.detail))
 
     async def server_error(request: Request, exc: Exception) -> Response:
-        log.error("error answering %s", request.url.path, exc_info=exc)
+        trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        log.error("error answering %s\n%s", redact(request.url.path), redact(trace))  # no key in the log
         return page(request, "error.html", status=500, heading="Server error",
                     message="the explorer could not answer this page (see the server's log)")
 

@@ -44,6 +44,7 @@ from reasonaudio.ingest.compose import ComposeParams, Composer, check_margins, c
 from reasonaudio.ingest.plant import PlantedQuery, QueryPlanter
 from reasonaudio.ingest.render import RenderParams, write_clip_audio
 from reasonaudio.progress import SILENT, Hooks
+from reasonaudio.store.lock import writes_benchmark
 from reasonaudio.provenance import versions
 from reasonaudio.tasks.registry import select_tasks
 
@@ -348,6 +349,7 @@ def _manifest(params: BuildParams, bank: AtomBank, result: BuildResult) -> dict[
     }
 
 
+@writes_benchmark
 def add_formulations(root: Path | str) -> dict[str, Any]:
     """Write ``formulations.jsonl`` into a benchmark built before formulations existed (the rows
     a build of today writes: they depend on the queries and the seed only) and list it in the

@@ -44,6 +44,7 @@ from reasonaudio.errors import DataError, QueryParseError
 from reasonaudio.fileio import atomic_file, dumps, sha256_file, write_jsonl
 from reasonaudio.ingest.atoms.bank import AtomBank
 from reasonaudio.ingest.render import Renderer, RenderParams, write_audio
+from reasonaudio.store.lock import writes_benchmark
 
 EXAMPLE_SECONDS = 4.0
 MIN_EXAMPLE_SECONDS = 1.0
@@ -171,6 +172,7 @@ def write_interleaved(root: Path, queries: Sequence[Mapping[str, Any]], choices:
             "example_seconds": EXAMPLE_SECONDS}
 
 
+@writes_benchmark
 def add_interleaved(root: Path | str, share: float, overwrite: bool = False) -> dict[str, Any]:
     """Add interleaved queries to an existing build (the files ``bench build --interleaved``
     writes: they depend on the queries, choices, clips, bank and seed only); the manifest is

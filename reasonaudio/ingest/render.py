@@ -567,6 +567,14 @@ def bench_renderer(bench: Benchmark, bank_spec: str | None = None) -> Renderer |
     return condition_renderer(base, condition, bench.seed, bench.manifest, str(spec))
 
 
+def check_renders(bench: Benchmark) -> None:
+    """A one-line DataError when ``bench`` is read under a condition its build cannot render (no
+    bed of the condition's bank passes the tagger check for its atom bank): whatever listens,
+    nothing may be evaluated or saved under such a condition. Clean always renders."""
+    if not condition_of(bench).is_clean:
+        bench_renderer(bench)
+
+
 def condition_renderer(base: Renderer, condition: Any, seed: int, manifest: dict[str, Any] | None = None,
                        bank_spec: str | None = None, cache_dir: Path | None = None) -> ConditionRenderer:
     """``base`` under ``condition``: its bed bank, the beds the tagger check accepts for

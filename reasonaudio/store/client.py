@@ -10,7 +10,6 @@ from the environment only and is never printed, logged or written.
 from __future__ import annotations
 
 import contextlib
-import re
 import warnings
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
@@ -19,7 +18,7 @@ from qdrant_client import QdrantClient
 from qdrant_client.http import models
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
-from reasonaudio.errors import StoreError, echo
+from reasonaudio.errors import StoreError, echo, strip_userinfo
 from reasonaudio.store.base import (
     META_KEY, CollectionMeta, Fields, Found, PointIn, Request, Sparse, Store, VectorSpec,
     found_from_payload, payload_fields, plain_vector,
@@ -40,7 +39,7 @@ REQUEST_TIMEOUT_S = 120
 
 def redact_url(url: str) -> str:
     """The URL without any user:password part, for messages."""
-    return re.sub(r"//[^/@]*@", "//", url)
+    return strip_userinfo(url)
 
 
 def _reason(exc: BaseException) -> str:

@@ -1,4 +1,9 @@
-"""An inter-process reader/writer lock on an embedded store's folder.
+"""An inter-process reader/writer lock on a folder: an embedded store's, and a benchmark's.
+
+A benchmark's writer lock (:func:`writes_benchmark`) is the same lock on the benchmark folder,
+held alone by every command that writes into a benchmark (``bench interleave``, ``formulate``,
+``eval``, ``tune``, ``detect``), so two of them never mix their files: the second
+is refused with the first one's pid and command.
 
 Qdrant Edge and qdrant-client's local mode keep their files under the benchmark, and nothing in
 either stops a second process from deleting a collection the first is loading (a search that
@@ -18,10 +23,12 @@ drops them all), so each process opens each lock file once and counts its users 
 from __future__ import annotations
 
 import fcntl
+import functools
 import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Callable, TypeVar
 
 from reasonaudio.errors import StoreError, echo
 
@@ -170,3 +177,22 @@ class StoreLock:
         elif held.writers == 0 and held.exclusive:
             fcntl.lockf(held.fd, fcntl.LOCK_SH | fcntl.LOCK_NB)  # downgrading never conflicts
             held.exclusive = False
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def writes_benchmark(func: F) -> F:
+    """``func(BENCH, ...)`` (a benchmark, or its folder) runs holding that benchmark's writer
+    lock alone; another process holding it is a StoreError naming it (pid and command)."""
+    @functools.wraps(func)
+    def holding(bench: Any, *args: Any, **kwargs: Any) -> Any:
+        root = Path(bench if isinstance(bench, (str, os.PathLike)) else bench.root)
+        if not root.is_dir() or not (os.access(root, os.W_OK) or (root / LOCK_NAME).is_file()):
+            return func(bench, *args, **kwargs)  # missing: func says so; read-only: no writer
+        lock = StoreLock(root, "benchmark").acquire(write=True)
+        try:
+            return func(bench, *args, **kwargs)
+        finally:
+            lock.release()
+    return holding  # type: ignore[return-value]

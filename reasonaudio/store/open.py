@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from urllib.parse import urlsplit
 
-from reasonaudio.errors import StoreError
+from reasonaudio.errors import StoreError, echo
 from reasonaudio.store.base import Store
 
 BACKENDS = ("edge", "local", "server")
@@ -32,10 +33,33 @@ def resolve_backend(backend: str | None, url: str | None) -> tuple[str, str | No
         if backend in ("edge", "local"):
             raise StoreError(f"--backend {backend} is embedded but a server URL is set "
                              f"(--qdrant-url or {URL_ENV}); drop one of them")
-        return "server", url
+        return "server", check_server_url(url)
     if backend == "server":
         raise StoreError(f"--backend server needs --qdrant-url URL or {URL_ENV}")
     return backend or DEFAULT_BACKEND, None
+
+
+SERVER_SCHEMES = ("http", "https")
+
+
+def check_server_url(url: str) -> str:
+    """``url`` if it is a server URL qdrant-client can open (``http(s)://HOST[:PORT][/PATH]``),
+    else a one-line StoreError that shows it without credentials (no traceback of the client's
+    URL parser, which would print the key in its userinfo or query)."""
+    shown = f"--qdrant-url {echo(url)}"
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port  # a port out of 0-65535 or not a number is a ValueError
+    except ValueError as exc:
+        raise StoreError(f"{shown}: not a URL ({echo(exc)})") from None
+    if parts.scheme.lower() not in SERVER_SCHEMES:
+        raise StoreError(f"{shown}: scheme {parts.scheme or 'missing'!r} is not served; use "
+                         "http://HOST:6333 or https://HOST (the REST API)")
+    if not parts.hostname or any(c.isspace() for c in url.strip()):
+        raise StoreError(f"{shown}: not of the form http(s)://HOST[:PORT][/PATH]")
+    if port == 0:
+        raise StoreError(f"{shown}: port 0 is not a server's port")
+    return url.strip()
 
 
 def embedded_path(data_root: Path, backend: str) -> Path:

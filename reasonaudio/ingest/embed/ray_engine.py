@@ -39,6 +39,7 @@ import json
 import logging
 import math
 import os
+import socket
 import sys
 import time
 from dataclasses import dataclass, field, replace
@@ -49,9 +50,12 @@ from typing import Any, Callable, Generator, Iterator, Sequence
 import numpy as np
 
 from reasonaudio.dataset.clip import Clip
-from reasonaudio.errors import DataError, ModelError
+from reasonaudio.errors import DataError, ModelError, echo
 
 ENGINES = ("local", "ray")
+JOIN_TIMEOUT_S = 5.0
+"""how long ``--ray-address`` may take to accept a connection before the job is refused (Ray's own
+join waits on GCS time-outs for minutes)"""
 DEFAULT_ENGINE = "local"
 FAILED_SHOWN = 10
 """Clip ids a failure report names before it says how many more."""
@@ -119,6 +123,16 @@ class RayOptions:
             raise DataError(f"ray batch size must be >= 1, got {self.batch_clips}")
         if self.retries < 0:
             raise DataError(f"ray retries must be >= 0, got {self.retries}")
+        if not self.address:  # a local Ray runs on this machine's cores: never more actors
+            from reasonaudio.runtime import usable_cores
+
+            cores = self.local_cpus or usable_cores()
+            cpus = self.resolved().cpus_per_worker or 1.0
+            if self.workers * cpus > cores:
+                raise DataError(f"--workers {self.workers} x --cpus-per-worker {cpus:g} need "
+                                f"{self.workers * cpus:g} CPUs; a local Ray has this machine's {cores} "
+                                f"usable CPU(s) (use fewer --workers, or join a cluster with "
+                                "--ray-address)")
 
     def batch_for(self, clips: int, needs_audio: bool) -> int:
         """Clips per Ray batch for a job over ``clips`` clips: ``batch_clips`` when given, else
@@ -180,6 +194,24 @@ def ray_engine_from_cli(engine: str, workers: int, gpus_per_worker: float, cpus_
                      server_url=server if kind == "server" else None)
 
 
+def check_reachable(address: str, timeout: float = JOIN_TIMEOUT_S) -> None:
+    """A DataError, within ``timeout`` seconds, unless ``address`` (``HOST:PORT`` or
+    ``ray://HOST:PORT``; ``auto`` is Ray's own lookup) accepts a TCP connection."""
+    if address == "auto":
+        return
+    hostport = address.split("://", 1)[1] if "://" in address else address
+    host, sep, port = hostport.rstrip("/").rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise DataError(f"--ray-address {echo(address)}: expected HOST:PORT, ray://HOST:PORT or auto")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as exc:
+        reason = (f"no answer within {timeout:g} s" if isinstance(exc, TimeoutError)
+                  else exc.strerror or str(exc))
+        raise DataError(f"--ray-address {echo(address)}: cannot reach {echo(host)}:{port} "
+                        f"({reason}); is the Ray head running?") from None
+
+
 def _import_ray() -> Any:
     try:
         import ray  # the `ray` extra
@@ -207,6 +239,7 @@ def ray_session(options: RayOptions) -> Iterator[Any]:
         kwargs["runtime_env"] = {"env_vars": env}
         try:
             if options.address:
+                check_reachable(options.address)
                 ray.init(address=options.address, **kwargs)
             else:
                 from reasonaudio.runtime import usable_cores

@@ -1,0 +1,50 @@
+"""Which calibration build a command tunes on: the one ``--calibration`` names, which must be a
+benchmark already, or by default ``DATA-calibration`` beside ``DATA``, built (seed + 1) when
+missing.
+
+A named path is never built: a typo would otherwise become a new benchmark (and, for a
+``soft:`` part, its own calibration build beside it) that the command then tunes on. Either way
+the calibration build must come from the evaluated build's atom bank (the same ``atoms.jsonl``)
+and be another build than it (:func:`reasonaudio.dataset.separation.check_separate`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from reasonaudio.dataset.benchmark import ATOMS, MANIFEST, Benchmark, load_benchmark
+from reasonaudio.dataset.separation import check_separate
+from reasonaudio.detect.collection import calibration_build, calibration_dir
+from reasonaudio.errors import DataError, echo
+
+ROLE = "calibration build"
+
+
+def _bank_digest(bench: Benchmark) -> str | None:
+    record = (bench.manifest.get("files") or {}).get(ATOMS)
+    return record.get("sha256") if isinstance(record, dict) else None
+
+
+def resolve_calibration(bench: Benchmark, given: Path | str | None, clips: int = 500,
+                        queries: int = 100, notify: Callable[[str], None] | None = None) -> Benchmark:
+    """The calibration build for ``bench``: ``given`` (an existing benchmark), or the default
+    folder, built when missing (``notify`` says so); refused in one line when ``given`` is not a
+    benchmark, holds another atom bank, or is not separate from ``bench``."""
+    root = calibration_dir(bench, Path(given) if given is not None else None)
+    if given is not None and not (root / MANIFEST).is_file():
+        raise DataError(f"--calibration {echo(str(given))}: not a benchmark (no {MANIFEST}); name "
+                        "a build of the same atom bank with another seed, or omit --calibration "
+                        f"to build {bench.root.name}-calibration")
+    if (root / MANIFEST).is_file():
+        calib = load_benchmark(root)
+    else:
+        if notify is not None:
+            notify(f"building the calibration build {root} (seed {bench.seed + 1})")
+        calib = calibration_build(bench, root, clips, queries)
+    if _bank_digest(calib) != _bank_digest(bench):
+        raise DataError(f"{ROLE} {echo(str(root))}: built from another atom bank than the benchmark "
+                        f"under test {echo(str(bench.root))} ({ATOMS} differs); calibrate on a "
+                        "build of the same bank")
+    check_separate(calib, bench, ROLE)
+    return calib
