@@ -191,10 +191,22 @@ def test_bench_detect_cli(detected, tmp_path):
 
 def test_default_calibration_build_takes_the_next_seed(detected, tmp_path):
     from reasonaudio.detect.calibrate import check_separate
-    from reasonaudio.detect.collection import calibration_build
+    from reasonaudio.ingest.calibration import calibration_build
 
     bench = detected[0]
     calib = calibration_build(bench, tmp_path / "calib", clips=60, queries=10)
     assert calib.seed == bench.seed + 1
     assert calib.manifest["parameters"]["atoms"] == bench.manifest["parameters"]["atoms"]
     check_separate(calib, bench)  # no error: another seed, no shared clip
+
+
+def test_detect_refuses_a_calibration_path_that_is_no_benchmark(tiny_bench_dir, tmp_path):
+    """A mistyped --calibration is refused in one line, and nothing is built there."""
+    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.detect.collection import DetectOptions, run_detection
+    from reasonaudio.errors import DataError
+
+    typo = tmp_path / "demo-calibratoin"
+    with pytest.raises(DataError, match="not a benchmark"):
+        run_detection(load_benchmark(tiny_bench_dir), None, DetectOptions(calibration=typo))
+    assert not typo.exists() and not list(tmp_path.iterdir())

@@ -35,13 +35,12 @@ from typing import Any, Sequence
 
 from reasonaudio.bench.evaluate import evaluate_run, run_retriever
 from reasonaudio.dataset.benchmark import MANIFEST, Benchmark
-from reasonaudio.detect.collection import (FORMAT, DetectOptions, calibration_dir,
-                                           detected_collection, run_detection)
+from reasonaudio.detect.collection import FORMAT, DetectOptions, detected_collection, run_detection
 from reasonaudio.errors import DataError, ModelError, StoreError
 from reasonaudio.fileio import atomic_file, sha256_file
 from reasonaudio.ingest.embed.run import ingest_model
 from reasonaudio.ingest.vector_files import FAMILY as PRECOMPUTED
-from reasonaudio.ingest.calibration import resolve_calibration
+from reasonaudio.ingest.calibration import calibration_dir, resolve_calibration
 from reasonaudio.models.names import is_lexical, is_two_stage, parse_combined, parse_two_stage
 from reasonaudio.models.registry import get_record
 from reasonaudio.progress import SILENT, Hooks

@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from reasonaudio.dataset.benchmark import Benchmark, load_benchmark
+from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.dataset.conditions import CLEAN, collection_for, condition_of, under_condition
-from reasonaudio.detect.calibrate import GRID_VERSION, Calibration, calibrate, check_separate
+from reasonaudio.detect.calibrate import GRID_VERSION, Calibration, calibrate
 from reasonaudio.detect.events import detect_clip, detected_clip, track_summary
 from reasonaudio.detect.clip_frames import (
     CHUNK_FRAME_BYTES, clip_frames, frame_chunks, heard_clips, load_tagger, merged_stats,
@@ -41,7 +41,7 @@ from reasonaudio.detect.soft import SEMANTICS, SoftIndex
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import write_json
 from reasonaudio.ingest.atoms.registry import open_bank
-from reasonaudio.ingest.build import BuildParams, build_benchmark
+from reasonaudio.ingest.calibration import resolve_calibration
 from reasonaudio.ingest.render import NOISY_MIX, bench_renderer
 from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.store.base import CollectionMeta, PointIn, Store, collection_name
@@ -134,21 +134,6 @@ class DetectSummary:
                 "timings": {k: round(v, 3) for k, v in self.timings.items()}}
 
 
-def calibration_dir(bench: Benchmark, given: Path | None) -> Path:
-    """The calibration build's folder: the one given, else ``DATA-calibration`` beside ``DATA``."""
-    return Path(given) if given else bench.root.parent / f"{bench.root.name}-calibration"
-
-
-def calibration_build(bench: Benchmark, out: Path, clips: int = 500, queries: int = 100) -> Benchmark:
-    """A calibration build from the same bank with another seed (the evaluated seed + 1)."""
-    atoms = (bench.manifest.get("parameters") or {}).get("atoms")
-    if not atoms:
-        raise DataError(f"{bench.root}/manifest.json: parameters.atoms does not name the atom bank")
-    build_benchmark(out, BuildParams(atoms=str(atoms), seed=bench.seed + 1, n_clips=clips,
-                                     n_queries=queries))
-    return load_benchmark(out)
-
-
 def _calibration_file(calib: Benchmark, tagger: Any, label_map: LabelMap,
                       top_ks: Sequence[int]) -> Path:
     spec: dict[str, Any] = {"tagger": tagger.revision, "map": label_map.to_json(),
@@ -203,20 +188,15 @@ def run_detection(bench: Benchmark, store: Store, options: DetectOptions = Detec
 
     The main job calls this after its YAMNet ingest (the frame rows come from that ingest's
     cache). ``options.calibration`` names the calibration build (built with seed + 1 when
-    missing); it must differ from ``bench`` (:func:`check_separate`)."""
+    missing; :func:`reasonaudio.ingest.calibration.resolve_calibration`)."""
     _check(options)
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
-    calib_dir = calibration_dir(bench, options.calibration)
-    if not (Path(calib_dir) / "manifest.json").is_file():
-        calib = calibration_build(bench, Path(calib_dir), options.calibration_clips,
-                                  options.calibration_queries)
-    else:
-        calib = load_benchmark(calib_dir)
+    calib = resolve_calibration(bench, options.calibration, options.calibration_clips,
+                                options.calibration_queries, notify=hooks.notify)
     condition = condition_of(bench)
     # thresholds chosen under the same condition: the evaluated build's record of it
     calib = under_condition(calib, condition)
-    check_separate(calib, bench)
     tagger = tagger or load_tagger()
     bank_spec = (bench.manifest.get("parameters") or {}).get("atoms")
     bank = open_bank(str(bank_spec))

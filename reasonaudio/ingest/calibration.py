@@ -15,8 +15,8 @@ from typing import Callable
 
 from reasonaudio.dataset.benchmark import ATOMS, MANIFEST, Benchmark, load_benchmark
 from reasonaudio.dataset.separation import check_separate
-from reasonaudio.detect.collection import calibration_build, calibration_dir
 from reasonaudio.errors import DataError, echo
+from reasonaudio.ingest.build import BuildParams, build_benchmark
 
 ROLE = "calibration build"
 
@@ -24,6 +24,21 @@ ROLE = "calibration build"
 def _bank_digest(bench: Benchmark) -> str | None:
     record = (bench.manifest.get("files") or {}).get(ATOMS)
     return record.get("sha256") if isinstance(record, dict) else None
+
+
+def calibration_dir(bench: Benchmark, given: Path | None) -> Path:
+    """The calibration build's folder: the one given, else ``DATA-calibration`` beside ``DATA``."""
+    return Path(given) if given else bench.root.parent / f"{bench.root.name}-calibration"
+
+
+def calibration_build(bench: Benchmark, out: Path, clips: int = 500, queries: int = 100) -> Benchmark:
+    """A calibration build from the same bank with another seed (the evaluated seed + 1)."""
+    atoms = (bench.manifest.get("parameters") or {}).get("atoms")
+    if not atoms:
+        raise DataError(f"{bench.root}/manifest.json: parameters.atoms does not name the atom bank")
+    build_benchmark(out, BuildParams(atoms=str(atoms), seed=bench.seed + 1, n_clips=clips,
+                                     n_queries=queries))
+    return load_benchmark(out)
 
 
 def resolve_calibration(bench: Benchmark, given: Path | str | None, clips: int = 500,
