@@ -118,6 +118,14 @@ def spectrum_names(learned: list[str], results: Results) -> list[str]:
     return names
 
 
+def report_summary(paths: list[Path], folder: Path) -> str:
+    """The report step's line: the files it wrote, counted by kind (plots and data files)."""
+    pngs = sum(1 for p in paths if p.suffix == ".png")
+    other = len(paths) - pngs
+    return (f"{pngs} PNG file{'' if pngs == 1 else 's'}" + (f" and {other} data files" if other else "")
+            + f" in {folder}")
+
+
 def resolve_atoms(spec: str, hooks: Hooks = SILENT) -> str:
     """``auto`` -> the published real-sound bank, fetching it first if needed; the synthetic bank
     when it cannot be had (no apt, no network, too few classes), saying why."""
@@ -274,7 +282,7 @@ def run_main_job(params: MainJobParams, hooks: Hooks = SILENT) -> MainJobResult:
     out.report = step("report", lambda: run_report(bench, params.out / "report",
                                                    names=list(out.results.runs),
                                                    projection=params.projection),
-                      lambda r: f"{len(r.paths)} PNG files in {params.out / 'report'}")
+                      lambda r: report_summary(r.paths, params.out / "report"))
     best = max(learned_ok, key=lambda n: out.results.runs[n].overall.get("acc@1", 0.0), default=None)
     if best is not None:
         out.comparison = compare(out.results.runs["oracle"], out.results.runs[best])

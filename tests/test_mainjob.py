@@ -72,3 +72,11 @@ def test_demo_detects_after_the_yamnet_ingest(tmp_path):
     hybrid = tuned["hybrid:two-stage:yamnet-caption+minilm,soft:yamnet"]
     assert hybrid["source"].startswith("calibration:") and hybrid["tuning"]["calibration"]["seed"] == 1
     assert "tune spectrum" in r.output
+
+
+def test_the_report_step_counts_the_files_it_wrote_by_kind(tmp_path):
+    from reasonaudio.mainjob import report_summary
+
+    paths = [tmp_path / n for n in ("a.png", "a.json", "b.png", "robustness.json", "c.png")]
+    assert report_summary(paths, tmp_path) == f"3 PNG files and 2 data files in {tmp_path}"
+    assert report_summary(paths[:1], tmp_path) == f"1 PNG file in {tmp_path}"
