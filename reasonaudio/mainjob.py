@@ -34,6 +34,7 @@ from reasonaudio.ingest.atoms.registry import open_bank
 from reasonaudio.dataset.benchmark import check_manifest
 from reasonaudio.ingest.build import (BuildParams, absolute_bank_spec, add_formulations,
                                      build_benchmark)
+from reasonaudio.ingest.calibration import calibration_build
 from reasonaudio.ingest.embed.run import IngestSummary, ingest_model
 from reasonaudio.models.names import is_combined, not_offline, offline_learned, ran_yamnet
 from reasonaudio.progress import SILENT, Hooks
@@ -246,6 +247,11 @@ def run_main_job(params: MainJobParams, hooks: Hooks = SILENT) -> MainJobResult:
                                      f"{len(bench.formulations.get(form, {}))} queries")
             out.formulation_runs.update(done.runs)
         if params.detect and any(ran_yamnet(n) for n in learned_ok):
+            # the calibration build is an input of detect and tune, made here once by its own step
+            if not (params.out / "calibration" / MANIFEST).is_file():
+                step("build calibration", lambda: calibration_build(
+                    bench, params.out / "calibration", min(500, params.n_clips), min(100, params.n_queries)),
+                    lambda c: f"{len(c.clips)} clips, {len(c.queries)} queries, seed {c.seed}")
             # after the eval: the decomposition reads the saved embedding results
             options = DetectOptions(calibration=params.out / "calibration",
                                     calibration_clips=min(500, params.n_clips),

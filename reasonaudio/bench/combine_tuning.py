@@ -40,7 +40,7 @@ from reasonaudio.errors import DataError, ModelError, StoreError
 from reasonaudio.fileio import atomic_file, sha256_file
 from reasonaudio.ingest.embed.run import ingest_model
 from reasonaudio.ingest.vector_files import FAMILY as PRECOMPUTED
-from reasonaudio.ingest.calibration import calibration_dir, resolve_calibration
+from reasonaudio.ingest.calibration import resolve_calibration
 from reasonaudio.models.names import is_lexical, is_two_stage, parse_combined, parse_two_stage
 from reasonaudio.models.registry import get_record
 from reasonaudio.progress import SILENT, Hooks
@@ -140,8 +140,8 @@ def prepare_parts(calib: Benchmark, store: Store, names: Sequence[str], hooks: H
             if not _detected_ready(store, calib, part):
                 tagger, mode = parse_soft(part)
                 hooks.notify(f"detecting events on the calibration build {calib.root.name} for {part}")
-                run_detection(calib, store, DetectOptions(
-                    tagger=tagger, mode=mode, calibration=calibration_dir(calib, None),
+                run_detection(calib, store, DetectOptions(  # its own calibration: CALIB-calibration
+                    tagger=tagger, mode=mode, calibration=None,
                     calibration_clips=min(200, len(calib.clips)),
                     calibration_queries=min(50, len(calib.queries))), hooks=hooks)
         elif kind == MODEL:
