@@ -94,16 +94,19 @@ def _best(rs: Sequence[RetrieverResult], group: str, metric: str) -> float | Non
     return max(vals) if vals and len(rs) > 1 else None
 
 
+READS_LEGEND = ("Per task: macro mean over queries. Beside each name what it reads: truth (ground "
+                "truth, perfect hearing), heard (perceived audio), learned (a learned embedding), "
+                "none. Multiple choice: the positive against its hard negative, ties count half.")
+
+
 def eval_table(results: Results, width: int | None = None) -> Table:
     """Rows: retrievers; columns: tasks and overall; cells: ``Acc@1 / nDCG@10``, on two lines
     (``Acc@1 /`` over ``nDCG@10``) when one line per cell would not fit ``width`` columns."""
     rs = ordered(results)
     groups = _groups(rs)
     n = rs[0].counts if rs else {}
-    table = Table(title="Retrieval: Acc@1 / nDCG@10 (per task, macro mean over queries); under "
-                        "each: Acc@1's 95% Wilson interval. Beside each name what it reads: truth "
-                        "(ground truth, perfect hearing), heard (perceived audio), learned "
-                        "(learned embedding), none", title_justify="left", **_COMPACT)
+    table = Table(title="Retrieval: Acc@1 / nDCG@10, Acc@1's Wilson 95% under each",
+                  title_justify="left", **_COMPACT)
     _name_column(table)
     heads = [(g, f"(n={n.get(g, 0)})") for g in groups]
     one_line = len("0.000 / 0.000")
@@ -126,8 +129,8 @@ def mc_table(results: Results) -> Table:
     """Rows: retrievers; columns: tasks and overall; cells: multiple-choice accuracy."""
     rs = ordered(results)
     groups = _groups(rs)
-    table = Table(title="Multiple choice: positive vs hard negative (chance 0.5, ties count half); "
-                        "under each: its 95% Wilson interval", title_justify="left", **_COMPACT)
+    table = Table(title="Multiple choice (chance 0.5), its Wilson 95% under each",
+                  title_justify="left", **_COMPACT)
     _name_column(table)
     for g in groups:
         _number_column(table, g)
@@ -195,8 +198,7 @@ def spectrum_table(s: Spectrum) -> Table:
     rs = [r for _, r in s.rows]
     groups = _groups(rs)
     table = Table(**_COMPACT)  # the title is printed as its own line, which wraps at any width
-    _name_column(table, style=None)  # "rung: name", folded onto more lines, never the numbers
-    _number_column(table, "reads", justify="left")
+    _name_column(table, style=None)  # "rung: name (reads)", folded onto more lines, never the numbers
     for g in groups:
         _number_column(table, g)
     _number_column(table, "p best")
@@ -214,16 +216,16 @@ def spectrum_table(s: Spectrum) -> Table:
             b = s.vs_control.get(r.name)
             cells.append("-" if b is None or r.name == s.control
                          else _p(b.tests[(OVERALL, "acc@1")].p_value))
-        table.add_row(Text.assemble((f"{rung}: ", "cyan"), r.name),
-                      _short_kind(s.inputs.get(r.name, "")), *cells)
+        table.add_row(Text.assemble((f"{rung}: ", "cyan"), r.name,
+                                    (f" ({_short_kind(s.inputs.get(r.name, ''))})", "dim")), *cells)
     return table
 
 
 def spectrum_title(s: Spectrum) -> Text:
     bag = (f"; p bag: overall, against {s.control} (true labels, no logic)"
            if s.control is not None else "; bag-of-sounds not saved, so no p against it")
-    return Text(f"The spectrum (rung: retriever): what it reads (truth = ground truth, perfect "
-                f"hearing; heard = perceived audio; learned = learned embedding), Acc@1 per task "
+    return Text(f"The spectrum (rung: retriever (what it reads: truth = ground truth, perfect "
+                f"hearing; heard = perceived audio; learned = learned embedding)), Acc@1 per task "
                 f"vs the best learned ({s.best_learned}, reads "
                 f"{_short_kind(s.inputs.get(s.best_learned, '')) or 'its input'}); * = p < {ALPHA} "
                 f"after Holm's correction over the tasks, paired randomization test; p best: "
@@ -242,6 +244,9 @@ def print_eval_tables(console: Console, results: Results, detail: bool = True) -
         console.print("no results to show")
         return
     console.print(eval_table(results, console.width))
+    import textwrap
+
+    console.print(textwrap.fill(READS_LEGEND, width=max(40, min(console.width, 100))), highlight=False)
     console.print(mc_table(results))
     if detail:
         console.print(detail_table(results))
