@@ -20,7 +20,7 @@ recording as the clips (the optimistic case), each where there are any.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from reasonaudio.bench.evaluate import EvalContext, evaluate_retrievers
 from reasonaudio.bench.results import (Results, RetrieverResult, data_summary, formulation_key,
@@ -31,10 +31,12 @@ from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.dataset.interleaved import INTERLEAVED, examples, interleaved_rows, interleaved_view
 from reasonaudio.progress import SILENT
 from reasonaudio.retrievers.base import RetrieverOptions
-from reasonaudio.retrievers.example_readers import ExampleSet, with_examples
 from reasonaudio.retrievers.registry import get_retriever, spec_for
 from reasonaudio.store.open import open_store
 from reasonaudio.tasks.base import CAPTION
+
+if TYPE_CHECKING:  # the example readers (the tagger, the payload baselines) load only to evaluate
+    from reasonaudio.retrievers.example_readers import ExampleSet
 
 ALL_TASKS = "all"
 SAME_RECORDING = "all, same recording"
@@ -50,6 +52,8 @@ def evaluate_interleaved(bench: Benchmark, names: Sequence[str],
     view = interleaved_view(bench)
     for n in names:
         spec_for(n)
+    from reasonaudio.retrievers.example_readers import ExampleSet, with_examples
+
     found = example_set or ExampleSet.of_build(view)
     store = context.store
     own = store is None

@@ -37,7 +37,6 @@ from reasonaudio.progress import SILENT, Counter, Hooks
 from reasonaudio.retrievers.base import Retriever, RetrieverOptions
 from reasonaudio.retrievers.registry import get_retriever, spec_for
 from reasonaudio.store.base import Store
-from reasonaudio.ingest.render import check_renders
 from reasonaudio.store.lock import writes_benchmark
 from reasonaudio.store.open import open_store
 from reasonaudio.tasks.base import CAPTION
@@ -218,6 +217,8 @@ def evaluate_retrievers(bench: Benchmark, names: Sequence[str | Retriever],
         raise ReasonAudioError(f"depth must be at least 1, got {context.depth}")
     if not names:
         raise ReasonAudioError("no retriever to evaluate (pass --retriever NAME)")
+    from reasonaudio.ingest.render import check_renders  # the renderer loads scipy: only to evaluate
+
     check_renders(bench)  # under a condition the build cannot render: refused, nothing saved
     bench = bench.formulated(context.formulation)
     results = Results(data_summary(bench), versions())

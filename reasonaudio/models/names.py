@@ -26,6 +26,10 @@ from reasonaudio.models.record import ModelRecord
 from reasonaudio.models.registry import RECORDS, availability, get_record
 
 TWO_STAGE = "two-stage:"
+SOFT = "soft:"
+"""the soft-logic retriever family over detected evidence (``soft:yamnet``)"""
+ORACLE_PERCEIVED = "oracle-perceived"
+"""the oracle that reads a sound given by example as the tagger's label for it"""
 EXAMPLE = "two-stage:oracle-caption+minilm"
 LEXICAL = ("bm25",)
 """text 'embedders' that are sparse term weights, not a model: Qdrant BM25 over the captions"""

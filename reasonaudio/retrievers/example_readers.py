@@ -55,7 +55,7 @@ from reasonaudio.constraints.resolve import ResolveOptions
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.dataset.interleaved import example_path, examples as build_examples
 from reasonaudio.errors import DataError, ModelError, QueryParseError, ReasonAudioError
-from reasonaudio.models.names import parse_two_stage
+from reasonaudio.models.names import ORACLE_PERCEIVED, parse_two_stage
 from reasonaudio.retrievers.base import Hit, Retriever, RetrieverOptions
 from reasonaudio.retrievers.example_hearing import heard_label
 from reasonaudio.retrievers.baselines import RandomRetriever
@@ -69,7 +69,6 @@ from reasonaudio.store.collections import ensure_payload_collection
 
 AUDIO_WORDS = "this sound"
 """what an audio+text reader's text tower reads in a placeholder's place"""
-ORACLE_PERCEIVED = "oracle-perceived"
 
 
 @dataclass(frozen=True)

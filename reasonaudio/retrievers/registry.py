@@ -22,21 +22,10 @@ from reasonaudio.models.mteb_models import PREFIX as MTEB
 from reasonaudio.models.names import EXAMPLE as TWO_STAGE_EXAMPLE
 from reasonaudio.models.names import (FUSION_EXAMPLE, HYBRID_EXAMPLE, TWO_STAGE, is_lexical, parse_combined,
                                       parse_two_stage)
+from reasonaudio.models.names import ORACLE_PERCEIVED, SOFT
 from reasonaudio.models.registry import RECORDS
 from reasonaudio.retrievers.base import Retriever, RetrieverOptions
-from reasonaudio.retrievers.baselines import BagOfSoundsRetriever, RandomRetriever
-from reasonaudio.retrievers.detected import build_detected
-from reasonaudio.retrievers.example_readers import ORACLE_PERCEIVED, build_oracle_perceived
-from reasonaudio.retrievers.bm25 import build_bm25
-from reasonaudio.retrievers.combined import build_combined
-from reasonaudio.retrievers.soft_rank import SOFT, build_soft
-from reasonaudio.retrievers.oracle import AblatedOracle, OracleRetriever, PayloadRetriever
-from reasonaudio.retrievers.stored_vectors import build_precomputed
-from reasonaudio.retrievers.two_stage import build_two_stage
-from reasonaudio.retrievers.vector import build_vector
 from reasonaudio.store.base import Store
-from reasonaudio.store.collections import ensure_payload_collection
-from reasonaudio.store.open import open_store
 
 Builder = Callable[[str, Benchmark, Store, RetrieverOptions], Retriever]
 """``build(name, bench, store, options) -> Retriever``"""
@@ -74,6 +63,37 @@ class RetrieverSpec:
     members differ a function of the full name; every table reads it through :func:`input_kind`"""
 
 
+def lazy(target: str) -> Any:
+    """The function or class ``"module:name"`` names, imported on first call: the registry is read
+    by every listing, the explorer's start and each table's "reads" column, and importing every
+    retriever module (qdrant-client, scipy through the renderer) would cost them seconds."""
+    module, _, attr = target.partition(":")
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        import importlib
+
+        return getattr(importlib.import_module(module), attr)(*args, **kwargs)
+
+    call.__qualname__ = call.__name__ = attr
+    return call
+
+
+build_vector = lazy("reasonaudio.retrievers.vector:build_vector")
+build_two_stage = lazy("reasonaudio.retrievers.two_stage:build_two_stage")
+build_bm25 = lazy("reasonaudio.retrievers.bm25:build_bm25")
+build_combined = lazy("reasonaudio.retrievers.combined:build_combined")
+build_detected = lazy("reasonaudio.retrievers.detected:build_detected")
+build_soft = lazy("reasonaudio.retrievers.soft_rank:build_soft")
+build_precomputed = lazy("reasonaudio.retrievers.stored_vectors:build_precomputed")
+build_oracle_perceived = lazy("reasonaudio.retrievers.example_readers:build_oracle_perceived")
+OracleRetriever = lazy("reasonaudio.retrievers.oracle:OracleRetriever")
+AblatedOracle = lazy("reasonaudio.retrievers.oracle:AblatedOracle")
+BagOfSoundsRetriever = lazy("reasonaudio.retrievers.baselines:BagOfSoundsRetriever")
+RandomRetriever = lazy("reasonaudio.retrievers.baselines:RandomRetriever")
+ensure_payload_collection = lazy("reasonaudio.store.collections:ensure_payload_collection")
+open_store = lazy("reasonaudio.store.open:open_store")
+
+
 class UnknownRetriever(ReasonAudioError):
     """A retriever name nobody registered."""
 
@@ -106,7 +126,7 @@ def combined_builder(name: str, bench: Benchmark, store: Store, options: Retriev
                           build_part=lambda part: spec_for(part).build(part, bench, store, options))
 
 
-def payload_builder(cls: Callable[..., PayloadRetriever]) -> Builder:
+def payload_builder(cls: Callable[..., Retriever]) -> Builder:
     """Builder of a retriever over the ground-truth payload collection (loaded on demand);
     ``cls(bench, store, collection, resolve)`` makes it."""
     def build(name: str, bench: Benchmark, store: Store, options: RetrieverOptions) -> Retriever:

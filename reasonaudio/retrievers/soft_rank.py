@@ -29,6 +29,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from qdrant_client.http import models
 
+from reasonaudio.models.names import SOFT
 from reasonaudio.constraints.logic import Node, conjuncts, describe
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.detect.collection import FORMAT, DetectOptions, _check, detected_collection
@@ -41,7 +42,6 @@ from reasonaudio.store.base import Request, Store
 from reasonaudio.store.collections import require_ready
 from reasonaudio.store.payload import COUNT_FIELD, point_id
 
-SOFT = "soft:"
 
 
 def ranked_request(expr: fm.Expr, logic: Node, limit: int, n_points: int,
