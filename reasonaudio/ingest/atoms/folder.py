@@ -128,6 +128,7 @@ class FileBank(AtomBank):
 
     def __init__(self, root: Path, atoms: list[Atom]) -> None:
         self.root = Path(root)
+        self._fingerprint: str | None = None
         super().__init__(atoms)
 
     def file_of(self, atom_id: str) -> Path:
@@ -141,11 +142,14 @@ class FileBank(AtomBank):
 
     def fingerprint(self) -> str:
         """sha256 over (atom id, label, path, sha256 of the file's bytes) of every atom: two banks
-        with the same fingerprint hold the same recordings (:data:`FINGERPRINT_OF`)."""
-        h = hashlib.sha256()
-        for a in self.atoms:
-            h.update(f"{a.atom_id}\t{a.label}\t{a.path}\t{sha256_file(self.file_of(a.atom_id))}\n".encode())
-        return h.hexdigest()
+        with the same fingerprint hold the same recordings (:data:`FINGERPRINT_OF`). Hashed once
+        per opened bank: a manifest, a label-map cache key and ``bench doctor`` each read it."""
+        if self._fingerprint is None:
+            h = hashlib.sha256()
+            for a in self.atoms:
+                h.update(f"{a.atom_id}\t{a.label}\t{a.path}\t{sha256_file(self.file_of(a.atom_id))}\n".encode())
+            self._fingerprint = h.hexdigest()
+        return self._fingerprint
 
 
 FINGERPRINT_OF = "atom id, label, path and sha256 of every file"
