@@ -398,6 +398,9 @@ def demo(
     backend: Optional[str] = BackendOpt,
     noisy: str = typer.Option("snr5", "--noisy", help="Acoustic condition the retrievers that "
                               "listen are also scored under (docs/conditions.md); none: clean only."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Also print every step's tables "
+                                 "(counts, ingests, detection, the report's tables); by default "
+                                 "they go to the report and the saved results."),
 ) -> None:
     """The main job: build, ingest, evaluate oracle, baselines and offline learned retrievers, report."""
     from reasonaudio.mainjob import MainJobParams, run_main_job
@@ -406,9 +409,9 @@ def demo(
     params = MainJobParams(out=out, atoms=atoms, seed=seed, n_clips=clips, n_queries=queries,
                            learned=tuple(learned) if learned else None, backend=backend,
                            noisy=None if noisy == "none" else noisy)
-    with printing_hooks(console) as hooks:
+    with printing_hooks(console, verbose) as hooks:
         result = run_main_job(params, hooks)
-    print_main_job(console, result)
+    print_main_job(console, result, verbose)
 
 
 @app.command()

@@ -39,6 +39,10 @@ def test_demo_runs_end_to_end_and_reruns(tmp_path):
     assert runs["oracle"]["overall"]["acc@1"] == 1.0 and runs["oracle"]["overall"]["ndcg@10"] == 1.0
     assert (out / "report" / "metrics_by_task.png").is_file()
     assert "main job steps" in r.output
+    # at a glance: the steps, the comparison and where the rest is; the report's tables stay in
+    # the report unless --verbose
+    assert "bench serve --data" in r.output and "bench report --data" in r.output
+    assert "Multiple choice (chance 0.5)" not in r.output and "paired randomization test" in r.output
     again = CliRunner().invoke(app, args)
     assert again.exit_code == 0, again.output
     assert "reusing" in again.output
@@ -52,7 +56,7 @@ def test_demo_detects_after_the_yamnet_ingest(tmp_path):
     the perception report and compares it with the best learned retriever."""
     out = tmp_path / "demo"
     args = ["demo", "--out", str(out), "--atoms", "synthetic", "--clips", "40", "--queries", "10",
-            "--learned", "two-stage:yamnet-caption+minilm"]
+            "--learned", "two-stage:yamnet-caption+minilm", "--verbose"]
     r = CliRunner().invoke(app, args)
     assert r.exit_code == 0, r.output
     runs = json.loads((out / "results.json").read_text())["runs"]

@@ -1,4 +1,5 @@
-"""`bench demo` in the terminal: a rule per step, the tables each step produces, the step log."""
+"""`bench demo` in the terminal: a rule per step, then at a glance the learned-vs-symbolic table,
+the step log and where the rest is; ``--verbose`` adds the tables each step produces."""
 
 from __future__ import annotations
 
@@ -23,12 +24,15 @@ from reasonaudio.views.results import print_comparison, print_report_outcome
 
 
 @contextlib.contextmanager
-def printing_hooks(console: Console) -> Iterator[Hooks]:
+def printing_hooks(console: Console, verbose: bool = False) -> Iterator[Hooks]:
     """Hooks that print each step as it happens (progress bars on the same console): a rule per
-    :class:`StepStarted`, the benchmark's counts, each ingest and the detection run."""
+    :class:`StepStarted`; with ``verbose`` also the benchmark's counts, each ingest and the
+    detection run."""
     def event(what: Any) -> None:
         if isinstance(what, StepStarted):
             console.rule(Text(what.name, style="bold"))
+        elif not verbose:
+            return
         elif isinstance(what, Benchmark):
             print_info(console, what)
         elif isinstance(what, IngestSummary):
@@ -66,9 +70,11 @@ def not_run_line(not_run: dict[str, str]) -> str:
             "for each")
 
 
-def print_main_job(console: Console, result: MainJobResult) -> None:
-    """What follows the steps: the report, oracle vs the best learned retriever, the step log."""
-    if result.report is not None:
+def print_main_job(console: Console, result: MainJobResult, verbose: bool = False) -> None:
+    """What follows the steps: symbolic filtering vs the best learned retriever, the step log and
+    where the rest is (the report's tables and plots, the saved results, the explorer). With
+    ``verbose`` the report's tables come first, as ``bench report`` prints them."""
+    if verbose and result.report is not None:
         print_report_outcome(console, result.report)
         print_robustness(console, result.report.robustness)
     if result.comparison is not None:
@@ -80,4 +86,19 @@ def print_main_job(console: Console, result: MainJobResult) -> None:
     if result.not_run:
         console.print(Text(not_run_line(result.not_run), style="dim"))
     console.print(steps_table(result))
-    console.print(Text(f"results: {result.results_path}  runs and per-query values: {result.runs_dir}"))
+    for line in where_the_rest_is(result, verbose):
+        console.print(Text(line))
+
+
+def where_the_rest_is(result: MainJobResult, verbose: bool) -> list[str]:
+    """The closing lines: every saved artefact and the commands that show it."""
+    lines = [f"results: {result.results_path}  runs and per-query values: {result.runs_dir}"]
+    if result.report is not None and result.report.paths:
+        lines.append(f"report: {len(result.report.paths)} files in {result.report.paths[0].parent}")
+    if result.runs_dir is not None:
+        data = result.runs_dir.parent
+        if not verbose:
+            lines.append(f"every table (spectrum, detection, robustness, conditions): "
+                         f"bench report --data {data}, or bench demo --verbose")
+        lines.append(f"explore queries, hits and failures in a browser: bench serve --data {data}")
+    return lines
