@@ -8,8 +8,12 @@ import numpy as np
 import soundfile as sf
 from typer.testing import CliRunner
 
+import pytest
+
 from reasonaudio.cli import app
 from reasonaudio.ingest.atoms.check import check_bank
+
+pytestmark = pytest.mark.fast
 
 runner = CliRunner()
 

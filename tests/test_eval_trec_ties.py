@@ -17,6 +17,8 @@ from reasonaudio.bench.evaluate import EvalContext, evaluate_retrievers
 from reasonaudio.bench.runs import read_trec, trec_lines
 from reasonaudio.dataset.benchmark import load_benchmark
 
+pytestmark = pytest.mark.fast
+
 MEASURES = {"acc@1": P @ 1, "ndcg@10": nDCG @ 10, "recall@10": R @ 10, "mrr": RR}
 
 

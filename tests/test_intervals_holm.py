@@ -14,6 +14,8 @@ from reasonaudio.bench.intervals import result_intervals, wilson_interval
 from reasonaudio.bench.report import write_results_json
 from reasonaudio.bench.significance import PairedTest, holm
 
+pytestmark = pytest.mark.fast
+
 
 @pytest.mark.parametrize("k,n", [(0, 10), (3, 10), (10, 10), (1, 1), (37, 100), (250, 500)])
 def test_wilson_is_scipys_for_whole_counts(k, n):

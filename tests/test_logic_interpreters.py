@@ -27,6 +27,8 @@ from reasonaudio.constraints import logic
 from reasonaudio.constraints.logic import (NODE_TYPES, OPS, And, Has, Interpreter, Leaf, Node, Not,
                                            Or, describe, from_json, labels, to_json)
 
+pytestmark = pytest.mark.fast
+
 PACKAGE = Path(reasonaudio.__file__).parent
 LABELS = ("dog barking", "siren", "rain")
 KNOWN = {"reasonaudio.constraints.semantics", "reasonaudio.constraints.judge",

@@ -9,6 +9,8 @@ import pytest
 from reasonaudio.bench.metrics import (METRICS, RANK_METRICS, aggregate, choice_score,
                                        ndcg_at_k, query_metrics)
 
+pytestmark = pytest.mark.fast
+
 L2 = math.log2
 INF = float("inf")
 

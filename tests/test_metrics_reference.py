@@ -14,6 +14,8 @@ from ir_measures import RR, R, P, Success, nDCG
 
 from reasonaudio.bench.metrics import query_metrics
 
+pytestmark = pytest.mark.fast
+
 DOCS = [f"d{i:02d}" for i in range(30)]
 
 

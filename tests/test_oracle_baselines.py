@@ -17,6 +17,8 @@ from reasonaudio.retrievers.registry import (
     spec_for,
 )
 
+pytestmark = pytest.mark.fast
+
 
 @pytest.fixture(scope="module")
 def bench(tmp_path_factory):

@@ -11,6 +11,8 @@ from typer.testing import CliRunner
 from reasonaudio.cli import app
 from reasonaudio.dataset.benchmark import write_manifest
 
+pytestmark = pytest.mark.fast
+
 LABELS = ["dog barking", "siren", "rain", "thunder", "church bell", "bell"]
 
 

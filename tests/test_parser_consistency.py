@@ -14,6 +14,8 @@ from reasonaudio.constraints.logic import And, Before, Has, Lasts, Not, Or, Over
 from reasonaudio.constraints.semantics import holds
 from reasonaudio.errors import QueryParseError
 
+pytestmark = pytest.mark.fast
+
 LABELS = ["a", "b", "c", "d", "e"]
 
 

@@ -17,6 +17,8 @@ from reasonaudio.constraints.lexicon import CONTINUITY, FIRST, HEDGES, PHRASES, 
 from reasonaudio.constraints.parser import ResolveOptions, parse, same_logic
 from reasonaudio.errors import QueryParseError
 
+pytestmark = pytest.mark.fast
+
 V = ["dog barking", "rain", "thunder", "siren", "church bell"]
 
 BASES = ["rain then thunder", "rain while thunder", "rain and thunder", "rain but no siren",

@@ -5,11 +5,15 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import pytest
+
 from reasonaudio.constraints.canonical import check_consistent
 from reasonaudio.constraints.lexicon import PHRASES, WORDS
 from reasonaudio.constraints.logic import from_json, labels, to_json
 from reasonaudio.constraints.parser import parse
 from reasonaudio.errors import QueryParseError
+
+pytestmark = pytest.mark.fast
 
 V = ["dog barking", "dog growling", "rain", "thunder", "siren", "church bell", "bell", "low hum"]
 PIECES = (V + ["dogs barking", "barking dog", "sirens", "5", "10", "2.5", "ten", "twenty five",

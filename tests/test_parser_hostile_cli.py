@@ -26,6 +26,8 @@ from reasonaudio.constraints.writer import logic_to_text
 
 from store_helpers import write_fake_benchmark
 
+pytestmark = pytest.mark.fast
+
 V = ["dog barking", "siren", "rain", "thunder", "church bell", "glass breaking", "car horn",
      "low hum"]
 

@@ -17,6 +17,8 @@ from reasonaudio.constraints.resolve import families
 from reasonaudio.constraints.vocabulary import stem, tokenize
 from reasonaudio.errors import QueryParseError
 
+pytestmark = pytest.mark.fast
+
 V = ["dog barking", "dog growling", "car horn", "car engine", "rain", "thunder", "siren",
      "church bell", "bell"]
 

@@ -14,6 +14,8 @@ from reasonaudio.constraints.logic import And, Before, Has, Not, Or, Overlap, la
 from reasonaudio.constraints.parser import ResolveOptions, parse, parse_detailed, same_logic
 from reasonaudio.errors import QueryParseError
 
+pytestmark = pytest.mark.fast
+
 REAL, SYN = BANKS["real-sound"], BANKS["synthetic"]
 V = ["dog barking", "rain", "thunder", "siren"]
 

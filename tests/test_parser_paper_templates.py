@@ -17,6 +17,8 @@ import pytest
 from reasonaudio.constraints.logic import And, Before, Has, Lasts, Node, Not, Overlap
 from reasonaudio.constraints.parser import parse, same_logic
 
+pytestmark = pytest.mark.fast
+
 
 def synthetic_labels() -> list[str]:
     from reasonaudio.ingest.atoms.synthetic import RECIPES

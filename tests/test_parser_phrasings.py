@@ -8,6 +8,8 @@ from reasonaudio.constraints.logic import And, Before, Has, Lasts, Not, Or, Over
 from reasonaudio.constraints.parser import parse, parse_detailed, same_logic
 from reasonaudio.errors import QueryParseError, ReasonAudioError
 
+pytestmark = pytest.mark.fast
+
 V = ["dog barking", "dog growling", "car horn", "car engine", "rain", "thunder", "siren",
      "church bell", "bell"]
 DOG, SIREN, RAIN, THUNDER, BELL, CHURCH = "dog barking", "siren", "rain", "thunder", "bell", "church bell"

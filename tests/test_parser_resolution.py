@@ -16,6 +16,8 @@ from reasonaudio.constraints.parser import STRICT, ResolveOptions, parse, parse_
 from reasonaudio.constraints.resolve import head_noun
 from reasonaudio.errors import QueryParseError
 
+pytestmark = pytest.mark.fast
+
 REAL = ["dog barking", "siren", "rain", "thunder", "acoustic piano", "electric piano", "violin",
         "songbirds chirping", "crickets chirping", "applause", "crowd cheering", "crowd booing",
         "bass drum", "snare drum", "church bell tolling", "bear growling", "goose honking",

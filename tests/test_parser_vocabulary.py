@@ -8,6 +8,8 @@ from hypothesis import strategies as st
 
 from reasonaudio.constraints.vocabulary import Vocabulary, label_words, stem, tokenize, vocabulary
 
+pytestmark = pytest.mark.fast
+
 
 @pytest.mark.parametrize("a,b", [
     ("barking", "barks"), ("dogs", "dog"), ("whistles", "whistling"), ("whistle", "whistling"),

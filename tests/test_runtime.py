@@ -6,6 +6,8 @@ import pytest
 
 from reasonaudio import runtime
 
+pytestmark = pytest.mark.fast
+
 
 @pytest.fixture
 def fresh_policy(monkeypatch):

@@ -24,6 +24,8 @@ from reasonaudio.constraints.semantics import duration_bounds, evaluate, holds, 
 from reasonaudio.dataset.clip import Clip, Event
 from reasonaudio.errors import LogicError
 
+pytestmark = pytest.mark.fast
+
 LABELS = ["dog barking", "siren", "rain", "thunder", "low hum"]
 
 

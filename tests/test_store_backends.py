@@ -20,6 +20,8 @@ from reasonaudio.store.edge import META_FILE, EdgeStore
 from reasonaudio.store.filters import to_filter
 from reasonaudio.store.payload import clip_payload
 
+pytestmark = pytest.mark.fast
+
 SERVER_URL = os.environ.get("REASONAUDIO_TEST_QDRANT_URL")
 BACKENDS = ["edge", "local", pytest.param("server", marks=pytest.mark.skipif(
     not SERVER_URL, reason="no Qdrant server here: set REASONAUDIO_TEST_QDRANT_URL to run "

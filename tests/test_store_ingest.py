@@ -21,6 +21,8 @@ from reasonaudio.store.collections import (
 from reasonaudio.store.edge import EdgeStore
 from reasonaudio.store.open import open_store, resolve_backend
 
+pytestmark = pytest.mark.fast
+
 
 @pytest.fixture()
 def bench(tmp_path):

@@ -22,6 +22,8 @@ from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.store.collections import PAYLOAD_COLLECTION
 from reasonaudio.store.open import embedded_path, open_store
 
+pytestmark = pytest.mark.fast
+
 ROOT = Path(__file__).resolve().parents[1]
 
 CHILD = r"""

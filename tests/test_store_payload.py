@@ -15,6 +15,8 @@ from reasonaudio.store.base import CollectionMeta, collection_name
 from reasonaudio.store.filters import lasts_bounds_ms, lasts_range, to_filter
 from reasonaudio.store.payload import clip_payload, dur_key, point_id
 
+pytestmark = pytest.mark.fast
+
 
 def _clip(*events: tuple[str, float, float], mode: str = "overlap") -> Clip:
     evs = tuple(Event(lab, on, off, f"a-{lab}", 0.0) for lab, on, off in events)

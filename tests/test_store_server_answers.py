@@ -12,6 +12,8 @@ import pytest
 
 from hostile import bench, one_line_error, small_build
 
+pytestmark = pytest.mark.fast
+
 SECRET = "s3cr3t-key-0123456789"
 
 

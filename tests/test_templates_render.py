@@ -10,6 +10,8 @@ from reasonaudio.constraints.logic import And, Before, Has, Lasts, Not, Or, Over
 from reasonaudio.constraints.templates import (SHAPES, TASK_SHAPES, TEMPLATES, match_shape,
                                                number_words, render_query, templates_for_shape)
 
+pytestmark = pytest.mark.fast
+
 A, B, C, D = "dog barking", "siren", "rain", "church bell"
 LOGIC = {
     "negation": And((Has(A), Has(B), Not(Has(C)))),
