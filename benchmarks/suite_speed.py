@@ -1,0 +1,53 @@
+"""Time the test suite: the README's whole-suite command and the fast tier.
+
+    .venv/bin/python benchmarks/suite_speed.py [--tier suite|fast|both]
+
+Runs, from the repository root, as a child process each (as a user or CI would):
+- the whole suite: ``python -m pytest -q`` (target 6 min on an idle 2-core machine);
+- the fast tier: ``python -m pytest -q -m fast`` (target 90 s; README's development section).
+Prints each wall time with its ratio to the target (below 1 meets it), the pass/fail line pytest
+closed with, and the ten slowest tests of each run (pytest's ``--durations=10``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TIERS = {"suite": ([], 360.0), "fast": (["-m", "fast"], 90.0)}
+
+
+def run_tier(name: str) -> tuple[float, str, list[str]]:
+    """(wall seconds, pytest's closing line, the ten slowest tests' lines) of one tier."""
+    extra, _ = TIERS[name]
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--durations=10", *extra]
+    t0 = time.perf_counter()
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    seconds = time.perf_counter() - t0
+    lines = done.stdout.splitlines()
+    closing = next((ln.strip("= ") for ln in reversed(lines) if re.search(r"\d+ (passed|failed)", ln)),
+                   f"pytest exited {done.returncode}")
+    slow = [ln for ln in lines if re.match(r"^\d+\.\d+s (call|setup|teardown) ", ln)]
+    return seconds, closing, slow
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tier", choices=["suite", "fast", "both"], default="both")
+    args = ap.parse_args(argv)
+    for name in (["fast", "suite"] if args.tier == "both" else [args.tier]):
+        seconds, closing, slow = run_tier(name)
+        target = TIERS[name][1]
+        print(f"{name:6s} {seconds:7.1f} s (target {target:g} s: time/target {seconds / target:.2f})  {closing}")
+        for ln in slow:
+            print(f"    {ln}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
