@@ -24,11 +24,9 @@ PAGE = ROOT / "docs" / "cli.md"
 INTRO = """# Command-line reference
 
 Every `bench` command with its arguments and options, written from the typer app in
-`reasonaudio/cli.py` by `python scripts/cli_reference.py` (the test suite runs it with `--check`,
-so this page cannot drift from the code; edit the help texts there, not here). `bench COMMAND
---help` prints the same. Errors a user can cause end in one `error:` line and exit code 2
-([architecture.md](architecture.md)); what each command computes is defined on the page the
-command links to ([README](../README.md#documentation)).
+`reasonaudio/cli.py` by `python scripts/cli_reference.py` (the test suite runs its `--check`, so the
+page cannot drift; edit the help texts there). Errors a user can cause end in one `error:` line
+and exit code 2.
 """
 
 
@@ -90,15 +88,13 @@ def help_of(param: Any) -> str:
 
 def usage(path: tuple[str, ...], cmd: Any) -> str:
     pieces = [" ".join(path), "[OPTIONS]"]
-    if getattr(cmd, "commands", None):
-        return f"`{pieces[0]} COMMAND [ARGS]...`"
     for param in cmd.params:
         if param.param_type_name == "argument" and not getattr(param, "hidden", False):
             pieces.append(param.name.upper() if param.required else f"[{param.name.upper()}]")
-    return f"`{' '.join(pieces)}`"
+    return " ".join(pieces)
 
 
-SHARED_AT_LEAST = 3
+SHARED_AT_LEAST = 2
 """An option spelled, typed, defaulted and explained alike in this many commands is described
 once, under "Options shared by several commands", and each command links to it."""
 
@@ -133,16 +129,11 @@ def section(path: tuple[str, ...], cmd: Any, ctx_class: Any,
     lines = [f"{'#' * depth} `{' '.join(path)}`", ""]
     if cmd.help:
         lines += [inspect.cleandoc(cmd.help), ""]
-    lines += [f"Usage: {usage(path, cmd)}", ""]
     subs = getattr(cmd, "commands", None)
-    if subs:
-        lines += ["| command | what it does |", "|---|---|"]
-        for name in sorted(subs):
-            sub = subs[name]
-            if not getattr(sub, "hidden", False):
-                first = inspect.cleandoc(sub.help or "").split("\n\n")[0]
-                lines.append(f"| [`{name}`](#{anchor((*path, name))}) | {cell(first)} |")
-        return lines + [""]
+    if subs:  # a group: its commands follow below, each with its own help
+        names = [n for n in sorted(subs) if not getattr(subs[n], "hidden", False)]
+        return lines + ["Commands: " + ", ".join(f"[`{n}`](#{anchor((*path, n))})" for n in names) + ".", ""]
+    lines += [f"`{usage(path, cmd)}`", ""]
     ctx = ctx_class(cmd, info_name=path[-1])
     rows = [row(p, ctx) for p in cmd.params if not getattr(p, "hidden", False)]
     own = [r for r in rows if r not in shared]
