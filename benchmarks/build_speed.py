@@ -21,6 +21,7 @@ from reasonaudio.constraints.judge import ClipIndex
 from reasonaudio.constraints.logic import labels
 from reasonaudio.dataset.benchmark import TASKS, load_benchmark
 from reasonaudio.ingest.build import BuildParams, build_benchmark
+from record import Figure, vs_target, write_record
 
 TARGET_SECONDS = 60.0
 
@@ -58,6 +59,10 @@ def main() -> None:
         acc = bag_of_sounds_acc1(out)
         print("bag-of-sounds Acc@1 (perfect hearing, no reasoning): " +
               ", ".join(f"{t} {v:.3f}" for t, v in acc.items()))
+    what = f"{args.clips:,} clips, {args.queries:,} queries, {args.atoms} bank, seed {args.seed}"
+    write_record(__file__, [vs_target(f"`bench build`, {what}, no audio", seconds, "s", TARGET_SECONDS),
+                            Figure("bag-of-sounds Acc@1 on that build (perfect hearing, no logic)",
+                                   acc["overall"], "")])
 
 
 if __name__ == "__main__":

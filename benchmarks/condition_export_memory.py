@@ -16,6 +16,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from record import vs_target, write_record
+
 BOUND_MIB = 1024
 CHILD = """
 import resource, sys, time
@@ -51,10 +53,14 @@ def main() -> None:
         build_benchmark(data, BuildParams(atoms=args.atoms, seed=args.seed, n_clips=args.clips,
                                           n_queries=max(5, args.clips // 5)))
         print(f"{args.clips} clips, atoms={args.atoms}, seed {args.seed}, --audio {args.audio}")
+        figures = []
         for cond in ("clean", args.condition):
             wall, rss, size = export(data, Path(tmp) / f"hf-{cond}", cond, args.audio)
             print(f"{cond}: {wall:.1f} s wall, peak RSS {rss:.0f} MiB ({rss / BOUND_MIB:.2f} of the "
                   f"{BOUND_MIB} MiB bound), export {size:.0f} MiB")
+            figures.append(vs_target(f"peak RSS of `bench export --condition {cond} --audio {args.audio}`, "
+                                     f"{args.clips} clips ({args.atoms} bank)", rss, "MiB", BOUND_MIB))
+    write_record(__file__, figures)
 
 
 if __name__ == "__main__":

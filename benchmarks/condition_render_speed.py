@@ -37,6 +37,7 @@ from reasonaudio.ingest.beds import GENERATED_BEDS, PreparedBeds, open_beds
 from reasonaudio.ingest.build import BuildParams, compose_benchmark
 from reasonaudio.ingest.render import ConditionRenderer, Renderer
 from reasonaudio.runtime import blas_single_thread
+from record import Figure, vs_target, write_record
 
 TARGET = 1.3
 
@@ -104,6 +105,9 @@ def main() -> None:
                         (f"CPU, median of {len(paired)} paired passes", statistics.median(paired))):
         print(f"ratio {args.condition} / clean ({what}): {ratio:.2f} (target <= {TARGET}: "
               f"{'met' if ratio <= TARGET else 'NOT met'})")
+    bank_name = "synthetic" if args.atoms == "synthetic" else f"{len(bank.labels)}-class folder"
+    figures = [vs_target(f"`{args.condition}` render / clean render, CPU, median of {len(paired)} paired passes "
+                         f"({len(clips)} clips, {bank_name} bank)", statistics.median(paired), "", TARGET)]
     if args.long:
         long_ = ConditionRenderer(base, replace(parse_condition("long"), long_min_s=300.0,
                                                 long_max_s=300.0), beds, accepted, args.seed)
@@ -118,6 +122,8 @@ def main() -> None:
         frames, wall, peak, rss = measured(lambda: tagger.frame_scores(wave, SAMPLE_RATE))
         print(f"long 300 s clip through YAMNet at {SAMPLE_RATE} Hz: {len(frames)} frames in {wall:.1f} s; "
               f"peak traced memory {peak:.0f} MiB; process peak RSS {rss:.0f} MiB")
+        figures.append(Figure("process peak RSS after a 300 s `long` clip rendered and tagged", rss, "MiB"))
+    write_record(__file__, figures)
 
 
 def measured(fn):

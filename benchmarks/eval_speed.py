@@ -25,6 +25,7 @@ from reasonaudio.constraints.judge import hard_negatives
 from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.ingest.build import BuildParams, build_benchmark
 from reasonaudio.retrievers.base import Hit
+from record import Figure, vs_baseline, write_record
 
 
 def main() -> None:
@@ -82,6 +83,11 @@ def main() -> None:
     print(f"paired randomization, 10k perms:   {t6 - t5:7.3f} s")
     print(f"check: nDCG@10 ours {result.overall['ndcg@10']:.6f}, "
           f"ir-measures {ref[nDCG @ 10]:.6f}")
+    write_record(__file__, [
+        vs_baseline(f"scoring a depth-{args.depth} run, {n:,} queries, 6 rank metrics", t2 - t1, "s",
+                    "ir-measures, 4 shared metrics", t4 - t3),
+        Figure(f"hard negatives of {n:,} queries over {args.clips:,} clips (judge)", t1 - t0, "s"),
+        Figure("paired randomization test, 10,000 permutations", t6 - t5, "s")])
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ from reasonaudio.constraints.logic import describe
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 from formulation_phrasings import BODIES, WRAPPERS, real_labels, tally  # noqa: E402
+from record import Figure, vs_target, write_record  # noqa: E402
 
 TARGET = 0.95
 
@@ -39,6 +40,10 @@ def main() -> None:
     print(f"{len(vocab)} labels, {len(WRAPPERS)} wrappers x {sum(map(len, BODIES.values()))} bodies, "
           f"{args.draws} draws (seed {args.seed}): right {right}, refused {refused}, wrong {wrong}; "
           f"right {rate:.1%} = {rate / TARGET:.3f} x the {TARGET:.0%} target")
+    write_record(__file__, [
+        vs_target(f"free phrasings read right ({args.draws:,} draws, seed {args.seed}, {len(vocab)} labels)",
+                  100 * rate, "%", 100 * TARGET, at_most=False),
+        vs_target("free phrasings read wrong", wrong, "queries", 0)])
 
 
 if __name__ == "__main__":

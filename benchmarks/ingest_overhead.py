@@ -162,9 +162,15 @@ def main() -> int:
               f"{'met' if ratio >= TARGET else 'NOT met'}); stored vectors identical to bare: {same}")
         print("  all runs (s): bare " + " ".join(f"{b[0]:.1f}" for b in bare_runs)
               + " | ingest " + " ".join(f"{i[0]:.1f}" for i in ingest_runs))
+        from record import Figure, vs_baseline, write_record
 
+        what = "full-size random-weight CLAP" if args.model == "clap" and args.model_path is None else args.model
+        figures = [vs_baseline(f"`bench ingest` of {len(clips)} clips, {what}", ingest_rate, "clips/s",
+                               "the bare forward pass", bare_rate, ratio_target=TARGET, at_most=False)]
         if args.forward_clips > 0:
-            forward_rate(args.forward_clips)
+            figures.append(Figure("full-size random-weight CLAP forward pass, 10 s clips",
+                                  forward_rate(args.forward_clips), "clips/s"))
+        write_record(__file__, figures)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0
@@ -176,7 +182,7 @@ def _torch_threads() -> int:
     return torch.get_num_threads()
 
 
-def forward_rate(n: int) -> None:
+def forward_rate(n: int) -> float:
     """Full-size random ClapModel: feature extraction + audio tower on 10 s clips at 48 kHz."""
     import numpy as np
     import torch
@@ -204,6 +210,7 @@ def forward_rate(n: int) -> None:
     print(f"full-size random ClapModel ({params:.0f} M parameters), {n} x 10 s clips in one batch: "
           f"{n / (t2 - t0):.2f} clips/s ({(t2 - t0) / n:.2f} s/clip: features {(t1 - t0) / n:.2f}, "
           f"audio tower {(t2 - t1) / n:.2f})")
+    return n / (t2 - t0)
 
 
 if __name__ == "__main__":

@@ -97,6 +97,10 @@ def main() -> None:
     print(f"batch 1: {single:.2f} clips/s")
     print(f"ratio batched/single: {batched / single:.2f}")
     print(f"10,000 clips at the batched rate: {10_000 / batched / 60:.1f} min (model only)")
+    from record import vs_baseline, write_record
+
+    write_record(__file__, [vs_baseline(f"{args.model} ({what}) on {args.device}, batch {model.unit_batch}",
+                                        batched, "clips/s", "batches of one", single)])
 
 
 if __name__ == "__main__":

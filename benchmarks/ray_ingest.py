@@ -235,6 +235,15 @@ def main() -> None:
             line += (f"; ray/local {ratio:.3f} (target >= {TARGET}: {'met' if ratio >= TARGET else 'NOT met'}), "
                      f"after the first clip {after:.3f}")
         print(line)
+    from record import Figure, vs_baseline, write_record
+
+    figures = [(vs_baseline(f"`bench ingest --engine ray` ({side}), {args.model}, {args.clips:,} synthetic clips",
+                            summary[side]["clips_per_s"], "clips/s", "the local engine", local["clips_per_s"],
+                            ratio_target=TARGET, at_most=False) if local else
+                Figure(f"`bench ingest --engine ray` ({side}), {args.model}, {args.clips:,} synthetic clips",
+                       summary[side]["clips_per_s"], "clips/s"))
+               for side in layouts if side in summary]
+    write_record(__file__, figures)
 
 
 if __name__ == "__main__":

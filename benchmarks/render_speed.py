@@ -21,6 +21,7 @@ from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.ingest.atoms.registry import open_bank
 from reasonaudio.ingest.build import BuildParams, build_benchmark
 from reasonaudio.ingest.render import Renderer, RenderParams, write_clip_audio
+from record import Figure, write_record
 
 
 def main() -> None:
@@ -43,6 +44,7 @@ def main() -> None:
         renderer = Renderer(bank, params)
         print(f"{len(clips)} clips, {audio_s:.0f} s of audio at {clips[0].sample_rate} Hz, "
               f"atoms={args.atoms} ({len(bank.atoms)} atoms)")
+        figures = []
         for name in ("cold", "warm"):
             t0 = time.perf_counter()
             for clip in clips:
@@ -50,12 +52,17 @@ def main() -> None:
             wall = time.perf_counter() - t0
             print(f"render {name}: {wall:6.2f} s wall, real-time factor {audio_s / wall:8.1f} "
                   f"(x{audio_s / wall:.0f} faster than real time)")
+            figures.append(Figure(f"rendering {len(clips)} clips ({args.atoms} bank), {name}", audio_s / wall,
+                                  "x real time"))
         summary = write_clip_audio(Path(tmp) / "audio", clips, open_bank(args.atoms), args.format,
                                    params)
         wall = summary["wall_seconds"]
         print(f"files ({args.format}, fresh bank): {wall:6.2f} s wall, real-time factor "
               f"{audio_s / wall:8.1f}")
         print(f"automatic adjustments: {summary['adjustments'] or 'none'}")
+        figures.append(Figure(f"writing them as {args.format.upper()} files (fresh bank)", audio_s / wall,
+                              "x real time"))
+    write_record(__file__, figures)
 
 
 if __name__ == "__main__":

@@ -278,6 +278,16 @@ def main() -> None:
     print(f"  numpy, the same formulas over every clip (store.formula.evaluate): {numpy_s:.3f} s; "
           f"ratio edge / numpy {f['edge_s'] / numpy_s:.2f}")
     print(f"  cpus: {os.cpu_count()}, load average {os.getloadavg()[0]:.1f}")
+    from record import Figure, vs_baseline, write_record
+
+    formulas = f"{args.queries:,} soft-logic formula queries over {args.points:,} clips ({source})"
+    write_record(__file__, [
+        vs_baseline(f"{args.queries:,} top-{K} vector queries over {args.points:,} x {args.dim} vectors, Edge",
+                    v["edge_s"], "s", "exact numpy", v["numpy_s"], ratio_target=VECTOR_TARGET),
+        Figure(f"{formulas}, Edge, median of {len(f['passes'])} passes", f["edge_s"] * scale, "s per 1,000",
+               "the target", f["edge_s"] * scale / FORMULA_TARGET_S, f"<= {FORMULA_TARGET_S:g} s",
+               f["edge_s"] * scale <= FORMULA_TARGET_S),
+        vs_baseline("the same formulas evaluated by numpy over every clip", numpy_s, "s", "Edge", f["edge_s"])])
 
 
 if __name__ == "__main__":

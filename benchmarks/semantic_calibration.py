@@ -29,6 +29,7 @@ from reasonaudio.constraints.resolve import SEMANTIC_MARGIN, SEMANTIC_THRESHOLD
 from reasonaudio.constraints.vocabulary import stem
 from reasonaudio.errors import QueryParseError
 from reasonaudio.models.label_matcher import LabelMatcher
+from record import Figure, vs_target, write_record
 
 MODIFIERS = ["loud", "distant", "faint", "soft", "nearby", "muffled", "quiet", "echoing",
              "recorded", "brief"]
@@ -154,18 +155,24 @@ def main() -> None:
     print(f"chosen               threshold {t:.2f}, margin {m:.2f}  "
           f"(in the code: {SEMANTIC_THRESHOLD:.2f}, {SEMANTIC_MARGIN:.2f})")
     print(f"  calibration        right {r}, wrong {w}, refused {f}")
+    figures = [Figure(f"calibration phrases right (synthetic bank, {len(syn)} labels; {len(cal)} reach the "
+                      "semantic step)", r, "phrases"), vs_target("calibration phrases read wrong", w, "phrases", 0)]
     chk = observe(phrases(real, syn, args.per_label, args.seed + 1), real, matcher)
     para = observe([(p, want, "paraphrase") for p, want in PARAPHRASES], real, matcher)
     for name, obs in (("check: real-sound generated", chk), ("check: paraphrases", para)):
         for tm, tag in (((t, m), "chosen"), ((SEMANTIC_THRESHOLD, SEMANTIC_MARGIN), "in code")):
             r, w, f = outcome(obs, *tm)
             print(f"  {name:28s} [{tag:7s}] {len(obs)} phrases: right {r}, wrong {w}, refused {f}")
+            if tag == "in code":
+                figures += [Figure(f"{name}: right of {len(obs)} (threshold {tm[0]:.2f}, margin {tm[1]:.2f})",
+                                   r, "phrases"), vs_target(f"{name}: read wrong", w, "phrases", 0)]
     by_gen: dict[str, list] = {}
     for o in chk:
         by_gen.setdefault(o[4], []).append(o)
     for gen, obs in sorted(by_gen.items()):
         r, w, f = outcome(obs, SEMANTIC_THRESHOLD, SEMANTIC_MARGIN)
         print(f"    real-sound {gen:12s} right {r}, wrong {w}, refused {f}")
+    write_record(__file__, figures)
 
 
 if __name__ == "__main__":

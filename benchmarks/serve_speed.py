@@ -27,6 +27,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from reasonaudio.explorer.server import child_server
+from record import Figure, vs_target, write_record
 
 TARGETS = {"start-up": 3.0, "query page first view": None, "query page warm": 0.300, "audio first bytes warm": 0.200}
 
@@ -46,15 +47,16 @@ def _get(host: str, port: int, path: str, first_byte_only: bool = False) -> tupl
         conn.close()
 
 
-def _line(name: str, values: list[float]) -> None:
+def _line(name: str, values: list[float]) -> Figure:
     med, worst = statistics.median(values), max(values)
     target = TARGETS[name]
     if target is None:  # no target: rendered for the first time (runs still being read at first)
         print(f"{name:24s} median {med * 1e3:8.1f} ms, worst {worst * 1e3:8.1f} ms (no target)")
-        return
+        return Figure(f"`bench serve`: {name}, median", med * 1e3, "ms")
     unit, scale = ("s", 1.0) if target >= 1 else ("ms", 1e3)
     print(f"{name:24s} median {med * scale:8.1f} {unit}, worst {worst * scale:8.1f} {unit} "
           f"(target {target * scale:g} {unit}: worst/target {worst / target:.2f})")
+    return vs_target(f"`bench serve`: {name}, worst", worst * scale, unit, target * scale)
 
 
 def main() -> None:
@@ -77,15 +79,16 @@ def main() -> None:
         startup = time.perf_counter() - t0
         assert status == 200, status
         print(f"{args.data}: {len(queries)} queries; {len(qids)} query pages, {len(clips)} clips timed")
-        _line("start-up", [startup])
+        figures = [_line("start-up", [startup])]
         first = [_get(host, port, f"/query/{q}") for q in qids]
         assert all(status == 200 for status, _ in first)
-        _line("query page first view", [t for _, t in first])
-        _line("query page warm", [_get(host, port, f"/query/{q}")[1] for q in qids])
+        figures.append(_line("query page first view", [t for _, t in first]))
+        figures.append(_line("query page warm", [_get(host, port, f"/query/{q}")[1] for q in qids]))
         for c in clips:
             assert _get(host, port, f"/audio/{c}.wav")[0] == 200
-        _line("audio first bytes warm", [_get(host, port, f"/audio/{c}.wav", first_byte_only=True)[1]
-                                         for c in clips])
+        figures.append(_line("audio first bytes warm", [_get(host, port, f"/audio/{c}.wav",
+                                                              first_byte_only=True)[1] for c in clips]))
+    write_record(__file__, figures)
 
 if __name__ == "__main__":
     main()

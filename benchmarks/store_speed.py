@@ -131,6 +131,25 @@ def main() -> None:
                       f"{e['oracle_total_s']:.2f} s, {'PASS' if ok else 'FAIL'}")
     if any(r["extrapolated"] for r in rows):
         console.print("* extrapolated linearly from the queries run")
+    from record import Figure, vs_baseline, vs_target, write_record
+
+    what = f"{n_all:,} oracle queries over {len(bench.clips):,} clips"
+    figures = []
+    if "edge" in by:
+        figures += [vs_target(f"{what}, Edge", by["edge"]["oracle_total_s"], "s", TARGET_S),
+                    Figure(f"upsert {by['edge']['points']:,} payload points, Edge", by["edge"]["upsert_s"], "s")]
+    if "local" in by:
+        extra = " (extrapolated)" if by["local"]["extrapolated"] else ""
+        e = by.get("edge")
+        figures += [vs_baseline(f"{what}, local mode{extra}", by["local"]["oracle_total_s"], "s", "Edge",
+                                e["oracle_total_s"]) if e else
+                    Figure(f"{what}, local mode{extra}", by["local"]["oracle_total_s"], "s"),
+                    vs_baseline(f"upsert {by['local']['points']:,} payload points, local mode", by["local"]["upsert_s"],
+                                "s", "Edge", e["upsert_s"]) if e else
+                    Figure(f"upsert {by['local']['points']:,} payload points, local mode", by["local"]["upsert_s"], "s")]
+    figures += [vs_target(f"oracle answers differing from qrels ({r['backend']})", r["wrong"], "queries", 0)
+                for r in rows]
+    write_record(__file__, figures)
 
 
 if __name__ == "__main__":

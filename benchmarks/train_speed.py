@@ -62,10 +62,18 @@ def main() -> None:
     print(f"load average before {load_before[0]:.1f}, after {os.getloadavg()[0]:.1f} "
           f"({os.cpu_count()} CPUs)")
     print(f"weights sha256 {result.weights_sha256}")
+    from record import Figure, vs_target, write_record
+
+    figures = [vs_target(f"`bench train` default recipe ({options.epochs} epochs, {result.steps} steps, "
+                         f"{'empty' if args.fresh_cache else 'existing'} cache), wall", wall, "s", TARGET_SECONDS),
+               Figure("the same, CPU time", cpu, "s")]
     if args.same_as is not None:
         other = sha256_file(args.same_as / "model.safetensors")
         print(f"same bytes as {args.same_as}: {'yes' if other == result.weights_sha256 else 'NO'} "
               f"({other[:16]}...)")
+        figures.append(vs_target("weights differing from an earlier run's", float(other != result.weights_sha256),
+                                 "runs", 0))
+    write_record(__file__, figures)
 
 
 if __name__ == "__main__":

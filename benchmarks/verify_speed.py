@@ -18,6 +18,7 @@ from pathlib import Path
 
 from reasonaudio.dataset.benchmark import BENCHMARK_FILES, load_benchmark
 from reasonaudio.ingest.build import BuildParams, build_benchmark
+from record import vs_baseline, write_record
 
 
 def _median(fn, n: int = 5) -> float:
@@ -29,7 +30,7 @@ def _median(fn, n: int = 5) -> float:
     return statistics.median(times)
 
 
-def measure(root: Path) -> None:
+def measure(root: Path) -> list:
     size = sum((root / n).stat().st_size for n in BENCHMARK_FILES)
     plain = _median(lambda: load_benchmark(root, verify=False))
     verified = _median(lambda: load_benchmark(root))
@@ -42,6 +43,8 @@ def measure(root: Path) -> None:
     print(f"reading the labels         {labels * 1e3:8.2f} ms")
     print(f"reading the corpus         {clips * 1e3:8.2f} ms")
     print(f"verification / corpus read: {(verified - plain) / clips:.2f}")
+    return [vs_baseline(f"integrity check on load (sha256 of {size / 1e6:.1f} MB)", (verified - plain) * 1e3, "ms",
+                        "reading the corpus", clips * 1e3)]
 
 
 def main() -> None:
@@ -51,12 +54,13 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=1_000)
     args = ap.parse_args()
     if args.data is not None:
-        measure(args.data)
-        return
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp) / "bench"
-        build_benchmark(root, BuildParams(n_clips=args.clips, n_queries=args.queries))
-        measure(root)
+        figures = measure(args.data)
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp) / "bench"
+            build_benchmark(root, BuildParams(n_clips=args.clips, n_queries=args.queries))
+            figures = measure(root)
+    write_record(__file__, figures)
 
 
 if __name__ == "__main__":

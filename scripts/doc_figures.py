@@ -192,7 +192,7 @@ def block_detect_results(ctx: "Context") -> list[str]:
                 "bench detect --data data/demo/bench --tagger yamnet --mode enrolled "
                 "--calibration data/demo/calibration",
                 "python scripts/doc_figures.py --demo data/demo --check"]
-    names = [n for n in s.names() if n != "random" and not spectrum_rung(n)]
+    names = s.names("detected:")  # the others are the main job's table (README)
     out = header(s, commands) + acc_table(s, names) + [""]
     best = best_embedding(s)
     out += test_table(s, "detected:yamnet", best)
@@ -289,8 +289,9 @@ def _labels(d: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
 
 
 def block_detect_labels(ctx: "Context") -> list[str]:
+    """The labels heard worst and the labels the zero-shot map cannot tell apart (every label's
+    row is in the saved detection summary, `bench detect --json`)."""
     d = ctx.demo.detections["detected:yamnet"]
-    classes = {lab: ", ".join(v["classes"]) for lab, v in d["label_map"]["labels"].items()}
     shared: dict[str, list[str]] = {}
     for lab, v in d["label_map"]["labels"].items():
         for c in v["classes"][:1]:
@@ -301,18 +302,13 @@ def block_detect_labels(ctx: "Context") -> list[str]:
                                       key=lambda kv: (kv[1]["events"]["f1"],
                                                       -(kv[1]["events"]["tp"] + kv[1]["events"]["fn"]),
                                                       kv[0]))[:10]]
-    rows = [f"Worst labels (event F1, most true events first): {', '.join(worst)}.", "",
-            f"{n_clash} of the {len(classes)} labels share their first AudioSet class with another "
+    best = [lab for lab, _ in _labels(d)[:10]]
+    return [f"Worst labels (event F1, most true events first): {', '.join(worst)}.", "",
+            f"Best labels (event F1): {', '.join(best)}.", "",
+            f"{n_clash} of the {len(d['label_map']['labels'])} labels share their first AudioSet class with another "
             f"label ({', '.join(f'`{c}` for {len(v)}' for c, v in sorted(clashes.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:8])}"
-            f"{', ...' if len(clashes) > 8 else ''}): zero-shot, those labels cannot be told apart.", "",
-            "| label | AudioSet class(es) | true events | event P | event R | event F1 | tag P | tag R | tag F1 |",
-            "|---|---|---|---|---|---|---|---|---|"]
-    for lab, v in _labels(d):
-        ev, tg = v["events"], v["tagging"]
-        rows.append(f"| {lab} | {classes.get(lab, '-')} | {ev['tp'] + ev['fn']} | {ev['precision']:.2f} | "
-                    f"{ev['recall']:.2f} | {ev['f1']:.2f} | {tg['precision']:.2f} | {tg['recall']:.2f} | "
-                    f"{tg['f1']:.2f} |")
-    return rows
+            f"{', ...' if len(clashes) > 8 else ''}): zero-shot, those labels cannot be told apart. Every "
+            "label's row: `bench detect --json`, and `data/demo/bench/results/detect-yamnet-zero-shot.json`."]
 
 
 TRAINED = ("trained:hard-negatives", "trained:in-batch-only")
@@ -389,7 +385,7 @@ def block_train(ctx: "Context", label: str) -> list[str]:
 
 
 def block_train_headline(ctx: "Context") -> list[str]:
-    """One sentence for the README: the lead figure, and the other beside it."""
+    """One paragraph above docs/training.md's tables: the lead figure, and the other beside it."""
     from reasonaudio.bench.compare import compare
 
     lead = ctx.experiments["held-out-templates"]
@@ -408,8 +404,8 @@ def block_train_headline(ctx: "Context") -> list[str]:
         line += (f" Trained on the benchmark's templates too it scores {f3(o)}, but then "
                  f"{len(leaked)} of the {len(other.bench.queries)} query texts occur verbatim "
                  "among its training captions.")
-    return [line, "", f"Measured on: {describe(lead)}; [docs/training.md](docs/training.md) has the "
-            "tables, the training build and the commands that print them."]
+    return [line, "", f"Measured on: {describe(lead)}; the tables below have the training build and "
+            "the commands that print them."]
 
 
 def block_conditions(ctx: "Context") -> list[str]:

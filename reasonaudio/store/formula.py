@@ -296,8 +296,8 @@ def soft_formula(logic: Node, order: bool = True) -> Expr:
     conjunct outside a negation: ``shared * (rest(peak) + 1e-3 rest(top3)) / 1.001``), the same
     value up to float rounding: Qdrant reads a payload variable once per occurrence in the
     formula (parsing the point's payload each time), so every occurrence saved is a payload read
-    per rescored point (docs/qdrant.md, "Formula speed"). The presence sum comes first, so a
-    point without evidence stops at 0 (Qdrant's product skips the rest after a 0 factor)."""
+    per rescored point (the formula speed: docs/performance.md). The presence sum comes first, so
+    a point without evidence stops at 0 (Qdrant's product skips the rest after a 0 factor)."""
     peak, top3 = _factors(soft_expr(logic)), _factors(soft_expr(logic, PRESENCE_TOP3))
     shared: list[Expr] = []
     rest: list[Expr] = []
@@ -506,8 +506,8 @@ EVIDENCE_DENSE = {ORDER_VECTOR: VectorSpec(2, "dot")}
 SEARCH_SEGMENTS = 2
 """segments a detected collection keeps on Edge (``Store.create(segments=)``): Edge searches a
 shard's segments in parallel, one thread each, so a soft query runs on two cores (1.3 times as
-fast on the real payload; docs/qdrant.md, "Formula speed"). Exactly equal scores may then come
-back in another order, which the retrievers' tie rule makes no difference to. Joint collections
+fast on the real payload; the formula speed: docs/performance.md). Exactly equal scores may then
+come back in another order, which the retrievers' tie rule makes no difference to. Joint collections
 keep one: sealing a segment indexes its dense vectors (HNSW), and a model's search must stay
 exact."""
 EVIDENCE_COUNTS = "evidence_counts"
@@ -672,8 +672,9 @@ def read_by_prefetch(expr: Expr, prefetch: Sequence[Request], dims: Mapping[str,
     """``expr`` reading no payload: each evidence variable becomes the score of a prefetch that
     searches its field's sparse vector for its label's dimension (``$score[i]``, default 0), so
     Qdrant evaluates the formula from search scores instead of parsing each point's payload per
-    variable read (docs/qdrant.md, "Formula speed"). Returns the expression and the prefetches,
-    ``prefetch`` first (they decide which points are rescored) and the new ones after them.
+    variable read (docs/qdrant.md, "Soft evidence in the detected payload"). Returns the
+    expression and the prefetches, ``prefetch`` first (they decide which points are rescored)
+    and the new ones after them.
 
     - ``restrict``: a filter every new prefetch keeps to (``None``: none). A point outside it
       that ``prefetch`` brings reads every variable at its default, so it must admit every

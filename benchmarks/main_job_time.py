@@ -1,0 +1,57 @@
+"""The main job's time from a cold cache: `bench demo` in a fresh folder with an empty
+``REASONAUDIO_CACHE``, so the real-sound bank is fetched and every model runs.
+
+    .venv/bin/python benchmarks/main_job_time.py [--out DIR]
+
+Runs ``python -m reasonaudio.cli demo --out DIR/demo`` as a child process (its step table is
+printed as it goes) with ``REASONAUDIO_CACHE=DIR/cache``, and prints its wall time against the
+15-minute target and the CPU time it and its children used. ``--out`` keeps the folder (default:
+a temporary one, removed after).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from record import Figure, vs_target, write_record
+
+TARGET_SECONDS = 15 * 60.0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, default=None, help="keep the demo and its cache here")
+    args = ap.parse_args()
+    work = args.out or Path(tempfile.mkdtemp(prefix="main-job-time-"))
+    try:
+        env = {**os.environ, "REASONAUDIO_CACHE": str(work / "cache")}
+        t0 = time.perf_counter()
+        rc = subprocess.run([sys.executable, "-m", "reasonaudio.cli", "demo", "--out", str(work / "demo")],
+                            env=env).returncode
+        wall = time.perf_counter() - t0
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    finally:
+        if args.out is None:
+            shutil.rmtree(work, ignore_errors=True)
+    if rc != 0:
+        print(f"error: bench demo exited with {rc}", file=sys.stderr)
+        return rc
+    cpu = usage.ru_utime + usage.ru_stime
+    print(f"bench demo, cold cache: {wall:.0f} s wall (target {TARGET_SECONDS:.0f} s: "
+          f"{wall / TARGET_SECONDS:.2f}), {cpu:.0f} s CPU")
+    write_record(__file__, [vs_target("`bench demo` from an empty cache (bank fetch included), wall", wall / 60,
+                                      "min", TARGET_SECONDS / 60),
+                            Figure("the same, CPU time of the job", cpu / 60, "min")])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
