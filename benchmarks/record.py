@@ -49,6 +49,7 @@ COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "semantic_speed": ("semantic_speed", ()),
     "serve_speed": ("serve_speed", ("--data", "data/demo/bench")),
     "store_speed": ("store_speed", ("--local-queries", "100")),
+    "suite_speed": ("suite_speed", ()),
     "tagger_speed": ("tagger_speed", ()),
     "train_speed": ("train_speed", ("--data", "data/train-s3", "--fresh-cache")),
     "verify_speed": ("verify_speed", ()),

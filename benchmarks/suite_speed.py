@@ -18,8 +18,12 @@ import sys
 import time
 from pathlib import Path
 
+from record import vs_target, write_record
+
 ROOT = Path(__file__).resolve().parent.parent
 TIERS = {"suite": ([], 360.0), "fast": (["-m", "fast"], 90.0)}
+FIGURE_NAMES = {"suite": "the whole test suite (`python -m pytest -q`), wall",
+                "fast": "the fast tier (`python -m pytest -q -m fast`), wall"}
 
 
 def run_tier(name: str) -> tuple[float, str, list[str]]:
@@ -40,12 +44,15 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tier", choices=["suite", "fast", "both"], default="both")
     args = ap.parse_args(argv)
+    figures = []
     for name in (["fast", "suite"] if args.tier == "both" else [args.tier]):
         seconds, closing, slow = run_tier(name)
         target = TIERS[name][1]
         print(f"{name:6s} {seconds:7.1f} s (target {target:g} s: time/target {seconds / target:.2f})  {closing}")
         for ln in slow:
             print(f"    {ln}")
+        figures.append(vs_target(FIGURE_NAMES[name], seconds, "s", target))
+    write_record(__file__, figures, argv)
     return 0
 
 

@@ -44,7 +44,7 @@ def test_the_readme_fits_and_says_first_what_the_project_is():
     first_screen = "\n".join(text.splitlines()[:24])
     assert "bash scripts/install.sh && .venv/bin/bench demo" in first_screen
     assert "bash scripts/install.sh test && .venv/bin/python -m pytest -q" in first_screen
-    assert "docs/performance.md#install-and-main-job" in first_screen  # size and time, generated
+    assert "docs/performance.md#install-main-job-and-tests" in first_screen  # size and time, generated
 
 
 def test_docs_are_a_reference_of_bounded_size():
