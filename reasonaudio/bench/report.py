@@ -13,7 +13,7 @@ from reasonaudio.bench.condition_scores import (
     saved_conditions,
     write_scores_json,
 )
-from reasonaudio.bench.plots import PROJECTIONS, plot_report
+from reasonaudio.bench.plots import PROJECTIONS, plot_report, retriever_styles
 from reasonaudio.bench.results import Results, RetrieverResult, load_results, results_dir
 from reasonaudio.bench.robustness import Robustness, plot_robustness, robustness
 from reasonaudio.dataset.benchmark import Benchmark, tasks_present
@@ -201,22 +201,37 @@ def run_report(bench: Benchmark, out: Path | None = None, names: Sequence[str] |
                          robustness=rob, spectrum=spectrum(results), by_example=pairs)
 
 
+def report_names(results: Results, scores: Any = None, rob: Robustness | None = None) -> list[str]:
+    """Every retriever a report draws (results, robustness rows, condition lines), sorted: the
+    order :func:`~reasonaudio.bench.plots.retriever_styles` hands out colours in."""
+    names = set(results.runs)
+    names |= {r.name for r in rob.rows} if rob is not None else set()
+    if scores is not None:
+        names |= set(scores.retrievers) | set(scores.perception)
+    return sorted(names)
+
+
 def write_plots(bench: Benchmark, results: Results, out: Path, projection: str,
                 scores: Any = None, rob: Robustness | None = None, pairs: Any = None) -> list[Path]:
-    """The plots, written into ``out`` atomically with a ``report.json`` listing them.
+    """The plots and their data files, written into ``out`` atomically with a ``report.json``
+    listing them; every file written but ``report.json`` comes back. One colour per retriever
+    in every plot (:func:`report_names`).
 
     A report is derived from saved results, so an earlier report folder (or an empty one) is
     replaced without ``--force``; anything else is refused by the one output-folder rule."""
+    styles = retriever_styles(report_names(results, scores, rob))
     with atomic_dir(out, REPORT_OUTPUT, True, [bench.root], [results_dir(bench)]) as tmp:
-        made = plot_report(bench, results, tmp, projection)
+        made = plot_report(bench, results, tmp, projection, styles)
         if scores is not None:
-            snr = plot_vs_snr(scores, tmp)
+            snr = plot_vs_snr(scores, tmp, styles)
             made += [snr] if snr is not None else []
             write_scores_json(tmp / "conditions.json", scores)
+            made.append(tmp / "conditions.json")
         if rob is not None:
-            made += plot_robustness(rob, tmp)
+            made += plot_robustness(rob, tmp, styles)
         if pairs is not None and pairs.rows:
             write_json(tmp / "by_example.json", pairs.to_json())
+            made.append(tmp / "by_example.json")
         write_json(tmp / REPORT_FILE, {
             "format": REPORT_FORMAT, "benchmark": str(Path(bench.root).resolve()),
             "retrievers": sorted(results.runs), "projection": projection,
