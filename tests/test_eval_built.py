@@ -84,5 +84,5 @@ def test_registry_retrievers_end_to_end(built, tmp_path):
     rep = CliRunner().invoke(app, ["report", "--data", str(built.root), "--out", str(tmp_path / "p")])
     assert rep.exit_code == 0, rep.output
     assert "projection plot skipped" in rep.output         # no embedding retriever here
-    assert [p.name for p in (tmp_path / "p").glob("*.png")] == ["metrics_by_task.png"]
+    assert sorted(p.name for p in (tmp_path / "p").glob("*.png")) == ["failures.png", "metrics_by_task.png"]
     assert (tmp_path / "p" / "metrics_by_task.json").is_file()  # the bars' bootstrap intervals

@@ -17,6 +17,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from reasonaudio.bench import plots  # noqa: E402
 from reasonaudio.bench.condition_scores import ConditionScores, plot_vs_snr  # noqa: E402
 from reasonaudio.bench.embeddings import ProjectionQuery  # noqa: E402
+from reasonaudio.bench.failures import KIND_NAMES, Breakdown, FailureRecord  # noqa: E402
 from reasonaudio.bench.results import Results, RetrieverResult  # noqa: E402
 from reasonaudio.bench.robustness import Cell, Robustness, RetrieverRobustness, plot_robustness  # noqa: E402
 from reasonaudio.constraints.ablation import ABLATIONS  # noqa: E402
@@ -122,6 +123,18 @@ def test_projection_legend_and_title_inside(tmp_path, drawn):
                                       ["positive", "hard_negative"], rng.normal(size=(2, 8)))
                       for i in range(1, 5)]
     assert plots.plot_projection(NAMES[1], items5, tmp_path / "five") is not None
+    _assert_fits(drawn)
+
+
+def test_failures_legend_inside(results, tmp_path, drawn):
+    rng = random.Random(1)
+    records = tuple(FailureRecord(name, q, t, rng.choice(KIND_NAMES), "clip-0")
+                    for name, r in results.runs.items() for q, t in r.task_of.items()
+                    if rng.random() < 0.6)
+    queries = {name: {t: 4 for t in TASKS} for name in NAMES}
+    b = Breakdown(tuple(NAMES), TASKS, records, queries)
+    assert len(b.kinds_present()) == len(KIND_NAMES)
+    assert plots.plot_failures(b, tmp_path)
     _assert_fits(drawn)
 
 

@@ -107,6 +107,8 @@ def test_bench_report_at_80_columns_shows_every_number_whole(evaluated, tmp_path
     _fits(r.stdout, 80, tmp_path)
     _numbers_whole(r.stdout, _figures(evaluated))
     assert "oracle-caption" in r.stdout  # the long name folds onto more lines, it is not dropped
+    failures = r.stdout.split("Failures (Acc@1 = 0)", 1)[1]  # the breakdown, names whole
+    assert all(name in failures.splitlines() for name in ("oracle", "bag-of-sounds", "random"))
 
 
 def test_bench_eval_at_80_columns_shows_every_number_whole(evaluated):
@@ -257,3 +259,29 @@ def test_the_spectrum_keeps_names_readable_at_80_columns():
     assert any(ln.strip().startswith("learned: two-stage:oracle-caption+minilm") and "0." in ln
                for ln in wide.splitlines())
 
+
+def test_the_failure_breakdown_fits_80_columns():
+    from reasonaudio.bench.failures import KIND_NAMES, KINDS, Breakdown, FailureRecord
+    from reasonaudio.views.failures import failures_table
+
+    records = tuple(FailureRecord(n, f"q{i}", TASK_NAMES[i % 5], KIND_NAMES[(i + k) % len(KIND_NAMES)], "c")
+                    for k, n in enumerate(READABLE) for i in range(k % 7 + 3))
+    b = Breakdown(tuple(READABLE), TASK_NAMES, records, {n: {t: 6 for t in TASK_NAMES} for n in READABLE})
+    text = _render(failures_table(b))
+    _fits(text, 80)
+    for name in READABLE:  # each name whole, on a line of its own
+        assert any(ln.strip() == name for ln in text.splitlines()), name
+    blocks: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        if line.strip() in READABLE:
+            blocks[line.strip()] = []
+        elif blocks:
+            blocks[next(reversed(blocks))].append(line)
+    for name in READABLE:  # each block: its failures over all tasks and per task, then per kind
+        failed = sum(1 for r in records if r.retriever == name)
+        assert blocks[name][0].split()[:2] == ["failed", f"{failed}/30"], (name, blocks[name])
+        for kind in {r.kind for r in records if r.retriever == name}:
+            short = next(x.header for x in KINDS if x.name == kind)
+            row = next(ln for ln in blocks[name] if ln.startswith(short))
+            assert row[len(short):].split()[0] == str(
+                sum(1 for r in records if r.retriever == name and r.kind == kind)), row

@@ -36,28 +36,36 @@ class FailureKind:
 
     name: str
     means: str
+    short: str = ""
+    """its label in a terminal table's narrow first column (at most 16 characters)"""
+
+    @property
+    def header(self) -> str:
+        return self.short or self.name
 
 
 NO_ANSWER = FailureKind("no answer", "the run holds no clip for the query (the retriever could "
-                        "not read it, or returned nothing)")
+                        "not read it, or returned nothing)", "no answer")
 NO_RUN = FailureKind("run not saved", "Acc@1 is 0 but the retriever's run was not saved, so "
-                     "its first clip is unknown")
+                     "its first clip is unknown", "no run saved")
 HARD_NEGATIVE = FailureKind("hard negative on top", "the first clip is the query's planted hard "
-                            "negative (choices.jsonl), which breaks one constraint on purpose")
+                            "negative (choices.jsonl), which breaks one constraint on purpose",
+                            "hard neg on top")
 MISSING = FailureKind("mentioned sound missing", "a sound the query asks for is absent from the "
-                      "first clip")
+                      "first clip", "sound missing")
 EXCLUDED = FailureKind("excluded sound present", "a sound the query excludes (not has) is in "
-                       "the first clip")
+                       "the first clip", "excluded present")
 ORDER = FailureKind("order reversed", "both sounds of a before(A, B) are there, but A does not "
-                    "end before B starts")
+                    "end before B starts", "order reversed")
 OVERLAP = FailureKind("overlap missing", "both sounds of an overlap(A, B) are there, but they "
-                      f"share less than {OVERLAP_MIN_MS / 1000:g} s")
+                      f"share less than {OVERLAP_MIN_MS / 1000:g} s", "overlap missing")
 DURATION = FailureKind("duration off", "the sound of a lasts(A, N) is there, but an occurrence "
-                       "lasts outside N's tolerance")
-COUNT = FailureKind("count off", "the sound of a count(A, K) is there, but not exactly K times")
+                       "lasts outside N's tolerance", "duration off")
+COUNT = FailureKind("count off", "the sound of a count(A, K) is there, but not exactly K times",
+                    "count off")
 OTHER = FailureKind("other", "none of the above: a negated relation or an 'or' that the first "
                     "clip breaks, a first clip outside the corpus, or one that meets the logic "
-                    "yet is not in the qrels")
+                    "yet is not in the qrels", "other")
 
 KINDS: tuple[FailureKind, ...] = (NO_ANSWER, NO_RUN, HARD_NEGATIVE, MISSING, EXCLUDED, ORDER,
                                   OVERLAP, DURATION, COUNT, OTHER)

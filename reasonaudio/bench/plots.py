@@ -33,6 +33,7 @@ from reasonaudio.bench.compare import OVERALL
 from reasonaudio.bench.intervals import (BOOTSTRAP_CONFIDENCE, BOOTSTRAP_METHOD, BOOTSTRAP_RESAMPLES,
                                          BOOTSTRAP_SEED, bootstrap_interval, group_values)
 from reasonaudio.bench.embeddings import ProjectionQuery, load_projection_data
+from reasonaudio.bench.failures import Breakdown
 from reasonaudio.bench.metrics import LABELS
 from reasonaudio.bench.results import Results, RetrieverResult, embeddings_path, slug
 from reasonaudio.dataset.benchmark import ALL_TASKS, Benchmark
@@ -313,6 +314,57 @@ def plot_projection(name: str, items: Sequence[ProjectionQuery], out: Path,
     path = _save(fig, Path(out) / f"projection_{slug(name)}.png")
     plt.close(fig)
     return path
+
+
+FAILURES_PLOT = "failures.png"
+ALL_TASKS_GROUP = "all tasks"
+
+
+def plot_failures(failures: Breakdown, out: Path) -> list[Path]:
+    """``failures.png``: one panel per task and one for all tasks; per retriever a bar of the
+    share of the group's queries it failed (Acc@1 = 0), split by failure kind (colours from
+    :func:`palette` over the kinds in their table's order), and ``failures.json`` beside it with
+    every count and the failed query ids. Nothing without a retriever."""
+    from reasonaudio.bench.failures import KIND_NAMES
+
+    if not failures.retrievers:
+        return []
+    plt = _plt()
+    names, kinds = list(failures.retrievers), failures.kinds_present()
+    kind_styles = palette(KIND_NAMES)
+    groups = [*failures.tasks, ALL_TASKS_GROUP]
+    cols = min(3, len(groups))
+    rows = -(-len(groups) // cols)
+    fig, axes = plt.subplots(rows, cols, squeeze=False, sharey=True, layout="constrained",
+                             figsize=(4.0 * cols + 2.5, rows * (0.32 * len(names) + 1.2) + 1.0))
+    y = np.arange(len(names))[::-1]
+    for ax, group in zip(axes.flat, groups):
+        task = None if group == ALL_TASKS_GROUP else group
+        left = np.zeros(len(names))
+        n = np.array([sum(failures.queries.get(r, {}).values()) if task is None
+                      else failures.queries.get(r, {}).get(task, 0) for r in names], dtype=float)
+        for kind in kinds:
+            share = np.array([len(failures.cell(r, task).get(kind, ())) for r in names]) / np.maximum(n, 1)
+            ax.barh(y, share, left=left, color=kind_styles[kind].colour, label=kind,
+                    edgecolor="white", linewidth=0.5)
+            left += share
+        ax.set_xlim(0, 1)
+        ax.set_title(f"{group} (n={int(n.max()) if len(n) else 0})", loc="left", fontsize=10)
+        ax.grid(axis="x", alpha=0.3)
+        ax.set_axisbelow(True)
+        ax.set_yticks(y, [wrap_label(r, 28) for r in names], fontsize=8)
+    for ax in list(axes.flat)[len(groups):]:
+        ax.axis("off")
+    for ax in axes[-1]:
+        ax.set_xlabel("share of the queries failed (Acc@1 = 0)")
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.suptitle("Why retrievers fail: what they ranked first, by the constraint it breaks",
+                 fontsize=12)
+    legend_below(fig, handles, labels, 4)
+    path = _save(fig, Path(out) / FAILURES_PLOT)
+    plt.close(fig)
+    write_json(path.with_suffix(".json"), failures.to_json())
+    return [path, path.with_suffix(".json")]
 
 
 def plot_report(bench: Benchmark, results: Results, out: Path, method: str = "pca",

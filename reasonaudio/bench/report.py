@@ -13,7 +13,8 @@ from reasonaudio.bench.condition_scores import (
     saved_conditions,
     write_scores_json,
 )
-from reasonaudio.bench.plots import PROJECTIONS, plot_report, retriever_styles
+from reasonaudio.bench.failures import Breakdown, breakdown
+from reasonaudio.bench.plots import PROJECTIONS, plot_failures, plot_report, retriever_styles
 from reasonaudio.bench.results import Results, RetrieverResult, load_results, results_dir
 from reasonaudio.bench.robustness import Robustness, plot_robustness, robustness
 from reasonaudio.dataset.benchmark import Benchmark, tasks_present
@@ -156,6 +157,9 @@ class ReportOutcome:
     by_example: Any = None
     """:class:`~reasonaudio.bench.by_example.ByExample`: named vs by-example per task, from the
     saved ``NAME@interleaved`` results (empty without them)"""
+    failures: Breakdown | None = None
+    """every failed query of the report's retrievers by retriever x task x kind, from the saved
+    runs (``bench/failures.py``)"""
 
     @property
     def has_projection(self) -> bool:
@@ -196,9 +200,11 @@ def run_report(bench: Benchmark, out: Path | None = None, names: Sequence[str] |
     from reasonaudio.bench.by_example import by_example
 
     pairs = by_example(bench, names)
-    paths = write_plots(bench, results, out, projection, scores, rob, pairs)
+    failed = breakdown(bench, results)
+    paths = write_plots(bench, results, out, projection, scores, rob, pairs, failed)
     return ReportOutcome(results, paths, current_detections(bench), conditions=scores,
-                         robustness=rob, spectrum=spectrum(results), by_example=pairs)
+                         robustness=rob, spectrum=spectrum(results), by_example=pairs,
+                         failures=failed)
 
 
 def report_names(results: Results, scores: Any = None, rob: Robustness | None = None) -> list[str]:
@@ -212,7 +218,8 @@ def report_names(results: Results, scores: Any = None, rob: Robustness | None = 
 
 
 def write_plots(bench: Benchmark, results: Results, out: Path, projection: str,
-                scores: Any = None, rob: Robustness | None = None, pairs: Any = None) -> list[Path]:
+                scores: Any = None, rob: Robustness | None = None, pairs: Any = None,
+                failures: Breakdown | None = None) -> list[Path]:
     """The plots and their data files, written into ``out`` atomically with a ``report.json``
     listing them; every file written but ``report.json`` comes back. One colour per retriever
     in every plot (:func:`report_names`).
@@ -222,6 +229,8 @@ def write_plots(bench: Benchmark, results: Results, out: Path, projection: str,
     styles = retriever_styles(report_names(results, scores, rob))
     with atomic_dir(out, REPORT_OUTPUT, True, [bench.root], [results_dir(bench)]) as tmp:
         made = plot_report(bench, results, tmp, projection, styles)
+        if failures is not None:
+            made += plot_failures(failures, tmp)
         if scores is not None:
             snr = plot_vs_snr(scores, tmp, styles)
             made += [snr] if snr is not None else []

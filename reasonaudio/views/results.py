@@ -283,8 +283,11 @@ def print_comparison(console: Console, c: Comparison) -> None:
 
 def print_report_outcome(console: Console, outcome: ReportOutcome) -> None:
     """``bench report``: the tables, then the plots written."""
+    from reasonaudio.views.failures import print_failures
+
     print_report(console, outcome.results)
     print_spectrum(console, outcome.spectrum)
+    print_failures(console, outcome.failures)
     for detection in outcome.detections:
         print_perception_summary(console, detection)
     if outcome.conditions is not None:
