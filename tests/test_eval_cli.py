@@ -61,7 +61,8 @@ def test_report_tables_and_pngs(bench, tmp_path):
     assert res.exit_code == 0, res.output
     assert "All metrics" in res.output
     pngs = sorted(p.name for p in (tmp_path / "plots").glob("*.png"))
-    assert pngs == ["metrics_by_task.png", "projection_embed-fake.png"]
+    assert pngs == ["failures.png", "metrics_by_task.png", "projection_embed-fake.png"]
+    assert "Failures (Acc@1 = 0)" in res.output
     for p in (tmp_path / "plots").glob("*.png"):
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

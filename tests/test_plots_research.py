@@ -1,5 +1,5 @@
-"""Plots and search output researchers can use (issue 27, item 8): a retriever's colour comes from
-its name, bars carry seeded 95% bootstrap intervals that are recorded, the projection is fitted
+"""Plots and search output researchers can use (issue 27, item 8; colours: issue 44): one colour
+per retriever of a report, bars carry seeded 95% bootstrap intervals that are recorded, the projection is fitted
 once on every panel's points, and `bench search QUERY-ID` marks relevant hits and the hard
 negative."""
 
@@ -23,25 +23,23 @@ def results(tmp_path_factory):
     return evalkit.evaluated_fakes(tmp_path_factory.mktemp("plots") / "bench")
 
 
-def test_a_retrievers_colour_comes_from_its_name_not_its_position():
+def test_a_retrievers_colour_comes_from_its_place_among_the_reports_sorted_names():
     names = ["oracle", "bag-of-sounds", "random", "clap", "two-stage:oracle-caption+minilm"]
-    first = plots.bar_styles(names)
-    again = plots.bar_styles(list(reversed(names)) + ["another", "and-another"])
-    alone = {n: plots.bar_styles([n])[n][0] for n in names}
-    for n in names:
-        assert first[n][0] == again[n][0] == alone[n] == plots.retriever_colour(n)
-        assert plots.retriever_colour(n) in plots.PALETTE
-    assert len({plots.retriever_colour(f"r{i}") for i in range(200)}) == len(plots.PALETTE)
+    first = plots.retriever_styles(names)
+    again = plots.retriever_styles(list(reversed(names)))
+    assert first == again  # the order given does not matter: the names are sorted
+    assert [first[n].colour for n in sorted(names)] == list(plots.PALETTE[:len(names)])
+    assert len({s.colour for s in first.values()}) == len(names)
 
 
-def test_names_sharing_a_colour_are_told_apart_by_hatching():
-    by_colour: dict[str, list[str]] = {}
-    for i in range(100):
-        by_colour.setdefault(plots.retriever_colour(f"r{i}"), []).append(f"r{i}")
-    same = next(v for v in by_colour.values() if len(v) >= 3)[:3]
-    styles = plots.bar_styles(same)
-    assert len({s[0] for s in styles.values()}) == 1
-    assert len({s[1] for s in styles.values()}) == 3 and styles[same[0]][1] is None
+def test_names_past_the_palette_are_told_apart_by_hatching():
+    names = [f"r{i:02d}" for i in range(len(plots.PALETTE) + 3)]
+    styles = plots.retriever_styles(names)
+    assert all(styles[n].hatch is None for n in names[:len(plots.PALETTE)])
+    late = names[len(plots.PALETTE):]
+    assert [styles[n].colour for n in late] == list(plots.PALETTE[:3])
+    assert {styles[n].hatch for n in late} == {plots.HATCHES[0]}
+    assert len({(s.colour, s.hatch) for s in styles.values()}) == len(names)
 
 
 def _result(name: str, values: list[float], task: str = "order") -> RetrieverResult:

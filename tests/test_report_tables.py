@@ -119,29 +119,43 @@ def test_plots_are_deterministic_pngs(results, tmp_path):
 
 
 def test_report_shows_a_saved_perception_report(tmp_path):
-    """`bench report` reads what `bench detect` saved: perception and the per-task decomposition."""
+    """`bench report` reads what `bench detect` saved (perception) and recomputes the per-task
+    decomposition from the results saved since, never reprinting the detect-time figures."""
     import evalkit
     from rich.console import Console
 
     from reasonaudio.bench.evaluate import evaluate_retrievers
-    from reasonaudio.bench.report import run_report
-    from reasonaudio.bench.results import results_dir
+    from reasonaudio.bench.report import decomposition, run_report
+    from reasonaudio.bench.results import load_results, results_dir
     from reasonaudio.fileio import write_json
     from reasonaudio.views.results import print_report_outcome
 
     bench = evalkit.write_bench(tmp_path / "bench")
-    evaluate_retrievers(bench, [evalkit.OracleFake(bench)])
+    fakes = [type(name, (cls,), {"name": name})(bench) for name, cls in
+             (("oracle", evalkit.OracleFake), ("detected:yamnet", evalkit.BagFake),
+              ("clap", evalkit.ConstantFake))]
+    evaluate_retrievers(bench, fakes)
     write_json(results_dir(bench) / "detect-yamnet-zero-shot.json", {
         "name": "detected:yamnet", "optimistic": False,
         "perception": {"collars": {"onset_ms": 250, "offset_ms": 250, "offset_relative": 0.2},
                        "events_micro": {"precision": 0.25, "recall": 0.5, "f1": 1 / 3},
                        "tagging_micro": {"f1": 0.75}},
-        "decomposition": {"overall": {"oracle": 1.0, "detected": 0.4, "best_embedding_value": 0.3,
-                                      "best_embedding": "clap"}}})
+        "decomposition": {"overall": {"oracle": None, "detected": 0.123,  # as detect saved it
+                                      "best_embedding_value": None, "best_embedding": None}}})
     outcome = run_report(bench, tmp_path / "plots")
     assert [d["name"] for d in outcome.detections] == ["detected:yamnet"]
+    got = outcome.detections[0]["decomposition"]
+    saved = load_results(bench).runs
+    assert got == decomposition(load_results(bench), "detected:yamnet")
+    assert got["overall"]["oracle"] == saved["oracle"].overall["acc@1"] == 1.0
+    assert got["overall"]["detected"] == saved["detected:yamnet"].overall["acc@1"]
+    assert got["overall"]["best_embedding"] == "clap"
+    assert got["order"]["best_embedding_value"] == saved["clap"].per_task["order"]["acc@1"]
     console = Console(record=True, width=200)
     print_report_outcome(console, outcome)
     text = console.export_text()
     assert "perception of detected:yamnet" in text and "F1 0.333" in text and "tagging F1 0.750" in text
-    assert "0.400" in text and "clap" in text
+    table = text.split("best embedding", 1)[1]
+    overall = next(line for line in table.splitlines() if line.strip().startswith("overall"))
+    assert "1.000" in overall and "clap" in overall and "-" not in overall.split()[1:4]
+    assert "0.123" not in text

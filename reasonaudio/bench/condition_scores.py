@@ -109,44 +109,51 @@ def condition_scores(bench: Benchmark, names: Sequence[str] | None = None,
     return out
 
 
-def plot_vs_snr(scores: ConditionScores, out: Path) -> Path | None:
+def plot_vs_snr(scores: ConditionScores, out: Path, styles: Any = None) -> Path | None:
     """One panel per metric: x = SNR (dB), clean at the right; one line per retriever; the
-    perception F1 of each detected retriever in a panel beside them. None without two points."""
+    perception F1 of each detected retriever in a panel beside them. None without two points.
+    ``styles``: the report's colours (default: :func:`~reasonaudio.bench.plots.retriever_styles`
+    of the names drawn); one legend under the panels."""
     axis = snr_order(scores.conditions)
     if len(axis) < 2:
         return None
-    from reasonaudio.bench.plots import _plt, _save
+    from reasonaudio.bench.plots import _plt, _save, legend_below, retriever_styles
 
     plt = _plt()
+    styles = styles or retriever_styles([*scores.retrievers, *scores.perception])
     labels = [c if c == CLEAN else f"{parse_condition(c).snr_db:g}" for c in axis]
     x = list(range(len(axis)))
     panels = list(CONDITION_METRICS) + (["perception"] if scores.perception else [])
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.8), squeeze=False)
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 4.4), squeeze=False,
+                             layout="constrained")
     titles = {"acc@1": "Acc@1", "ndcg@10": "nDCG@10", "mc_acc": "MC accuracy",
               "perception": "perception: event F1 (solid), tagging F1 (dashed)"}
     for ax, metric in zip(axes[0], panels):
         if metric == "perception":
             for name, per in sorted(scores.perception.items()):
-                for key, style in (("events_f1", "-"), ("tagging_f1", "--")):
+                for key, dash in (("events_f1", "-"), ("tagging_f1", "--")):
                     ys = [per.get(c, {}).get(key) for c in axis]
                     pts = [(i, y) for i, y in zip(x, ys) if y is not None]
                     if pts:
-                        ax.plot(*zip(*pts), style, marker="o", label=f"{name} {key[:-3]}")
+                        ax.plot(*zip(*pts), linestyle=dash, marker="o", color=styles[name].colour,
+                                label=f"{name} {key[:-3]}")
         else:
             for name in scores.retrievers:
                 per = scores.values.get(name, {})
                 pts = [(i, per[c][metric]) for i, c in zip(x, axis) if c in per]
                 if pts:
-                    ax.plot(*zip(*pts), marker="o", label=name)
+                    ax.plot(*zip(*pts), marker="o", color=styles[name].colour,
+                            linestyle=styles[name].linestyle, label=name)
         ax.set_xticks(x, labels)
         ax.set_xlabel("SNR (dB)")
         ax.set_ylim(-0.02, 1.02)
-        ax.set_title(titles[metric], fontsize=9)
+        ax.set_title(titles[metric], fontsize=9, wrap=True)
         ax.grid(alpha=0.3)
-    axes[0][0].legend(fontsize=7, loc="best")
+    handles, names = axes[0][0].get_legend_handles_labels()
     if scores.perception:
-        axes[0][-1].legend(fontsize=7, loc="best")
-    fig.tight_layout()
+        more, more_names = axes[0][-1].get_legend_handles_labels()
+        handles, names = handles + more, names + more_names
+    legend_below(fig, handles, names, 3)
     path = _save(fig, Path(out) / SNR_PLOT)
     plt.close(fig)
     return path

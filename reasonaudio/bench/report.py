@@ -13,10 +13,11 @@ from reasonaudio.bench.condition_scores import (
     saved_conditions,
     write_scores_json,
 )
-from reasonaudio.bench.plots import PROJECTIONS, plot_report
+from reasonaudio.bench.failures import Breakdown, breakdown
+from reasonaudio.bench.plots import PROJECTIONS, plot_failures, plot_report, retriever_styles
 from reasonaudio.bench.results import Results, RetrieverResult, load_results, results_dir
 from reasonaudio.bench.robustness import Robustness, plot_robustness, robustness
-from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.dataset.benchmark import Benchmark, tasks_present
 from reasonaudio.bench.intervals import interval_method, result_intervals
 from reasonaudio.errors import DataError
 from reasonaudio.models.names import ABLATED, is_embedding
@@ -105,12 +106,48 @@ def spectrum(results: Results) -> Spectrum | None:
     return Spectrum(rows, best.name, comparisons, inputs, CONTROL if control else None, vs_control)
 
 
+METRIC = "acc@1"
+
+
+def decomposition(results: Results, detected: str, metric: str = METRIC) -> dict[str, dict[str, Any]]:
+    """group (task or ``overall``) -> oracle, detected, best embedding (name, value), losses:
+    ``oracle - detected`` is what imperfect hearing costs, ``detected - best embedding`` what the
+    embedding loses beyond hearing (``bench detect`` saves it; ``bench report`` recomputes it
+    from the results saved by then)."""
+    runs = results.runs
+    out: dict[str, dict[str, Any]] = {}
+    def value_of(r: RetrieverResult | None, group: str) -> float | None:
+        if r is None:
+            return None
+        src = r.overall if group == "overall" else r.per_task.get(group, {})
+        return src.get(metric)
+
+    tasks = tasks_present([t for r in runs.values() for t in r.per_task])
+    for group in (*tasks, "overall"):
+        def value(r: RetrieverResult | None, group: str = group) -> float | None:
+            return value_of(r, group)
+
+        oracle, det = value(runs.get("oracle")), value(runs.get(detected))
+        embedded = [(value(r), n) for n, r in runs.items() if is_embedding(n) and value(r) is not None]
+        best = max(embedded, key=lambda vn: (vn[0], [-ord(ch) for ch in vn[1]])) if embedded else None
+        row: dict[str, Any] = {"oracle": oracle, "detected": det,
+                               "best_embedding": best[1] if best else None,
+                               "best_embedding_value": best[0] if best else None}
+        row["perception_loss"] = (round(oracle - det, 4) if oracle is not None and det is not None
+                                  else None)
+        row["detected_minus_embedding"] = (round(det - best[0], 4) if det is not None and best
+                                           else None)
+        out[group] = row
+    return out
+
+
 @dataclass(frozen=True)
 class ReportOutcome:
     results: Results
     paths: list[Path]
     detections: list[dict[str, Any]] = field(default_factory=list)
-    """the saved ``bench detect`` summaries (perception report, decomposition), one per mode"""
+    """the saved ``bench detect`` summaries (perception report), one per mode, each with its
+    decomposition recomputed from the saved results (:func:`current_detections`)"""
     conditions: Any = None
     """:class:`~reasonaudio.bench.condition_scores.ConditionScores` when results were saved under
     more than one acoustic condition (with ``metrics_vs_snr.png`` among the plots)"""
@@ -120,6 +157,9 @@ class ReportOutcome:
     by_example: Any = None
     """:class:`~reasonaudio.bench.by_example.ByExample`: named vs by-example per task, from the
     saved ``NAME@interleaved`` results (empty without them)"""
+    failures: Breakdown | None = None
+    """every failed query of the report's retrievers by retriever x task x kind, from the saved
+    runs (``bench/failures.py``)"""
 
     @property
     def has_projection(self) -> bool:
@@ -160,32 +200,61 @@ def run_report(bench: Benchmark, out: Path | None = None, names: Sequence[str] |
     from reasonaudio.bench.by_example import by_example
 
     pairs = by_example(bench, names)
-    return ReportOutcome(results, write_plots(bench, results, out, projection, scores, rob, pairs),
-                         saved_detections(bench), conditions=scores, robustness=rob,
-                         spectrum=spectrum(results), by_example=pairs)
+    failed = breakdown(bench, results)
+    paths = write_plots(bench, results, out, projection, scores, rob, pairs, failed)
+    return ReportOutcome(results, paths, current_detections(bench), conditions=scores,
+                         robustness=rob, spectrum=spectrum(results), by_example=pairs,
+                         failures=failed)
+
+
+def report_names(results: Results, scores: Any = None, rob: Robustness | None = None) -> list[str]:
+    """Every retriever a report draws (results, robustness rows, condition lines), sorted: the
+    order :func:`~reasonaudio.bench.plots.retriever_styles` hands out colours in."""
+    names = set(results.runs)
+    names |= {r.name for r in rob.rows} if rob is not None else set()
+    if scores is not None:
+        names |= set(scores.retrievers) | set(scores.perception)
+    return sorted(names)
 
 
 def write_plots(bench: Benchmark, results: Results, out: Path, projection: str,
-                scores: Any = None, rob: Robustness | None = None, pairs: Any = None) -> list[Path]:
-    """The plots, written into ``out`` atomically with a ``report.json`` listing them.
+                scores: Any = None, rob: Robustness | None = None, pairs: Any = None,
+                failures: Breakdown | None = None) -> list[Path]:
+    """The plots and their data files, written into ``out`` atomically with a ``report.json``
+    listing them; every file written but ``report.json`` comes back. One colour per retriever
+    in every plot (:func:`report_names`).
 
     A report is derived from saved results, so an earlier report folder (or an empty one) is
     replaced without ``--force``; anything else is refused by the one output-folder rule."""
+    styles = retriever_styles(report_names(results, scores, rob))
     with atomic_dir(out, REPORT_OUTPUT, True, [bench.root], [results_dir(bench)]) as tmp:
-        made = plot_report(bench, results, tmp, projection)
+        made = plot_report(bench, results, tmp, projection, styles)
+        if failures is not None:
+            made += plot_failures(failures, tmp)
         if scores is not None:
-            snr = plot_vs_snr(scores, tmp)
+            snr = plot_vs_snr(scores, tmp, styles)
             made += [snr] if snr is not None else []
             write_scores_json(tmp / "conditions.json", scores)
+            made.append(tmp / "conditions.json")
         if rob is not None:
-            made += plot_robustness(rob, tmp)
+            made += plot_robustness(rob, tmp, styles)
         if pairs is not None and pairs.rows:
             write_json(tmp / "by_example.json", pairs.to_json())
+            made.append(tmp / "by_example.json")
         write_json(tmp / REPORT_FILE, {
             "format": REPORT_FORMAT, "benchmark": str(Path(bench.root).resolve()),
             "retrievers": sorted(results.runs), "projection": projection,
             "plots": [p.name for p in made], "versions": versions()})
     return [out / p.name for p in made]
+
+
+def current_detections(bench: Benchmark) -> list[dict[str, Any]]:
+    """:func:`saved_detections` with each decomposition recomputed from the results saved now:
+    ``bench detect`` wrote its own before the other retrievers (the oracle, the embeddings) may
+    have been evaluated, so a report never reprints those figures."""
+    saved = load_results(bench)
+    return [{**d, "decomposition": decomposition(saved, str(d.get("name")))}
+            for d in saved_detections(bench)]
 
 
 def saved_detections(bench: Benchmark) -> list[dict[str, Any]]:

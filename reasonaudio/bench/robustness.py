@@ -17,12 +17,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from reasonaudio.bench.metrics import LABELS, MC_METRIC
-from reasonaudio.bench.plots import _plt, _save, bar_styles
+from reasonaudio.bench.plots import Style, _plt, _save, legend_below, retriever_styles
 from reasonaudio.bench.results import RetrieverResult, formulation_key, load_results, run_path
 from reasonaudio.bench.runs import read_trec
 from reasonaudio.bench.significance import paired_randomization_test
@@ -150,7 +150,8 @@ def robustness(bench: Benchmark, names: Sequence[str] | None = None,
     return Robustness(rows=rows, metrics=tuple(metrics))
 
 
-def plot_robustness(rob: Robustness, out: Path) -> list[Path]:
+def plot_robustness(rob: Robustness, out: Path,
+                    styles: Mapping[str, Style] | None = None) -> list[Path]:
     """``robustness.png`` (Acc@1 per retriever x formulation, consistency@1 in the legend) and
     ``robustness.json`` beside it; nothing without rows."""
     if not rob.rows:
@@ -159,7 +160,7 @@ def plot_robustness(rob: Robustness, out: Path) -> list[Path]:
     forms = [f for f in FORMULATIONS if any(c.formulation == f for r in rob.rows for c in r.cells)]
     x = np.arange(len(forms), dtype=float)
     width = 0.8 / len(rob.rows)
-    styles = bar_styles([r.name for r in rob.rows])
+    styles = styles or retriever_styles(r.name for r in rob.rows)
     fig, axes = plt.subplots(len(ROBUSTNESS_METRICS), 1, sharex=True, layout="constrained",
                              figsize=(max(8.0, 1.4 * len(forms) + 0.5 * len(rob.rows)),
                                       3.0 * len(ROBUSTNESS_METRICS) + 0.8))
@@ -168,8 +169,8 @@ def plot_robustness(rob: Robustness, out: Path) -> list[Path]:
             by = {c.formulation: c.values[metric] for c in r.cells}
             cons = "-" if r.consistency_at_1 is None else f"{r.consistency_at_1:.2f}"
             bars = ax.bar(x - 0.4 + width * (i + 0.5), [by.get(f, np.nan) for f in forms], width,
-                          label=f"{r.name} (consistency@1 {cons})", color=styles[r.name][0],
-                          hatch=styles[r.name][1], edgecolor="white", linewidth=0.5)
+                          label=f"{r.name} (consistency@1 {cons})", color=styles[r.name].colour,
+                          hatch=styles[r.name].hatch, edgecolor="white", linewidth=0.5)
             if len(rob.rows) <= 6:
                 ax.bar_label(bars, fmt="%.2f", fontsize=7, padding=1)
         ax.set_ylim(0, 1.12)
@@ -179,8 +180,8 @@ def plot_robustness(rob: Robustness, out: Path) -> list[Path]:
         ax.set_axisbelow(True)
     np.atleast_1d(axes)[-1].set_xticks(x, forms)
     handles, labels = np.atleast_1d(axes)[-1].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 3), frameon=False)
     fig.suptitle("ReasonAudio: the same queries, asked in different ways", fontsize=12)
+    legend_below(fig, handles, labels, 3)
     path = _save(fig, Path(out) / "robustness.png")
     plt.close(fig)
     write_json(path.with_suffix(".json"), rob.to_json())

@@ -161,3 +161,67 @@ def parse_combined(name: str) -> Combined:
         raise ModelError(f"{name}: a hybrid is a vector retriever and soft:TAGGER, in that "
                          f"order, e.g. {HYBRID_EXAMPLE}")
     return Combined(kind, parts)  # type: ignore[arg-type]
+
+
+# --- where a name may break across lines (tables, plot legends) -------------------------------
+
+BREAK_AFTER = (":", "+", PART_SEP)
+"""a name's line may end after a family's ``:``, a two-stage ``+`` or a combined name's ``,``"""
+BREAK_BEFORE = ("@", " ")
+"""... or before a ``@FORMULATION`` / ``@CONDITION`` qualifier or a space"""
+BREAK_LAST = ("-", "/", "_")
+"""only inside a piece that alone is wider than the line: after a hyphen, slash or underscore"""
+
+
+def _pieces(text: str, start: int, end: int, after: tuple[str, ...],
+            before: tuple[str, ...] = ()) -> list[tuple[int, int]]:
+    """``text[start:end]`` cut after every char of ``after`` and before every one of ``before``."""
+    out, begin = [], start
+    for i in range(start, end):
+        if text[i] in before and i > begin:
+            out.append((begin, i))
+            begin = i
+        if text[i] in after:
+            out.append((begin, i + 1))
+            begin = i + 1
+    if begin < end:
+        out.append((begin, end))
+    return out
+
+
+def _fold(text: str, span: tuple[int, int], width: int) -> list[tuple[int, int]]:
+    """A piece wider than ``width`` cut at :data:`BREAK_LAST`, and only then every ``width``."""
+    out = []
+    for a, b in _pieces(text, *span, BREAK_LAST):
+        out += [(i, min(i + width, b)) for i in range(a, b, width)] if b - a > width else [(a, b)]
+    return out
+
+
+def name_spans(text: str, width: int) -> list[tuple[int, int]]:
+    """``(start, end)`` of each line of ``text`` (a retriever name, maybe with words after it)
+    set in lines of at most ``width`` characters, broken only where :data:`BREAK_AFTER` and
+    :data:`BREAK_BEFORE` allow; a piece wider than a line is cut at :data:`BREAK_LAST`, and only a
+    part still wider than the line is cut mid-word. A space that starts a line is dropped."""
+    width = max(1, width)
+    lines: list[list[int]] = []
+    for piece in _pieces(text, 0, len(text), BREAK_AFTER, BREAK_BEFORE):
+        for a, b in ([piece] if piece[1] - piece[0] <= width else _fold(text, piece, width)):
+            if lines and b - lines[-1][0] <= width:
+                lines[-1][1] = b
+                continue
+            while a < b and text[a] == " ":
+                a += 1
+            if a < b:
+                lines.append([a, b])
+    return [(a, b) for a, b in lines]
+
+
+def name_lines(text: str, width: int) -> list[str]:
+    """:func:`name_spans` as strings."""
+    return [text[a:b] for a, b in name_spans(text, width)]
+
+
+def longest_piece(text: str) -> int:
+    """The widest piece of ``text`` between two places :func:`name_spans` may break first."""
+    return max((b - a - (text[a] == " ") for a, b in
+                _pieces(text, 0, len(text), BREAK_AFTER, BREAK_BEFORE)), default=0)

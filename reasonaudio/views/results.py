@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from rich import box
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
@@ -22,6 +22,7 @@ from reasonaudio.bench.report import ReportOutcome, Spectrum
 from reasonaudio.bench.results import Results, RetrieverResult
 from reasonaudio.bench.significance import ALPHA
 from reasonaudio.dataset.benchmark import ALL_TASKS
+from reasonaudio.views.name_cells import NAME_ROOM, NameCell, room_for_names, stacked_table
 
 _COMPACT = dict(box=box.SIMPLE_HEAD, pad_edge=False)
 """Tables without vertical rules, so seven columns of numbers fit an 80-column terminal."""
@@ -30,8 +31,9 @@ _GAP = 3
 
 
 def _name_column(table: Table, header: str = "retriever", style: str | None = "cyan") -> None:
-    """The column that gives way when the table is too wide: its text folds onto more lines."""
-    table.add_column(header, style=style, overflow="fold")
+    """The column that gives way when the table is too wide: its names (:class:`NameCell`) break
+    onto more lines where the name grammar allows, never mid-word."""
+    table.add_column(header, style=style)
 
 
 def _number_column(table: Table, header: str, **kwargs: object) -> None:
@@ -81,12 +83,12 @@ def _short_kind(kind: str) -> str:
     return "" if kind == UNKNOWN else SHORT_KIND.get(kind, "")
 
 
-def _name_cell(name: str) -> Text:
+def _name_cell(name: str) -> NameCell:
     """A retriever's name and, dim, what it reads (truth / heard / learned / none)."""
     from reasonaudio.retrievers.registry import input_kind
 
     kind = _short_kind(input_kind(name))
-    return Text.assemble(name, (f" ({kind})", "dim") if kind else "")
+    return NameCell(Text.assemble(name, (f" ({kind})", "dim") if kind else ""))
 
 
 def _best(rs: Sequence[RetrieverResult], group: str, metric: str) -> float | None:
@@ -110,7 +112,7 @@ def eval_table(results: Results, width: int | None = None) -> Table:
     _name_column(table)
     heads = [(g, f"(n={n.get(g, 0)})") for g in groups]
     one_line = len("0.000 / 0.000")
-    need = max((len(_name_cell(r.name)) for r in rs), default=0) + _GAP + sum(
+    need = max((_name_cell(r.name).text.cell_len for r in rs), default=0) + _GAP + sum(
         max(one_line, len(g), len(c)) + _GAP for g, c in heads)
     sep = " / " if width is None or need <= width else " /\n"
     for g, count in heads:
@@ -191,34 +193,46 @@ def compare_table(c: Comparison) -> Table:
     return table
 
 
-def spectrum_table(s: Spectrum) -> Table:
+def spectrum_table(s: Spectrum, width: int | None = None) -> RenderableType:
     """Learned -> fused -> hybrid -> soft -> detected -> oracle: what each reads, Acc@1 per task
     and overall against the best learned retriever (``*`` = p < ALPHA after Holm's correction
-    over the tasks), and the overall p against the best learned and against bag-of-sounds."""
+    over the tasks), and the overall p against the best learned and against bag-of-sounds.
+
+    Names sit beside their figures when ``width`` (None: any) leaves them room
+    (:data:`NAME_ROOM`); otherwise each name takes a line of its own above its figures."""
     rs = [r for _, r in s.rows]
     groups = _groups(rs)
+    headers = [*groups, "p best", *(["p bag"] if s.control is not None else [])]
+    rows = [(NameCell(Text.assemble((f"{rung}: ", "cyan"), r.name,
+                                    (f" ({kind})" if kind else "", "dim"))),
+              _spectrum_cells(s, r, groups))
+            for rung, r in s.rows for kind in [_short_kind(s.inputs.get(r.name, ""))]]
+    if width is not None and room_for_names(headers, [c for _, c in rows], width) < min(
+            NAME_ROOM, max((n.text.cell_len for n, _ in rows), default=0)):
+        return stacked_table(headers, [(name, [cells]) for name, cells in rows], **_COMPACT)
     table = Table(**_COMPACT)  # the title is printed as its own line, which wraps at any width
-    _name_column(table, style=None)  # "rung: name (reads)", folded onto more lines, never the numbers
-    for g in groups:
-        _number_column(table, g)
-    _number_column(table, "p best")
-    if s.control is not None:
-        _number_column(table, "p bag")
-    for rung, r in s.rows:
-        c = s.comparisons.get(r.name)
-        cells = []
-        for g in groups:
-            v = _value(r, g, "acc@1")
-            mark = "*" if c is not None and (g, "acc@1") in c.p_holm and c.significant(g, "acc@1") else ""
-            cells.append("-" if v is None else f"{v:.3f}{mark}")
-        cells.append("best" if c is None else _p(c.tests[(OVERALL, "acc@1")].p_value))
-        if s.control is not None:
-            b = s.vs_control.get(r.name)
-            cells.append("-" if b is None or r.name == s.control
-                         else _p(b.tests[(OVERALL, "acc@1")].p_value))
-        table.add_row(Text.assemble((f"{rung}: ", "cyan"), r.name,
-                                    (f" ({_short_kind(s.inputs.get(r.name, ''))})", "dim")), *cells)
+    _name_column(table, style=None)  # "rung: name (reads)", broken where the grammar allows
+    for h in headers:
+        _number_column(table, h)
+    for name, cells in rows:
+        table.add_row(name, *cells)
     return table
+
+
+def _spectrum_cells(s: Spectrum, r: RetrieverResult, groups: Sequence[str]) -> list[str]:
+    """Acc@1 per group (``*``: significant against the best learned), p best, p bag."""
+    c = s.comparisons.get(r.name)
+    cells = []
+    for g in groups:
+        v = _value(r, g, "acc@1")
+        mark = "*" if c is not None and (g, "acc@1") in c.p_holm and c.significant(g, "acc@1") else ""
+        cells.append("-" if v is None else f"{v:.3f}{mark}")
+    cells.append("best" if c is None else _p(c.tests[(OVERALL, "acc@1")].p_value))
+    if s.control is not None:
+        b = s.vs_control.get(r.name)
+        cells.append("-" if b is None or r.name == s.control
+                     else _p(b.tests[(OVERALL, "acc@1")].p_value))
+    return cells
 
 
 def spectrum_title(s: Spectrum) -> Text:
@@ -235,7 +249,7 @@ def spectrum_title(s: Spectrum) -> Text:
 def print_spectrum(console: Console, s: Spectrum | None) -> None:
     if s is not None:
         console.print(spectrum_title(s), soft_wrap=False)  # wrapped at the width, unlike plain lines
-        console.print(spectrum_table(s))
+        console.print(spectrum_table(s, console.width))
 
 
 def print_eval_tables(console: Console, results: Results, detail: bool = True) -> None:
@@ -269,8 +283,11 @@ def print_comparison(console: Console, c: Comparison) -> None:
 
 def print_report_outcome(console: Console, outcome: ReportOutcome) -> None:
     """``bench report``: the tables, then the plots written."""
+    from reasonaudio.views.failures import print_failures
+
     print_report(console, outcome.results)
     print_spectrum(console, outcome.spectrum)
+    print_failures(console, outcome.failures)
     for detection in outcome.detections:
         print_perception_summary(console, detection)
     if outcome.conditions is not None:
