@@ -78,11 +78,11 @@ def test_query_page_shows_the_pair_and_ranks_from_the_saved_runs(client, bench, 
     for q in bench.queries[:5]:
         choice = next(c for c in bench.choices if c.query_id == q.id)
         html = client.get(f"/query/{q.id}").text
-        assert f'src="/audio/{choice.positive}.wav"' in html and f'src="/audio/{choice.negative}.wav"' in html
+        assert f'data-src="/audio/{choice.positive}.wav"' in html and f'data-src="/audio/{choice.negative}.wav"' in html
         assert html.count('<svg class="timeline"') >= 2
         pos = first_rank(run.ranking(q.id), {choice.positive})
         neg = first_rank(run.ranking(q.id), {choice.negative})
-        row = html.split("<td><a href=\"#top-2\">bag-of-sounds</a>", 1)[1].split("</tr>", 1)[0]
+        row = html.split("<td class=\"id\"><a href=\"#top-2\">bag-of-sounds</a>", 1)[1].split("</tr>", 1)[0]
         cells = [c.split("</td>")[0].rsplit(">", 1)[1] for c in row.split("<td data-value=")[1:4]]
         shown = [str(int(x)) if x != float("inf") else "-" for x in
                  (first_rank(run.ranking(q.id), bench.qrels[q.id]), pos, neg)]

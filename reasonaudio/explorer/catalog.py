@@ -30,18 +30,17 @@ from reasonaudio.constraints.logic import Node, conjuncts, describe, labels
 from reasonaudio.dataset.benchmark import CHOICES, TASKS, Benchmark, Choice
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.errors import ReasonAudioError, error_line
+from reasonaudio.explorer.retriever_view import CAPTION, DETECTED, EVENTS, FIELDS, sources
+from reasonaudio.explorer.verdicts import Seen, breaking, broken, checks, measurements, verdict
 from reasonaudio.fileio import read_jsonl
 from reasonaudio.models.captioners import oracle_caption
-from reasonaudio.views.search import checks
+from reasonaudio.models.names import TWO_STAGE
 
 DIMENSIONS = ("formulation", "condition", "examples")
 """fields of a result's ``describe`` shown as columns beside its name when any result has them"""
 TOP = 10
 PLOT_SUFFIXES = (".png", ".svg")
 PAYLOAD_RETRIEVERS = ("oracle", "bag-of-sounds", "random", *(a.retriever for a in ABLATIONS))
-DETECTED = "detected:"
-"""collections of perceived events (``bench detect``) record a model name with this prefix"""
-TWO_STAGE = "two-stage:"
 
 
 class NotFound(ReasonAudioError):
@@ -60,6 +59,15 @@ class Ranked:
     role: str
     """"positive", "hard negative" (the planted pair) or ""."""
 
+    @property
+    def verdict(self) -> str:
+        """``meets the query`` / ``breaks C2`` (the logic's word on the clip, with or without qrels)."""
+        return verdict(self.checks)
+
+    @property
+    def meets(self) -> bool:
+        return bool(self.checks) and not broken(self.checks)
+
 
 @dataclass
 class Timeline:
@@ -67,7 +75,25 @@ class Timeline:
 
     duration: float
     events: list[dict[str, Any]]
-    """label, onset, offset, mentioned (bool), confidence (detected only, else None)"""
+    """label, onset, offset, mentioned (bool), confidence (detected only, else None), breaks (the
+    numbers of the broken constraints that mention its sound: outlined)"""
+    checks: tuple[bool, ...] = ()
+    """whether these events meet each constraint of the query (none without a query)"""
+
+
+def events_timeline(events: Sequence[Any], duration: float, logic: Node | None,
+                    confidence: dict[str, float] | None = None) -> Timeline:
+    """A timeline of ``events`` (true or perceived), each marked mentioned by the query and
+    outlined when it belongs to a constraint these events break."""
+    mentioned = set(labels(logic)) if logic is not None else None  # None: no query, all drawn alike
+    marks = checks(logic, events)
+    breaks = breaking(logic, marks)
+    rows = [{"label": e.label, "onset": e.onset, "offset": e.offset,
+             "mentioned": mentioned is None or e.label in mentioned,
+             "confidence": None if confidence is None else confidence.get(e.label),
+             "breaks": breaks.get(e.label, [])}
+            for e in sorted(events, key=lambda e: (e.onset, e.label))]
+    return Timeline(duration, rows, marks)
 
 
 @dataclass
@@ -115,11 +141,13 @@ class Catalog:
         self._store: Any = None
         self._store_error: str | None = None
         self._retrievers: dict[str, Any] = {}
+        self._collections: list[tuple[str, Any]] | None = None
         raw = read_jsonl(bench.root / CHOICES) if (bench.root / CHOICES).is_file() else []
         self.violation = {str(r.get("query_id")): str(r.get("violation", "")) for r in raw
                           if isinstance(r, dict)}
         self.choice: dict[str, Choice] = {c.query_id: c for c in bench.choices}
         self.queries_by_task = {t: [q for q in bench.queries if q.task == t] for t in TASKS}
+        self._query_ids = [q.id for q in bench.queries]
         self.planted_in: dict[str, list[tuple[str, str]]] = {}
         for c in bench.choices:
             self.planted_in.setdefault(c.positive, []).append((c.query_id, "positive"))
@@ -241,12 +269,33 @@ class Catalog:
         out = []
         for i, h in enumerate(hits, 1):
             clip = self.bench.clip_by_id.get(h.clip_id)
-            marks = tuple(checks(logic, clip)) if (logic is not None and clip is not None) else ()
+            marks = checks(logic, clip.events) if clip is not None else ()
             role = ""
             if choice is not None:
                 role = {choice.positive: "positive", choice.negative: "hard negative"}.get(h.clip_id, "")
             out.append(Ranked(i, h.clip_id, float(h.score), marks, h.clip_id in relevant, role))
         return out
+
+    def pair(self, q: Any) -> list[dict[str, Any]]:
+        """The planted minimal pair of query ``q`` (none without one): per side its role, clip,
+        timeline, checks, verdict and measured facts (``verdicts.measurements``)."""
+        choice = self.choice.get(q.id)
+        if choice is None:
+            return []
+        out = []
+        for role, cid in (("positive", choice.positive), ("hard negative", choice.negative)):
+            clip = self.clip(cid)
+            marks = checks(q.logic, clip.events)
+            out.append({"role": role, "clip": clip, "timeline": self.timeline(clip, q.logic),
+                        "checks": marks, "verdict": verdict(marks), "meets": bool(marks) and not broken(marks),
+                        "facts": measurements(q.logic, clip.events)})
+        return out
+
+    def neighbours(self, qid: str) -> tuple[str | None, str | None]:
+        """The previous and next query id in the benchmark's order (None at either end)."""
+        ids = self._query_ids
+        i = ids.index(qid)
+        return (ids[i - 1] if i > 0 else None), (ids[i + 1] if i + 1 < len(ids) else None)
 
     def pair_ranks(self, qid: str) -> list[dict[str, Any]]:
         """Per saved retriever: rank of the first relevant clip, of the planted positive and of the
@@ -266,11 +315,7 @@ class Catalog:
         return rows
 
     def timeline(self, clip: Clip, logic: Node | None = None) -> Timeline:
-        mentioned = set(labels(logic)) if logic is not None else None  # None: no query, all drawn alike
-        events = [{"label": e.label, "onset": e.onset, "offset": e.offset,
-                   "mentioned": mentioned is None or e.label in mentioned, "confidence": None}
-                  for e in sorted(clip.events, key=lambda e: (e.onset, e.label))]
-        return Timeline(clip.duration, events)
+        return events_timeline(clip.events, clip.duration, logic)
 
     # --- failures and comparisons ---------------------------------------------------------------
 
@@ -341,19 +386,21 @@ class Catalog:
             return self._store_error
 
     def collections(self) -> list[tuple[str, Any]]:
-        """(collection name, meta) of every complete collection the store holds."""
+        """(collection name, meta) of every complete collection the store holds (listed once:
+        the store is opened read-only)."""
         with self._lock:
+            if self._collections is not None:
+                return self._collections
             store = self._open_store()
-            if store is None:
-                return []
             out = []
-            for name in sorted(store.collections()):
+            for name in sorted(store.collections()) if store is not None else ():
                 try:
                     meta = store.meta(name)
                 except ReasonAudioError:
                     continue
                 if meta.complete:
                     out.append((name, meta))
+            self._collections = out
             return out
 
     def searchable(self) -> list[str]:
@@ -386,31 +433,44 @@ class Catalog:
             for cname, meta in self.collections():
                 if not meta.model.startswith(TWO_STAGE):
                     continue
-                found = self._store.retrieve(cname, [clip.id], fields=("clip_id", "caption"))
-                for f in found:
-                    caption = (f.payload or {}).get("caption")
-                    if caption is not None:
-                        out.append((f"{parse_two_stage(meta.model)[0]} ({meta.model})", str(caption)))
+                for payload in self._payloads(cname, CAPTION, [clip.id]).values():
+                    if payload.get("caption") is not None:
+                        out.append((f"{parse_two_stage(meta.model, lexical=True)[0]} ({meta.model})", str(payload["caption"])))
         return out
 
     def detected(self, clip: Clip, logic: Node | None = None) -> list[tuple[str, Timeline]]:
         """(detected retriever, timeline of its events) for every detected collection."""
-        mentioned = set(labels(logic)) if logic is not None else None
         out = []
         with self._lock:
             for cname, meta in self.collections():
-                if not meta.model.startswith(DETECTED):
-                    continue
-                found = self._store.retrieve(cname, [clip.id], fields=("clip_id", "events", "confidence"))
-                for f in found:
-                    pl = f.payload or {}
-                    conf = pl.get("confidence") or {}
-                    events = [{"label": str(e["label"]), "onset": float(e["onset"]),
-                               "offset": float(e["offset"]),
-                               "mentioned": mentioned is None or e["label"] in mentioned,
-                               "confidence": conf.get(e["label"])}
-                              for e in sorted(pl.get("events") or (), key=lambda e: (e["onset"], e["label"]))]
-                    out.append((meta.model, Timeline(clip.duration, events)))
+                if meta.model.startswith(DETECTED):
+                    for payload in self._payloads(cname, EVENTS, [clip.id]).values():
+                        out.append((meta.model, detected_timeline(payload, clip.duration, logic)))
+        return out
+
+    def _payloads(self, collection: str, kind: str, clip_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """clip id -> the payload fields a view of ``kind`` reads (caller holds the lock)."""
+        found = self._store.retrieve(collection, list(clip_ids), fields=FIELDS[kind])
+        return {str((f.payload or {}).get("clip_id", "")): dict(f.payload or {}) for f in found}
+
+    def seen(self, name: str, clip_ids: Sequence[str], logic: Node | None) -> dict[str, list[dict[str, Any]]]:
+        """What the saved retriever ``name`` saw of each clip, from the collections it reads
+        (``retriever_view.sources``): clip id -> [{"kind": "caption", "model", "caption"} or
+        {"kind": "events", "model", "timeline"}]. Empty for retrievers that read no caption or
+        event (the oracle, embeddings) and when the store lacks the collection."""
+        condition = str(self.results.runs[name].describe.get("condition", "clean")) \
+            if name in self.results.runs else "clean"
+        ids = [c for c in clip_ids if c in self.bench.clip_by_id]
+        out: dict[str, list[dict[str, Any]]] = {}
+        with self._lock:
+            for src in sources(name, condition, self.collections()):
+                for cid, payload in self._payloads(src.collection, src.kind, ids).items():
+                    view: dict[str, Any] = {"kind": src.kind, "model": src.model}
+                    if src.kind == CAPTION:
+                        view["caption"] = str(payload.get("caption", ""))
+                    else:
+                        view["timeline"] = detected_timeline(payload, self.clip(cid).duration, logic)
+                    out.setdefault(cid, []).append(view)
         return out
 
     def search(self, text: str, retriever: str, k: int) -> dict[str, Any]:
@@ -443,10 +503,14 @@ class Catalog:
                 found = get_retriever(retriever, self.bench, options, store=self._open_store())
                 self._retrievers[retriever] = found
             hits = found.search(text, k)
-            captions = found.captions([h.clip_id for h in hits])
+            ids = [h.clip_id for h in hits]
+            own = found.captions(ids)
+        seen = self.seen(retriever, ids, logic)
+        captions = {cid: line for cid, line in own.items()  # a caption the view shows already, once
+                    if line not in {v.get("caption") for v in seen.get(cid, ())}}
         return {"text": text, "logic": logic, "parts": self.logic_parts(logic), "note": note,
                 "resolutions": list(parsed.resolutions) if parsed is not None else [],
-                "hits": self.ranked(hits, logic, qid), "captions": captions, "qid": qid}
+                "hits": self.ranked(hits, logic, qid), "captions": captions, "seen": seen, "qid": qid}
 
     def close(self) -> None:
         with self._lock:
@@ -456,6 +520,12 @@ class Catalog:
             if self._store is not None:
                 self._store.close()
                 self._store = None
+
+
+def detected_timeline(payload: dict[str, Any], duration: float, logic: Node | None) -> Timeline:
+    """The timeline of a detected collection's payload (its events, each with its confidence)."""
+    events = [Seen(str(e["label"]), float(e["onset"]), float(e["offset"])) for e in payload.get("events") or ()]
+    return events_timeline(events, duration, logic, dict(payload.get("confidence") or {}))
 
 
 def resolve_options() -> Any:

@@ -29,6 +29,7 @@ from reasonaudio.dataset.benchmark import TASKS
 from reasonaudio.errors import ReasonAudioError, error_line, redact
 from reasonaudio.explorer.audio_cache import CONTENT_TYPE, AudioCache
 from reasonaudio.explorer.catalog import Catalog, NotFound, json_text, rank_text, sort_value
+from reasonaudio.explorer.verdicts import verdict
 from reasonaudio.explorer.ranges import RangeError, parse_range
 
 STATIC = Path(__file__).parent / "static"
@@ -51,7 +52,8 @@ def environment() -> Environment:
                       autoescape=select_autoescape(default=True, default_for_string=True))
     env.filters["fmt"] = _fmt
     env.filters["rank"] = rank_text
-    env.globals.update(TASKS=TASKS, METRICS=METRICS, sort_value=sort_value, json_text=json_text)
+    env.globals.update(TASKS=TASKS, METRICS=METRICS, sort_value=sort_value, json_text=json_text,
+                       verdict_of=verdict)
     return env
 
 
@@ -101,19 +103,19 @@ def create_app(catalog: Catalog, audio: AudioCache | None = None) -> Starlette:
 
     def query(request: Request) -> Response:
         q = catalog.query(request.path_params["qid"])
-        choice = catalog.choice.get(q.id)
-        pair = []
-        if choice is not None:
-            for role, cid in (("positive", choice.positive), ("hard negative", choice.negative)):
-                clip = catalog.clip(cid)
-                pair.append({"role": role, "clip": clip, "timeline": catalog.timeline(clip, q.logic),
-                             "checks": catalog.ranked([_Hit(cid)], q.logic, q.id)[0].checks})
-        tops = [(row, catalog.top(row["name"], q.id)) for row in catalog.pair_ranks(q.id)]
+        pair = catalog.pair(q)
+        tops = []
+        for row in catalog.pair_ranks(q.id):
+            hits = catalog.top(row["name"], q.id)
+            tops.append((row, hits, catalog.seen(row["name"], [h.clip_id for h in hits], q.logic)))
         timelines = {h.clip_id: catalog.timeline(catalog.clip(h.clip_id), q.logic)
-                     for _, hits in tops for h in hits if h.clip_id in catalog.bench.clip_by_id}
+                     for _, hits, _ in tops for h in hits if h.clip_id in catalog.bench.clip_by_id}
+        prev_q, next_q = catalog.neighbours(q.id)
         return page(request, "query.html", q=q, parts=catalog.logic_parts(q.logic), pair=pair,
                     violation=catalog.violation.get(q.id, ""), tops=tops, timelines=timelines,
-                    n_relevant=len(catalog.bench.qrels.get(q.id, ())))
+                    pair_span=one_scale([s["clip"].duration for s in pair], ()),
+                    span=one_scale((), timelines.values()),
+                    n_relevant=len(catalog.bench.qrels.get(q.id, ())), prev_q=prev_q, next_q=next_q)
 
     def clip_page(request: Request) -> Response:
         clip = catalog.clip(request.path_params["cid"])
@@ -153,7 +155,7 @@ def create_app(catalog: Catalog, audio: AudioCache | None = None) -> Starlette:
         except ValueError:
             k = 0
         context: dict[str, Any] = {"names": names, "text": text, "retriever": retriever, "k": k,
-                                   "result": None, "error": None, "timelines": {},
+                                   "result": None, "error": None, "timelines": {}, "span": None,
                                    "store_note": catalog.store_note()}
         status = 200
         if not 1 <= k <= MAX_K:
@@ -167,8 +169,10 @@ def create_app(catalog: Catalog, audio: AudioCache | None = None) -> Starlette:
                 context["error"], status = error_line(exc), 400  # redacted: no key on a page
             else:
                 context["result"] = result
-                context["timelines"] = {h.clip_id: catalog.timeline(catalog.clip(h.clip_id), result["logic"])
-                                        for h in result["hits"] if h.clip_id in catalog.bench.clip_by_id}
+                context["timelines"] = timelines = {
+                    h.clip_id: catalog.timeline(catalog.clip(h.clip_id), result["logic"])
+                    for h in result["hits"] if h.clip_id in catalog.bench.clip_by_id}
+                context["span"] = one_scale((), timelines.values())
         return page(request, "search.html", status=status, **context)
 
     def audio_file(request: Request) -> Response:
@@ -225,6 +229,12 @@ def create_app(catalog: Catalog, audio: AudioCache | None = None) -> Starlette:
     app.state.answered = answered
     app.state.audio = audio
     return app
+
+
+def one_scale(durations: Any, timelines: Any) -> float:
+    """Seconds a timeline's full width stands for: the longest of a group's clips (the minimal
+    pair; the hits of a page), so the timelines of a group have the same pixels per second."""
+    return max([*durations, *(t.duration for t in timelines), 1.0])
 
 
 class _Hit:
