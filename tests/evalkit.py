@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
-from reasonaudio.constraints.logic import And, Before, Has, Lasts, Node, Not, Overlap, to_json
+from reasonaudio.constraints.judge import ClipIndex
+from reasonaudio.constraints.logic import (And, Before, Has, Lasts, Node, Not, Overlap, labels,
+                                           to_json)
 from reasonaudio.constraints.semantics import evaluate
 from reasonaudio.dataset.benchmark import Benchmark, load_benchmark, write_qrels
 from reasonaudio.dataset.clip import Clip, Event
@@ -64,8 +67,6 @@ def write_bench(root: Path, with_choices: bool = True) -> Benchmark:
     for qid, _task, _text, logic in QUERIES:
         rel = [c.id for c in cs if evaluate(logic, c.events)]
         qrels[qid] = rel
-        from reasonaudio.constraints.logic import labels
-
         need = set(labels(logic))
         hn = [c.id for c in cs if need <= set(c.labels) and c.id not in rel]
         if rel and hn:
@@ -121,8 +122,6 @@ class BagFake(OracleFake):
     name = "bag-fake"
 
     def _scores(self, text: str) -> dict[str, float]:
-        from reasonaudio.constraints.logic import labels
-
         q = self.bench.query_by_id.get(self.by_text.get(text, ""))
         need = set(labels(q.logic)) if q else set()
         return {c.id: float(len(need & set(c.labels))) for c in self.bench.clips}
@@ -159,6 +158,58 @@ class BatchedEmbeddingFake(EmbeddingFake):
     def embed_text(self, texts: Sequence[str]) -> np.ndarray:
         assert not isinstance(texts, str)
         return np.stack([EmbeddingFake.query_vector(self, t) for t in texts])
+
+
+# --- doubles built on the judge, for any benchmark (the built ones too) -------------------
+
+class JudgeOracle(Retriever):
+    """Relevance from the query's logic (not from qrels): clips the judge admits, by id."""
+
+    name = "judge-oracle"
+
+    def __init__(self, bench: Benchmark) -> None:
+        self.index = ClipIndex(bench.clips)
+        self.logic = {q.text: q.logic for q in bench.queries}
+
+    def search(self, text: str, k: int) -> list[Hit]:
+        return [Hit(c, 1.0) for c in self.index.ids(self.index.relevant(self.logic[text]))[:k]]
+
+
+class BagOfLabels(Retriever):
+    """Counts the query's labels present in a clip: blind to order, overlap, duration, negation."""
+
+    name = "bag-of-labels"
+
+    def __init__(self, bench: Benchmark) -> None:
+        self.clips = [(c.id, set(c.labels)) for c in bench.clips]
+        self.need = {q.text: set(labels(q.logic)) for q in bench.queries}
+
+    def _scores(self, text: str) -> dict[str, float]:
+        need = self.need[text]
+        return {cid: float(len(need & ls)) for cid, ls in self.clips}
+
+    def search(self, text: str, k: int) -> list[Hit]:
+        return rank(self._scores(text), k)
+
+    def score(self, text: str, clip_ids: Sequence[str]) -> list[float]:
+        s = self._scores(text)
+        return [s[c] for c in clip_ids]
+
+
+class Shuffle(Retriever):
+    """Seeded random scores."""
+
+    name = "shuffle"
+
+    def __init__(self, bench: Benchmark) -> None:
+        self.ids = [c.id for c in bench.clips]
+        self.rng = random.Random(0)
+
+    def search(self, text: str, k: int) -> list[Hit]:
+        return rank({c: self.rng.random() for c in self.ids}, k)
+
+    def score(self, text: str, clip_ids: Sequence[str]) -> list[float]:
+        return [self.rng.random() for _ in clip_ids]
 
 
 FAKES = {"oracle-fake": OracleFake, "constant-fake": ConstantFake, "bag-fake": BagFake,

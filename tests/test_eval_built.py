@@ -8,18 +8,15 @@ when the registry is there.
 
 from __future__ import annotations
 
-import random
 import shutil
-from typing import Sequence
 
 import pytest
+from evalkit import BagOfLabels, JudgeOracle, Shuffle
 
 from reasonaudio.bench.evaluate import EvalContext, evaluate_retrievers
 from reasonaudio.bench.metrics import METRICS
-from reasonaudio.constraints.judge import ClipIndex, hard_negatives
-from reasonaudio.constraints.logic import labels
+from reasonaudio.constraints.judge import hard_negatives
 from reasonaudio.dataset.benchmark import TASKS, Benchmark, load_benchmark
-from reasonaudio.retrievers.base import Hit, Retriever, rank
 
 
 @pytest.fixture(scope="module")
@@ -27,56 +24,6 @@ def built(small_bench_dir, tmp_path_factory) -> Benchmark:
     dest = tmp_path_factory.mktemp("built") / "bench"
     shutil.copytree(small_bench_dir, dest)
     return load_benchmark(dest)
-
-
-class JudgeOracle(Retriever):
-    """Relevance from the query's logic (not from qrels): clips the judge admits, by id."""
-
-    name = "judge-oracle"
-
-    def __init__(self, bench: Benchmark) -> None:
-        self.index = ClipIndex(bench.clips)
-        self.logic = {q.text: q.logic for q in bench.queries}
-
-    def search(self, text: str, k: int) -> list[Hit]:
-        return [Hit(c, 1.0) for c in self.index.ids(self.index.relevant(self.logic[text]))[:k]]
-
-
-class BagOfLabels(Retriever):
-    """Counts the query's labels present in a clip: blind to order, overlap, duration, negation."""
-
-    name = "bag-of-labels"
-
-    def __init__(self, bench: Benchmark) -> None:
-        self.clips = [(c.id, set(c.labels)) for c in bench.clips]
-        self.need = {q.text: set(labels(q.logic)) for q in bench.queries}
-
-    def _scores(self, text: str) -> dict[str, float]:
-        need = self.need[text]
-        return {cid: float(len(need & ls)) for cid, ls in self.clips}
-
-    def search(self, text: str, k: int) -> list[Hit]:
-        return rank(self._scores(text), k)
-
-    def score(self, text: str, clip_ids: Sequence[str]) -> list[float]:
-        s = self._scores(text)
-        return [s[c] for c in clip_ids]
-
-
-class Shuffle(Retriever):
-    """Seeded random scores."""
-
-    name = "shuffle"
-
-    def __init__(self, bench: Benchmark) -> None:
-        self.ids = [c.id for c in bench.clips]
-        self.rng = random.Random(0)
-
-    def search(self, text: str, k: int) -> list[Hit]:
-        return rank({c: self.rng.random() for c in self.ids}, k)
-
-    def score(self, text: str, clip_ids: Sequence[str]) -> list[float]:
-        return [self.rng.random() for _ in clip_ids]
 
 
 def test_choices_agree_with_qrels_and_hard_negatives(built):
