@@ -76,3 +76,45 @@ def build_explorer_bench(root: Path) -> Path:
     plots.mkdir(parents=True, exist_ok=True)
     (plots / "metrics_by_task.png").write_bytes(TINY_PNG)
     return root
+
+
+def table_rows(html: str, table_id: str | None = None) -> list[list[tuple[dict[str, str], str]]]:
+    """The body rows of the first table in ``html`` (or the one with ``id=table_id``): per cell
+    its attributes and its text (tags removed, whitespace collapsed)."""
+    from html.parser import HTMLParser
+
+    class Rows(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.rows: list[list[tuple[dict[str, str], str]]] = []
+            self.depth = 0  # tables entered; only the first (or wanted) table's rows are read
+            self.active = False
+            self.done = False
+            self.in_body = False
+            self.cell: tuple[dict[str, str], list[str]] | None = None
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            a = {k: v or "" for k, v in attrs}
+            if tag == "table" and not self.done and not self.active and (table_id is None or a.get("id") == table_id):
+                self.active = True
+            elif self.active and tag == "tbody":
+                self.in_body = True
+            elif self.active and self.in_body and tag == "tr":
+                self.rows.append([])
+            elif self.active and self.in_body and tag in ("td", "th"):
+                self.cell = (a, [])
+
+        def handle_endtag(self, tag: str) -> None:
+            if self.active and tag in ("td", "th") and self.cell is not None:
+                self.rows[-1].append((self.cell[0], " ".join("".join(self.cell[1]).split())))
+                self.cell = None
+            elif self.active and tag == "table":
+                self.active, self.done = False, True
+
+        def handle_data(self, data: str) -> None:
+            if self.cell is not None:
+                self.cell[1].append(data)
+
+    parser = Rows()
+    parser.feed(html)
+    return parser.rows

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from reasonaudio.bench.intervals import INTERVAL_METRICS, metric_interval
+from reasonaudio.bench.intervals import metric_interval
 from reasonaudio.bench.metrics import LABELS, METRICS, OVERALL, first_rank
 from reasonaudio.bench.results import Results, load_results, run_path
 from reasonaudio.bench.runs import Run, read_trec
@@ -106,6 +106,19 @@ class Failure:
     positive_rank: float
     negative_rank: float
     values: dict[str, float] = field(default_factory=dict)
+    kind: str = ""
+    """why it failed (``bench/failures.py``'s kind of the clip ranked first)"""
+    top_clip: str | None = None
+    broken: list[str] = field(default_factory=list)
+    """the constraints the first clip breaks, as ``C2 !has(siren)``"""
+
+
+def best_marks(rows: Sequence[Sequence[float | None]]) -> list[list[bool]]:
+    """Per row and column, whether the value is the column's highest (every metric: higher is
+    better; ties all marked; a column of no values marks none)."""
+    columns = list(zip(*rows)) if rows else []
+    tops = [max((v for v in col if v is not None and not math.isnan(v)), default=None) for col in columns]
+    return [[v is not None and top is not None and v == top for v, top in zip(row, tops)] for row in rows]
 
 
 def rank_text(rank: float) -> str:
@@ -141,7 +154,12 @@ class Catalog:
         self._store: Any = None
         self._store_error: str | None = None
         self._retrievers: dict[str, Any] = {}
+        self._building: dict[str, threading.Lock] = {}
         self._collections: list[tuple[str, Any]] | None = None
+        self._breakdown: Any = None
+        self._tables: dict[str, list[dict[str, Any]]] = {}
+        self._paired: dict[tuple[str, str], Any] = {}
+        self._failed: dict[tuple[str, str], Any] = {}
         raw = read_jsonl(bench.root / CHOICES) if (bench.root / CHOICES).is_file() else []
         self.violation = {str(r.get("query_id")): str(r.get("violation", "")) for r in raw
                           if isinstance(r, dict)}
@@ -209,20 +227,31 @@ class Catalog:
 
     def table(self, task: str) -> list[dict[str, Any]]:
         """One row per saved retriever: what it reads, its dimensions, every metric on ``task``
-        ("all": overall) and, for Acc@1, nDCG@10 and MC, the 95% interval (``bench eval --json``'s)."""
-        from reasonaudio.retrievers.registry import input_kind
+        ("all": overall) with its 95% interval (``bench/intervals.metric_interval``: Wilson for
+        Acc@1 and MC, a bootstrap of the mean for the others), whether it is the best of its column
+        (``best``) and the best of the retrievers that do not read the ground truth
+        (``best_heard``), and how many queries it got wrong. Kept: the results do not change."""
+        with self._lock:
+            if task not in self._tables:
+                self._tables[task] = self._table(task)
+            return self._tables[task]
+
+    def _table(self, task: str) -> list[dict[str, Any]]:
+        from reasonaudio.retrievers.registry import TRUTH, input_kind
 
         rows = []
         group = OVERALL if task == "all" else task
         for name, r in self.results.runs.items():
             values = r.overall if task == "all" else r.per_task.get(task, {})
-            rows.append({"name": name, "dims": self.dimension_values(name),
-                         "reads": input_kind(name),
+            rows.append({"name": name, "dims": self.dimension_values(name), "reads": input_kind(name),
                          "values": [values.get(m) for m in METRICS],
-                         "intervals": [metric_interval(r, group, m)
-                                       if m in INTERVAL_METRICS and values.get(m) is not None
-                                       else None for m in METRICS],
+                         "intervals": [metric_interval(r, group, m) if values.get(m) is not None else None
+                                       for m in METRICS],
                          "failures": self.count_failures(name, task)})
+        for key, keep in (("best", lambda row: True), ("best_heard", lambda row: row["reads"] != TRUTH)):
+            for row, marks in zip(rows, best_marks([row["values"] if keep(row) else [None] * len(METRICS)
+                                                    for row in rows])):
+                row[key] = marks
         return rows
 
     def run(self, name: str) -> Run | None:
@@ -238,6 +267,10 @@ class Catalog:
         first query page does not wait for them)."""
         for name in self.names:
             self.run(name)
+
+    def run_saved(self, name: str) -> bool:
+        """Whether ``name`` has a saved TREC run (without reading it)."""
+        return run_path(self.bench, name).is_file()
 
     def ranking(self, name: str, qid: str) -> list[str]:
         run = self.run(name)
@@ -326,21 +359,44 @@ class Catalog:
         r = self.results.runs[name]
         return sum(1 for q in self._queries(task) if r.per_query.get(q.id, {}).get("acc@1", 0.0) < 1.0)
 
-    def failures(self, name: str, task: str) -> list[Failure]:
-        """Queries of ``task`` whose top clip is not relevant under ``name`` (Acc@1 = 0)."""
+    def failures(self, name: str, task: str, kind: str | None = None) -> list[Failure]:
+        """Queries of ``task`` whose top clip is not relevant under ``name`` (Acc@1 = 0), each with
+        the kind of its failure, the clip ranked first and the constraints it breaks (``kind``:
+        only failures of that kind)."""
         r = self.results.runs[name]
+        records = {rec.qid: rec for rec in self.breakdown().of(name)}
         out = []
         for q in self._queries(task):
             values = r.per_query.get(q.id, {})
-            if values.get("acc@1", 0.0) >= 1.0:
+            rec = records.get(q.id)
+            if values.get("acc@1", 0.0) >= 1.0 or (kind is not None and (rec is None or rec.kind != kind)):
                 continue
             choice = self.choice.get(q.id)
             ranking = self.ranking(name, q.id)
             out.append(Failure(q.id, q.text, q.task, first_rank(ranking, self.bench.qrels.get(q.id, set())),
                                first_rank(ranking, {choice.positive}) if choice else math.inf,
                                first_rank(ranking, {choice.negative}) if choice else math.inf,
-                               dict(values)))
+                               dict(values), rec.kind if rec else "", rec.top_clip if rec else None,
+                               [f"C{b.index} {b.node}" for b in rec.broken] if rec else []))
         return out
+
+    def breakdown(self) -> Any:
+        """Every saved retriever's failures by task and kind (``bench/failures.breakdown`` over the
+        saved results and the runs read here), computed once."""
+        with self._lock:
+            if self._breakdown is None:
+                from reasonaudio.bench.failures import breakdown
+
+                runs = {n: run for n in self.names if (run := self.run(n)) is not None}
+                self._breakdown = breakdown(self.bench, self.results, runs)
+                self._failed = {(r.retriever, r.qid): r for r in self._breakdown.records}
+            return self._breakdown
+
+    def failure_kind(self, name: str, qid: str) -> str:
+        """The kind of ``name``'s failure on ``qid`` ("" when its first clip is relevant)."""
+        self.breakdown()
+        found = self._failed.get((name, qid))
+        return found.kind if found is not None else ""
 
     def compare(self, a: str, b: str, task: str, metric: str = "acc@1") -> dict[str, list[dict[str, Any]]]:
         """Queries where A beats B on ``metric`` (wins), where B beats A (losses), and the count of ties."""
@@ -360,6 +416,17 @@ class Catalog:
                    "rank_b": first_rank(self.ranking(b, q.id), relevant)}
             (wins if va > vb else losses).append(row)
         return {"wins": wins, "losses": losses, "ties": [{"n": ties}]}
+
+    def paired(self, a: str, b: str) -> Any:
+        """``bench compare``'s paired tests of ``a`` against ``b`` (``bench/compare.compare``: a
+        randomization test per task and overall, Holm-corrected over the tasks), computed once."""
+        with self._lock:
+            key = (a, b)
+            if key not in self._paired:
+                from reasonaudio.bench.compare import compare
+
+                self._paired[key] = compare(self.results.runs[a], self.results.runs[b])
+            return self._paired[key]
 
     # --- the store: captions, detected events, search ----------------------------------------------
 
@@ -388,6 +455,8 @@ class Catalog:
     def collections(self) -> list[tuple[str, Any]]:
         """(collection name, meta) of every complete collection the store holds (listed once:
         the store is opened read-only)."""
+        if self._collections is not None:  # listed once; read without waiting for a model's load
+            return self._collections
         with self._lock:
             if self._collections is not None:
                 return self._collections
@@ -473,12 +542,43 @@ class Catalog:
                     out.setdefault(cid, []).append(view)
         return out
 
+    def prepared(self, retriever: str) -> bool:
+        """Whether ``retriever`` is built (its model loaded) and answers searches at once."""
+        with self._lock:
+            return retriever in self._retrievers
+
+    def instant(self, retriever: str) -> bool:
+        """Whether building ``retriever`` loads no model (the payload retrievers): the search page
+        builds it while answering; any other is built in the background first (``model_loading``)."""
+        return retriever in PAYLOAD_RETRIEVERS or self.prepared(retriever)
+
+    def prepare(self, retriever: str) -> Any:
+        """The retriever ``retriever`` of the store, built on first use (its model's weights
+        loaded) and kept; the search box and the background loading both come here."""
+        from reasonaudio.retrievers.base import RetrieverOptions
+        from reasonaudio.retrievers.registry import get_retriever
+
+        if retriever not in self.searchable():
+            raise NotFound(f"the store has no retriever {retriever!r} (it has: "
+                           f"{', '.join(self.searchable()) or 'none'})")
+        with self._lock:
+            building = self._building.setdefault(retriever, threading.Lock())
+        with building:  # one build per retriever; pages keep reading the store meanwhile
+            with self._lock:
+                found = self._retrievers.get(retriever)
+                store = self._open_store()
+            if found is None:
+                options = RetrieverOptions(resolve=resolve_options(), auto_ingest=False)
+                found = get_retriever(retriever, self.bench, options, store=LockedStore(store, self._lock))
+                with self._lock:
+                    self._retrievers[retriever] = found
+            return found
+
     def search(self, text: str, retriever: str, k: int) -> dict[str, Any]:
         """``bench search`` for the page: logic, sound-name resolutions, ranked hits with checks."""
         from reasonaudio.constraints.parser import parse_detailed
         from reasonaudio.errors import QueryParseError
-        from reasonaudio.retrievers.base import RetrieverOptions
-        from reasonaudio.retrievers.registry import get_retriever, spec_for
+        from reasonaudio.retrievers.registry import spec_for
         from reasonaudio.retrievers.stored_vectors import resolve_query_text
 
         if retriever not in self.searchable():
@@ -496,12 +596,8 @@ class Catalog:
                 raise
             note = f"no constraint checks: {exc}"
         logic = parsed.logic if parsed is not None else None
+        found = self.prepare(retriever)  # before the lock: a build takes it call by call
         with self._lock:
-            found = self._retrievers.get(retriever)
-            if found is None:
-                options = RetrieverOptions(resolve=resolve, auto_ingest=False)
-                found = get_retriever(retriever, self.bench, options, store=self._open_store())
-                self._retrievers[retriever] = found
             hits = found.search(text, k)
             ids = [h.clip_id for h in hits]
             own = found.captions(ids)
@@ -520,6 +616,27 @@ class Catalog:
             if self._store is not None:
                 self._store.close()
                 self._store = None
+
+
+class LockedStore:
+    """A store whose every call holds ``lock``: a retriever is built (its weights loaded) without
+    holding the catalog's lock, so pages answer meanwhile, yet it reads the store one call at a
+    time, as every page does."""
+
+    def __init__(self, store: Any, lock: Any) -> None:
+        self._store = store
+        self._lock = lock
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._store, name)
+        if not callable(attr):
+            return attr
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            with self._lock:
+                return attr(*args, **kwargs)
+
+        return call
 
 
 def detected_timeline(payload: dict[str, Any], duration: float, logic: Node | None) -> Timeline:

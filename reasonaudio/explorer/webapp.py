@@ -20,15 +20,21 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse, Response
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from reasonaudio.bench.intervals import WILSON_METRICS
 from reasonaudio.bench.metrics import METRICS
+from reasonaudio.bench.results import run_path
 from reasonaudio.dataset.benchmark import TASKS
 from reasonaudio.errors import ReasonAudioError, error_line, redact
 from reasonaudio.explorer.audio_cache import CONTENT_TYPE, AudioCache
 from reasonaudio.explorer.catalog import Catalog, NotFound, json_text, rank_text, sort_value
+from reasonaudio.explorer.downloads import (CSV_TYPE, JSON_TYPE, TREC_TYPE, attachment, json_bytes,
+                                             results_document, table_csv)
+from reasonaudio.explorer.failure_tables import by_retriever, by_task, meanings
+from reasonaudio.explorer.model_loading import FAILED, LOADING, READY, Loading
 from reasonaudio.explorer.verdicts import verdict
 from reasonaudio.explorer.ranges import RangeError, parse_range
 
@@ -53,7 +59,7 @@ def environment() -> Environment:
     env.filters["fmt"] = _fmt
     env.filters["rank"] = rank_text
     env.globals.update(TASKS=TASKS, METRICS=METRICS, sort_value=sort_value, json_text=json_text,
-                       verdict_of=verdict)
+                       verdict_of=verdict, WILSON_METRICS=WILSON_METRICS)
     return env
 
 
@@ -61,6 +67,7 @@ def create_app(catalog: Catalog, audio: AudioCache | None = None) -> Starlette:
     env = environment()
     audio = audio or AudioCache(catalog.bench, bank_spec=catalog.bank_spec)
     title = f"{catalog.bench.root.parent.name}/{catalog.bench.root.name}"
+    loading = Loading(catalog.prepare)
     answered = threading.Event()
     """set once a page has been rendered (the server's background warm-up waits for it)"""
 
@@ -129,22 +136,55 @@ def create_app(catalog: Catalog, audio: AudioCache | None = None) -> Starlette:
                     captions=catalog.captions(clip), planted=queries, store_note=catalog.store_note())
 
     def failures(request: Request) -> Response:
-        name = catalog.retriever(param(request, "retriever"))
         task = catalog.task(param(request, "task", "all"))
-        rows = catalog.failures(name, task)
+        meaning = dict(meanings())
+        kind = request.query_params.get("kind")
+        if kind is not None and kind not in meaning:
+            raise NotFound(f"no failure kind {kind!r} (kinds: {', '.join(meaning)})")
+        bd = catalog.breakdown()
+        if "retriever" not in request.query_params:  # every retriever, by kind
+            kinds, rows = by_retriever(bd, task)
+            return page(request, "breakdown.html", task=task, kinds=kinds, rows=rows, meaning=meaning,
+                        meanings=meanings())
+        name = catalog.retriever(param(request, "retriever"))
+        rows = catalog.failures(name, task, kind)
         rows.sort(key=lambda f: (-sort_value(f.first_relevant, catalog.depth(name)), f.qid))
-        return page(request, "failures.html", name=name, task=task, rows=rows,
-                    depth=catalog.depth(name), has_run=catalog.run(name) is not None,
-                    others=[n for n in catalog.names if n != name])
+        kinds, per_task = by_task(bd, name)
+        return page(request, "failures.html", name=name, task=task, kind=kind, rows=rows, kinds=kinds,
+                    by_task=per_task, meaning=meaning, depth=catalog.depth(name),
+                    has_run=catalog.run(name) is not None)
 
     def compare(request: Request) -> Response:
-        a = catalog.retriever(param(request, "a"))
-        b = catalog.retriever(param(request, "b"))
+        names = catalog.names
+        if len(names) < 2:
+            return page(request, "compare.html", a=None, b=None, task="all", metric="acc@1", names=names)
+        a = catalog.retriever(param(request, "a", names[0]))
+        b = catalog.retriever(param(request, "b", next(n for n in names if n != a)))
         task = catalog.task(param(request, "task", "all"))
         metric = param(request, "metric", "acc@1")
         result = catalog.compare(a, b, task, metric)
-        return page(request, "compare.html", a=a, b=b, task=task, metric=metric, result=result,
-                    depth=max(catalog.depth(a), catalog.depth(b)))
+        return page(request, "compare.html", a=a, b=b, task=task, metric=metric, result=result, names=names,
+                    tests=catalog.paired(a, b) if a != b else None, depth=max(catalog.depth(a), catalog.depth(b)))
+
+    def download_results(request: Request) -> Response:
+        return Response(json_bytes(results_document(catalog.results)), media_type=JSON_TYPE,
+                        headers=attachment("results.json"))
+
+    def download_table(request: Request) -> Response:
+        task = catalog.task(param(request, "task", "all"))
+        return Response(table_csv(catalog.table(task), catalog.dimensions()), media_type=CSV_TYPE,
+                        headers=attachment(f"results-{task}.csv"))
+
+    def download_run(request: Request) -> Response:
+        name = catalog.retriever(param(request, "retriever"))
+        path = run_path(catalog.bench, name)
+        if not path.is_file():
+            raise NotFound(f"no saved run for retriever {name!r}")
+        return FileResponse(path, media_type=TREC_TYPE, headers=attachment(path.name))
+
+    def download_failures(request: Request) -> Response:
+        return Response(json_bytes(catalog.breakdown().to_json()), media_type=JSON_TYPE,
+                        headers=attachment("failures.json"))
 
     def search(request: Request) -> Response:
         names = catalog.searchable()
@@ -156,24 +196,50 @@ def create_app(catalog: Catalog, audio: AudioCache | None = None) -> Starlette:
             k = 0
         context: dict[str, Any] = {"names": names, "text": text, "retriever": retriever, "k": k,
                                    "result": None, "error": None, "timelines": {}, "span": None,
+                                   "loading": None, "loaded_in": None,
                                    "store_note": catalog.store_note()}
         status = 200
         if not 1 <= k <= MAX_K:
             context["error"], status, context["k"] = f"k must be a whole number from 1 to {MAX_K}", 400, 10
         elif text.strip() and retriever:  # no retriever named and none in the store: the note says why
-            try:
-                result = catalog.search(text, retriever, k)
-            except NotFound:
-                raise
-            except ReasonAudioError as exc:
-                context["error"], status = error_line(exc), 400  # redacted: no key on a page
-            else:
-                context["result"] = result
-                context["timelines"] = timelines = {
-                    h.clip_id: catalog.timeline(catalog.clip(h.clip_id), result["logic"])
-                    for h in result["hits"] if h.clip_id in catalog.bench.clip_by_id}
-                context["span"] = one_scale((), timelines.values())
+            status = run_search(context, text, retriever, k)
         return page(request, "search.html", status=status, **context)
+
+    def run_search(context: dict[str, Any], text: str, retriever: str, k: int) -> int:
+        """Fill ``context`` with a search's results, its error, or (a model not loaded yet) the
+        loading note; the page's status."""
+        if retriever not in catalog.searchable():
+            catalog.prepare(retriever)  # the 404 that names what the store has
+        error = loading.take_error(retriever)
+        if error is not None:
+            context["error"] = error
+            return 400
+        if not catalog.instant(retriever):
+            if loading.start(retriever) or loading.state(retriever) == LOADING:
+                context["loading"] = retriever
+                return 202
+        try:
+            result = catalog.search(text, retriever, k)
+        except NotFound:
+            raise
+        except ReasonAudioError as exc:
+            context["error"] = error_line(exc)  # redacted: no key on a page
+            return 400
+        context["result"] = result
+        context["loaded_in"] = loading.take_load_time(retriever)
+        context["timelines"] = timelines = {
+            h.clip_id: catalog.timeline(catalog.clip(h.clip_id), result["logic"])
+            for h in result["hits"] if h.clip_id in catalog.bench.clip_by_id}
+        context["span"] = one_scale((), timelines.values())
+        return 200
+
+    def search_status(request: Request) -> Response:
+        name = param(request, "retriever")
+        if name not in catalog.searchable():
+            raise NotFound(f"the store has no retriever {name!r}")
+        state = READY if catalog.prepared(name) and loading.state(name) != FAILED else loading.state(name)
+        return JSONResponse({"retriever": name, "state": state, "seconds": round(loading.elapsed(name), 1)},
+                            headers={"Cache-Control": "no-store"})
 
     def audio_file(request: Request) -> Response:
         clip = catalog.clip(request.path_params["cid"])
@@ -220,6 +286,11 @@ def create_app(catalog: Catalog, audio: AudioCache | None = None) -> Starlette:
         Route("/failures", kept(failures), name="failures"),
         Route("/compare", kept(compare), name="compare"),
         Route("/search", search, name="search"),
+        Route("/search/status", search_status, name="search_status"),
+        Route("/download/results.json", kept(download_results), name="download_results"),
+        Route("/download/table.csv", kept(download_table), name="download_table"),
+        Route("/download/run", download_run, name="download_run"),
+        Route("/download/failures.json", kept(download_failures), name="download_failures"),
         Route("/plot/{name}", plot, name="plot"),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
@@ -228,6 +299,7 @@ def create_app(catalog: Catalog, audio: AudioCache | None = None) -> Starlette:
     app.state.catalog = catalog
     app.state.answered = answered
     app.state.audio = audio
+    app.state.loading = loading
     return app
 
 
