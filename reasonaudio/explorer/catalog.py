@@ -113,6 +113,19 @@ class Failure:
     """the constraints the first clip breaks, as ``C2 !has(siren)``"""
 
 
+def shown_results(bench: Benchmark) -> Results:
+    """The saved results the pages show: every result of the caption formulation (``load_results``'
+    default), then the ``NAME@interleaved`` ones (their "examples" column), read in one pass."""
+    from reasonaudio.dataset.interleaved import INTERLEAVED
+    from reasonaudio.tasks.base import CAPTION as CAPTION_TEXT
+
+    saved = load_results(bench, formulations=True)
+    runs = {n: r for n, r in saved.runs.items() if r.formulation == CAPTION_TEXT}
+    runs.update((n, r) for n, r in saved.runs.items() if r.formulation == INTERLEAVED)
+    saved.runs = runs
+    return saved
+
+
 def best_marks(rows: Sequence[Sequence[float | None]]) -> list[list[bool]]:
     """Per row and column, whether the value is the column's highest (every metric: higher is
     better; ties all marked; a column of no values marks none)."""
@@ -143,10 +156,7 @@ class Catalog:
         self.url = url
         resolve_backend(backend, url)  # a URL that does not parse: one line at start, not a 500 page
         self.bank_spec = bank_spec
-        self.results: Results = load_results(bench)
-        from reasonaudio.bench.by_example import interleaved_results
-
-        self.results.runs.update(interleaved_results(bench).runs)  # NAME@interleaved: "examples" column
+        self.results: Results = shown_results(bench)
         self.plots_dir = plots_dir
         self.plots = self._list_plots(plots_dir)
         self._runs: dict[str, Run | None] = {}

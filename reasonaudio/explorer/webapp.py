@@ -53,13 +53,20 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
+def short_kind(kind: str) -> str:
+    """What a retriever reads, in one word (``retrievers/registry.SHORT_KIND``)."""
+    from reasonaudio.retrievers.registry import SHORT_KIND
+
+    return SHORT_KIND.get(kind, kind)
+
+
 def environment() -> Environment:
     env = Environment(loader=PackageLoader("reasonaudio.explorer", "templates"),
                       autoescape=select_autoescape(default=True, default_for_string=True))
     env.filters["fmt"] = _fmt
     env.filters["rank"] = rank_text
     env.globals.update(TASKS=TASKS, METRICS=METRICS, sort_value=sort_value, json_text=json_text,
-                       verdict_of=verdict, WILSON_METRICS=WILSON_METRICS)
+                       verdict_of=verdict, WILSON_METRICS=WILSON_METRICS, short_kind=short_kind)
     return env
 
 
