@@ -59,7 +59,7 @@ def test_every_page_type_answers(client, bench):
     choice = next(c for c in bench.choices if c.query_id == q.id)
     pages = ["/", f"/query/{q.id}", f"/clip/{choice.positive}", "/failures?retriever=oracle&task=all",
              f"/failures?retriever=random&task={q.task}", "/compare?a=oracle&b=random&task=all",
-             "/compare?a=bag-of-sounds&b=oracle&task=order&metric=ndcg@10", "/search", "/compare",
+             "/compare?a=bag-of-sounds&b=oracle&task=order&metric=ndcg@10", "/search", "/compare", "/?task=mix",
              "/failures", "/failures?task=mix", "/failures?retriever=random&task=all&kind=other",
              f"/search?q={q.id}&retriever=oracle", "/plot/metrics_by_task.png", "/static/explorer.js"]
     for page in pages:
@@ -87,9 +87,9 @@ def test_overview_gives_every_figure_an_interval_and_marks_the_best(client, benc
     from reasonaudio.bench.results import load_results
 
     results = load_results(bench).runs
-    html = client.get("/").text
-    section = html.split('<section class="task" id="task-order">', 1)[1].split("</section>", 1)[0]
-    rows = table_rows(section)
+    html = client.get("/", params={"task": "order"}).text
+    assert '<b aria-current="page">order</b>' in html  # the task switcher
+    rows = table_rows(html, "results")
     assert [r[0][1] for r in rows] == list(results)
     for name, row in zip(results, rows):
         cells = [c for c in row if "data-value" in c[0]][:len(METRICS)]
@@ -111,6 +111,9 @@ def test_best_marks_ties_and_gaps():
 
 
 def test_query_page_shows_the_pair_and_ranks_from_the_saved_runs(client, bench, bench_dir):
+    from reasonaudio.bench.failures import breakdown
+
+    failure_records = breakdown(bench).of("bag-of-sounds")
     run = read_trec(run_path(bench, "bag-of-sounds"))
     for q in bench.queries[:5]:
         choice = next(c for c in bench.choices if c.query_id == q.id)
@@ -121,6 +124,8 @@ def test_query_page_shows_the_pair_and_ranks_from_the_saved_runs(client, bench, 
         neg = first_rank(run.ranking(q.id), {choice.negative})
         row = html.split("<td class=\"id\"><a href=\"#top-2\">bag-of-sounds</a>", 1)[1].split("</tr>", 1)[0]
         cells = [c.split("</td>")[0].rsplit(">", 1)[1] for c in row.split("<td data-value=")[1:4]]
+        kind = next((r.kind for r in failure_records if r.qid == q.id), "")
+        assert f'<td class="kind">' in row and (kind in row if kind else "&amp;kind=" not in row)
         shown = [str(int(x)) if x != float("inf") else "-" for x in
                  (first_rank(run.ranking(q.id), bench.qrels[q.id]), pos, neg)]
         assert cells == shown
@@ -408,7 +413,7 @@ def test_parse_range_reads_exactly():
     "/clip/nope", "/query/q-9999", "/audio/clip-99999.wav", "/failures?retriever=nope&task=all",
     "/failures?retriever=oracle&task=nope", "/compare?a=oracle&b=nope", "/plot/nope.png",
     "/compare?a=oracle&b=random&metric=nope", "/failures?kind=nope", "/failures?retriever=oracle&kind=x",
-    "/download/run?retriever=nope", "/download/run", "/download/table.csv?task=nope",
+    "/download/run?retriever=nope", "/download/run", "/download/table.csv?task=nope", "/?task=nope",
     "/search/status?retriever=nope", "/search/status", "/no/such/page",
     "/clip/..%2Fmanifest.json", "/clip/%2e%2e%2f%2e%2e%2fetc%2fpasswd", "/plot/..%2Fmanifest.json",
     "/plot/..%2F..%2Fmanifest.json", "/static/../catalog.py", "/static/%2e%2e/catalog.py",

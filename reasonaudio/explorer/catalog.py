@@ -273,10 +273,12 @@ class Catalog:
             return self._runs[name]
 
     def warm(self) -> None:
-        """Read every saved run now (a server calls this in the background after it starts, so the
-        first query page does not wait for them)."""
+        """Read every saved run, classify the failures and open the store now (a server calls this
+        in the background after it starts, so the first query page does not wait for them)."""
         for name in self.names:
             self.run(name)
+        self.breakdown()
+        self.collections()
 
     def run_saved(self, name: str) -> bool:
         """Whether ``name`` has a saved TREC run (without reading it)."""
@@ -342,7 +344,7 @@ class Catalog:
 
     def pair_ranks(self, qid: str) -> list[dict[str, Any]]:
         """Per saved retriever: rank of the first relevant clip, of the planted positive and of the
-        hard negative, and the query's metric values."""
+        hard negative, the query's metric values and, when it failed, the kind of its failure."""
         choice = self.choice.get(qid)
         relevant = self.bench.qrels.get(qid, set())
         rows = []
@@ -354,7 +356,7 @@ class Catalog:
                 "positive": self.rank_of(name, qid, choice.positive if choice else None),
                 "negative": self.rank_of(name, qid, choice.negative if choice else None),
                 "values": r.per_query.get(qid, {}), "failure": r.failures.get(qid),
-                "depth": r.depth})
+                "kind": self.failure_kind(name, qid), "depth": r.depth})
         return rows
 
     def timeline(self, clip: Clip, logic: Node | None = None) -> Timeline:

@@ -113,7 +113,8 @@ def create_app(catalog: Catalog, audio: AudioCache | None = None) -> Starlette:
         return answer
 
     def overview(request: Request) -> Response:
-        return page(request, "overview.html", tables=[(t, catalog.table(t)) for t in ("all",) + TASKS])
+        task = catalog.task(param(request, "task", "all"))  # one task's table at a time: a quick first page
+        return page(request, "overview.html", task=task, rows=catalog.table(task))
 
     def query(request: Request) -> Response:
         q = catalog.query(request.path_params["qid"])
