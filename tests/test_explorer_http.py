@@ -70,9 +70,12 @@ def test_every_page_type_answers(client, bench):
 
 def test_overview_lists_every_saved_result_and_its_formulation(client):
     html = client.get("/").text
+    names = [row[0][1] for row in table_rows(html, "results")]
     for name in ("oracle", "bag-of-sounds", "random", EXTRA_NAME, TWO_STAGE_NAME, DETECTED_NAME):
-        assert f'<td class="name">{name}</td>' in html
+        assert name in names
         assert f'<option value="{name}"' in html  # the compare form's two selects
+    assert ('<span class="seg">two-stage:</span><wbr><span class="seg">oracle-caption+</span><wbr>'
+            '<span class="seg">bm25</span>') in html  # a long name wraps after : and + only
     assert "<th data-sort=\"text\">formulation</th>" in html and "<td>paraphrase</td>" in html
     assert html.count('<form action="/compare"') == 1 and ">vs " not in html  # no link per pair
     assert '<img src="/plot/metrics_by_task.png"' in html
@@ -122,7 +125,7 @@ def test_query_page_shows_the_pair_and_ranks_from_the_saved_runs(client, bench, 
         assert html.count('<svg class="timeline"') >= 2
         pos = first_rank(run.ranking(q.id), {choice.positive})
         neg = first_rank(run.ranking(q.id), {choice.negative})
-        row = html.split("<td class=\"id\"><a href=\"#top-2\">bag-of-sounds</a>", 1)[1].split("</tr>", 1)[0]
+        row = html.split("<a href=\"#top-2\"><span class=\"seg\">bag-of-sounds</span></a>", 1)[1].split("</tr>", 1)[0]
         cells = [c.split("</td>")[0].rsplit(">", 1)[1] for c in row.split("<td data-value=")[1:4]]
         kind = next((r.kind for r in failure_records if r.qid == q.id), "")
         assert f'<td class="kind">' in row and (kind in row if kind else "&amp;kind=" not in row)

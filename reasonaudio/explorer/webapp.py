@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import threading
 import traceback
 from collections import OrderedDict
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup, escape
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -53,6 +55,13 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
+def breakable(name: str) -> Markup:
+    """A retriever's name, escaped, that may wrap after ``:``, ``+`` and ``,`` (a combination's
+    long name in a narrow column), never inside a word."""
+    parts = re.split(r"(?<=[:+,])", name)
+    return Markup("<wbr>").join(Markup('<span class="seg">{}</span>').format(p) for p in parts if p)
+
+
 def short_kind(kind: str) -> str:
     """What a retriever reads, in one word (``retrievers/registry.SHORT_KIND``)."""
     from reasonaudio.retrievers.registry import SHORT_KIND
@@ -65,6 +74,7 @@ def environment() -> Environment:
                       autoescape=select_autoescape(default=True, default_for_string=True))
     env.filters["fmt"] = _fmt
     env.filters["rank"] = rank_text
+    env.filters["breakable"] = breakable
     env.globals.update(TASKS=TASKS, METRICS=METRICS, sort_value=sort_value, json_text=json_text,
                        verdict_of=verdict, WILSON_METRICS=WILSON_METRICS, short_kind=short_kind)
     return env
