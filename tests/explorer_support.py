@@ -70,7 +70,8 @@ def build_explorer_bench(root: Path) -> Path:
     shutil.copyfile(run_path(bench, "random"), run_path(bench, EXTRA_NAME))
     bag = load_result(bench, "bag-of-sounds")
     assert bag is not None
-    save_result(bench, replace(bag, name=DETECTED_NAME, describe={**bag.describe, "retriever": DETECTED_NAME}))
+    save_result(bench, replace(bag, name=DETECTED_NAME,
+                               describe={**bag.describe, "retriever": DETECTED_NAME}))
     shutil.copyfile(run_path(bench, "bag-of-sounds"), run_path(bench, DETECTED_NAME))
     plots = root / "results" / "plots"
     plots.mkdir(parents=True, exist_ok=True)
@@ -95,7 +96,8 @@ def table_rows(html: str, table_id: str | None = None) -> list[list[tuple[dict[s
 
         def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
             a = {k: v or "" for k, v in attrs}
-            if tag == "table" and not self.done and not self.active and (table_id is None or a.get("id") == table_id):
+            wanted = table_id is None or a.get("id") == table_id
+            if tag == "table" and not self.done and not self.active and wanted:
                 self.active = True
             elif self.active and tag == "tbody":
                 self.in_body = True

@@ -189,7 +189,8 @@ def test_a_detected_hit_row_shows_detected_events(site, driver):
     from reasonaudio.bench.runs import read_trec
 
     rows = driver.find_elements(CSS, f'table.hits[data-retriever="{DETECTED_NAME}"] tbody tr')
-    assert [r.get_attribute("data-clip") for r in rows] == read_trec(run_path(bench, DETECTED_NAME)).ranking(q.id)[:10]
+    ranked = read_trec(run_path(bench, DETECTED_NAME)).ranking(q.id)[:10]
+    assert [r.get_attribute("data-clip") for r in rows] == ranked
     assert rows
     for row in rows:
         clip = bench.clip_by_id[row.get_attribute("data-clip")]

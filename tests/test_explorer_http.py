@@ -59,7 +59,8 @@ def test_every_page_type_answers(client, bench):
     choice = next(c for c in bench.choices if c.query_id == q.id)
     pages = ["/", f"/query/{q.id}", f"/clip/{choice.positive}", "/failures?retriever=oracle&task=all",
              f"/failures?retriever=random&task={q.task}", "/compare?a=oracle&b=random&task=all",
-             "/compare?a=bag-of-sounds&b=oracle&task=order&metric=ndcg@10", "/search", "/compare", "/?task=mix",
+             "/compare?a=bag-of-sounds&b=oracle&task=order&metric=ndcg@10", "/search", "/compare",
+             "/?task=mix",
              "/failures", "/failures?task=mix", "/failures?retriever=random&task=all&kind=other",
              f"/search?q={q.id}&retriever=oracle", "/plot/metrics_by_task.png", "/static/explorer.js"]
     for page in pages:
@@ -121,11 +122,13 @@ def test_query_page_shows_the_pair_and_ranks_from_the_saved_runs(client, bench, 
     for q in bench.queries[:5]:
         choice = next(c for c in bench.choices if c.query_id == q.id)
         html = client.get(f"/query/{q.id}").text
-        assert f'data-src="/audio/{choice.positive}.wav"' in html and f'data-src="/audio/{choice.negative}.wav"' in html
+        for cid in (choice.positive, choice.negative):
+            assert f'data-src="/audio/{cid}.wav"' in html
         assert html.count('<svg class="timeline"') >= 2
         pos = first_rank(run.ranking(q.id), {choice.positive})
         neg = first_rank(run.ranking(q.id), {choice.negative})
-        row = html.split("<a href=\"#top-2\"><span class=\"seg\">bag-of-sounds</span></a>", 1)[1].split("</tr>", 1)[0]
+        link = '<a href="#top-2"><span class="seg">bag-of-sounds</span></a>'
+        row = html.split(link, 1)[1].split("</tr>", 1)[0]
         cells = [c.split("</td>")[0].rsplit(">", 1)[1] for c in row.split("<td data-value=")[1:4]]
         kind = next((r.kind for r in failure_records if r.qid == q.id), "")
         assert f'<td class="kind">' in row and (kind in row if kind else "&amp;kind=" not in row)
@@ -197,7 +200,8 @@ def test_the_pair_shares_one_time_scale_and_prints_its_measurements(client, benc
         assert len(scales) == 2 and scales[0] == scales[1]
         longest = max(bench.clip_by_id[c].duration for c in (choice.positive, choice.negative))
         assert float(scales[0]) == pytest.approx((600 - 170 - 34) / longest, abs=1e-3)
-        hits = re.findall(r'data-px-per-s="([0-9.]+)"', html.split('<h2>ranks under each retriever</h2>', 1)[1])
+        below = html.split('<h2>ranks under each retriever</h2>', 1)[1]
+        hits = re.findall(r'data-px-per-s="([0-9.]+)"', below)
         assert len(set(hits)) == 1  # every hit's timeline on one scale too
         for cid in (choice.positive, choice.negative):
             clip = bench.clip_by_id[cid]
@@ -307,7 +311,8 @@ def test_downloads_are_the_saved_files_and_tables(client, bench, bench_dir, tmp_
     assert r.json() == json.loads((tmp_path / "eval.json").read_text(encoding="utf-8"))
     run = client.get("/download/run", params={"retriever": TWO_STAGE_NAME})
     assert run.status_code == 200 and run.content == run_path(bench, TWO_STAGE_NAME).read_bytes()
-    assert run.headers["content-disposition"] == f'attachment; filename="{run_path(bench, TWO_STAGE_NAME).name}"'
+    saved_run = run_path(bench, TWO_STAGE_NAME).name
+    assert run.headers["content-disposition"] == f'attachment; filename="{saved_run}"'
     table = client.get("/download/table.csv", params={"task": "mix"})
     assert table.headers["content-type"].startswith("text/csv")
     rows = list(csv.DictReader(io.StringIO(table.text)))
@@ -329,7 +334,8 @@ def test_the_first_model_search_shows_a_loading_state(client, bench):
     status_url = f'/search/status?retriever={quote(TWO_STAGE_NAME)}'
     assert f'data-status="{status_url}"' in first.text.replace("%3A", "%3A")
     deadline = time.monotonic() + 120
-    while (state := client.get("/search/status", params={"retriever": TWO_STAGE_NAME}).json()["state"]) == "loading":
+    status = {"retriever": TWO_STAGE_NAME}
+    while (state := client.get("/search/status", params=status).json()["state"]) == "loading":
         assert time.monotonic() < deadline, "the model never finished loading"
         time.sleep(0.05)
     assert state == "ready"
@@ -465,7 +471,8 @@ def test_hostile_text_is_escaped_everywhere(client, tmp_path, bench_dir):
     app = build_app(edited)
     with TestClient(app, raise_server_exceptions=False) as c:
         for page in ("/", f"/query/{first['_id']}", f"/failures?retriever=random&task={first['task']}",
-                     "/compare?a=oracle&b=random", "/failures?task=all", f"/failures?retriever={quote(HOSTILE)}",
+                     "/compare?a=oracle&b=random", "/failures?task=all",
+                     f"/failures?retriever={quote(HOSTILE)}",
                      f"/compare?a={quote(HOSTILE)}&b=random"):
             r = c.get(page)
             assert r.status_code == 200, page

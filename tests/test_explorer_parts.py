@@ -89,7 +89,8 @@ def test_breakdown_tables_sum_to_the_failures():
             FailureRecord("a", "q2", "order", "hard negative on top", "c2"),
             FailureRecord("a", "q3", "mix", "order reversed", "c3"),
             FailureRecord("b", "q1", "order", "other", "c4"))
-    bd = Breakdown(("a", "b"), ("order", "mix"), recs, {"a": {"order": 5, "mix": 4}, "b": {"order": 5, "mix": 4}})
+    queries = {"order": 5, "mix": 4}
+    bd = Breakdown(("a", "b"), ("order", "mix"), recs, {"a": queries, "b": queries})
     kinds, rows = by_retriever(bd, "all")
     assert kinds == ["hard negative on top", "order reversed", "other"]  # the library's order
     assert [(r.key, r.queries, r.failed, r.counts) for r in rows] == [

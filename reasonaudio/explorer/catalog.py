@@ -332,7 +332,8 @@ class Catalog:
             clip = self.clip(cid)
             marks = checks(q.logic, clip.events)
             out.append({"role": role, "clip": clip, "timeline": self.timeline(clip, q.logic),
-                        "checks": marks, "verdict": verdict(marks), "meets": bool(marks) and not broken(marks),
+                        "checks": marks, "verdict": verdict(marks),
+                        "meets": bool(marks) and not broken(marks),
                         "facts": measurements(q.logic, clip.events)})
         return out
 
@@ -516,7 +517,8 @@ class Catalog:
                     continue
                 for payload in self._payloads(cname, CAPTION, [clip.id]).values():
                     if payload.get("caption") is not None:
-                        out.append((f"{parse_two_stage(meta.model, lexical=True)[0]} ({meta.model})", str(payload["caption"])))
+                        captioner = parse_two_stage(meta.model, lexical=True)[0]
+                        out.append((f"{captioner} ({meta.model})", str(payload["caption"])))
         return out
 
     def detected(self, clip: Clip, logic: Node | None = None) -> list[tuple[str, Timeline]]:
@@ -653,7 +655,8 @@ class LockedStore:
 
 def detected_timeline(payload: dict[str, Any], duration: float, logic: Node | None) -> Timeline:
     """The timeline of a detected collection's payload (its events, each with its confidence)."""
-    events = [Seen(str(e["label"]), float(e["onset"]), float(e["offset"])) for e in payload.get("events") or ()]
+    events = [Seen(str(e["label"]), float(e["onset"]), float(e["offset"]))
+              for e in payload.get("events") or ()]
     return events_timeline(events, duration, logic, dict(payload.get("confidence") or {}))
 
 
