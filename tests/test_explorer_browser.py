@@ -2,9 +2,14 @@
 Debian's chromedriver (never a downloaded browser).
 
 Every page type loads without console errors, an audio element reaches a playable state with
-the clip's duration and seeks (byte ranges), a search returns hits, sorting works. A screenshot of
-each page is kept under ``$REASONAUDIO_ARTIFACTS/explorer`` (or the test's temporary folder).
-Waits are on conditions with generous timeouts (two busy cores), never fixed sleeps.
+the clip's duration and seeks (byte ranges), a search returns hits, sorting works (by mouse and
+by keyboard); a two-stage hit row shows its caption and a detected one its detected events; a
+row's play button plays that clip in the page's one player; the failure breakdown counts what the
+saved per-query values count; free-text oracle hits read as meeting the query; the first search
+with a model shows its loading state, then the hits; at 800 px no table is wider than the window
+outside its own scroll box. A screenshot of each page is kept under
+``$REASONAUDIO_ARTIFACTS/explorer`` (or the test's temporary folder). Waits are on conditions
+with generous timeouts (two busy cores), never fixed sleeps.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ import pytest
 
 pytest.importorskip("starlette", reason="bench serve needs the serve extra (starlette, uvicorn)")
 
-from explorer_support import build_explorer_bench  # noqa: E402
+from explorer_support import DETECTED_NAME, TWO_STAGE_NAME, build_explorer_bench  # noqa: E402
 from reasonaudio.dataset.benchmark import load_benchmark  # noqa: E402
 from reasonaudio.explorer.browser import find_chromium, headless_chromium  # noqa: E402
 from reasonaudio.explorer.server import child_server  # noqa: E402
@@ -152,3 +157,185 @@ def test_sorting_a_table_by_a_column(site, driver):
     _wait(driver, lambda d: "asc" in header.get_attribute("class"), "no sort order shown")
     assert values() == sorted(values())
     assert values() != sorted(values(), reverse=True)  # the random retriever's ranks differ
+
+
+CSS = "css selector"
+
+
+def _text(element) -> str:
+    return " ".join((element.get_attribute("textContent") or "").split())
+
+
+def test_a_two_stage_hit_row_shows_its_caption(site, driver):
+    from reasonaudio.models.captioners import oracle_caption
+
+    url, bench, _, _ = site
+    q = bench.queries[1]
+    _load(driver, f"{url}/query/{q.id}")
+    rows = driver.find_elements(CSS, f'table.hits[data-retriever="{TWO_STAGE_NAME}"] tbody tr')
+    assert len(rows) == 10
+    for row in rows:
+        caption = row.find_element(CSS, "div.seen.caption q.caption")
+        assert caption.is_displayed()
+        assert _text(caption) == oracle_caption(bench.clip_by_id[row.get_attribute("data-clip")])
+        assert f"caption ({TWO_STAGE_NAME})" in _text(row.find_element(CSS, "div.seen.caption"))
+
+
+def test_a_detected_hit_row_shows_detected_events(site, driver):
+    url, bench, _, _ = site
+    q = bench.queries[2]
+    _load(driver, f"{url}/query/{q.id}")
+    from reasonaudio.bench.results import run_path
+    from reasonaudio.bench.runs import read_trec
+
+    rows = driver.find_elements(CSS, f'table.hits[data-retriever="{DETECTED_NAME}"] tbody tr')
+    ranked = read_trec(run_path(bench, DETECTED_NAME)).ranking(q.id)[:10]
+    assert [r.get_attribute("data-clip") for r in rows] == ranked
+    assert rows
+    for row in rows:
+        clip = bench.clip_by_id[row.get_attribute("data-clip")]
+        view = row.find_element(CSS, "div.seen.events")
+        assert view.is_displayed() and f"detected by {DETECTED_NAME}" in _text(view)
+        events = view.find_elements(CSS, "svg.timeline rect.event")
+        assert len(events) == len(clip.events) - 1  # the fixture's detector misses the last event
+        assert [_text(t) for t in view.find_elements(CSS, "svg.timeline text.conf")] == ["0.80"] * len(events)
+        truth = row.find_elements(CSS, "td.events > svg.timeline rect.event")
+        assert len(truth) == len(clip.events)  # the truth beside what was detected
+
+
+def _player_state(driver) -> dict:
+    return driver.execute_script(
+        "const a = document.getElementById('player');"
+        "return {clip: a.getAttribute('data-clip'), src: a.currentSrc, ready: a.readyState,"
+        " time: a.currentTime, paused: a.paused, error: a.error && a.error.code,"
+        " players: document.querySelectorAll('audio').length};")
+
+
+def test_a_play_button_in_a_hit_row_plays_that_clip(site, driver):
+    url, bench, _, _ = site
+    q = bench.queries[3]
+    _load(driver, f"{url}/query/{q.id}")
+    row = driver.find_elements(CSS, 'table.hits[data-retriever="random"] tbody tr')[4]
+    clip_id = row.get_attribute("data-clip")
+    button = row.find_element(CSS, "button.play")
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", button)
+    button.click()
+    _wait(driver, lambda d: _player_state(d)["clip"] == clip_id, "the player never took the clip")
+    _wait(driver, lambda d: _player_state(d)["ready"] >= 2 and _player_state(d)["time"] > 0,
+          "the clip never started playing")
+    first = _player_state(driver)
+    assert first["src"].endswith(f"/audio/{clip_id}.wav") and first["players"] == 1  # one shared player
+    _wait(driver, lambda d: _player_state(d)["time"] > first["time"], "playback never advanced")
+    assert "playing" in button.get_attribute("class") and _player_state(driver)["error"] is None
+    driver.execute_script("document.getElementById('player').pause();")
+    assert _console_errors(driver) == []
+
+
+def test_the_failure_breakdown_counts_what_the_saved_values_count(site, driver):
+    from reasonaudio.bench.results import load_results
+
+    url, bench, _, _ = site
+    saved = load_results(bench).runs
+    for task in ("all", "negation", "mix"):
+        _load(driver, f"{url}/failures?task={task}")
+        rows = driver.find_elements(CSS, "#breakdown tbody tr")
+        assert [r.get_attribute("data-retriever") for r in rows] == list(saved)
+        for row in rows:
+            result = saved[row.get_attribute("data-retriever")]
+            qids = [q for q, t in result.task_of.items() if task == "all" or t == task]
+            wrong = sum(1 for q in qids if result.per_query[q].get("acc@1", 0.0) < 1.0)
+            failed = int(row.find_element(CSS, "td.failed").text)
+            kinds = [int(td.text) for td in row.find_elements(CSS, "td[data-kind]")]
+            assert failed == wrong and sum(kinds) == wrong, (task, row.get_attribute("data-retriever"))
+
+
+def test_free_text_oracle_hits_read_as_meeting_the_query(site, driver):
+    url, bench, _, _ = site
+    q = next(q for q in bench.queries if q.task == "negation")
+    _load(driver, f"{url}/search")
+    box = driver.find_element(CSS, "#search-form input[name=q]")
+    box.clear()
+    box.send_keys(q.text)
+    from selenium.webdriver.support.ui import Select
+
+    Select(driver.find_element(CSS, "#search-form select[name=retriever]")).select_by_value("oracle")
+    driver.find_element(CSS, "#search-form button[type=submit]").click()
+    _wait(driver, lambda d: d.find_elements(CSS, "table.hits tbody tr"), "no hits appeared")
+    verdicts = [td.text for td in driver.find_elements(CSS, "table.hits tbody td.verdict")]
+    assert verdicts and set(verdicts) == {"meets the query"}
+    headers = [th.text for th in driver.find_elements(CSS, "table.hits thead th")]
+    assert "relevant" not in headers and "verdict" in headers  # never a false "relevant: no"
+
+
+def test_the_first_model_search_shows_loading_then_its_hits(site, driver):
+    url, bench, _, _ = site
+    from urllib.parse import quote
+
+    _load(driver, f"{url}/search?q={quote(bench.queries[5].text)}&retriever={quote(TWO_STAGE_NAME)}")
+    _wait(driver, lambda d: d.find_elements(CSS, "#loaded-note"), "the page never came back with the hits")
+    assert "loaded in" in driver.find_element(CSS, "#loaded-note").text  # it went through the loading note
+    assert len(driver.find_elements(CSS, "table.hits tbody tr")) == 10
+    assert _console_errors(driver) == []
+
+
+def test_keys_sort_headers_turn_queries_and_play(site, driver):
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    url, bench, _, _ = site
+    _load(driver, f"{url}/failures?retriever=random&task=all")
+    header = driver.find_element("xpath", "//table[@id='failures']/thead//th[text()='first relevant']")
+    assert header.get_attribute("tabindex") == "0"
+    driver.execute_script("arguments[0].focus();", header)
+    ActionChains(driver).send_keys(Keys.ENTER).perform()
+    _wait(driver, lambda d: header.get_attribute("aria-sort") == "descending", "Enter did not sort")
+    q0, q1 = bench.queries[0].id, bench.queries[1].id
+    _load(driver, f"{url}/query/{q0}")
+    ActionChains(driver).send_keys("n").perform()
+    _wait(driver, lambda d: d.current_url.endswith(f"/query/{q1}"), "n did not open the next query")
+    _wait(driver, lambda d: d.execute_script("return document.readyState") == "complete", "no page")
+    ActionChains(driver).send_keys(Keys.SPACE).perform()
+    _wait(driver, lambda d: _player_state(d)["clip"] and not _player_state(d)["paused"], "space did not play")
+    ActionChains(driver).send_keys(Keys.SPACE).perform()
+    _wait(driver, lambda d: _player_state(d)["paused"], "space did not pause")
+    ActionChains(driver).send_keys("p").perform()
+    _wait(driver, lambda d: d.current_url.endswith(f"/query/{q0}"), "p did not open the previous query")
+
+
+WIDE_TABLES = """
+const w = window.innerWidth, bad = [];
+for (const t of document.querySelectorAll('table')) {
+  const width = t.getBoundingClientRect().width;
+  if (width <= w) continue;
+  let box = t.parentElement, held = false;
+  for (; box && box !== document.body; box = box.parentElement) {
+    const x = getComputedStyle(box).overflowX;
+    if ((x === 'auto' || x === 'scroll') && box.getBoundingClientRect().width <= w) { held = true; break; }
+  }
+  if (!held) bad.push((t.id || t.className) + ': ' + Math.round(width) + ' px');
+}
+return {inner: w, page: document.documentElement.scrollWidth, bad: bad,
+        wide: Array.from(document.querySelectorAll('table')).some(t => t.getBoundingClientRect().width > w)};
+"""
+
+
+def test_at_800_px_no_table_is_wider_than_the_window_outside_its_scroll_box(site, driver, artifacts):
+    url, bench, _, _ = site
+    q = bench.queries[0]
+    pages = {"overview": "/", "query": f"/query/{q.id}", "breakdown": "/failures?task=all",
+             "failures": "/failures?retriever=random&task=all", "compare": "/compare?a=oracle&b=random",
+             "search": f"/search?q={q.id}&retriever=oracle", "clip": f"/clip/{bench.clips[0].id}"}
+    size = driver.get_window_size()
+    try:
+        driver.set_window_size(800, 1000)
+        wide = False
+        for name, path in pages.items():
+            _load(driver, url + path)
+            found = driver.execute_script(WIDE_TABLES)
+            assert found["inner"] <= 800 and found["bad"] == [], (name, found)
+            assert found["page"] <= found["inner"], (name, found)  # the page itself never scrolls sideways
+            wide = wide or found["wide"]
+            driver.save_screenshot(str(artifacts / f"narrow-{name}.png"))
+        assert wide  # some table does need its box at this width (the check is not vacuous)
+    finally:
+        driver.set_window_size(size["width"], size["height"])

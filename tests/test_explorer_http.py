@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+from urllib.parse import quote
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,7 +19,8 @@ pytest.importorskip("starlette", reason="bench serve needs the serve extra (star
 
 from starlette.testclient import TestClient  # noqa: E402
 
-from explorer_support import CAPTION_MODEL, EXTRA_NAME, build_explorer_bench  # noqa: E402
+from explorer_support import (CAPTION_MODEL, DETECTED_NAME, EXTRA_NAME, TWO_STAGE_NAME,  # noqa: E402
+                              build_explorer_bench, table_rows)
 from reasonaudio.bench.metrics import first_rank  # noqa: E402
 from reasonaudio.bench.results import fingerprint, run_path  # noqa: E402
 from reasonaudio.bench.runs import read_trec  # noqa: E402
@@ -56,7 +59,9 @@ def test_every_page_type_answers(client, bench):
     choice = next(c for c in bench.choices if c.query_id == q.id)
     pages = ["/", f"/query/{q.id}", f"/clip/{choice.positive}", "/failures?retriever=oracle&task=all",
              f"/failures?retriever=random&task={q.task}", "/compare?a=oracle&b=random&task=all",
-             "/compare?a=bag-of-sounds&b=oracle&task=order&metric=ndcg@10", "/search",
+             "/compare?a=bag-of-sounds&b=oracle&task=order&metric=ndcg@10", "/search", "/compare",
+             "/?task=mix",
+             "/failures", "/failures?task=mix", "/failures?retriever=random&task=all&kind=other",
              f"/search?q={q.id}&retriever=oracle", "/plot/metrics_by_task.png", "/static/explorer.js"]
     for page in pages:
         r = client.get(page)
@@ -66,28 +71,286 @@ def test_every_page_type_answers(client, bench):
 
 def test_overview_lists_every_saved_result_and_its_formulation(client):
     html = client.get("/").text
-    for name in ("oracle", "bag-of-sounds", "random", EXTRA_NAME):
-        assert f"<td>{name}</td>" in html
+    names = [row[0][1] for row in table_rows(html, "results")]
+    for name in ("oracle", "bag-of-sounds", "random", EXTRA_NAME, TWO_STAGE_NAME, DETECTED_NAME):
+        assert name in names
+        assert f'<option value="{name}"' in html  # the compare form's two selects
+    assert ('<span class="seg">two-stage:</span><wbr><span class="seg">oracle-caption+</span><wbr>'
+            '<span class="seg">bm25</span>') in html  # a long name wraps after : and + only
     assert "<th data-sort=\"text\">formulation</th>" in html and "<td>paraphrase</td>" in html
-    assert "/compare?a=oracle&amp;b=random&amp;task=order" in html
+    assert html.count('<form action="/compare"') == 1 and ">vs " not in html  # no link per pair
     assert '<img src="/plot/metrics_by_task.png"' in html
+    for link in ("/download/results.json", "/download/table.csv?task=order", "/download/failures.json",
+                 "/download/run?retriever=two-stage%3Aoracle-caption%2Bbm25"):
+        assert f'href="{link}"' in html
+
+
+def test_overview_gives_every_figure_an_interval_and_marks_the_best(client, bench):
+    from reasonaudio.bench.intervals import metric_interval
+    from reasonaudio.bench.metrics import METRICS, OVERALL
+    from reasonaudio.bench.results import load_results
+
+    results = load_results(bench).runs
+    html = client.get("/", params={"task": "order"}).text
+    assert '<b aria-current="page">order</b>' in html  # the task switcher
+    rows = table_rows(html, "results")
+    assert [r[0][1] for r in rows] == list(results)
+    for name, row in zip(results, rows):
+        cells = [c for c in row if "data-value" in c[0]][:len(METRICS)]
+        for m, (attrs, text) in zip(METRICS, cells):
+            value = results[name].per_task["order"][m]
+            lo, hi = metric_interval(results[name], "order", m)
+            assert text.startswith(f"{value:.3f}") and f"[{lo:.3f}, {hi:.3f}]" in text, (name, m, text)
+            best = max(r.per_task["order"][m] for r in results.values())
+            assert ("best" in attrs.get("class", "").split()) == (value == best), (name, m)
+    assert metric_interval(results["oracle"], OVERALL, "acc@1")[0] < 1.0  # Wilson: never [1, 1]
+
+
+def test_best_marks_ties_and_gaps():
+    from reasonaudio.explorer.catalog import best_marks
+
+    assert best_marks([[0.5, None], [0.5, 0.1], [0.2, float("nan")]]) == \
+        [[True, False], [True, True], [False, False]]
+    assert best_marks([]) == []
 
 
 def test_query_page_shows_the_pair_and_ranks_from_the_saved_runs(client, bench, bench_dir):
+    from reasonaudio.bench.failures import breakdown
+
+    failure_records = breakdown(bench).of("bag-of-sounds")
     run = read_trec(run_path(bench, "bag-of-sounds"))
     for q in bench.queries[:5]:
         choice = next(c for c in bench.choices if c.query_id == q.id)
         html = client.get(f"/query/{q.id}").text
-        assert f'src="/audio/{choice.positive}.wav"' in html and f'src="/audio/{choice.negative}.wav"' in html
+        for cid in (choice.positive, choice.negative):
+            assert f'data-src="/audio/{cid}.wav"' in html
         assert html.count('<svg class="timeline"') >= 2
         pos = first_rank(run.ranking(q.id), {choice.positive})
         neg = first_rank(run.ranking(q.id), {choice.negative})
-        row = html.split("<td><a href=\"#top-2\">bag-of-sounds</a>", 1)[1].split("</tr>", 1)[0]
+        link = '<a href="#top-2"><span class="seg">bag-of-sounds</span></a>'
+        row = html.split(link, 1)[1].split("</tr>", 1)[0]
         cells = [c.split("</td>")[0].rsplit(">", 1)[1] for c in row.split("<td data-value=")[1:4]]
+        kind = next((r.kind for r in failure_records if r.qid == q.id), "")
+        assert f'<td class="kind">' in row and (kind in row if kind else "&amp;kind=" not in row)
         shown = [str(int(x)) if x != float("inf") else "-" for x in
                  (first_rank(run.ranking(q.id), bench.qrels[q.id]), pos, neg)]
         assert cells == shown
         assert "hits sortable" in html  # every retriever's top 10 with its checks
+
+
+def _top_section(html: str, name: str) -> str:
+    """The top-10 section of retriever ``name`` on a query page."""
+    part = html.split(f'<table class="hits sortable" data-retriever="{name}">', 1)[1]
+    return part.split("</table>", 1)[0]
+
+
+def test_query_page_rows_show_what_each_retriever_saw(client, bench):
+    from markupsafe import escape
+
+    from reasonaudio.models.captioners import oracle_caption
+
+    q = next(q for q in bench.queries if q.task == "negation")
+    html = client.get(f"/query/{q.id}").text
+    two_stage = _top_section(html, TWO_STAGE_NAME)
+    top = read_trec(run_path(bench, TWO_STAGE_NAME)).ranking(q.id)[:10]
+    assert two_stage.count('<div class="seen caption">') == len(top) == 10
+    for cid in top:  # the caption its collection holds (oracle-caption: the true caption)
+        assert f'<q class="caption">{escape(oracle_caption(bench.clip_by_id[cid]))}</q>' in two_stage
+    detected = _top_section(html, DETECTED_NAME)
+    assert detected.count('<div class="seen events">') == 10 and "caption" not in detected
+    assert "detected by detected:yamnet" in detected and ">0.80</text>" in detected  # confidences
+    first = read_trec(run_path(bench, DETECTED_NAME)).ranking(q.id)[0]
+    row = detected.split(f'<tr class="', 1)[1].split("</tr>", 1)[0]
+    seen_svg = row.split('<div class="seen events">', 1)[1]
+    assert seen_svg.count('class="event ') == len(bench.clip_by_id[first].events) - 1  # the fixture drops one
+    oracle = _top_section(html, "oracle")
+    assert '<div class="seen' not in oracle  # the oracle reads the truth: no view of its own
+
+
+def test_hit_rows_carry_the_verdict_and_outline_the_breaking_events(client, bench):
+    from reasonaudio.constraints.logic import conjuncts, labels
+    from reasonaudio.explorer.verdicts import checks, verdict
+
+    for q in [q for q in bench.queries if q.task in ("negation", "order")][:4]:
+        html = client.get(f"/query/{q.id}").text
+        rows = table_rows("<table>" + _top_section(html, "bag-of-sounds") + "</table>")
+        for cid, row in zip(read_trec(run_path(bench, "bag-of-sounds")).ranking(q.id)[:10], rows):
+            marks = checks(q.logic, bench.clip_by_id[cid].events)
+            cells = {a.get("class", ""): t for a, t in row}
+            assert any(k.startswith("verdict") and t == verdict(marks) for k, t in cells.items()), (cid, row)
+        choice = next(c for c in bench.choices if c.query_id == q.id)
+        negative = bench.clip_by_id[choice.negative]
+        marks = checks(q.logic, negative.events)
+        bad = [i for i, ok in enumerate(marks) if not ok]
+        assert len(bad) == 1  # a hard negative breaks one constraint
+        side = html.split('<div class="side hard-negative"', 1)[1].split("</svg>", 1)[0]
+        outlined = {e.label for e in negative.events if e.label in labels(conjuncts(q.logic)[bad[0]])}
+        assert side.count('class="event mentioned breaks"') == len(outlined) >= 1
+        assert f"breaks C{bad[0] + 1}" in side
+
+
+def test_the_pair_shares_one_time_scale_and_prints_its_measurements(client, bench):
+    import re
+
+    for q in bench.queries[:6]:
+        choice = next(c for c in bench.choices if c.query_id == q.id)
+        html = client.get(f"/query/{q.id}").text
+        pair = html.split('<div class="pair">', 1)[1].split("<h2>", 1)[0]
+        scales = re.findall(r'data-px-per-s="([0-9.]+)"', pair)
+        assert len(scales) == 2 and scales[0] == scales[1]
+        longest = max(bench.clip_by_id[c].duration for c in (choice.positive, choice.negative))
+        assert float(scales[0]) == pytest.approx((600 - 170 - 34) / longest, abs=1e-3)
+        below = html.split('<h2>ranks under each retriever</h2>', 1)[1]
+        hits = re.findall(r'data-px-per-s="([0-9.]+)"', below)
+        assert len(set(hits)) == 1  # every hit's timeline on one scale too
+        for cid in (choice.positive, choice.negative):
+            clip = bench.clip_by_id[cid]
+            assert f"<p class=\"meta\">{clip.duration:.2f} s" in pair
+            facts = pair.split(f'data-clip="{cid}"', 1)[1].split("</table>", 1)[0]
+            for e in clip.events:
+                if e.label in q.text or f"<th scope=\"row\">{e.label}</th>" in facts:
+                    assert f"({e.offset - e.onset:.2f} s)" in facts
+
+
+def test_free_text_search_marks_hits_by_the_parsed_logic(client, bench):
+    for q in bench.queries[:5]:
+        html = client.get("/search", params={"q": q.text, "retriever": "oracle"}).text
+        assert ">relevant</th>" not in html  # free text: no qrels, so no "relevant: no"
+        verdicts = [t for row in table_rows(html.split('id="hits-heading"', 1)[1]) for a, t in row
+                    if a.get("class", "").startswith("verdict")]
+        assert verdicts and all(v == "meets the query" for v in verdicts), (q.text, verdicts)
+    random_html = client.get("/search", params={"q": bench.queries[0].text, "retriever": "random"}).text
+    rows = table_rows(random_html.split('id="hits-heading"', 1)[1])
+    for row in rows:
+        marks = [t for a, t in row if t in ("✓", "✗")]
+        verdict = next(t for a, t in row if a.get("class", "").startswith("verdict"))
+        broken = [f"C{i}" for i, m in enumerate(marks, 1) if m == "✗"]
+        assert verdict == ("meets the query" if not broken else "breaks " + ", ".join(broken))
+    with_id = client.get("/search", params={"q": bench.queries[0].id, "retriever": "oracle"}).text
+    assert ">relevant</th>" in with_id  # a query id: its qrels, and the verdict beside them
+
+
+def test_failure_breakdown_counts_equal_the_saved_values(client, bench):
+    from reasonaudio.bench.failures import KIND_NAMES
+    from reasonaudio.bench.results import load_results
+
+    results = load_results(bench).runs
+    for task in ("all", "negation", "order", "duration"):
+        html = client.get("/failures", params={"task": task}).text
+        heads = [h.split(">", 1)[1] for h in html.split('<table class="breakdown sortable"', 1)[1]
+                 .split("</thead>", 1)[0].split("</th>")[:-1]]
+        kinds = [h for h in heads if h in KIND_NAMES]
+        assert kinds == [k for k in KIND_NAMES if k in kinds]  # the library's priority order
+        rows = table_rows(html, "breakdown")
+        assert [r[0][1] for r in rows] == list(results)
+        for name, row in zip(results, rows):
+            qids = [q for q, t in results[name].task_of.items() if task == "all" or t == task]
+            wrong = sum(1 for q in qids if results[name].per_query[q].get("acc@1", 0.0) < 1.0)
+            queries, failed, *counts = [int(t) for _, t in row[1:]]
+            assert (queries, failed) == (len(qids), wrong), (task, name)
+            assert sum(counts) == failed
+    bd_rows = table_rows(client.get("/failures", params={"task": "all"}).text, "breakdown")
+    bag = next(r for r in bd_rows if r[0][1] == "bag-of-sounds")
+    for attrs, text in bag[3:]:
+        listed = client.get("/failures", params={"retriever": "bag-of-sounds", "task": "all",
+                                                 "kind": attrs["data-kind"]}).text
+        rows = table_rows(listed, "failures")
+        assert len(rows) == int(text) and all(r[3][1] == attrs["data-kind"] for r in rows)
+
+
+def test_failures_of_one_retriever_name_what_ranked_first(client, bench):
+    from reasonaudio.bench.failures import breakdown
+
+    records = {r.qid: r for r in breakdown(bench).of("bag-of-sounds")}
+    rows = table_rows(client.get("/failures", params={"retriever": "bag-of-sounds", "task": "all"}).text,
+                      "failures")
+    assert len(rows) == len(records)
+    for row in rows:
+        rec = records[row[0][1]]
+        assert row[3][1] == rec.kind and row[4][1] == (rec.top_clip or "-")
+        assert row[5][1] == "; ".join(f"C{b.index} {b.node}" for b in rec.broken)
+
+
+def test_compare_runs_the_paired_test_of_bench_compare(client, bench):
+    from reasonaudio.bench.compare import compare
+    from reasonaudio.bench.results import load_results
+
+    runs = load_results(bench).runs
+    tests = compare(runs["bag-of-sounds"], runs[TWO_STAGE_NAME])
+    html = client.get("/compare", params={"a": "bag-of-sounds", "b": TWO_STAGE_NAME, "task": "order"}).text
+    rows = table_rows(html, "paired")
+    assert [r[0][1] for r in rows] == list(tests.groups)
+    for row in rows:
+        group = row[0][1]
+        assert int(row[1][1]) == tests.tests[(group, "acc@1")].n
+        for i, m in enumerate(tests.metrics):
+            p = row[2 + 4 * i + 3][1]
+            assert p.split()[0] == f"{tests.p_holm[(group, m)]:.4f}"
+            assert p.endswith("*") == tests.significant(group, m)
+    assert '<b aria-current="page">order</b>' in html  # the task switcher
+    for side in ("a", "b"):
+        assert f'<select name="{side}"' in html
+    assert client.get("/compare").status_code == 200  # the first two retrievers
+    same = client.get("/compare", params={"a": "oracle", "b": "oracle"})
+    assert same.status_code == 200 and "nothing to test" in same.text
+
+
+def test_downloads_are_the_saved_files_and_tables(client, bench, bench_dir, tmp_path):
+    import csv
+    import io
+
+    from reasonaudio.bench.failures import breakdown
+    from reasonaudio.bench.metrics import METRICS
+    from reasonaudio.bench.report import write_results_json
+    from reasonaudio.bench.results import load_results
+
+    r = client.get("/download/results.json")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("application/json")
+    assert r.headers["content-disposition"] == 'attachment; filename="results.json"'
+    write_results_json(tmp_path / "eval.json", load_results(bench))  # what bench eval --json writes
+    assert r.json() == json.loads((tmp_path / "eval.json").read_text(encoding="utf-8"))
+    run = client.get("/download/run", params={"retriever": TWO_STAGE_NAME})
+    assert run.status_code == 200 and run.content == run_path(bench, TWO_STAGE_NAME).read_bytes()
+    saved_run = run_path(bench, TWO_STAGE_NAME).name
+    assert run.headers["content-disposition"] == f'attachment; filename="{saved_run}"'
+    table = client.get("/download/table.csv", params={"task": "mix"})
+    assert table.headers["content-type"].startswith("text/csv")
+    rows = list(csv.DictReader(io.StringIO(table.text)))
+    saved = load_results(bench).runs
+    assert [row["retriever"] for row in rows] == list(saved)
+    for row in rows:
+        for m in METRICS:
+            assert float(row[m]) == pytest.approx(saved[row["retriever"]].per_task["mix"][m], abs=1e-6)
+            assert float(row[f"{m}_low"]) <= float(row[m]) + 1e-9 <= float(row[f"{m}_high"]) + 2e-9
+    assert client.get("/download/failures.json").json() == json.loads(json.dumps(breakdown(bench).to_json()))
+
+
+def test_the_first_model_search_shows_a_loading_state(client, bench):
+    import time
+
+    params = {"q": bench.queries[4].text, "retriever": TWO_STAGE_NAME}
+    first = client.get("/search", params=params)
+    assert first.status_code == 202 and "loading model two-stage:oracle-caption+bm25" in first.text
+    status_url = f'/search/status?retriever={quote(TWO_STAGE_NAME)}'
+    assert f'data-status="{status_url}"' in first.text.replace("%3A", "%3A")
+    deadline = time.monotonic() + 120
+    status = {"retriever": TWO_STAGE_NAME}
+    while (state := client.get("/search/status", params=status).json()["state"]) == "loading":
+        assert time.monotonic() < deadline, "the model never finished loading"
+        time.sleep(0.05)
+    assert state == "ready"
+    done = client.get("/search", params=params)
+    assert done.status_code == 200 and 'id="loaded-note"' in done.text and 'class="play"' in done.text
+    again = client.get("/search", params=params)
+    assert again.status_code == 200 and 'id="loaded-note"' not in again.text  # said once
+    failed = client.get("/search", params={"q": "x", "retriever": DETECTED_NAME})
+    assert failed.status_code == 202  # the fixture's detected collection cannot be searched ...
+    deadline = time.monotonic() + 120
+    while client.get("/search/status", params={"retriever": DETECTED_NAME}).json()["state"] == "loading":
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    told = client.get("/search", params={"q": "x", "retriever": DETECTED_NAME})
+    assert told.status_code == 400 and "bench detect" in told.text  # ... which the page says, once
 
 
 def test_clip_page_has_audio_timelines_and_captions(client, bench):
@@ -158,7 +421,9 @@ def test_parse_range_reads_exactly():
 @pytest.mark.parametrize("path", [
     "/clip/nope", "/query/q-9999", "/audio/clip-99999.wav", "/failures?retriever=nope&task=all",
     "/failures?retriever=oracle&task=nope", "/compare?a=oracle&b=nope", "/plot/nope.png",
-    "/compare?a=oracle&b=random&metric=nope", "/failures", "/no/such/page",
+    "/compare?a=oracle&b=random&metric=nope", "/failures?kind=nope", "/failures?retriever=oracle&kind=x",
+    "/download/run?retriever=nope", "/download/run", "/download/table.csv?task=nope", "/?task=nope",
+    "/search/status?retriever=nope", "/search/status", "/no/such/page",
     "/clip/..%2Fmanifest.json", "/clip/%2e%2e%2f%2e%2e%2fetc%2fpasswd", "/plot/..%2Fmanifest.json",
     "/plot/..%2F..%2Fmanifest.json", "/static/../catalog.py", "/static/%2e%2e/catalog.py",
     "/static/..%2F..%2Fcli.py", "/audio/..%2Fcorpus.wav", "/audio/..%2F..%2Fmanifest.json.wav",
@@ -198,14 +463,25 @@ def test_hostile_text_is_escaped_everywhere(client, tmp_path, bench_dir):
         obj = json.loads(path.read_text(encoding="utf-8"))
         obj["fingerprint"] = fingerprint(edited)
         path.write_text(json.dumps(obj), encoding="utf-8")
+    from reasonaudio.bench.results import load_result, save_result
+
+    base = load_result(edited, "random")  # a saved result whose name is hostile too
+    save_result(edited, replace(base, name=HOSTILE))
+    shutil.copyfile(run_path(edited, "random"), run_path(edited, HOSTILE))
     app = build_app(edited)
     with TestClient(app, raise_server_exceptions=False) as c:
         for page in ("/", f"/query/{first['_id']}", f"/failures?retriever=random&task={first['task']}",
-                     "/compare?a=oracle&b=random"):
-            html = c.get(page).text
-            assert "<script>alert" not in html and "<img src=x" not in html, page
-            assert "&lt;script&gt;" in html, page
+                     "/compare?a=oracle&b=random", "/failures?task=all",
+                     f"/failures?retriever={quote(HOSTILE)}",
+                     f"/compare?a={quote(HOSTILE)}&b=random"):
+            r = c.get(page)
+            assert r.status_code == 200, page
+            assert "<script>alert" not in r.text and "<img src=x" not in r.text, page
+            assert "&lt;script&gt;" in r.text, page
         assert "paraphrase" in c.get(f"/query/{first['_id']}").text
+        run = c.get("/download/run", params={"retriever": HOSTILE})
+        assert run.status_code == 200 and "<" not in run.headers["content-disposition"]  # a file-safe slug
+        assert HOSTILE in c.get("/download/table.csv").text.replace('""', '"')  # CSV, not HTML: as it is
     app.state.catalog.close()
 
 
@@ -224,7 +500,10 @@ def test_search_runs_a_retriever_of_the_store_with_checks(client, bench):
 def test_nothing_is_written(bench_dir, client, bench):
     before = _tree_digest(bench_dir)
     for page in ("/", f"/query/{bench.queries[2].id}", f"/clip/{bench.clips[5].id}",
-                 f"/audio/{bench.clips[5].id}.wav", f"/search?q={bench.queries[2].id}&retriever=oracle"):
+                 f"/audio/{bench.clips[5].id}.wav", f"/search?q={bench.queries[2].id}&retriever=oracle",
+                 "/failures", "/failures?retriever=random&task=order", "/compare?a=oracle&b=random",
+                 "/download/results.json", "/download/table.csv", "/download/failures.json",
+                 "/download/run?retriever=oracle", "/search/status?retriever=oracle"):
         assert client.get(page).status_code == 200
     assert _tree_digest(bench_dir) == before
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from reasonaudio.bench.intervals import INTERVAL_METRICS, metric_interval
+from reasonaudio.bench.intervals import metric_interval
 from reasonaudio.bench.metrics import LABELS, METRICS, OVERALL, first_rank
 from reasonaudio.bench.results import Results, load_results, run_path
 from reasonaudio.bench.runs import Run, read_trec
@@ -30,18 +30,17 @@ from reasonaudio.constraints.logic import Node, conjuncts, describe, labels
 from reasonaudio.dataset.benchmark import CHOICES, TASKS, Benchmark, Choice
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.errors import ReasonAudioError, error_line
+from reasonaudio.explorer.retriever_view import CAPTION, DETECTED, EVENTS, FIELDS, sources
+from reasonaudio.explorer.verdicts import Seen, breaking, broken, checks, measurements, verdict
 from reasonaudio.fileio import read_jsonl
 from reasonaudio.models.captioners import oracle_caption
-from reasonaudio.views.search import checks
+from reasonaudio.models.names import TWO_STAGE
 
 DIMENSIONS = ("formulation", "condition", "examples")
 """fields of a result's ``describe`` shown as columns beside its name when any result has them"""
 TOP = 10
 PLOT_SUFFIXES = (".png", ".svg")
 PAYLOAD_RETRIEVERS = ("oracle", "bag-of-sounds", "random", *(a.retriever for a in ABLATIONS))
-DETECTED = "detected:"
-"""collections of perceived events (``bench detect``) record a model name with this prefix"""
-TWO_STAGE = "two-stage:"
 
 
 class NotFound(ReasonAudioError):
@@ -60,6 +59,15 @@ class Ranked:
     role: str
     """"positive", "hard negative" (the planted pair) or ""."""
 
+    @property
+    def verdict(self) -> str:
+        """``meets the query`` / ``breaks C2`` (the logic's word on the clip, with or without qrels)."""
+        return verdict(self.checks)
+
+    @property
+    def meets(self) -> bool:
+        return bool(self.checks) and not broken(self.checks)
+
 
 @dataclass
 class Timeline:
@@ -67,7 +75,25 @@ class Timeline:
 
     duration: float
     events: list[dict[str, Any]]
-    """label, onset, offset, mentioned (bool), confidence (detected only, else None)"""
+    """label, onset, offset, mentioned (bool), confidence (detected only, else None), breaks (the
+    numbers of the broken constraints that mention its sound: outlined)"""
+    checks: tuple[bool, ...] = ()
+    """whether these events meet each constraint of the query (none without a query)"""
+
+
+def events_timeline(events: Sequence[Any], duration: float, logic: Node | None,
+                    confidence: dict[str, float] | None = None) -> Timeline:
+    """A timeline of ``events`` (true or perceived), each marked mentioned by the query and
+    outlined when it belongs to a constraint these events break."""
+    mentioned = set(labels(logic)) if logic is not None else None  # None: no query, all drawn alike
+    marks = checks(logic, events)
+    breaks = breaking(logic, marks)
+    rows = [{"label": e.label, "onset": e.onset, "offset": e.offset,
+             "mentioned": mentioned is None or e.label in mentioned,
+             "confidence": None if confidence is None else confidence.get(e.label),
+             "breaks": breaks.get(e.label, [])}
+            for e in sorted(events, key=lambda e: (e.onset, e.label))]
+    return Timeline(duration, rows, marks)
 
 
 @dataclass
@@ -80,6 +106,32 @@ class Failure:
     positive_rank: float
     negative_rank: float
     values: dict[str, float] = field(default_factory=dict)
+    kind: str = ""
+    """why it failed (``bench/failures.py``'s kind of the clip ranked first)"""
+    top_clip: str | None = None
+    broken: list[str] = field(default_factory=list)
+    """the constraints the first clip breaks, as ``C2 !has(siren)``"""
+
+
+def shown_results(bench: Benchmark) -> Results:
+    """The saved results the pages show: every result of the caption formulation (``load_results``'
+    default), then the ``NAME@interleaved`` ones (their "examples" column), read in one pass."""
+    from reasonaudio.dataset.interleaved import INTERLEAVED
+    from reasonaudio.tasks.base import CAPTION as CAPTION_TEXT
+
+    saved = load_results(bench, formulations=True)
+    runs = {n: r for n, r in saved.runs.items() if r.formulation == CAPTION_TEXT}
+    runs.update((n, r) for n, r in saved.runs.items() if r.formulation == INTERLEAVED)
+    saved.runs = runs
+    return saved
+
+
+def best_marks(rows: Sequence[Sequence[float | None]]) -> list[list[bool]]:
+    """Per row and column, whether the value is the column's highest (every metric: higher is
+    better; ties all marked; a column of no values marks none)."""
+    columns = list(zip(*rows)) if rows else []
+    tops = [max((v for v in col if v is not None and not math.isnan(v)), default=None) for col in columns]
+    return [[v is not None and top is not None and v == top for v, top in zip(row, tops)] for row in rows]
 
 
 def rank_text(rank: float) -> str:
@@ -104,10 +156,7 @@ class Catalog:
         self.url = url
         resolve_backend(backend, url)  # a URL that does not parse: one line at start, not a 500 page
         self.bank_spec = bank_spec
-        self.results: Results = load_results(bench)
-        from reasonaudio.bench.by_example import interleaved_results
-
-        self.results.runs.update(interleaved_results(bench).runs)  # NAME@interleaved: "examples" column
+        self.results: Results = shown_results(bench)
         self.plots_dir = plots_dir
         self.plots = self._list_plots(plots_dir)
         self._runs: dict[str, Run | None] = {}
@@ -115,11 +164,18 @@ class Catalog:
         self._store: Any = None
         self._store_error: str | None = None
         self._retrievers: dict[str, Any] = {}
+        self._building: dict[str, threading.Lock] = {}
+        self._collections: list[tuple[str, Any]] | None = None
+        self._breakdown: Any = None
+        self._tables: dict[str, list[dict[str, Any]]] = {}
+        self._paired: dict[tuple[str, str], Any] = {}
+        self._failed: dict[tuple[str, str], Any] = {}
         raw = read_jsonl(bench.root / CHOICES) if (bench.root / CHOICES).is_file() else []
         self.violation = {str(r.get("query_id")): str(r.get("violation", "")) for r in raw
                           if isinstance(r, dict)}
         self.choice: dict[str, Choice] = {c.query_id: c for c in bench.choices}
         self.queries_by_task = {t: [q for q in bench.queries if q.task == t] for t in TASKS}
+        self._query_ids = [q.id for q in bench.queries]
         self.planted_in: dict[str, list[tuple[str, str]]] = {}
         for c in bench.choices:
             self.planted_in.setdefault(c.positive, []).append((c.query_id, "positive"))
@@ -181,20 +237,31 @@ class Catalog:
 
     def table(self, task: str) -> list[dict[str, Any]]:
         """One row per saved retriever: what it reads, its dimensions, every metric on ``task``
-        ("all": overall) and, for Acc@1, nDCG@10 and MC, the 95% interval (``bench eval --json``'s)."""
-        from reasonaudio.retrievers.registry import input_kind
+        ("all": overall) with its 95% interval (``bench/intervals.metric_interval``: Wilson for
+        Acc@1 and MC, a bootstrap of the mean for the others), whether it is the best of its column
+        (``best``) and the best of the retrievers that do not read the ground truth
+        (``best_heard``), and how many queries it got wrong. Kept: the results do not change."""
+        with self._lock:
+            if task not in self._tables:
+                self._tables[task] = self._table(task)
+            return self._tables[task]
+
+    def _table(self, task: str) -> list[dict[str, Any]]:
+        from reasonaudio.retrievers.registry import TRUTH, input_kind
 
         rows = []
         group = OVERALL if task == "all" else task
         for name, r in self.results.runs.items():
             values = r.overall if task == "all" else r.per_task.get(task, {})
-            rows.append({"name": name, "dims": self.dimension_values(name),
-                         "reads": input_kind(name),
+            rows.append({"name": name, "dims": self.dimension_values(name), "reads": input_kind(name),
                          "values": [values.get(m) for m in METRICS],
-                         "intervals": [metric_interval(r, group, m)
-                                       if m in INTERVAL_METRICS and values.get(m) is not None
-                                       else None for m in METRICS],
+                         "intervals": [metric_interval(r, group, m) if values.get(m) is not None else None
+                                       for m in METRICS],
                          "failures": self.count_failures(name, task)})
+        for key, keep in (("best", lambda row: True), ("best_heard", lambda row: row["reads"] != TRUTH)):
+            for row, marks in zip(rows, best_marks([row["values"] if keep(row) else [None] * len(METRICS)
+                                                    for row in rows])):
+                row[key] = marks
         return rows
 
     def run(self, name: str) -> Run | None:
@@ -206,10 +273,16 @@ class Catalog:
             return self._runs[name]
 
     def warm(self) -> None:
-        """Read every saved run now (a server calls this in the background after it starts, so the
-        first query page does not wait for them)."""
+        """Read every saved run, classify the failures and open the store now (a server calls this
+        in the background after it starts, so the first query page does not wait for them)."""
         for name in self.names:
             self.run(name)
+        self.breakdown()
+        self.collections()
+
+    def run_saved(self, name: str) -> bool:
+        """Whether ``name`` has a saved TREC run (without reading it)."""
+        return run_path(self.bench, name).is_file()
 
     def ranking(self, name: str, qid: str) -> list[str]:
         run = self.run(name)
@@ -241,16 +314,38 @@ class Catalog:
         out = []
         for i, h in enumerate(hits, 1):
             clip = self.bench.clip_by_id.get(h.clip_id)
-            marks = tuple(checks(logic, clip)) if (logic is not None and clip is not None) else ()
+            marks = checks(logic, clip.events) if clip is not None else ()
             role = ""
             if choice is not None:
                 role = {choice.positive: "positive", choice.negative: "hard negative"}.get(h.clip_id, "")
             out.append(Ranked(i, h.clip_id, float(h.score), marks, h.clip_id in relevant, role))
         return out
 
+    def pair(self, q: Any) -> list[dict[str, Any]]:
+        """The planted minimal pair of query ``q`` (none without one): per side its role, clip,
+        timeline, checks, verdict and measured facts (``verdicts.measurements``)."""
+        choice = self.choice.get(q.id)
+        if choice is None:
+            return []
+        out = []
+        for role, cid in (("positive", choice.positive), ("hard negative", choice.negative)):
+            clip = self.clip(cid)
+            marks = checks(q.logic, clip.events)
+            out.append({"role": role, "clip": clip, "timeline": self.timeline(clip, q.logic),
+                        "checks": marks, "verdict": verdict(marks),
+                        "meets": bool(marks) and not broken(marks),
+                        "facts": measurements(q.logic, clip.events)})
+        return out
+
+    def neighbours(self, qid: str) -> tuple[str | None, str | None]:
+        """The previous and next query id in the benchmark's order (None at either end)."""
+        ids = self._query_ids
+        i = ids.index(qid)
+        return (ids[i - 1] if i > 0 else None), (ids[i + 1] if i + 1 < len(ids) else None)
+
     def pair_ranks(self, qid: str) -> list[dict[str, Any]]:
         """Per saved retriever: rank of the first relevant clip, of the planted positive and of the
-        hard negative, and the query's metric values."""
+        hard negative, the query's metric values and, when it failed, the kind of its failure."""
         choice = self.choice.get(qid)
         relevant = self.bench.qrels.get(qid, set())
         rows = []
@@ -262,15 +357,11 @@ class Catalog:
                 "positive": self.rank_of(name, qid, choice.positive if choice else None),
                 "negative": self.rank_of(name, qid, choice.negative if choice else None),
                 "values": r.per_query.get(qid, {}), "failure": r.failures.get(qid),
-                "depth": r.depth})
+                "kind": self.failure_kind(name, qid), "depth": r.depth})
         return rows
 
     def timeline(self, clip: Clip, logic: Node | None = None) -> Timeline:
-        mentioned = set(labels(logic)) if logic is not None else None  # None: no query, all drawn alike
-        events = [{"label": e.label, "onset": e.onset, "offset": e.offset,
-                   "mentioned": mentioned is None or e.label in mentioned, "confidence": None}
-                  for e in sorted(clip.events, key=lambda e: (e.onset, e.label))]
-        return Timeline(clip.duration, events)
+        return events_timeline(clip.events, clip.duration, logic)
 
     # --- failures and comparisons ---------------------------------------------------------------
 
@@ -281,21 +372,44 @@ class Catalog:
         r = self.results.runs[name]
         return sum(1 for q in self._queries(task) if r.per_query.get(q.id, {}).get("acc@1", 0.0) < 1.0)
 
-    def failures(self, name: str, task: str) -> list[Failure]:
-        """Queries of ``task`` whose top clip is not relevant under ``name`` (Acc@1 = 0)."""
+    def failures(self, name: str, task: str, kind: str | None = None) -> list[Failure]:
+        """Queries of ``task`` whose top clip is not relevant under ``name`` (Acc@1 = 0), each with
+        the kind of its failure, the clip ranked first and the constraints it breaks (``kind``:
+        only failures of that kind)."""
         r = self.results.runs[name]
+        records = {rec.qid: rec for rec in self.breakdown().of(name)}
         out = []
         for q in self._queries(task):
             values = r.per_query.get(q.id, {})
-            if values.get("acc@1", 0.0) >= 1.0:
+            rec = records.get(q.id)
+            if values.get("acc@1", 0.0) >= 1.0 or (kind is not None and (rec is None or rec.kind != kind)):
                 continue
             choice = self.choice.get(q.id)
             ranking = self.ranking(name, q.id)
             out.append(Failure(q.id, q.text, q.task, first_rank(ranking, self.bench.qrels.get(q.id, set())),
                                first_rank(ranking, {choice.positive}) if choice else math.inf,
                                first_rank(ranking, {choice.negative}) if choice else math.inf,
-                               dict(values)))
+                               dict(values), rec.kind if rec else "", rec.top_clip if rec else None,
+                               [f"C{b.index} {b.node}" for b in rec.broken] if rec else []))
         return out
+
+    def breakdown(self) -> Any:
+        """Every saved retriever's failures by task and kind (``bench/failures.breakdown`` over the
+        saved results and the runs read here), computed once."""
+        with self._lock:
+            if self._breakdown is None:
+                from reasonaudio.bench.failures import breakdown
+
+                runs = {n: run for n in self.names if (run := self.run(n)) is not None}
+                self._breakdown = breakdown(self.bench, self.results, runs)
+                self._failed = {(r.retriever, r.qid): r for r in self._breakdown.records}
+            return self._breakdown
+
+    def failure_kind(self, name: str, qid: str) -> str:
+        """The kind of ``name``'s failure on ``qid`` ("" when its first clip is relevant)."""
+        self.breakdown()
+        found = self._failed.get((name, qid))
+        return found.kind if found is not None else ""
 
     def compare(self, a: str, b: str, task: str, metric: str = "acc@1") -> dict[str, list[dict[str, Any]]]:
         """Queries where A beats B on ``metric`` (wins), where B beats A (losses), and the count of ties."""
@@ -315,6 +429,17 @@ class Catalog:
                    "rank_b": first_rank(self.ranking(b, q.id), relevant)}
             (wins if va > vb else losses).append(row)
         return {"wins": wins, "losses": losses, "ties": [{"n": ties}]}
+
+    def paired(self, a: str, b: str) -> Any:
+        """``bench compare``'s paired tests of ``a`` against ``b`` (``bench/compare.compare``: a
+        randomization test per task and overall, Holm-corrected over the tasks), computed once."""
+        with self._lock:
+            key = (a, b)
+            if key not in self._paired:
+                from reasonaudio.bench.compare import compare
+
+                self._paired[key] = compare(self.results.runs[a], self.results.runs[b])
+            return self._paired[key]
 
     # --- the store: captions, detected events, search ----------------------------------------------
 
@@ -341,19 +466,23 @@ class Catalog:
             return self._store_error
 
     def collections(self) -> list[tuple[str, Any]]:
-        """(collection name, meta) of every complete collection the store holds."""
+        """(collection name, meta) of every complete collection the store holds (listed once:
+        the store is opened read-only)."""
+        if self._collections is not None:  # listed once; read without waiting for a model's load
+            return self._collections
         with self._lock:
+            if self._collections is not None:
+                return self._collections
             store = self._open_store()
-            if store is None:
-                return []
             out = []
-            for name in sorted(store.collections()):
+            for name in sorted(store.collections()) if store is not None else ():
                 try:
                     meta = store.meta(name)
                 except ReasonAudioError:
                     continue
                 if meta.complete:
                     out.append((name, meta))
+            self._collections = out
             return out
 
     def searchable(self) -> list[str]:
@@ -386,39 +515,84 @@ class Catalog:
             for cname, meta in self.collections():
                 if not meta.model.startswith(TWO_STAGE):
                     continue
-                found = self._store.retrieve(cname, [clip.id], fields=("clip_id", "caption"))
-                for f in found:
-                    caption = (f.payload or {}).get("caption")
-                    if caption is not None:
-                        out.append((f"{parse_two_stage(meta.model)[0]} ({meta.model})", str(caption)))
+                for payload in self._payloads(cname, CAPTION, [clip.id]).values():
+                    if payload.get("caption") is not None:
+                        captioner = parse_two_stage(meta.model, lexical=True)[0]
+                        out.append((f"{captioner} ({meta.model})", str(payload["caption"])))
         return out
 
     def detected(self, clip: Clip, logic: Node | None = None) -> list[tuple[str, Timeline]]:
         """(detected retriever, timeline of its events) for every detected collection."""
-        mentioned = set(labels(logic)) if logic is not None else None
         out = []
         with self._lock:
             for cname, meta in self.collections():
-                if not meta.model.startswith(DETECTED):
-                    continue
-                found = self._store.retrieve(cname, [clip.id], fields=("clip_id", "events", "confidence"))
-                for f in found:
-                    pl = f.payload or {}
-                    conf = pl.get("confidence") or {}
-                    events = [{"label": str(e["label"]), "onset": float(e["onset"]),
-                               "offset": float(e["offset"]),
-                               "mentioned": mentioned is None or e["label"] in mentioned,
-                               "confidence": conf.get(e["label"])}
-                              for e in sorted(pl.get("events") or (), key=lambda e: (e["onset"], e["label"]))]
-                    out.append((meta.model, Timeline(clip.duration, events)))
+                if meta.model.startswith(DETECTED):
+                    for payload in self._payloads(cname, EVENTS, [clip.id]).values():
+                        out.append((meta.model, detected_timeline(payload, clip.duration, logic)))
         return out
+
+    def _payloads(self, collection: str, kind: str, clip_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """clip id -> the payload fields a view of ``kind`` reads (caller holds the lock)."""
+        found = self._store.retrieve(collection, list(clip_ids), fields=FIELDS[kind])
+        return {str((f.payload or {}).get("clip_id", "")): dict(f.payload or {}) for f in found}
+
+    def seen(self, name: str, clip_ids: Sequence[str], logic: Node | None) -> dict[str, list[dict[str, Any]]]:
+        """What the saved retriever ``name`` saw of each clip, from the collections it reads
+        (``retriever_view.sources``): clip id -> [{"kind": "caption", "model", "caption"} or
+        {"kind": "events", "model", "timeline"}]. Empty for retrievers that read no caption or
+        event (the oracle, embeddings) and when the store lacks the collection."""
+        condition = str(self.results.runs[name].describe.get("condition", "clean")) \
+            if name in self.results.runs else "clean"
+        ids = [c for c in clip_ids if c in self.bench.clip_by_id]
+        out: dict[str, list[dict[str, Any]]] = {}
+        with self._lock:
+            for src in sources(name, condition, self.collections()):
+                for cid, payload in self._payloads(src.collection, src.kind, ids).items():
+                    view: dict[str, Any] = {"kind": src.kind, "model": src.model}
+                    if src.kind == CAPTION:
+                        view["caption"] = str(payload.get("caption", ""))
+                    else:
+                        view["timeline"] = detected_timeline(payload, self.clip(cid).duration, logic)
+                    out.setdefault(cid, []).append(view)
+        return out
+
+    def prepared(self, retriever: str) -> bool:
+        """Whether ``retriever`` is built (its model loaded) and answers searches at once."""
+        with self._lock:
+            return retriever in self._retrievers
+
+    def instant(self, retriever: str) -> bool:
+        """Whether building ``retriever`` loads no model (the payload retrievers): the search page
+        builds it while answering; any other is built in the background first (``model_loading``)."""
+        return retriever in PAYLOAD_RETRIEVERS or self.prepared(retriever)
+
+    def prepare(self, retriever: str) -> Any:
+        """The retriever ``retriever`` of the store, built on first use (its model's weights
+        loaded) and kept; the search box and the background loading both come here."""
+        from reasonaudio.retrievers.base import RetrieverOptions
+        from reasonaudio.retrievers.registry import get_retriever
+
+        if retriever not in self.searchable():
+            raise NotFound(f"the store has no retriever {retriever!r} (it has: "
+                           f"{', '.join(self.searchable()) or 'none'})")
+        with self._lock:
+            building = self._building.setdefault(retriever, threading.Lock())
+        with building:  # one build per retriever; pages keep reading the store meanwhile
+            with self._lock:
+                found = self._retrievers.get(retriever)
+                store = self._open_store()
+            if found is None:
+                options = RetrieverOptions(resolve=resolve_options(), auto_ingest=False)
+                found = get_retriever(retriever, self.bench, options, store=LockedStore(store, self._lock))
+                with self._lock:
+                    self._retrievers[retriever] = found
+            return found
 
     def search(self, text: str, retriever: str, k: int) -> dict[str, Any]:
         """``bench search`` for the page: logic, sound-name resolutions, ranked hits with checks."""
         from reasonaudio.constraints.parser import parse_detailed
         from reasonaudio.errors import QueryParseError
-        from reasonaudio.retrievers.base import RetrieverOptions
-        from reasonaudio.retrievers.registry import get_retriever, spec_for
+        from reasonaudio.retrievers.registry import spec_for
         from reasonaudio.retrievers.stored_vectors import resolve_query_text
 
         if retriever not in self.searchable():
@@ -436,17 +610,17 @@ class Catalog:
                 raise
             note = f"no constraint checks: {exc}"
         logic = parsed.logic if parsed is not None else None
+        found = self.prepare(retriever)  # before the lock: a build takes it call by call
         with self._lock:
-            found = self._retrievers.get(retriever)
-            if found is None:
-                options = RetrieverOptions(resolve=resolve, auto_ingest=False)
-                found = get_retriever(retriever, self.bench, options, store=self._open_store())
-                self._retrievers[retriever] = found
             hits = found.search(text, k)
-            captions = found.captions([h.clip_id for h in hits])
+            ids = [h.clip_id for h in hits]
+            own = found.captions(ids)
+        seen = self.seen(retriever, ids, logic)
+        captions = {cid: line for cid, line in own.items()  # a caption the view shows already, once
+                    if line not in {v.get("caption") for v in seen.get(cid, ())}}
         return {"text": text, "logic": logic, "parts": self.logic_parts(logic), "note": note,
                 "resolutions": list(parsed.resolutions) if parsed is not None else [],
-                "hits": self.ranked(hits, logic, qid), "captions": captions, "qid": qid}
+                "hits": self.ranked(hits, logic, qid), "captions": captions, "seen": seen, "qid": qid}
 
     def close(self) -> None:
         with self._lock:
@@ -456,6 +630,34 @@ class Catalog:
             if self._store is not None:
                 self._store.close()
                 self._store = None
+
+
+class LockedStore:
+    """A store whose every call holds ``lock``: a retriever is built (its weights loaded) without
+    holding the catalog's lock, so pages answer meanwhile, yet it reads the store one call at a
+    time, as every page does."""
+
+    def __init__(self, store: Any, lock: Any) -> None:
+        self._store = store
+        self._lock = lock
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._store, name)
+        if not callable(attr):
+            return attr
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            with self._lock:
+                return attr(*args, **kwargs)
+
+        return call
+
+
+def detected_timeline(payload: dict[str, Any], duration: float, logic: Node | None) -> Timeline:
+    """The timeline of a detected collection's payload (its events, each with its confidence)."""
+    events = [Seen(str(e["label"]), float(e["onset"]), float(e["offset"]))
+              for e in payload.get("events") or ()]
+    return events_timeline(events, duration, logic, dict(payload.get("confidence") or {}))
 
 
 def resolve_options() -> Any:
