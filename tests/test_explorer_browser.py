@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("starlette", reason="bench serve needs the serve extra (starlette, uvicorn)")
+pytest.importorskip("starlette", reason="bench serve needs starlette and uvicorn (core dependencies)")
 
 from explorer_support import DETECTED_NAME, TWO_STAGE_NAME, build_explorer_bench  # noqa: E402
 from reasonaudio.dataset.benchmark import load_benchmark  # noqa: E402

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("starlette", reason="bench serve needs the serve extra (starlette, uvicorn)")
+pytest.importorskip("starlette", reason="bench serve needs starlette and uvicorn (core dependencies)")
 
 from starlette.testclient import TestClient  # noqa: E402
 

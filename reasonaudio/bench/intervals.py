@@ -112,3 +112,14 @@ def interval_method() -> dict[str, Any]:
                        "method": "Wilson score interval, no continuity correction; p = the mean "
                                  "(a multiple-choice tie counts 0.5), n = the group's queries"},
             "bootstrap": {"metrics": list(BOOTSTRAP_METRICS), **BOOTSTRAP_METHOD}}
+
+
+def results_document(results: Any) -> dict[str, Any]:
+    """The ``bench eval --json`` document: data, versions, runs (with per-query values), each run
+    with the 95% intervals of its Acc@1, nDCG@10 and MC and how they were computed
+    (``intervals``: ``overall``, ``per_task``, ``method``). ``bench eval --json``, the main job's
+    results.json and the explorer's download all write this one document."""
+    doc = results.to_json(per_query=True)
+    for name, r in results.runs.items():
+        doc["runs"][name]["intervals"] = {**result_intervals(r), "method": interval_method()}
+    return doc

@@ -18,7 +18,7 @@ from reasonaudio.bench.plots import PROJECTIONS, plot_failures, plot_report, ret
 from reasonaudio.bench.results import Results, RetrieverResult, load_results, results_dir
 from reasonaudio.bench.robustness import Robustness, plot_robustness, robustness
 from reasonaudio.dataset.benchmark import Benchmark, tasks_present
-from reasonaudio.bench.intervals import interval_method, result_intervals
+from reasonaudio.bench.intervals import results_document
 from reasonaudio.errors import DataError
 from reasonaudio.models.names import ABLATED, is_embedding
 from reasonaudio.fileio import atomic_dir, read_json, write_json
@@ -167,13 +167,8 @@ class ReportOutcome:
 
 
 def write_results_json(path: Path, results: Results) -> None:
-    """The ``bench eval --json`` document: data, versions, runs (with per-query values), each
-    run with the 95% intervals of its Acc@1, nDCG@10 and MC and how they were computed
-    (``intervals``: ``overall``, ``per_task``, ``method``)."""
-    doc = results.to_json(per_query=True)
-    for name, r in results.runs.items():
-        doc["runs"][name]["intervals"] = {**result_intervals(r), "method": interval_method()}
-    write_json(path, doc)
+    """Write :func:`~reasonaudio.bench.intervals.results_document` to ``path``."""
+    write_json(path, results_document(results))
 
 
 def run_report(bench: Benchmark, out: Path | None = None, names: Sequence[str] | None = None,

@@ -38,17 +38,6 @@ def table_csv(rows: list[dict[str, Any]], dimensions: list[str]) -> str:
     return out.getvalue()
 
 
-def results_document(results: Any) -> dict[str, Any]:
-    """The document ``bench eval --json`` writes (``bench/report.write_results_json``): data,
-    versions, every run with its per-query values and its intervals (a test keeps the two equal)."""
-    from reasonaudio.bench.intervals import interval_method, result_intervals
-
-    doc = results.to_json(per_query=True)
-    for name, r in results.runs.items():
-        doc["runs"][name]["intervals"] = {**result_intervals(r), "method": interval_method()}
-    return doc
-
-
 def json_bytes(doc: Any) -> bytes:
     """``doc`` as indented, key-sorted JSON (same document, same bytes)."""
     return (json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")

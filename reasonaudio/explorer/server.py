@@ -104,12 +104,7 @@ def listen(host: str, port: int) -> Listening:
 def build_app(bench: Benchmark, plots: Path | None = None, backend: str | None = None,
               url: str | None = None, bank_spec: str | None = None) -> Any:
     from reasonaudio.explorer.catalog import Catalog
-
-    try:
-        from reasonaudio.explorer.webapp import create_app
-    except ImportError as exc:
-        raise ReasonAudioError(f"bench serve needs the serve extra ({exc.name} is missing): "
-                               "pip install -e '.[serve]'") from None
+    from reasonaudio.explorer.webapp import create_app  # its packages are in the core install
 
     catalog = Catalog(bench, plots if plots is not None else default_plots(bench), backend, url, bank_spec)
     return create_app(catalog)

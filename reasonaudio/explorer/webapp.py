@@ -26,7 +26,7 @@ from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Respon
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from reasonaudio.bench.intervals import WILSON_METRICS
+from reasonaudio.bench.intervals import WILSON_METRICS, results_document
 from reasonaudio.bench.metrics import METRICS
 from reasonaudio.bench.results import run_path
 from reasonaudio.dataset.benchmark import TASKS
@@ -34,7 +34,7 @@ from reasonaudio.errors import ReasonAudioError, error_line, redact
 from reasonaudio.explorer.audio_cache import CONTENT_TYPE, AudioCache
 from reasonaudio.explorer.catalog import Catalog, NotFound, json_text, rank_text, sort_value
 from reasonaudio.explorer.downloads import (CSV_TYPE, JSON_TYPE, TREC_TYPE, attachment, json_bytes,
-                                             results_document, table_csv)
+                                             table_csv)
 from reasonaudio.explorer.failure_tables import by_retriever, by_task, meanings
 from reasonaudio.explorer.model_loading import FAILED, LOADING, READY, Loading
 from reasonaudio.explorer.verdicts import verdict
