@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -180,6 +181,14 @@ class JointCollection:
                         batch_size=512, **layout)
 
 
+DBSF_CHOICE_DECIMALS = 4
+"""DBSF over the choices alone: each part's range is spread over its two points, so each part
+puts them at two values symmetric about its centre, and a pair the parts disagree on is a tie.
+Qdrant computes those values in float32, so a tie comes back as two sums a few ulps apart, which
+would break it by the CPU's rounding; the scores are compared at 4 decimals, far below the gap
+between any two outcomes (a sixth or more) and far above float32 noise."""
+
+
 class CombinedRetriever(QueryRetriever):
     """``hybrid:`` / ``rrf:`` / ``dbsf:`` (module docstring); one Qdrant query per search."""
 
@@ -262,7 +271,10 @@ class CombinedRetriever(QueryRetriever):
         ids = models.Filter(must=[models.HasIdCondition(has_id=[point_id(c) for c in clip_ids])])
         found = self.store.query_batch(self.collection, [self.request(text, len(clip_ids), ids)])[0]
         got = {f.clip_id: f.score for f in found}
-        return [got.get(c, float("-inf")) for c in clip_ids]
+        scores = [got.get(c, float("-inf")) for c in clip_ids]
+        if self.combined.kind == "dbsf":
+            scores = [round(s, DBSF_CHOICE_DECIMALS) if math.isfinite(s) else s for s in scores]
+        return scores
 
     def captions(self, clip_ids: Sequence[str]) -> dict[str, str]:
         """The score breakdown: each part's own score of the clip (and the soft constraints)."""
