@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
 README_MAX_BYTES = 10_240
-DOCS_MAX_BYTES = 250 * 1024
+DOCS_MAX_BYTES = 250_000
 PAGE_MAX_BYTES = 30 * 1024
 
 
