@@ -343,3 +343,31 @@ def test_best_embedding_means_a_learned_dense_retriever_on_its_own():
     for name in ("oracle", "bag-of-sounds", "random", "detected:yamnet", "soft:yamnet", BM25, HYBRID,
                  f"rrf:{BM25},two-stage:oracle-caption+minilm", "dbsf:clap,soft:yamnet"):
         assert not is_embedding(name), name
+
+
+def test_dbsf_multiple_choice_is_the_parts_vote_and_a_disagreement_is_a_tie(data):
+    """Over the two choices alone DBSF puts each part's two scores symmetric about its centre, so
+    the fused choice is the parts' vote: the positive wins when more parts prefer it, and a pair
+    the parts disagree on is an exact tie (not two float32 sums a few ulps apart, which a CPU's
+    rounding would break)."""
+    from reasonaudio.bench.metrics import choice_score
+    from reasonaudio.retrievers.registry import get_retriever
+
+    bench = data[0]
+    name = f"dbsf:vectors:rnd,{BM25}"
+    checked = ties = 0
+    with EdgeStore(bench.root / "qdrant" / "edge") as store:
+        fused = get_retriever(name, bench, store=store)
+        parts = [get_retriever(p, bench, store=store) for p in parse_combined(name).parts]
+        for ch in bench.choices:
+            text = bench.query_by_id[ch.query_id].text
+            votes = [choice_score(*p.score(text, [ch.positive, ch.negative])) for p in parts]
+            if 0.5 in votes:  # a part that cannot tell the pair apart: DBSF's zero-spread case
+                continue
+            pos, neg = fused.score(text, [ch.positive, ch.negative])
+            want = 1.0 if sum(votes) > 1 else 0.0 if sum(votes) < 1 else 0.5
+            assert choice_score(pos, neg) == want, (ch, votes, pos, neg)
+            checked += 1
+            ties += want == 0.5
+        fused.close()
+    assert checked >= 5 and ties >= 1, (checked, ties)
