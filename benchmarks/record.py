@@ -52,6 +52,8 @@ COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "suite_speed": ("suite_speed", ()),
     "tagger_speed": ("tagger_speed", ()),
     "train_speed": ("train_speed", ("--data", "data/train-s3", "--fresh-cache")),
+    "train_detector_speed": ("train_detector_speed", ("--data", "data/det/train11", "--data",
+                                                      "data/det/train12", "--fresh-cache")),
     "verify_speed": ("verify_speed", ()),
 }
 """record key -> (script in benchmarks/, its arguments): the one command behind each record"""

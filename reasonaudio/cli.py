@@ -949,6 +949,41 @@ def train_cmd(
     print_train_summary(console, result)
 
 
+@app.command("train-detector")
+def train_detector_cmd(
+    data: list[Path] = typer.Option(..., "--data", "-d",
+                                    help="Training build (repeat for several: --data A --data B); "
+                                    "seeds other than the benchmark you will detect on and its "
+                                    "calibration build's."),
+    out: Path = typer.Option(..., "--out", "-o", help="Model directory to write (atomically)."),
+    seed: int = typer.Option(0, "--seed", help="Seed for initialisation, batches and the "
+                             "validation split."),
+    epochs: int = typer.Option(12, "--epochs", min=1, help="Passes over the training clips."),
+    batch_clips: int = typer.Option(16, "--batch-clips", min=1, help="Clips per step."),
+    lr: float = typer.Option(3e-3, "--lr", help="Peak learning rate (AdamW, cosine decay)."),
+    hidden: int = typer.Option(64, "--hidden", min=1, help="Channels of the temporal convolutions."),
+    val_share: float = typer.Option(0.05, "--val-share", help="Share of the clips held out for "
+                                    "the validation figures."),
+    threads: int = typer.Option(2, "--threads", min=1,
+                                help="CPU threads (fixed: part of what makes reruns bit-identical)."),
+    force: bool = typer.Option(False, "--force", help="Replace OUT if it is an earlier trained "
+                               "detector or empty (anything else is refused)."),
+) -> None:
+    """Train a frame detector on training builds' strong labels (docs/trained-detector.md)."""
+    from reasonaudio.extras import require
+
+    require("torch", "bench train-detector")
+    from reasonaudio.train.detector import DetectorRecipe, train_detector
+    from reasonaudio.views.detector import print_detector_summary
+    from reasonaudio.views.progress import progress_hooks
+
+    recipe = DetectorRecipe(epochs=epochs, batch_clips=batch_clips, lr=lr, hidden=hidden,
+                            val_share=val_share, seed=seed, threads=threads)
+    with progress_hooks(console, unit="clips") as hooks:
+        result = train_detector(data, out, recipe, hooks=hooks, overwrite=force)
+    print_detector_summary(console, result)
+
+
 # --- parse -----------------------------------------------------------------------------------
 
 StrictOpt = typer.Option(False, "--strict",
@@ -1131,7 +1166,11 @@ def detect(
     tagger: str = typer.Option("yamnet", "--tagger", help="Audio tagger: yamnet."),
     mode: str = typer.Option("zero-shot", "--mode",
                              help="zero-shot (AudioSet classes by name) | enrolled (the bank's "
-                             "atoms tagged alone: optimistic)."),
+                             "atoms tagged alone: optimistic) | trained (a `bench "
+                             "train-detector` model: --model-path)."),
+    model_path: Optional[Path] = typer.Option(None, "--model-path",
+                                              help="--mode trained: the detector's model "
+                                              "directory (bench train-detector --out)."),
     calibration: Optional[Path] = typer.Option(None, "--calibration",
                                                help="Calibration build (another seed); built as "
                                                "DATA-calibration with seed + 1 when missing."),
@@ -1158,7 +1197,7 @@ def detect(
 
     bench = _load(data, no_verify, condition)
     options = DetectOptions(tagger=tagger, mode=mode, calibration=calibration, top_k=top_k,
-                            engine=engine_flags.engine_for(None, None))
+                            model_path=model_path, engine=engine_flags.engine_for(None, None))
     with open_store(bench.root, store_flags.backend, store_flags.qdrant_url, write=True) as store, \
             progress_hooks(console, unit="clips") as hooks:
         run = detect_and_evaluate(bench, store, options, hooks=hooks)

@@ -39,7 +39,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "Qdrant and evaluation": ("store_speed", "search_speed", "search_speed-real-payload", "eval_speed"),
     "Models and ingest": ("ingest_overhead", "ingest_overhead-yamnet", "model_throughput", "tagger_speed",
                           "ray_ingest", "detect_overhead"),
-    "Training and the explorer": ("train_speed", "serve_speed"),
+    "Training and the explorer": ("train_speed", "train_detector_speed", "serve_speed"),
 }
 """page section -> record keys, in page order; every key of record.COMMANDS is in one"""
 

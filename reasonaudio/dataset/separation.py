@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
+from pathlib import Path
 
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.dataset.clip import Clip
@@ -21,17 +23,36 @@ def clip_key(clip: Clip) -> str:
     return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()
 
 
-def check_separate(other: Benchmark, evaluated: Benchmark, role: str) -> None:
+@dataclass(frozen=True)
+class BuildRecord:
+    """What the rule reads of a build: its folder, seed and clip keys. A trained detector keeps
+    one per training build (``bench train-detector``), so the rule holds at detection time
+    without the training builds at hand."""
+
+    root: Path
+    seed: int
+    keys: frozenset[str]
+
+    @classmethod
+    def of(cls, bench: Benchmark) -> "BuildRecord":
+        return cls(Path(bench.root), bench.seed, frozenset(clip_key(c) for c in bench.clips))
+
+
+def check_separate(other: Benchmark | BuildRecord, evaluated: Benchmark, role: str,
+                   under_test: str = "the benchmark under test") -> None:
     """DataError unless ``other`` (the ``role``, e.g. "training build") differs from the
-    benchmark under test in folder and seed and shares no clip with it."""
-    where = f"{role} {other.root}"
-    if other.root.resolve() == evaluated.root.resolve():
-        raise DataError(f"{where}: is the benchmark under test; use another build "
+    benchmark under test in folder and seed and shares no clip with it. ``under_test`` names
+    ``evaluated`` in the message (a trained detector's builds are also kept apart from the
+    calibration build)."""
+    record = other if isinstance(other, BuildRecord) else BuildRecord.of(other)
+    where = f"{role} {record.root}"
+    if record.root.resolve() == evaluated.root.resolve():
+        raise DataError(f"{where}: is {under_test}; use another build "
                         "(bench build --seed N with another seed)")
-    if other.seed == evaluated.seed:
-        raise DataError(f"{where}: has seed {other.seed}, the same as the benchmark under test "
+    if record.seed == evaluated.seed:
+        raise DataError(f"{where}: has seed {record.seed}, the same as {under_test} "
                         f"{evaluated.root}; build it with another --seed")
-    shared = {clip_key(c) for c in other.clips} & {clip_key(c) for c in evaluated.clips}
+    shared = record.keys & {clip_key(c) for c in evaluated.clips}
     if shared:
-        raise DataError(f"{where}: {len(shared)} clip(s) identical to clips of the benchmark "
-                        f"under test {evaluated.root}")
+        raise DataError(f"{where}: {len(shared)} clip(s) identical to clips of {under_test} "
+                        f"{evaluated.root}")

@@ -8,9 +8,11 @@ Two steps, both on the calibration build's clips (their true events are known th
    reaches it" vs "the clip holds the label", over a fixed grid; labels with fewer than
    ``min_positives`` clips in the calibration build share one global threshold (the grid value
    with the best pooled F1);
-2. ``off_ratio``, ``gap_ms``, ``min_ms``, ``policy`` and the onset/offset shifts maximise the event-based micro F1
-   (:mod:`reasonaudio.detect.event_metrics`, sed_eval collars; tagging F1 breaks ties) over a
-   fixed grid; remaining ties go to the earlier grid entry, so the choice is deterministic.
+2. ``off_ratio``, ``gap_ms``, ``min_ms``, ``policy`` and the onset/offset shifts (the label
+   map's ``grid``: YAMNet's coarse frames need larger shifts than a trained detector's)
+   maximise the event-based micro F1 (:mod:`reasonaudio.detect.event_metrics`, sed_eval
+   collars; tagging F1 breaks ties) over a fixed grid; remaining ties go to the earlier grid
+   entry, so the choice is deterministic.
 
 The record (:class:`Calibration`) names the calibration build (seed, corpus sha256, a digest of
 its clips) and is stored with the detected collection and in every ``bench detect`` output.
@@ -30,7 +32,7 @@ from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.dataset.separation import check_separate as separate_builds
 from reasonaudio.dataset.separation import clip_key
-from reasonaudio.detect.events import POLICIES, Detected, DetectParams, detect_label, frame_bounds, shifted
+from reasonaudio.detect.events import POLICIES, Detected, DetectParams, detect_label, shifted
 from reasonaudio.detect.labelmap import LabelMap
 from reasonaudio.detect.event_metrics import matches, spans
 from reasonaudio.errors import DataError
@@ -45,8 +47,6 @@ labels whose best F1 stays under 0.2 (not heard) get the strictest threshold"""
 OFF_RATIOS = (0.25, 0.5, 0.75, 1.0)
 GAPS_MS = (0, 960, 1920, 3840)
 MIN_MS = (0, 480, 960, 1920)
-ONSET_SHIFTS_MS = (-960, -720, -480, -240, 0)
-OFFSET_SHIFTS_MS = (0, 240, 480, 720, 960)
 
 
 def clips_digest(clips: Sequence[Clip]) -> str:
@@ -160,6 +160,7 @@ def calibrate(bench: Benchmark, probs: Mapping[str, np.ndarray], label_map: Labe
     if not clips:
         raise DataError(f"calibration build {bench.root}: no clip has frame scores")
     labels = label_map.labels
+    frame_grid = label_map.grid
     col = {lab: j for j, lab in enumerate(labels)}
     truth_spans = [spans(c.events) for c in clips]   # a repeated label: the span of its occurrences
     durations = [round(c.duration * 1000) for c in clips]
@@ -175,7 +176,7 @@ def calibrate(bench: Benchmark, probs: Mapping[str, np.ndarray], label_map: Labe
         tracks = [lm.tracks(probs[c.id]) for c in clips]
         peaks = np.stack([t.max(axis=0) if len(t) else np.zeros(len(labels)) for t in tracks])
         if not bounds:
-            bounds.extend(frame_bounds(len(t), d) for t, d in zip(tracks, durations))
+            bounds.extend(frame_grid.bounds(len(t), d) for t, d in zip(tracks, durations))
         return tracks, peaks
 
     def thresholds_for(k: int, tracks: list, peaks: np.ndarray, beta: float,
@@ -195,7 +196,8 @@ def calibrate(bench: Benchmark, probs: Mapping[str, np.ndarray], label_map: Labe
             params = replace(base, off_ratio=off_ratio, gap_ms=gap, min_ms=min_ms, policy=policy)
             found = [[d for d in (detect_label(tracks[i][:, j], bounds[i], thr[j], params, labels[j])
                                   for j in active[i]) if d is not None] for i in range(len(clips))]
-            for on_shift, off_shift in itertools.product(ONSET_SHIFTS_MS, OFFSET_SHIFTS_MS):
+            for on_shift, off_shift in itertools.product(frame_grid.onset_shifts_ms,
+                                                         frame_grid.offset_shifts_ms):
                 score = _micro(truth_spans, found, durations, on_shift, off_shift)
                 if found_best is None or score > found_best[0]:
                     found_best = (score, replace(params, onset_shift_ms=on_shift,
@@ -232,6 +234,6 @@ def calibrate(bench: Benchmark, probs: Mapping[str, np.ndarray], label_map: Labe
                        {"top_k": list(top_ks), "thresholds": list(THRESHOLD_GRID),
                         "threshold_rules": [list(r) for r in THRESHOLD_RULES],
                         "off_ratio": list(OFF_RATIOS), "gap_ms": list(GAPS_MS), "min_ms": list(MIN_MS),
-                        "policy": list(POLICIES), "onset_shift_ms": list(ONSET_SHIFTS_MS),
-                        "offset_shift_ms": list(OFFSET_SHIFTS_MS), "min_positives": min_positives,
+                        "policy": list(POLICIES), "onset_shift_ms": list(frame_grid.onset_shifts_ms),
+                        "offset_shift_ms": list(frame_grid.offset_shifts_ms), "min_positives": min_positives,
                         "objective": "event-based micro F1 (perception collars), then tagging F1"})

@@ -26,6 +26,7 @@ import numpy as np
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.dataset.conditions import condition_of
+from reasonaudio.errors import DataError
 from reasonaudio.ingest.embed.frame_rows import FrameStats, frame_rows
 from reasonaudio.ingest.render import bench_renderer
 from reasonaudio.models import yamnet
@@ -62,7 +63,8 @@ class DecodedFrames(Mapping[str, np.ndarray]):
 class ClipFrames:
     """Frame probabilities (frames, 521) of every clip, by clip id (decoded when read)."""
 
-    probs: DecodedFrames
+    probs: Mapping[str, Any]
+    """a :class:`DecodedFrames`; a reader's own values when one was given"""
     class_names: tuple[str, ...]
     hop_seconds: float
     patch_seconds: float
@@ -72,7 +74,7 @@ class ClipFrames:
     @property
     def row_bytes(self) -> int:
         """bytes of the frame rows held"""
-        return sum(int(r.nbytes) for r in self.probs.rows.values())
+        return sum(int(r.nbytes) for r in getattr(self.probs, "rows", {}).values())
 
 
 def load_tagger() -> Any:
@@ -116,18 +118,21 @@ def chunked(clips: Sequence[Clip], budget_bytes: int = CHUNK_FRAME_BYTES) -> lis
 
 def clip_frames(bench: Benchmark, clips: Sequence[Clip] | None = None, *, tagger: Any = None,
                 cache_dir: Path | None = None, renderer: Any = None,
-                hooks: Hooks = SILENT, engine: Any = None) -> ClipFrames:
+                hooks: Hooks = SILENT, engine: Any = None, reader: Any = None) -> ClipFrames:
     """Frame probabilities for ``clips`` (default: all), reusing the ingest's cached rows;
     ``engine``: the rows the cache lacks computed by another scheduler (``--engine ray``:
-    :meth:`reasonaudio.ingest.embed.ray_engine.RayEngine.frame_rows`)."""
+    :meth:`reasonaudio.ingest.embed.ray_engine.RayEngine.frame_rows`). ``reader``: another
+    input than the decoded frames (a label map's ``reader``: the trained detector's
+    ``detect.detector_features.detector_inputs``), whose values ``probs`` then holds."""
     clips = list(bench.clips if clips is None else clips)
     return _frames(bench, clips, tagger or load_tagger(), cache_dir, renderer, engine,
-                   hooks.counter(FRAMES_LABEL))
+                   hooks.counter(FRAMES_LABEL), reader)
 
 
 def frame_chunks(bench: Benchmark, heard: Sequence[Clip], *, tagger: Any = None,
                  cache_dir: Path | None = None, renderer: Any = None, hooks: Hooks = SILENT,
-                 engine: Any = None, budget_bytes: int = CHUNK_FRAME_BYTES) -> Iterator[ClipFrames]:
+                 engine: Any = None, budget_bytes: int = CHUNK_FRAME_BYTES,
+                 reader: Any = None) -> Iterator[ClipFrames]:
     """:func:`clip_frames` of ``heard`` (:func:`heard_clips`) a chunk at a time
     (:func:`chunked`): a chunk's rows can be dropped before the next is read. The clips are
     read from the benchmark as built (the renderer places them itself)."""
@@ -136,16 +141,20 @@ def frame_chunks(bench: Benchmark, heard: Sequence[Clip], *, tagger: Any = None,
     done = 0
     for part in chunked(heard, budget_bytes):
         yield _frames(bench, [by_id[c.id] for c in part], tagger, cache_dir, renderer, engine,
-                      hooks.counter(FRAMES_LABEL, offset=done, total=len(heard)))
+                      hooks.counter(FRAMES_LABEL, offset=done, total=len(heard)), reader)
         done += len(part)
 
 
 def _frames(bench: Benchmark, clips: list[Clip], tagger: Any, cache_dir: Path | None,
-            renderer: Any, engine: Any, progress: Any) -> ClipFrames:
-    read = frame_rows if engine is None else engine.frame_rows
+            renderer: Any, engine: Any, progress: Any, reader: Any = None) -> ClipFrames:
+    if reader is not None and engine is not None:
+        raise DataError("--engine ray: the trained detector's inputs are read in this process; "
+                        "omit --engine")
+    read = reader or (frame_rows if engine is None else engine.frame_rows)
     rows, stats = read(bench, clips, tagger, cache_dir=cache_dir, renderer=renderer,
                        progress=progress)
-    return ClipFrames(DecodedFrames(rows, tagger), tuple(tagger.tagger.class_names),
+    probs = rows if reader is not None else DecodedFrames(rows, tagger)
+    return ClipFrames(probs, tuple(tagger.tagger.class_names),
                       yamnet.HOP_SECONDS, yamnet.PATCH_SECONDS, tagger.revision, stats)
 
 

@@ -11,6 +11,13 @@ The collection records the tagger revision, the label map and the whole calibrat
 The main job calls :func:`run_detection` after its YAMNet ingest; the frames come from the
 cache that ingest filled, so the tagger does not run again.
 
+``--mode trained`` (``bench train-detector``'s model, :mod:`reasonaudio.detect.trained`) puts
+the detector behind the label map's interface: its tracks (every 80 ms, from the cached YAMNet
+rows and a mel track, :mod:`reasonaudio.detect.detector_features`) go through the same
+calibration, events, payload and soft evidence, into ``reasonaudio-detected-<tagger>-trained``;
+the model's training builds are refused when they share a seed or a clip with the evaluated or
+the calibration build.
+
 Under every condition the truth is the clip as the audio holds it
 (:func:`~reasonaudio.detect.clip_frames.heard_clips`): under ``long`` the clip placed in its long
 recording, so the calibration, the detection's length and the perception report read the
@@ -35,7 +42,8 @@ from reasonaudio.detect.events import detect_clip, detected_clip, track_summary
 from reasonaudio.detect.clip_frames import (
     CHUNK_FRAME_BYTES, clip_frames, frame_chunks, heard_clips, load_tagger, merged_stats,
 )
-from reasonaudio.detect.labelmap import MODES, TOP_K_CHOICES, LabelMap, build_label_map
+from reasonaudio.detect.labelmap import MODES, LabelMap, build_label_map
+from reasonaudio.detect.trained import MODE as TRAINED, check_training_separate, heard_share, trained_map
 from reasonaudio.detect.event_metrics import PerceptionReport, perception
 from reasonaudio.detect.soft import SEMANTICS, SoftIndex
 from reasonaudio.errors import DataError
@@ -51,6 +59,9 @@ from reasonaudio.store.formula import (SEARCH_SEGMENTS, evidence_dims, evidence_
 from reasonaudio.store.payload import COUNT_FIELD, clip_payload
 
 TAGGERS = ("yamnet",)
+DETECT_MODES = (*MODES, TRAINED)
+"""zero-shot and enrolled (label maps over the tagger's classes), trained (``bench
+train-detector``'s model over the tagger's frames and a finer mel track)"""
 TRACK_FLOOR = 0.02
 """labels whose peak track score reaches this get a track summary in the payload (soft score)"""
 FORMAT = "reasonaudio-detected-v5"
@@ -73,6 +84,8 @@ class DetectOptions:
     calibration_clips: int = 500
     calibration_queries: int = 100
     top_k: int | None = None
+    model_path: Path | None = None
+    """``--mode trained``: the ``bench train-detector`` model directory"""
     """classes per label (zero-shot, default 3) or signature size (enrolled, default 5)"""
     cache_dir: Path | None = None
     upsert_batch: int = 1024
@@ -84,7 +97,8 @@ class DetectOptions:
 
 
 def detected_name(tagger: str, mode: str) -> str:
-    """The retriever name: ``detected:yamnet`` (zero-shot) or ``detected:yamnet-enrolled``."""
+    """The retriever name: ``detected:yamnet`` (zero-shot), ``detected:yamnet-enrolled`` or
+    ``detected:yamnet-trained``."""
     return f"detected:{tagger}" + ("" if mode == "zero-shot" else f"-{mode}")
 
 
@@ -92,10 +106,18 @@ def detected_collection(tagger: str, mode: str, condition: str = CLEAN) -> str:
     return collection_for(collection_name(f"detected-{tagger}-{mode}"), condition)
 
 
+def detect_command(root: Path | str, tagger: str, mode: str, condition: str = CLEAN) -> str:
+    """The ``bench detect`` command that writes the collection a ``detected:``/``soft:``
+    retriever reads (what its "no collection" error tells the user to run)."""
+    command = f"bench detect --data {root} --tagger {tagger} --mode {mode}"
+    command += " --model-path DIR" if mode == TRAINED else ""
+    return command + ("" if condition == CLEAN else f" --condition {condition}")
+
+
 def parse_detected(name: str) -> tuple[str, str]:
-    """``detected:yamnet[-enrolled]`` -> (tagger, mode)."""
+    """``detected:yamnet[-enrolled|-trained]`` -> (tagger, mode)."""
     body = name.split(":", 1)[1] if ":" in name else name
-    for mode in MODES:
+    for mode in DETECT_MODES:
         if mode != "zero-shot" and body.endswith(f"-{mode}"):
             return body[: -len(mode) - 1], mode
     return body, "zero-shot"
@@ -104,8 +126,9 @@ def parse_detected(name: str) -> tuple[str, str]:
 def _check(options: DetectOptions) -> None:
     if options.tagger not in TAGGERS:
         raise DataError(f"--tagger: unknown tagger {options.tagger!r} (known: {', '.join(TAGGERS)})")
-    if options.mode not in MODES:
-        raise DataError(f"--mode: unknown detection mode {options.mode!r} (known: {', '.join(MODES)})")
+    if options.mode not in DETECT_MODES:
+        raise DataError(f"--mode: unknown detection mode {options.mode!r} "
+                        f"(known: {', '.join(DETECT_MODES)})")
 
 
 @dataclass
@@ -123,15 +146,32 @@ class DetectSummary:
     perception: PerceptionReport
     frames: dict[str, Any]
     timings: dict[str, float] = field(default_factory=dict)
+    training: dict[str, Any] | None = None
+    """``--mode trained``: the model's weights, training seeds and how many of the evaluated
+    clips' atoms it heard in training (:func:`reasonaudio.detect.trained.heard_share`)"""
+
+    @property
+    def optimistic(self) -> bool:
+        """whether the detector knew the very recordings the clips are mixed from"""
+        return is_optimistic(self.mode, self.training)
 
     def to_json(self) -> dict[str, Any]:
-        return {"format": FORMAT, "name": self.name, "collection": self.collection,
-                "mode": self.mode, "tagger": self.tagger, "tagger_revision": self.tagger_revision,
-                "optimistic": self.mode == "enrolled", "clips": self.clips,
-                "detected_events": self.detected_events, "true_events": self.true_events,
-                "calibration": self.calibration.to_json(), "label_map": self.label_map.to_json(),
-                "perception": self.perception.to_json(), "frames": self.frames,
-                "timings": {k: round(v, 3) for k, v in self.timings.items()}}
+        out = {"format": FORMAT, "name": self.name, "collection": self.collection,
+               "mode": self.mode, "tagger": self.tagger, "tagger_revision": self.tagger_revision,
+               "optimistic": self.optimistic, "clips": self.clips,
+               "detected_events": self.detected_events, "true_events": self.true_events,
+               "calibration": self.calibration.to_json(), "label_map": self.label_map.to_json(),
+               "perception": self.perception.to_json(), "frames": self.frames,
+               "timings": {k: round(v, 3) for k, v in self.timings.items()}}
+        if self.training is not None:
+            out["training"] = self.training
+        return out
+
+
+def is_optimistic(mode: str, training: dict[str, Any] | None) -> bool:
+    """enrolled: always; trained: when it heard any atom the evaluated clips use."""
+    heard = (training or {}).get("heard", {})
+    return mode == "enrolled" or bool(heard.get("heard_in_training"))
 
 
 def _calibration_file(calib: Benchmark, tagger: Any, label_map: LabelMap,
@@ -150,7 +190,7 @@ def calibrated(calib: Benchmark, label_map: LabelMap, tagger: Any, options: Dete
                hooks: Hooks = SILENT) -> Calibration:
     """The calibration for this label map on ``calib``, computed once and kept in the build,
     against ``calib``'s clips as its condition renders them (:func:`heard_clips`)."""
-    top_ks = (options.top_k,) if options.top_k else TOP_K_CHOICES[label_map.mode]
+    top_ks = (options.top_k,) if options.top_k else label_map.top_k_choices
     path = _calibration_file(calib, tagger, label_map, top_ks)
     if path.is_file():
         try:
@@ -161,7 +201,7 @@ def calibrated(calib: Benchmark, label_map: LabelMap, tagger: Any, options: Dete
             pass  # recomputed and rewritten below
     renderer = _renderer(calib, options)
     frames = clip_frames(calib, tagger=tagger, cache_dir=options.cache_dir, hooks=hooks,
-                         engine=options.engine, renderer=renderer)
+                         engine=options.engine, renderer=renderer, reader=label_map.reader)
     result = calibrate(calib, frames.probs, label_map, top_ks,
                        truth=heard_clips(calib, renderer=renderer))
     write_json(path, result.to_json())
@@ -198,10 +238,7 @@ def run_detection(bench: Benchmark, store: Store, options: DetectOptions = Detec
     # thresholds chosen under the same condition: the evaluated build's record of it
     calib = under_condition(calib, condition)
     tagger = tagger or load_tagger()
-    bank_spec = (bench.manifest.get("parameters") or {}).get("atoms")
-    bank = open_bank(str(bank_spec))
-    label_map = build_label_map(options.mode, bank, bench.labels, tagger, top_k=options.top_k,
-                                embedder=embedder, cache_dir=options.cache_dir)
+    label_map, training = _label_map(bench, calib, tagger, options, embedder)
     timings["label_map_s"] = time.perf_counter() - t0
     t1 = time.perf_counter()
     calibration = calibrated(calib, label_map, tagger, options)
@@ -220,7 +257,7 @@ def run_detection(bench: Benchmark, store: Store, options: DetectOptions = Detec
     by_id = {c.id: c for c in heard}
     for frames in frame_chunks(bench, heard, tagger=tagger, cache_dir=options.cache_dir,
                                renderer=renderer, hooks=hooks, engine=options.engine,
-                               budget_bytes=options.chunk_frame_bytes):
+                               budget_bytes=options.chunk_frame_bytes, reader=label_map.reader):
         t3 = time.perf_counter()
         timings["frames_s"] += t3 - t2
         stats.append(frames.stats)
@@ -228,14 +265,15 @@ def run_detection(bench: Benchmark, store: Store, options: DetectOptions = Detec
             clip = by_id[cid]
             tracks = label_map.tracks(frames.probs[cid])
             duration_ms = round(clip.duration * 1000)
-            found = detect_clip(tracks, label_map.labels, duration_ms, params)
+            found = detect_clip(tracks, label_map.labels, duration_ms, params, label_map.grid)
             det = detected_clip(clip, found)
             detected[cid] = det
             payload = clip_payload(det)
             payload["confidence"] = det.extra["confidence"]
             if "count" in det.extra:
                 payload[COUNT_FIELD] = det.extra["count"]
-            payload["track"] = track_summary(tracks, label_map.labels, duration_ms, TRACK_FLOOR)
+            payload["track"] = track_summary(tracks, label_map.labels, duration_ms, TRACK_FLOOR,
+                                             label_map.grid)
             payloads[cid] = payload
         del frames  # this chunk's rows go before the next chunk is read
         t2 = time.perf_counter()
@@ -253,7 +291,8 @@ def run_detection(bench: Benchmark, store: Store, options: DetectOptions = Detec
         revision=f"{tagger.revision}+map-{label_map.digest()}+cal-{cal_digest}",
         dimension=1, distance="dot", pooling="none", corpus_sha256=corpus_fingerprint(bench),
         extra={"kind": "detected", "format": FORMAT, "tagger": options.tagger, "mode": options.mode,
-               "optimistic": options.mode == "enrolled", "calibration": calibration.to_json(),
+               "optimistic": is_optimistic(options.mode, training),
+               "calibration": calibration.to_json(),
                "label_map": label_map.to_json(), "soft": SEMANTICS, "track_floor": TRACK_FLOOR,
                **evidence_record(dims, payloads.values())})
 
@@ -272,7 +311,32 @@ def run_detection(bench: Benchmark, store: Store, options: DetectOptions = Detec
         detected_events=sum(len(d.events) for d in detected.values()),
         true_events=sum(len(c.events) for c in heard), calibration=calibration,
         label_map=label_map, perception=report, frames=merged_stats(stats).to_json(),
-        timings=timings)
+        timings=timings, training=training)
+
+
+def _label_map(bench: Benchmark, calib: Benchmark, tagger: Any, options: DetectOptions,
+               embedder: Any) -> tuple[Any, dict[str, Any] | None]:
+    """The label map of ``options.mode`` over the benchmark's labels, and for ``trained`` the
+    model's record (its training builds refused when they are not separate from ``bench`` or
+    ``calib``, as ``bench train``'s are)."""
+    if options.mode == TRAINED:
+        if options.model_path is None:
+            raise DataError("--mode trained: give the detector with --model-path DIR "
+                            "(made by `bench train-detector`)")
+        if options.top_k:
+            raise DataError("--top-k: the trained detector has one output per label; omit --top-k")
+        tmap = trained_map(options.model_path, bench.labels)
+        check_training_separate(tmap.detector, bench, calib)
+        return tmap, {"model": str(tmap.detector.path),
+                      "weights_sha256": tmap.detector.weights_sha256,
+                      "seeds": [b.seed for b in tmap.detector.builds],
+                      "heard": heard_share(tmap.detector, bench)}
+    if options.model_path is not None:
+        raise DataError(f"--model-path: only --mode trained reads a model (this is {options.mode})")
+    bank_spec = (bench.manifest.get("parameters") or {}).get("atoms")
+    bank = open_bank(str(bank_spec))
+    return build_label_map(options.mode, bank, bench.labels, tagger, top_k=options.top_k,
+                           embedder=embedder, cache_dir=options.cache_dir), None
 
 
 def _renderer(bench: Benchmark, options: DetectOptions) -> Any:

@@ -36,6 +36,26 @@ POLICIES = ("span", "strongest")
 
 
 @dataclass(frozen=True)
+class FrameGrid:
+    """Where a detector's frames lie in time, and the onset/offset shifts calibration tries.
+
+    YAMNet's (:data:`YAMNET_GRID`): frame ``i`` stands for ``[i*480 + 240, (i+1)*480 + 240)`` ms
+    (module docstring); a trained detector's (``detect.trained``) frames tile the clip every
+    80 ms from 0."""
+
+    hop_ms: int = 480
+    lead_ms: int = 240
+    onset_shifts_ms: tuple[int, ...] = (-960, -720, -480, -240, 0)
+    offset_shifts_ms: tuple[int, ...] = (0, 240, 480, 720, 960)
+
+    def bounds(self, n_frames: int, duration_ms: int) -> np.ndarray:
+        return frame_bounds(n_frames, duration_ms, self.hop_ms, self.lead_ms)
+
+
+YAMNET_GRID = FrameGrid()
+
+
+@dataclass(frozen=True)
 class DetectParams:
     """Post-processing of the score tracks (all calibrated on a separate build)."""
 
@@ -148,9 +168,9 @@ def shifted(d: Detected, onset_shift_ms: int, offset_shift_ms: int, duration_ms:
 
 
 def detect_clip(tracks: np.ndarray, labels: Sequence[str], duration_ms: int,
-                params: DetectParams) -> list[Detected]:
+                params: DetectParams, grid: FrameGrid = YAMNET_GRID) -> list[Detected]:
     """Every label's event in one clip (labels in ``labels`` order)."""
-    bounds = frame_bounds(len(tracks), duration_ms)
+    bounds = grid.bounds(len(tracks), duration_ms)
     out: list[Detected] = []
     if not len(tracks) or not len(labels):
         return out
@@ -180,7 +200,7 @@ def detected_clip(truth: Clip, found: Sequence[Detected]) -> Clip:
 
 
 def track_summary(tracks: np.ndarray, labels: Sequence[str], duration_ms: int,
-                  floor: float = 0.02) -> dict[str, list[float]]:
+                  floor: float = 0.02, grid: FrameGrid = YAMNET_GRID) -> dict[str, list[float]]:
     """label -> [peak score, onset ms, offset ms, mean of the 3 best frames] for every label whose
     peak reaches ``floor``; onset and offset bound the contiguous frames around the peak where the
     score stays >= half the peak. The soft score reads them (times: for labels not detected;
@@ -188,7 +208,7 @@ def track_summary(tracks: np.ndarray, labels: Sequence[str], duration_ms: int,
     out: dict[str, list[float]] = {}
     if not len(tracks):
         return out
-    bounds = frame_bounds(len(tracks), duration_ms)
+    bounds = grid.bounds(len(tracks), duration_ms)
     peaks = tracks.max(axis=0)
     for j in np.flatnonzero(peaks >= floor):
         col = tracks[:, j]

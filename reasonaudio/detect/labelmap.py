@@ -20,6 +20,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from reasonaudio.detect.events import YAMNET_GRID
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import write_json
 from reasonaudio.ingest.atoms.tagger_check import expected_tags
@@ -46,6 +47,15 @@ class LabelMap:
     class_names: tuple[str, ...] = field(repr=False, default=())
     profiles: tuple[tuple[float, ...], ...] = ()
     """enrolled: the atom profile's scores on the signature classes (the track's scale)"""
+    grid = YAMNET_GRID
+    """the tracks' frames: YAMNet's (``events.FrameGrid``)"""
+    reader = None
+    """what the tracks are made from: None, the tagger's decoded frames (``detect.clip_frames``)"""
+
+    @property
+    def top_k_choices(self) -> tuple[int, ...]:
+        """what calibration chooses ``top_k`` among"""
+        return TOP_K_CHOICES[self.mode]
 
     def to_json(self) -> dict[str, Any]:
         return {"mode": self.mode, "labels": {

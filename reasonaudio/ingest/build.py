@@ -39,6 +39,7 @@ from reasonaudio.output_dirs import check_output_dir
 from reasonaudio.ingest.atom_rules import validate_bank
 from reasonaudio.ingest.atoms.bank import AtomBank
 from reasonaudio.ingest.atoms.registry import FETCHED_PREFIX, fetched_bank_dir, open_bank
+from reasonaudio.ingest.atoms.split import PREFIX as SPLIT_PREFIX, parse_spec as parse_split
 from reasonaudio.ingest.build_guard import check_size
 from reasonaudio.ingest.compose import ComposeParams, Composer, check_margins, clip_mode
 from reasonaudio.ingest.plant import PlantedQuery, QueryPlanter
@@ -106,7 +107,11 @@ def _split_bank_spec(spec: str) -> tuple[str, str, str] | None:
 
 
 def absolute_bank_spec(spec: str) -> str:
-    """Folder and FSD50K specs with an absolute path, so `bench render` finds the bank from anywhere."""
+    """Folder and FSD50K specs with an absolute path, so `bench render` finds the bank from anywhere
+    (inside a ``split:PART:`` spec too)."""
+    if spec.startswith(SPLIT_PREFIX):
+        part, inner = parse_split(spec)
+        return f"{SPLIT_PREFIX}{part}:{absolute_bank_spec(inner)}"
     parts = _split_bank_spec(spec)
     if parts is None:
         return spec
@@ -116,6 +121,8 @@ def absolute_bank_spec(spec: str) -> str:
 
 def bank_folders(spec: str) -> list[Path]:
     """The folder an atom-bank spec reads (none for the synthetic bank): a build must not write there."""
+    if spec.startswith(SPLIT_PREFIX):
+        return bank_folders(parse_split(spec)[1])
     if spec.startswith(FETCHED_PREFIX):
         return [fetched_bank_dir(spec[len(FETCHED_PREFIX):])]
     parts = _split_bank_spec(spec)

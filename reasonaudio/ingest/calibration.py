@@ -4,8 +4,10 @@ missing.
 
 A named path is never built: a typo would otherwise become a new benchmark (and, for a
 ``soft:`` part, its own calibration build beside it) that the command then tunes on. Either way
-the calibration build must come from the evaluated build's atom bank (the same ``atoms.jsonl``)
-and be another build than it (:func:`reasonaudio.dataset.separation.check_separate`).
+the calibration build must come from the evaluated build's atom bank (the same ``atoms.jsonl``,
+or the other part of the same ``split:`` bank: a detector evaluated on unheard recordings is
+calibrated on the recordings it was trained on) and be another build than it
+(:func:`reasonaudio.dataset.separation.check_separate`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Callable
 from reasonaudio.dataset.benchmark import ATOMS, MANIFEST, Benchmark, load_benchmark
 from reasonaudio.dataset.separation import check_separate
 from reasonaudio.errors import DataError, echo
+from reasonaudio.ingest.atoms.split import split_parts
 from reasonaudio.ingest.build import BuildParams, build_benchmark
 
 ROLE = "calibration build"
@@ -57,9 +60,10 @@ def resolve_calibration(bench: Benchmark, given: Path | str | None, clips: int =
         if notify is not None:
             notify(f"building the calibration build {root} (seed {bench.seed + 1})")
         calib = calibration_build(bench, root, clips, queries)
-    if _bank_digest(calib) != _bank_digest(bench):
+    if _bank_digest(calib) != _bank_digest(bench) and not split_parts(
+            calib.manifest.get("bank") or {}, bench.manifest.get("bank") or {}):
         raise DataError(f"{ROLE} {echo(str(root))}: built from another atom bank than the benchmark "
                         f"under test {echo(str(bench.root))} ({ATOMS} differs); calibrate on a "
-                        "build of the same bank")
+                        "build of the same bank (or of the other part of its split)")
     check_separate(calib, bench, ROLE)
     return calib

@@ -6,7 +6,7 @@
     base     := oracle | bag-of-sounds | random | MODEL | trained:LABEL | vectors:NAME
               | oracle-without:FAMILY                 (FAMILY: constraints/ablation.py)
               | two-stage:CAPTIONER+EMBEDDER          (EMBEDDER may be bm25: lexical)
-              | detected:TAGGER[-enrolled] | soft:TAGGER[-enrolled]
+              | detected:TAGGER[-MODE] | soft:TAGGER[-MODE]  (MODE: enrolled, trained)
     combined := hybrid:VECTOR,SOFT                    (the model's nearest N rescored by the logic)
               | rrf:A,B | dbsf:A,B                   (Qdrant's rank / score fusion of two bases)
 

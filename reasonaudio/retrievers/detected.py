@@ -11,6 +11,9 @@ rule; see :mod:`reasonaudio.retrievers.soft_rank`).
 
 ``detected:yamnet-enrolled`` reads the enrolled collection: its signatures come from the bank's
 own atoms, an optimistic perception bound (the detector has heard the clips' source recordings).
+``detected:yamnet-trained`` reads the collection ``bench detect --mode trained --model-path DIR``
+wrote: events of a frame detector trained on other builds' strong labels
+(docs/trained-detector.md).
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ from typing import Any, Sequence
 from reasonaudio.constraints.logic import Node
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.dataset.conditions import condition_of
-from reasonaudio.detect.collection import DetectOptions, _check, detected_collection, parse_detected
+from reasonaudio.detect.collection import (DetectOptions, _check, detect_command, detected_collection,
+                                          parse_detected)
 from reasonaudio.retrievers.base import RetrieverOptions
 from reasonaudio.retrievers.oracle import _Lru
 from reasonaudio.retrievers.soft_rank import FormulaRetriever
@@ -75,7 +79,6 @@ def build_detected(name: str, bench: Benchmark, store: Store,
                    options: RetrieverOptions) -> DetectedRetriever:
     tagger, mode = parse_detected(name)
     _check(DetectOptions(tagger=tagger, mode=mode))
-    command = f"bench detect --data {bench.root} --tagger {tagger} --mode {mode}"
-    command += "" if condition_of(bench).is_clean else f" --condition {condition_of(bench).name}"
+    command = detect_command(bench.root, tagger, mode, condition_of(bench).name)
     return DetectedRetriever(name, bench, store, detected_collection(tagger, mode, condition_of(bench).name),
                              command)

@@ -180,7 +180,8 @@ BUILT_IN: tuple[RetrieverSpec, ...] = (
                   "(a model run elsewhere)", family=True, example="vectors:NAME"),
     RetrieverSpec("detected:", build_detected,
                   "YAMNet-detected events (bench detect) as payload: the oracle's filter on perceived "
-                  "metadata, then a soft score (detected:yamnet, detected:yamnet-enrolled = optimistic)",
+                  "metadata, then a soft score (detected:yamnet, detected:yamnet-enrolled = optimistic, "
+                  "detected:yamnet-trained = bench train-detector's model)",
                   needs_logic=True, family=True, example="detected:yamnet", reads=HEARD),
     RetrieverSpec(SOFT, build_soft,
                   "the soft logic over YAMNet-detected evidence as one Qdrant score formula per "

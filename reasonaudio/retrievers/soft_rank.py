@@ -32,7 +32,7 @@ from qdrant_client.http import models
 from reasonaudio.models.names import SOFT
 from reasonaudio.constraints.logic import Node, conjuncts, describe
 from reasonaudio.dataset.benchmark import Benchmark
-from reasonaudio.detect.collection import FORMAT, DetectOptions, _check, detected_collection
+from reasonaudio.detect.collection import FORMAT, DetectOptions, _check, detect_command, detected_collection
 from reasonaudio.detect.soft import SEMANTICS
 from reasonaudio.errors import StoreError
 from reasonaudio.retrievers.base import QueryRetriever, RetrieverOptions
@@ -152,7 +152,7 @@ class SoftRetriever(FormulaRetriever):
 
 
 def parse_soft(name: str) -> tuple[str, str]:
-    """``soft:yamnet[-enrolled]`` -> (tagger, mode), as ``detected:``."""
+    """``soft:yamnet[-enrolled|-trained]`` -> (tagger, mode), as ``detected:``."""
     from reasonaudio.detect.collection import parse_detected
     return parse_detected(name)
 
@@ -160,5 +160,5 @@ def parse_soft(name: str) -> tuple[str, str]:
 def build_soft(name: str, bench: Benchmark, store: Store, options: RetrieverOptions) -> SoftRetriever:
     tagger, mode = parse_soft(name)
     _check(DetectOptions(tagger=tagger, mode=mode))
-    command = f"bench detect --data {bench.root} --tagger {tagger} --mode {mode}"
+    command = detect_command(bench.root, tagger, mode)
     return SoftRetriever(name, bench, store, detected_collection(tagger, mode), command)

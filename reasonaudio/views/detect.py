@@ -20,6 +20,14 @@ def _f(x: float | None) -> str:
 
 def print_label_map(console: Console, run: DetectRun, limit: int | None = None) -> None:
     lm = run.summary.label_map
+    if lm.mode == "trained":  # a detector, not a map: say which model and what it heard
+        tr = run.summary.training or {}
+        heard = tr.get("heard", {})
+        console.print(f"trained detector {escape(str(tr.get('model')))} (weights "
+                      f"{str(tr.get('weights_sha256'))[:16]}, training seeds {tr.get('seeds')}); "
+                      f"it heard {heard.get('heard_in_training', 0)} of the {heard.get('atoms', 0)} "
+                      "atoms these clips use in training", highlight=False)
+        return
     table = Table(title=f"label -> {run.summary.tagger} classes ({lm.mode})", **_COMPACT)
     for col in ("label", "classes", "source"):
         table.add_column(col, overflow="fold")
@@ -40,6 +48,9 @@ def print_detect_run(console: Console, run: DetectRun, worst: int = 10, show_map
     if s.mode == "enrolled":
         console.print(Text("enrolled: signatures from the bank's own atoms; an optimistic "
                            "perception bound", style="yellow"))
+    elif s.optimistic:
+        console.print(Text("trained on builds of these very recordings (the enrolled split): it "
+                           "heard the atoms the clips are mixed from", style="yellow"))
     f = s.frames
     console.print(Text(f"frames: {f['cached_rows']} clips from the ingest's cache, {f['tagged']} tagged "
                   f"now; hashes: {f['from_index']} from the ingest's index, {f['rendered']} rendered"))

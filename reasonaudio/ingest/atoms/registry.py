@@ -11,6 +11,7 @@ from reasonaudio.errors import DataError
 from reasonaudio.ingest.atoms.bank import AtomBank
 from reasonaudio.ingest.atoms.folder import FolderBank
 from reasonaudio.ingest.atoms.fsd50k import FSD50KBank
+from reasonaudio.ingest.atoms.split import PREFIX as SPLIT_PREFIX, SplitBank, parse_spec
 from reasonaudio.ingest.atoms.synthetic import SyntheticBank
 from reasonaudio.models.cache_dir import cache_root
 
@@ -29,8 +30,11 @@ def fetched_bank_dir(name: str) -> Path:
 
 def open_bank(spec: str) -> AtomBank:
     """``synthetic``, ``fetched:packages`` (the bank ``bench atoms fetch packages`` published in
-    this user's cache), ``fsd50k:PATH`` or a folder ``PATH`` (Scaper layout, optional manifest)."""
+    this user's cache), ``fsd50k:PATH``, a folder ``PATH`` (Scaper layout, optional manifest), or
+    ``split:train:SPEC`` / ``split:test:SPEC`` (one part of the bank SPEC's recordings)."""
     spec = spec.strip()
+    if spec.startswith(SPLIT_PREFIX):
+        return SplitBank(spec, open_bank(parse_spec(spec)[1]))
     if spec == "synthetic" or spec.startswith("synthetic:"):
         return SyntheticBank.from_spec(spec)
     if spec.startswith(FETCHED_PREFIX):

@@ -1,0 +1,245 @@
+"""The trained frame detector's network: defined once, trained in torch, run in exact numpy.
+
+Per clip, from its :class:`~reasonaudio.detect.detector_features.ClipInputs`:
+
+1. each YAMNet frame's dequantised logits (521) -> a linear layer + ReLU (``yamnet_dim``);
+2. every detector frame (80 ms) takes the two 0.96 s patches that cover its middle (the
+   patches ``i - 1`` and ``i``, ``i = t // 6``), its normalised mel sums (64 bands) and an
+   embedding of its place inside the 0.48 s hop (``t % 6``);
+3. a 1x1 convolution to ``hidden`` channels, residual dilated convolutions over time
+   (kernel 3, ``dilations``: about 2.5 s of context each way with the defaults), ReLU;
+4. one logit per label and frame (a 1x1 convolution).
+
+Training (:mod:`reasonaudio.train.detector`) runs the torch module in float32. Detection runs
+:class:`ExactDetector`, the same network in numpy float64 with every sum in a fixed order (one
+input channel and kernel tap at a time: no BLAS, whose kernels sum in a CPU's own order; ReLU,
+no transcendental function), and each logit rounded to 1/64 before a sigmoid read from a table
+computed in decimal arithmetic: the tracks are the same bytes on every CPU, as YAMNet's are.
+"""
+
+from __future__ import annotations
+
+import decimal
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from reasonaudio.detect.detector_features import HOP_MS, PER_YAMNET_HOP, POOL, ClipInputs
+from reasonaudio.models import yamnet
+
+LOGIT_STEPS = 64
+"""output logits are rounded to 1/64 before the sigmoid"""
+LOGIT_LIMIT = 16
+PHASE_DIM = 8
+OUT_BIAS = -4.0
+"""initial output bias (sigmoid 0.018: a label is active in few frames)"""
+
+
+@dataclass(frozen=True)
+class DetectorConfig:
+    labels: tuple[str, ...]
+    hidden: int = 64
+    yamnet_dim: int = 64
+    dilations: tuple[int, ...] = (1, 2, 4, 8)
+    kernel: int = 3
+    logit_scale: float = 0.0
+    """YAMNet's output quantisation (logit = logit_scale * (code - logit_zero))"""
+    logit_zero: float = 0.0
+    mel_mean: tuple[float, ...] = field(default=(), repr=False)
+    """per band, of the mel sums divided by POOL, over the training frames"""
+    mel_std: tuple[float, ...] = field(default=(), repr=False)
+
+    @property
+    def in_channels(self) -> int:
+        return 2 * self.yamnet_dim + yamnet.N_MELS + PHASE_DIM
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out.update(labels=list(self.labels), dilations=list(self.dilations), hop_ms=HOP_MS,
+                   pool=POOL, mel_mean=list(self.mel_mean), mel_std=list(self.mel_std))
+        return out
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> "DetectorConfig":
+        return cls(labels=tuple(str(x) for x in obj["labels"]), hidden=int(obj["hidden"]),
+                   yamnet_dim=int(obj["yamnet_dim"]),
+                   dilations=tuple(int(d) for d in obj["dilations"]), kernel=int(obj["kernel"]),
+                   logit_scale=float(obj["logit_scale"]), logit_zero=float(obj["logit_zero"]),
+                   mel_mean=tuple(float(x) for x in obj["mel_mean"]),
+                   mel_std=tuple(float(x) for x in obj["mel_std"]))
+
+
+# --- inputs, the same arithmetic for training and detection ---------------------------------
+
+def patch_index(n_detector: int, n_yamnet: int) -> np.ndarray:
+    """(frames, 2) int64: the YAMNet frames whose patches cover each detector frame's middle."""
+    i = np.minimum(np.arange(n_detector) // PER_YAMNET_HOP, n_yamnet - 1)
+    return np.stack([np.maximum(i - 1, 0), i], axis=1)
+
+
+def phases(n_detector: int) -> np.ndarray:
+    return np.arange(n_detector) % PER_YAMNET_HOP
+
+
+def yamnet_logits(rows: np.ndarray, cfg: DetectorConfig) -> np.ndarray:
+    """(frames, 521) float64 dequantised logits of the tagger's uint8 rows."""
+    return cfg.logit_scale * (np.asarray(rows, dtype=np.float64) - cfg.logit_zero)
+
+
+def mel_input(mel: np.ndarray, cfg: DetectorConfig) -> np.ndarray:
+    """(frames, 64) float64: the mel sums as per-frame means, standardised per band."""
+    return (np.asarray(mel, dtype=np.float64) / POOL - np.asarray(cfg.mel_mean)) / np.asarray(cfg.mel_std)
+
+
+def mel_statistics(mels: Sequence[np.ndarray]) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Per-band mean and standard deviation of ``sum / POOL`` over every frame, from exact
+    integer sums (the same on every CPU)."""
+    total = np.zeros(yamnet.N_MELS, dtype=np.int64)
+    squares = np.zeros(yamnet.N_MELS, dtype=np.int64)
+    n = 0
+    for m in mels:
+        m = np.asarray(m, dtype=np.int64)
+        total += m.sum(axis=0)
+        squares += (m * m).sum(axis=0)
+        n += len(m)
+    n = max(n, 1)
+    mean = [int(t) / (n * POOL) for t in total]
+    var = [max(int(s) / (n * POOL * POOL) - mu * mu, 1e-6) for s, mu in zip(squares, mean)]
+    return tuple(round(v, 6) for v in mean), tuple(round(float(np.sqrt(v)), 6) for v in var)
+
+
+def frame_targets(events: Sequence[Any], n: int, label_index: Mapping[str, int]) -> np.ndarray:
+    """(n, labels) float32: 1 where an event of the label covers at least half the frame."""
+    out = np.zeros((n, len(label_index)), np.float32)
+    starts = np.arange(n) * HOP_MS
+    for e in events:
+        k = label_index.get(e.label)
+        if k is None:
+            continue
+        on, off = round(e.onset * 1000), round(e.offset * 1000)
+        covered = np.minimum(starts + HOP_MS, off) - np.maximum(starts, on)
+        out[2 * covered >= HOP_MS, k] = 1.0
+    return out
+
+
+# --- torch: the module training fits ---------------------------------------------------------
+
+def torch_module(cfg: DetectorConfig) -> Any:
+    """The network as a torch module (float32 for training)."""
+    import torch
+    from torch import nn
+
+    class FrameDetector(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.yam = nn.Linear(yamnet.N_CLASSES, cfg.yamnet_dim)
+            self.phase = nn.Embedding(PER_YAMNET_HOP, PHASE_DIM)
+            self.inp = nn.Conv1d(cfg.in_channels, cfg.hidden, 1)
+            self.blocks = nn.ModuleList(
+                nn.Conv1d(cfg.hidden, cfg.hidden, cfg.kernel, dilation=d, padding=d * (cfg.kernel - 1) // 2)
+                for d in cfg.dilations)
+            self.out = nn.Conv1d(cfg.hidden, len(cfg.labels), 1)
+            nn.init.constant_(self.out.bias, OUT_BIAS)  # labels are rare: start from "absent"
+
+        def forward(self, logits: Any, mel: Any, index: Any, phase: Any, mask: Any) -> Any:
+            """(B, Ny, 521), (B, Nd, 64), (B, Nd, 2), (B, Nd), (B, Nd) -> (B, Nd, labels)."""
+            y = torch.relu(self.yam(logits))
+            d = y.shape[-1]
+            ya = torch.gather(y, 1, index[..., :1].expand(-1, -1, d))
+            yb = torch.gather(y, 1, index[..., 1:].expand(-1, -1, d))
+            x = torch.cat([ya, yb, mel, self.phase(phase)], dim=-1).transpose(1, 2)
+            m = mask[:, None, :]
+            x = self.inp(x) * m
+            for conv in self.blocks:
+                x = x + conv(torch.relu(x)) * m
+            return self.out(torch.relu(x)).transpose(1, 2)
+
+    return FrameDetector()
+
+
+# --- numpy: the exact detector detection runs -------------------------------------------------
+
+@lru_cache(maxsize=None)
+def sigmoid_table() -> np.ndarray:
+    """sigmoid(k / LOGIT_STEPS) for k in [-LIMIT*STEPS, LIMIT*STEPS], in decimal arithmetic."""
+    ctx = decimal.Context(prec=40)
+    with decimal.localcontext(ctx):
+        steps = decimal.Decimal(LOGIT_STEPS)
+        return np.array([float(1 / (1 + (-(decimal.Decimal(k) / steps)).exp()))
+                         for k in range(-LOGIT_LIMIT * LOGIT_STEPS, LOGIT_LIMIT * LOGIT_STEPS + 1)],
+                        dtype=np.float32)
+
+
+def _dense(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(C_in, N) -> (C_out, N): ``w @ x + b`` summed one input channel at a time."""
+    out = np.repeat(b[:, None], x.shape[1], axis=1)
+    for c in range(x.shape[0]):
+        out += w[:, c:c + 1] * x[c:c + 1]
+    return out
+
+
+def _conv(x: np.ndarray, w: np.ndarray, b: np.ndarray, dilation: int) -> np.ndarray:
+    """A zero-padded 'same' dilated convolution (C_in, N) -> (C_out, N), taps then channels."""
+    k = w.shape[2]
+    pad = dilation * (k - 1) // 2
+    xp = np.pad(x, ((0, 0), (pad, pad)))
+    n = x.shape[1]
+    out = np.repeat(b[:, None], n, axis=1)
+    for j in range(k):
+        window = xp[:, j * dilation: j * dilation + n]
+        for c in range(x.shape[0]):
+            out += w[:, c, j:j + 1] * window[c:c + 1]
+    return out
+
+
+def weight_shapes(cfg: DetectorConfig) -> dict[str, tuple[int, ...]]:
+    """Every weight of the network and its shape (torch's names)."""
+    h, d, n = cfg.hidden, cfg.yamnet_dim, len(cfg.labels)
+    out = {"yam.weight": (d, yamnet.N_CLASSES), "yam.bias": (d,),
+           "phase.weight": (PER_YAMNET_HOP, PHASE_DIM),
+           "inp.weight": (h, cfg.in_channels, 1), "inp.bias": (h,)}
+    for i in range(len(cfg.dilations)):
+        out[f"blocks.{i}.weight"], out[f"blocks.{i}.bias"] = (h, h, cfg.kernel), (h,)
+    out["out.weight"], out["out.bias"] = (n, h, 1), (n,)
+    return out
+
+
+class ExactDetector:
+    """The network in numpy float64 with fixed-order sums (module docstring)."""
+
+    def __init__(self, cfg: DetectorConfig, state: Mapping[str, np.ndarray]) -> None:
+        self.cfg = cfg
+        self.w = {k: np.asarray(v, dtype=np.float64) for k, v in state.items()}
+
+    def check(self) -> None:
+        """ValueError naming the first weight or statistic that does not fit the configuration."""
+        for name, shape in weight_shapes(self.cfg).items():
+            got = self.w.get(name)
+            if got is None:
+                raise ValueError(f"weight {name!r} missing")
+            if got.shape != shape or not np.all(np.isfinite(got)):
+                raise ValueError(f"weight {name!r} has shape {got.shape}, expected {shape} (finite)")
+        stats = (self.cfg.mel_mean, self.cfg.mel_std)
+        if any(len(s) != yamnet.N_MELS for s in stats) or min(self.cfg.mel_std) <= 0:
+            raise ValueError(f"mel statistics must be {yamnet.N_MELS} means and positive deviations")
+
+    def logits(self, inputs: ClipInputs) -> np.ndarray:
+        """(frames, labels) float64 output logits of one clip."""
+        cfg, w = self.cfg, self.w
+        y = np.maximum(_dense(yamnet_logits(inputs.rows, cfg).T, w["yam.weight"], w["yam.bias"]), 0.0)
+        n = len(inputs.mel)
+        idx = patch_index(n, y.shape[1])
+        x = np.concatenate([y[:, idx[:, 0]], y[:, idx[:, 1]], mel_input(inputs.mel, cfg).T,
+                            w["phase.weight"][phases(n)].T])
+        x = _dense(x, w["inp.weight"][:, :, 0], w["inp.bias"])
+        for i, d in enumerate(cfg.dilations):
+            x = x + _conv(np.maximum(x, 0.0), w[f"blocks.{i}.weight"], w[f"blocks.{i}.bias"], d)
+        return _dense(np.maximum(x, 0.0), w["out.weight"][:, :, 0], w["out.bias"]).T
+
+    def tracks(self, inputs: ClipInputs) -> np.ndarray:
+        """(frames, labels) float32 activity in [0, 1]: logits rounded to 1/64, sigmoid by table."""
+        q = np.clip(np.rint(self.logits(inputs) * LOGIT_STEPS), -LOGIT_LIMIT * LOGIT_STEPS,
+                    LOGIT_LIMIT * LOGIT_STEPS).astype(np.int64)
+        return sigmoid_table()[q + LOGIT_LIMIT * LOGIT_STEPS]

@@ -1,0 +1,342 @@
+"""``bench train-detector``: a frame detector trained on the strong labels of training builds.
+
+Every build comes with exact strong labels (label, onset, offset per event). The detector
+(:mod:`reasonaudio.detect.detector_model`) reads frozen inputs the testbed computes anyway
+(YAMNet's frame rows and YAMNet's own log-mel codes at 80 ms,
+:mod:`reasonaudio.detect.detector_features`) and predicts every label's activity every 80 ms;
+a frame's target for a label is 1 when an event of the label covers at least half of it.
+
+Seeded and bit-identical on CPU: the validation split is a hash of (seed, build seed, clip id),
+the batches come from a seeded generator, torch runs with deterministic algorithms and a fixed
+thread count (``train.trainer.deterministic_torch``), and the weights are written as
+safetensors (same seed, same bytes). The model directory (``detect.trained``) records each
+training build's folder, seed and clip keys, so ``bench detect --mode trained`` refuses a
+benchmark (or calibration build) that shares a seed or a clip with one of them, by ``bench
+train``'s rule (:func:`reasonaudio.dataset.separation.check_separate`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from reasonaudio.dataset.benchmark import Benchmark, load_benchmark
+from reasonaudio.dataset.clip import Clip
+from reasonaudio.dataset.separation import clip_key
+from reasonaudio.detect.clip_frames import load_tagger
+from reasonaudio.detect.detector_features import ClipInputs, detector_inputs
+from reasonaudio.detect.detector_model import (DetectorConfig, frame_targets, mel_input, mel_statistics,
+                                               patch_index, phases, torch_module, yamnet_logits)
+from reasonaudio.detect.trained import BUILDS, CARD, CONFIG, FORMAT, FORMAT_VERSION, MODEL_OUTPUT, README, WEIGHTS
+from reasonaudio.errors import DataError, echo
+from reasonaudio.models.yamnet import N_CLASSES
+from reasonaudio.fileio import atomic_dir, clear_stale_partials, sha256_file, write_json
+from reasonaudio.output_dirs import check_output_dir
+from reasonaudio.progress import SILENT, Hooks
+from reasonaudio.provenance import versions
+from reasonaudio.train.trainer import deterministic_torch
+
+FEATURES_LABEL = "train-detector: inputs"
+EPOCHS_LABEL = "train-detector: epochs"
+
+
+@dataclass(frozen=True)
+class DetectorRecipe:
+    """The default recipe is the one the docs' figures and the speed benchmark use."""
+
+    epochs: int = 12
+    batch_clips: int = 16
+    lr: float = 3e-3
+    weight_decay: float = 1e-4
+    warmup_steps: int = 50
+    hidden: int = 64
+    yamnet_dim: int = 64
+    dilations: tuple[int, ...] = (1, 2, 4, 8)
+    val_share: float = 0.05
+    """share of the training clips held out for the validation figures"""
+    seed: int = 0
+    threads: int = 2
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["dilations"] = list(self.dilations)
+        return out
+
+    def check(self) -> None:
+        if self.epochs < 1 or self.batch_clips < 1 or self.hidden < 1 or self.yamnet_dim < 1:
+            raise DataError("--epochs, --batch-clips, --hidden and the YAMNet width must be >= 1")
+        if not 0.0 <= self.val_share < 0.5:
+            raise DataError(f"--val-share must be in [0, 0.5), got {self.val_share}")
+        if not self.lr > 0 or self.threads < 1:
+            raise DataError("--lr must be > 0 and --threads >= 1")
+
+
+@dataclass
+class Sample:
+    clip: Clip
+    inputs: ClipInputs
+    build: int
+
+
+@dataclass
+class DetectorTrainResult:
+    out: Path
+    weights_sha256: str
+    history: list[dict[str, Any]]
+    timings: dict[str, float]
+    data: dict[str, Any]
+    card: dict[str, Any] = field(default_factory=dict)
+
+
+def _is_val(seed: int, build_seed: int, clip_id: str, share: float) -> bool:
+    h = hashlib.sha256(f"{seed}\t{build_seed}\t{clip_id}".encode()).digest()
+    return int.from_bytes(h[:8], "big") < share * 2 ** 64
+
+
+def load_builds(data: Sequence[Path | str]) -> list[Benchmark]:
+    """The training builds, each once; a one-line error for a folder given twice."""
+    if not data:
+        raise DataError("--data: give at least one training build")
+    benches = [load_benchmark(d) for d in data]
+    seen: dict[Path, Path] = {}
+    for given, bench in zip(data, benches):
+        real = bench.root.resolve()
+        if real in seen:
+            raise DataError(f"--data {echo(str(given))}: the same build as {echo(str(seen[real]))}")
+        seen[real] = Path(given)
+    return benches
+
+
+def read_samples(benches: Sequence[Benchmark], hooks: Hooks, cache_dir: Path | None = None) -> list[Sample]:
+    """Every clip of every build with its detector inputs (from the caches where they are)."""
+    tagger = load_tagger()
+    out: list[Sample] = []
+    total = sum(len(b.clips) for b in benches)
+    done = 0
+    for i, bench in enumerate(benches):
+        inputs, _ = detector_inputs(bench, bench.clips, tagger, cache_dir=cache_dir,
+                                    progress=hooks.counter(FEATURES_LABEL, offset=done, total=total))
+        out += [Sample(c, inputs[c.id], i) for c in bench.clips]
+        done += len(bench.clips)
+    return out
+
+
+def network_config(samples: Sequence[Sample], labels: Sequence[str], recipe: DetectorRecipe) -> DetectorConfig:
+    tagger = load_tagger().tagger
+    mean, std = mel_statistics([s.inputs.mel for s in samples])
+    return DetectorConfig(labels=tuple(labels), hidden=recipe.hidden, yamnet_dim=recipe.yamnet_dim,
+                          dilations=recipe.dilations, logit_scale=float(tagger.output_scale),
+                          logit_zero=float(tagger.output_zero), mel_mean=mean, mel_std=std)
+
+
+def batch_tensors(samples: Sequence[Sample], cfg: DetectorConfig, label_index: dict[str, int]) -> tuple:
+    """(logits, mel, index, phase, mask, targets) torch tensors of a batch, padded."""
+    import torch
+
+    ny = max(len(s.inputs.rows) for s in samples)
+    nd = max(len(s.inputs.mel) for s in samples)
+    b, n_labels = len(samples), len(cfg.labels)
+    logits = np.zeros((b, ny, N_CLASSES), np.float32)
+    mel = np.zeros((b, nd, len(cfg.mel_mean)), np.float32)
+    index = np.zeros((b, nd, 2), np.int64)
+    phase = np.zeros((b, nd), np.int64)
+    mask = np.zeros((b, nd), np.float32)
+    targets = np.zeros((b, nd, n_labels), np.float32)
+    for i, s in enumerate(samples):
+        rows, m = s.inputs.rows, s.inputs.mel
+        logits[i, :len(rows)] = yamnet_logits(rows, cfg)
+        mel[i, :len(m)] = mel_input(m, cfg)
+        index[i, :len(m)] = patch_index(len(m), len(rows))
+        phase[i, :len(m)] = phases(len(m))
+        mask[i, :len(m)] = 1.0
+        targets[i, :len(m)] = frame_targets(s.clip.events, len(m), label_index)
+    return tuple(torch.from_numpy(a) for a in (logits, mel, index, phase, mask, targets))
+
+
+def batches(samples: Sequence[Sample], size: int, generator: Any) -> list[list[int]]:
+    """Seeded batches of similar length: a permutation cut into pools of 16 batches, each pool
+    sorted by length and cut into batches, the batches in a seeded order."""
+    import torch
+
+    perm = torch.randperm(len(samples), generator=generator).tolist()
+    pool = size * 16
+    out: list[list[int]] = []
+    for start in range(0, len(perm), pool):
+        part = sorted(perm[start:start + pool], key=lambda i: (len(samples[i].inputs.mel), i))
+        out += [part[k:k + size] for k in range(0, len(part), size)]
+    order = torch.randperm(len(out), generator=generator).tolist()
+    return [out[i] for i in order]
+
+
+def _lr(step: int, total: int, recipe: DetectorRecipe) -> float:
+    if step < recipe.warmup_steps:
+        return recipe.lr * (step + 1) / recipe.warmup_steps
+    progress = (step - recipe.warmup_steps) / max(1, total - recipe.warmup_steps)
+    return recipe.lr * 0.5 * (1.0 + math.cos(math.pi * min(1.0, progress)))
+
+
+def _loss(model: Any, tensors: tuple) -> Any:
+    import torch
+
+    logits, mel, index, phase, mask, targets = tensors
+    out = model(logits, mel, index, phase, mask)
+    each = torch.nn.functional.binary_cross_entropy_with_logits(out, targets, reduction="none")
+    return (each * mask[..., None]).sum() / (mask.sum() * targets.shape[-1])
+
+
+def frame_f1(model: Any, samples: Sequence[Sample], cfg: DetectorConfig, label_index: dict[str, int],
+             size: int) -> float:
+    """Micro F1 of frame activity (logit > 0) on ``samples``."""
+    import torch
+
+    tp = fp = fn = 0
+    with torch.no_grad():
+        for k in range(0, len(samples), size):
+            logits, mel, index, phase, mask, targets = batch_tensors(samples[k:k + size], cfg, label_index)
+            pred = (model(logits, mel, index, phase, mask) > 0) & (mask[..., None] > 0)
+            truth = targets > 0.5
+            tp += int((pred & truth).sum())
+            fp += int((pred & ~truth).sum())
+            fn += int((~pred & truth).sum())
+    return 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 0.0
+
+
+def fit(train: Sequence[Sample], val: Sequence[Sample], cfg: DetectorConfig, recipe: DetectorRecipe,
+        hooks: Hooks) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Train the network; (its state dict, one record per epoch)."""
+    import torch
+
+    label_index = {lab: j for j, lab in enumerate(cfg.labels)}
+    with deterministic_torch(recipe.threads):
+        torch.manual_seed(recipe.seed)
+        model = torch_module(cfg)
+        decay = [p for p in model.parameters() if p.ndim >= 2]
+        keep = [p for p in model.parameters() if p.ndim < 2]
+        opt = torch.optim.AdamW([{"params": decay, "weight_decay": recipe.weight_decay},
+                                 {"params": keep, "weight_decay": 0.0}], lr=recipe.lr)
+        gen = torch.Generator().manual_seed(recipe.seed)
+        per_epoch = math.ceil(len(train) / recipe.batch_clips)
+        total, step, history = per_epoch * recipe.epochs, 0, []
+        progress = hooks.counter(EPOCHS_LABEL)
+        progress(0, recipe.epochs)
+        for epoch in range(1, recipe.epochs + 1):
+            model.train()
+            losses = []
+            for rows in batches(train, recipe.batch_clips, gen):
+                for group in opt.param_groups:
+                    group["lr"] = _lr(step, total, recipe)
+                loss = _loss(model, batch_tensors([train[i] for i in rows], cfg, label_index))
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                opt.step()
+                step += 1
+                losses.append(float(loss.detach()))
+            model.eval()
+            record = {"epoch": epoch, "train_loss": round(sum(losses) / max(1, len(losses)), 6),
+                      "val_frame_f1": round(frame_f1(model, val, cfg, label_index, recipe.batch_clips), 4)
+                      if val else None}
+            history.append(record)
+            hooks.notify(f"epoch {epoch}/{recipe.epochs}: loss {record['train_loss']:.5f}"
+                         + (f", validation frame F1 {record['val_frame_f1']:.3f}" if val else ""))
+            progress(epoch, recipe.epochs)
+        state = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
+    return state, history
+
+
+def train_detector(data: Sequence[Path | str], out: Path | str, recipe: DetectorRecipe = DetectorRecipe(),
+                   hooks: Hooks = SILENT, overwrite: bool = False,
+                   cache_dir: Path | None = None) -> DetectorTrainResult:
+    """Train on the builds ``data``; write the model directory ``out`` (atomically)."""
+    recipe.check()
+    out = Path(out)
+    check_output_dir(out, MODEL_OUTPUT, overwrite, list(data))
+    benches = load_builds(data)
+    clear_stale_partials(out, "training", hooks.notify)
+    times: dict[str, float] = {}
+    t0 = time.perf_counter()
+    samples = read_samples(benches, hooks, cache_dir)
+    times["features_s"] = time.perf_counter() - t0
+    labels = sorted({lab for b in benches for lab in b.labels})
+    val = [s for s in samples if _is_val(recipe.seed, benches[s.build].seed, s.clip.id, recipe.val_share)]
+    train = [s for s in samples if not _is_val(recipe.seed, benches[s.build].seed, s.clip.id,
+                                               recipe.val_share)]
+    if not train:
+        raise DataError(f"--data: no training clips left after the validation share {recipe.val_share}")
+    cfg = network_config(train, labels, recipe)
+    t1 = time.perf_counter()
+    state, history = fit(train, val, cfg, recipe, hooks)
+    times["train_s"] = time.perf_counter() - t1
+    stats = {"clips_train": len(train), "clips_val": len(val), "labels": len(labels),
+             "frames_train": sum(len(s.inputs.mel) for s in train)}
+    result = DetectorTrainResult(out, "", history, times, stats)
+    save_detector_dir(out, cfg, state, benches, recipe, result, overwrite)
+    return result
+
+
+def _build_record(bench: Benchmark) -> dict[str, Any]:
+    return {"path": str(Path(bench.root).resolve()), "seed": bench.seed,
+            "manifest_sha256": sha256_file(Path(bench.root) / "manifest.json"),
+            "counts": bench.manifest.get("counts", {}), "bank": bench.manifest.get("bank", {}),
+            "atoms": (bench.manifest.get("parameters") or {}).get("atoms")}
+
+
+def save_detector_dir(out: Path, cfg: DetectorConfig, state: dict[str, Any], benches: Sequence[Benchmark],
+                      recipe: DetectorRecipe, result: DetectorTrainResult, overwrite: bool) -> None:
+    """config.json, model.safetensors, card.json, README.md, training_builds.json."""
+    from safetensors.torch import save
+
+    from reasonaudio.detect.detector_features import HOP_MS, MEL_CACHE, POOL
+    from reasonaudio.models import yamnet
+
+    config = {"format": FORMAT, "format_version": FORMAT_VERSION, "network": cfg.to_json(),
+              "inputs": {"yamnet": {"revision": yamnet.REVISION, "rows": "uint8 outputs, 0.48 s hop"},
+                         "mel": {"cache": MEL_CACHE, "pool": POOL, "hop_ms": HOP_MS,
+                                 "codes": "YAMNet's log-mel input codes, summed"}}}
+    builds = {"builds": [{"path": str(Path(b.root).resolve()), "seed": b.seed,
+                          "clip_keys": sorted({clip_key(c) for c in b.clips}),
+                          "atoms": sorted({e.atom_id for c in b.clips for e in c.events})} for b in benches]}
+    with atomic_dir(out, MODEL_OUTPUT, overwrite, [b.root for b in benches]) as tmp:
+        write_json(tmp / CONFIG, config)
+        (tmp / WEIGHTS).write_bytes(save(state, metadata={"format": FORMAT}))
+        result.weights_sha256 = sha256_file(tmp / WEIGHTS)
+        write_json(tmp / BUILDS, builds)
+        card = {"format": FORMAT, "format_version": FORMAT_VERSION,
+                "weights_sha256": result.weights_sha256,
+                "training_builds": [_build_record(b) for b in benches],
+                "recipe": recipe.to_json(), "network": {k: v for k, v in cfg.to_json().items()
+                                                        if k not in ("labels", "mel_mean", "mel_std")},
+                "data": result.data, "validation": result.history,
+                "timings_s": {k: round(v, 1) for k, v in result.timings.items()},
+                "threads": recipe.threads, "versions": versions()}
+        result.card = card
+        write_json(tmp / CARD, card)
+        (tmp / README).write_text(card_text(card), encoding="utf-8")
+
+
+def card_text(card: dict[str, Any]) -> str:
+    """The model card in words (README.md)."""
+    builds = card["training_builds"]
+    last = card["validation"][-1] if card["validation"] else {}
+    lines = ["# Trained frame detector (reasonaudio `bench train-detector`)", "",
+             f"- weights sha256: `{card['weights_sha256']}`",
+             f"- training builds: " + "; ".join(
+                 f"seed {b['seed']}, {b['counts'].get('clips', '?')} clips, bank `{b['atoms']}`, "
+                 f"manifest sha256 `{b['manifest_sha256'][:16]}`" for b in builds),
+             f"- recipe: " + ", ".join(f"{k} {v}" for k, v in card["recipe"].items()),
+             f"- data: {card['data']}",
+             f"- last epoch: train loss {last.get('train_loss')}, validation frame F1 "
+             f"{last.get('val_frame_f1')}",
+             f"- timings (s): {card['timings_s']}", "",
+             "| epoch | train loss | validation frame F1 |", "|---|---|---|"]
+    lines += [f"| {r['epoch']} | {r['train_loss']:.5f} | {r['val_frame_f1'] if r['val_frame_f1'] is not None else '-'} |"
+              for r in card["validation"]]
+    lines += ["", "Detect with `bench detect --data DIR --tagger yamnet --mode trained --model-path "
+              "THIS_DIR` (a benchmark with another seed and none of these clips).", ""]
+    return "\n".join(lines)

