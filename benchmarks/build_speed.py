@@ -18,9 +18,9 @@ from pathlib import Path
 import numpy as np
 
 from reasonaudio.constraints.judge import ClipIndex
-from reasonaudio.constraints.logic import labels
+from reasonaudio.logic import labels
 from reasonaudio.dataset.benchmark import TASKS, load_benchmark
-from reasonaudio.ingest.build import BuildParams, build_benchmark
+from reasonaudio.generator.build import BuildParams, build_benchmark
 from record import Figure, vs_target, write_record
 
 TARGET_SECONDS = 60.0

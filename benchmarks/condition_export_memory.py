@@ -46,7 +46,7 @@ def main() -> None:
     ap.add_argument("--condition", default="long")
     ap.add_argument("--audio", default="embed")
     args = ap.parse_args()
-    from reasonaudio.ingest.build import BuildParams, build_benchmark
+    from reasonaudio.generator.build import BuildParams, build_benchmark
 
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "bench"

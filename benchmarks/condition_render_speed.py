@@ -31,11 +31,11 @@ import tracemalloc
 from dataclasses import replace
 
 from reasonaudio.dataset.conditions import parse_condition
-from reasonaudio.ingest.atoms.fetch.fetch import published_bank
-from reasonaudio.ingest.atoms.registry import open_bank
-from reasonaudio.ingest.beds import GENERATED_BEDS, PreparedBeds, open_beds
-from reasonaudio.ingest.build import BuildParams, compose_benchmark
-from reasonaudio.ingest.render import ConditionRenderer, Renderer
+from reasonaudio.atoms.fetch.fetch import published_bank
+from reasonaudio.atoms.registry import open_bank
+from reasonaudio.atoms.beds import GENERATED_BEDS, PreparedBeds, open_beds
+from reasonaudio.generator.build import BuildParams, compose_benchmark
+from reasonaudio.render.clips import ConditionRenderer, Renderer
 from reasonaudio.runtime import blas_single_thread
 from record import Figure, vs_target, write_record
 
@@ -90,7 +90,7 @@ def main() -> None:
     beds = PreparedBeds(open_beds(), base.params.loudness_lufs)
     accepted = [b.bed_id for b in GENERATED_BEDS]
     noisy = ConditionRenderer(base, parse_condition(args.condition), beds, accepted, args.seed)
-    with blas_single_thread():  # as every ingest renders (ingest/embed/run.py, frame_rows.py)
+    with blas_single_thread():  # as every ingest renders (ingest/run.py, frame_rows.py)
         for clip in clips:  # warm: atoms and beds prepared once at the clips' rate
             noisy.render(clip)
         (clean_s, noisy_s), (clean_cpu, noisy_cpu), paired = best_passes(

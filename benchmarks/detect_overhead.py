@@ -50,9 +50,9 @@ def main() -> int:
     from reasonaudio.detect.collection import DetectOptions, calibrated, run_detection
     from reasonaudio.detect.clip_frames import load_tagger
     from reasonaudio.detect.labelmap import build_label_map
-    from reasonaudio.ingest.atoms.registry import open_bank
-    from reasonaudio.ingest.build import BuildParams, build_benchmark
-    from reasonaudio.ingest.embed.run import IngestOptions, ingest_model
+    from reasonaudio.atoms.registry import open_bank
+    from reasonaudio.generator.build import BuildParams, build_benchmark
+    from reasonaudio.ingest.run import IngestOptions, ingest_model
     from reasonaudio.store.open import open_store
 
     work = Path(tempfile.mkdtemp(prefix="detect-overhead-"))

@@ -18,12 +18,12 @@ from pathlib import Path
 
 import numpy as np
 
-from reasonaudio.bench.evaluate import evaluate_run
-from reasonaudio.bench.runs import Run
-from reasonaudio.bench.significance import paired_randomization_test
+from reasonaudio.evaluation.evaluate import evaluate_run
+from reasonaudio.evaluation.runs import Run
+from reasonaudio.evaluation.significance import paired_randomization_test
 from reasonaudio.constraints.judge import hard_negatives
 from reasonaudio.dataset.benchmark import load_benchmark
-from reasonaudio.ingest.build import BuildParams, build_benchmark
+from reasonaudio.generator.build import BuildParams, build_benchmark
 from reasonaudio.retrievers.base import Hit
 from record import Figure, vs_baseline, write_record
 

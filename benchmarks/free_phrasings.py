@@ -15,7 +15,7 @@ import random
 import sys
 from pathlib import Path
 
-from reasonaudio.constraints.logic import describe
+from reasonaudio.logic import describe
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))

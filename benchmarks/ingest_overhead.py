@@ -53,7 +53,7 @@ def full_random_clap_dir() -> Path:
 
 
 def small_benchmark(n_clips: int, root: Path) -> Path:
-    from reasonaudio.ingest.build import BuildParams, build_benchmark
+    from reasonaudio.generator.build import BuildParams, build_benchmark
 
     out = root / "bench"
     build_benchmark(out, BuildParams(atoms="synthetic", seed=0, n_clips=max(n_clips, 60),
@@ -78,10 +78,10 @@ def main() -> int:
     import numpy as np
 
     from reasonaudio.dataset.benchmark import load_benchmark
-    from reasonaudio.ingest.embed.embedding_cache import EmbeddingCache
-    from reasonaudio.ingest.embed.pipelines import AudioPipeline, Timings, open_pipeline
-    from reasonaudio.ingest.embed.run import IngestOptions, ingest_model
-    from reasonaudio.ingest.render import bench_renderer
+    from reasonaudio.ingest.embedding_cache import EmbeddingCache
+    from reasonaudio.ingest.pipelines import AudioPipeline, Timings, open_pipeline
+    from reasonaudio.ingest.run import IngestOptions, ingest_model
+    from reasonaudio.render.clips import bench_renderer
     from reasonaudio.runtime import blas_single_thread
     from reasonaudio.store.collections import fetch_vectors
     from reasonaudio.store.edge import EdgeStore

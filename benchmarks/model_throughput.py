@@ -55,8 +55,8 @@ def main() -> None:
     args = ap.parse_args()
 
     from reasonaudio.dataset.benchmark import load_benchmark
-    from reasonaudio.ingest.build import BuildParams, build_benchmark
-    from reasonaudio.ingest.render import bench_renderer
+    from reasonaudio.generator.build import BuildParams, build_benchmark
+    from reasonaudio.render.clips import bench_renderer
     from reasonaudio.models.batching import run_all
     from reasonaudio.models.captioners import oracle_caption
     from reasonaudio.models.registry import get_record, load_model

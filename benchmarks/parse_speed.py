@@ -14,7 +14,7 @@ import argparse
 import random
 import time
 
-from reasonaudio.constraints.logic import And, Before, Has, Lasts, Not, Overlap
+from reasonaudio.logic import And, Before, Has, Lasts, Not, Overlap
 from reasonaudio.constraints.parser import parse, same_logic
 from reasonaudio.constraints.templates import TASK_SHAPES, render_query
 from reasonaudio.constraints.vocabulary import vocabulary
@@ -24,7 +24,7 @@ ORACLE_BUDGET_S = 10.0  # issue 3: 1,000 oracle queries in at most 10 s on the e
 
 
 def generated(n: int, seed: int) -> tuple[list[str], list[tuple[str, object]]]:
-    from reasonaudio.ingest.atoms.synthetic import RECIPES
+    from reasonaudio.atoms.synthetic import RECIPES
 
     labels = [r.label for r in RECIPES]
     rng = random.Random(seed)

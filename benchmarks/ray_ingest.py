@@ -10,7 +10,7 @@ about 14 s here) is a third of a 2,000-clip job on two cores, and docs/scale.md 
     .venv/bin/python benchmarks/ray_ingest.py --clips 10000 --pairs 1 --skip-local
     .venv/bin/python benchmarks/ray_ingest.py --model clap --device cuda --gpus-per-worker 1   # a GPU
 
-Both engines run :func:`reasonaudio.ingest.embed.run.ingest_model` on a synthetic build (seed 0,
+Both engines run :func:`reasonaudio.ingest.run.ingest_model` on a synthetic build (seed 0,
 ``--clips`` clips, built once under the cache folder) with their own empty cache folder, in
 ``--pairs`` alternated rounds (local, Ray, local, Ray, ...: the machine is shared, so both see
 the same load), and the script reports medians. Every run is a fresh Python process (this script
@@ -54,7 +54,7 @@ TARGET = 0.85
 
 
 def build(n_clips: int) -> Path:
-    from reasonaudio.ingest.build import BuildParams, build_benchmark
+    from reasonaudio.generator.build import BuildParams, build_benchmark
     from reasonaudio.models.cache_dir import cache_root
 
     out = cache_root() / "bench-builds" / f"synthetic-seed0-{n_clips}"
@@ -75,7 +75,7 @@ def copy_bench(src: Path, dst: Path) -> Path:
 
 def run(src: Path, work: Path, label: str, args: argparse.Namespace, engine=None) -> dict:
     from reasonaudio.dataset.benchmark import load_benchmark
-    from reasonaudio.ingest.embed.run import IngestOptions, ingest_model
+    from reasonaudio.ingest.run import IngestOptions, ingest_model
     from reasonaudio.progress import Hooks
     from reasonaudio.store.open import open_store
 
@@ -151,7 +151,7 @@ def main() -> None:
 
     import ray
 
-    from reasonaudio.ingest.embed.ray_engine import RayEngine, RayOptions
+    from reasonaudio.ingest.ray_engine import RayEngine, RayOptions
     from reasonaudio.provenance import versions
 
     if args.model == "clap" and args.model_path is None:

@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 
 from reasonaudio.dataset.benchmark import load_benchmark
-from reasonaudio.ingest.atoms.registry import open_bank
-from reasonaudio.ingest.build import BuildParams, build_benchmark
-from reasonaudio.ingest.render import Renderer, RenderParams, write_clip_audio
+from reasonaudio.atoms.registry import open_bank
+from reasonaudio.generator.build import BuildParams, build_benchmark
+from reasonaudio.render.clips import Renderer, RenderParams, write_clip_audio
 from record import Figure, write_record
 
 

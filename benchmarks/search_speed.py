@@ -45,7 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
-from reasonaudio.constraints.logic import And, Before, Has, Lasts, Not, Overlap
+from reasonaudio.logic import And, Before, Has, Lasts, Not, Overlap
 from reasonaudio.retrievers.soft_rank import ranked_request
 from reasonaudio.store import formula as fm
 from reasonaudio.store.base import CollectionMeta, PointIn, Request
@@ -235,7 +235,7 @@ def main() -> None:
                          "detected payload holds about 38 per clip: try 30-45)")
     ap.add_argument("--evidence-from", type=Path, metavar="DATA",
                     help="draw the clips' evidence and the queries from this build's detected "
-                         "collection and queries (a `bench demo` folder's bench/)")
+                         "collection and queries (a `bench demo` folder's evaluation/)")
     args = ap.parse_args()
     lo, _, hi = args.evidence.partition("-")
     evidence = (int(lo), int(hi or lo))

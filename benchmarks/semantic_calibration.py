@@ -50,7 +50,7 @@ PARAPHRASES: list[tuple[str, Optional[str]]] = [
 
 
 def synthetic_labels() -> list[str]:
-    from reasonaudio.ingest.atoms.synthetic import RECIPES
+    from reasonaudio.atoms.synthetic import RECIPES
 
     return [r.label for r in RECIPES]
 

@@ -34,7 +34,7 @@ TARGET_S = 10.0
 
 
 def default_bench(cache: Path, clips: int, queries: int, seed: int) -> Path:
-    from reasonaudio.ingest.build import BuildParams, build_benchmark
+    from reasonaudio.generator.build import BuildParams, build_benchmark
 
     out = cache / f"default-{clips}c-{queries}q-seed{seed}"
     if not (out / "manifest.json").is_file():

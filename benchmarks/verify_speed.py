@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from reasonaudio.dataset.benchmark import BENCHMARK_FILES, load_benchmark
-from reasonaudio.ingest.build import BuildParams, build_benchmark
+from reasonaudio.generator.build import BuildParams, build_benchmark
 from record import vs_baseline, write_record
 
 

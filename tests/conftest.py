@@ -27,7 +27,7 @@ SMALL_BUILD = dict(atoms="synthetic", seed=0, n_clips=300, n_queries=50)
 @pytest.fixture(scope="session")
 def small_bench_dir(tmp_path_factory) -> Path:
     """A built benchmark (synthetic bank, seed 0, 300 clips, 50 queries). Treat as read-only."""
-    from reasonaudio.ingest.build import BuildParams, build_benchmark
+    from reasonaudio.generator.build import BuildParams, build_benchmark
 
     out = tmp_path_factory.mktemp("bench") / "small"
     build_benchmark(out, BuildParams(**SMALL_BUILD))
@@ -37,7 +37,7 @@ def small_bench_dir(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def default_bench_dir(tmp_path_factory) -> Path:
     """The acceptance build: synthetic bank, seed 0, 10,000 clips, 1,000 queries. Read-only."""
-    from reasonaudio.ingest.build import BuildParams, build_benchmark
+    from reasonaudio.generator.build import BuildParams, build_benchmark
 
     out = tmp_path_factory.mktemp("bench") / "default"
     build_benchmark(out, BuildParams())
@@ -48,7 +48,7 @@ def default_bench_dir(tmp_path_factory) -> Path:
 def tiny_bench_dir(tmp_path_factory) -> Path:
     """A very small build (synthetic bank, seed 0, 24 clips, 10 queries) for tests that run a
     generative or multimodal twin over every clip. Read-only."""
-    from reasonaudio.ingest.build import BuildParams, build_benchmark
+    from reasonaudio.generator.build import BuildParams, build_benchmark
 
     out = tmp_path_factory.mktemp("bench") / "tiny"
     build_benchmark(out, BuildParams(atoms="synthetic", seed=0, n_clips=24, n_queries=10))

@@ -9,7 +9,7 @@ from typing import Sequence
 import numpy as np
 
 from reasonaudio.constraints.judge import ClipIndex
-from reasonaudio.constraints.logic import (And, Before, Has, Lasts, Node, Not, Overlap, labels,
+from reasonaudio.logic import (And, Before, Has, Lasts, Node, Not, Overlap, labels,
                                            to_json)
 from reasonaudio.constraints.semantics import evaluate
 from reasonaudio.dataset.benchmark import Benchmark, load_benchmark, write_qrels
@@ -219,7 +219,7 @@ FAKES = {"oracle-fake": OracleFake, "constant-fake": ConstantFake, "bag-fake": B
 def evaluated_fakes(root: Path):
     """The hand-made benchmark at ``root`` with the oracle, constant and embedding fakes
     evaluated on it: ``(bench, results)``, for the report and plot tests."""
-    from reasonaudio.bench.evaluate import evaluate_retrievers
+    from reasonaudio.evaluation.evaluate import evaluate_retrievers
 
     bench = write_bench(root)
     return bench, evaluate_retrievers(bench, [OracleFake(bench), ConstantFake(bench),

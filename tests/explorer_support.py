@@ -28,11 +28,11 @@ def build_explorer_bench(root: Path) -> Path:
     with a saved result under its name, and a plot."""
     from typer.testing import CliRunner
 
-    from reasonaudio.bench.results import load_result, run_path, save_result
+    from reasonaudio.evaluation.results import load_result, run_path, save_result
     from reasonaudio.cli import app
     from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.detect.collection import detected_collection
-    from reasonaudio.ingest.build import BuildParams, build_benchmark
+    from reasonaudio.generator.build import BuildParams, build_benchmark
     from reasonaudio.models.captioners import oracle_caption
     from reasonaudio.store.base import STATE_COMPLETE, CollectionMeta, PointIn, collection_name
     from reasonaudio.store.open import open_store

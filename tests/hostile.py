@@ -8,7 +8,7 @@ from typing import Any
 from typer.testing import CliRunner
 
 from reasonaudio.cli import app
-from reasonaudio.ingest.build import BuildParams, build_benchmark
+from reasonaudio.generator.build import BuildParams, build_benchmark
 
 runner = CliRunner()
 

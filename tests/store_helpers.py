@@ -11,7 +11,7 @@ import json
 import random
 from pathlib import Path
 
-from reasonaudio.constraints.logic import And, Before, Has, Lasts, Node, Not, Or, Overlap, to_json
+from reasonaudio.logic import And, Before, Has, Lasts, Node, Not, Or, Overlap, to_json
 from reasonaudio.constraints.semantics import holds, intervals
 from reasonaudio.dataset.benchmark import write_qrels
 from reasonaudio.dataset.clip import Clip, Event

@@ -24,13 +24,15 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("foundation", ("reasonaudio", "reasonaudio.errors", "reasonaudio.fileio", "reasonaudio.output_dirs",
                     "reasonaudio.provenance", "reasonaudio.runtime", "reasonaudio.progress",
                     "reasonaudio.extras")),
-    ("data model", ("reasonaudio.dataset", "reasonaudio.constraints.logic", "reasonaudio.tasks")),
+    ("data model", ("reasonaudio.logic", "reasonaudio.dataset", "reasonaudio.tasks")),
     ("query language", ("reasonaudio.constraints",)),
     ("store", ("reasonaudio.store",)),
     ("models", ("reasonaudio.models",)),
+    ("sounds", ("reasonaudio.atoms", "reasonaudio.render")),
+    ("benchmark generator", ("reasonaudio.generator",)),
     ("ingest and retrievers", ("reasonaudio.ingest", "reasonaudio.retrievers", "reasonaudio.detect",
                                "reasonaudio.train")),
-    ("evaluation", ("reasonaudio.bench", "reasonaudio.mainjob")),
+    ("evaluation", ("reasonaudio.evaluation", "reasonaudio.mainjob")),
     ("views", ("reasonaudio.views", "reasonaudio.explorer")),
     ("command line", ("reasonaudio.cli",)),
 ]
@@ -209,7 +211,7 @@ ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
 
 
 def module_path(name: str) -> str:
-    """``reasonaudio.bench.evaluate`` -> ``bench/evaluate.py``; a package -> ``bench/``."""
+    """``reasonaudio.evaluation.evaluate`` -> ``evaluation/evaluate.py``; a package -> ``evaluation/``."""
     path = module_names()[name]
     rel = path.relative_to(PACKAGE)
     return f"{rel.parent.as_posix()}/" if path.name == "__init__.py" else rel.as_posix()
@@ -237,10 +239,10 @@ def test_every_module_is_on_the_architecture_page():
 
 
 def test_the_doc_checker_sees_a_missing_and_a_stale_module():
-    doc = ("- `bench/`: evaluation\n- `bench/evaluate.py`: eval\n- `bench/gone.py`: removed\n"
+    doc = ("- `evaluation/`: evaluation\n- `evaluation/evaluate.py`: eval\n- `evaluation/gone.py`: removed\n"
            "- `tests/test_x.py` and `evaluate.py` (a bare name)\n")
-    assert doc_drift(doc, {"bench/", "bench/evaluate.py", "bench/new.py"}) == (
-        ["bench/new.py"], ["bench/gone.py", "evaluate.py"])
+    assert doc_drift(doc, {"evaluation/", "evaluation/evaluate.py", "evaluation/new.py"}) == (
+        ["evaluation/new.py"], ["evaluate.py", "evaluation/gone.py"])
 
 
 # --- module file names ------------------------------------------------------------------------
@@ -273,7 +275,7 @@ def test_no_two_modules_share_a_file_name_against_the_rule():
 
 def test_the_name_checker_sees_clashes():
     root = Path("/pkg")
-    paths = [root / p for p in ("a/cache.py", "b/cache.py", "views/results.py", "bench/results.py",
+    paths = [root / p for p in ("a/cache.py", "b/cache.py", "views/results.py", "evaluation/results.py",
                                 "views/x.py", "a/x.py", "b/x.py", "a/base.py", "b/base.py")]
     assert name_clashes(paths, root) == ["cache.py: a/cache.py, b/cache.py",
                                          "x.py: a/x.py, b/x.py, views/x.py"]

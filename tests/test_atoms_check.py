@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 import pytest
 
 from reasonaudio.cli import app
-from reasonaudio.ingest.atoms.check import check_bank
+from reasonaudio.atoms.check import check_bank
 
 pytestmark = pytest.mark.fast
 

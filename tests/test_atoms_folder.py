@@ -11,9 +11,9 @@ import soundfile as sf
 
 from reasonaudio.dataset.clip import Clip, Event
 from reasonaudio.errors import DataError
-from reasonaudio.ingest.atoms.folder import FolderBank, nested_label_pairs, normalise_label
-from reasonaudio.ingest.atoms.registry import open_bank
-from reasonaudio.ingest.render import Renderer
+from reasonaudio.atoms.folder import FolderBank, nested_label_pairs, normalise_label
+from reasonaudio.atoms.registry import open_bank
+from reasonaudio.render.clips import Renderer
 
 
 def tone(path: Path, seconds: float = 0.8, sr: int = 16_000, freq: float = 440.0,

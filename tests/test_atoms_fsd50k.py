@@ -11,9 +11,9 @@ import pytest
 import soundfile as sf
 
 from reasonaudio.errors import DataError
-from reasonaudio.ingest.atoms.folder import nested_label_pairs
-from reasonaudio.ingest.atoms.fsd50k import FSD50KBank, fsd50k_label, spdx_license
-from reasonaudio.ingest.atoms.registry import open_bank
+from reasonaudio.atoms.folder import nested_label_pairs
+from reasonaudio.atoms.fsd50k import FSD50KBank, fsd50k_label, spdx_license
+from reasonaudio.atoms.registry import open_bank
 
 pytestmark = pytest.mark.fast
 

@@ -13,8 +13,8 @@ import soundfile as sf
 
 from hostile import bench, one_line_error
 from reasonaudio.errors import DataError
-from reasonaudio.ingest.atom_rules import validate_bank
-from reasonaudio.ingest.atoms.registry import open_bank
+from reasonaudio.atoms.rules import validate_bank
+from reasonaudio.atoms.registry import open_bank
 
 LABELS = [f"sound {c}" for c in "abcdefghij"]
 

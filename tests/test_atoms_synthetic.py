@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from reasonaudio.errors import DataError
-from reasonaudio.ingest.atoms.registry import open_bank
+from reasonaudio.atoms.registry import open_bank
 from reasonaudio.constraints.labels import UNSAFE_WORDS, label_problems
-from reasonaudio.ingest.atoms.synthetic import RECIPES, SAMPLE_RATE, SyntheticBank, synthesize
+from reasonaudio.atoms.synthetic import RECIPES, SAMPLE_RATE, SyntheticBank, synthesize
 
 
 @pytest.fixture(scope="module")

@@ -16,9 +16,9 @@ import soundfile as sf
 from test_conditions_cli import tonal_bank  # noqa: F401  (the fixture: a bank without noise labels)
 from test_fetch_fixtures import FakeClients, manual_deb, zip_bytes
 
-from reasonaudio.ingest.atoms.fetch.bed_recipes import fetch_beds, load_bed_recipes, parse_bed_recipes
-from reasonaudio.ingest.atoms.fetch.errors import FetchError
-from reasonaudio.ingest.beds import MIN_RECORDING_S, open_beds
+from reasonaudio.atoms.fetch.bed_recipes import fetch_beds, load_bed_recipes, parse_bed_recipes
+from reasonaudio.atoms.fetch.errors import FetchError
+from reasonaudio.atoms.beds import MIN_RECORDING_S, open_beds
 
 NO_PROBLEMS = {"debian": None, "pypi": None, "npm": None, "fluidsynth": None}
 
@@ -133,8 +133,8 @@ def test_build_with_the_fetched_beds(world, tonal_bank, tmp_path, monkeypatch) -
     from reasonaudio.cli import app
     from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.dataset.conditions import under_condition
-    from reasonaudio.ingest.atoms.fetch.bed_recipes import default_bed_dest
-    from reasonaudio.ingest.render import bench_renderer
+    from reasonaudio.atoms.fetch.bed_recipes import default_bed_dest
+    from reasonaudio.render.clips import bench_renderer
 
     monkeypatch.setenv("REASONAUDIO_CACHE", str(tmp_path / "cache"))
     fetch_beds(default_bed_dest(), recipes=world["recipe"], atoms_spec=str(tonal_bank),

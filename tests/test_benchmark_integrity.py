@@ -130,8 +130,8 @@ def test_build_refuses_zero_queries(tmp_path):
 
 
 def test_saved_results_go_stale_when_files_are_edited_under_no_verify(copy):
-    from reasonaudio.bench.evaluate import evaluate_retrievers
-    from reasonaudio.bench.results import load_result
+    from reasonaudio.evaluation.evaluate import evaluate_retrievers
+    from reasonaudio.evaluation.results import load_result
 
     evaluate_retrievers(load_benchmark(copy), ["random"])
     assert load_result(load_benchmark(copy), "random") is not None

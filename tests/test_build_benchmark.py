@@ -10,7 +10,7 @@ import pytest
 
 from reasonaudio.dataset.benchmark import TASKS, load_benchmark, read_qrels
 from reasonaudio.fileio import sha256_file
-from reasonaudio.ingest.build import BuildParams, build_benchmark
+from reasonaudio.generator.build import BuildParams, build_benchmark
 
 FILES = ["corpus.jsonl", "queries.jsonl", "qrels/test.tsv", "choices.jsonl", "atoms.jsonl",
          "manifest.json"]
@@ -141,7 +141,7 @@ def test_existing_output_is_not_replaced_without_force(tmp_path, small_bench_dir
 
 
 def test_interrupted_build_leaves_nothing_that_looks_complete(tmp_path, monkeypatch):
-    import reasonaudio.ingest.build as build_mod
+    import reasonaudio.generator.build as build_mod
 
     def boom(*args, **kwargs):
         raise KeyboardInterrupt

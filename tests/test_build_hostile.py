@@ -193,7 +193,7 @@ def test_absurd_size_is_refused_up_front():
 
 
 def test_size_estimate_against_available_memory():
-    from reasonaudio.ingest.build_guard import BYTES_PER_CLIP, check_size
+    from reasonaudio.generator.guard import BYTES_PER_CLIP, check_size
 
     check_size(1000, available=1000 * BYTES_PER_CLIP)
     with pytest.raises(DataError, match="at most about 999 clips"):
@@ -235,7 +235,7 @@ def test_edge_refuses_to_map_a_shard_on_a_nearly_full_disk(built, tmp_path, monk
 
 
 def test_build_reports_progress(tmp_path):
-    from reasonaudio.ingest.build import BuildParams, build_benchmark
+    from reasonaudio.generator.build import BuildParams, build_benchmark
     from reasonaudio.progress import Hooks
 
     calls = []

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from reasonaudio.cli import app
-from reasonaudio.constraints.logic import to_json
+from reasonaudio.logic import to_json
 from reasonaudio.dataset.benchmark import load_benchmark
 
 pytest.importorskip("pyarrow")
@@ -22,7 +22,7 @@ RATE = 8000
 
 @pytest.fixture(scope="module")
 def bench_dir(tmp_path_factory) -> Path:
-    from reasonaudio.ingest.build import BuildParams, build_benchmark
+    from reasonaudio.generator.build import BuildParams, build_benchmark
 
     out = tmp_path_factory.mktemp("byo-export") / "bench"
     build_benchmark(out, BuildParams(atoms="synthetic", seed=2, n_clips=30, n_queries=10))
@@ -48,8 +48,8 @@ def test_datasets_loads_every_clip_query_qrel(bench_dir, exported, tmp_path):
     from datasets import Audio
 
     from reasonaudio.constraints.judge import hard_negatives
-    from reasonaudio.ingest.atoms.registry import open_bank
-    from reasonaudio.ingest.render import Renderer, RenderParams, encode_audio
+    from reasonaudio.atoms.registry import open_bank
+    from reasonaudio.render.clips import Renderer, RenderParams, encode_audio
 
     bench = load_benchmark(bench_dir)
     cache = tmp_path / "hf-cache"
@@ -90,7 +90,7 @@ def test_datasets_loads_every_clip_query_qrel(bench_dir, exported, tmp_path):
 
 def test_plain_parquet_loading_and_the_card(bench_dir, exported, tmp_path):
     datasets = pytest.importorskip("datasets")
-    from reasonaudio.ingest.export import config_files
+    from reasonaudio.generator.export import config_files
 
     files = config_files(exported)
     ds = datasets.load_dataset("parquet", data_files={"test": files["queries"]}, split="test",

@@ -20,7 +20,7 @@ runner = CliRunner()
 def built(tmp_path_factory) -> dict:
     """A small benchmark with the built-in runs of random (no ties) and oracle (all ties) at full
     depth, written by `bench eval --trec`, and their saved figures."""
-    from reasonaudio.ingest.build import BuildParams, build_benchmark
+    from reasonaudio.generator.build import BuildParams, build_benchmark
 
     root = tmp_path_factory.mktemp("byo-runs")
     data = root / "bench"

@@ -21,7 +21,7 @@ MODEL = "two-stage:oracle-caption+minilm"
 def exported(tmp_path_factory) -> dict:
     """A small benchmark with MODEL ingested and evaluated, and its stored clip vectors plus its
     query vectors written out as .npy files with id lists, as a user's own model would."""
-    from reasonaudio.ingest.build import BuildParams, build_benchmark
+    from reasonaudio.generator.build import BuildParams, build_benchmark
     from reasonaudio.retrievers.registry import get_retriever
 
     root = tmp_path_factory.mktemp("byo-vectors")

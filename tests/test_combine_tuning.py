@@ -11,12 +11,12 @@ import pytest
 from test_qdrant_formula import detected_payloads, write_detected
 from typer.testing import CliRunner
 
-from reasonaudio.bench import combine_tuning as ct
+from reasonaudio.evaluation import combine_tuning as ct
 from reasonaudio.cli import app
 from reasonaudio.dataset.benchmark import MANIFEST, load_benchmark
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import sha256_file
-from reasonaudio.ingest.build import BuildParams, build_benchmark
+from reasonaudio.generator.build import BuildParams, build_benchmark
 from reasonaudio.ingest.vector_files import PrecomputedOptions, VectorFiles, ingest_precomputed
 from reasonaudio.retrievers.combined import PARAMS_FILE, combine_params
 from reasonaudio.store.edge import EdgeStore

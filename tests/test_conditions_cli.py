@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from reasonaudio.cli import app
 from reasonaudio.dataset.benchmark import BENCHMARK_FILES
-from reasonaudio.ingest.atoms.registry import open_bank
-from reasonaudio.ingest.beds import checked_beds, open_beds
+from reasonaudio.atoms.registry import open_bank
+from reasonaudio.atoms.beds import checked_beds, open_beds
 
 NOISY_WORDS = ("noise", "whoosh", "flutter", "bubbling", "hiss", "rain", "wind", "crackl", "rustl",
                "static", "drip")
@@ -124,7 +124,7 @@ def test_the_tagger_check_refuses_a_bed_holding_a_labels_sound(tonal_bank, tmp_p
     """A bed folder with one of the bank's own recordings (of a label the bank check confirms:
     the tagger hears it) and white noise: that bed is heard as the label and refused, the noise
     accepted. (Which label it is heard as is the tagger's reading at the loudness reference.)"""
-    from reasonaudio.ingest.atoms.tagger_check import run_tagger_check
+    from reasonaudio.atoms.tagger_check import run_tagger_check
 
     bank = open_bank(str(tonal_bank))
     confirmed = run_tagger_check(bank, str(tonal_bank), root=tonal_bank).confirmed

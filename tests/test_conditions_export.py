@@ -25,7 +25,7 @@ def test_export_under_long_writes_the_placed_events_and_bounded_shards(tonal_ban
 
     from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.dataset.conditions import under_condition
-    from reasonaudio.ingest.render import bench_renderer
+    from reasonaudio.render.clips import bench_renderer
 
     monkeypatch.setenv("REASONAUDIO_CACHE", str(tmp_path / "cache"))
     runner = CliRunner()

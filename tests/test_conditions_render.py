@@ -23,10 +23,10 @@ from reasonaudio.dataset.conditions import (
     split_qualified,
 )
 from reasonaudio.errors import DataError, ModelError
-from reasonaudio.ingest.atoms.registry import open_bank
-from reasonaudio.ingest.beds import PreparedBeds, open_beds
-from reasonaudio.ingest.build import BuildParams, compose_benchmark
-from reasonaudio.ingest.render import ConditionRenderer, Renderer, encode_audio
+from reasonaudio.atoms.registry import open_bank
+from reasonaudio.atoms.beds import PreparedBeds, open_beds
+from reasonaudio.generator.build import BuildParams, compose_benchmark
+from reasonaudio.render.clips import ConditionRenderer, Renderer, encode_audio
 from reasonaudio.models.windowing import WindowPolicy, with_chunking
 
 ALL_BEDS = ["pink-noise", "white-noise"]  # two of GENERATED_BEDS: each is prepared once
@@ -129,7 +129,7 @@ def test_long_places_the_events_and_keeps_every_querys_relevance(base, beds, bui
         shift = {round(q.onset - e.onset, 3) for e, q in zip(c.events, p.events)}
         assert len(shift) == 1 and min(shift) >= 0  # one offset for all events: relative times kept
         assert max(e.offset for e in p.events) <= p.duration
-    from reasonaudio.constraints.logic import from_json
+    from reasonaudio.logic import from_json
 
     clean, long_ = ClipIndex(clips), ClipIndex(placed)
     for q in queries:

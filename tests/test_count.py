@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from reasonaudio.cli import app
 from reasonaudio.constraints.judge import ClipIndex
-from reasonaudio.constraints.logic import (And, Before, Count, Has, Lasts, Not, Or, Overlap,
+from reasonaudio.logic import (And, Before, Count, Has, Lasts, Not, Or, Overlap,
                                            describe, from_json, to_json)
 from reasonaudio.constraints.parser import parse
 from reasonaudio.constraints.semantics import evaluate, holds, intervals, occurrences
@@ -28,7 +28,7 @@ from reasonaudio.constraints.writer import logic_to_text
 from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.dataset.clip import Clip, Event, validate_clip
 from reasonaudio.errors import DataError, LogicError, QueryParseError
-from reasonaudio.ingest.build import BuildParams, build_benchmark
+from reasonaudio.generator.build import BuildParams, build_benchmark
 from reasonaudio.tasks.registry import ALL_TASKS, TASKS, recognise, select_tasks
 
 runner = CliRunner()
@@ -139,7 +139,7 @@ def test_an_independent_rejudge_agrees_with_the_qrels(count_dir):
 
 
 def test_oracle_is_exact_and_bag_of_sounds_is_at_chance_on_count(count_bench):
-    from reasonaudio.bench.evaluate import EvalContext, evaluate_retrievers
+    from reasonaudio.evaluation.evaluate import EvalContext, evaluate_retrievers
     from reasonaudio.retrievers.base import RetrieverOptions
     from reasonaudio.retrievers.registry import get_retriever
 
@@ -465,7 +465,7 @@ def test_bench_detect_on_a_count_build_answers_count_queries(tmp_path, monkeypat
     """bench detect end to end (real YAMNet) on a small Count build: the detected payload holds
     the heard counts, and detected:yamnet's filter admits exactly the clips heard n times."""
     from reasonaudio.detect.collection import DetectOptions, run_detection
-    from reasonaudio.ingest.embed.run import ingest_model
+    from reasonaudio.ingest.run import ingest_model
     from reasonaudio.retrievers.registry import get_retriever
     from reasonaudio.store.open import open_store
 

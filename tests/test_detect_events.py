@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from reasonaudio.constraints.logic import And, Before, Has, Lasts, Not, Or, Overlap
+from reasonaudio.logic import And, Before, Has, Lasts, Not, Or, Overlap
 from reasonaudio.dataset.clip import Clip, Event
 from reasonaudio.detect.events import (
     DetectParams,

@@ -45,7 +45,7 @@ ENROLLED = "reasonaudio-detected-yamnet-enrolled"
 
 @pytest.fixture(scope="module")
 def long_run(tonal_bank, tmp_path_factory):  # noqa: F811
-    from reasonaudio.ingest.build import BuildParams, build_benchmark
+    from reasonaudio.generator.build import BuildParams, build_benchmark
 
     root = tmp_path_factory.mktemp("detect-long")
     mp = pytest.MonkeyPatch()

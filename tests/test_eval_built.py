@@ -13,8 +13,8 @@ import shutil
 import pytest
 from evalkit import BagOfLabels, JudgeOracle, Shuffle
 
-from reasonaudio.bench.evaluate import EvalContext, evaluate_retrievers
-from reasonaudio.bench.metrics import METRICS
+from reasonaudio.evaluation.evaluate import EvalContext, evaluate_retrievers
+from reasonaudio.evaluation.metrics import METRICS
 from reasonaudio.constraints.judge import hard_negatives
 from reasonaudio.dataset.benchmark import TASKS, Benchmark, load_benchmark
 

@@ -8,7 +8,7 @@ import evalkit
 import pytest
 from typer.testing import CliRunner
 
-from reasonaudio.bench.metrics import METRICS
+from reasonaudio.evaluation.metrics import METRICS
 from reasonaudio.cli import app
 from reasonaudio.dataset.benchmark import TASKS
 from reasonaudio.retrievers import registry

@@ -8,10 +8,10 @@ import sys
 import evalkit
 import pytest
 
-from reasonaudio.bench.evaluate import EvalContext, evaluate_retrievers, evaluate_run
-from reasonaudio.bench.metrics import METRICS
-from reasonaudio.bench.results import load_result, load_results, result_path, run_path
-from reasonaudio.bench.runs import Run, read_trec
+from reasonaudio.evaluation.evaluate import EvalContext, evaluate_retrievers, evaluate_run
+from reasonaudio.evaluation.metrics import METRICS
+from reasonaudio.evaluation.results import load_result, load_results, result_path, run_path
+from reasonaudio.evaluation.runs import Run, read_trec
 from reasonaudio.constraints.judge import hard_negatives
 from reasonaudio.dataset.benchmark import TASKS
 from reasonaudio.errors import QueryParseError, ReasonAudioError
@@ -147,8 +147,8 @@ class BrokenEmbedding(evalkit.EmbeddingFake):
 
 def test_embedding_hook_saved_and_failure_only_warns(bench, capsys):
 
-    from reasonaudio.bench.embeddings import load_projection_data
-    from reasonaudio.bench.results import embeddings_path
+    from reasonaudio.evaluation.embeddings import load_projection_data
+    from reasonaudio.evaluation.results import embeddings_path
 
     evaluate_retrievers(bench, [evalkit.EmbeddingFake(bench)])
     items = load_projection_data(embeddings_path(bench, "embed-fake"))
@@ -183,7 +183,7 @@ def test_retriever_is_a_retriever():
 
 
 def test_model_options_from_cli():
-    from reasonaudio.bench.evaluate import model_options
+    from reasonaudio.evaluation.evaluate import model_options
 
     assert model_options(["/w/clap", "bge-m3=/w/bge"], "cpu") == (
         RetrieverOptions(device="cpu", model_path="/w/clap"),
@@ -215,7 +215,7 @@ def test_ensure_results_evaluates_a_name_given_weights_instead_of_reusing_it(mon
     --model-path trained:x=NEW` must score NEW, not return what the old weights scored."""
     from types import SimpleNamespace
 
-    from reasonaudio.bench import evaluate as ev
+    from reasonaudio.evaluation import evaluate as ev
     from reasonaudio.retrievers.base import RetrieverOptions
 
     evaluated: list[list[str]] = []

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reasonaudio.bench.runs import Run, read_trec, trec_scores, write_trec
+from reasonaudio.evaluation.runs import Run, read_trec, trec_scores, write_trec
 from reasonaudio.errors import DataError
 from reasonaudio.retrievers.base import Hit, rank
 

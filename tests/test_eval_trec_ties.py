@@ -13,8 +13,8 @@ import pytest
 from ir_measures import RR, R, P, nDCG
 
 from hostile import small_build
-from reasonaudio.bench.evaluate import EvalContext, evaluate_retrievers
-from reasonaudio.bench.runs import read_trec, trec_lines
+from reasonaudio.evaluation.evaluate import EvalContext, evaluate_retrievers
+from reasonaudio.evaluation.runs import read_trec, trec_lines
 from reasonaudio.dataset.benchmark import load_benchmark
 
 pytestmark = pytest.mark.fast

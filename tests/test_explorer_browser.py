@@ -185,8 +185,8 @@ def test_a_detected_hit_row_shows_detected_events(site, driver):
     url, bench, _, _ = site
     q = bench.queries[2]
     _load(driver, f"{url}/query/{q.id}")
-    from reasonaudio.bench.results import run_path
-    from reasonaudio.bench.runs import read_trec
+    from reasonaudio.evaluation.results import run_path
+    from reasonaudio.evaluation.runs import read_trec
 
     rows = driver.find_elements(CSS, f'table.hits[data-retriever="{DETECTED_NAME}"] tbody tr')
     ranked = read_trec(run_path(bench, DETECTED_NAME)).ranking(q.id)[:10]
@@ -232,7 +232,7 @@ def test_a_play_button_in_a_hit_row_plays_that_clip(site, driver):
 
 
 def test_the_failure_breakdown_counts_what_the_saved_values_count(site, driver):
-    from reasonaudio.bench.results import load_results
+    from reasonaudio.evaluation.results import load_results
 
     url, bench, _, _ = site
     saved = load_results(bench).runs

@@ -21,9 +21,9 @@ from starlette.testclient import TestClient  # noqa: E402
 
 from explorer_support import (CAPTION_MODEL, DETECTED_NAME, EXTRA_NAME, TWO_STAGE_NAME,  # noqa: E402
                               build_explorer_bench, table_rows)
-from reasonaudio.bench.metrics import first_rank  # noqa: E402
-from reasonaudio.bench.results import fingerprint, run_path  # noqa: E402
-from reasonaudio.bench.runs import read_trec  # noqa: E402
+from reasonaudio.evaluation.metrics import first_rank  # noqa: E402
+from reasonaudio.evaluation.results import fingerprint, run_path  # noqa: E402
+from reasonaudio.evaluation.runs import read_trec  # noqa: E402
 from reasonaudio.dataset.benchmark import load_benchmark  # noqa: E402
 from reasonaudio.explorer.ranges import RangeError, parse_range  # noqa: E402
 from reasonaudio.explorer.server import build_app, child_server, is_loopback  # noqa: E402
@@ -86,9 +86,9 @@ def test_overview_lists_every_saved_result_and_its_formulation(client):
 
 
 def test_overview_gives_every_figure_an_interval_and_marks_the_best(client, bench):
-    from reasonaudio.bench.intervals import metric_interval
-    from reasonaudio.bench.metrics import METRICS, OVERALL
-    from reasonaudio.bench.results import load_results
+    from reasonaudio.evaluation.intervals import metric_interval
+    from reasonaudio.evaluation.metrics import METRICS, OVERALL
+    from reasonaudio.evaluation.results import load_results
 
     results = load_results(bench).runs
     html = client.get("/", params={"task": "order"}).text
@@ -115,7 +115,7 @@ def test_best_marks_ties_and_gaps():
 
 
 def test_query_page_shows_the_pair_and_ranks_from_the_saved_runs(client, bench, bench_dir):
-    from reasonaudio.bench.failures import breakdown
+    from reasonaudio.evaluation.failures import breakdown
 
     failure_records = breakdown(bench).of("bag-of-sounds")
     run = read_trec(run_path(bench, "bag-of-sounds"))
@@ -168,7 +168,7 @@ def test_query_page_rows_show_what_each_retriever_saw(client, bench):
 
 
 def test_hit_rows_carry_the_verdict_and_outline_the_breaking_events(client, bench):
-    from reasonaudio.constraints.logic import conjuncts, labels
+    from reasonaudio.logic import conjuncts, labels
     from reasonaudio.explorer.verdicts import checks, verdict
 
     for q in [q for q in bench.queries if q.task in ("negation", "order")][:4]:
@@ -231,8 +231,8 @@ def test_free_text_search_marks_hits_by_the_parsed_logic(client, bench):
 
 
 def test_failure_breakdown_counts_equal_the_saved_values(client, bench):
-    from reasonaudio.bench.failures import KIND_NAMES
-    from reasonaudio.bench.results import load_results
+    from reasonaudio.evaluation.failures import KIND_NAMES
+    from reasonaudio.evaluation.results import load_results
 
     results = load_results(bench).runs
     for task in ("all", "negation", "order", "duration"):
@@ -259,7 +259,7 @@ def test_failure_breakdown_counts_equal_the_saved_values(client, bench):
 
 
 def test_failures_of_one_retriever_name_what_ranked_first(client, bench):
-    from reasonaudio.bench.failures import breakdown
+    from reasonaudio.evaluation.failures import breakdown
 
     records = {r.qid: r for r in breakdown(bench).of("bag-of-sounds")}
     rows = table_rows(client.get("/failures", params={"retriever": "bag-of-sounds", "task": "all"}).text,
@@ -272,8 +272,8 @@ def test_failures_of_one_retriever_name_what_ranked_first(client, bench):
 
 
 def test_compare_runs_the_paired_test_of_bench_compare(client, bench):
-    from reasonaudio.bench.compare import compare
-    from reasonaudio.bench.results import load_results
+    from reasonaudio.evaluation.compare import compare
+    from reasonaudio.evaluation.results import load_results
 
     runs = load_results(bench).runs
     tests = compare(runs["bag-of-sounds"], runs[TWO_STAGE_NAME])
@@ -299,10 +299,10 @@ def test_downloads_are_the_saved_files_and_tables(client, bench, bench_dir, tmp_
     import csv
     import io
 
-    from reasonaudio.bench.failures import breakdown
-    from reasonaudio.bench.metrics import METRICS
-    from reasonaudio.bench.report import write_results_json
-    from reasonaudio.bench.results import load_results
+    from reasonaudio.evaluation.failures import breakdown
+    from reasonaudio.evaluation.metrics import METRICS
+    from reasonaudio.evaluation.report import write_results_json
+    from reasonaudio.evaluation.results import load_results
 
     r = client.get("/download/results.json")
     assert r.status_code == 200 and r.headers["content-type"].startswith("application/json")
@@ -364,7 +364,7 @@ def test_clip_page_has_audio_timelines_and_captions(client, bench):
 
 
 def test_clip_page_seen_from_a_query(client, bench):
-    from reasonaudio.constraints.logic import labels
+    from reasonaudio.logic import labels
 
     q = next(q for q in bench.queries if q.task == "negation")
     choice = next(c for c in bench.choices if c.query_id == q.id)
@@ -379,7 +379,7 @@ def test_clip_page_seen_from_a_query(client, bench):
 
 
 def test_audio_is_the_rendered_clip_with_byte_ranges(client, bench, tmp_path):
-    from reasonaudio.ingest.render import render_clip_to_file
+    from reasonaudio.render.clips import render_clip_to_file
 
     clip = bench.clips[0]
     render_clip_to_file(bench, clip.id, tmp_path / "x.wav")
@@ -463,7 +463,7 @@ def test_hostile_text_is_escaped_everywhere(client, tmp_path, bench_dir):
         obj = json.loads(path.read_text(encoding="utf-8"))
         obj["fingerprint"] = fingerprint(edited)
         path.write_text(json.dumps(obj), encoding="utf-8")
-    from reasonaudio.bench.results import load_result, save_result
+    from reasonaudio.evaluation.results import load_result, save_result
 
     base = load_result(edited, "random")  # a saved result whose name is hostile too
     save_result(edited, replace(base, name=HOSTILE))
@@ -531,7 +531,7 @@ def test_the_command_serves_and_refuses_bad_input(bench_dir, tmp_path):
 
 
 def test_a_benchmark_without_results_or_store_is_shown_and_left_alone(tmp_path):
-    from reasonaudio.ingest.build import BuildParams, build_benchmark
+    from reasonaudio.generator.build import BuildParams, build_benchmark
 
     root = tmp_path / "bare"
     build_benchmark(root, BuildParams(atoms="synthetic", seed=0, n_clips=24, n_queries=10))

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from reasonaudio.constraints.logic import And, Before, Count, Has, Lasts, Not, Or, Overlap
+from reasonaudio.logic import And, Before, Count, Has, Lasts, Not, Or, Overlap
 from reasonaudio.explorer.retriever_view import CAPTION, EVENTS, parts, pick_collection, sources, viewed
 from reasonaudio.explorer.verdicts import MEETS, NO_CHECKS, Seen, breaking, checks, measurements, verdict
 
@@ -82,7 +82,7 @@ def test_which_collection_holds_a_retrievers_view():
 
 
 def test_breakdown_tables_sum_to_the_failures():
-    from reasonaudio.bench.failures import Breakdown, FailureRecord
+    from reasonaudio.evaluation.failures import Breakdown, FailureRecord
     from reasonaudio.explorer.failure_tables import by_retriever, by_task
 
     recs = (FailureRecord("a", "q1", "order", "order reversed", "c1"),

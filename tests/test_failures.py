@@ -1,4 +1,4 @@
-"""The failure classifier (bench/failures.py): kinds on hand-made clips, the broken constraints
+"""The failure classifier (evaluation/failures.py): kinds on hand-made clips, the broken constraints
 against the judge on random trees, and the breakdown of saved results against a count made
 independently from the saved per-query Acc@1 values."""
 
@@ -15,11 +15,11 @@ import pytest
 from evalkit import BagOfLabels, Shuffle
 from store_helpers import random_clip, random_logic
 
-from reasonaudio.bench.evaluate import evaluate_retrievers
-from reasonaudio.bench.failures import (KIND_NAMES, KINDS, breakdown, broken_constraints, classify,
+from reasonaudio.evaluation.evaluate import evaluate_retrievers
+from reasonaudio.evaluation.failures import (KIND_NAMES, KINDS, breakdown, broken_constraints, classify,
                                         first_kind)
-from reasonaudio.bench.results import load_results, results_dir, run_path
-from reasonaudio.constraints.logic import And, Before, Count, Has, Lasts, Not, Or, Overlap, labels
+from reasonaudio.evaluation.results import load_results, results_dir, run_path
+from reasonaudio.logic import And, Before, Count, Has, Lasts, Not, Or, Overlap, labels
 from reasonaudio.constraints.semantics import evaluate
 from reasonaudio.dataset.benchmark import Benchmark, load_benchmark
 from reasonaudio.dataset.clip import Clip, Event

@@ -12,7 +12,7 @@ import pytest
 from test_fetch_fixtures import cat_bytes, dpkg_deb, manual_deb, rcc_bytes, tar_bytes, tone, zip_bytes
 
 from reasonaudio.errors import ReasonAudioError
-from reasonaudio.ingest.atoms.fetch.containers import (
+from reasonaudio.atoms.fetch.containers import (
     OpenSfxCat,
     RccArchive,
     ar_members,
@@ -21,7 +21,7 @@ from reasonaudio.ingest.atoms.fetch.containers import (
     read_zip_entry,
     safe_join,
 )
-from reasonaudio.ingest.atoms.fetch.errors import FetchError, UnsafeEntryError
+from reasonaudio.atoms.fetch.errors import FetchError, UnsafeEntryError
 
 needs_dpkg = pytest.mark.skipif(shutil.which("dpkg-deb") is None, reason="dpkg-deb not installed")
 

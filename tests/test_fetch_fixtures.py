@@ -20,7 +20,7 @@ from typing import Sequence
 import numpy as np
 import soundfile as sf
 
-from reasonaudio.ingest.atoms.fetch.process import Completed
+from reasonaudio.atoms.fetch.process import Completed
 
 
 def tone(seconds: float = 0.6, sr: int = 22_050, freq: float = 440.0, lead: float = 0.3,
@@ -259,7 +259,7 @@ def recipe_lines(packages: Sequence[dict], atoms: Sequence[dict]) -> str:
 
 
 def test_builders_round_trip(tmp_path: Path) -> None:
-    from reasonaudio.ingest.atoms.fetch.containers import OpenSfxCat, RccArchive
+    from reasonaudio.atoms.fetch.containers import OpenSfxCat, RccArchive
 
     data = rcc_bytes({"/a/b.ogg": b"hello", "/a/c/d.wav": b"world" * 50},
                      compress=["/a/c/d.wav"])

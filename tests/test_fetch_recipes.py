@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from reasonaudio.ingest.atoms.fetch.errors import FetchError
-from reasonaudio.ingest.atoms.fetch.recipes import load_recipes, parse_recipes, slugify
-from reasonaudio.ingest.atoms.folder import nested_label_pairs
+from reasonaudio.atoms.fetch.errors import FetchError
+from reasonaudio.atoms.fetch.recipes import load_recipes, parse_recipes, slugify
+from reasonaudio.atoms.folder import nested_label_pairs
 
 SHA = "a" * 64
 PKG = {"record": "package", "registry": "debian", "name": "tiny-sounds", "version": "1.0-1",

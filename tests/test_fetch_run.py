@@ -23,10 +23,10 @@ from test_fetch_fixtures import (
 )
 from typer.testing import CliRunner
 
-from reasonaudio.ingest.atoms.fetch import process
-from reasonaudio.ingest.atoms.fetch.fetch import Fetcher, fetch_packages, recorded_book
-from reasonaudio.ingest.atoms.fetch.recipes import load_recipes, parse_recipes
-from reasonaudio.ingest.atoms.registry import open_bank
+from reasonaudio.atoms.fetch import process
+from reasonaudio.atoms.fetch.fetch import Fetcher, fetch_packages, recorded_book
+from reasonaudio.atoms.fetch.recipes import load_recipes, parse_recipes
+from reasonaudio.atoms.registry import open_bank
 
 NO_PROBLEMS = {"debian": None, "pypi": None, "npm": None, "fluidsynth": None}
 
@@ -163,7 +163,7 @@ def test_interrupted_run_leaves_previous_bank_intact(world, monkeypatch) -> None
     dest = world["tmp"] / "bank"
     run(world, dest, only=["dog barking"])
     before = (dest / "atoms.jsonl").read_text()
-    from reasonaudio.ingest.atoms.fetch import convert
+    from reasonaudio.atoms.fetch import convert
 
     calls = {"n": 0}
     real = convert.convert
@@ -235,7 +235,7 @@ def test_fluidsynth_missing_skips_renders_only(world) -> None:
 
 
 def test_published_bank_only_when_complete(world, tmp_path: Path) -> None:
-    from reasonaudio.ingest.atoms.fetch.fetch import published_bank
+    from reasonaudio.atoms.fetch.fetch import published_bank
 
     dest = world["tmp"] / "bank"
     assert published_bank(dest) is None
@@ -257,7 +257,7 @@ def test_only_and_unknown_label(world) -> None:
     s = run(world, dest, only=["dog barking"])
     rows = [json.loads(l)["label"] for l in (dest / "atoms.jsonl").read_text().splitlines()]
     assert rows == ["dog barking", "cow mooing"]          # the earlier atom stays published
-    from reasonaudio.ingest.atoms.fetch.errors import FetchError
+    from reasonaudio.atoms.fetch.errors import FetchError
     with pytest.raises(FetchError, match="no recipe"):
         run(world, dest, only=["unicorn"])
 
@@ -281,7 +281,7 @@ def test_record_mode_fills_missing_pins(world) -> None:
 
 def test_cli_fetch_packages(world, monkeypatch) -> None:
     from reasonaudio.cli import app
-    from reasonaudio.ingest.atoms.fetch import debian, npm, soundfont
+    from reasonaudio.atoms.fetch import debian, npm, soundfont
 
     monkeypatch.setattr(process, "run", world["clients"])
     monkeypatch.setattr(debian, "apt_problem", lambda: None)

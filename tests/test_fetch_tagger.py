@@ -12,12 +12,12 @@ import soundfile as sf
 from test_fetch_fixtures import FakeClients, tone
 from typer.testing import CliRunner
 
-from reasonaudio.ingest.atoms.fetch import convert
-from reasonaudio.ingest.atoms.fetch.errors import FetchError
-from reasonaudio.ingest.atoms.fetch.recipes import Render, Trim
-from reasonaudio.ingest.atoms.fetch.soundfont import phrase_midi, render_wav
-from reasonaudio.ingest.atoms.registry import open_bank
-from reasonaudio.ingest.atoms.tagger_check import label_words, match_rank, run_tagger_check, tag_matches
+from reasonaudio.atoms.fetch import convert
+from reasonaudio.atoms.fetch.errors import FetchError
+from reasonaudio.atoms.fetch.recipes import Render, Trim
+from reasonaudio.atoms.fetch.soundfont import phrase_midi, render_wav
+from reasonaudio.atoms.registry import open_bank
+from reasonaudio.atoms.tagger_check import label_words, match_rank, run_tagger_check, tag_matches
 
 NAMES = ("Dog", "Bark", "Cattle, bovinae", "Bagpipes", "Siren", "Music", "Silence", "Animal")
 
@@ -94,7 +94,7 @@ def test_tagger_check_over_a_folder_bank(tmp_path: Path) -> None:
 
 def test_cli_check_with_tagger(tmp_path: Path, monkeypatch) -> None:
     from reasonaudio.cli import app
-    from reasonaudio.ingest.atoms import tagger_check
+    from reasonaudio.atoms import tagger_check
 
     root = make_bank(tmp_path / "bank", [("dog barking", 200.0, ["dog"]), ("siren", 900.0, ["bark"])])
     monkeypatch.setattr(tagger_check, "_load_tagger", lambda name: FakeTagger())
@@ -132,7 +132,7 @@ def test_render_uses_argument_list_and_reports_failure(tmp_path: Path) -> None:
     assert argv[0] == "fluidsynth" and "-F" in argv and str(sf2) in argv
 
     def failing(argv, cwd):
-        from reasonaudio.ingest.atoms.fetch.process import Completed
+        from reasonaudio.atoms.fetch.process import Completed
         return Completed(1, "", "fluidsynth: error: bad soundfont")
 
     with pytest.raises(FetchError, match="bad soundfont"):

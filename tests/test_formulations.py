@@ -11,19 +11,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from reasonaudio.bench.results import result_path
+from reasonaudio.evaluation.results import result_path
 from reasonaudio.cli import app
 from reasonaudio.constraints.canonical import same_logic
 from reasonaudio.constraints.formulations import FORMULATIONS, formulate
-from reasonaudio.constraints.logic import And, Before, Has, Lasts, Not, Overlap, from_json
+from reasonaudio.logic import And, Before, Has, Lasts, Not, Overlap, from_json
 from reasonaudio.constraints.parser import parse
 from reasonaudio.constraints.templates import format_slots
 from reasonaudio.constraints.writer import logic_to_text
 from reasonaudio.dataset.benchmark import FORMULATIONS as FORMULATIONS_FILE
 from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.errors import DataError, QueryParseError
-from reasonaudio.ingest.atoms.registry import open_bank
-from reasonaudio.ingest.build import BuildParams, add_formulations, build_benchmark, compose_benchmark
+from reasonaudio.atoms.registry import open_bank
+from reasonaudio.generator.build import BuildParams, add_formulations, build_benchmark, compose_benchmark
 from reasonaudio.tasks.registry import shape, shapes
 from reasonaudio.train.data import check_hold_out_formulations, template_pool
 
@@ -243,7 +243,7 @@ def test_training_holds_formulations_out() -> None:
 
 
 def test_mteb_sources_ask_each_formulation_as_a_subset(tiny) -> None:
-    from reasonaudio.bench.mteb_tasks import InFormulation, formulation_subsets, open_source
+    from reasonaudio.evaluation.mteb_tasks import InFormulation, formulation_subsets, open_source
 
     subsets = formulation_subsets()
     assert list(subsets) == ["default", *FORMULATIONS[1:]]
@@ -258,7 +258,7 @@ def test_mteb_sources_ask_each_formulation_as_a_subset(tiny) -> None:
 # --- the opt-in Count task ---------------------------------------------------------------------
 
 def test_count_shapes_have_formulations_that_read_back_with_wrappers_and_marks() -> None:
-    from reasonaudio.constraints.logic import Count
+    from reasonaudio.logic import Count
     from reasonaudio.tasks.registry import shapes_of
     vocab = real_labels()
     rng = random.Random(1)
@@ -294,8 +294,8 @@ def test_count_shapes_have_formulations_that_read_back_with_wrappers_and_marks()
 def test_robustness_scores_multiple_choice_and_marks_held_out_formulations(tiny, tmp_path) -> None:
     import shutil
 
-    from reasonaudio.bench.evaluate import EvalContext, evaluate_retrievers
-    from reasonaudio.bench.robustness import robustness
+    from reasonaudio.evaluation.evaluate import EvalContext, evaluate_retrievers
+    from reasonaudio.evaluation.robustness import robustness
     from reasonaudio.views.robustness import robustness_markdown
 
     data = tmp_path / "b"

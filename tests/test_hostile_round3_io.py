@@ -171,7 +171,7 @@ def test_tune_refuses_a_calibration_path_that_is_no_benchmark(built, tmp_path):
 
 
 def test_tune_refuses_a_calibration_of_another_atom_bank(built, tmp_path):
-    from reasonaudio.ingest.build import BuildParams, build_benchmark
+    from reasonaudio.generator.build import BuildParams, build_benchmark
 
     data = _copy(built, tmp_path)
     other = tmp_path / "other"
@@ -257,7 +257,7 @@ def test_more_ray_workers_than_cores_is_one_line(built):
 
 def test_an_unreachable_ray_address_is_one_line():
     from reasonaudio.errors import DataError
-    from reasonaudio.ingest.embed.ray_engine import check_reachable
+    from reasonaudio.ingest.ray_engine import check_reachable
 
     port = _closed_port()
     with pytest.raises(DataError, match=f"--ray-address 127.0.0.1:{port}: cannot reach"):

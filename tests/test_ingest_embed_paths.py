@@ -10,8 +10,8 @@ from model_fixtures import copy_bench, stored_vectors, tiny_clap_path
 
 from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.errors import DataError, ModelError, StoreError
-from reasonaudio.ingest.embed.embedding_cache import EmbeddingCache
-from reasonaudio.ingest.embed.run import IngestOptions, ingest_model
+from reasonaudio.ingest.embedding_cache import EmbeddingCache
+from reasonaudio.ingest.run import IngestOptions, ingest_model
 from reasonaudio.store.open import open_store
 
 

@@ -10,8 +10,8 @@ import evalkit
 import pytest
 from rich.console import Console
 
-from reasonaudio.bench.report import spectrum
-from reasonaudio.bench.results import Results
+from reasonaudio.evaluation.report import spectrum
+from reasonaudio.evaluation.results import Results
 from reasonaudio.retrievers.registry import (HEARD, INPUT_KINDS, LEARNED, NOTHING, TRUTH, BUILT_IN,
                                              input_kind)
 

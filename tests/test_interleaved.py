@@ -17,8 +17,8 @@ import pytest
 import soundfile as sf
 
 from hostile import bench, one_line_error
-from reasonaudio.bench.by_example import by_example, evaluate_interleaved
-from reasonaudio.bench.evaluate import EvalContext, evaluate_retrievers
+from reasonaudio.evaluation.by_example import by_example, evaluate_interleaved
+from reasonaudio.evaluation.evaluate import EvalContext, evaluate_retrievers
 from reasonaudio.constraints.examples import ExampleLabel, names_in, placeholder
 from reasonaudio.constraints.parser import parse, parse_detailed, same_logic
 from reasonaudio.constraints.resolve import ResolveOptions
@@ -26,8 +26,8 @@ from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.dataset.interleaved import (Example, example_path, examples, interleaved_rows,
                                              interleaved_view)
 from reasonaudio.errors import DataError, QueryParseError
-from reasonaudio.ingest.build import BuildParams, build_benchmark
-from reasonaudio.ingest.interleave import add_interleaved
+from reasonaudio.generator.build import BuildParams, build_benchmark
+from reasonaudio.generator.interleave import add_interleaved
 
 BUILD = dict(atoms="synthetic", seed=0, n_clips=80, n_queries=20)
 SHARE = 0.5
@@ -282,7 +282,7 @@ def test_a_misheard_excluded_sound_can_leave_the_first_match_relevant(tmp_path):
     tagger wrong on every example. Where the example is the *excluded* sound of a negation,
     the perceived logic ("A but no B'") can still admit the relevant clip first, so that query is
     not lost; the law above holds on every task all the same."""
-    from reasonaudio.constraints.logic import Not, conjuncts
+    from reasonaudio.logic import Not, conjuncts
 
     build_benchmark(tmp_path / "b", BuildParams(atoms="synthetic", seed=0, n_clips=120, n_queries=40,
                                                 interleaved=1.0))
@@ -303,8 +303,8 @@ def test_a_misheard_excluded_sound_can_leave_the_first_match_relevant(tmp_path):
     assert kept, "no negation with a misheard excluded sound still answered right"
     assert law["negation"][0] < law["negation"][1]
     # ... yet none of them is answered exactly: the exact-answer loss is the error, 1.0 everywhere
-    from reasonaudio.bench.results import slug
-    from reasonaudio.bench.runs import read_trec
+    from reasonaudio.evaluation.results import slug
+    from reasonaudio.evaluation.runs import read_trec
 
     named_run = read_trec(runs / f"{slug('oracle-perceived')}.trec").hits
     inter_run = read_trec(runs / f"{slug('oracle-perceived@interleaved')}.trec").hits
@@ -378,7 +378,7 @@ def test_eval_interleaved_cli_and_search_example(evaluated, tmp_path):
     got = bench("eval", "--data", b.root, "--interleaved", "-r", "oracle")
     assert got.exit_code == 0, got.output
     assert "oracle@interleaved" in got.output and "named vs by example" in got.output
-    from reasonaudio.bench.results import load_result, run_path
+    from reasonaudio.evaluation.results import load_result, run_path
     view = interleaved_view(b)
     got = bench("eval", "--data", b.root, "--interleaved", "--run",
                 f"mine={run_path(view, 'oracle@interleaved')}")

@@ -17,8 +17,8 @@ from test_interleaved_models import build_and_ingest
 from test_qdrant_combined import Counting
 from test_qdrant_formula import detected_payloads, write_detected
 
-from reasonaudio.bench.by_example import by_example, evaluate_interleaved
-from reasonaudio.bench.evaluate import EvalContext, evaluate_retrievers, run_retriever
+from reasonaudio.evaluation.by_example import by_example, evaluate_interleaved
+from reasonaudio.evaluation.evaluate import EvalContext, evaluate_retrievers, run_retriever
 from reasonaudio.constraints.examples import names_in
 from reasonaudio.constraints.parser import parse, same_logic
 from reasonaudio.dataset.interleaved import examples, interleaved_rows, interleaved_view

@@ -8,11 +8,11 @@ import pytest
 import soundfile as sf
 
 from reasonaudio.constraints.examples import ExampleLabel
-from reasonaudio.constraints.logic import Before
+from reasonaudio.logic import Before
 from reasonaudio.constraints.parser import ResolveOptions, parse_detailed, same_logic
 from reasonaudio.detect.perceive_examples import Heard
 from reasonaudio.errors import DataError, QueryParseError
-from reasonaudio.ingest.interleave import read_example_audio
+from reasonaudio.generator.interleave import read_example_audio
 from reasonaudio.retrievers.example_hearing import heard_label
 
 LABELS = ["deep pulsing tone", "siren", "rain", "dog barking"]

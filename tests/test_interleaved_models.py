@@ -13,14 +13,14 @@ import soundfile as sf
 from model_fixtures import tiny_clap_path, tiny_omni_path, tiny_qwen2_audio_path
 from typer.testing import CliRunner
 
-from reasonaudio.bench.by_example import by_example, evaluate_interleaved
-from reasonaudio.bench.evaluate import EvalContext, evaluate_retrievers
+from reasonaudio.evaluation.by_example import by_example, evaluate_interleaved
+from reasonaudio.evaluation.evaluate import EvalContext, evaluate_retrievers
 from reasonaudio.constraints.examples import names_in, placeholder, substitute
 from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.dataset.interleaved import example_path, examples, interleaved_rows, interleaved_view
 from reasonaudio.errors import ModelError, ReasonAudioError
-from reasonaudio.ingest.build import BuildParams, build_benchmark
-from reasonaudio.ingest.embed.run import IngestOptions, ingest_model
+from reasonaudio.generator.build import BuildParams, build_benchmark
+from reasonaudio.ingest.run import IngestOptions, ingest_model
 from reasonaudio.models.yamnet import resample
 from reasonaudio.retrievers.base import RetrieverOptions
 from reasonaudio.retrievers.example_readers import (AUDIO_WORDS, AudioTextReader, ExampleReader,

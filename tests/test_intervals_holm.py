@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest
 
-from reasonaudio.bench.compare import compare, holm_by_metric
-from reasonaudio.bench.intervals import result_intervals, wilson_interval
-from reasonaudio.bench.report import write_results_json
-from reasonaudio.bench.significance import PairedTest, holm
+from reasonaudio.evaluation.compare import compare, holm_by_metric
+from reasonaudio.evaluation.intervals import result_intervals, wilson_interval
+from reasonaudio.evaluation.report import write_results_json
+from reasonaudio.evaluation.significance import PairedTest, holm
 
 pytestmark = pytest.mark.fast
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from reasonaudio.constraints.logic import Before, Has
+from reasonaudio.logic import Before, Has
 from reasonaudio.constraints.parser import ResolveOptions, parse_detailed
 from reasonaudio.constraints.resolve import SEMANTIC_THRESHOLD
 from reasonaudio.errors import QueryParseError

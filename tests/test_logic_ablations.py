@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from reasonaudio.cli import app
 from reasonaudio.constraints.ablation import ABLATIONS, without
-from reasonaudio.constraints.logic import And, Before, Count, Has, Lasts, Not, Or, Overlap, walk
+from reasonaudio.logic import And, Before, Count, Has, Lasts, Not, Or, Overlap, walk
 from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.models.names import is_embedding
 from reasonaudio.retrievers.registry import UnknownRetriever, retriever_names, spec_for

@@ -23,8 +23,8 @@ from rich.console import Console
 from store_helpers import random_clip
 
 import reasonaudio
-from reasonaudio.constraints import logic
-from reasonaudio.constraints.logic import (NODE_TYPES, OPS, And, Has, Interpreter, Leaf, Node, Not,
+from reasonaudio import logic
+from reasonaudio.logic import (NODE_TYPES, OPS, And, Has, Interpreter, Leaf, Node, Not,
                                            Or, describe, from_json, labels, to_json)
 
 pytestmark = pytest.mark.fast
@@ -249,7 +249,7 @@ def test_every_ablation_removes_its_family_from_every_node_type(tree):
     a tree without the family is returned as it is, and where the family is only asserted
     (not under a ``not``) the ablated logic admits every clip the original does."""
     from reasonaudio.constraints.ablation import ABLATIONS, without
-    from reasonaudio.constraints.logic import walk
+    from reasonaudio.logic import walk
     from reasonaudio.constraints.semantics import evaluate
 
     clips = corpus()

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from reasonaudio.bench.metrics import (METRICS, RANK_METRICS, aggregate, choice_score,
+from reasonaudio.evaluation.metrics import (METRICS, RANK_METRICS, aggregate, choice_score,
                                        ndcg_at_k, query_metrics)
 
 pytestmark = pytest.mark.fast

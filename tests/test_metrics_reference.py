@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from ir_measures import RR, R, P, Success, nDCG
 
-from reasonaudio.bench.metrics import query_metrics
+from reasonaudio.evaluation.metrics import query_metrics
 
 pytestmark = pytest.mark.fast
 

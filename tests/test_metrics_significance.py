@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from reasonaudio.bench.significance import paired_randomization_test
+from reasonaudio.evaluation.significance import paired_randomization_test
 
 
 def scipy_exact(a, b):

@@ -87,7 +87,7 @@ def test_captioner_errors_are_one_line(monkeypatch, tmp_path):
         get_captioner("oracle-caption", model_path=str(tmp_path))
     with pytest.raises(ModelError, match="unknown captioner"):
         get_captioner("nope")
-    from reasonaudio.ingest.embed.pipelines import open_pipeline
+    from reasonaudio.ingest.pipelines import open_pipeline
 
     with pytest.raises(ModelError, match="is a captioner"):
         open_pipeline(NAME)
@@ -123,9 +123,9 @@ def test_cli_two_stage_ingest_eval_and_cached_rerun(name, tiny_bench_dir, tmp_pa
 
     from reasonaudio.cli import app
     from reasonaudio.dataset.benchmark import load_benchmark
-    from reasonaudio.ingest.embed.pipelines import TwoStagePipeline
-    from reasonaudio.ingest.embed.run import IngestOptions, ingest_model
-    from reasonaudio.ingest.render import bench_renderer
+    from reasonaudio.ingest.pipelines import TwoStagePipeline
+    from reasonaudio.ingest.run import IngestOptions, ingest_model
+    from reasonaudio.render.clips import bench_renderer
     from reasonaudio.store.open import open_store
 
     monkeypatch.setenv("REASONAUDIO_CACHE", str(tmp_path / "cache"))

@@ -107,7 +107,7 @@ def test_cli_ingest_eval_and_cached_rerun(small_bench_dir, tmp_path, monkeypatch
     assert name in json.dumps(results)
 
     from reasonaudio.dataset.benchmark import load_benchmark
-    from reasonaudio.ingest.embed.run import IngestOptions, ingest_model
+    from reasonaudio.ingest.run import IngestOptions, ingest_model
     from reasonaudio.store.open import open_store
 
     bench = load_benchmark(data)
@@ -124,7 +124,7 @@ def test_a_collection_keeps_its_dtype(small_bench_dir, tmp_path, monkeypatch):
 
     from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.errors import StoreError
-    from reasonaudio.ingest.embed.run import IngestOptions, ingest_model
+    from reasonaudio.ingest.run import IngestOptions, ingest_model
     from reasonaudio.retrievers.two_stage import build_two_stage
     from reasonaudio.store.open import open_store
 

@@ -19,7 +19,7 @@ from reasonaudio.fileio import sha256_file
 
 mteb = pytest.importorskip("mteb")
 
-from reasonaudio.bench.mteb_tasks import mteb_tasks, task_name, task_names  # noqa: E402
+from reasonaudio.evaluation.mteb_tasks import mteb_tasks, task_name, task_names  # noqa: E402
 from reasonaudio.models.mteb_models import register  # noqa: E402
 from reasonaudio.models.tiny_mteb import TINY_MTEB_NAME, tiny_mteb_meta  # noqa: E402
 from model_fixtures import tiny_clap_path  # noqa: E402
@@ -33,7 +33,7 @@ MTEB_ROUNDING = 5e-6
 
 @pytest.fixture(scope="module")
 def bridged(tmp_path_factory) -> dict:
-    from reasonaudio.ingest.build import BuildParams, build_benchmark
+    from reasonaudio.generator.build import BuildParams, build_benchmark
 
     root = tmp_path_factory.mktemp("mteb")
     data = root / "bench"

@@ -28,7 +28,7 @@ def _one_line_error(res, *words: str) -> None:
 
 def test_importing_the_cli_and_registries_does_not_import_mteb():
     code = ("import sys; import reasonaudio.cli, reasonaudio.retrievers.registry, "
-            "reasonaudio.models.registry, reasonaudio.bench.run_files, reasonaudio.bench.external; "
+            "reasonaudio.models.registry, reasonaudio.evaluation.run_files, reasonaudio.evaluation.external; "
             "print(sorted(m for m in ('mteb', 'datasets') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                          check=True, env={"PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1",
@@ -44,7 +44,7 @@ def test_retriever_listing_names_the_family():
 
 
 def test_constants_agree():
-    from reasonaudio.bench import mteb_results
+    from reasonaudio.evaluation import mteb_results
     from reasonaudio.models import mteb_models
 
     assert (mteb_results.PREFIX, mteb_results.SPLIT, mteb_results.SUBSET) == (
@@ -125,7 +125,7 @@ def test_an_unloadable_mteb_model_is_one_line(tiny_bench_dir):
 
 @needs_mteb
 def test_sources_refused(tmp_path):
-    from reasonaudio.bench.mteb_tasks import mteb_tasks
+    from reasonaudio.evaluation.mteb_tasks import mteb_tasks
 
     with pytest.raises(DataError, match="neither a benchmark directory"):
         mteb_tasks(tmp_path)
@@ -137,7 +137,7 @@ def test_sources_refused(tmp_path):
 
 @needs_mteb
 def test_unknown_task_refused(tiny_bench_dir):
-    from reasonaudio.bench.mteb_tasks import mteb_tasks
+    from reasonaudio.evaluation.mteb_tasks import mteb_tasks
 
     with pytest.raises(DataError, match="unknown task 'sarcasm'"):
         mteb_tasks(tiny_bench_dir, tasks=["sarcasm"])

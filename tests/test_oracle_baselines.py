@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from store_helpers import write_fake_benchmark
 
-from reasonaudio.constraints.logic import And, Before, Has, Not
+from reasonaudio.logic import And, Before, Has, Not
 from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.retrievers.base import Retriever
 from reasonaudio.retrievers.registry import (

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reasonaudio.constraints.canonical import canonical, check_consistent, same_logic
-from reasonaudio.constraints.logic import And, Before, Has, Lasts, Not, Or, Overlap
+from reasonaudio.logic import And, Before, Has, Lasts, Not, Or, Overlap
 from reasonaudio.constraints.semantics import holds
 from reasonaudio.errors import QueryParseError
 

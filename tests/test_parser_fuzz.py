@@ -9,7 +9,7 @@ import pytest
 
 from reasonaudio.constraints.canonical import check_consistent
 from reasonaudio.constraints.lexicon import PHRASES, WORDS
-from reasonaudio.constraints.logic import from_json, labels, to_json
+from reasonaudio.logic import from_json, labels, to_json
 from reasonaudio.constraints.parser import parse
 from reasonaudio.errors import QueryParseError
 
@@ -52,7 +52,7 @@ def test_any_unicode_never_crashes(text) -> None:
 
 # --- properties of the rules behind issue 27's silent misreads ----------------------------------
 
-from reasonaudio.constraints.logic import And, Has, Not  # noqa: E402
+from reasonaudio.logic import And, Has, Not  # noqa: E402
 from reasonaudio.constraints.parser import same_logic  # noqa: E402
 
 KEYWORDS = ["rain", "thunder", "siren", "church bell", "car horn", "dog barking"]

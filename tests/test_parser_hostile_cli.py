@@ -20,7 +20,7 @@ import pytest
 from typer.testing import CliRunner
 
 from reasonaudio.cli import app
-from reasonaudio.constraints.logic import from_json
+from reasonaudio.logic import from_json
 from reasonaudio.constraints.parser import same_logic
 from reasonaudio.constraints.writer import logic_to_text
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from test_parser_paper_templates import BANKS  # the synthetic and the real-sound labels
 
-from reasonaudio.constraints.logic import And, Before, Has, Lasts, Not, Or, labels
+from reasonaudio.logic import And, Before, Has, Lasts, Not, Or, labels
 from reasonaudio.constraints.parser import parse, parse_detailed, same_logic
 from reasonaudio.constraints.resolve import families
 from reasonaudio.constraints.vocabulary import stem, tokenize

@@ -14,14 +14,14 @@ from importlib import resources
 
 import pytest
 
-from reasonaudio.constraints.logic import And, Before, Has, Lasts, Node, Not, Overlap
+from reasonaudio.logic import And, Before, Has, Lasts, Node, Not, Overlap
 from reasonaudio.constraints.parser import parse, same_logic
 
 pytestmark = pytest.mark.fast
 
 
 def synthetic_labels() -> list[str]:
-    from reasonaudio.ingest.atoms.synthetic import RECIPES
+    from reasonaudio.atoms.synthetic import RECIPES
 
     return [r.label for r in RECIPES]
 

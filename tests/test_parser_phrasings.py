@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reasonaudio.constraints.logic import And, Before, Has, Lasts, Not, Or, Overlap
+from reasonaudio.logic import And, Before, Has, Lasts, Not, Or, Overlap
 from reasonaudio.constraints.parser import parse, parse_detailed, same_logic
 from reasonaudio.errors import QueryParseError, ReasonAudioError
 

@@ -11,7 +11,7 @@ import difflib
 
 import pytest
 
-from reasonaudio.constraints.logic import And, Before, Has, Lasts, Not, Or, Overlap
+from reasonaudio.logic import And, Before, Has, Lasts, Not, Or, Overlap
 from reasonaudio.constraints.parser import STRICT, ResolveOptions, parse, parse_detailed, same_logic
 from reasonaudio.constraints.resolve import head_noun
 from reasonaudio.errors import QueryParseError

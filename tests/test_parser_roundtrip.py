@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reasonaudio.constraints.logic import And, Before, Has, Lasts, Node, Not, Overlap
+from reasonaudio.logic import And, Before, Has, Lasts, Node, Not, Overlap
 from reasonaudio.constraints.parser import parse, same_logic
 from reasonaudio.constraints.templates import (
     SHAPES,
@@ -31,7 +31,7 @@ TRICKY = ["dog barking", "dog growling", "car horn", "car engine", "rain", "thun
 
 
 def synthetic_labels() -> list[str]:
-    from reasonaudio.ingest.atoms.synthetic import RECIPES
+    from reasonaudio.atoms.synthetic import RECIPES
 
     return [r.label for r in RECIPES]
 

@@ -58,7 +58,7 @@ def test_vocabulary_is_cached() -> None:
 
 def test_synthetic_labels_are_all_distinct_after_stemming() -> None:
     """No two labels of the default bank collapse to one form (that would be an ambiguity)."""
-    from reasonaudio.ingest.atoms.synthetic import RECIPES
+    from reasonaudio.atoms.synthetic import RECIPES
 
     labels = [r.label for r in RECIPES]
     forms = [label_words(x) for x in labels]

@@ -14,12 +14,12 @@ import pytest
 matplotlib.use("Agg", force=True)
 from matplotlib.figure import Figure  # noqa: E402
 
-from reasonaudio.bench import plots  # noqa: E402
-from reasonaudio.bench.condition_scores import ConditionScores, plot_vs_snr  # noqa: E402
-from reasonaudio.bench.embeddings import ProjectionQuery  # noqa: E402
-from reasonaudio.bench.failures import KIND_NAMES, Breakdown, FailureRecord  # noqa: E402
-from reasonaudio.bench.results import Results, RetrieverResult  # noqa: E402
-from reasonaudio.bench.robustness import Cell, Robustness, RetrieverRobustness, plot_robustness  # noqa: E402
+from reasonaudio.evaluation import plots  # noqa: E402
+from reasonaudio.evaluation.condition_scores import ConditionScores, plot_vs_snr  # noqa: E402
+from reasonaudio.evaluation.embeddings import ProjectionQuery  # noqa: E402
+from reasonaudio.evaluation.failures import KIND_NAMES, Breakdown, FailureRecord  # noqa: E402
+from reasonaudio.evaluation.results import Results, RetrieverResult  # noqa: E402
+from reasonaudio.evaluation.robustness import Cell, Robustness, RetrieverRobustness, plot_robustness  # noqa: E402
 from reasonaudio.constraints.ablation import ABLATIONS  # noqa: E402
 from reasonaudio.models.captioners import captioner_names  # noqa: E402
 from reasonaudio.models.names import COMBINERS, two_stage_name  # noqa: E402
@@ -182,7 +182,7 @@ def test_the_report_passes_one_mapping_to_every_plot(tmp_path, monkeypatch):
     """metrics_by_task and robustness draw one retriever in one colour (write_plots' mapping)."""
     import evalkit
 
-    from reasonaudio.bench import report
+    from reasonaudio.evaluation import report
 
     bench, res = evalkit.evaluated_fakes(tmp_path / "bench")
     got: dict[str, dict] = {}

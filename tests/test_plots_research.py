@@ -13,8 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 from hostile import small_build
-from reasonaudio.bench import plots
-from reasonaudio.bench.results import Results, RetrieverResult
+from reasonaudio.evaluation import plots
+from reasonaudio.evaluation.results import Results, RetrieverResult
 from reasonaudio.cli import app
 
 
@@ -89,8 +89,8 @@ def test_group_values_are_the_tables_means(results):
 
 
 def test_the_projection_is_fitted_once_on_every_panels_points(results, tmp_path, monkeypatch):
-    from reasonaudio.bench.embeddings import load_projection_data
-    from reasonaudio.bench.results import embeddings_path
+    from reasonaudio.evaluation.embeddings import load_projection_data
+    from reasonaudio.evaluation.results import embeddings_path
 
     bench, res = results
     items = load_projection_data(embeddings_path(bench, "embed-fake"))

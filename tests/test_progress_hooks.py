@@ -12,21 +12,21 @@ from reasonaudio.progress import SILENT, Hooks
 PACKAGE = Path(reasonaudio.__file__).parent
 
 ENTRY_POINTS = {
-    "ingest/build.py": ("build_benchmark", "compose_benchmark"),
-    "ingest/render.py": ("write_clip_audio",),
-    "ingest/atom_rules.py": ("validate_bank",),
-    "ingest/atoms/check.py": ("check_bank",),
-    "ingest/atoms/tagger_check.py": ("run_tagger_check",),
-    "ingest/atoms/fetch/fetch.py": ("fetch_packages",),
-    "ingest/embed/run.py": ("ingest_model",),
+    "generator/build.py": ("build_benchmark", "compose_benchmark"),
+    "render/clips.py": ("write_clip_audio",),
+    "atoms/rules.py": ("validate_bank",),
+    "atoms/check.py": ("check_bank",),
+    "atoms/tagger_check.py": ("run_tagger_check",),
+    "atoms/fetch/fetch.py": ("fetch_packages",),
+    "ingest/run.py": ("ingest_model",),
     "ingest/vector_files.py": ("ingest_precomputed",),
-    "ingest/export.py": ("export_hf",),
+    "generator/export.py": ("export_hf",),
     "store/collections.py": ("ingest_payload", "ensure_payload_collection"),
     "detect/clip_frames.py": ("clip_frames",),
     "detect/collection.py": ("run_detection", "calibrated"),
     "train/trainer.py": ("train_model",),
-    "bench/detection.py": ("detect_and_evaluate",),
-    "bench/train_experiment.py": ("run_experiment",),
+    "evaluation/detection.py": ("detect_and_evaluate",),
+    "evaluation/train_experiment.py": ("run_experiment",),
     "mainjob.py": ("resolve_atoms", "prepare_benchmark", "run_main_job"),
 }
 """module -> its long-running functions (evaluation takes its hooks in ``EvalContext``)"""
@@ -73,11 +73,11 @@ def test_every_long_running_entry_point_takes_hooks():
 
 
 def test_evaluation_takes_one_context():
-    found = _functions("bench/evaluate.py")
+    found = _functions("evaluation/evaluate.py")
     for name in ("evaluate_retrievers", "ensure_results", "evaluate_retriever"):
         params = [a.arg for a in found[name].args.args + found[name].args.kwonlyargs]
         assert "context" in params and not OLD_SHAPES & set(params) and len(params) <= 4, (name, params)
-    run = _functions("ingest/embed/run.py")["ingest_model"]
+    run = _functions("ingest/run.py")["ingest_model"]
     assert len(run.args.args + run.args.kwonlyargs) <= 6
 
 

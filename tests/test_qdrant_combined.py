@@ -13,7 +13,7 @@ from reasonaudio.cli import app
 from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.detect.soft import SoftIndex
 from reasonaudio.errors import ModelError
-from reasonaudio.ingest.build import BuildParams, build_benchmark
+from reasonaudio.generator.build import BuildParams, build_benchmark
 from reasonaudio.ingest.vector_files import PrecomputedOptions, VectorFiles, ingest_precomputed
 from reasonaudio.models.names import is_embedding, parse_combined, parse_two_stage
 from reasonaudio.store.edge import EdgeStore
@@ -64,7 +64,7 @@ class Counting:
 
 
 def test_every_retriever_evaluates_in_batches_one_query_per_search(data):
-    from reasonaudio.bench.evaluate import SEARCH_BATCH, run_retriever
+    from reasonaudio.evaluation.evaluate import SEARCH_BATCH, run_retriever
     from reasonaudio.retrievers.registry import get_retriever
 
     bench = data[0]
@@ -211,7 +211,7 @@ def tied(tmp_path_factory):
     them tie, often in groups wider than the tie margin."""
     import random
 
-    from reasonaudio.constraints.logic import labels
+    from reasonaudio.logic import labels
     from reasonaudio.detect.events import detected_clip
     from reasonaudio.store.payload import clip_payload
 
@@ -350,7 +350,7 @@ def test_dbsf_multiple_choice_is_the_parts_vote_and_a_disagreement_is_a_tie(data
     the fused choice is the parts' vote: the positive wins when more parts prefer it, and a pair
     the parts disagree on is an exact tie (not two float32 sums a few ulps apart, which a CPU's
     rounding would break)."""
-    from reasonaudio.bench.metrics import choice_score
+    from reasonaudio.evaluation.metrics import choice_score
     from reasonaudio.retrievers.registry import get_retriever
 
     bench = data[0]

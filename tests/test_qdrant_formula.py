@@ -17,12 +17,12 @@ import pytest
 from store_helpers import random_logic
 
 from reasonaudio.constraints.judge import ClipIndex
-from reasonaudio.constraints.logic import labels
+from reasonaudio.logic import labels
 from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.detect.collection import FORMAT, detected_collection
 from reasonaudio.detect.events import Detected, detected_clip
 from reasonaudio.detect.soft import SoftIndex
-from reasonaudio.ingest.build import BuildParams, build_benchmark
+from reasonaudio.generator.build import BuildParams, build_benchmark
 from reasonaudio.retrievers.soft_rank import by_id_request, ranked_request
 from reasonaudio.store import formula as fm
 from reasonaudio.store.base import CollectionMeta, Request
@@ -182,7 +182,7 @@ def test_the_evidence_filter_admits_the_clips_with_evidence_within_its_bound(bui
     the logic requires (any label it mentions when it requires none), on Edge and local mode,
     and never more than ``evidence_bound`` of them: a search asking for that many misses none.
     A label no clip has evidence for (outside the dimensions) admits nothing."""
-    from reasonaudio.constraints.logic import And, Has
+    from reasonaudio.logic import And, Has
 
     bench = build
     payloads, thresholds = detected_payloads(bench)
@@ -212,7 +212,7 @@ def test_the_evidence_filter_admits_the_clips_with_evidence_within_its_bound(bui
 def test_python_soft_score_is_the_old_semantics(build):
     """detect/soft.py's score (now an evaluation of the formula) keeps its definition: has = p,
     before = p p sigmoid(gap / 0.5 s), lasts decays by the excess over the judge's tolerance."""
-    from reasonaudio.constraints.logic import Before, Has, Lasts, Not
+    from reasonaudio.logic import Before, Has, Lasts, Not
     idx = SoftIndex(["a", "b"], {"x": np.array([0.8, 0.0]), "y": np.array([0.5, 0.9])},
                     {"x": np.array([0.0, 0.0]), "y": np.array([3000.0, 0.0])},
                     {"x": np.array([2000.0, 0.0]), "y": np.array([6000.0, 4000.0])})
@@ -277,7 +277,7 @@ def test_every_formula_variable_has_a_default(build):
 def test_count_formula_equals_python_soft_scores(build, tmp_path):
     """count(x, n): the heard count (payload ``count``, only where a label repeats) read by the
     formula on Edge and local mode == the numpy evaluation, and the closer count ranks higher."""
-    from reasonaudio.constraints.logic import And, Count, Has, Not, Or
+    from reasonaudio.logic import And, Count, Has, Not, Or
     from reasonaudio.store.payload import COUNT_FIELD
 
     bench = build
@@ -373,7 +373,7 @@ def test_times_reach_qdrant_exactly_so_vectors_score_as_the_payload(tmp_path):
     with presences float32 holds exactly, Qdrant's score from the vectors is its score from the
     payload, bit for bit, for events anywhere in a clip (seconds rounded to float32 would be off
     by amounts that differ with the position: clips moved by a few seconds, here)."""
-    from reasonaudio.constraints.logic import And, Before, Lasts, Not, Overlap
+    from reasonaudio.logic import And, Before, Lasts, Not, Overlap
     from reasonaudio.store.client import ClientStore
     from reasonaudio.store.edge import EdgeStore
 

@@ -35,8 +35,8 @@ def local_ray():
 def noisy_build(tmp_path_factory) -> Path:
     """A 24-clip build of a folder bank of tonal synthetic classes, conditions clean and snr5
     recorded (with the bed check) in its manifest. Read-only."""
-    from reasonaudio.ingest.atoms.registry import open_bank
-    from reasonaudio.ingest.build import BuildParams, build_benchmark
+    from reasonaudio.atoms.registry import open_bank
+    from reasonaudio.generator.build import BuildParams, build_benchmark
 
     root = tmp_path_factory.mktemp("tonal-bank")
     bank = open_bank("synthetic")
@@ -58,13 +58,13 @@ def _bench(data: Path):
 
 
 def _engine():
-    from reasonaudio.ingest.embed.ray_engine import RayEngine, RayOptions
+    from reasonaudio.ingest.ray_engine import RayEngine, RayOptions
 
     return RayEngine(RayOptions(**POOL))
 
 
 def _ingest(data: Path, cache_dir: Path, engine=None):
-    from reasonaudio.ingest.embed.run import IngestOptions, ingest_model
+    from reasonaudio.ingest.run import IngestOptions, ingest_model
     from reasonaudio.store.open import open_store
 
     bench = _bench(data)
@@ -98,7 +98,7 @@ def test_a_noisy_yamnet_ingest_through_ray_equals_the_local_one_bit_for_bit(loca
     assert cache_rows(tmp_path / "cache-ray") == cache_rows(tmp_path / "cache-local")
     # and the noisy audio is not the clean audio: a clean ingest into the same cache computes anew
     from reasonaudio.dataset.benchmark import load_benchmark
-    from reasonaudio.ingest.embed.run import IngestOptions, ingest_model
+    from reasonaudio.ingest.run import IngestOptions, ingest_model
 
     clean = load_benchmark(ray_dir)
     with open_store(clean.root, write=True) as store:

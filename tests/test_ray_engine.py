@@ -28,7 +28,7 @@ def local_ray():
 
 def _ingest(bench_dir: Path, model: str, cache_dir: Path, engine=None, limit=None):
     from reasonaudio.dataset.benchmark import load_benchmark
-    from reasonaudio.ingest.embed.run import IngestOptions, ingest_model
+    from reasonaudio.ingest.run import IngestOptions, ingest_model
     from reasonaudio.store.open import open_store
 
     bench = load_benchmark(bench_dir)
@@ -38,7 +38,7 @@ def _ingest(bench_dir: Path, model: str, cache_dir: Path, engine=None, limit=Non
 
 
 def _ray_engine(options=None, **kw):
-    from reasonaudio.ingest.embed.ray_engine import RayEngine, RayOptions
+    from reasonaudio.ingest.ray_engine import RayEngine, RayOptions
 
     return RayEngine(RayOptions(**(POOL if options is None else options)), **kw)
 
@@ -114,7 +114,7 @@ BAD_CLIP = "clip-00007"
 
 def failing_pipeline(**args):
     """The real pipeline, except that any batch holding BAD_CLIP raises (every try)."""
-    from reasonaudio.ingest.embed.pipelines import open_pipeline
+    from reasonaudio.ingest.pipelines import open_pipeline
 
     pipe = open_pipeline(**args)
     real = pipe.vectors
@@ -151,7 +151,7 @@ def test_a_failing_clip_is_retried_then_named_and_a_rerun_finishes(local_ray, ti
 
 def test_flags_are_checked_before_anything_starts():
     from reasonaudio.errors import DataError
-    from reasonaudio.ingest.embed.ray_engine import RayOptions, _check_resources, ray_engine_from_cli
+    from reasonaudio.ingest.ray_engine import RayOptions, _check_resources, ray_engine_from_cli
 
     assert ray_engine_from_cli("local", 1, 0.0, None, None, None, None) is None
     with pytest.raises(DataError, match="--workers, --cpus-per-worker, --ray-address need --engine ray"):
@@ -170,7 +170,7 @@ def test_flags_are_checked_before_anything_starts():
 def test_cpus_per_worker_defaults_to_the_local_cores_shared_out_and_one_on_a_cluster():
     """One actor on a 2-core local Ray gets both cores (its torch then runs two threads, as the
     local engine's does); an explicit layout is kept as given."""
-    from reasonaudio.ingest.embed.ray_engine import RayEngine, RayOptions
+    from reasonaudio.ingest.ray_engine import RayEngine, RayOptions
 
     assert RayOptions(local_cpus=2).resolved().cpus_per_worker == 2
     assert RayOptions(local_cpus=2, workers=2).resolved().cpus_per_worker == 1
@@ -187,8 +187,8 @@ def test_batches_default_to_the_local_engines_size_for_text_and_small_blocks_for
     """A caption model's Ray batch is the local engine's text upsert batch (each batch ends in a
     padded model call per length class: 16-clip batches ran at half the local rate), at most an
     equal share per actor; an audio model's is a small block of waves; a given size is kept."""
-    from reasonaudio.ingest.embed.ray_engine import AUDIO_BATCH, RayOptions
-    from reasonaudio.ingest.embed.run import TEXT_UPSERT_BATCH
+    from reasonaudio.ingest.ray_engine import AUDIO_BATCH, RayOptions
+    from reasonaudio.ingest.run import TEXT_UPSERT_BATCH
 
     assert RayOptions().batch_clips is None
     assert RayOptions().batch_for(10_000, needs_audio=False) == TEXT_UPSERT_BATCH == 1024
@@ -207,7 +207,7 @@ def test_a_job_is_cut_into_blocks_of_one_batch_each_and_a_multiple_of_the_actors
     """Each Ray block is one task of one batch (mapped whole), so the blocks of a job are at
     most a batch each, as even as numpy's split makes them, and as many per actor (where there
     are clips for that): no actor is left idle with another's last block to wait for."""
-    from reasonaudio.ingest.embed.ray_engine import RayOptions
+    from reasonaudio.ingest.ray_engine import RayOptions
 
     options = RayOptions(workers=workers, cpus_per_worker=1)
     blocks = options.blocks_for(clips, needs_audio=audio)
@@ -218,7 +218,7 @@ def test_a_job_is_cut_into_blocks_of_one_batch_each_and_a_multiple_of_the_actors
 
 
 def test_the_driver_reads_whole_blocks_and_hands_out_one_row_per_clip():
-    from reasonaudio.ingest.embed.ray_engine import _rows
+    from reasonaudio.ingest.ray_engine import _rows
 
     blocks = [{"id": np.array(["a", "b"], dtype=object), "vector": np.array([b"1", b"2"], dtype=object)},
               {"id": np.array(["c"], dtype=object), "vector": np.array([b"3"], dtype=object)}]
@@ -243,7 +243,7 @@ def test_cli_ray_flags_without_the_ray_engine_are_one_line_exit_2(tiny_bench_dir
 
 def test_a_user_error_inside_the_job_stays_one_line_of_its_own_type():
     from reasonaudio.errors import DataError, ModelError
-    from reasonaudio.ingest.embed.ray_engine import _job_error
+    from reasonaudio.ingest.ray_engine import _job_error
 
     class Wrapped(Exception):  # how Ray hands back an actor's exception: as .cause
         def __init__(self, cause):
@@ -259,7 +259,7 @@ def test_a_user_error_inside_the_job_stays_one_line_of_its_own_type():
 
 def other_identity_pipeline(**args):
     """The real pipeline, but it says it is another model (as an actor with other weights would)."""
-    from reasonaudio.ingest.embed.pipelines import open_pipeline
+    from reasonaudio.ingest.pipelines import open_pipeline
 
     pipe = open_pipeline(**args)
     real = pipe.identity
@@ -273,7 +273,7 @@ def test_the_driver_describes_the_model_and_an_actor_with_other_weights_is_refus
     every actor loads the model and reports its identity, and one that differs stops the job
     before a point is written."""
     from reasonaudio.errors import DataError
-    from reasonaudio.ingest.embed.pipelines import open_pipeline
+    from reasonaudio.ingest.pipelines import open_pipeline
     from reasonaudio.store.open import open_store
 
     model, name = "two-stage:oracle-caption+minilm", "reasonaudio-two-stage-oracle-caption-minilm"

@@ -28,8 +28,8 @@ N = 96
 SCRIPT = textwrap.dedent(f"""
     import sys
     from reasonaudio.dataset.benchmark import load_benchmark
-    from reasonaudio.ingest.embed.ray_engine import RayEngine, RayOptions
-    from reasonaudio.ingest.embed.run import IngestOptions, ingest_model
+    from reasonaudio.ingest.ray_engine import RayEngine, RayOptions
+    from reasonaudio.ingest.run import IngestOptions, ingest_model
     from reasonaudio.progress import Hooks
     from reasonaudio.store.open import open_store
 
@@ -100,7 +100,7 @@ def _drive(data: Path, cache: Path, kill_worker_at: int, kill_driver_at: int | N
 
 def test_worker_then_driver_killed_then_rerun(small_bench_dir, tmp_path):
     from reasonaudio.dataset.benchmark import load_benchmark
-    from reasonaudio.ingest.embed.run import IngestOptions, ingest_model
+    from reasonaudio.ingest.run import IngestOptions, ingest_model
     from reasonaudio.store.open import open_store
 
     reference = copy_bench(small_bench_dir, tmp_path / "reference")

@@ -17,9 +17,9 @@ from reasonaudio.dataset.atom import Atom
 from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.dataset.clip import Clip, Event
 from reasonaudio.errors import DataError
-from reasonaudio.ingest.atoms.bank import AtomBank
-from reasonaudio.ingest.atoms.synthetic import SyntheticBank
-from reasonaudio.ingest.render import Renderer, RenderParams, render_clip_to_file, write_clip_audio
+from reasonaudio.atoms.bank import AtomBank
+from reasonaudio.atoms.synthetic import SyntheticBank
+from reasonaudio.render.clips import Renderer, RenderParams, render_clip_to_file, write_clip_audio
 from reasonaudio.dataset.benchmark import write_manifest
 
 SR = 48_000

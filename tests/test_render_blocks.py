@@ -15,10 +15,10 @@ import pytest
 from threadpoolctl import threadpool_info
 
 from reasonaudio.dataset.conditions import parse_condition
-from reasonaudio.ingest.atoms.synthetic import SyntheticBank
-from reasonaudio.ingest.beds import ABS_GATE, REL_GATE, PreparedBed, PreparedBeds, open_beds
-from reasonaudio.ingest.build import BuildParams, compose_benchmark
-from reasonaudio.ingest.render import PASS_BLOCK, ConditionRenderer, Renderer
+from reasonaudio.atoms.synthetic import SyntheticBank
+from reasonaudio.atoms.beds import ABS_GATE, REL_GATE, PreparedBed, PreparedBeds, open_beds
+from reasonaudio.generator.build import BuildParams, compose_benchmark
+from reasonaudio.render.clips import PASS_BLOCK, ConditionRenderer, Renderer
 from reasonaudio.runtime import blas_single_thread
 
 B = PASS_BLOCK

@@ -9,7 +9,7 @@ import json
 import evalkit
 import pytest
 
-from reasonaudio.bench.report import REPORT_FILE, run_report
+from reasonaudio.evaluation.report import REPORT_FILE, run_report
 from reasonaudio.mainjob import report_summary
 
 
@@ -18,7 +18,7 @@ def reported(tmp_path_factory):
     """evalkit's fakes saved clean and under snr5 (so the report writes its data files too:
     conditions.json beside metrics_vs_snr.png); the hand-made bench cannot render, which the
     saved results do not need."""
-    from reasonaudio.bench.evaluate import evaluate_retrievers
+    from reasonaudio.evaluation.evaluate import evaluate_retrievers
     from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.dataset.conditions import under_condition
 
@@ -26,7 +26,7 @@ def reported(tmp_path_factory):
     bench, _ = evalkit.evaluated_fakes(root / "bench")
     noisy = under_condition(load_benchmark(root / "bench"), "snr5")
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr("reasonaudio.ingest.render.check_renders", lambda bench: None)
+        mp.setattr("reasonaudio.render.clips.check_renders", lambda bench: None)
         evaluate_retrievers(noisy, [evalkit.OracleFake(noisy), evalkit.ConstantFake(noisy)])
     return bench, run_report(bench, root / "plots"), root / "plots"
 

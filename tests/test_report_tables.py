@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from reasonaudio.bench.compare import compare
-from reasonaudio.bench.plots import plot_metrics_by_task, plot_report, project_2d
-from reasonaudio.bench.results import Results, RetrieverResult
+from reasonaudio.evaluation.compare import compare
+from reasonaudio.evaluation.plots import plot_metrics_by_task, plot_report, project_2d
+from reasonaudio.evaluation.results import Results, RetrieverResult
 from reasonaudio.errors import DataError
 from reasonaudio.views.results import compare_table, eval_table, mc_table, print_eval_tables
 
@@ -124,9 +124,9 @@ def test_report_shows_a_saved_perception_report(tmp_path):
     import evalkit
     from rich.console import Console
 
-    from reasonaudio.bench.evaluate import evaluate_retrievers
-    from reasonaudio.bench.report import decomposition, run_report
-    from reasonaudio.bench.results import load_results, results_dir
+    from reasonaudio.evaluation.evaluate import evaluate_retrievers
+    from reasonaudio.evaluation.report import decomposition, run_report
+    from reasonaudio.evaluation.results import load_results, results_dir
     from reasonaudio.fileio import write_json
     from reasonaudio.views.results import print_report_outcome
 

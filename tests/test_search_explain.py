@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reasonaudio.constraints.logic import And, Before, Has, Lasts, Not
+from reasonaudio.logic import And, Before, Has, Lasts, Not
 from reasonaudio.dataset.clip import Clip, Event
 from reasonaudio.retrievers.base import Hit
 from reasonaudio.views.search import bar, bar_width, checks, search_json, timeline

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reasonaudio.constraints.judge import ClipIndex
-from reasonaudio.constraints.logic import (
+from reasonaudio.logic import (
     And,
     Before,
     Has,

@@ -18,7 +18,7 @@ import pytest
 
 import reasonaudio
 from reasonaudio.constraints.canonical import same_logic
-from reasonaudio.constraints.logic import And, Has, Lasts, Node, Not, Overlap
+from reasonaudio.logic import And, Has, Lasts, Node, Not, Overlap
 from reasonaudio.constraints.parser import parse
 from reasonaudio.constraints.semantics import holds, intervals
 from reasonaudio.constraints.templates import (
@@ -30,10 +30,10 @@ from reasonaudio.constraints.templates import (
     templates_for_shape,
 )
 from reasonaudio.dataset.benchmark import TASKS, load_benchmark
-from reasonaudio.ingest.atoms.registry import open_bank
-from reasonaudio.ingest.build import BuildParams, build_benchmark
-from reasonaudio.ingest.compose import ComposeParams, Composer
-from reasonaudio.ingest.plant import QueryPlanter
+from reasonaudio.atoms.registry import open_bank
+from reasonaudio.generator.build import BuildParams, build_benchmark
+from reasonaudio.generator.compose import ComposeParams, Composer
+from reasonaudio.generator.plant import QueryPlanter
 from reasonaudio.tasks import registry
 from reasonaudio.tasks.base import Facts, Planted, PlantKit, Shape, Slots, Variants, other_n, replace
 from reasonaudio.train.data import ClipFacts, DataOptions, make_examples

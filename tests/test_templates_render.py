@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from reasonaudio.constraints.logic import And, Before, Has, Lasts, Not, Or, Overlap
+from reasonaudio.logic import And, Before, Has, Lasts, Not, Or, Overlap
 from reasonaudio.constraints.templates import (SHAPES, TASK_SHAPES, TEMPLATES, match_shape,
                                                number_words, render_query, templates_for_shape)
 
@@ -45,7 +45,7 @@ def test_every_template_of_a_shape_is_reachable_and_mentions_every_label(shape) 
         text, tid = render_query(logic, TASK_OF[shape], rng)
         seen[tid] = text
     assert set(seen) == {t.id for t in templates_for_shape(shape)}
-    from reasonaudio.constraints.logic import labels
+    from reasonaudio.logic import labels
     for text in seen.values():
         for label in labels(logic):
             assert label in text

@@ -120,7 +120,7 @@ def test_bench_eval_at_80_columns_shows_every_number_whole(evaluated):
 
 
 def test_wide_tables_keep_one_line_cells(evaluated):
-    from reasonaudio.bench.results import load_results
+    from reasonaudio.evaluation.results import load_results
     from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.views.results import eval_table
 
@@ -211,7 +211,7 @@ def _table_names_whole(text: str, names: list[str]) -> None:
 
 
 def _synthetic_results(names: list[str]):
-    from reasonaudio.bench.results import Results, RetrieverResult
+    from reasonaudio.evaluation.results import Results, RetrieverResult
 
     def result(k: int, name: str) -> RetrieverResult:
         per_query = {f"q{i:03d}": {m: float((i * 7 + k) % 3 == 0) for m in
@@ -242,7 +242,7 @@ def test_result_tables_break_names_at_the_grammar_at_80_columns():
 
 
 def test_the_spectrum_keeps_names_readable_at_80_columns():
-    from reasonaudio.bench.report import spectrum
+    from reasonaudio.evaluation.report import spectrum
     from reasonaudio.views.results import spectrum_table
 
     s = spectrum(_synthetic_results(READABLE))
@@ -261,7 +261,7 @@ def test_the_spectrum_keeps_names_readable_at_80_columns():
 
 
 def test_the_failure_breakdown_fits_80_columns():
-    from reasonaudio.bench.failures import KIND_NAMES, KINDS, Breakdown, FailureRecord
+    from reasonaudio.evaluation.failures import KIND_NAMES, KINDS, Breakdown, FailureRecord
     from reasonaudio.views.failures import failures_table
 
     records = tuple(FailureRecord(n, f"q{i}", TASK_NAMES[i % 5], KIND_NAMES[(i + k) % len(KIND_NAMES)], "c")

@@ -16,7 +16,7 @@ from reasonaudio.constraints.semantics import holds, intervals
 from reasonaudio.constraints.templates import SHAPES, templates_for_shape
 from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.errors import DataError
-from reasonaudio.ingest.build import BuildParams, build_benchmark
+from reasonaudio.generator.build import BuildParams, build_benchmark
 from reasonaudio.retrievers.base import RetrieverOptions
 from reasonaudio.train.data import DataOptions, check_separate, make_examples, query_text_overlap
 from reasonaudio.train.paraphrases import PARAPHRASES
@@ -117,7 +117,7 @@ def test_hold_out_labels_never_mentioned(builds):
     bench = load_benchmark(builds[0])
     data = make_examples(bench, DataOptions(hold_out_labels=5, seed=3))
     assert len(data.held_out_labels) == 5
-    from reasonaudio.constraints.logic import labels
+    from reasonaudio.logic import labels
 
     for ex in data.train + data.val:
         assert not set(labels(ex.logic)) & set(data.held_out_labels)
@@ -209,7 +209,7 @@ def test_tiny_training_deterministic_loss_falls_reload_ingest_eval(builds, tmp_p
     sounds = card["architecture"]["n_sounds"]  # the event figures: one tagger unit per taught sound
     assert card["architecture"]["event_slots"] and sounds == len(load_benchmark(builds[0]).labels)
     assert card["recipe"] == opts.to_json()  # the recipe as asked: what a rerun is matched against
-    from reasonaudio.bench.train_experiment import reusable
+    from reasonaudio.evaluation.train_experiment import reusable
 
     assert reusable(tmp_path / "m1", opts, builds[0])  # the experiment reuses it, not retrains
     assert not reusable(tmp_path / "m1", replace(opts, seed=1), builds[0])
@@ -232,8 +232,8 @@ def test_tiny_training_deterministic_loss_falls_reload_ingest_eval(builds, tmp_p
     # ingest + eval on the benchmark under test, two trained models side by side
     from model_fixtures import copy_bench, stored_vectors
 
-    from reasonaudio.bench.evaluate import EvalContext, evaluate_retrievers
-    from reasonaudio.ingest.embed.run import IngestOptions, ingest_model
+    from reasonaudio.evaluation.evaluate import EvalContext, evaluate_retrievers
+    from reasonaudio.ingest.run import IngestOptions, ingest_model
     from reasonaudio.store.open import open_store
 
     test = load_benchmark(copy_bench(builds[1], tmp_path / "test"))
@@ -244,7 +244,7 @@ def test_tiny_training_deterministic_loss_falls_reload_ingest_eval(builds, tmp_p
     stored = stored_vectors(test.root, s1.collection)
     assert len(stored) == len(test.clips)
     # what ingest stored is what the reloaded model computes from the clip's audio
-    from reasonaudio.ingest.render import bench_renderer
+    from reasonaudio.render.clips import bench_renderer
 
     renderer = bench_renderer(test)
     clips = test.clips[:3]
@@ -287,9 +287,9 @@ def test_bench_train_cli(builds, tmp_path, model_cache):
 
 
 def test_held_out_split_scores_queries_that_name_held_out_sounds(builds):
-    from reasonaudio.bench.results import Results, RetrieverResult
-    from reasonaudio.bench.train_experiment import held_out_split
-    from reasonaudio.constraints.logic import labels
+    from reasonaudio.evaluation.results import Results, RetrieverResult
+    from reasonaudio.evaluation.train_experiment import held_out_split
+    from reasonaudio.logic import labels
 
     bench = load_benchmark(builds[1])
     held = tuple(sorted(labels(bench.queries[0].logic)))[:1]
@@ -304,8 +304,8 @@ def test_held_out_split_scores_queries_that_name_held_out_sounds(builds):
 def test_verbatim_split_sets_apart_queries_whose_text_was_trained_on(builds):
     """Issue 27 item 7: the fair figure excludes benchmark texts that are training captions; with
     the templates held out no benchmark query text is a training caption."""
-    from reasonaudio.bench.results import Results, RetrieverResult
-    from reasonaudio.bench.train_experiment import verbatim_split
+    from reasonaudio.evaluation.results import Results, RetrieverResult
+    from reasonaudio.evaluation.train_experiment import verbatim_split
     from reasonaudio.train.data import make_examples, query_text_overlap
 
     bench = load_benchmark(builds[1])  # its own queries rendered as captions: the worst case

@@ -36,7 +36,7 @@ TINY = dict(epochs=10, hidden=16, yamnet_dim=16, batch_clips=8, lr=1e-2, warmup_
 
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory):
-    from reasonaudio.ingest.build import BuildParams, build_benchmark
+    from reasonaudio.generator.build import BuildParams, build_benchmark
     from reasonaudio.train.detector import DetectorRecipe, train_detector
 
     root = tmp_path_factory.mktemp("trained")
@@ -77,8 +77,8 @@ def test_trained_detector_beats_zero_shot_on_a_held_out_build(setup):
 
 
 def test_trained_collection_serves_detected_soft_hybrid_and_fused_retrievers(setup):
-    from reasonaudio.bench.evaluate import EvalContext, evaluate_retriever
-    from reasonaudio.ingest.embed.run import ingest_model
+    from reasonaudio.evaluation.evaluate import EvalContext, evaluate_retriever
+    from reasonaudio.ingest.run import ingest_model
     from reasonaudio.retrievers.registry import get_retriever
 
     root, _ = setup
@@ -142,7 +142,7 @@ def test_exact_detector_computes_the_torch_network(setup):
 
 def test_training_builds_are_refused_as_benchmark_or_calibration(setup, tmp_path):
     from reasonaudio.detect.collection import DetectOptions, run_detection
-    from reasonaudio.ingest.build import BuildParams, build_benchmark
+    from reasonaudio.generator.build import BuildParams, build_benchmark
 
     root, _ = setup
     train = load_benchmark(root / "train")
@@ -183,10 +183,10 @@ def test_missing_or_broken_model_is_one_line(setup, tmp_path):
 
 
 def test_split_bank_parts_hold_other_recordings(tmp_path):
-    from reasonaudio.ingest.atoms.registry import open_bank
-    from reasonaudio.ingest.atoms.split import HEAD, TAIL, kinds
-    from reasonaudio.ingest.build import BuildParams, build_benchmark
-    from reasonaudio.ingest.calibration import resolve_calibration
+    from reasonaudio.atoms.registry import open_bank
+    from reasonaudio.atoms.split import HEAD, TAIL, kinds
+    from reasonaudio.generator.build import BuildParams, build_benchmark
+    from reasonaudio.generator.calibration import resolve_calibration
 
     parent = open_bank("synthetic:40")
     train, test = open_bank("split:train:synthetic:40"), open_bank("split:test:synthetic:40")

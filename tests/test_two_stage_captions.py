@@ -14,7 +14,7 @@ from model_fixtures import copy_bench
 from reasonaudio.retrievers.base import RetrieverOptions
 from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.dataset.clip import Clip, Event
-from reasonaudio.ingest.embed.run import IngestOptions, ingest_model
+from reasonaudio.ingest.run import IngestOptions, ingest_model
 from reasonaudio.models.captioners import (
     YamnetCaptionParams,
     describe_segments,

@@ -15,7 +15,7 @@ conjuncts kept once, so ``before(a, b) & before(a, c)`` without order is
 ``has(a) & has(b) & has(c)``. A tree without the family comes back unchanged (equal, and
 the same object).
 
-The rewrite is an :class:`~reasonaudio.constraints.logic.Interpreter` (``WITHOUT``) with one
+The rewrite is an :class:`~reasonaudio.logic.Interpreter` (``WITHOUT``) with one
 handler per node type, so ``tests/test_logic_interpreters.py`` fails when a node type is added
 without saying what removing each family does to it. The retrievers ``oracle-without:FAMILY``
 (``retrievers/registry.py``) run the rewritten logic exactly as the oracle runs its own.
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reasonaudio.constraints.logic import And, Before, Count, Has, Interpreter, Lasts, Node, Not, Or, Overlap
+from reasonaudio.logic import And, Before, Count, Has, Interpreter, Lasts, Node, Not, Or, Overlap
 
 PREFIX = "oracle-without:"
 """Retriever names ``oracle-without:FAMILY``, one per :data:`ABLATIONS` record."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 from typing import Any, Iterable, Mapping
 
-from reasonaudio.constraints.logic import Node, from_json
+from reasonaudio.logic import Node, from_json
 from reasonaudio.constraints.templates import format_slots
 from reasonaudio.tasks.base import CAPTION, FORMULATIONS
 from reasonaudio.tasks.registry import recognise, shape

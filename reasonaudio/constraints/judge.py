@@ -12,7 +12,7 @@ from typing import Sequence
 
 import numpy as np
 
-from reasonaudio.constraints.logic import (And, Before, Count, Has, Interpreter, Lasts, Node, Not,
+from reasonaudio.logic import (And, Before, Count, Has, Interpreter, Lasts, Node, Not,
                                            Or, Overlap, labels)
 from reasonaudio.constraints.semantics import OVERLAP_MIN_MS, lasts_ms, occurrences
 from reasonaudio.dataset.benchmark import Benchmark

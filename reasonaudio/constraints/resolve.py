@@ -17,7 +17,7 @@ from itertools import product
 from typing import Any, Callable, Optional, Sequence
 
 from reasonaudio.constraints.family_table import family_table
-from reasonaudio.constraints.logic import And, Before, Count, Has, Interpreter, Lasts, Node, Not, Or, Overlap
+from reasonaudio.logic import And, Before, Count, Has, Interpreter, Lasts, Node, Not, Or, Overlap
 from reasonaudio.constraints.vocabulary import stem, tokenize
 from reasonaudio.errors import QueryParseError
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from reasonaudio.constraints.logic import Node
+from reasonaudio.logic import Node
 from reasonaudio.tasks.base import Template
 from reasonaudio.tasks.registry import (
     SHAPE_NAMES,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from reasonaudio.constraints.logic import (And, Before, Count, Has, Interpreter, Lasts, Node, Not,
+from reasonaudio.logic import (And, Before, Count, Has, Interpreter, Lasts, Node, Not,
                                            Or, Overlap, conjuncts)
 
 

@@ -12,7 +12,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-from reasonaudio.constraints.logic import Node, from_json, to_json
+from reasonaudio.logic import Node, from_json, to_json
 from reasonaudio.dataset.atom import Atom
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.errors import DataError

@@ -19,7 +19,7 @@ both (``bench compare yamnet@clean yamnet@snr5``). ``clean`` adds nothing anywhe
 existing collection, cache and result keeps its name.
 
 This module is data: it says what a condition is. Rendering one is
-:mod:`reasonaudio.ingest.render` (:class:`~reasonaudio.ingest.render.ConditionRenderer`).
+:mod:`reasonaudio.render.clips` (:class:`~reasonaudio.render.clips.ConditionRenderer`).
 """
 
 from __future__ import annotations
@@ -38,9 +38,9 @@ SNR_RANGE = (-20, 60)
 LADDER = ("snr20", "snr10", "snr5", "snr0")
 """the SNR ladder ``--condition all`` and the report's plot read, loudest bed last"""
 DEFAULT_BEDS = "generated"
-"""the bed bank a condition draws from unless its record names another (``ingest/beds.py``)"""
+"""the bed bank a condition draws from unless its record names another (``atoms/beds.py``)"""
 BED_BANKS = (DEFAULT_BEDS, "packages")
-"""bed banks named by a word (``ingest/beds.py``); any other is ``folder:PATH``"""
+"""bed banks named by a word (``atoms/beds.py``); any other is ``folder:PATH``"""
 _NAME = re.compile(r"^(clean|long|snr(-?\d{1,2}))$")
 _DERIVED_KEY = "condition"
 

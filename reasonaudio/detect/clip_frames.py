@@ -1,7 +1,7 @@
 """YAMNet frame probabilities for every clip of a benchmark, read from the ingest's cache, and the
 clips as the benchmark's condition renders them (the truth detected events are judged against).
 
-The rows come from :func:`reasonaudio.ingest.embed.frame_rows.frame_rows` (the reader training
+The rows come from :func:`reasonaudio.ingest.frame_rows.frame_rows` (the reader training
 shares): a clip the YAMNet ingest (``bench ingest --model yamnet`` or
 ``two-stage:yamnet-caption+...``) has seen costs neither a render nor a tagger pass; any other
 clip is rendered once and tagged when the cache lacks it, and counted, so a report can say how
@@ -27,8 +27,8 @@ from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.dataset.conditions import condition_of
 from reasonaudio.errors import DataError
-from reasonaudio.ingest.embed.frame_rows import FrameStats, frame_rows
-from reasonaudio.ingest.render import bench_renderer
+from reasonaudio.ingest.frame_rows import FrameStats, frame_rows
+from reasonaudio.render.clips import bench_renderer
 from reasonaudio.models import yamnet
 from reasonaudio.models.registry import load_model
 from reasonaudio.progress import SILENT, Hooks
@@ -86,7 +86,7 @@ def heard_clips(bench: Benchmark, clips: Sequence[Clip] | None = None, *,
                 renderer: Any = None) -> list[Clip]:
     """``clips`` (default: all) as the benchmark's condition renders them: under ``long`` each
     one placed in its long recording (events shifted, duration the recording's), by the
-    renderer's own placement (:meth:`reasonaudio.ingest.render.ConditionRenderer.place`); the
+    renderer's own placement (:meth:`reasonaudio.render.clips.ConditionRenderer.place`); the
     clips themselves otherwise. The truth detection is calibrated and judged against, and the
     length it detects in. ``renderer``: the benchmark's renderer when the caller has one."""
     clips = list(bench.clips if clips is None else clips)
@@ -121,7 +121,7 @@ def clip_frames(bench: Benchmark, clips: Sequence[Clip] | None = None, *, tagger
                 hooks: Hooks = SILENT, engine: Any = None, reader: Any = None) -> ClipFrames:
     """Frame probabilities for ``clips`` (default: all), reusing the ingest's cached rows;
     ``engine``: the rows the cache lacks computed by another scheduler (``--engine ray``:
-    :meth:`reasonaudio.ingest.embed.ray_engine.RayEngine.frame_rows`). ``reader``: another
+    :meth:`reasonaudio.ingest.ray_engine.RayEngine.frame_rows`). ``reader``: another
     input than the decoded frames (a label map's ``reader``: the trained detector's
     ``detect.detector_features.detector_inputs``), whose values ``probs`` then holds."""
     clips = list(bench.clips if clips is None else clips)

@@ -48,9 +48,9 @@ from reasonaudio.detect.event_metrics import PerceptionReport, perception
 from reasonaudio.detect.soft import SEMANTICS, SoftIndex
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import write_json
-from reasonaudio.ingest.atoms.registry import open_bank
-from reasonaudio.ingest.calibration import resolve_calibration
-from reasonaudio.ingest.render import NOISY_MIX, bench_renderer
+from reasonaudio.atoms.registry import open_bank
+from reasonaudio.generator.calibration import resolve_calibration
+from reasonaudio.render.clips import NOISY_MIX, bench_renderer
 from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.store.base import CollectionMeta, PointIn, Store, collection_name
 from reasonaudio.store.collections import corpus_fingerprint, load_collection
@@ -228,7 +228,7 @@ def run_detection(bench: Benchmark, store: Store, options: DetectOptions = Detec
 
     The main job calls this after its YAMNet ingest (the frame rows come from that ingest's
     cache). ``options.calibration`` names the calibration build (built with seed + 1 when
-    missing; :func:`reasonaudio.ingest.calibration.resolve_calibration`)."""
+    missing; :func:`reasonaudio.generator.calibration.resolve_calibration`)."""
     _check(options)
     t0 = time.perf_counter()
     timings: dict[str, float] = {}

@@ -4,7 +4,7 @@ Two frozen inputs, both integers, so the features are the same bytes on every CP
 
 - **YAMNet rows**: the tagger's uint8 outputs (521 AudioSet classes, a 0.96 s patch every
   0.48 s), from the shared ``yamnet-frames`` cache through
-  :func:`reasonaudio.ingest.embed.frame_rows.frame_rows` (the reader detection and ``bench
+  :func:`reasonaudio.ingest.frame_rows.frame_rows` (the reader detection and ``bench
   train`` share): what the ingest already tagged costs nothing;
 - **mel sums**: YAMNet's own log-mel input codes (64 bands every 10 ms, uint8, the exact front end
   of :mod:`reasonaudio.models.yamnet_features`) summed over :data:`POOL` STFT frames, one row
@@ -29,11 +29,11 @@ from typing import Any, Sequence
 import numpy as np
 
 from reasonaudio.dataset.clip import Clip
-from reasonaudio.ingest.embed.embedding_cache import EmbeddingCache, audio_hash
-from reasonaudio.ingest.embed.frame_rows import FrameStats, frame_rows
-from reasonaudio.ingest.embed.pipelines import Pipeline
-from reasonaudio.ingest.embed.run import _quiet_render_log
-from reasonaudio.ingest.render import bench_renderer
+from reasonaudio.ingest.embedding_cache import EmbeddingCache, audio_hash
+from reasonaudio.ingest.frame_rows import FrameStats, frame_rows
+from reasonaudio.ingest.pipelines import Pipeline
+from reasonaudio.ingest.run import _quiet_render_log
+from reasonaudio.render.clips import bench_renderer
 from reasonaudio.models import yamnet
 from reasonaudio.models import yamnet_features as front
 from reasonaudio.progress import Counter

@@ -2,7 +2,7 @@
 
 - ``zero-shot``: the detector never sees the bank's atoms. Each label gets up to ``top_k``
   AudioSet classes. Candidates are the classes its expected AudioSet tags match (the real-sound
-  recipes carry them; :func:`reasonaudio.ingest.atoms.tagger_check.expected_tags`); without tags, every
+  recipes carry them; :func:`reasonaudio.atoms.tagger_check.expected_tags`); without tags, every
   class. Candidates are ranked by the cosine similarity of the label text to the class name under
   the offline text embedder (all-MiniLM-L6-v2), so a loose tag (``bell``) does not drag in
   ``Bellow`` or ``Belly laugh``. The label's track is the max over its classes' frame scores.
@@ -23,7 +23,7 @@ import numpy as np
 from reasonaudio.detect.events import YAMNET_GRID
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import write_json
-from reasonaudio.ingest.atoms.tagger_check import expected_tags
+from reasonaudio.atoms.tagger_check import expected_tags
 from reasonaudio.models import yamnet
 from reasonaudio.models.cache_dir import cache_root
 from reasonaudio.models.registry import load_model

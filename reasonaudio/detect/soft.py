@@ -25,7 +25,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from reasonaudio.constraints.logic import Node
+from reasonaudio.logic import Node
 from reasonaudio.store.formula import (
     DURATION, ONSET, OFFSET, ORDER, PRESENCE, PRESENCE_TOP3, TIE_WEIGHT, clip_orders, evaluate,
     no_evidence_below_floor, soft_expr, soft_formula, soft_payload,

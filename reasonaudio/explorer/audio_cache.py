@@ -38,7 +38,7 @@ class AudioCache:
             if data is not None:
                 self._items.move_to_end(clip_id)
                 return data
-            from reasonaudio.ingest.render import bench_renderer, encode_audio  # scipy: 1-2 s to import
+            from reasonaudio.render.clips import bench_renderer, encode_audio  # scipy: 1-2 s to import
 
             if self._renderer is None:
                 self._renderer = bench_renderer(self.bench, self.bank_spec)

@@ -1,7 +1,7 @@
 """What the explorer's pages show, gathered from the library (no HTML here).
 
 Everything is read from the benchmark directory as the other commands leave it: saved results
-(``bench/results.py``), their TREC runs, the minimal pairs in ``choices.jsonl``, the Qdrant
+(``evaluation/results.py``), their TREC runs, the minimal pairs in ``choices.jsonl``, the Qdrant
 collections (captions of two-stage collections, events of detected collections) and, for the
 search box, the same retrievers ``bench search`` builds. Nothing is written.
 
@@ -21,12 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from reasonaudio.bench.intervals import metric_interval
-from reasonaudio.bench.metrics import LABELS, METRICS, OVERALL, first_rank
-from reasonaudio.bench.results import Results, load_results, run_path
-from reasonaudio.bench.runs import Run, read_trec
+from reasonaudio.evaluation.intervals import metric_interval
+from reasonaudio.evaluation.metrics import LABELS, METRICS, OVERALL, first_rank
+from reasonaudio.evaluation.results import Results, load_results, run_path
+from reasonaudio.evaluation.runs import Run, read_trec
 from reasonaudio.constraints.ablation import ABLATIONS
-from reasonaudio.constraints.logic import Node, conjuncts, describe, labels
+from reasonaudio.logic import Node, conjuncts, describe, labels
 from reasonaudio.dataset.benchmark import CHOICES, TASKS, Benchmark, Choice
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.errors import ReasonAudioError, error_line
@@ -107,7 +107,7 @@ class Failure:
     negative_rank: float
     values: dict[str, float] = field(default_factory=dict)
     kind: str = ""
-    """why it failed (``bench/failures.py``'s kind of the clip ranked first)"""
+    """why it failed (``evaluation/failures.py``'s kind of the clip ranked first)"""
     top_clip: str | None = None
     broken: list[str] = field(default_factory=list)
     """the constraints the first clip breaks, as ``C2 !has(siren)``"""
@@ -237,7 +237,7 @@ class Catalog:
 
     def table(self, task: str) -> list[dict[str, Any]]:
         """One row per saved retriever: what it reads, its dimensions, every metric on ``task``
-        ("all": overall) with its 95% interval (``bench/intervals.metric_interval``: Wilson for
+        ("all": overall) with its 95% interval (``evaluation/intervals.metric_interval``: Wilson for
         Acc@1 and MC, a bootstrap of the mean for the others), whether it is the best of its column
         (``best``) and the best of the retrievers that do not read the ground truth
         (``best_heard``), and how many queries it got wrong. Kept: the results do not change."""
@@ -394,11 +394,11 @@ class Catalog:
         return out
 
     def breakdown(self) -> Any:
-        """Every saved retriever's failures by task and kind (``bench/failures.breakdown`` over the
+        """Every saved retriever's failures by task and kind (``evaluation/failures.breakdown`` over the
         saved results and the runs read here), computed once."""
         with self._lock:
             if self._breakdown is None:
-                from reasonaudio.bench.failures import breakdown
+                from reasonaudio.evaluation.failures import breakdown
 
                 runs = {n: run for n in self.names if (run := self.run(n)) is not None}
                 self._breakdown = breakdown(self.bench, self.results, runs)
@@ -431,12 +431,12 @@ class Catalog:
         return {"wins": wins, "losses": losses, "ties": [{"n": ties}]}
 
     def paired(self, a: str, b: str) -> Any:
-        """``bench compare``'s paired tests of ``a`` against ``b`` (``bench/compare.compare``: a
+        """``bench compare``'s paired tests of ``a`` against ``b`` (``evaluation/compare.compare``: a
         randomization test per task and overall, Holm-corrected over the tasks), computed once."""
         with self._lock:
             key = (a, b)
             if key not in self._paired:
-                from reasonaudio.bench.compare import compare
+                from reasonaudio.evaluation.compare import compare
 
                 self._paired[key] = compare(self.results.runs[a], self.results.runs[b])
             return self._paired[key]

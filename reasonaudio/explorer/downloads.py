@@ -12,7 +12,7 @@ import io
 import json
 from typing import Any
 
-from reasonaudio.bench.metrics import METRICS
+from reasonaudio.evaluation.metrics import METRICS
 
 CSV_TYPE = "text/csv; charset=utf-8"
 JSON_TYPE = "application/json"

@@ -1,9 +1,9 @@
 """The failures page's tables: a breakdown of saved failures by retriever, task and kind.
 
-Counts come from :func:`reasonaudio.bench.failures.breakdown` (what each retriever ranked first
+Counts come from :func:`reasonaudio.evaluation.failures.breakdown` (what each retriever ranked first
 and the kind of constraint that clip breaks, from the saved runs); this module only arranges them
 for one task (``all``: every task summed) or for one retriever over every task. Kinds are
-listed in the library's priority order (:data:`~reasonaudio.bench.failures.KINDS`), only those
+listed in the library's priority order (:data:`~reasonaudio.evaluation.failures.KINDS`), only those
 that occur.
 """
 
@@ -52,6 +52,6 @@ def by_task(bd: Any, name: str) -> tuple[list[str], list[KindRow]]:
 
 def meanings() -> list[tuple[str, str]]:
     """(kind, what it means) for every kind, in priority order (the page's legend)."""
-    from reasonaudio.bench.failures import KINDS
+    from reasonaudio.evaluation.failures import KINDS
 
     return [(k.name, k.means) for k in KINDS]

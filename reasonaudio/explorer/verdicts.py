@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from reasonaudio.constraints.logic import (And, Before, Count, Has, Interpreter, Lasts, Node, Not, Or,
+from reasonaudio.logic import (And, Before, Count, Has, Interpreter, Lasts, Node, Not, Or,
                                            Overlap, conjuncts, labels)
 from reasonaudio.constraints.semantics import (OVERLAP_MIN_MS, EventLike, Occurrences,
                                                duration_tolerance_ms, evaluate, occurrences)

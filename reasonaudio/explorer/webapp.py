@@ -26,9 +26,9 @@ from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Respon
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from reasonaudio.bench.intervals import WILSON_METRICS, results_document
-from reasonaudio.bench.metrics import METRICS
-from reasonaudio.bench.results import run_path
+from reasonaudio.evaluation.intervals import WILSON_METRICS, results_document
+from reasonaudio.evaluation.metrics import METRICS
+from reasonaudio.evaluation.results import run_path
 from reasonaudio.dataset.benchmark import TASKS
 from reasonaudio.errors import ReasonAudioError, error_line, redact
 from reasonaudio.explorer.audio_cache import CONTENT_TYPE, AudioCache

@@ -1,1 +1,1 @@
-"""Atom banks, clip composer, renderer, query generator, benchmark files and embedding ingest."""
+"""Model ingest: clips -> vectors -> one Qdrant collection per model (cache, pipelines, run, Ray)."""

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from reasonaudio.dataset.clip import Clip
-from reasonaudio.ingest.embed.embedding_cache import EmbeddingCache
+from reasonaudio.ingest.embedding_cache import EmbeddingCache
 
 INDEX_LABEL = "clip-audio-hash"
 INDEX_IDENTITY = {"kind": "clip render key -> sha256 of rendered float32 samples", "schema": 1}
@@ -49,7 +49,7 @@ def render_key(clip: Clip, sample_rate: int, renderer: Any) -> str:
 
 
 class AudioHashIndex:
-    """A thin layer over :class:`reasonaudio.ingest.embed.EmbeddingCache` (same SQLite/WAL file
+    """A thin layer over :class:`reasonaudio.ingest.EmbeddingCache` (same SQLite/WAL file
     handling): key = :func:`render_key`, value = the 32 bytes of the audio hash."""
 
     def __init__(self, cache_dir: Path | None = None, enabled: bool = True) -> None:

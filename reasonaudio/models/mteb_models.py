@@ -132,7 +132,7 @@ def task_metadata(name: str = OVERALL_TASK, *, description: str = "", revision: 
                   path: str = "reasonaudio", licence: str = "not specified",
                   eval_langs: Any = None) -> Any:
     """MTEB ``TaskMetadata`` of a ReasonAudio text-to-audio retrieval task (one source for the
-    tasks of :mod:`reasonaudio.bench.mteb_tasks` and for the encode calls of
+    tasks of :mod:`reasonaudio.evaluation.mteb_tasks` and for the encode calls of
     :class:`MtebEmbedder`)."""
     import_mteb()
     from mteb.abstasks.task_metadata import TaskMetadata

@@ -16,7 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 from qdrant_client.http import models
 
-from reasonaudio.constraints.logic import Node, labels
+from reasonaudio.logic import Node, labels
 from reasonaudio.retrievers.base import Hit, rank
 from reasonaudio.retrievers.oracle import PayloadRetriever, _Lru
 

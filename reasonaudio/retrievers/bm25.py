@@ -43,8 +43,8 @@ def caption_texts(bench: Benchmark, captioner_name: str) -> dict[str, str]:
     captioner = get_captioner(captioner_name)
     if not captioner.needs_audio:
         return {c.id: captioner.caption(c) for c in bench.clips}
-    from reasonaudio.ingest.embed.pipelines import TwoStagePipeline
-    from reasonaudio.ingest.render import bench_renderer
+    from reasonaudio.ingest.pipelines import TwoStagePipeline
+    from reasonaudio.render.clips import bench_renderer
 
     pipe = TwoStagePipeline(captioner, _NoEmbedder())
     try:

@@ -27,7 +27,7 @@ from typing import Any, Callable, Sequence
 
 from qdrant_client.http import models
 
-from reasonaudio.constraints.logic import Node
+from reasonaudio.logic import Node
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.errors import ModelError, QueryParseError, StoreError
 from reasonaudio.models.names import Combined, parse_combined
@@ -55,7 +55,7 @@ class CombineParams:
     rrf_k: int = 60
     source: str = "default"
     """where the values come from: ``default``, or ``calibration:<manifest sha256 prefix>`` of
-    the calibration build that chose them (``bench tune``: reasonaudio/bench/combine_tuning.py)"""
+    the calibration build that chose them (``bench tune``: reasonaudio/evaluation/combine_tuning.py)"""
     tuning: dict[str, Any] | None = None
     """the calibration build, objective, grid with each point's figures and the chosen point"""
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from reasonaudio.constraints.logic import Node
+from reasonaudio.logic import Node
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.dataset.conditions import condition_of
 from reasonaudio.detect.collection import (DetectOptions, _check, detect_command, detected_collection,

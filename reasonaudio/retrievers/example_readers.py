@@ -148,7 +148,7 @@ class ExampleSet:
         return out
 
     def audio(self, name: str) -> tuple[np.ndarray, int]:
-        from reasonaudio.ingest.interleave import read_example_audio
+        from reasonaudio.generator.interleave import read_example_audio
 
         if name not in self._audio:
             ex = self.given[name]
@@ -181,7 +181,7 @@ class ExampleSet:
     def perceiver(self) -> Any:
         if self._perceiver is None:
             from reasonaudio.detect.perceive_examples import ExamplePerceiver
-            from reasonaudio.ingest.atoms.registry import open_bank
+            from reasonaudio.atoms.registry import open_bank
 
             spec = (self.bench.manifest.get("parameters") or {}).get("atoms")
             if not spec:
@@ -363,8 +363,8 @@ class ModelCaptionReader(ExampleReader):
         super().__init__(inner, reading, lambda t: substitute(t, self.caption))
         self.examples = examples
         self.captioner = load_captioner_of(inner)
-        from reasonaudio.ingest.embed.embedding_cache import EmbeddingCache
-        from reasonaudio.ingest.embed.pipelines import caption_rows_cache_spec
+        from reasonaudio.ingest.embedding_cache import EmbeddingCache
+        from reasonaudio.ingest.pipelines import caption_rows_cache_spec
 
         self.cache = EmbeddingCache(*caption_rows_cache_spec(self.captioner))
         self.example_captions: dict[str, str] = {}
@@ -375,7 +375,7 @@ class ModelCaptionReader(ExampleReader):
         return self.example_captions[name]
 
     def _caption_all(self, names: Sequence[str]) -> None:
-        from reasonaudio.ingest.embed.embedding_cache import audio_hash
+        from reasonaudio.ingest.embedding_cache import audio_hash
         from reasonaudio.models.yamnet import resample
 
         model = self.captioner.audio_model

@@ -19,7 +19,7 @@ from collections import OrderedDict
 from typing import Any, Sequence
 
 from reasonaudio.constraints.ablation import BY_FAMILY, without
-from reasonaudio.constraints.logic import Node
+from reasonaudio.logic import Node
 from reasonaudio.constraints.parser import parse
 from reasonaudio.constraints.resolve import ResolveOptions
 from reasonaudio.dataset.benchmark import Benchmark

@@ -30,7 +30,7 @@ import numpy as np
 from qdrant_client.http import models
 
 from reasonaudio.models.names import SOFT
-from reasonaudio.constraints.logic import Node, conjuncts, describe
+from reasonaudio.logic import Node, conjuncts, describe
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.detect.collection import FORMAT, DetectOptions, _check, detect_command, detected_collection
 from reasonaudio.detect.soft import SEMANTICS

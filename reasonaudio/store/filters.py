@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from qdrant_client.http import models
 
-from reasonaudio.constraints.logic import (And, Before, Count, Has, Interpreter, Lasts, Node, Not,
+from reasonaudio.logic import (And, Before, Count, Has, Interpreter, Lasts, Node, Not,
                                            Or, Overlap)
 from reasonaudio.constraints.semantics import lasts_us
 from reasonaudio.store.payload import before_key, check_label, count_key, dur_key, overlap_key

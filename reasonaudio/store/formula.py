@@ -36,7 +36,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from reasonaudio.constraints.logic import (And, Before, Count, Has, Interpreter, Lasts, Node, Not,
+from reasonaudio.logic import (And, Before, Count, Has, Interpreter, Lasts, Node, Not,
                                            Or, Overlap, labels)
 from reasonaudio.constraints.semantics import OVERLAP_MIN_MS, duration_tolerance_ms
 from reasonaudio.store.base import PointIn, Request, Sparse, VectorSpec

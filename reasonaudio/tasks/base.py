@@ -9,7 +9,7 @@ everything about a shape:
   recognition (logic -> slots) is derived from that same function by :func:`match`, so the two
   cannot disagree;
 - its planter: from a :class:`PlantKit` (the composer's small interface, implemented by
-  :class:`reasonaudio.ingest.plant.QueryPlanter`) to the core blocks of a minimal pair, a clip that
+  :class:`reasonaudio.generator.plant.QueryPlanter`) to the core blocks of a minimal pair, a clip that
   satisfies the query and a hard negative that breaks one constraint, with the violation's text;
 - for training captions: which slots are true of a clip (:class:`Facts`, implemented by
   :class:`reasonaudio.train.data.ClipFacts`) and which slot changes should make them false;
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Callable, Iterator, Optional, Protocol, Sequence
 
-from reasonaudio.constraints.logic import And, Node, Not, Or, Overlap
+from reasonaudio.logic import And, Node, Not, Or, Overlap
 
 Slots = dict[str, Any]
 """slot name -> value: labels for ``A`` .. ``D``, a number for ``N``"""
@@ -59,7 +59,7 @@ class Template:
 class PlantKit(Protocol):
     """What a planter may do: every draw comes from ``rng``, in the order the planter asks.
 
-    Items and blocks are the composer's (:class:`reasonaudio.ingest.compose.Item`: ``label``,
+    Items and blocks are the composer's (:class:`reasonaudio.generator.compose.Item`: ``label``,
     ``atom_id``, ``dur_ms``, ``fixed``, ``gain_db``; ``Block``: ``items``); planters may set an
     item's ``dur_ms``, ``atom_id`` and ``gain_db``."""
 

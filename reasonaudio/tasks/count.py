@@ -15,7 +15,7 @@ from __future__ import annotations
 import random
 from typing import Optional
 
-from reasonaudio.constraints.logic import And, Before, Count, Node
+from reasonaudio.logic import And, Before, Count, Node
 from reasonaudio.tasks.base import Facts, Planted, PlantKit, Shape, Slots, Variants
 
 COUNTS = (2, 3, 4, 5)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from typing import Optional
 
-from reasonaudio.constraints.logic import Lasts, Node
+from reasonaudio.logic import Lasts, Node
 from reasonaudio.tasks.base import Facts, Planted, PlantKit, Shape, Slots, Variants, other_n
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 from typing import Optional
 
-from reasonaudio.constraints.logic import And, Before, Has, Lasts, Node, Not, Overlap
+from reasonaudio.logic import And, Before, Has, Lasts, Node, Not, Overlap
 from reasonaudio.tasks.base import (
     Facts,
     Planted,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from typing import Any, Optional
 
-from reasonaudio.constraints.logic import And, Has, Node, Not
+from reasonaudio.logic import And, Has, Node, Not
 from reasonaudio.tasks.base import Facts, Planted, PlantKit, Shape, Slots, Variants, swap
 
 

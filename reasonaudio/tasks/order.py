@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from typing import Optional
 
-from reasonaudio.constraints.logic import Before, Node
+from reasonaudio.logic import Before, Node
 from reasonaudio.tasks.base import Facts, Planted, PlantKit, Shape, Slots, Variants, swap
 
 

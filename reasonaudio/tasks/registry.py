@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from contextlib import contextmanager
 from typing import Callable, Iterator, TypeVar
 
-from reasonaudio.constraints.logic import Node, describe
+from reasonaudio.logic import Node, describe
 from reasonaudio.tasks.base import Shape, Slots, Template
 from reasonaudio.tasks.count import SHAPES as COUNT
 from reasonaudio.tasks.duration import DURATION

@@ -4,7 +4,7 @@ Sources, all from a benchmark directory built with ``bench build`` under another
 benchmark under test (:func:`check_separate` refuses the same seed or shared clips):
 
 - **planted pairs**: every query of the training build comes with the minimal pair the builder
-  planted (:mod:`reasonaudio.ingest.plant`: a clip that satisfies it and one that breaks one
+  planted (:mod:`reasonaudio.generator.plant`: a clip that satisfies it and one that breaks one
   constraint: order reversed, overlap removed, excluded sound added, duration out of
   tolerance). The query's logic is rendered with several templates; each caption gets the
   positive clip and the planted hard-negative clip.
@@ -29,7 +29,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from reasonaudio.constraints.judge import benchmark_index
-from reasonaudio.constraints.logic import Before, Lasts, Node, Overlap, labels
+from reasonaudio.logic import Before, Lasts, Node, Overlap, labels
 from reasonaudio.constraints.semantics import holds, occurrences
 from reasonaudio.constraints.templates import (
     TASK_SHAPES,
@@ -44,7 +44,7 @@ from reasonaudio.dataset.separation import check_separate as separate_builds
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import read_jsonl
 from reasonaudio.progress import Counter
-from reasonaudio.ingest.compose import DURATION_TARGETS
+from reasonaudio.generator.compose import DURATION_TARGETS
 from reasonaudio.tasks.base import CAPTION, FORMULATIONS
 from reasonaudio.tasks.registry import shape as shape_record
 from reasonaudio.tasks.registry import tasks_present

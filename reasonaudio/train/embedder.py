@@ -21,7 +21,7 @@ import numpy as np
 
 from reasonaudio.dataset.conditions import CLEAN, trained_model_name
 from reasonaudio.errors import ModelError
-from reasonaudio.ingest.embed.pipelines import frames_cache_spec
+from reasonaudio.ingest.pipelines import frames_cache_spec
 from reasonaudio.models.base import Embedder, torch_device
 from reasonaudio.models.record import ModelRecord
 from reasonaudio.models.registry import load_model

@@ -3,7 +3,7 @@
 Why frozen and cached: the only offline audio model with real weights is YAMNet, and training on
 2 CPU cores is only affordable if both towers' backbones run once. Frame codes are the tagger's
 own uint8 outputs (521 AudioSet classes every 0.48 s) in the shared ``yamnet-frames`` cache,
-keyed by the sha256 of the rendered audio, read by :mod:`reasonaudio.ingest.embed.frame_rows`: a clip
+keyed by the sha256 of the rendered audio, read by :mod:`reasonaudio.ingest.frame_rows`: a clip
 the demo's ``yamnet-caption`` ingest (or an earlier training run) already tagged costs neither a
 render nor a tagger pass. MiniLM token states are stored as float16 (both in training and at
 query time, so the two never differ) in a cache of their own, keyed by text hash.
@@ -19,8 +19,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from reasonaudio.dataset.clip import Clip
-from reasonaudio.ingest.embed.embedding_cache import EmbeddingCache, text_hash
-from reasonaudio.ingest.embed.frame_rows import frame_rows
+from reasonaudio.ingest.embedding_cache import EmbeddingCache, text_hash
+from reasonaudio.ingest.frame_rows import frame_rows
 from reasonaudio.models.batching import FixedBatcher
 from reasonaudio.models.registry import load_model
 from reasonaudio.progress import Counter

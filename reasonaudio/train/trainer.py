@@ -327,7 +327,7 @@ def train_model(train_dir: Path | str, out: Path | str, options: TrainOptions = 
     folders of killed trainings of ``out`` were removed.
 
     ``condition`` (``bench train --condition``): the training build's clips are heard under that
-    acoustic condition (the same :class:`~reasonaudio.ingest.render.ConditionRenderer` an ingest
+    acoustic condition (the same :class:`~reasonaudio.render.clips.ConditionRenderer` an ingest
     uses); the model's config and card record it and its name says it
     (:func:`~reasonaudio.dataset.conditions.trained_model_name`). ``long`` is refused: the
     perception targets and the frame window read the events' clip-relative times."""
@@ -454,7 +454,7 @@ def training_condition(bench: Any) -> dict[str, Any] | None:
     cond = condition_of(bench)
     if cond.is_clean:
         return None
-    from reasonaudio.ingest.render import bench_renderer
+    from reasonaudio.render.clips import bench_renderer
 
     renderer = bench_renderer(bench)
     return dict(getattr(renderer, "condition_identity", {"condition": cond.to_json()}))

@@ -7,8 +7,8 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from reasonaudio.ingest.atoms.check import BankReport
-from reasonaudio.ingest.atoms.tagger_check import TaggerReport
+from reasonaudio.atoms.check import BankReport
+from reasonaudio.atoms.tagger_check import TaggerReport
 
 
 def print_bank_report(console: Console, report: BankReport, err_console: Console | None = None) -> None:

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from reasonaudio.bench.stats import benchmark_stats
+from reasonaudio.evaluation.stats import benchmark_stats
 from reasonaudio.dataset.benchmark import Benchmark
 
 

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from reasonaudio.bench.condition_scores import CONDITION_METRICS, ConditionScores, snr_order
+from reasonaudio.evaluation.condition_scores import CONDITION_METRICS, ConditionScores, snr_order
 
 _HEAD = {"acc@1": "Acc@1", "ndcg@10": "nDCG@10", "mc_acc": "MC"}
 

@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from reasonaudio.detect.event_metrics import ONSET_COLLAR_MS, OFFSET_COLLAR_MS, OFFSET_COLLAR_RELATIVE
-from reasonaudio.bench.detection import DetectRun
+from reasonaudio.evaluation.detection import DetectRun
 
 _COMPACT = dict(box=box.SIMPLE_HEAD, pad_edge=False)
 

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.text import Text
 
 from reasonaudio.dataset.benchmark import Benchmark
-from reasonaudio.ingest.export import ExportOptions, ExportSummary, check_export, export_hf
+from reasonaudio.generator.export import ExportOptions, ExportSummary, check_export, export_hf
 from reasonaudio.views.progress import progress_hooks
 
 

@@ -7,8 +7,8 @@ from typing import Sequence
 from rich.console import Console
 from rich.text import Text
 
-from reasonaudio.bench.external import ExternalRun
-from reasonaudio.bench.run_files import TIE_RULE
+from reasonaudio.evaluation.external import ExternalRun
+from reasonaudio.evaluation.run_files import TIE_RULE
 
 
 def print_run_notes(console: Console, runs: Sequence[ExternalRun]) -> None:

@@ -1,5 +1,5 @@
 """``bench report``'s failure breakdown: per retriever and task, how many queries it failed
-(Acc@1 = 0) and what kind of clip it ranked first (``bench/failures.py``'s kinds)."""
+(Acc@1 = 0) and what kind of clip it ranked first (``evaluation/failures.py``'s kinds)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from rich import box
 from rich.console import Console, RenderableType
 from rich.text import Text
 
-from reasonaudio.bench.failures import KINDS, Breakdown
+from reasonaudio.evaluation.failures import KINDS, Breakdown
 from reasonaudio.views.name_cells import NameCell, stacked_table
 
 ALL = "all"

@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from reasonaudio.ingest.atoms.fetch.fetch import MB, FetchSummary
+from reasonaudio.atoms.fetch.fetch import MB, FetchSummary
 
 
 def print_fetch_summary(console: Console, summary: FetchSummary) -> None:

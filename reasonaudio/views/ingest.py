@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from reasonaudio.ingest.embed.run import IngestSummary
+from reasonaudio.ingest.run import IngestSummary
 from reasonaudio.store.collections import LoadResult
 
 

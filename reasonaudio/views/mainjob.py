@@ -10,9 +10,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from reasonaudio.bench.detection import DetectRun
+from reasonaudio.evaluation.detection import DetectRun
 from reasonaudio.dataset.benchmark import Benchmark
-from reasonaudio.ingest.embed.run import IngestSummary
+from reasonaudio.ingest.run import IngestSummary
 from reasonaudio.mainjob import MainJobResult, StepStarted
 from reasonaudio.progress import Hooks
 from reasonaudio.views.benchmark import print_info

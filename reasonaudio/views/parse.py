@@ -12,7 +12,7 @@ from rich.console import Console, Group
 from rich.text import Text
 from rich.tree import Tree
 
-from reasonaudio.constraints.logic import And, Before, Count, Has, Interpreter, Lasts, Leaf, Node, Not, Or, Overlap
+from reasonaudio.logic import And, Before, Count, Has, Interpreter, Lasts, Leaf, Node, Not, Or, Overlap
 from reasonaudio.constraints.parser import ParseResult
 from reasonaudio.constraints.semantics import duration_bounds
 from reasonaudio.dataset.benchmark import load_benchmark

@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from reasonaudio.bench.perception_ladder import Ladder
+from reasonaudio.evaluation.perception_ladder import Ladder
 from reasonaudio.dataset.benchmark import ALL_TASKS
 
 

@@ -15,12 +15,12 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from reasonaudio.bench.compare import OVERALL, Comparison
-from reasonaudio.bench.intervals import metric_interval
-from reasonaudio.bench.metrics import LABELS, METRICS
-from reasonaudio.bench.report import ReportOutcome, Spectrum
-from reasonaudio.bench.results import Results, RetrieverResult
-from reasonaudio.bench.significance import ALPHA
+from reasonaudio.evaluation.compare import OVERALL, Comparison
+from reasonaudio.evaluation.intervals import metric_interval
+from reasonaudio.evaluation.metrics import LABELS, METRICS
+from reasonaudio.evaluation.report import ReportOutcome, Spectrum
+from reasonaudio.evaluation.results import Results, RetrieverResult
+from reasonaudio.evaluation.significance import ALPHA
 from reasonaudio.dataset.benchmark import ALL_TASKS
 from reasonaudio.views.name_cells import NAME_ROOM, NameCell, room_for_names, stacked_table
 

@@ -10,9 +10,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from reasonaudio.bench.metrics import LABELS
-from reasonaudio.bench.robustness import Robustness
-from reasonaudio.bench.significance import ALPHA, N_PERMUTATIONS, SEED
+from reasonaudio.evaluation.metrics import LABELS
+from reasonaudio.evaluation.robustness import Robustness
+from reasonaudio.evaluation.significance import ALPHA, N_PERMUTATIONS, SEED
 from reasonaudio.tasks.base import CAPTION
 from reasonaudio.views.results import _COMPACT, _name_column, _number_column
 

@@ -14,7 +14,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from reasonaudio.constraints.logic import Node, conjuncts, describe, labels, to_json
+from reasonaudio.logic import Node, conjuncts, describe, labels, to_json
 from reasonaudio.constraints.semantics import evaluate
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.dataset.clip import Clip

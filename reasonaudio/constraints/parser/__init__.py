@@ -32,7 +32,7 @@ from typing import Any, Optional, Sequence
 
 from reasonaudio.constraints.examples import Substitution, substitution
 from reasonaudio.constraints.canonical import canonical, check_consistent, same_logic
-from reasonaudio.constraints.logic import Node, to_json
+from reasonaudio.logic import Node, to_json
 from reasonaudio.constraints.parser.builder import Builder
 from reasonaudio.constraints.parser.cues import Link, classify
 from reasonaudio.constraints.parser.items import read_items

@@ -15,7 +15,7 @@ from typing import Any, Iterable, Optional, Sequence
 
 from reasonaudio.constraints.canonical import canonical, check_consistent
 from reasonaudio.constraints.lexicon import AND, END, FWD, NOR, OR, ORDER, OVL, REV
-from reasonaudio.constraints.logic import (And, Before, Count, Has, Lasts, Node, Not, Or,
+from reasonaudio.logic import (And, Before, Count, Has, Lasts, Node, Not, Or,
                                            Overlap, leaf_labels)
 from reasonaudio.constraints.parser.cues import Link
 from reasonaudio.constraints.parser.parts import Duration, Item

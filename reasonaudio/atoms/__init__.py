@@ -1,0 +1,1 @@
+"""Atom sources: banks (synthetic, folder, FSD50K, fetched), their rules and checks, background beds."""

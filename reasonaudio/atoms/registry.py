@@ -1,0 +1,50 @@
+"""Opening an atom bank from its spec string: the one place that knows every bank kind.
+
+Adding a bank kind is one branch here plus its module beside this one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reasonaudio.errors import DataError
+from reasonaudio.atoms.bank import AtomBank
+from reasonaudio.atoms.folder import FolderBank
+from reasonaudio.atoms.fsd50k import FSD50KBank
+from reasonaudio.atoms.split import PREFIX as SPLIT_PREFIX, SplitBank, parse_spec
+from reasonaudio.atoms.synthetic import SyntheticBank
+from reasonaudio.models.cache_dir import cache_root
+
+FETCHED_PREFIX = "fetched:"
+FETCHED_BANKS = ("packages",)
+"""the banks a ``bench atoms fetch`` source publishes in the cache, named by source"""
+
+
+def fetched_bank_dir(name: str) -> Path:
+    """Where ``bench atoms fetch NAME`` publishes its bank: ``$REASONAUDIO_CACHE/atoms/NAME``."""
+    if name not in FETCHED_BANKS:
+        raise DataError(f"atom bank {FETCHED_PREFIX}{name}: unknown fetched bank "
+                        f"(known: {', '.join(FETCHED_PREFIX + n for n in FETCHED_BANKS)})")
+    return cache_root() / "atoms" / name
+
+
+def open_bank(spec: str) -> AtomBank:
+    """``synthetic``, ``fetched:packages`` (the bank ``bench atoms fetch packages`` published in
+    this user's cache), ``fsd50k:PATH``, a folder ``PATH`` (Scaper layout, optional manifest), or
+    ``split:train:SPEC`` / ``split:test:SPEC`` (one part of the bank SPEC's recordings)."""
+    spec = spec.strip()
+    if spec.startswith(SPLIT_PREFIX):
+        return SplitBank(spec, open_bank(parse_spec(spec)[1]))
+    if spec == "synthetic" or spec.startswith("synthetic:"):
+        return SyntheticBank.from_spec(spec)
+    if spec.startswith(FETCHED_PREFIX):
+        name = spec[len(FETCHED_PREFIX):]
+        root = fetched_bank_dir(name)
+        if not root.is_dir():
+            raise DataError(f"atom bank {spec}: not fetched yet (run `bench atoms fetch {name}`)")
+        bank = FolderBank.from_path(root)
+        bank.spec = spec
+        return bank
+    if spec.startswith("fsd50k:"):
+        return FSD50KBank.from_path(spec.split(":", 1)[1])
+    return FolderBank.from_path(spec)

@@ -1,1 +1,0 @@
-"""Metrics, evaluation runs, comparisons, reports and plots."""

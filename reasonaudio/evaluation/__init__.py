@@ -1,0 +1,1 @@
+"""Evaluation: metrics, runs, results, significance, comparisons, reports and plots."""

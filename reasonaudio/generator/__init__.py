@@ -1,0 +1,1 @@
+"""The benchmark generator: compose clips, plant queries, build, interleave, export."""

@@ -1,1 +1,0 @@
-"""Model ingest: clips -> vectors -> one Qdrant collection per model (cache, pipelines, run)."""

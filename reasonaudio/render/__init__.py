@@ -1,0 +1,1 @@
+"""Rendering: a clip's events to audio, clean and under an acoustic condition."""
