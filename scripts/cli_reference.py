@@ -1,4 +1,4 @@
-"""Write docs/cli.md, the command-line reference, from the typer app in reasonaudio/cli.py.
+"""Write docs/cli.md, the command-line reference, from the typer app (reasonaudio/cli.py).
 
     python scripts/cli_reference.py            # rewrite docs/cli.md
     python scripts/cli_reference.py --check    # rewrite nothing; exit 1 when the page differs
@@ -24,7 +24,7 @@ PAGE = ROOT / "docs" / "cli.md"
 INTRO = """# Command-line reference
 
 Every `bench` command with its arguments and options, written from the typer app in
-`reasonaudio/cli.py` by `python scripts/cli_reference.py` (the test suite runs its `--check`, so the
+`reasonaudio/commands/` by `python scripts/cli_reference.py` (the test suite runs its `--check`, so the
 page cannot drift; edit the help texts there). Errors a user can cause end in one `error:` line
 and exit code 2.
 """

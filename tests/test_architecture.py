@@ -34,7 +34,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                                "reasonaudio.train")),
     ("evaluation", ("reasonaudio.evaluation", "reasonaudio.mainjob")),
     ("views", ("reasonaudio.views", "reasonaudio.explorer")),
-    ("command line", ("reasonaudio.cli",)),
+    ("command line", ("reasonaudio.cli", "reasonaudio.commands")),
 ]
 
 

@@ -1,0 +1,1 @@
+"""The `bench` commands, one module per group; `reasonaudio/cli.py` assembles them."""

