@@ -77,8 +77,10 @@ def test_oracle_scores_one_under_every_condition(builds, tmp_path):
         assert scores["values"]["oracle"][c]["acc@1"] == 1.0
     assert (cond / "results" / "oracle.json").is_file()
     assert (cond / "results" / "conditions" / "snr5" / "oracle.json").is_file()
+    r = runner.invoke(app, ["compare", "oracle", "oracle", "--condition-b", "snr0", "--data", str(cond)])
+    assert r.exit_code == 0 and "oracle @ snr0" in r.output, r.output
     r = runner.invoke(app, ["compare", "oracle@clean", "oracle@snr0", "--data", str(cond)])
-    assert r.exit_code == 0 and "oracle@snr0" in r.output, r.output
+    assert r.exit_code == 2 and "--condition-a" in r.output and "Traceback" not in r.output, r.output
 
 
 def test_renders_follow_the_condition(builds, tmp_path):

@@ -18,9 +18,7 @@ from reasonaudio.dataset.conditions import (
     collection_for,
     parse_condition,
     parse_condition_list,
-    qualified,
     results_subdir,
-    split_qualified,
 )
 from reasonaudio.errors import DataError, ModelError
 from reasonaudio.atoms.registry import open_bank
@@ -164,10 +162,6 @@ def test_the_name_grammar():
     assert collection_for("reasonaudio-yamnet", CLEAN) == "reasonaudio-yamnet"
     assert collection_for("reasonaudio-yamnet", "snr5") == "reasonaudio-yamnet.snr5"
     assert results_subdir(CLEAN) == "" and results_subdir("long") == "conditions/long"
-    assert qualified("oracle", CLEAN) == "oracle" and qualified("oracle", "snr0") == "oracle@snr0"
-    assert split_qualified("two-stage:yamnet-caption+minilm@snr0") == ("two-stage:yamnet-caption+minilm",
-                                                                       "snr0")
-    assert split_qualified("oracle", "snr5") == ("oracle", "snr5")
     record = parse_condition("snr10").to_json()
     assert Condition.from_json(record) == parse_condition("snr10")
     with pytest.raises(DataError, match="agree"):

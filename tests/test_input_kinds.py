@@ -30,7 +30,7 @@ def test_every_record_says_what_it_reads():
     (HYBRID_TRUE, TRUTH), ("dbsf:two-stage:oracle-caption+minilm,two-stage:oracle-caption+bm25", TRUTH),
     ("detected:yamnet", HEARD), ("soft:yamnet", HEARD), ("two-stage:yamnet-caption+minilm", HEARD),
     ("hybrid:two-stage:yamnet-caption+minilm,soft:yamnet", HEARD),
-    ("clap", LEARNED), ("trained:x", LEARNED), ("random", NOTHING), ("oracle@question", TRUTH)])
+    ("clap", LEARNED), ("trained:x", LEARNED), ("random", NOTHING)])
 def test_input_kinds(name, kind):
     assert input_kind(name) == kind
 
@@ -38,9 +38,8 @@ def test_input_kinds(name, kind):
 def test_the_spectrum_carries_each_rungs_input_and_p_against_bag_of_sounds(tmp_path):
     _, res = evalkit.evaluated_fakes(tmp_path / "bench")
     oracle, const, emb = res.runs.values()
-    runs = {"clap": replace(emb, name="clap"), "bag-of-sounds": replace(const, name="bag-of-sounds"),
-            "detected:yamnet": replace(oracle, name="detected:yamnet"),
-            HYBRID_TRUE: replace(const, name=HYBRID_TRUE)}
+    runs = {n: replace(r, name=n, retriever=n) for n, r in (
+        ("clap", emb), ("bag-of-sounds", const), ("detected:yamnet", oracle), (HYBRID_TRUE, const))}
     s = spectrum(Results(res.data, res.versions, runs))
     doc = json.loads(json.dumps(s.to_json()))
     assert doc["control"] == "bag-of-sounds" and doc["control_input"] == TRUTH

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import astuple
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
 
 import typer
 from rich.text import Text
@@ -82,147 +81,33 @@ def eval_(
                                      "results NAME@interleaved, and the named vs by-example table."),
 ) -> None:
     """Evaluate retrievers on every query: per-task Acc@1 / nDCG@10 and multiple choice."""
-    from reasonaudio.evaluation.evaluate import evaluate_retrievers
-    from reasonaudio.evaluation.external import RunSpec, evaluate_run_files
-    from reasonaudio.evaluation.report import write_results_json
-    from reasonaudio.evaluation.results import formulation_key
+    from reasonaudio.evaluation.external import RunSpec
+    from reasonaudio.evaluation.plan import ALL_CONDITIONS, make_plan, run_plan, write_plan_outputs
     from reasonaudio.evaluation.run_files import parse_run_spec
-    from reasonaudio.views.external import print_run_notes
+    from reasonaudio.views.plan import print_plan
     from reasonaudio.views.progress import progress_hooks
-    from reasonaudio.views.results import print_eval_tables
 
-    if condition.strip() == "all":
-        _eval_all_conditions(data, no_verify, retriever, run, json_out, trec, depth, store, models)
-        return
-    bench = _load(data, no_verify, condition)
-    if not retriever and not run:
-        raise ReasonAudioError("nothing to evaluate: pass --retriever NAME and/or --run NAME=PATH")
+    bench = _load(data, no_verify, "clean" if condition.strip() == ALL_CONDITIONS else condition)
+    specs = [RunSpec(*parse_run_spec(item)) for item in run or ()]
+    plan = make_plan(bench, retriever or (), specs, condition, formulation, interleaved,
+                     mteb_results, trec is not None)
     if mteb_results is not None:
         from reasonaudio.models.mteb_models import require_mteb
 
         require_mteb()  # refused before anything is evaluated
-    if interleaved:
-        if formulation != "caption" or mteb_results is not None:
-            raise ReasonAudioError("--interleaved asks the interleaved variants of the captions: "
-                                   "drop --formulation and --mteb-results")
-        _eval_interleaved(bench, retriever or (), run or (),
-                          _eval_context(store, models, depth=depth, trec_dir=trec), json_out)
-        return
-    forms = _formulations(formulation, bool(run))
-    if mteb_results is not None and forms != ("caption",):
-        raise ReasonAudioError("--mteb-results writes the caption queries' results only; drop "
-                               "--formulation (MTEB scores formulations as subsets: "
-                               "reasonaudio.evaluation.mteb_tasks.formulation_subsets)")
-    views = [bench.formulated(form) for form in forms]  # a build without formulations: one line
-    context = _eval_context(store, models, depth=depth, trec_dir=trec)
-    results = None
-    for form, view in zip(forms, views):
-        specs = [RunSpec(*parse_run_spec(item)) for item in run or ()]
-        specs = [RunSpec(formulation_key(sp.name, form), *astuple(sp)[1:]) for sp in specs]
-        external, notes = evaluate_run_files(view, specs, context.with_(formulation=form),
-                                             taken=retriever or ())  # files checked before any model loads
-        print_run_notes(console, notes)
-        if retriever:
-            with progress_hooks(console) as hooks:
-                done = evaluate_retrievers(bench, retriever, context.with_(hooks=hooks, formulation=form))
-            done.runs.update(external.runs)
-        else:
-            done = external
-        if len(forms) > 1:
-            console.print(Text(f"formulation: {form}"))
-        print_eval_tables(console, done)
-        if results is None:
-            results = done
-        else:
-            results.runs.update(done.runs)
-    assert results is not None
-    if len(forms) > 1 and retriever:
-        from reasonaudio.evaluation.robustness import robustness
-        from reasonaudio.views.robustness import print_robustness
-
-        print_robustness(console, robustness(bench, retriever))
-    if json_out is not None:
-        write_results_json(json_out, results)
-        console.print(Text(f"wrote {json_out}"))
-    if mteb_results is not None:
-        from reasonaudio.evaluation.mteb_results import write_mteb_results
-
-        written = write_mteb_results(bench, results, mteb_results)
-        console.print(Text(f"wrote {len(written)} MTEB result files under {mteb_results}"))
-
-
-def _eval_interleaved(bench: Any, retrievers: Sequence[str], runs: Sequence[str], context: Any,
-                      json_out: Optional[Path]) -> None:
-    """``bench eval --interleaved``: retrievers and run files on the interleaved variants, then
-    the named vs by-example table of what is saved."""
-    from reasonaudio.dataset.interleaved import INTERLEAVED, interleaved_view
-    from reasonaudio.evaluation.by_example import by_example, evaluate_interleaved
-    from reasonaudio.evaluation.external import RunSpec, evaluate_run_files
-    from reasonaudio.evaluation.report import write_results_json
-    from reasonaudio.evaluation.results import formulation_key
-    from reasonaudio.evaluation.run_files import parse_run_spec
-    from reasonaudio.views.external import print_run_notes
-    from reasonaudio.views.interleaved import print_by_example
-    from reasonaudio.views.progress import progress_hooks
-    from reasonaudio.views.results import print_eval_tables
-
-    view = interleaved_view(bench)  # a build without interleaved queries: one line
-    specs = [RunSpec(*parse_run_spec(item)) for item in runs]
-    specs = [RunSpec(formulation_key(sp.name, INTERLEAVED), *astuple(sp)[1:]) for sp in specs]
-    done, notes = evaluate_run_files(view, specs, context.with_(formulation=INTERLEAVED),
-                                     taken=retrievers)
-    print_run_notes(console, notes)
-    if retrievers:
-        with progress_hooks(console) as hooks:
-            done.runs.update(evaluate_interleaved(bench, retrievers, context.with_(hooks=hooks)).runs)
-    print_eval_tables(console, done)
-    print_by_example(console, by_example(bench))
-    if json_out is not None:
-        write_results_json(json_out, done)
-        console.print(Text(f"wrote {json_out}"))
-
-
-def _eval_all_conditions(data: Path, no_verify: bool, retriever: Optional[list[str]],
-                         run: Optional[list[str]], json_out: Optional[Path], trec: Optional[Path],
-                         depth: int, store: StoreFlags, models: RetrieverFlags) -> None:
-    """``bench eval --condition all``: each condition in turn, then the table across them."""
-    from reasonaudio.evaluation.condition_scores import (
-        condition_scores,
-        reread,
-        resolve_conditions,
-        write_scores_json,
-    )
-    from reasonaudio.evaluation.evaluate import evaluate_retrievers
-    from reasonaudio.views.condition_scores import print_condition_scores
-    from reasonaudio.views.progress import progress_hooks
-    from reasonaudio.views.results import print_eval_tables
-
-    if run or trec:
-        raise ReasonAudioError("--condition all evaluates --retriever names only (a run file was "
-                               "made under one condition: score it with --condition NAME)")
-    if not retriever:
-        raise ReasonAudioError("nothing to evaluate: pass --retriever NAME")
-    bench = _load(data, no_verify)
-    conditions = resolve_conditions(bench, "all")
-    context = _eval_context(store, models, depth=depth)
-    for cond in conditions:
-        console.print(Text(f"condition {cond}", style="bold"))
-        with progress_hooks(console) as hooks:
-            results = evaluate_retrievers(reread(bench, cond), retriever, context.with_(hooks=hooks))
-        print_eval_tables(console, results, detail=False)
-    scores = condition_scores(bench, retriever, conditions)
-    print_condition_scores(console, scores)
-    if json_out is not None:
-        write_scores_json(json_out, scores)
-        console.print(Text(f"wrote {json_out}"))
+    with progress_hooks(console) as hooks:
+        outcome = run_plan(bench, plan, _eval_context(store, models, depth=depth, trec_dir=trec,
+                                                      hooks=hooks))
+    print_plan(console, outcome)
+    for line in write_plan_outputs(outcome, bench, json_out):
+        console.print(Text(line))
 
 
 @app.command()
 @option_groups
 def compare(
-    a: str = typer.Argument(..., help="Retriever A (NAME, or NAME@CONDITION: e.g. "
-                            "two-stage:yamnet-caption+minilm@snr5)."),
-    b: str = typer.Argument(..., help="Retriever B (NAME or NAME@CONDITION)."),
+    a: str = typer.Argument(..., help="Retriever A (a name, e.g. two-stage:yamnet-caption+minilm)."),
+    b: str = typer.Argument(..., help="Retriever B (a name; may be A itself under another condition)."),
     data: Path = DataOpt,
     json_out: Optional[Path] = typer.Option(None, "--json", callback=OutFile,
                                             help="Also write the comparison as JSON."),
@@ -232,34 +117,32 @@ def compare(
                                     "paraphrase | exclusion."),
     store: StoreFlags = StoreFlags(),
     models: RetrieverFlags = RetrieverFlags(),
-    condition: str = typer.Option("clean", "--condition",
-                                  help="Condition of A and B where they do not name one (@COND)."),
+    condition: str = typer.Option("clean", "--condition", help="Condition of A and B."),
+    condition_a: Optional[str] = typer.Option(None, "--condition-a", help="Condition of A "
+                                              "(default: --condition)."),
+    condition_b: Optional[str] = typer.Option(None, "--condition-b", help="Condition of B "
+                                              "(default: --condition)."),
     no_verify: bool = NoVerifyOpt,
 ) -> None:
     """A - B per task with a paired randomization test (10,000 permutations, seed 0); A and B
     may be one retriever under two conditions (paired by query: the queries are the same)."""
-    from reasonaudio.dataset.conditions import qualified
-    from reasonaudio.evaluation.compare import compare as compare_results
-    from reasonaudio.evaluation.condition_scores import results_under
-    from reasonaudio.evaluation.evaluate import ensure_results
-    from reasonaudio.evaluation.results import formulation_key
+    from reasonaudio.evaluation.plan import compare_keys
+    from reasonaudio.evaluation.keys import ResultKey
     from reasonaudio.fileio import write_json
     from reasonaudio.views.progress import progress_hooks
     from reasonaudio.views.results import print_comparison
 
     (form,) = _formulations(formulation, False, allow_all=False)
-    context = _eval_context(store, models, depth=depth, formulation=form)
+    for name in (a, b):
+        if "@" in name:
+            raise ReasonAudioError(f"compare {name}: a retriever name never carries its condition; "
+                                   "name it with --condition-a / --condition-b (or --condition for both)")
+    keys = [ResultKey(name, cond or condition, form)
+            for name, cond in ((a, condition_a), (b, condition_b))]
     bench = _load(data, no_verify, condition)
-    bench.formulated(form)  # a build without formulations: one line, before any model loads
-    sides = []
     with progress_hooks(console) as hooks:
-        for text in (a, b):
-            side_bench, name, cond = results_under(bench, text, condition)
-            run_ = ensure_results(side_bench, [name], context.with_(hooks=hooks)).runs[
-                formulation_key(name, form)]
-            run_.name = qualified(name, cond) if "@" in a + b or condition != "clean" else name
-            sides.append(run_)
-    comparison = compare_results(sides[0], sides[1])
+        comparison = compare_keys(bench, keys[0], keys[1],
+                                  _eval_context(store, models, depth=depth, formulation=form, hooks=hooks))
     print_comparison(console, comparison)
     if json_out is not None:
         write_json(json_out, comparison.to_json())

@@ -11,12 +11,11 @@ A condition renders the *same* clips (same events, queries, qrels and choices) d
 - ``long``: each clip's events, at their relative times, placed at a seeded offset inside a
   recording of 60 to 300 s made of background stretches and silence.
 
-The name grammar (:func:`parse_condition`, :func:`collection_for`, :func:`results_subdir`,
-:func:`qualified`): a condition is named as above; a collection under a condition other than
-``clean`` is ``<collection>.<condition>``; saved results live in ``results/conditions/<condition>/``;
-a retriever evaluated under a condition is written ``NAME@CONDITION`` where one name must say
-both (``bench compare yamnet@clean yamnet@snr5``). ``clean`` adds nothing anywhere, so every
-existing collection, cache and result keeps its name.
+Names (:func:`parse_condition`, :func:`collection_for`, :func:`results_subdir`): a condition is
+named as above; a collection under a condition other than ``clean`` is
+``<collection>.<condition>``; saved results live in ``results/conditions/<condition>/`` and are
+addressed by a typed key (``evaluation/keys.py``), never by a joined name. ``clean`` adds nothing
+anywhere, so every existing collection, cache and result keeps its name.
 
 This module is data: it says what a condition is. Rendering one is
 :mod:`reasonaudio.render.clips` (:class:`~reasonaudio.render.clips.ConditionRenderer`).
@@ -202,27 +201,12 @@ def results_subdir(condition: str) -> str:
     return "" if condition == CLEAN else f"conditions/{condition}"
 
 
-def qualified(name: str, condition: str) -> str:
-    """``NAME@CONDITION`` (``NAME`` alone under clean)."""
-    return name if condition == CLEAN else f"{name}@{condition}"
-
-
 def trained_model_name(digest: str, condition: str = CLEAN) -> str:
     """A trained model's name: ``trained-<digest>`` when it was trained on clean audio,
     ``trained-<condition>-<digest>`` under another condition, so its collection
     (``reasonaudio-trained-snr5-<digest>``, ingested under snr5 ``...-<digest>.snr5``) can never be
     read as a clean model's."""
     return f"trained-{digest}" if condition == CLEAN else f"trained-{condition}-{digest}"
-
-
-def split_qualified(text: str, default: str = CLEAN, where: str = "retriever") -> tuple[str, str]:
-    """``NAME@CONDITION`` -> (NAME, condition); ``NAME`` -> (NAME, ``default``)."""
-    name, sep, cond = str(text).rpartition("@")
-    if not sep:
-        return text, parse_condition(default, where).name
-    if not name:
-        raise DataError(f"{where}: {text!r}: expected NAME@CONDITION")
-    return name, parse_condition(cond, where).name
 
 
 # --- a loaded benchmark under a condition ------------------------------------------------------

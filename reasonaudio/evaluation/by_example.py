@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Sequence
 
 from reasonaudio.evaluation.evaluate import EvalContext, evaluate_retrievers
-from reasonaudio.evaluation.results import (Results, RetrieverResult, data_summary, formulation_key,
+from reasonaudio.evaluation.results import (Results, RetrieverResult, data_summary,
                                       load_results, run_path, versions)
 from reasonaudio.evaluation.robustness import ROBUSTNESS_METRICS, paired_cell
 from reasonaudio.evaluation.runs import read_trec
@@ -175,12 +175,12 @@ def by_example(bench: Benchmark, names: Sequence[str] | None = None) -> ByExampl
     for key, inter in saved.items():
         if inter.formulation != INTERLEAVED:
             continue
-        name = key[: -len(INTERLEAVED) - 1]
-        named = saved.get(formulation_key(name, CAPTION))
+        name = inter.key.name
+        named = saved.get(inter.key.with_(view=CAPTION).stored_name)
         if named is None or (names is not None and name not in names):
             continue
         errors = tagger_errors(bench, inter)
-        exact_named = answered_exactly(bench, formulation_key(name, CAPTION))
+        exact_named = answered_exactly(bench, named.name)
         exact_inter = answered_exactly(bench, key)
         tasks = list(dict.fromkeys(inter.task_of.values()))
         groups = {task: {q for q, t in inter.task_of.items() if t == task} for task in tasks}

@@ -86,3 +86,4 @@ def compare(a: RetrieverResult, b: RetrieverResult, metrics: tuple[str, ...] = C
                                                       n_permutations, seed)
     return Comparison(a.name, b.name, tuple(metrics), tuple(groups), tests, n_permutations, seed,
                       holm_by_metric(tests))
+

@@ -20,7 +20,6 @@ from reasonaudio.dataset.conditions import (
     condition_of,
     parse_condition,
     recorded_conditions,
-    split_qualified,
     under_condition,
 )
 from reasonaudio.errors import DataError
@@ -157,12 +156,6 @@ def plot_vs_snr(scores: ConditionScores, out: Path, styles: Any = None) -> Path 
     path = _save(fig, Path(out) / SNR_PLOT)
     plt.close(fig)
     return path
-
-
-def results_under(bench: Benchmark, qualified: str, default: str) -> tuple[Benchmark, str, str]:
-    """``NAME@CONDITION`` (or ``NAME`` under ``default``) -> (benchmark under it, NAME, condition)."""
-    name, cond = split_qualified(qualified, default)
-    return reread(bench, cond), name, cond
 
 
 def write_scores_json(path: Path, scores: ConditionScores) -> None:

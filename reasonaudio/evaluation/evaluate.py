@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from reasonaudio.evaluation.embeddings import has_embedding_hook, save_projection_data
+from reasonaudio.evaluation.keys import ResultKey
 from reasonaudio.evaluation.metrics import MC_METRIC, choice_score, query_metrics
 from reasonaudio.evaluation.results import (
     Results,
@@ -32,6 +33,7 @@ from reasonaudio.evaluation.results import (
 from reasonaudio.evaluation.runs import Run, write_trec
 from reasonaudio.constraints.judge import hard_negatives
 from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.dataset.conditions import condition_of
 from reasonaudio.errors import QueryParseError, ReasonAudioError
 from reasonaudio.progress import SILENT, Counter, Hooks
 from reasonaudio.retrievers.base import Retriever, RetrieverOptions
@@ -151,7 +153,7 @@ def evaluate_run(bench: Benchmark, run: Run, name: str | None = None,
 
 
 def evaluate_retriever(bench: Benchmark, retriever: Retriever, context: EvalContext = EvalContext(),
-                       name: str | None = None) -> RetrieverResult:
+                       name: str | None = None, retriever_name: str | None = None) -> RetrieverResult:
     """Run, multiple choice and metrics for one retriever; saved under ``DATA/results/`` unless
     ``context.save`` is off (``context.store``, ``backend`` and retriever options are not read:
     the retriever is already built)."""
@@ -174,6 +176,8 @@ def evaluate_retriever(bench: Benchmark, retriever: Retriever, context: EvalCont
                      "search_ms_per_query": round(1000 * (t1 - t0) / max(n_q, 1), 3)}
     result.failures = dict(sorted(failures.items()))
     result.formulation = bench.formulation
+    result.retriever = retriever_name or retriever.name
+    result.condition = condition_of(bench).name
     if failures:
         first = next(iter(result.failures.items()))
         hooks.warn(f"{name}: {len(failures)} queries could not be read and score 0 "
@@ -241,11 +245,11 @@ def evaluate_retrievers(bench: Benchmark, names: Sequence[str | Retriever],
                 if opts is not base and opts.hooks == SILENT:
                     opts = replace(opts, hooks=base.hooks)
                 retriever, owned = get_retriever(item, bench, opts, store=store), True
-            name = formulation_key(item if isinstance(item, str) else retriever.name,
-                                   bench.formulation)
+            own_name = item if isinstance(item, str) else retriever.name
+            name = ResultKey(own_name, condition_of(bench).name, bench.formulation).stored_name
             try:
                 if name not in results.runs:
-                    results.runs[name] = evaluate_retriever(bench, retriever, context, name)
+                    results.runs[name] = evaluate_retriever(bench, retriever, context, name, own_name)
             finally:
                 if owned:
                     retriever.close()

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Sequence
 
 from reasonaudio.evaluation.evaluate import EvalContext, evaluate_run
+from reasonaudio.evaluation.keys import ResultKey
 from reasonaudio.evaluation.metrics import choice_score
 from reasonaudio.evaluation.results import (
     Results,
@@ -34,6 +35,7 @@ from reasonaudio.evaluation.results import (
 from reasonaudio.evaluation.run_files import RunFile, read_run_file
 from reasonaudio.evaluation.runs import Run, write_trec
 from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.dataset.conditions import condition_of
 from reasonaudio.errors import DataError
 from reasonaudio.retrievers.registry import UnknownRetriever, spec_for
 from reasonaudio.render.clips import check_renders
@@ -87,7 +89,8 @@ def pair_choices(bench: Benchmark, scores: dict[str, dict[str, float]]) -> dict[
     return {qid: sum(v) / len(v) for qid, v in by_query.items()}
 
 
-def score_run_file(bench: Benchmark, rf: RunFile, context: EvalContext = EvalContext()) -> ExternalRun:
+def score_run_file(bench: Benchmark, rf: RunFile, context: EvalContext = EvalContext(),
+                   key: ResultKey | None = None) -> ExternalRun:
     """Score a run file already read by :func:`read_run_file` (named ``rf.run.tag``), cut to
     ``context.depth``, saved unless ``context.save`` is off, also into ``context.trec_dir``."""
     depth = context.depth
@@ -100,7 +103,9 @@ def score_run_file(bench: Benchmark, rf: RunFile, context: EvalContext = EvalCon
     result = evaluate_run(bench, cut, name=spec.name, mc=pair_choices(bench, rf.scores),
                           depth=depth, describe=describe)
     result.failures = {q: MISSING for q in rf.missing_queries}
-    result.formulation = bench.formulation  # the texts the run answered: NAME@FORMULATION
+    result.formulation = bench.formulation  # the texts the run answered: the key's view
+    key = key or ResultKey(rf.run.tag, condition_of(bench).name, bench.formulation)
+    result.retriever, result.condition = key.name, key.condition
     qids = [q.id for q in bench.queries]
     if context.save:
         write_trec(run_path(bench, spec.name), cut, qids)
@@ -131,10 +136,11 @@ def evaluate_run_files(bench: Benchmark, specs: Sequence[RunSpec],
     if specs:
         check_renders(bench)  # under a condition the build cannot render: nothing saved
     # read everything first: one bad file, nothing saved
-    files = [read_run_file(spec.path, bench, spec.name, spec.format) for spec in specs]
+    keys = [ResultKey(spec.name, condition_of(bench).name, bench.formulation) for spec in specs]
+    files = [read_run_file(spec.path, bench, key.stored_name, spec.format) for spec, key in zip(specs, keys)]
     done = []
-    for rf in files:
-        ext = score_run_file(bench, rf, context)
+    for rf, key in zip(files, keys):
+        ext = score_run_file(bench, rf, context, key)
         results.runs[rf.run.tag] = ext.result
         done.append(ext)
     return results, done

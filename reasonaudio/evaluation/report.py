@@ -100,7 +100,7 @@ def spectrum(results: Results) -> Spectrum | None:
     comparisons = {r.name: compare(r, best) for _, r in rows if r.name != best.name}
     control = results.runs.get(CONTROL)
     vs_control = {r.name: compare(r, control) for _, r in rows} if control is not None else {}
-    inputs = {r.name: input_kind(r.name) for _, r in rows}
+    inputs = {r.name: input_kind(r.key.name) for _, r in rows}
     if control is not None:
         inputs[CONTROL] = input_kind(CONTROL)
     return Spectrum(rows, best.name, comparisons, inputs, CONTROL if control else None, vs_control)

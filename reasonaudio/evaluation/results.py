@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from reasonaudio.evaluation.keys import ResultKey, legacy_key
 from reasonaudio.evaluation.metrics import METRICS, aggregate
 from reasonaudio.dataset.benchmark import ALL_TASKS, MANIFEST, Benchmark, tasks_present
-from reasonaudio.dataset.conditions import condition_of, results_subdir
+from reasonaudio.dataset.conditions import CLEAN, condition_of, results_subdir
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import atomic_file, read_json, sha256_file
 from reasonaudio.dataset.benchmark import BENCHMARK_FILES
@@ -108,11 +109,19 @@ class RetrieverResult:
     failures: dict[str, str] = field(default_factory=dict)
     """query id -> why the retriever could not answer it (those queries score 0)"""
     formulation: str = CAPTION
-    """the formulation of the query texts it answered (``bench eval --formulation``)"""
+    """the formulation of the query texts it answered (``bench eval --formulation``): its key's view"""
+    retriever: str = ""
+    """the retriever's (or run file's) own name: its key's name (``name`` is the stored name)"""
+    condition: str = CLEAN
+    """the acoustic condition it was evaluated under: its key's condition"""
 
     def __post_init__(self) -> None:
         if not self.overall:
             self.recompute()
+
+    @property
+    def key(self) -> ResultKey:
+        return ResultKey(self.retriever or self.name, self.condition, self.formulation)
 
     def recompute(self) -> None:
         agg = aggregate(self.per_query, self.task_of, ALL_TASKS, METRICS)
@@ -138,6 +147,7 @@ class RetrieverResult:
             "versions": self.versions,
             "failures": self.failures,
             "formulation": self.formulation,
+            "key": self.key.to_json(),
             "per_query": {q: {"task": self.task_of[q], **self.per_query.get(q, {})}
                           for q in sorted(self.task_of)},
         })
@@ -152,12 +162,15 @@ class RetrieverResult:
             task_of = {q: str(v["task"]) for q, v in per_query_raw.items()}
             per_query = {q: {m: float(x) for m, x in v.items() if m in METRICS}
                          for q, v in per_query_raw.items()}
-            return cls(name=str(obj["name"]), per_query=per_query, task_of=task_of,
+            name, formulation = str(obj["name"]), str(obj.get("formulation", CAPTION))
+            key = (ResultKey.from_json(obj["key"], where) if "key" in obj
+                   else legacy_key(name, formulation, CLEAN, where))
+            return cls(name=name, per_query=per_query, task_of=task_of,
                        describe=dict(obj.get("describe", {})), depth=int(obj.get("depth", 100)),
                        timing=dict(obj.get("timing", {})), fingerprint=str(obj.get("fingerprint", "")),
                        versions=dict(obj.get("versions", {})),
                        failures=dict(obj.get("failures", {})),
-                       formulation=str(obj.get("formulation", CAPTION)))
+                       formulation=formulation, retriever=key.name, condition=key.condition)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise DataError(f"{where}: malformed results file ({exc})") from None
 
@@ -188,9 +201,9 @@ class Results:
 
 
 def formulation_key(name: str, formulation: str = CAPTION) -> str:
-    """The name a result is saved and listed under: the retriever's own for ``caption`` (so
-    results from before formulations keep their names), ``NAME@FORMULATION`` otherwise."""
-    return name if formulation == CAPTION else f"{name}@{formulation}"
+    """The stored name of retriever ``name``'s result in view ``formulation`` (its
+    :class:`ResultKey`'s ``stored_name``; the condition is the folder)."""
+    return ResultKey(name, view=formulation).stored_name
 
 
 def results_dir(bench: Benchmark) -> Path:
@@ -228,6 +241,7 @@ def load_result(bench: Benchmark, name: str) -> RetrieverResult | None:
     result = RetrieverResult.from_json(read_json(path), str(path))
     if result.fingerprint != fingerprint(bench):
         return None
+    result.condition = condition_of(bench).name  # the folder it was saved in
     return result
 
 
@@ -248,6 +262,7 @@ def load_results(bench: Benchmark, names: Iterable[str] | None = None,
                 continue
             try:
                 r = RetrieverResult.from_json(read_json(path), str(path))
+                r.condition = condition_of(bench).name  # the folder it was saved in
             except DataError as exc:
                 unreadable.append(str(exc))
                 continue

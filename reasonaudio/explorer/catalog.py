@@ -253,7 +253,7 @@ class Catalog:
         group = OVERALL if task == "all" else task
         for name, r in self.results.runs.items():
             values = r.overall if task == "all" else r.per_task.get(task, {})
-            rows.append({"name": name, "dims": self.dimension_values(name), "reads": input_kind(name),
+            rows.append({"name": name, "dims": self.dimension_values(name), "reads": input_kind(r.key.name),
                          "values": [values.get(m) for m in METRICS],
                          "intervals": [metric_interval(r, group, m) if values.get(m) is not None else None
                                        for m in METRICS],
@@ -546,7 +546,8 @@ class Catalog:
         ids = [c for c in clip_ids if c in self.bench.clip_by_id]
         out: dict[str, list[dict[str, Any]]] = {}
         with self._lock:
-            for src in sources(name, condition, self.collections()):
+            own = self.results.runs[name].key.name if name in self.results.runs else name
+            for src in sources(own, condition, self.collections()):
                 for cid, payload in self._payloads(src.collection, src.kind, ids).items():
                     view: dict[str, Any] = {"kind": src.kind, "model": src.model}
                     if src.kind == CAPTION:

@@ -38,11 +38,10 @@ class Source:
 
 
 def parts(name: str) -> list[str]:
-    """The base retrievers of a saved result's name (without ``@FORMULATION``/``@CONDITION``)."""
-    base = name.partition("@")[0]
-    if is_combined(base):
-        return [p.strip() for p in base.partition(":")[2].split(PART_SEP) if p.strip()]
-    return [base]
+    """The base retrievers of retriever ``name`` (a saved result's: its key's name)."""
+    if is_combined(name):
+        return [p.strip() for p in name.partition(":")[2].split(PART_SEP) if p.strip()]
+    return [name]
 
 
 def viewed(part: str) -> tuple[str, str] | None:

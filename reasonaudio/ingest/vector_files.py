@@ -354,16 +354,17 @@ def ingest_precomputed(bench: Benchmark, store: Store, opts: PrecomputedOptions 
                                progress=hooks.counter(label, total=total)).upserted
     if queries is not None and query_meta is not None:
         qrow = {qid: i for i, qid in enumerate(queries.ids)}
-        qby_id = bench.query_by_id
-        from reasonaudio.dataset.interleaved import variant_texts
+        from reasonaudio.dataset.interleaved import variant_id, variant_texts
         texts = {**{q.id: q.text for q in bench.queries}, **variant_texts(bench)}
+        task_of = {**{q.id: q.task for q in bench.queries},
+                   **{variant_id(q.id): q.task for q in bench.queries}}
 
         def query_points(ids: Sequence[str]) -> list[PointIn]:
             # the store addresses points by the payload's clip_id; here it holds the query id
             # (or an interleaved variant's key, QID@interleaved)
             return [PointIn(qid, queries.matrix[qrow[qid]].tolist(),
                             {"clip_id": qid, "query_id": qid, "text": texts[qid],
-                             "task": qby_id[qid.partition("@")[0]].task}) for qid in ids]
+                             "task": task_of[qid]}) for qid in ids]
 
         upserted += load_collection(store, qname, query_meta, list(queries.ids),
                                     query_points, force=opts.force, batch_size=opts.batch_size,

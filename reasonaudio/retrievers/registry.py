@@ -241,12 +241,11 @@ def get_retriever(name: str, bench: Benchmark, options: RetrieverOptions | None 
 
 
 def input_kind(name: str) -> str:
-    """What retriever ``name`` reads about a clip (:data:`INPUT_KINDS`), from its record; a
-    saved result's ``NAME@FORMULATION`` / ``NAME@CONDITION`` reads what ``NAME`` reads;
-    :data:`UNKNOWN` for a name no record knows (or a malformed family member)."""
-    base = name.partition("@")[0]
+    """What retriever ``name`` reads about a clip (:data:`INPUT_KINDS`), from its record (a saved
+    result's: its key's name); :data:`UNKNOWN` for a name no record knows (or a malformed family
+    member)."""
     try:
-        reads = spec_for(base).reads
-        return reads(base) if callable(reads) else reads
+        reads = spec_for(name).reads
+        return reads(name) if callable(reads) else reads
     except ReasonAudioError:
         return UNKNOWN

@@ -83,12 +83,12 @@ def _short_kind(kind: str) -> str:
     return "" if kind == UNKNOWN else SHORT_KIND.get(kind, "")
 
 
-def _name_cell(name: str) -> NameCell:
-    """A retriever's name and, dim, what it reads (truth / heard / learned / none)."""
+def _name_cell(r: RetrieverResult) -> NameCell:
+    """A result's name and, dim, what its retriever reads (truth / heard / learned / none)."""
     from reasonaudio.retrievers.registry import input_kind
 
-    kind = _short_kind(input_kind(name))
-    return NameCell(Text.assemble(name, (f" ({kind})", "dim") if kind else ""))
+    kind = _short_kind(input_kind(r.key.name))
+    return NameCell(Text.assemble(r.name, (f" ({kind})", "dim") if kind else ""))
 
 
 def _best(rs: Sequence[RetrieverResult], group: str, metric: str) -> float | None:
@@ -112,7 +112,7 @@ def eval_table(results: Results, width: int | None = None) -> Table:
     _name_column(table)
     heads = [(g, f"(n={n.get(g, 0)})") for g in groups]
     one_line = len("0.000 / 0.000")
-    need = max((_name_cell(r.name).text.cell_len for r in rs), default=0) + _GAP + sum(
+    need = max((_name_cell(r).text.cell_len for r in rs), default=0) + _GAP + sum(
         max(one_line, len(g), len(c)) + _GAP for g, c in heads)
     sep = " / " if width is None or need <= width else " /\n"
     for g, count in heads:
@@ -123,7 +123,7 @@ def eval_table(results: Results, width: int | None = None) -> Table:
             a, d = _value(r, g, "acc@1"), _value(r, g, "ndcg@10")
             cells.append(f"{_fmt(a, a == _best(rs, g, 'acc@1'))}{sep}"
                          f"{_fmt(d, d == _best(rs, g, 'ndcg@10'))}\n{_interval(r, g, 'acc@1')}")
-        table.add_row(_name_cell(r.name), *cells)
+        table.add_row(_name_cell(r), *cells)
     return table
 
 
@@ -137,7 +137,7 @@ def mc_table(results: Results) -> Table:
     for g in groups:
         _number_column(table, g)
     for r in rs:
-        table.add_row(_name_cell(r.name), *[f"{_fmt(v, v == _best(rs, g, 'mc_acc'))}\n"
+        table.add_row(_name_cell(r), *[f"{_fmt(v, v == _best(rs, g, 'mc_acc'))}\n"
                                       f"{_interval(r, g, 'mc_acc')}"
                                       for g in groups for v in [_value(r, g, "mc_acc")]])
     return table
@@ -159,7 +159,7 @@ def detail_table(results: Results) -> Table:
     for m in METRICS:
         _number_column(table, _SHORT[m], min_width=max(5, len(_SHORT[m])))
     for r in rs:
-        table.add_row(_name_cell(r.name), *[_fmt(v, v == _best(rs, OVERALL, m))
+        table.add_row(_name_cell(r), *[_fmt(v, v == _best(rs, OVERALL, m))
                                 for m in METRICS for v in [_value(r, OVERALL, m)]])
     return table
 
