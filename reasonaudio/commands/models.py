@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.text import Text
 
 from reasonaudio.commands.app import (
     BatchSizeOpt,
@@ -23,7 +22,6 @@ from reasonaudio.commands.app import (
     console,
     option_groups,
 )
-from reasonaudio.errors import ReasonAudioError
 
 
 @app.command("models")
@@ -95,53 +93,30 @@ def ingest(
     --model none: the payload-only collection. --model NAME (see `bench models`) or
     two-stage:CAPTIONER+EMBEDDER: render, embed and upsert every clip (docs/models.md).
     --vectors/--ids/--name: precomputed vectors of a model run elsewhere (docs/bring-your-own.md)."""
-    from reasonaudio.ingest.run import IngestOptions, ingest_model
-    from reasonaudio.store.collections import ingest_payload
+    from reasonaudio.ingest.request import (PRECOMPUTED, PROGRESS_UNIT, IngestRequest, check_condition,
+                                           request_kind, run_ingest)
+    from reasonaudio.ingest.run import IngestOptions
     from reasonaudio.store.open import open_store
-    from reasonaudio.views.ingest import print_ingest_summary, print_payload_result
+    from reasonaudio.views.ingest import print_ingest_outcome
     from reasonaudio.views.progress import progress_hooks
 
     bench = _load(data, no_verify, condition)
-    backend, qdrant_url = store_flags.backend, store_flags.qdrant_url
-    if condition != "clean" and (vectors is not None or model is None or model == "none"):
-        raise ReasonAudioError(f"--condition {condition}: only a model ingest renders audio; the "
-                               "payload and precomputed vectors are the same under every condition")
-    if vectors is not None or model is None:
+    kind = request_kind(model, vectors is not None)
+    check_condition(kind, condition)
+    precomputed = None
+    if kind == PRECOMPUTED:  # every file read and checked before the store opens
         from reasonaudio.ingest.vector_files import check_precomputed, options_from_cli
-        from reasonaudio.views.vector_files import ingest_with_progress
 
-        checked = check_precomputed(bench, options_from_cli(model, vectors, ids, name, query_vectors,
-                                                            query_ids, distance, force))
-        with open_store(bench.root, backend, qdrant_url, write=True) as store:  # opened once the input is sound
-            ingest_with_progress(console, bench, store, checked)
-        return
-    from reasonaudio.models.names import is_combined, is_lexical
-    if is_combined(model) or is_lexical(model):  # derived collections: joint, BM25 (docs/qdrant.md)
-        from reasonaudio.retrievers.base import RetrieverOptions
-        from reasonaudio.retrievers.registry import get_retriever
-        with open_store(bench.root, backend, qdrant_url, write=True) as store, \
-                progress_hooks(console) as hooks:
-            with get_retriever(model, bench, RetrieverOptions(auto_ingest=True, model_path=model_path,
-                                                              device=device, hooks=hooks),
-                               store=store) as made:
-                console.print(Text(f"{model}: collection {getattr(made, 'collection', '')} ready"))
-        return
-    if model != "none":
-        scheduler = engine_flags.engine_for(backend, qdrant_url)
-        options = IngestOptions(model_path=model_path, device=device, batch_size=batch_size,
-                                dtype=dtype, captioner_path=captioner_path, limit=limit,
-                                force=force, cache=not no_cache, engine=scheduler,
-                                chunking=chunking)
-        with open_store(bench.root, backend, qdrant_url, write=True) as store, \
-                progress_hooks(console, unit="clips") as hooks:
-            summary = ingest_model(bench, store, model, options, hooks=hooks)
-        print_ingest_summary(console, summary)
-        return
-    with open_store(bench.root, backend, qdrant_url, write=True) as store, \
-            progress_hooks(console) as hooks:
-        result = ingest_payload(bench, store, force=force, shard_number=shard_number,
-                                replication_factor=replication_factor, hooks=hooks)
-        backend_name = store.backend
-    print_payload_result(console, result, backend_name)
+        precomputed = check_precomputed(bench, options_from_cli(model, vectors, ids, name, query_vectors,
+                                                                query_ids, distance, force))
+    options = IngestOptions(model_path=model_path, device=device, batch_size=batch_size, dtype=dtype,
+                            captioner_path=captioner_path, limit=limit, force=force, cache=not no_cache,
+                            chunking=chunking)
+    request = IngestRequest(model, options, precomputed, condition, shard_number, replication_factor).check()
+    with open_store(bench.root, store_flags.backend, store_flags.qdrant_url, write=True) as store, \
+            progress_hooks(console, unit=PROGRESS_UNIT.get(request.kind)) as hooks:
+        outcome = run_ingest(bench, store, request, hooks, engine=lambda: engine_flags.engine_for(
+            store_flags.backend, store_flags.qdrant_url))
+    print_ingest_outcome(console, outcome)
 
 

@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from reasonaudio.ingest.request import DERIVED, MODEL, PRECOMPUTED, IngestOutcome
 from reasonaudio.ingest.run import IngestSummary
 from reasonaudio.store.collections import LoadResult
 
@@ -44,3 +45,17 @@ def print_payload_result(console: Console, result: LoadResult, backend: str) -> 
            f"{'resumed, ' if result.resumed else ''}{result.upserted} points written")
     console.print(Text(f"{result.collection}: {result.points} points ({how}) in {result.seconds:.1f} s "
                        f"on {backend}"))
+
+
+def print_ingest_outcome(console: Console, outcome: IngestOutcome) -> None:
+    """What one ``bench ingest`` loaded, in the form of its kind."""
+    if outcome.kind == MODEL:
+        print_ingest_summary(console, outcome.summary)
+    elif outcome.kind == PRECOMPUTED:
+        from reasonaudio.views.vector_files import print_precomputed_summary
+
+        print_precomputed_summary(console, outcome.summary)
+    elif outcome.kind == DERIVED:
+        console.print(Text(f"{outcome.model}: collection {outcome.summary} ready"))
+    else:
+        print_payload_result(console, outcome.summary, outcome.backend)

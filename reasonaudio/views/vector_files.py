@@ -1,14 +1,11 @@
-"""``bench ingest --vectors``: a progress bar while loading, then one summary line."""
+"""``bench ingest --vectors``: the one summary line."""
 
 from __future__ import annotations
 
 from rich.console import Console
 from rich.text import Text
 
-from reasonaudio.dataset.benchmark import Benchmark
-from reasonaudio.ingest.vector_files import CheckedInput, PrecomputedSummary, ingest_precomputed
-from reasonaudio.store.base import Store
-from reasonaudio.views.progress import progress_hooks
+from reasonaudio.ingest.vector_files import PrecomputedSummary
 
 
 def print_precomputed_summary(console: Console, s: PrecomputedSummary) -> None:
@@ -18,10 +15,3 @@ def print_precomputed_summary(console: Console, s: PrecomputedSummary) -> None:
     console.print(Text(f"{s.collection}: {s.clips} clip vectors ({s.dimension}-d, {s.distance}){queries}; "
                        f"{how} in {s.seconds:.1f} s on {s.backend}; search with --retriever {s.retriever}"))
 
-
-def ingest_with_progress(console: Console, bench: Benchmark, store: Store,
-                         checked: CheckedInput) -> PrecomputedSummary:
-    with progress_hooks(console) as hooks:
-        summary = ingest_precomputed(bench, store, checked, hooks=hooks)
-    print_precomputed_summary(console, summary)
-    return summary
