@@ -108,69 +108,27 @@ def search(
     """One query: its logic, then the hits with event timelines and a check per constraint."""
     import json
 
-    from reasonaudio.constraints.parser import parse_detailed
-    from reasonaudio.errors import QueryParseError
     from reasonaudio.progress import Hooks
-    from reasonaudio.retrievers.registry import get_retriever, spec_for
-    from reasonaudio.retrievers.stored_vectors import resolve_query_text
+    from reasonaudio.retrievers.one_query import search_one
     from reasonaudio.store.open import open_store
-    from reasonaudio.views.parse import print_resolutions
     from reasonaudio.views.progress import notifier
-    from reasonaudio.views.search import print_captions, print_search, query_truth, search_json
+    from reasonaudio.views.search import print_search_outcome, query_truth, search_events, search_json
 
     bench = _load(data, no_verify, condition)
     truth = query_truth(bench, text)  # a benchmark query: mark relevant hits and the hard negative
-    text = resolve_query_text(bench, text)  # a benchmark query's id stands for its text
     retriever = model or retriever
-    spec = spec_for(retriever)
-    parsed = None
-    resolve = _resolve_options(strict)
-    examples = None
-    if example or "<audio:" in text:
-        from dataclasses import replace
-
-        from reasonaudio.retrievers.example_readers import ExampleSet
-        from reasonaudio.views.interleaved import print_example_resolutions
-
-        examples = ExampleSet.for_search(bench, text, example or ())  # hostile files: one line
-        resolve = replace(resolve, examples=examples.true_labels())
-        if not as_json:
-            print_example_resolutions(console, {n: examples.heard(n) for n in examples.given
-                                                if f"<audio:{n}>" in text}, examples.notes)
-    try:
-        parsed = parse_detailed(text, bench.labels, resolve)
-        logic = parsed.logic
-    except QueryParseError as exc:
-        if spec.needs_logic or not text.strip():
-            raise
-        logic = None
-        err_console.print(Text.assemble(("note: ", "yellow"), f"no constraint checks: {exc}"))
     base, per_retriever = models.options()
-    options = per_retriever.get(retriever, base).merged(
-        resolve=resolve, hooks=Hooks(on_notify=notifier(err_console, style="dim")))
-    captions: dict[str, str] = {}
-    with open_store(bench.root, store_flags.backend, store_flags.qdrant_url) as store, \
-            _reading(get_retriever(retriever, bench, options, store=store), examples) as found:
-        hits = found.search(text, k)
-        if not as_json:
-            captions = found.captions([h.clip_id for h in hits])
+    hooks = Hooks(on_notify=notifier(err_console, style="dim"),
+                  on_event=search_events(console, err_console, as_json))
+    options = per_retriever.get(retriever, base).merged(hooks=hooks)
+    with open_store(bench.root, store_flags.backend, store_flags.qdrant_url) as store:
+        outcome = search_one(bench, text, retriever, k, store, options, _resolve_options(strict),
+                             example or (), captions=not as_json, hooks=hooks)
     if as_json:
-        typer.echo(json.dumps({**search_json(logic, hits), "resolved": [
-            r.to_json() for r in (parsed.resolutions if parsed is not None else ())]}))
+        typer.echo(json.dumps({**search_json(outcome.logic, outcome.hits), "resolved": [
+            r.to_json() for r in (outcome.parsed.resolutions if outcome.parsed is not None else ())]}))
     else:
-        if parsed is not None:
-            print_resolutions(console, parsed)
-        print_search(console, bench, text, logic, hits, retriever, k, truth=truth)
-        print_captions(console, hits, captions)
-
-
-def _reading(found: Any, examples: Any) -> Any:
-    """``found`` reading the query's audio examples by its way (docs/interleaved.md)."""
-    if examples is None:
-        return found
-    from reasonaudio.retrievers.example_readers import with_examples
-
-    return with_examples(found, examples)
+        print_search_outcome(console, bench, outcome, retriever, k, truth)
 
 
 @app.command()

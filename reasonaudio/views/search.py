@@ -226,3 +226,29 @@ def print_captions(console: Console, hits: Sequence[Hit], captions: dict[str, st
         if hit.clip_id in captions:
             console.print(Text.assemble((f"{i:>3}", "bold"), f" {hit.clip_id} caption: {captions[hit.clip_id]}"),
                           highlight=False)
+
+
+def search_events(console: Console, err_console: Console, as_json: bool) -> Any:
+    """The receiver of ``search_one``'s events: the examples as heard (not with ``--json``), and a
+    note where the text did not parse, each printed as it happens."""
+    def receive(event: Any) -> None:
+        from reasonaudio.retrievers.one_query import ExamplesRead, NoConstraintChecks
+
+        if isinstance(event, ExamplesRead) and not as_json:
+            from reasonaudio.views.interleaved import print_example_resolutions
+
+            print_example_resolutions(console, event.readings, event.notes)
+        elif isinstance(event, NoConstraintChecks):
+            err_console.print(Text.assemble(("note: ", "yellow"), f"no constraint checks: {event.reason}"))
+    return receive
+
+
+def print_search_outcome(console: Console, bench: Any, outcome: Any, retriever: str, k: int,
+                         truth: Any = None) -> None:
+    """``bench search``: the label resolutions, the hits, their captions."""
+    from reasonaudio.views.parse import print_resolutions
+
+    if outcome.parsed is not None:
+        print_resolutions(console, outcome.parsed)
+    print_search(console, bench, outcome.text, outcome.logic, outcome.hits, retriever, k, truth=truth)
+    print_captions(console, outcome.hits, outcome.captions)
