@@ -172,23 +172,41 @@ def mteb_licence(licences: set[str] | list[str]) -> str:
 
 def encode(model: Any, rows: dict[str, list[Any]], prompt: str, meta: Any = None,
            batch_size: int = 32) -> np.ndarray:
-    """``model.encode`` over ``rows`` (columns ``id`` + ``text`` or ``audio``) exactly as MTEB's
-    retrieval evaluator calls it: a ``datasets.Dataset`` through ``create_dataloader``."""
-    from datasets import Dataset
-    from mteb._create_dataloaders import create_dataloader
+    """``model.encode`` over ``rows`` (columns ``id`` + ``text`` or ``audio``), batched as MTEB's
+    retrieval evaluator batches a retrieval task's inputs (:func:`batches`)."""
     from mteb.types import PromptType
 
     meta = meta or task_metadata()
     prompt_type = PromptType.query if prompt == "query" else PromptType.document
-    ds = Dataset.from_dict(rows)
-    if AUDIO in rows:
-        ds = ds.with_format("numpy", columns=[AUDIO], output_all_columns=True)
-    loader = create_dataloader(ds, task_metadata=meta, prompt_type=prompt_type, batch_size=batch_size)
-    out = model.encode(loader, task_metadata=meta, hf_split=SPLIT, hf_subset=SUBSET,
-                       prompt_type=prompt_type, show_progress_bar=False, batch_size=batch_size)
+    out = model.encode(batches(rows, prompt, batch_size), task_metadata=meta, hf_split=SPLIT,
+                       hf_subset=SUBSET, prompt_type=prompt_type, show_progress_bar=False,
+                       batch_size=batch_size)
     if hasattr(out, "detach"):
         out = out.detach().float().cpu().numpy()
     return np.asarray(out, dtype=np.float32)
+
+
+def batches(rows: dict[str, list[Any]], prompt: str, batch_size: int) -> Any:
+    """A torch ``DataLoader`` over a ``datasets.Dataset`` of ``rows`` (MTEB's wrappers read the
+    loader's ``dataset.features``), yielding MTEB's ``BatchedInput`` dicts in order: a query's
+    ``text`` also as ``query`` (no instruction is added), a document's ``text`` also as ``body``,
+    ``audio`` a list of ``{"array", "sampling_rate"}`` items (clips differ in length), every other
+    column collated by torch. This is the input contract of an MTEB encoder's ``encode``
+    (``mteb.types.BatchedInput``), built here so that no private MTEB module is imported."""
+    from datasets import Dataset
+    from torch.utils.data import DataLoader, default_collate
+
+    ds = Dataset.from_dict(rows)
+    if "text" in rows:
+        ds = ds.add_column("query" if prompt == "query" else "body", list(rows["text"]))
+    if AUDIO in rows:
+        ds = ds.with_format("numpy", columns=[AUDIO], output_all_columns=True)
+
+    def collate(batch: list[dict[str, Any]]) -> dict[str, Any]:
+        return {key: [item[key] for item in batch] if key == AUDIO
+                else default_collate([item[key] for item in batch]) for key in batch[0]}
+
+    return DataLoader(ds, batch_size=batch_size, collate_fn=collate, shuffle=False)
 
 
 class MtebEmbedder(Embedder):
