@@ -133,3 +133,23 @@ def test_a_build_writes_the_formulation_and_retrievers_answer_it(built, tmp_path
     # bag-of-sounds reads the same labels whatever the case
     assert runs["shout"][1]["overall"] == runs["caption"][1]["overall"]
     assert runs["shout"][1]["per_query"] == runs["caption"][1]["per_query"]
+
+
+def test_a_templated_formulation_is_one_record_plus_its_templates(built):
+    """A formulation with its own templates (here for one shape only): rows for that shape's
+    queries alone, drawn after the built-in ones, the built-in rows unchanged; training's
+    template pool offers its templates unless held out."""
+    from reasonaudio.train.data import template_pool
+
+    ask = Formulation("ask", templates={"order": ("is there {A} and afterwards {B}?",)})
+    queries = [json.loads(line) for line in (built / "queries.jsonl").read_text().splitlines()]
+    before = formulate(queries, 0)
+    with registered_formulations(ask):
+        rows = formulate(queries, 0)
+        pool = [t.id for t in template_pool("order", False, ())]
+        held = [t.id for t in template_pool("order", False, ("ask",))]
+    added = [r for r in rows if r["formulation"] == "ask"]
+    assert [r for r in rows if r["formulation"] != "ask"] == before
+    assert {r["query_id"] for r in added} == {q["_id"] for q in queries if q["shape"] == "order"}
+    assert all(r["template"] == "order-ask-1" and r["text"].startswith("is there ") for r in added)
+    assert "order-ask-1" in pool and "order-ask-1" not in held

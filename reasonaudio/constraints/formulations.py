@@ -6,7 +6,8 @@ text is written. ``caption`` is the query's own text (``queries.jsonl``); ``ques
 excluded sound as a separate negative clause) come from the templates in each shape's record
 (:attr:`reasonaudio.tasks.base.Shape.formulations`). The draws come from their own seeded stream
 (``reasonaudio-formulations-<seed>``), one ``rng.choice`` per query and formulation in file order,
-so the build's own stream, and with it ``queries.jsonl``, qrels and choices, does not move.
+so the build's own stream, and with it ``queries.jsonl``, qrels and choices, does not move; a
+registered formulation draws from a stream of its own, so adding one moves no existing row.
 """
 
 from __future__ import annotations
@@ -50,7 +51,9 @@ def formulate(queries: Iterable[Mapping[str, Any]], seed: int) -> list[dict[str,
 
     ``queries`` are ``queries.jsonl`` rows (``_id``, ``text``, ``logic``, and ``shape`` /
     ``template`` when the build wrote them)."""
-    rng = stream(seed)
+    shared = stream(seed)
+    own = {f.name: random.Random(f"{stream_name(seed)}-{f.name}")
+           for f in formulations() if f.own_stream}
     rows: list[dict[str, str]] = []
     for q in queries:
         logic = q["logic"]
@@ -62,7 +65,8 @@ def formulate(queries: Iterable[Mapping[str, Any]], seed: int) -> list[dict[str,
                 raise ValueError(f"query {q['_id']}: logic is not of shape {found.name!r}")
         values = format_slots(slots)
         for form in formulations():
-            written = form.write(found, str(q["text"]), str(q.get("template", "")), values, rng)
+            written = form.write(found, str(q["text"]), str(q.get("template", "")), values,
+                                 own.get(form.name, shared))
             if written is not None:
                 rows.append({"query_id": str(q["_id"]), "formulation": form.name,
                              "text": written[0], "template": written[1]})

@@ -6,7 +6,8 @@ A record says how its text is written from a query: ``caption`` (the default) is
 own text; a templated formulation draws one of its templates for the query's shape (the
 shape's :attr:`~reasonaudio.tasks.base.Shape.formulations` entry, or the record's own
 ``templates``) from the formulations' seeded stream; a derived one rewrites the caption
-(``derive``). :func:`reasonaudio.constraints.formulations.formulate` writes the rows; training
+(``derive``); a registered one draws from a stream of its own, so adding it moves no existing
+row. :func:`reasonaudio.constraints.formulations.formulate` writes the rows; training
 (``--hold-out-formulations``), MTEB subsets and the robustness table read the records. A new
 formulation is one record passed to :func:`register_formulation` plus its templates
 (docs/extending.md). This module imports nothing of the package, so ``tasks/base.py`` can
@@ -40,6 +41,10 @@ class Formulation:
     caption's template id. Training has no templates of it, so never sees it"""
     summary: str = ""
     """one line for docs and errors"""
+    own_stream: bool = True
+    """draws its templates from a stream of its own (``reasonaudio-formulations-<seed>-<name>``),
+    so adding it moves no other row; the built-in ones share the one stream they were first
+    written with"""
 
     def templates_for(self, shape: Any) -> tuple[str, ...]:
         """This formulation's templates for ``shape`` (a ``Shape``): the record's own, then the
@@ -64,14 +69,15 @@ class Formulation:
         return texts[i].format(**values), f"{shape.name}-{self.name}-{i + 1}"
 
 
-BUILT_IN = (
-    Formulation(CAPTION, default=True, summary="the query's own text (queries.jsonl)"),
-    Formulation("question", summary="a question (which clips have ...?)"),
-    Formulation("command", summary="an instruction (find ...)"),
-    Formulation("keywords", summary="terse keywords and arrows"),
-    Formulation("paraphrase", summary="other words, same logic"),
-    Formulation("exclusion", summary="the excluded sound as a separate clause (negation shapes only)"),
-)
+BUILT_IN = tuple(Formulation(name, default=name == CAPTION, summary=summary, own_stream=False)
+                 for name, summary in (
+    (CAPTION, "the query's own text (queries.jsonl)"),
+    ("question", "a question (which clips have ...?)"),
+    ("command", "an instruction (find ...)"),
+    ("keywords", "terse keywords and arrows"),
+    ("paraphrase", "other words, same logic"),
+    ("exclusion", "the excluded sound as a separate clause (negation shapes only)"),
+))
 
 _RECORDS: dict[str, Formulation] = {f.name: f for f in BUILT_IN}
 
