@@ -463,7 +463,8 @@ def block_train_formulations(ctx: "Context") -> list[str]:
     kept out of the training captions marked."""
     from reasonaudio.evaluation.robustness import robustness
     from reasonaudio.dataset.benchmark import load_benchmark
-    from reasonaudio.tasks.base import CAPTION, FORMULATIONS
+    from reasonaudio.tasks.base import FORMULATIONS
+    from reasonaudio.tasks.formulation_records import default_formulation, is_default
     from reasonaudio.train.data import DataOptions, make_examples, query_text_overlap
     from reasonaudio.views.robustness import robustness_markdown
 
@@ -473,11 +474,11 @@ def block_train_formulations(ctx: "Context") -> list[str]:
     forms = recipe.get("hold_out_formulations")
     data = DataOptions(**{**recipe, "hold_out_formulations": None if forms is None else tuple(forms)})
     examples = make_examples(load_benchmark(card["training_build"]["path"]), data)
-    leaked = {f: query_text_overlap(examples, exp.bench if f == CAPTION else exp.bench.formulated(f))
+    leaked = {f: query_text_overlap(examples, exp.bench if is_default(f) else exp.bench.formulated(f))
               for f in FORMULATIONS}
     names = [n for n in (*TRAINED, *BASELINES) if n in exp.results.runs]
     held = tuple(data.hold_out_formulations or ())
-    return experiment_header(exp, card, tuple(leaked[CAPTION])) + robustness_markdown(
+    return experiment_header(exp, card, tuple(leaked[default_formulation()])) + robustness_markdown(
         robustness(exp.bench, names, ("acc@1", "mc_acc")), held) + [
         "", "Benchmark texts among the training captions, per formulation: " + ", ".join(
             f"{f} {len(v)} of {len(exp.bench.formulations[f])}"

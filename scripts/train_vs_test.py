@@ -97,10 +97,11 @@ def main() -> None:
                            model=replace(recipe.model, event_slots=args.event_slots))
     try:
         if held_forms is not None:  # scored under every formulation: refused before training
-            from reasonaudio.tasks.base import CAPTION, FORMULATIONS
+            from reasonaudio.tasks.base import FORMULATIONS
+            from reasonaudio.tasks.formulation_records import is_default
 
             test_bench = load_benchmark(args.test)
-            for form in (f for f in FORMULATIONS if f != CAPTION):
+            for form in (f for f in FORMULATIONS if not is_default(f)):
                 test_bench.formulated(form)
         with progress_hooks(console) as hooks:
             exp = run_experiment(args.train, args.test, args.out, options, tuple(args.baseline),
@@ -158,13 +159,14 @@ def score_formulations(console, test_dir: Path, exp, baselines: tuple[str, ...],
     from reasonaudio.evaluation.robustness import ROBUSTNESS_METRICS, robustness
     from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.retrievers.base import RetrieverOptions
-    from reasonaudio.tasks.base import CAPTION, FORMULATIONS
+    from reasonaudio.tasks.base import FORMULATIONS
+    from reasonaudio.tasks.formulation_records import is_default
     from reasonaudio.views.progress import progress_hooks
     from reasonaudio.views.robustness import print_robustness
 
     bench = load_benchmark(test_dir)
     per = {name: RetrieverOptions(model_path=str(path)) for name, path in exp.models.items()}
-    for form in (f for f in FORMULATIONS if f != CAPTION):
+    for form in (f for f in FORMULATIONS if not is_default(f)):
         with progress_hooks(console) as hooks:
             context = EvalContext(hooks=hooks, formulation=form)
             evaluate_retrievers(bench, list(exp.models), context.with_(retriever_options=per))

@@ -1,11 +1,13 @@
 """User-intent formulations: every generated query written in each way people ask (issue 21).
 
-``caption`` is the query's own text (``queries.jsonl``); ``question``, ``command``, ``keywords``,
-``paraphrase`` and ``exclusion`` (only for a shape with a negation: the excluded sound as a
-separate negative clause) come from the templates in each shape's record
+Each formulation is a record (:mod:`reasonaudio.tasks.formulation_records`) that says how its
+text is written. ``caption`` is the query's own text (``queries.jsonl``); ``question``,
+``command``, ``keywords``, ``paraphrase`` and ``exclusion`` (only for a shape with a negation: the
+excluded sound as a separate negative clause) come from the templates in each shape's record
 (:attr:`reasonaudio.tasks.base.Shape.formulations`). The draws come from their own seeded stream
 (``reasonaudio-formulations-<seed>``), one ``rng.choice`` per query and formulation in file order,
-so the build's own stream, and with it ``queries.jsonl``, qrels and choices, does not move.
+so the build's own stream, and with it ``queries.jsonl``, qrels and choices, does not move; a
+registered formulation draws from a stream of its own, so adding one moves no existing row.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any, Iterable, Mapping
 from reasonaudio.logic import Node, from_json
 from reasonaudio.constraints.templates import format_slots
 from reasonaudio.tasks.base import CAPTION, FORMULATIONS
+from reasonaudio.tasks.formulation_records import formulation, formulations
 from reasonaudio.tasks.registry import recognise, shape
 
 __all__ = ["ALL", "CAPTION", "FORMULATIONS", "check_formulation", "expand", "formulate",
@@ -48,7 +51,9 @@ def formulate(queries: Iterable[Mapping[str, Any]], seed: int) -> list[dict[str,
 
     ``queries`` are ``queries.jsonl`` rows (``_id``, ``text``, ``logic``, and ``shape`` /
     ``template`` when the build wrote them)."""
-    rng = stream(seed)
+    shared = stream(seed)
+    own = {f.name: random.Random(f"{stream_name(seed)}-{f.name}")
+           for f in formulations() if f.own_stream}
     rows: list[dict[str, str]] = []
     for q in queries:
         logic = q["logic"]
@@ -59,26 +64,25 @@ def formulate(queries: Iterable[Mapping[str, Any]], seed: int) -> list[dict[str,
             if slots is None:
                 raise ValueError(f"query {q['_id']}: logic is not of shape {found.name!r}")
         values = format_slots(slots)
-        rows.append({"query_id": str(q["_id"]), "formulation": CAPTION, "text": str(q["text"]),
-                     "template": str(q.get("template", ""))})
-        for name in FORMULATIONS[1:]:
-            texts = found.formulations.get(name, ())
-            if not texts:
-                continue
-            i = rng.randrange(len(texts))
-            rows.append({"query_id": str(q["_id"]), "formulation": name,
-                         "text": texts[i].format(**values), "template": f"{found.name}-{name}-{i + 1}"})
+        for form in formulations():
+            written = form.write(found, str(q["text"]), str(q.get("template", "")), values,
+                                 own.get(form.name, shared))
+            if written is not None:
+                rows.append({"query_id": str(q["_id"]), "formulation": form.name,
+                             "text": written[0], "template": written[1]})
     return rows
 
 
 def check_formulation(name: str) -> str:
     """``name`` if it is a formulation or ``all``; ValueError naming the choices otherwise."""
-    if name != ALL and name not in FORMULATIONS:
-        raise ValueError(f"unknown formulation {name!r}; expected one of "
-                         f"{', '.join(FORMULATIONS)} or {ALL}")
+    if name != ALL:
+        try:
+            formulation(name)
+        except ValueError as exc:
+            raise ValueError(f"{exc} or {ALL}") from None
     return name
 
 
 def expand(name: str) -> tuple[str, ...]:
     """The formulations ``--formulation name`` stands for."""
-    return FORMULATIONS if check_formulation(name) == ALL else (name,)
+    return tuple(FORMULATIONS) if check_formulation(name) == ALL else (name,)

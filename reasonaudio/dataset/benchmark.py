@@ -19,6 +19,7 @@ from reasonaudio.errors import DataError
 from reasonaudio.fileio import read_json, read_jsonl, reading_text, sha256_file, write_json
 from reasonaudio.output_dirs import BENCHMARK_OUTPUT
 from reasonaudio.tasks.base import CAPTION
+from reasonaudio.tasks.formulation_records import is_default
 from reasonaudio.tasks.registry import (ALL_TASKS, TASKS,  # task names; importers read them here
                                        tasks_present)
 
@@ -309,7 +310,7 @@ class Benchmark:
         and clips are shared. ``caption`` is the benchmark itself."""
         if name == self.formulation:
             return self
-        if name == CAPTION:
+        if is_default(name):
             raise ValueError("formulated() is called on the benchmark as loaded")
         texts = self.formulations.get(name)
         if not texts:

@@ -17,30 +17,36 @@ named as above; a collection under a condition other than ``clean`` is
 addressed by a typed key (``evaluation/keys.py``), never by a joined name. ``clean`` adds nothing
 anywhere, so every existing collection, cache and result keeps its name.
 
-This module is data: it says what a condition is. Rendering one is
+Each kind is a :class:`~reasonaudio.dataset.condition_kinds.ConditionKind` record
+(:mod:`reasonaudio.dataset.condition_kinds`): its name grammar, parameters and the hooks the
+renderer, export, training and the reports read. This module is data: it says what a condition
+is. Rendering one is
 :mod:`reasonaudio.render.clips` (:class:`~reasonaudio.render.clips.ConditionRenderer`).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any, Iterable
 
+from reasonaudio.dataset.condition_kinds import (  # noqa: F401  (KINDS, SNR_RANGE re-exported)
+    CLEAN,
+    CONDITION_KINDS,
+    KINDS,
+    SNR_RANGE,
+    ConditionKind,
+    condition_kind,
+    grammar,
+)
 from reasonaudio.errors import DataError
 
-CLEAN = "clean"
-KINDS = ("clean", "snr", "long")
 SCHEMA = 1
-SNR_RANGE = (-20, 60)
-"""``snrNN`` accepts integers in this range (dB)"""
 LADDER = ("snr20", "snr10", "snr5", "snr0")
 """the SNR ladder ``--condition all`` and the report's plot read, loudest bed last"""
 DEFAULT_BEDS = "generated"
 """the bed bank a condition draws from unless its record names another (``atoms/beds.py``)"""
 BED_BANKS = (DEFAULT_BEDS, "packages")
 """bed banks named by a word (``atoms/beds.py``); any other is ``folder:PATH``"""
-_NAME = re.compile(r"^(clean|long|snr(-?\d{1,2}))$")
 _DERIVED_KEY = "condition"
 
 
@@ -63,18 +69,42 @@ class Condition:
     long_stretch_s: tuple[float, float] = (5.0, 40.0)
     """``long``: background and silence alternate in stretches of this many seconds"""
     schema: int = SCHEMA
+    params: tuple[tuple[str, float], ...] = ()
+    """a registered kind's own parameters (:attr:`ConditionKind.params`), written only when
+    there are any, so a built-in kind's record keeps its bytes"""
+
+    @property
+    def record(self) -> ConditionKind:
+        """The kind's record (:mod:`reasonaudio.dataset.condition_kinds`)."""
+        return condition_kind(self.kind)
 
     @property
     def is_clean(self) -> bool:
-        return self.kind == "clean"
+        return self.kind == CLEAN
 
     @property
     def needs_beds(self) -> bool:
-        return self.kind in ("snr", "long")
+        return self.record.needs_beds
+
+    @property
+    def snr_axis(self) -> float | None:
+        """Where the report's SNR axis puts this condition (dB); None when it is not on it."""
+        hook = self.record.snr_axis
+        return None if hook is None else hook(self)
+
+    def param(self, name: str) -> float:
+        """The kind's own parameter ``name`` (its value in this record)."""
+        values = dict(self.params)
+        if name not in values:
+            raise KeyError(f"condition {self.name}: no parameter {name!r}")
+        return values[name]
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
         out["long_stretch_s"] = list(self.long_stretch_s)
+        del out["params"]
+        if self.params:
+            out["params"] = dict(self.params)
         return out
 
     @classmethod
@@ -96,11 +126,18 @@ class Condition:
                     values[key] = float(values[key])
             if values.get("snr_db") is not None:
                 values["snr_db"] = float(values["snr_db"])
+            if "params" in values:
+                values["params"] = _params(base, values["params"])
             cond = replace(base, **values)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, AttributeError) as exc:
             raise DataError(f"{where} ({base.name}): malformed field ({exc})") from None
-        if cond.kind != obj.get("kind", cond.kind) or (cond.kind == "snr" and cond.snr_db != base.snr_db):
-            raise DataError(f"{where} ({base.name}): kind and snr_db must agree with the name")
+        fixed = cond.record.fixed(base.name, where) or {}
+        named = sorted(k for k in fixed
+                       if k not in ("name", "params") and getattr(cond, k) != getattr(base, k))
+        named += sorted(k for k in fixed.get("params", {}) if cond.param(k) != base.param(k))
+        if cond.kind != obj.get("kind", cond.kind) or named:
+            raise DataError(f"{where} ({base.name}): kind and {', '.join(named) or 'values'} must "
+                            "agree with the name")
         if cond.schema != SCHEMA:
             raise DataError(f"{where} ({base.name}): schema {cond.schema} is not supported (this "
                             f"version reads {SCHEMA})")
@@ -118,22 +155,23 @@ class Condition:
 
 
 def parse_condition(name: str, where: str = "--condition") -> Condition:
-    """The registry's record for a condition name (``clean``, ``snrNN``, ``long``)."""
+    """The registry's record for a condition name (``clean``, ``snrNN``, ``long``, or a name of
+    a registered kind): the first kind whose pattern reads it."""
     text = str(name).strip()
-    m = _NAME.match(text)
-    if m is None:
-        raise DataError(f"{where}: unknown condition {text!r:.60}; known: clean, snrNN (an SNR in dB, "
-                        f"e.g. snr20, snr5, snr0, snr-5) and long")
-    if text == CLEAN:
-        return Condition(CLEAN, "clean")
-    if text == "long":
-        return Condition("long", "long")
-    snr = int(m.group(2))
-    if not SNR_RANGE[0] <= snr <= SNR_RANGE[1]:
-        raise DataError(f"{where}: {text}: the SNR must lie in {SNR_RANGE[0]}..{SNR_RANGE[1]} dB")
-    if m.group(2) != str(snr):
-        raise DataError(f"{where}: {text!r}: write the SNR without leading zeros (snr{snr})")
-    return Condition(f"snr{snr}", "snr", snr_db=float(snr))
+    for kind in CONDITION_KINDS.values():
+        values = kind.values(text, where)
+        if values is not None:
+            return Condition(kind=kind.name, **values)
+    raise DataError(f"{where}: unknown condition {text!r:.60}; known: {grammar()}")
+
+
+def _params(base: Condition, raw: Any) -> tuple[tuple[str, float], ...]:
+    """A record's ``params`` object, checked against its kind's parameters."""
+    known = dict(base.params)
+    unknown = sorted(set(raw) - set(known))
+    if unknown:
+        raise ValueError(f"unknown parameter(s) {unknown} of kind {base.kind}")
+    return tuple((k, float(raw.get(k, v))) for k, v in known.items())
 
 
 def parse_condition_list(text: str, where: str = "--conditions") -> tuple[Condition, ...]:

@@ -54,8 +54,8 @@ def resolve_conditions(bench: Benchmark, text: str) -> list[str]:
 
 def snr_order(conditions: Sequence[str]) -> list[str]:
     """The SNR axis: the snr conditions from noisiest to quietest bed, then clean (at the right)."""
-    snrs = sorted((parse_condition(c) for c in conditions if c.startswith("snr")),
-                  key=lambda c: c.snr_db or 0.0)
+    snrs = sorted((cond for cond in map(parse_condition, conditions) if cond.snr_axis is not None),
+                  key=lambda c: c.snr_axis)
     return [c.name for c in snrs] + ([CLEAN] if CLEAN in conditions else [])
 
 
@@ -120,7 +120,7 @@ def plot_vs_snr(scores: ConditionScores, out: Path, styles: Any = None) -> Path 
 
     plt = _plt()
     styles = styles or retriever_styles([*scores.retrievers, *scores.perception])
-    labels = [c if c == CLEAN else f"{parse_condition(c).snr_db:g}" for c in axis]
+    labels = [c if c == CLEAN else f"{parse_condition(c).snr_axis:g}" for c in axis]
     x = list(range(len(axis)))
     panels = list(CONDITION_METRICS) + (["perception"] if scores.perception else [])
     fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 4.4), squeeze=False,

@@ -44,7 +44,8 @@ import numpy as np
 from reasonaudio.dataset.benchmark import FORMULATIONS as FORMULATIONS_FILE
 from reasonaudio.dataset.benchmark import MANIFEST, TASKS, load_benchmark
 from reasonaudio.errors import DataError
-from reasonaudio.tasks.base import CAPTION, FORMULATIONS
+from reasonaudio.tasks.base import FORMULATIONS
+from reasonaudio.tasks.formulation_records import is_default
 from reasonaudio.models.mteb_models import (AUDIO, OVERALL_TASK, SPLIT, SUBSET, TEXT, import_mteb,
                                             mteb_licence, task_metadata)
 
@@ -77,7 +78,7 @@ class InFormulation:
 def formulation_subsets(names: Sequence[str] = FORMULATIONS) -> dict[str, QuerySelector]:
     """One subset per formulation, ``caption`` as MTEB's ``default``: ``mteb_tasks(path,
     subsets=formulation_subsets())`` scores every way of asking as a subset of the same tasks."""
-    return {(SUBSET if n == CAPTION else n): InFormulation(n) for n in names}
+    return {(SUBSET if is_default(n) else n): InFormulation(n) for n in names}
 
 
 def task_name(task: str | None) -> str:
@@ -123,7 +124,7 @@ class TaskSource:
 
     def asked(self, formulation: str) -> list[QueryRow]:
         """The queries with their text in ``formulation`` (those that have it)."""
-        if formulation == CAPTION:
+        if is_default(formulation):
             return list(self.queries)
         texts = self.formulations.get(formulation)
         if not texts:

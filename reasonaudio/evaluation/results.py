@@ -32,6 +32,7 @@ from reasonaudio.fileio import atomic_file, read_json, sha256_file
 from reasonaudio.dataset.benchmark import BENCHMARK_FILES
 from reasonaudio.provenance import versions
 from reasonaudio.tasks.base import CAPTION
+from reasonaudio.tasks.formulation_records import is_default
 
 RESULTS_DIR = "results"
 NOT_RESULTS = ("combine-params.json", "detect-*.json")
@@ -268,7 +269,7 @@ def load_results(bench: Benchmark, names: Iterable[str] | None = None,
                 continue
             if r.fingerprint != fp:
                 stale.append(r.name)
-            elif r.formulation != CAPTION and names is None and not formulations:
+            elif not is_default(r.formulation) and names is None and not formulations:
                 continue
             else:
                 found[r.name] = r

@@ -30,6 +30,7 @@ from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import write_json
 from reasonaudio.tasks.base import CAPTION, FORMULATIONS
+from reasonaudio.tasks.formulation_records import default_formulation, is_default
 
 ROBUSTNESS_METRICS = ("acc@1", "ndcg@10")
 
@@ -94,7 +95,7 @@ def paired_cell(caption: RetrieverResult, other: RetrieverResult,
         a, b = other.values(m, have), caption.values(m, have)
         values[m] = sum(a) / len(a) if a else 0.0
         base[m] = sum(b) / len(b) if b else 0.0
-        p[m] = 1.0 if other.formulation == CAPTION else paired_randomization_test(a, b).p_value
+        p[m] = 1.0 if is_default(other.formulation) else paired_randomization_test(a, b).p_value
     return Cell(other.formulation, len(qids), values, base, p)
 
 
@@ -119,7 +120,7 @@ def consistency(bench: Benchmark, name: str, results: dict[str, RetrieverResult]
         if top is None:
             return None, 0, 0
         tops[form] = top
-    qids = sorted(results[CAPTION].task_of)
+    qids = sorted(results[default_formulation()].task_of)
     same = 0
     for q in qids:
         picks = [tops[f].get(q) for f, r in results.items() if q in r.task_of]
@@ -141,9 +142,9 @@ def robustness(bench: Benchmark, names: Sequence[str] | None = None,
         if names is not None and name not in names:
             continue
         ordered = {f: forms[f] for f in FORMULATIONS if f in forms}  # not NAME@interleaved
-        if CAPTION not in ordered or len(ordered) < 2:
+        if default_formulation() not in ordered or len(ordered) < 2:
             continue
-        cells = [paired_cell(ordered[CAPTION], r, metrics) for r in ordered.values()]
+        cells = [paired_cell(ordered[default_formulation()], r, metrics) for r in ordered.values()]
         c, same, n = consistency(bench, name, ordered)
         rows.append(RetrieverRobustness(name, cells, c, same, n))
     rows.sort(key=lambda r: (r.name != "oracle", r.name))

@@ -117,10 +117,10 @@ def shown_results(bench: Benchmark) -> Results:
     """The saved results the pages show: every result of the caption formulation (``load_results``'
     default), then the ``NAME@interleaved`` ones (their "examples" column), read in one pass."""
     from reasonaudio.dataset.interleaved import INTERLEAVED
-    from reasonaudio.tasks.base import CAPTION as CAPTION_TEXT
+    from reasonaudio.tasks.formulation_records import is_default
 
     saved = load_results(bench, formulations=True)
-    runs = {n: r for n, r in saved.runs.items() if r.formulation == CAPTION_TEXT}
+    runs = {n: r for n, r in saved.runs.items() if is_default(r.formulation)}
     runs.update((n, r) for n, r in saved.runs.items() if r.formulation == INTERLEAVED)
     saved.runs = runs
     return saved

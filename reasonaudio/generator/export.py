@@ -231,7 +231,7 @@ def export_hf(bench: Benchmark, dest: Path | str, opts: ExportOptions = ExportOp
     renderer = bench_renderer(bench, opts.atoms) if opts.audio != "none" else None
     features = corpus_features(opts.audio, opts.sample_rate)
     per_shard = LONG_CLIPS_PER_SHARD if hasattr(renderer, "place") and \
-        renderer.condition.kind == "long" else CLIPS_PER_SHARD
+        renderer.condition.record.places_events else CLIPS_PER_SHARD
     shard_size = per_shard if opts.audio == "embed" else max(1, len(bench.clips))
     shards = _shards(len(bench.clips), shard_size)
     dest = Path(dest)

@@ -37,6 +37,7 @@ import soxr
 
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.dataset.clip import Clip, Event
+from reasonaudio.dataset.condition_kinds import BedSpan
 from reasonaudio.dataset.conditions import condition_of
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import atomic_file
@@ -275,22 +276,10 @@ December 2026 an ``snrNN`` bed was added onto the events: the float64 sums round
 so those noisy renders differ in their last bits."""
 
 
-@dataclass(frozen=True)
-class BedSpan:
-    """One stretch of bed under a rendered clip: samples [start, start + n) of the clip get the
-    bed ``bed_id`` from step ``bed_step`` on, at ``gain_db`` relative to the bed's reference level."""
-
-    start_s: float
-    n_s: float
-    bed_id: str
-    bed_step: int
-    level_db: float
-    """the stretch's target loudness relative to the loudness reference (-SNR)"""
-
-
 class ConditionRenderer:
     """A clip rendered under a condition (:mod:`reasonaudio.dataset.conditions`): the clean
-    renderer's events, placed (``long``) and laid over a bed (``snrNN``, ``long``).
+    renderer's events, placed and laid over a bed as the condition's kind record says
+    (:mod:`reasonaudio.dataset.condition_kinds`: ``long`` places, ``snrNN`` and ``long`` lay beds).
 
     Everything drawn per clip (bed, offset, the long recording's length, the events' offset and
     its stretches of background and silence) comes from a ``random.Random`` seeded by the build
@@ -300,24 +289,26 @@ class ConditionRenderer:
     scaling keeps the SNR. Under ``snrNN`` the events are added onto the gained bed (one pass
     reads the bed where a clean render zeroes its mix: the cost a noisy render adds,
     docs/conditions.md); under ``long`` the bed's stretches are added onto the events, one at a
-    time.
+    time. ``beds`` is None for a kind that lays none.
     """
 
     def __init__(self, base: Renderer, condition: Any, beds: Any, accepted: Sequence[str],
                  seed: int) -> None:
         if condition.is_clean:
             raise ValueError("ConditionRenderer is for conditions other than clean")
-        if not accepted:
+        if condition.needs_beds and not accepted:
             raise DataError(f"condition {condition.name}: no bed of {beds.bank.spec!r} may be used "
                             "(every one was refused by the tagger check for this bank)")
         self.base = base
         self.condition = condition
+        self.kind = condition.record
         self.beds = beds
         self.accepted = tuple(sorted(accepted))
         self.seed = int(seed)
-        self.condition_identity = {"condition": condition.to_json(), "beds": beds.bank.describe(),
-                                   "accepted": list(self.accepted), "seed": self.seed,
-                                   "mix": NOISY_MIX}
+        self.condition_identity: dict[str, Any] = {"condition": condition.to_json()}
+        if condition.needs_beds:
+            self.condition_identity |= {"beds": beds.bank.describe(), "accepted": list(self.accepted)}
+        self.condition_identity |= {"seed": self.seed, "mix": NOISY_MIX}
 
     # the attributes callers of a Renderer read
     @property
@@ -350,45 +341,25 @@ class ConditionRenderer:
         return bed_id, rng.randrange(room + 1)
 
     def place(self, clip: Clip) -> Clip:
-        """The clip as this condition renders it: ``long`` shifts its events into a longer
-        recording (relative times kept); the others return it unchanged."""
-        c = self.condition
-        if c.kind != "long":
+        """The clip as this condition renders it: a kind that places (``long``) shifts its
+        events into a longer recording (relative times kept); the others return it unchanged."""
+        if self.kind.place is None:
             return clip
-        rng = self._rng(clip, "long")
-        lo, hi = round(c.long_min_s * 1000), round(c.long_max_s * 1000)
-        length_ms = max(rng.randint(lo, hi), round(clip.duration * 1000))
-        shift_ms = rng.randint(0, length_ms - round(clip.duration * 1000))
-        events = tuple(Event(e.label, round(e.onset + shift_ms / 1000, 3),
-                             round(e.offset + shift_ms / 1000, 3), e.atom_id, e.gain_db)
-                       for e in clip.events)
-        return Clip(clip.id, clip.mode, length_ms / 1000, clip.sample_rate, events, clip.extra)
+        return self.kind.place(self.condition, clip, lambda stream: self._rng(clip, stream))
 
     def bed_spans(self, clip: Clip) -> list[BedSpan]:
-        """Where the bed lies under the placed clip, and at what level."""
-        c = self.condition
-        placed = self.place(clip)
-        if c.kind == "snr":
-            bed_id, step = self._bed_draw(self._rng(clip, "bed"), placed.duration)
-            return [BedSpan(0.0, placed.duration, bed_id, step, -float(c.snr_db))]
-        rng = self._rng(clip, "stretches")
-        spans, t = [], 0.0
-        lo, hi = c.long_stretch_s
-        on = rng.random() < 0.5
-        while t < placed.duration:
-            n_s = min(round(rng.uniform(lo, hi), 1), round(placed.duration - t, 3))
-            if on:
-                bed_id, step = self._bed_draw(rng, n_s)
-                spans.append(BedSpan(round(t, 3), n_s, bed_id, step, -float(c.long_bed_snr_db)))
-            t = round(t + n_s, 3)
-            on = not on
-        return spans
+        """Where the bed lies under the placed clip, and at what level (none for a kind that
+        lays no bed)."""
+        if self.kind.bed_spans is None:
+            return []
+        return self.kind.bed_spans(self.condition, self.place(clip),
+                                   lambda stream: self._rng(clip, stream), self._bed_draw)
 
     def bed_terms(self, clip: Clip, n: int) -> Iterator[tuple[int, np.ndarray, float]]:
         """The bed under the placed clip's ``n``-sample mix as terms ``(start, x, a)``, each
-        ``a * x`` from sample ``start`` on: an ``snrNN`` bed segment at its gain (one term, a
-        view of the bed the whole clip long, which :meth:`bed_stem` multiplies out), or a
-        ``long`` stretch gained and faded (``a`` 1.0, added by one exact BLAS daxpy in
+        ``a * x`` from sample ``start`` on: an unfaded span (``snrNN``'s bed) at its gain (one
+        term, a view of the bed, which :meth:`bed_stem` multiplies out), or a faded stretch
+        (``long``) gained and faded (``a`` 1.0, added by one exact BLAS daxpy in
         :meth:`add_bed`; made as it is reached, so a long recording holds one stretch at a
         time)."""
         sr = clip.sample_rate
@@ -402,7 +373,7 @@ class ConditionRenderer:
             lufs = bed.segment_loudness(span.bed_step, length)
             gain = 10 ** ((self.params.loudness_lufs + span.level_db - lufs) / 20)
             seg = bed.segment(span.bed_step, length)
-            if self.condition.kind == "long":  # stretches of background fade in and out
+            if span.faded:  # stretches of background fade in and out
                 seg = seg * gain
                 f = min(fade, length // 2)
                 if f > 0:
@@ -420,28 +391,30 @@ class ConditionRenderer:
         return mix
 
     def bed_stem(self, clip: Clip) -> np.ndarray:
-        """The bed alone under the placed clip (float64): ``gain * bed`` in one pass for an
-        ``snrNN`` bed (one term over the whole clip), the stretches added onto zeros for ``long``."""
+        """The bed alone under the placed clip (float64): ``gain * bed`` in one pass for one
+        unfaded span under the whole clip (``snrNN``), else the spans added onto zeros."""
         placed = self.place(clip)
         n = round(placed.duration * placed.sample_rate)
-        if self.condition.kind == "long":
-            return self.add_bed(np.zeros(n), clip)
-        (start, seg, gain), = self.bed_terms(clip, n)
-        assert start == 0 and len(seg) == n, "an snrNN bed lies under the whole clip"
-        return np.multiply(seg, gain)
+        spans = self.bed_spans(clip)
+        if len(spans) == 1 and not spans[0].faded:
+            terms = list(self.bed_terms(clip, n))
+            if len(terms) == 1 and terms[0][0] == 0 and len(terms[0][1]) == n:
+                return np.multiply(terms[0][1], terms[0][2])
+        return self.add_bed(np.zeros(n), clip)
 
     def stems(self, clip: Clip) -> tuple[np.ndarray, np.ndarray]:
         """(events, bed) of the placed clip, before the peak rule (for measuring the SNR)."""
         return self.base.events_mix(self.place(clip)), self.bed_stem(clip)
 
     def render(self, clip: Clip) -> np.ndarray:
-        """Float32 mono at ``clip.sample_rate``: the placed clip's events and the bed, under the
-        peak rule (:data:`NOISY_MIX` says in which order they are added)."""
+        """Float32 mono at ``clip.sample_rate``: the placed clip mixed as the kind says
+        (:attr:`~reasonaudio.dataset.condition_kinds.ConditionKind.mix`; :data:`NOISY_MIX` says in
+        which order bed and events are added), under the peak rule."""
         placed = self.place(clip)
         name = f"{clip.id} ({self.condition.name})"
-        if self.condition.kind == "long":  # its stretches one at a time, then the peak rule
-            return self.base.limited(self.add_bed(self.base.events_mix(placed), clip), name)
-        return self.base.limited(self.base.events_mix(placed, onto=self.bed_stem(clip)), name)
+        mix = self.kind.mix(self, clip, placed) if self.kind.mix is not None \
+            else self.base.events_mix(placed)
+        return self.base.limited(mix, name)
 
 
 _daxpy = None
@@ -564,6 +537,8 @@ def bench_renderer(bench: Benchmark, bank_spec: str | None = None) -> Renderer |
     condition = condition_of(bench)
     if condition.is_clean:
         return base
+    if not condition.needs_beds:
+        return ConditionRenderer(base, condition, None, (), bench.seed)
     return condition_renderer(base, condition, bench.seed, bench.manifest, str(spec))
 
 

@@ -29,15 +29,10 @@ from functools import cached_property
 from typing import Any, Callable, Iterator, Optional, Protocol, Sequence
 
 from reasonaudio.logic import And, Node, Not, Or, Overlap
+from reasonaudio.tasks.formulation_records import CAPTION, FORMULATIONS  # noqa: F401  (re-exported)
 
 Slots = dict[str, Any]
 """slot name -> value: labels for ``A`` .. ``D``, a number for ``N``"""
-
-CAPTION = "caption"
-FORMULATIONS: tuple[str, ...] = (CAPTION, "question", "command", "keywords", "paraphrase",
-                                 "exclusion")
-"""Every user-intent formulation of a query (issue 21), in the order a build writes them:
-``caption`` is the query's own text, the others come from :attr:`Shape.formulations`."""
 
 SYMMETRIC: tuple[type, ...] = (Overlap,)
 """Relations whose two arguments may come in either order when logic is recognised."""

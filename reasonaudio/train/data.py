@@ -45,7 +45,8 @@ from reasonaudio.errors import DataError
 from reasonaudio.fileio import read_jsonl
 from reasonaudio.progress import Counter
 from reasonaudio.generator.compose import DURATION_TARGETS
-from reasonaudio.tasks.base import CAPTION, FORMULATIONS
+from reasonaudio.tasks.base import FORMULATIONS
+from reasonaudio.tasks.formulation_records import formulations, is_default
 from reasonaudio.tasks.registry import shape as shape_record
 from reasonaudio.tasks.registry import tasks_present
 from reasonaudio.train.paraphrases import PARAPHRASES
@@ -128,11 +129,11 @@ def template_pool(shape: str, hold_out_templates: bool,
     if hold_out_formulations is None:
         return pool
     record = shape_record(shape)
-    for form in FORMULATIONS:
-        if form == CAPTION or form in hold_out_formulations:
+    for form in formulations():
+        if form.default or form.name in hold_out_formulations:
             continue
-        pool += [Template(f"{shape}-{form}-{i}", shape, text)
-                 for i, text in enumerate(record.formulations.get(form, ()), 1)]
+        pool += [Template(f"{shape}-{form.name}-{i}", shape, text)
+                 for i, text in enumerate(form.templates_for(record), 1)]
     return pool
 
 
@@ -142,8 +143,8 @@ def check_hold_out_formulations(names: Sequence[str]) -> tuple[str, ...]:
     for n in names:
         if n not in FORMULATIONS:
             raise DataError(f"--hold-out-formulations: unknown formulation {n!r}; expected some "
-                            f"of {', '.join(FORMULATIONS[1:])}")
-        if n == CAPTION:
+                            f"of {', '.join(f for f in FORMULATIONS if not is_default(f))}")
+        if is_default(n):
             raise DataError("--hold-out-formulations: caption cannot be held out (training "
                             "captions are rendered in it)")
     return tuple(dict.fromkeys(names))

@@ -340,10 +340,11 @@ def train_model(train_dir: Path | str, out: Path | str, options: TrainOptions = 
                         f"(got {options.epochs}, {options.batch_size})")
     check_model_options(options)
     cond = parse_condition(condition)
-    if cond.kind == "long":
-        raise DataError("--condition long: training reads each event's clip-relative time (the "
-                        "perception stage's frame targets, the first frames of each clip), which "
-                        "a long recording moves; train under clean or an snrNN condition")
+    if cond.record.places_events:
+        raise DataError(f"--condition {cond.name}: training reads each event's clip-relative time "
+                        "(the perception stage's frame targets, the first frames of each clip), "
+                        "which this condition's recording moves; train under clean or an snrNN "
+                        "condition")
     clear_stale_partials(out, "training", hooks.notify)
     options = replace(options, device=torch_device(options.device))
     bench = load_benchmark(train_dir)

@@ -13,7 +13,7 @@ from rich.text import Text
 from reasonaudio.evaluation.metrics import LABELS
 from reasonaudio.evaluation.robustness import Robustness
 from reasonaudio.evaluation.significance import ALPHA, N_PERMUTATIONS, SEED
-from reasonaudio.tasks.base import CAPTION
+from reasonaudio.tasks.formulation_records import is_default
 from reasonaudio.views.results import _COMPACT, _name_column, _number_column
 
 
@@ -35,7 +35,7 @@ def robustness_table(rob: Robustness, held_out: Sequence[str] = ()) -> Table:
         _number_column(table, header)
     for row in rob.rows:
         for i, c in enumerate(row.cells):
-            caption = c.formulation == CAPTION
+            caption = is_default(c.formulation)
             cells = []
             for m in rob.metrics:
                 cells += [f"{c.values[m]:.3f}", "" if caption else _change(c.delta(m), c.p_values[m])]
@@ -72,7 +72,7 @@ def robustness_markdown(rob: Robustness, held_out: Sequence[str] = ()) -> list[s
     for row in rob.rows:
         for i, c in enumerate(row.cells):
             form = f"{c.formulation} (held out)" if c.formulation in held_out else c.formulation
-            cells = [f"{c.values[m]:.3f} | " + ("" if c.formulation == CAPTION else
+            cells = [f"{c.values[m]:.3f} | " + ("" if is_default(c.formulation) else
                                                 f"{_change(c.delta(m), c.p_values[m])} "
                                                 f"(p {c.p_values[m]:.2g})") for m in rob.metrics]
             rows.append(f"| {f'`{row.name}`' if i == 0 else ''} | {form} | {c.n:,} | "
