@@ -193,6 +193,90 @@ def parse_spec(path: str | Path) -> tuple[Path, dict[str, int]]:
     return Path(text).expanduser(), opts
 
 
+def _read_splits(root: Path, vocab: dict[str, str]) -> tuple[list[str], list[Row]]:
+    """The splits that have audio and a ground truth, and every ground truth's rows (all are
+    read for the hierarchy, audio or not)."""
+    splits = [s for s, d in SPLITS.items() if (root / d).is_dir() and (root / GT / f"{s}.csv").is_file()]
+    if not splits:
+        raise DataError(f"{root}: needs {GT}/dev.csv with {SPLITS['dev']}/ or {GT}/eval.csv with "
+                        f"{SPLITS['eval']}/")
+    rows: list[Row] = []
+    for split in SPLITS:  # every ground truth read for the hierarchy, audio or not
+        gt = root / GT / f"{split}.csv"
+        if gt.is_file():
+            rows += _read_ground_truth(gt, split, vocab)
+    return splits, rows
+
+
+def _single_leaf_rows(rows: list[Row], splits: list[str], leaves: set[str],
+                      anc: dict[str, set[str]]) -> dict[str, list[Row]]:
+    """leaf -> the rows (of a split with audio) labelled with that one leaf and only its
+    ancestors, in sha256(fname) order."""
+    candidates: dict[str, list[Row]] = {}
+    for row in rows:
+        if row.split not in splits:
+            continue
+        label_set = set(row.labels)
+        found = label_set & leaves
+        if len(found) != 1:
+            continue
+        leaf = next(iter(found))
+        if label_set <= {leaf} | anc[leaf]:
+            candidates.setdefault(leaf, []).append(row)
+    for rows_of in candidates.values():
+        rows_of.sort(key=lambda r: hashlib.sha256(r.fname.encode()).hexdigest())
+    return candidates
+
+
+def _choose_classes(root: Path, candidates: dict[str, list[Row]], n_classes: int, files_per_class: int,
+                    errors: list[str] | None) -> tuple[list[str], list[Atom]]:
+    """(chosen labels, their atoms): leaves ranked by usable clips (capped at ``files_per_class``)
+    then name, a label that equals or nests inside a chosen one skipped, a class without a usable
+    clip left out, until ``n_classes``."""
+    licences = _read_licences(root)
+    ranked = sorted(candidates, key=lambda lb: (-min(len(candidates[lb]), files_per_class), lb))
+    atoms: list[Atom] = []
+    chosen: list[str] = []
+    for leaf in ranked:
+        if len(chosen) >= n_classes:
+            break
+        label = fsd50k_label(leaf)
+        if not label or any(f" {label} " in f" {c} " or f" {c} " in f" {label} " for c in chosen):
+            log.warning("FSD50K class %s skipped: label %r clashes with a chosen class", leaf, label)
+            continue
+        picked = _class_atoms(root, candidates[leaf], label, licences, files_per_class, errors)
+        if picked:
+            chosen.append(label)
+            atoms += picked
+    return chosen, atoms
+
+
+def _class_atoms(root: Path, rows: list[Row], label: str, licences: dict[str, tuple[str, str]],
+                 files_per_class: int, errors: list[str] | None) -> list[Atom]:
+    """Up to ``files_per_class`` atoms of one class: its rows in order, keeping audio of 0.5 to
+    30 s; a missing or bad file raises, or with an ``errors`` list is reported there and skipped."""
+    picked = []
+    for row in rows:
+        rel = f"{SPLITS[row.split]}/{row.fname}.wav"
+        try:
+            info = probe_audio(root / rel, f"{root / rel} ({row.where})")
+        except DataError as exc:
+            if errors is None:
+                raise
+            errors.append(str(exc))
+            continue
+        if not MIN_SECONDS <= info.duration <= MAX_SECONDS:
+            continue
+        lic, uploader = licences.get(row.fname, ("unknown", ""))
+        source = f"FSD50K {row.split}, freesound.org/s/{row.fname}" + (f" by {uploader}" if uploader else "")
+        picked.append(Atom(atom_id=f"fsd50k-{row.fname}", label=label, path=rel,
+                           sample_rate=info.sample_rate, duration=round(info.duration, 6),
+                           source=source, license=lic))
+        if len(picked) >= files_per_class:
+            break
+    return picked
+
+
 class FSD50KBank(FileBank):
     kind = "fsd50k"
 
@@ -211,68 +295,13 @@ class FSD50KBank(FileBank):
         if not root.is_dir():
             raise DataError(f"{root}: FSD50K folder not found")
         vocab = _read_vocabulary(root / GT / "vocabulary.csv")
-        splits = [s for s, d in SPLITS.items() if (root / d).is_dir() and (root / GT / f"{s}.csv").is_file()]
-        if not splits:
-            raise DataError(f"{root}: needs {GT}/dev.csv with {SPLITS['dev']}/ or {GT}/eval.csv with "
-                            f"{SPLITS['eval']}/")
-        rows: list[Row] = []
-        for split in SPLITS:  # every ground truth read for the hierarchy, audio or not
-            gt = root / GT / f"{split}.csv"
-            if gt.is_file():
-                rows += _read_ground_truth(gt, split, vocab)
-
+        splits, rows = _read_splits(root, vocab)
         onto = next((root / p for p in ONTOLOGY_PLACES if (root / p).is_file()), None)
         anc = _ontology_ancestors(onto, vocab) if onto else _inferred_ancestors(rows, vocab)
         is_ancestor = set().union(*anc.values())
         leaves = {label for label in vocab if label not in is_ancestor}
-
-        candidates: dict[str, list[Row]] = {}
-        for row in rows:
-            if row.split not in splits:
-                continue
-            label_set = set(row.labels)
-            found = label_set & leaves
-            if len(found) != 1:
-                continue
-            leaf = next(iter(found))
-            if label_set <= {leaf} | anc[leaf]:
-                candidates.setdefault(leaf, []).append(row)
-        for rows_of in candidates.values():
-            rows_of.sort(key=lambda r: hashlib.sha256(r.fname.encode()).hexdigest())
-
-        licences = _read_licences(root)
-        ranked = sorted(candidates, key=lambda lb: (-min(len(candidates[lb]), files_per_class), lb))
-        atoms: list[Atom] = []
-        chosen: list[str] = []
-        for leaf in ranked:
-            if len(chosen) >= n_classes:
-                break
-            label = fsd50k_label(leaf)
-            if not label or any(f" {label} " in f" {c} " or f" {c} " in f" {label} " for c in chosen):
-                log.warning("FSD50K class %s skipped: label %r clashes with a chosen class", leaf, label)
-                continue
-            picked = []
-            for row in candidates[leaf]:
-                rel = f"{SPLITS[row.split]}/{row.fname}.wav"
-                try:
-                    info = probe_audio(root / rel, f"{root / rel} ({row.where})")
-                except DataError as exc:
-                    if errors is None:
-                        raise
-                    errors.append(str(exc))
-                    continue
-                if not MIN_SECONDS <= info.duration <= MAX_SECONDS:
-                    continue
-                lic, uploader = licences.get(row.fname, ("unknown", ""))
-                source = f"FSD50K {row.split}, freesound.org/s/{row.fname}" + (f" by {uploader}" if uploader else "")
-                picked.append(Atom(atom_id=f"fsd50k-{row.fname}", label=label, path=rel,
-                                   sample_rate=info.sample_rate, duration=round(info.duration, 6),
-                                   source=source, license=lic))
-                if len(picked) >= files_per_class:
-                    break
-            if picked:
-                chosen.append(label)
-                atoms += picked
+        candidates = _single_leaf_rows(rows, splits, leaves, anc)
+        chosen, atoms = _choose_classes(root, candidates, n_classes, files_per_class, errors)
         if len(chosen) < 2:
             raise DataError(f"{root}: only {len(chosen)} FSD50K classes have single-leaf clips with audio; "
                             "need at least 2")

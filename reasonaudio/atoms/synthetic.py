@@ -61,93 +61,120 @@ def _r(label: str, family: str, min_dur: float = 0.5, max_dur: float = 4.0, **pa
     return Recipe(label, family, tuple(sorted(params.items())), min_dur, max_dur)
 
 
-def _families() -> list[list[Recipe]]:
-    fams: list[list[Recipe]] = []
+# One function per family of recipes, each with its own parameter table and naming; the bank
+# interleaves the families in the order of FAMILIES (a change of order or of any recipe changes
+# the bank's audio: bump RECIPE_VERSION).
 
-    regs5 = {"deep": 55.0, "low": 130.0, "mid": 330.0, "high": 1050.0, "shrill": 2800.0}
+def _waves() -> list[Recipe]:
+    regs = {"deep": 55.0, "low": 130.0, "mid": 330.0, "high": 1050.0, "shrill": 2800.0}
     waves = {"sine": "{} sine tone", "square": "{} square buzz", "saw": "{} sawtooth drone",
              "triangle": "{} triangle wave"}
-    fams.append([_r(name.format(reg), "wave", wave=w, freq=f)
-                 for w, name in waves.items() for reg, f in regs5.items()])
+    return [_r(name.format(reg), "wave", wave=w, freq=f) for w, name in waves.items() for reg, f in regs.items()]
 
+
+def _sweeps() -> list[Recipe]:
     timbres = {"whistle": ("sine", 1000.0, 3000.0), "tone sweep": ("triangle", 250.0, 1000.0),
                "buzz": ("square", 80.0, 320.0)}
-    fams.append([_r(f"{speed} {direction} {t}", "sweep", min_dur=1.0 if speed == "slow" else 0.5,
-                    wave=w, lo=lo, hi=hi, direction=direction, speed=speed)
-                 for t, (w, lo, hi) in timbres.items()
-                 for direction in ("rising", "falling", "swooping")
-                 for speed in ("slow", "quick")])
+    return [_r(f"{speed} {direction} {t}", "sweep", min_dur=1.0 if speed == "slow" else 0.5,
+               wave=w, lo=lo, hi=hi, direction=direction, speed=speed)
+            for t, (w, lo, hi) in timbres.items()
+            for direction in ("rising", "falling", "swooping")
+            for speed in ("slow", "quick")]
 
+
+def _clicks() -> list[Recipe]:
     rates = {"sparse": 2.0, "slow": 4.0, "steady": 8.0, "fast": 16.0, "rapid": 32.0}
     clicks = [_r(f"{rname} {kind}", "clicks", rate=rate, kind=kind)
               for kind in ("clicking", "ticking", "knocking") for rname, rate in rates.items()]
-    clicks += [_r(f"{name} crackling", "crackle", rate=rate)
-               for name, rate in (("sparse", 6.0), ("busy", 30.0), ("dense", 150.0))]
-    fams.append(clicks)
+    return clicks + [_r(f"{name} crackling", "crackle", rate=rate)
+                     for name, rate in (("sparse", 6.0), ("busy", 30.0), ("dense", 150.0))]
 
-    regs4b = {"low": 400.0, "mid": 1000.0, "high": 2000.0, "shrill": 4000.0}
+
+def _beeps() -> list[Recipe]:
+    regs = {"low": 400.0, "mid": 1000.0, "high": 2000.0, "shrill": 4000.0}
     patterns = ("beeping", "double beeps", "rapid beeping", "alternating beeps", "chirping beeps")
-    fams.append([_r(f"{reg} {pat}", "beeps", freq=f, pattern=pat)
-                 for pat in patterns for reg, f in regs4b.items()])
+    return [_r(f"{reg} {pat}", "beeps", freq=f, pattern=pat) for pat in patterns for reg, f in regs.items()]
 
+
+def _coloured_noises() -> list[Recipe]:
     colours = {"white": 0.0, "pink": 1.0, "brown": 2.0, "blue": -1.0}
     envs = {"steady": "steady {} noise", "pulsing": "pulsing {} noise",
             "swelling": "swelling {} noise", "bursts": "{} noise bursts",
             "gusting": "gusting {} noise"}
-    fams.append([_r(name.format(c), "colour", alpha=a, env=e)
-                 for e, name in envs.items() for c, a in colours.items()])
+    return [_r(name.format(c), "colour", alpha=a, env=e) for e, name in envs.items() for c, a in colours.items()]
 
-    regs_band = {"deep": 60.0, "low": 200.0, "mid": 800.0, "high": 3000.0, "shrill": 9000.0}
+
+def _band_noises() -> list[Recipe]:
+    regs = {"deep": 60.0, "low": 200.0, "mid": 800.0, "high": 3000.0, "shrill": 9000.0}
     textures = {"steady": "{} band noise", "whoosh": "{} noise whoosh", "flutter": "{} noise flutter"}
-    fams.append([_r(name.format(reg), "band", centre=c, texture=t)
-                 for t, name in textures.items() for reg, c in regs_band.items()])
+    return [_r(name.format(reg), "band", centre=c, texture=t)
+            for t, name in textures.items() for reg, c in regs.items()]
 
-    regs4m = {"deep": 70.0, "low": 150.0, "mid": 440.0, "high": 1200.0}
+
+def _modulated_tones() -> list[Recipe]:
+    regs = {"deep": 70.0, "low": 150.0, "mid": 440.0, "high": 1200.0}
     mods = {"pulsing": "{} pulsing tone", "warbling": "{} warbling tone",
             "trilling": "{} trilling tone", "beating": "{} beating drone",
             "throbbing": "{} throbbing hum"}
-    fams.append([_r(name.format(reg), "modulated", freq=f, mod=m)
-                 for m, name in mods.items() for reg, f in regs4m.items()])
+    return [_r(name.format(reg), "modulated", freq=f, mod=m) for m, name in mods.items() for reg, f in regs.items()]
 
+
+def _metals() -> list[Recipe]:
     sizes = {"tiny": 2500.0, "small": 1200.0, "large": 300.0, "huge": 90.0}
     metals = {"bell": "{} bell strike", "chime": "{} chime", "gong": "{} gong", "clang": "{} metal clang"}
-    fams.append([_r(name.format(s), "metal", min_dur=1.0, freq=f, kind=k)
-                 for k, name in metals.items() for s, f in sizes.items()])
+    return [_r(name.format(s), "metal", min_dur=1.0, freq=f, kind=k)
+            for k, name in metals.items() for s, f in sizes.items()]
 
-    regs_pluck = {"deep": 55.0, "low": 110.0, "mid": 262.0, "high": 660.0, "shrill": 1320.0}
-    fams.append([_r(f"{reg} {name}", "pluck", min_dur=0.8, freq=f, damping=d)
-                 for name, d in (("string pluck", 0.996), ("muted pluck", 0.93))
-                 for reg, f in regs_pluck.items()])
 
+def _plucks() -> list[Recipe]:
+    regs = {"deep": 55.0, "low": 110.0, "mid": 262.0, "high": 660.0, "shrill": 1320.0}
+    return [_r(f"{reg} {name}", "pluck", min_dur=0.8, freq=f, damping=d)
+            for name, d in (("string pluck", 0.996), ("muted pluck", 0.93))
+            for reg, f in regs.items()]
+
+
+def _drums() -> list[Recipe]:
     drums = ("low drum", "mid drum", "high drum", "snare", "clap", "shaker", "woodblock", "cowbell")
-    fams.append([_r(f"{d} {pat}", "drum", drum=d, pattern=pat)
-                 for pat in ("hits", "roll") for d in drums])
+    return [_r(f"{d} {pat}", "drum", drum=d, pattern=pat) for pat in ("hits", "roll") for d in drums]
 
+
+def _chords() -> list[Recipe]:
     qualities = {"major": (0, 4, 7), "minor": (0, 3, 7), "diminished": (0, 3, 6),
                  "augmented": (0, 4, 8), "suspended": (0, 5, 7), "cluster": (0, 1, 2, 3)}
     chords = [_r(f"{reg} {q} chord", "chord", root=root, intervals=iv)
               for q, iv in qualities.items()
               for reg, root in (("low", 110.0), ("mid", 262.0), ("high", 880.0))]
-    chords += [_r(f"{q} arpeggio", "arpeggio", root=330.0, intervals=iv)
-               for q, iv in qualities.items()]
-    fams.append(chords)
+    return chords + [_r(f"{q} arpeggio", "arpeggio", root=330.0, intervals=iv) for q, iv in qualities.items()]
 
-    fams.append([_r(f"{t} {kind} siren", "siren", kind=kind, wave="sine" if t == "pure" else "saw")
-                 for kind in ("wailing", "yelping", "alternating", "whooping")
-                 for t in ("pure", "harsh")])
 
-    fams.append([_r("sparse bubbling", "bubbles", rate=8.0), _r("dense bubbling", "bubbles", rate=40.0),
-                 _r("slow dripping", "drips", rate=1.5), _r("fast dripping", "drips", rate=5.0),
-                 _r("light patter", "patter", rate=60.0), _r("heavy patter", "patter", rate=400.0)])
+def _sirens() -> list[Recipe]:
+    return [_r(f"{t} {kind} siren", "siren", kind=kind, wave="sine" if t == "pure" else "saw")
+            for kind in ("wailing", "yelping", "alternating", "whooping")
+            for t in ("pure", "harsh")]
 
+
+def _water() -> list[Recipe]:
+    return [_r("sparse bubbling", "bubbles", rate=8.0), _r("dense bubbling", "bubbles", rate=40.0),
+            _r("slow dripping", "drips", rate=1.5), _r("fast dripping", "drips", rate=5.0),
+            _r("light patter", "patter", rate=60.0), _r("heavy patter", "patter", rate=400.0)]
+
+
+def _vowels() -> list[Recipe]:
     vowels = {"ah": (800, 1150, 2900), "ee": (270, 2300, 3000), "oo": (300, 870, 2240),
               "oh": (450, 800, 2830), "eh": (530, 1840, 2480)}
-    fams.append([_r(f"{reg} {v} vowel", "vowel", pitch=pitch, formants=fm)
-                 for v, fm in vowels.items() for reg, pitch in (("low", 110.0), ("high", 220.0))])
+    return [_r(f"{reg} {v} vowel", "vowel", pitch=pitch, formants=fm)
+            for v, fm in vowels.items() for reg, pitch in (("low", 110.0), ("high", 220.0))]
 
-    fams.append([_r("rising shepard tone", "shepard", direction="rising"),
-                 _r("falling shepard tone", "shepard", direction="falling")])
-    return fams
+
+def _shepard_tones() -> list[Recipe]:
+    return [_r("rising shepard tone", "shepard", direction="rising"),
+            _r("falling shepard tone", "shepard", direction="falling")]
+
+
+FAMILIES: tuple[Callable[[], list[Recipe]], ...] = (
+    _waves, _sweeps, _clicks, _beeps, _coloured_noises, _band_noises, _modulated_tones, _metals, _plucks,
+    _drums, _chords, _sirens, _water, _vowels, _shepard_tones)
+"""the recipe families, in the order the bank interleaves them"""
 
 
 def _interleave(fams: list[list[Recipe]]) -> tuple[Recipe, ...]:
@@ -161,7 +188,7 @@ def _interleave(fams: list[list[Recipe]]) -> tuple[Recipe, ...]:
     return tuple(out)
 
 
-RECIPES: tuple[Recipe, ...] = _interleave(_families())
+RECIPES: tuple[Recipe, ...] = _interleave([family() for family in FAMILIES])
 RECIPE_BY_LABEL: dict[str, Recipe] = {r.label: r for r in RECIPES}
 
 # ---------------------------------------------------------------------------------------------

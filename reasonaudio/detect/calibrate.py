@@ -159,81 +159,104 @@ def calibrate(bench: Benchmark, probs: Mapping[str, np.ndarray], label_map: Labe
     clips = [c for c in (bench.clips if truth is None else truth) if c.id in probs]
     if not clips:
         raise DataError(f"calibration build {bench.root}: no clip has frame scores")
-    labels = label_map.labels
-    frame_grid = label_map.grid
-    col = {lab: j for j, lab in enumerate(labels)}
-    truth_spans = [spans(c.events) for c in clips]   # a repeated label: the span of its occurrences
-    durations = [round(c.duration * 1000) for c in clips]
-    bounds: list[np.ndarray] = []  # frame boundaries per clip, from its first tracks
-    present = np.zeros((len(clips), len(labels)), dtype=bool)
-    for i, c in enumerate(clips):
-        for e in c.events:
-            if e.label in col:
-                present[i, col[e.label]] = True
+    search = _Search(clips, probs, label_map, min_positives)
+    chosen = _choose_thresholds(search, top_ks)
+    # stage 2: the post-processing grid for that choice
+    grid = list(itertools.product(OFF_RATIOS, GAPS_MS, MIN_MS, POLICIES))
+    best = search.search(*chosen, grid)
+    assert best is not None
+    return Calibration(best[1], bench.seed, corpus_fingerprint(bench), len(clips), clips_digest(clips),
+                       str(bench.root),
+                       {"events_micro_f1": round(best[0][0], 6), "tagging_micro_f1": round(best[0][1], 6)},
+                       _grid_record(top_ks, label_map, min_positives))
 
-    def tracks_for(k: int) -> tuple[list, np.ndarray]:
-        lm = label_map.truncated(k)
-        tracks = [lm.tracks(probs[c.id]) for c in clips]
-        peaks = np.stack([t.max(axis=0) if len(t) else np.zeros(len(labels)) for t in tracks])
-        if not bounds:
-            bounds.extend(frame_grid.bounds(len(t), d) for t, d in zip(tracks, durations))
+
+class _Search:
+    """The calibration build's clips as the search reads them (true spans, durations, which
+    labels each holds, frame boundaries from the first tracks made) and the two steps on them."""
+
+    def __init__(self, clips: list[Clip], probs: Mapping[str, np.ndarray], label_map: LabelMap,
+                 min_positives: int) -> None:
+        self.clips, self.probs, self.label_map, self.min_positives = clips, probs, label_map, min_positives
+        self.labels = label_map.labels
+        self.frame_grid = label_map.grid
+        col = {lab: j for j, lab in enumerate(self.labels)}
+        self.truth_spans = [spans(c.events) for c in clips]   # a repeated label: the span of its occurrences
+        self.durations = [round(c.duration * 1000) for c in clips]
+        self.bounds: list[np.ndarray] = []  # frame boundaries per clip, from its first tracks
+        self.present = np.zeros((len(clips), len(self.labels)), dtype=bool)
+        for i, c in enumerate(clips):
+            for e in c.events:
+                if e.label in col:
+                    self.present[i, col[e.label]] = True
+
+    def tracks_for(self, k: int) -> tuple[list, np.ndarray]:
+        """Every clip's score tracks with ``k`` classes per label, and each label's peak per clip."""
+        lm = self.label_map.truncated(k)
+        tracks = [lm.tracks(self.probs[c.id]) for c in self.clips]
+        peaks = np.stack([t.max(axis=0) if len(t) else np.zeros(len(self.labels)) for t in tracks])
+        if not self.bounds:
+            self.bounds.extend(self.frame_grid.bounds(len(t), d) for t, d in zip(tracks, self.durations))
         return tracks, peaks
 
-    def thresholds_for(k: int, tracks: list, peaks: np.ndarray, beta: float,
+    def thresholds_for(self, k: int, tracks: list, peaks: np.ndarray, beta: float,
                        min_score: float) -> tuple[DetectParams, list, np.ndarray, list]:
-        thresholds, global_on = label_thresholds(peaks, present, labels, min_positives, beta,
+        """Step 1: the labels' thresholds under one rule, and which labels each clip could hold."""
+        thresholds, global_on = label_thresholds(peaks, self.present, self.labels, self.min_positives, beta,
                                                  min_score)
         base = DetectParams(on=global_on, thresholds=thresholds, top_k=k, threshold_beta=beta,
                             threshold_min_score=min_score)
-        thr = np.asarray([base.threshold(lab) for lab in labels])
-        active = [np.flatnonzero(peaks[i] >= thr).tolist() for i in range(len(clips))]
+        thr = np.asarray([base.threshold(lab) for lab in self.labels])
+        active = [np.flatnonzero(peaks[i] >= thr).tolist() for i in range(len(self.clips))]
         return base, tracks, thr, active
 
-    def search(base: DetectParams, tracks: list, thr: np.ndarray, active: list,
+    def search(self, base: DetectParams, tracks: list, thr: np.ndarray, active: list,
                grid: Sequence[tuple[float, int, int, str]]) -> tuple[tuple[float, float], DetectParams]:
+        """Step 2: the best post-processing in ``grid`` and onset/offset shifts (the first best wins)."""
+        labels, bounds = self.labels, self.bounds
         found_best: tuple[tuple[float, float], DetectParams] | None = None
         for off_ratio, gap, min_ms, policy in grid:
             params = replace(base, off_ratio=off_ratio, gap_ms=gap, min_ms=min_ms, policy=policy)
             found = [[d for d in (detect_label(tracks[i][:, j], bounds[i], thr[j], params, labels[j])
-                                  for j in active[i]) if d is not None] for i in range(len(clips))]
-            for on_shift, off_shift in itertools.product(frame_grid.onset_shifts_ms,
-                                                         frame_grid.offset_shifts_ms):
-                score = _micro(truth_spans, found, durations, on_shift, off_shift)
+                                  for j in active[i]) if d is not None] for i in range(len(self.clips))]
+            for on_shift, off_shift in itertools.product(self.frame_grid.onset_shifts_ms,
+                                                         self.frame_grid.offset_shifts_ms):
+                score = _micro(self.truth_spans, found, self.durations, on_shift, off_shift)
                 if found_best is None or score > found_best[0]:
                     found_best = (score, replace(params, onset_shift_ms=on_shift,
                                                  offset_shift_ms=off_shift))
         assert found_best is not None
         return found_best
 
-    # stage 1: classes per label and the threshold rule, with the default post-processing (the
-    # first best wins); one top_k's tracks at a time, the winner's made again if they are gone
+
+def _choose_thresholds(search: _Search, top_ks: Sequence[int]) -> tuple[DetectParams, list, np.ndarray, list]:
+    """Stage 1: classes per label and the threshold rule, with the default post-processing (the
+    first best wins); one top_k's tracks at a time, the winner's made again if they are gone."""
     default = DetectParams()
     first = [(default.off_ratio, default.gap_ms, default.min_ms, default.policy)]
     best1: tuple[tuple[float, float], int, float, float] | None = None
     tracks: list = []
-    peaks = np.zeros((0, len(labels)))
+    peaks = np.zeros((0, len(search.labels)))
     for k in top_ks:
-        tracks, peaks = tracks_for(k)
+        tracks, peaks = search.tracks_for(k)
         for beta, min_score in THRESHOLD_RULES:
-            score = search(*thresholds_for(k, tracks, peaks, beta, min_score), first)[0]
+            score = search.search(*search.thresholds_for(k, tracks, peaks, beta, min_score), first)[0]
             if best1 is None or score > best1[0]:
                 best1 = (score, k, beta, min_score)
     assert best1 is not None
     _, k, beta, min_score = best1
     if k != top_ks[-1]:
         tracks = []  # dropped before the winner's are made
-        tracks, peaks = tracks_for(k)
-    chosen = thresholds_for(k, tracks, peaks, beta, min_score)
-    # stage 2: the post-processing grid for that choice
-    grid = list(itertools.product(OFF_RATIOS, GAPS_MS, MIN_MS, POLICIES))
-    best = search(*chosen, grid)
-    assert best is not None
-    return Calibration(best[1], bench.seed, corpus_fingerprint(bench), len(clips), clips_digest(clips),
-                       str(bench.root),
-                       {"events_micro_f1": round(best[0][0], 6), "tagging_micro_f1": round(best[0][1], 6)},
-                       {"top_k": list(top_ks), "thresholds": list(THRESHOLD_GRID),
-                        "threshold_rules": [list(r) for r in THRESHOLD_RULES],
-                        "off_ratio": list(OFF_RATIOS), "gap_ms": list(GAPS_MS), "min_ms": list(MIN_MS),
-                        "policy": list(POLICIES), "onset_shift_ms": list(frame_grid.onset_shifts_ms),
-                        "offset_shift_ms": list(frame_grid.offset_shifts_ms), "min_positives": min_positives,
-                        "objective": "event-based micro F1 (perception collars), then tagging F1"})
+        tracks, peaks = search.tracks_for(k)
+    return search.thresholds_for(k, tracks, peaks, beta, min_score)
+
+
+def _grid_record(top_ks: Sequence[int], label_map: LabelMap, min_positives: int) -> dict[str, Any]:
+    """What the calibration searched, as its record keeps it."""
+    frame_grid = label_map.grid
+    return {"top_k": list(top_ks), "thresholds": list(THRESHOLD_GRID),
+            "threshold_rules": [list(r) for r in THRESHOLD_RULES],
+            "off_ratio": list(OFF_RATIOS), "gap_ms": list(GAPS_MS), "min_ms": list(MIN_MS),
+            "policy": list(POLICIES), "onset_shift_ms": list(frame_grid.onset_shifts_ms),
+            "offset_shift_ms": list(frame_grid.offset_shifts_ms), "min_positives": min_positives,
+            "objective": "event-based micro F1 (perception collars), then tagging F1"}

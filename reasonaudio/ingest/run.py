@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.dataset.clip import Clip
 from reasonaudio.errors import DataError
 from reasonaudio.ingest.pipelines import Pipeline, open_pipeline
 from reasonaudio.render.clips import bench_renderer
@@ -157,62 +158,99 @@ def ingest_model(bench: Benchmark, store: Store, model: str, options: IngestOpti
     # where its record can say what it is without them)
     pipe = pipeline or open_pipeline(**pipeline_args, weights=o.engine is None)
     name = collection_for(collection_name(pipe.name), condition.name)
-    clips = bench.clips
-    wanted = clips if limit is None else clips[:limit]
-    if limit is not None and store.exists(name) and not o.force:
-        present = store.existing_ids(name, [c.id for c in clips])  # never shrink a collection
-        keep = {c.id for c in wanted} | present
-        wanted = [c for c in clips if c.id in keep]
+    wanted = _wanted_clips(bench, store, name, limit, o.force)
     by_id = {c.id: c for c in wanted}
     renderer = pipe._renderer
     if pipe.needs_audio and renderer is None:
         renderer = bench_renderer(bench, o.bank_spec)
         pipe.attach_renderer(renderer)
 
-    state = {"base": 0, "in_batch": 0}
-    total = len(wanted)
-    label = f"ingest {pipe.name}"
-    report = hooks.progress
+    progress = _Progress(hooks.progress, f"ingest {pipe.name}", len(wanted))
     with contextlib.ExitStack() as stack:
         stack.enter_context(_quiet_render_log())
         stack.enter_context(blas_single_thread())
         stack.callback(pipe.close)
-        report(label, 0, total)
-
-        def sync(done: int, _total: int) -> None:
-            state["base"], state["in_batch"] = done, 0
-            report(label, done, total)
-
-        def one_done(_cid: str) -> None:
-            state["in_batch"] += 1
-            report(label, state["base"] + state["in_batch"], total)
-
-        def make_points(ids: Sequence[str]) -> list[PointIn]:
-            vecs = pipe.vectors([by_id[i] for i in ids], one_done)
-            points = []
-            for cid in ids:
-                vec, extra = vecs[cid]
-                payload = clip_payload(by_id[cid])
-                payload.update(extra)
-                points.append(PointIn(cid, [float(x) for x in vec], payload))
-            return points
-
+        progress.report(0)
         if o.engine is not None:
-            make_points = stack.enter_context(o.engine.points(bench, store, name, pipe, by_id, one_done,
+            make_points = stack.enter_context(o.engine.points(bench, store, name, pipe, by_id, progress.one_done,
                                                             pipeline_args, o.bank_spec))
-        meta = pipe.meta(bench, limit)
-        meta.extra["long_form"] = _long_form(pipe.name, o.chunking)
-        if o.chunking != "fixed":
-            meta.extra["chunking"] = o.chunking
-            _check_chunking(store, name, o.chunking, o.force)
-        if not condition.is_clean:  # the collection says which audio its vectors heard
-            meta.extra["condition"] = renderer.condition_identity if renderer is not None \
-                else condition.to_json()
+        else:
+            make_points = _points_maker(pipe, by_id, progress.one_done)
+        meta = _collection_meta(bench, store, name, pipe, renderer, o)
         result = load_collection(store, name, meta, [c.id for c in wanted],
                                  make_points, force=o.force, index_labels=bench.labels,
                                  batch_size=o.upsert_batch or (AUDIO_UPSERT_BATCH if pipe.needs_audio
                                                                else TEXT_UPSERT_BATCH),
-                                 progress=sync)
+                                 progress=progress.sync)
+    return _summary(pipe, store, name, result, renderer, t0)
+
+
+def _wanted_clips(bench: Benchmark, store: Store, name: str, limit: int | None, force: bool) -> list[Clip]:
+    """The clips the collection must hold: the first ``limit`` (all without one) plus, unless
+    ``force`` replaces it, every clip it already holds (a collection never shrinks)."""
+    clips = bench.clips
+    wanted = clips if limit is None else clips[:limit]
+    if limit is not None and store.exists(name) and not force:
+        present = store.existing_ids(name, [c.id for c in clips])  # never shrink a collection
+        keep = {c.id for c in wanted} | present
+        wanted = [c for c in clips if c.id in keep]
+    return wanted
+
+
+class _Progress:
+    """``hooks.progress`` as clips complete: the count the store confirmed after the last batch
+    plus the clips finished since inside the batch under way."""
+
+    def __init__(self, report: Any, label: str, total: int) -> None:
+        self._report, self.label, self.total = report, label, total
+        self.base = self.in_batch = 0
+
+    def report(self, done: int) -> None:
+        self._report(self.label, done, self.total)
+
+    def sync(self, done: int, _total: int) -> None:
+        self.base, self.in_batch = done, 0
+        self.report(done)
+
+    def one_done(self, _cid: str) -> None:
+        self.in_batch += 1
+        self.report(self.base + self.in_batch)
+
+
+def _points_maker(pipe: Pipeline, by_id: dict[str, Clip], one_done: Any) -> Any:
+    """Points computed in this process: each clip's vector and payload (the clip's, plus what
+    the pipeline adds)."""
+
+    def make_points(ids: Sequence[str]) -> list[PointIn]:
+        vecs = pipe.vectors([by_id[i] for i in ids], one_done)
+        points = []
+        for cid in ids:
+            vec, extra = vecs[cid]
+            payload = clip_payload(by_id[cid])
+            payload.update(extra)
+            points.append(PointIn(cid, [float(x) for x in vec], payload))
+        return points
+
+    return make_points
+
+
+def _collection_meta(bench: Benchmark, store: Store, name: str, pipe: Pipeline, renderer: Any,
+                     o: IngestOptions) -> Any:
+    """The collection's record: the pipeline's, how the model covers long audio, the chunking
+    (checked against the stored collection's) and, under a condition, the audio its vectors heard."""
+    meta = pipe.meta(bench, o.limit)
+    meta.extra["long_form"] = _long_form(pipe.name, o.chunking)
+    if o.chunking != "fixed":
+        meta.extra["chunking"] = o.chunking
+        _check_chunking(store, name, o.chunking, o.force)
+    condition = condition_of(bench)
+    if not condition.is_clean:  # the collection says which audio its vectors heard
+        meta.extra["condition"] = renderer.condition_identity if renderer is not None \
+            else condition.to_json()
+    return meta
+
+
+def _summary(pipe: Pipeline, store: Store, name: str, result: Any, renderer: Any, t0: float) -> IngestSummary:
     hits = sum(c.hits for c in pipe.caches[:1])
     return IngestSummary(
         model=pipe.name, collection=name, backend=store.backend, clips=result.points,

@@ -241,6 +241,34 @@ def _split(bench: Benchmark, fraction: float, seed: int) -> set[str]:
     return val
 
 
+@dataclass
+class _Draw:
+    """What drawing one build's examples shares: the seeded generator every draw consumes in
+    turn, the validation clips, the judge's index, and the examples kept so far."""
+    bench: Benchmark
+    options: DataOptions
+    banned: frozenset[str]
+    rng: random.Random
+    val_ids: set[str]
+    index: Any
+    examples: list[Example] = field(default_factory=list)
+    dropped: dict[str, int] = field(default_factory=dict)
+
+    def add(self, ex: Example) -> None:
+        """Keep ``ex``, unless it mentions a held-out sound (counted); a hard-negative caption
+        that mentions one is taken off it."""
+        if set(labels(ex.logic)) & self.banned:
+            self.dropped["dropped: mentions a held-out sound"] = self.dropped.get(
+                "dropped: mentions a held-out sound", 0) + 1
+            return
+        if ex.neg_logic is not None and set(labels(ex.neg_logic)) & self.banned:
+            ex = Example(**{**ex.__dict__, "neg_text": None, "neg_logic": None})
+        self.examples.append(ex)
+
+    def templates(self, shape: str) -> list[Template]:
+        return template_pool(shape, self.options.hold_out_templates, self.options.hold_out_formulations)
+
+
 def make_examples(bench: Benchmark, options: DataOptions = DataOptions(),
                   progress: Counter | None = None) -> TrainingData:
     """Every training example of a training build (deterministic in ``options.seed``)."""
@@ -248,85 +276,82 @@ def make_examples(bench: Benchmark, options: DataOptions = DataOptions(),
         raise DataError("captions per clip and templates per query must be >= 0")
     vocabulary = bench.labels
     held = held_out_label_set(vocabulary, options.hold_out_labels, options.seed)
-    banned = frozenset(held)
-    rng = random.Random(f"reasonaudio-train-data-{options.seed}")
-    val_ids = _split(bench, options.val_fraction, options.seed)
-    index = benchmark_index(bench)
-    clips = bench.clip_by_id
-    violations = planted_violations(bench)
-    examples: list[Example] = []
-    counts: dict[str, int] = {}
+    draw = _Draw(bench, options, frozenset(held), random.Random(f"reasonaudio-train-data-{options.seed}"),
+                 _split(bench, options.val_fraction, options.seed), benchmark_index(bench))
+    _planted_examples(draw, planted_violations(bench))
+    tasks = tasks_present([q.task for q in bench.queries])  # a Count build's captions count too
+    for n, clip in enumerate(bench.clips):
+        _clip_captions(draw, clip, tasks)
+        if progress is not None and (n % 200 == 0 or n == len(bench.clips) - 1):
+            progress(n + 1, len(bench.clips))
+    train = [ex for ex in draw.examples if ex.clip not in draw.val_ids]
+    val = [ex for ex in draw.examples if ex.clip in draw.val_ids]
+    return TrainingData(train, val, dict(bench.clip_by_id), vocabulary, held,
+                        "training paraphrases" if options.hold_out_templates else "benchmark templates",
+                        _stats(draw, train, val, tasks))
 
-    def add(ex: Example) -> None:
-        if set(labels(ex.logic)) & banned:
-            counts["dropped: mentions a held-out sound"] = counts.get(
-                "dropped: mentions a held-out sound", 0) + 1
-            return
-        if ex.neg_logic is not None and set(labels(ex.neg_logic)) & banned:
-            ex = Example(**{**ex.__dict__, "neg_text": None, "neg_logic": None})
-        examples.append(ex)
 
-    # 1. the planted pairs of the training build's queries
+def _planted_examples(draw: _Draw, violations: dict[str, str]) -> None:
+    """The planted pairs of the training build's queries: each query rendered with
+    ``templates_per_query`` templates, its positive clip and its planted hard-negative clip."""
+    bench, rng = draw.bench, draw.rng
     for ch in bench.choices:
         q = bench.query_by_id[ch.query_id]
         shape, slots = match_shape(q.logic)
-        pool = template_pool(shape, options.hold_out_templates, options.hold_out_formulations)
-        chosen = rng.sample(pool, min(options.templates_per_query, len(pool)))
-        pos = clips[ch.positive]
-        facts = ClipFacts(pos, vocabulary, banned)
+        pool = draw.templates(shape)
+        chosen = rng.sample(pool, min(draw.options.templates_per_query, len(pool)))
+        facts = ClipFacts(bench.clip_by_id[ch.positive], bench.labels, draw.banned)
         for template in chosen:
             text = render(template, slots)
             neg = _false_caption(facts, shape, slots, template, rng)
-            add(Example(text, q.logic, ch.positive, q.task, shape, template.id, "planted",
-                        neg_clip=ch.negative, neg_text=neg[0] if neg else None,
-                        neg_logic=neg[1] if neg else None,
-                        violation=violations.get(ch.query_id, "")))
+            draw.add(Example(text, q.logic, ch.positive, q.task, shape, template.id, "planted",
+                             neg_clip=ch.negative, neg_text=neg[0] if neg else None,
+                             neg_logic=neg[1] if neg else None,
+                             violation=violations.get(ch.query_id, "")))
 
-    # 2. captions drawn from each clip's true events
-    all_clips = bench.clips
-    tasks = tasks_present([q.task for q in bench.queries])  # a Count build's captions count too
-    for n, clip in enumerate(all_clips):
-        facts = ClipFacts(clip, vocabulary, banned)
-        made = 0
-        tries = 0
-        while made < options.captions_per_clip and tries < 4 * options.captions_per_clip + 8:
-            tries += 1
-            task = rng.choice(tasks)
-            shape = rng.choice(TASK_SHAPES[task])
-            slots = facts.slots(shape, rng)
-            if slots is None:
-                continue
-            logic = logic_for(shape, slots)
-            if not holds(logic, facts.iv):  # pragma: no cover - slots are drawn from true relations
-                raise AssertionError(f"{clip.id}: drew a false caption {logic}")
-            template = rng.choice(template_pool(shape, options.hold_out_templates,
-                                                options.hold_out_formulations))
-            text = render(template, slots)
-            neg = _false_caption(facts, shape, slots, template, rng)
-            hard = index.hard_negatives(logic)
-            hard_ids = [cid for cid in index.ids(hard) if (cid in val_ids) == (clip.id in val_ids)]
-            neg_clip = rng.choice(hard_ids) if hard_ids else None
-            add(Example(text, logic, clip.id, task, shape, template.id, "caption",
-                        neg_clip=neg_clip, neg_text=neg[0] if neg else None,
-                        neg_logic=neg[1] if neg else None, violation=neg[2] if neg else ""))
-            made += 1
-        if progress is not None and (n % 200 == 0 or n == len(all_clips) - 1):
-            progress(n + 1, len(all_clips))
 
-    train = [ex for ex in examples if ex.clip not in val_ids]
-    val = [ex for ex in examples if ex.clip in val_ids]
-    stats = {
+def _clip_captions(draw: _Draw, clip: Clip, tasks: Sequence[str]) -> None:
+    """Up to ``captions_per_clip`` captions drawn from the clip's true events (a bounded number
+    of tries), each with a hard-negative caption and a hard-negative clip on its side of the split."""
+    rng, wanted = draw.rng, draw.options.captions_per_clip
+    facts = ClipFacts(clip, draw.bench.labels, draw.banned)
+    made = 0
+    tries = 0
+    while made < wanted and tries < 4 * wanted + 8:
+        tries += 1
+        task = rng.choice(tasks)
+        shape = rng.choice(TASK_SHAPES[task])
+        slots = facts.slots(shape, rng)
+        if slots is None:
+            continue
+        logic = logic_for(shape, slots)
+        if not holds(logic, facts.iv):  # pragma: no cover - slots are drawn from true relations
+            raise AssertionError(f"{clip.id}: drew a false caption {logic}")
+        template = rng.choice(draw.templates(shape))
+        text = render(template, slots)
+        neg = _false_caption(facts, shape, slots, template, rng)
+        hard = draw.index.hard_negatives(logic)
+        side = clip.id in draw.val_ids
+        hard_ids = [cid for cid in draw.index.ids(hard) if (cid in draw.val_ids) == side]
+        neg_clip = rng.choice(hard_ids) if hard_ids else None
+        draw.add(Example(text, logic, clip.id, task, shape, template.id, "caption",
+                         neg_clip=neg_clip, neg_text=neg[0] if neg else None,
+                         neg_logic=neg[1] if neg else None, violation=neg[2] if neg else ""))
+        made += 1
+
+
+def _stats(draw: _Draw, train: list[Example], val: list[Example], tasks: Sequence[str]) -> dict[str, Any]:
+    """The training data's figures for the card: examples and clips per side, per source, per task."""
+    examples = draw.examples
+    return {
         "examples": {"train": len(train), "val": len(val)},
-        "clips": {"train": len({c.id for c in all_clips} - val_ids), "val": len(val_ids)},
+        "clips": {"train": len({c.id for c in draw.bench.clips} - draw.val_ids), "val": len(draw.val_ids)},
         "by_source": {s: sum(ex.source == s for ex in examples) for s in ("planted", "caption")},
         "by_task": {t: sum(ex.task == t for ex in examples) for t in tasks},
         "with_hard_negative_clip": sum(ex.neg_clip is not None for ex in examples),
         "with_hard_negative_caption": sum(ex.neg_text is not None for ex in examples),
-        "dropped": counts,
+        "dropped": draw.dropped,
     }
-    return TrainingData(train, val, dict(clips), vocabulary, held,
-                        "training paraphrases" if options.hold_out_templates else "benchmark templates",
-                        stats)
 
 
 def planted_violations(bench: Benchmark) -> dict[str, str]:

@@ -366,8 +366,6 @@ def train_model(train_dir: Path | str, out: Path | str, options: TrainOptions = 
     val_table = ExampleTable(data.val, index)
 
     t2 = time.perf_counter()
-    history: list[dict[str, Any]] = []
-    step_losses: list[float] = []
     sounds = taught_sounds(data)
     # the architecture: the recipe's, with the tagger sized to this build's taught sounds (the
     # card keeps the recipe as asked, config.json the architecture built)
@@ -383,69 +381,125 @@ def train_model(train_dir: Path | str, out: Path | str, options: TrainOptions = 
                     if options.presence_weight > 0 else None)
         if presence is not None:
             presence.head.to(options.device)
-        trainable = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
-        if presence is not None:
-            trainable += list(presence.head.named_parameters())
-        decay = [p for n, p in trainable if p.ndim >= 2]
-        keep = [p for n, p in trainable if p.ndim < 2]
-        opt = torch.optim.AdamW([{"params": decay, "weight_decay": options.weight_decay},
-                                 {"params": keep, "weight_decay": 0.0}], lr=options.lr)
-        order_gen = torch.Generator().manual_seed(options.seed)
-        n = len(data.train)
-        per_epoch = n // options.batch_size or 1
-        total = per_epoch * options.epochs
-        if options.max_steps is not None:
-            total = min(total, options.max_steps)
-        best: tuple[float, int, dict[str, Any]] | None = None
-        step = 0
-        stale = 0
-        epoch = 0
-        for epoch in range(1, options.epochs + 1):
-            perm = torch.randperm(n, generator=order_gen).tolist()
-            losses, accs = [], []
-            for k in range(per_epoch):
-                if step >= total:
-                    break
-                rows = perm[k * options.batch_size:(k + 1) * options.batch_size]
-                for group in opt.param_groups:
-                    group["lr"] = _lr_at(step, total, options)
-                result = train_step(model, feats, train_table, rows, options, presence)
-                opt.zero_grad(set_to_none=True)
-                result.loss.backward()
-                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-                opt.step()
-                step += 1
-                value = float(result.loss.detach())
-                losses.append(value)
-                accs.append(result.t2a_acc)
-                step_losses.append(value)
-                hooks.event(TrainStatus("train", step, total, epoch, value, result.t2a_acc))
-            if not losses:
-                break
-            hooks.event(TrainStatus("validate", 0, 1, epoch))
-            val = validate(model, feats, val_table, options.device)
-            row = {"epoch": epoch, "steps": step, "train_loss": float(np.mean(losses)),
-                   "train_acc": float(np.mean(accs)), **{f"val_{k}": v for k, v in val.items()}}
-            history.append(row)
-            hooks.event(TrainStatus("validate", 1, 1, epoch, row["train_loss"], row["train_acc"], val))
-            if best is None or val["acc@1"] > best[0]:
-                best = (val["acc@1"], epoch, {k: v.detach().clone() for k, v in model.state_dict().items()})
-                stale = 0
-            else:
-                stale += 1
-                if stale >= options.patience:
-                    break
-            if step >= total:
-                break
-        assert best is not None
-        model.load_state_dict(best[2])
+        loop = contrastive_stage(model, feats, train_table, val_table, presence, options, hooks)
     times["train_s"] = time.perf_counter() - t2
     times["total_s"] = time.perf_counter() - t0
-    result = TrainResult(out, len(history), best[1], step, history, step_losses, times, data.stats,
-                         perception=perception)
+    result = TrainResult(out, len(loop.history), loop.best_epoch, loop.step, loop.history, loop.step_losses,
+                         times, data.stats, perception=perception)
     save_model_dir(out, model, options, bench, data, result, feats, overwrite=overwrite,
                    condition=training_condition(bench))
     return result
+
+
+@dataclass
+class LoopState:
+    """Where the contrastive stage stands: steps taken of ``total`` (``per_epoch`` a pass), each
+    step's loss, each epoch's figures, and the best validation Acc@1 with its epoch and weights."""
+    per_epoch: int
+    total: int
+    step: int = 0
+    step_losses: list[float] = field(default_factory=list)
+    history: list[dict[str, Any]] = field(default_factory=list)
+    best: tuple[float, int, dict[str, Any]] | None = None
+
+    @property
+    def best_epoch(self) -> int:
+        assert self.best is not None
+        return self.best[1]
+
+
+def step_plan(n: int, options: TrainOptions) -> LoopState:
+    """Batches per epoch over ``n`` training examples and the steps in all (``max_steps`` caps)."""
+    per_epoch = n // options.batch_size or 1
+    total = per_epoch * options.epochs
+    if options.max_steps is not None:
+        total = min(total, options.max_steps)
+    return LoopState(per_epoch, total)
+
+
+def make_optimizer(model: Any, presence: Presence | None, options: TrainOptions) -> Any:
+    """AdamW over every trainable parameter (the presence head's too); no weight decay on vectors."""
+    import torch
+
+    trainable = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    if presence is not None:
+        trainable += list(presence.head.named_parameters())
+    decay = [p for n, p in trainable if p.ndim >= 2]
+    keep = [p for n, p in trainable if p.ndim < 2]
+    return torch.optim.AdamW([{"params": decay, "weight_decay": options.weight_decay},
+                              {"params": keep, "weight_decay": 0.0}], lr=options.lr)
+
+
+def contrastive_stage(model: Any, feats: Features, train_table: ExampleTable, val_table: ExampleTable,
+                      presence: Presence | None, options: TrainOptions, hooks: Hooks) -> LoopState:
+    """Epochs of shuffled batches, validated after each, stopped after ``patience`` epochs
+    without a better Acc@1 or at the step limit; the model ends with the best epoch's weights."""
+    import torch
+
+    opt = make_optimizer(model, presence, options)
+    order_gen = torch.Generator().manual_seed(options.seed)
+    n = len(train_table.examples)
+    loop = step_plan(n, options)
+    stale = 0
+    for epoch in range(1, options.epochs + 1):
+        perm = torch.randperm(n, generator=order_gen).tolist()
+        losses, accs = train_epoch(model, feats, train_table, opt, presence, perm, epoch, loop, options,
+                                   hooks)
+        if not losses:
+            break
+        val = validate_epoch(model, feats, val_table, epoch, losses, accs, loop, options, hooks)
+        if loop.best is None or val["acc@1"] > loop.best[0]:
+            loop.best = (val["acc@1"], epoch, {k: v.detach().clone() for k, v in model.state_dict().items()})
+            stale = 0
+        else:
+            stale += 1
+            if stale >= options.patience:
+                break
+        if loop.step >= loop.total:
+            break
+    assert loop.best is not None
+    model.load_state_dict(loop.best[2])
+    return loop
+
+
+def train_epoch(model: Any, feats: Features, table: ExampleTable, opt: Any, presence: Presence | None,
+                perm: list[int], epoch: int, loop: LoopState, options: TrainOptions,
+                hooks: Hooks) -> tuple[list[float], list[float]]:
+    """One pass over the batches of ``perm`` (until the step limit): each batch's loss and
+    text-to-audio accuracy."""
+    import torch
+
+    losses, accs = [], []
+    for k in range(loop.per_epoch):
+        if loop.step >= loop.total:
+            break
+        rows = perm[k * options.batch_size:(k + 1) * options.batch_size]
+        for group in opt.param_groups:
+            group["lr"] = _lr_at(loop.step, loop.total, options)
+        result = train_step(model, feats, table, rows, options, presence)
+        opt.zero_grad(set_to_none=True)
+        result.loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        loop.step += 1
+        value = float(result.loss.detach())
+        losses.append(value)
+        accs.append(result.t2a_acc)
+        loop.step_losses.append(value)
+        hooks.event(TrainStatus("train", loop.step, loop.total, epoch, value, result.t2a_acc))
+    return losses, accs
+
+
+def validate_epoch(model: Any, feats: Features, val_table: ExampleTable, epoch: int, losses: list[float],
+                   accs: list[float], loop: LoopState, options: TrainOptions, hooks: Hooks) -> dict[str, float]:
+    """The epoch's validation figures, its row in the history (with its training figures)."""
+    hooks.event(TrainStatus("validate", 0, 1, epoch))
+    val = validate(model, feats, val_table, options.device)
+    row = {"epoch": epoch, "steps": loop.step, "train_loss": float(np.mean(losses)),
+           "train_acc": float(np.mean(accs)), **{f"val_{k}": v for k, v in val.items()}}
+    loop.history.append(row)
+    hooks.event(TrainStatus("validate", 1, 1, epoch, row["train_loss"], row["train_acc"], val))
+    return val
 
 
 def training_condition(bench: Any) -> dict[str, Any] | None:

@@ -284,6 +284,36 @@ def _parse_atom(row: _Row, line: int, label_check: bool) -> AtomRecipe:
     path = row.str("path", required=False)
     if path is not None:
         path = check_member_name(path, f"{row.where} field 'path'")
+    container, entry = _parse_container(row)
+    render = _parse_render(row)
+    parts = _parse_parts(row)
+    shapes = sum([render is not None, bool(parts)])
+    if shapes > 1 or (container is not None and shapes):
+        raise row.err("render", "an atom is one of: a file, a container entry, a render, parts")
+    if path is None and not parts:
+        raise row.err("path", "missing")
+    trim = _parse_trim(row)
+    gain = row.num("gain_db", 0.0)
+    if gain is None or not -60 <= gain <= 30:
+        raise row.err("gain_db", "must be between -60 and 30")
+    tags = row.obj.get("expected_tags") or []
+    if not isinstance(tags, list) or not all(isinstance(t, str) and t.strip() for t in tags):
+        raise row.err("expected_tags", "must be a list of strings")
+    check = row.obj.get("check") or {"status": "not-run"}
+    if not isinstance(check, dict) or check.get("status") not in CHECK_STATUSES:
+        raise row.err("check", f"must be an object whose status is one of {', '.join(CHECK_STATUSES)}")
+    license_ = row.str("license")
+    return AtomRecipe(
+        label=label, category=row.str("category"), registry=registry, package=package,  # type: ignore[arg-type]
+        path=path, container=container, entry=entry, render=render, parts=parts,
+        sha256=row.sha("sha256"), source_sha256=row.sha("source_sha256"), trim=trim,
+        gain_db=gain, license=license_, attribution=str(row.obj.get("attribution") or ""),  # type: ignore[arg-type]
+        expected_tags=tuple(t.strip().lower() for t in tags), tier=str(row.obj.get("tier") or ""),
+        check=check, note=str(row.obj.get("note") or ""), line=line)
+
+
+def _parse_container(row: _Row) -> tuple[str | None, str | None]:
+    """``container`` and its ``entry`` (both or neither; the entry checked as the container names one)."""
     container = row.str("container", required=False)
     entry = row.str("entry", required=False)
     if container is not None:
@@ -298,36 +328,46 @@ def _parse_atom(row: _Row, line: int, label_check: bool) -> AtomRecipe:
             parse_cat_index(entry, f"{row.where} field 'entry'")
     elif entry is not None:
         raise row.err("entry", "given without a container")
-    render = None
-    if row.obj.get("render") is not None:
-        r = row.obj["render"]
-        if not isinstance(r, dict):
-            raise row.err("render", "must be an object")
-        bank, program = row.int("bank", r, 0), row.int("program", r, 0)
-        transpose, drum = row.int("transpose", r, 0), row.int("drum_note", r)
-        if not (0 <= bank <= 128 and 0 <= program <= 127 and -48 <= transpose <= 48):  # type: ignore[operator]
-            raise row.err("render", "bank 0-128, program 0-127, transpose -48..48")
-        if drum is not None and not 0 <= drum <= 127:
-            raise row.err("render", "drum_note must be 0-127")
-        render = Render(bank, program, transpose, drum)  # type: ignore[arg-type]
+    return container, entry
+
+
+def _parse_render(row: _Row) -> Render | None:
+    """``render``: a FluidR3_GM program (bank, program, transpose) or drum note, in range."""
+    if row.obj.get("render") is None:
+        return None
+    r = row.obj["render"]
+    if not isinstance(r, dict):
+        raise row.err("render", "must be an object")
+    bank, program = row.int("bank", r, 0), row.int("program", r, 0)
+    transpose, drum = row.int("transpose", r, 0), row.int("drum_note", r)
+    if not (0 <= bank <= 128 and 0 <= program <= 127 and -48 <= transpose <= 48):  # type: ignore[operator]
+        raise row.err("render", "bank 0-128, program 0-127, transpose -48..48")
+    if drum is not None and not 0 <= drum <= 127:
+        raise row.err("render", "drum_note must be 0-127")
+    return Render(bank, program, transpose, drum)  # type: ignore[arg-type]
+
+
+def _parse_parts(row: _Row) -> tuple[Part, ...]:
+    """``parts``: 1 to 256 files, each a safe path inside the package with its onset (0-600 s)."""
+    if row.obj.get("parts") is None:
+        return ()
+    raw = row.obj["parts"]
+    if not isinstance(raw, list) or not raw or len(raw) > 256:
+        raise row.err("parts", "must be a list of 1 to 256 objects")
     parts: list[Part] = []
-    if row.obj.get("parts") is not None:
-        raw = row.obj["parts"]
-        if not isinstance(raw, list) or not raw or len(raw) > 256:
-            raise row.err("parts", "must be a list of 1 to 256 objects")
-        for p in raw:
-            if not isinstance(p, dict) or not isinstance(p.get("path"), str):
-                raise row.err("parts", "each part needs a 'path'")
-            at = row.num("at", 0.0, p)
-            if at is None or not 0 <= at <= 600:
-                raise row.err("parts", "each part's 'at' must be 0-600 seconds")
-            parts.append(Part(check_member_name(p["path"], f"{row.where} field 'parts'"),
-                              row.sha("parts.sha256", p.get("sha256"), use_obj=False), at))
-    shapes = sum([render is not None, bool(parts)])
-    if shapes > 1 or (container is not None and shapes):
-        raise row.err("render", "an atom is one of: a file, a container entry, a render, parts")
-    if path is None and not parts:
-        raise row.err("path", "missing")
+    for p in raw:
+        if not isinstance(p, dict) or not isinstance(p.get("path"), str):
+            raise row.err("parts", "each part needs a 'path'")
+        at = row.num("at", 0.0, p)
+        if at is None or not 0 <= at <= 600:
+            raise row.err("parts", "each part's 'at' must be 0-600 seconds")
+        parts.append(Part(check_member_name(p["path"], f"{row.where} field 'parts'"),
+                          row.sha("parts.sha256", p.get("sha256"), use_obj=False), at))
+    return tuple(parts)
+
+
+def _parse_trim(row: _Row) -> Trim:
+    """``trim``: 0 <= start < end (seconds of the decoded file) and a silence floor of -120 to 0 dB."""
     trim_obj = row.obj.get("trim") or {}
     if not isinstance(trim_obj, dict):
         raise row.err("trim", "must be an object")
@@ -335,23 +375,7 @@ def _parse_atom(row: _Row, line: int, label_check: bool) -> AtomRecipe:
                 row.num("silence_db", -50.0, trim_obj))  # type: ignore[arg-type]
     if trim.start < 0 or (trim.end is not None and trim.end <= trim.start) or not -120 <= trim.silence_db <= 0:
         raise row.err("trim", "needs 0 <= start < end and -120 <= silence_db <= 0")
-    gain = row.num("gain_db", 0.0)
-    if gain is None or not -60 <= gain <= 30:
-        raise row.err("gain_db", "must be between -60 and 30")
-    tags = row.obj.get("expected_tags") or []
-    if not isinstance(tags, list) or not all(isinstance(t, str) and t.strip() for t in tags):
-        raise row.err("expected_tags", "must be a list of strings")
-    check = row.obj.get("check") or {"status": "not-run"}
-    if not isinstance(check, dict) or check.get("status") not in CHECK_STATUSES:
-        raise row.err("check", f"must be an object whose status is one of {', '.join(CHECK_STATUSES)}")
-    license_ = row.str("license")
-    return AtomRecipe(
-        label=label, category=row.str("category"), registry=registry, package=package,  # type: ignore[arg-type]
-        path=path, container=container, entry=entry, render=render, parts=tuple(parts),
-        sha256=row.sha("sha256"), source_sha256=row.sha("source_sha256"), trim=trim,
-        gain_db=gain, license=license_, attribution=str(row.obj.get("attribution") or ""),  # type: ignore[arg-type]
-        expected_tags=tuple(t.strip().lower() for t in tags), tier=str(row.obj.get("tier") or ""),
-        check=check, note=str(row.obj.get("note") or ""), line=line)
+    return trim
 
 
 def parse_recipes(lines: Iterable[str], where: str, label_check: bool = True) -> RecipeBook:
