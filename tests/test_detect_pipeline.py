@@ -14,8 +14,11 @@ import json
 import random
 
 import pytest
+from hostile import one_line_error
 from store_helpers import random_logic
+from typer.testing import CliRunner
 
+from reasonaudio.cli import app
 from reasonaudio.constraints.judge import ClipIndex
 from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.dataset.clip import Clip
@@ -38,7 +41,9 @@ def detected(tmp_path_factory):
     mp = pytest.MonkeyPatch()
     mp.setenv("REASONAUDIO_CACHE", str(root / "cache"))
     build_benchmark(root / "eval", BuildParams(atoms="synthetic", seed=0, n_clips=60, n_queries=20))
-    build_benchmark(root / "calib", BuildParams(atoms="synthetic", seed=1, n_clips=40, n_queries=10))
+    made = CliRunner().invoke(app, ["build", "--calibration-for", str(root / "eval"), "--out",
+                                    str(root / "calib"), "--clips", "40", "--queries", "10"])
+    assert made.exit_code == 0, made.output  # the named step detect reads the calibration from
     bench, calib = load_benchmark(root / "eval"), load_benchmark(root / "calib")
     for b in (bench, calib):  # the YAMNet ingest fills the frame cache and the audio-hash index
         with open_store(b.root) as store:
@@ -189,15 +194,26 @@ def test_bench_detect_cli(detected, tmp_path):
     assert "Traceback" not in bad.output
 
 
-def test_default_calibration_build_takes_the_next_seed(detected, tmp_path):
+def test_the_calibration_build_takes_the_next_seed_and_has_its_own(detected):
     from reasonaudio.detect.calibrate import check_separate
-    from reasonaudio.generator.calibration import calibration_build
 
-    bench = detected[0]
-    calib = calibration_build(bench, tmp_path / "calib", clips=60, queries=10)
-    assert calib.seed == bench.seed + 1
+    bench, calib = detected[:2]
+    assert calib.seed == bench.seed + 1 and len(calib.clips) == 40
     assert calib.manifest["parameters"]["atoms"] == bench.manifest["parameters"]["atoms"]
     check_separate(calib, bench)  # no error: another seed, no shared clip
+    own = load_benchmark(calib.root.parent / "calib-calibration")  # what tuning a soft: part reads
+    assert own.seed == calib.seed + 1 and len(own.clips) == 40 and len(own.queries) == 10
+    check_separate(own, calib)
+
+
+def test_detect_refuses_a_missing_calibration_build_naming_the_command(detected):
+    """Without --calibration, detect reads DATA-calibration; missing, it says how to make it and
+    builds nothing."""
+    bench = detected[0]
+    default = bench.root.parent / f"{bench.root.name}-calibration"
+    one_line_error(CliRunner().invoke(app, ["detect", "--data", str(bench.root)]), str(default),
+                   f"`bench build --calibration-for {bench.root}`")
+    assert not default.exists()
 
 
 def test_detect_refuses_a_calibration_path_that_is_no_benchmark(tiny_bench_dir, tmp_path):

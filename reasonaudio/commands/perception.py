@@ -35,8 +35,8 @@ def detect(
                                               help="--mode trained: the detector's model "
                                               "directory (bench train-detector --out)."),
     calibration: Optional[Path] = typer.Option(None, "--calibration",
-                                               help="Calibration build (another seed); built as "
-                                               "DATA-calibration with seed + 1 when missing."),
+                                               help="Calibration build (default DATA-calibration; "
+                                               "`bench build --calibration-for DATA` makes it)."),
     top_k: Optional[int] = typer.Option(None, "--top-k", min=1,
                                         help="AudioSet classes per label (zero-shot, 3) or "
                                         "signature size (enrolled, 5)."),
@@ -77,8 +77,8 @@ def tune(
     retriever: list[str] = typer.Option(..., "--retriever", "-r",
                                         help="A hybrid:, rrf: or dbsf: retriever (repeat for several)."),
     calibration: Optional[Path] = typer.Option(None, "--calibration",
-                                               help="Calibration build (another seed); built as "
-                                               "DATA-calibration with seed + 1 when missing."),
+                                               help="Calibration build (default DATA-calibration; "
+                                               "`bench build --calibration-for DATA` makes it)."),
     force: bool = typer.Option(False, "--force", help="Tune again what was tuned on this build."),
     store_flags: StoreFlags = StoreFlags(),
     no_verify: bool = NoVerifyOpt,
