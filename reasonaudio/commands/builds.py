@@ -55,9 +55,8 @@ def build(
                                                 "of each task's queries with one sound given by an "
                                                 "audio example (docs/interleaved.md), e.g. 0.3."),
     calibration_for: Optional[Path] = typer.Option(None, "--calibration-for", help="Instead, make "
-                                                   "the calibration builds of this benchmark that "
-                                                   "detect and tune read: OUT (its bank, seed + 1) "
-                                                   "and OUT-calibration (for tuning soft: parts)."),
+                                                   "the calibration builds detect and tune read: "
+                                                   "OUT (DATA's bank, seed + 1) and OUT-calibration."),
 ) -> None:
     """Build a benchmark directory: corpus, queries, qrels, choices, atoms, formulations, manifest."""
     if calibration_for is not None:
