@@ -91,6 +91,9 @@ def test_calibration_builds_are_made_by_build_and_kept_on_a_rerun(tmp_path):
     assert again.exit_code == 0 and again.output.count("kept ") == 2, again.output
     one_line(runner.invoke(app, args + ["--seed", "3", "--atoms", "synthetic"]), "--calibration-for",
              "--seed", "--atoms")
+    one_line(runner.invoke(app, args[:3] + ["--clips", "20"]), "b-calibration: holds another build",
+             "seed 8, 20 clips, 100 queries", "--clips 20 --queries 100 --force`")
+    assert len(load_benchmark(tmp_path / "b-calibration").clips) == 30  # kept as it was
     (tmp_path / "x-calibration").write_text("not a folder")
     one_line(runner.invoke(app, args + ["--out", str(tmp_path / "x")]), "x-calibration")
     assert not (tmp_path / "x").exists()

@@ -83,6 +83,11 @@ def make_calibration_builds(bench: Benchmark, out: Path | str | None = None, cli
     wanted = ((root, params), (own_calibration_dir(root), nested))
     todo = [(target, build) for target, build in wanted if not holds_build(target, build)]
     for target, build in todo:  # both targets checked before anything is written
+        if (target / MANIFEST).is_file() and not overwrite:
+            raise DataError(f"{target}: holds another build than the calibration build wanted "
+                            f"(seed {build.seed}, {build.n_clips} clips, {build.n_queries} "
+                            f"queries); delete it, or replace it with `{make_command(bench, out)} "
+                            f"--clips {clips} --queries {queries} --force`")
         check_output_dir(target, BENCHMARK_OUTPUT, overwrite, bank_folders(build.atoms))
     for target, build in todo:
         build_benchmark(target, build, overwrite=overwrite, hooks=hooks)
