@@ -54,13 +54,16 @@ def detect(
     from reasonaudio.detect.collection import DetectOptions
     from reasonaudio.evaluation.detection import detect_and_evaluate
     from reasonaudio.fileio import write_json
+    from reasonaudio.generator.calibration import resolve_calibration
     from reasonaudio.store.open import open_store
     from reasonaudio.views.detect import print_detect_run
     from reasonaudio.views.progress import progress_hooks
 
     bench = _load(data, no_verify, condition)
-    options = DetectOptions(tagger=tagger, mode=mode, calibration=calibration, top_k=top_k,
-                            model_path=model_path, engine=engine_flags.engine_for(None, None))
+    engine = engine_flags.engine_for(None, None)  # flag errors first
+    calib = resolve_calibration(bench, calibration)  # refused before the store is opened
+    options = DetectOptions(tagger=tagger, mode=mode, calibration=calib.root, top_k=top_k,
+                            model_path=model_path, engine=engine)
     with open_store(bench.root, store_flags.backend, store_flags.qdrant_url, write=True) as store, \
             progress_hooks(console, unit="clips") as hooks:
         run = detect_and_evaluate(bench, store, options, hooks=hooks)
