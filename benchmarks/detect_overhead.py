@@ -52,6 +52,7 @@ def main() -> int:
     from reasonaudio.detect.labelmap import build_label_map
     from reasonaudio.atoms.registry import open_bank
     from reasonaudio.generator.build import BuildParams, build_benchmark
+    from reasonaudio.generator.calibration import calibration_params
     from reasonaudio.ingest.run import IngestOptions, ingest_model
     from reasonaudio.store.open import open_store
 
@@ -63,9 +64,7 @@ def main() -> int:
         if args.calibration is None:
             src = load_benchmark(args.data)
             args.calibration = work / "calib"
-            build_benchmark(args.calibration, BuildParams(
-                atoms=str(src.manifest["parameters"]["atoms"]), seed=src.seed + 1, n_clips=300,
-                n_queries=50))
+            build_benchmark(args.calibration, calibration_params(src, 300, 50))  # its bank, seed + 1
         bench = load_benchmark(_copy(args.data, work / "bench"))
         calib = load_benchmark(args.calibration)
         cache = work / "cache"

@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from reasonaudio.evaluation.combine_tuning import tune_combined
 from reasonaudio.evaluation.compare import Comparison, compare
@@ -28,19 +28,22 @@ from reasonaudio.dataset.benchmark import FORMULATIONS, MANIFEST, Benchmark, loa
 from reasonaudio.dataset.conditions import parse_condition
 from reasonaudio.detect.collection import DetectOptions
 from reasonaudio.errors import DataError, ReasonAudioError
-from reasonaudio.fileio import read_json
 from reasonaudio.atoms.fetch.fetch import default_dest, fetch_packages, published_bank
 from reasonaudio.atoms.registry import open_bank
-from reasonaudio.dataset.benchmark import check_manifest
 from reasonaudio.generator.build import (BuildParams, absolute_bank_spec, add_formulations,
-                                     build_benchmark)
-from reasonaudio.generator.calibration import calibration_build
+                                         build_benchmark, holds_build)
+from reasonaudio.generator.calibration import (CLIPS as CALIBRATION_CLIPS, QUERIES as CALIBRATION_QUERIES,
+                                               CalibrationMade, make_calibration_builds)
 from reasonaudio.ingest.run import IngestSummary, ingest_model
 from reasonaudio.models.names import is_combined, not_offline, offline_learned, ran_yamnet
 from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.store.collections import ingest_payload
 from reasonaudio.store.open import open_store
 from reasonaudio.tasks.base import CAPTION, FORMULATIONS as FORMULATION_NAMES
+
+Stepper = Callable[[str, Callable[[], Any], Callable[[Any], str]], Any]
+"""runs one named step: ``step(name, fn, what)`` -> ``fn()``, logged with ``what(result)``"""
+
 
 SYMBOLIC = ("oracle", "bag-of-sounds", "random")
 MIN_REAL_CLASSES = 150
@@ -160,22 +163,25 @@ def prepare_benchmark(params: MainJobParams, hooks: Hooks = SILENT) -> Benchmark
     atoms = resolve_atoms(params.atoms, hooks)
     build = BuildParams(atoms=absolute_bank_spec(atoms), seed=params.seed,
                         n_clips=params.n_clips, n_queries=params.n_queries)
+    if holds_build(root, build):
+        hooks.notify(f"reusing {root} (same parameters and seed)")
+        if not (root / FORMULATIONS).is_file():
+            hooks.notify(f"adding the query formulations to {root} (`bench formulate`)")
+            add_formulations(root)
+        return load_benchmark(root)
     if (root / MANIFEST).is_file():
-        have = check_manifest(read_json(root / MANIFEST), root / MANIFEST).get("parameters", {})
-        want = build.to_json()
-        if {k: have.get(k) for k in want} == want:
-            hooks.notify(f"reusing {root} (same parameters and seed)")
-            if not (root / FORMULATIONS).is_file():
-                hooks.notify(f"adding the query formulations to {root} (`bench formulate`)")
-                add_formulations(root)
-            return load_benchmark(root)
         raise DataError(f"{root} holds a build with other parameters; pass another --out or delete it")
     build_benchmark(root, build, hooks=hooks)
     return load_benchmark(root)
 
 
+def _calibration_root(params: MainJobParams) -> Path:
+    """Where the main job's calibration build goes (its own beside it: ``calibration-calibration``)."""
+    return params.out / "calibration"
+
+
 def _noisy_condition(params: MainJobParams, bench: Benchmark, store: Any, listening: list[str],
-                     detect: bool, step: Callable[..., Any], hooks: Hooks) -> Results:
+                     detect: bool, step: Stepper, hooks: Hooks) -> Results:
     """The retrievers that listen, again under ``params.noisy``: ingest, eval (with the oracle,
     whose payload needs no audio), and detection calibrated under the same condition."""
     cond = parse_condition(str(params.noisy), "--noisy").name
@@ -190,9 +196,7 @@ def _noisy_condition(params: MainJobParams, bench: Benchmark, store: Any, listen
     results = step(f"eval @{cond}", lambda: evaluate_retrievers(noisy, ["oracle"] + listening, context),
                    lambda r: f"{len(r.runs)} retrievers x {len(bench.queries)} queries")
     if detect:
-        options = DetectOptions(calibration=params.out / "calibration",
-                                calibration_clips=min(500, params.n_clips),
-                                calibration_queries=min(100, params.n_queries))
+        options = DetectOptions(calibration=_calibration_root(params))
         run = step(f"detect yamnet @{cond}", lambda: detect_and_evaluate(noisy, store, options, hooks=hooks),
                    lambda d: f"{d.summary.name}: {d.summary.detected_events} events; calibrated "
                              f"under {cond}")
@@ -206,76 +210,23 @@ def run_main_job(params: MainJobParams, hooks: Hooks = SILENT) -> MainJobResult:
     out = MainJobResult(not_run=not_offline())
     if params.noisy is not None and parse_condition(params.noisy, "--noisy").is_clean:
         raise DataError("--noisy: name a condition other than clean (e.g. snr5), or none")
-
-    def step(name: str, fn: Callable[[], Any], what: Callable[[Any], str]) -> Any:
-        hooks.event(StepStarted(name))
-        t0 = time.perf_counter()
-        value = fn()
-        out.steps.append(Step(name, time.perf_counter() - t0, what(value)))
-        return value
-
+    step = _stepper(out, hooks)
     bench = step("build", lambda: prepare_benchmark(params, hooks),
                  lambda b: f"{len(b.clips)} clips, {len(b.queries)} queries, "
                            f"{b.manifest['bank'].get('kind', '?')} bank")
     hooks.event(bench)
     learned = offline_learned() if params.learned is None else params.learned
-    learned_ok: list[str] = []
     with open_store(bench.root, params.backend, write=True) as store:
         step("ingest payload", lambda: ingest_payload(bench, store),
              lambda r: f"{r.collection}: {r.points} points [{store.backend}]")
-        for name in learned:
-            try:
-                summary = step(f"ingest {name}",
-                               lambda name=name: ingest_model(bench, store, name, hooks=hooks),
-                               lambda s: f"{s.clips} clips, {s.upserted} embedded ({s.clips_per_s:.1f} clips/s)")
-            except ReasonAudioError as exc:
-                hooks.warn(f"skipped {name}: {exc}")
-                continue
-            hooks.event(summary)
-            learned_ok.append(name)
+        learned_ok = _ingest_learned(bench, store, learned, step, hooks)
         names = list(SYMBOLIC) + learned_ok
         context = EvalContext(store=store, hooks=hooks)
         out.results = step("eval", lambda: evaluate_retrievers(bench, names, context),
                            lambda r: f"{len(r.runs)} retrievers x {len(bench.queries)} queries")
-        for form in FORMULATION_NAMES:
-            if form == CAPTION:
-                continue
-            # the same retrievers on the same clips, asked another way: text-side cost only
-            done = step(f"eval {form}", lambda form=form: evaluate_retrievers(
-                bench, names, context.with_(formulation=form)),
-                lambda r, form=form: f"{len(r.runs)} retrievers x "
-                                     f"{len(bench.formulations.get(form, {}))} queries")
-            out.formulation_runs.update(done.runs)
+        _eval_formulations(bench, names, context, step, out)
         if params.detect and any(ran_yamnet(n) for n in learned_ok):
-            # the calibration build is an input of detect and tune, made here once by its own step
-            if not (params.out / "calibration" / MANIFEST).is_file():
-                step("build calibration", lambda: calibration_build(
-                    bench, params.out / "calibration", min(500, params.n_clips), min(100, params.n_queries)),
-                    lambda c: f"{len(c.clips)} clips, {len(c.queries)} queries, seed {c.seed}")
-            # after the eval: the decomposition reads the saved embedding results
-            options = DetectOptions(calibration=params.out / "calibration",
-                                    calibration_clips=min(500, params.n_clips),
-                                    calibration_queries=min(100, params.n_queries))
-            out.detection = step("detect yamnet", lambda: detect_and_evaluate(
-                bench, store, options, hooks=hooks),
-                lambda d: f"{d.summary.name}: {d.summary.detected_events} events; calibration "
-                          f"seed {d.summary.calibration.seed}")
-            out.results.runs[out.detection.summary.name] = out.detection.result
-            hooks.event(out.detection)
-            extra = spectrum_names(learned_ok, out.results) if params.spectrum else []
-            combined = [n for n in extra if is_combined(n)]
-            if combined:  # N, w and k chosen on the calibration build (else: the defaults)
-                try:
-                    step("tune spectrum", lambda: tune_combined(
-                        bench, combined, params.out / "calibration", backend=params.backend,
-                        hooks=hooks), lambda t: f"{len(t)} combined retrievers tuned on the "
-                                                "calibration build (the rest kept)")
-                except ReasonAudioError as exc:
-                    hooks.warn(f"combined retrievers run with the default N, w and k: {exc}")
-            if extra:
-                more = step("eval spectrum", lambda: evaluate_retrievers(bench, extra, context),
-                            lambda r: f"{len(r.runs)} soft, hybrid, fused and BM25 retrievers")
-                out.results.runs.update(more.runs)
+            _detect_and_spectrum(params, bench, context, learned_ok, step, out)
         listening = [n for n in learned_ok if ran_yamnet(n)]
         if params.noisy and listening:
             try:
@@ -283,6 +234,94 @@ def run_main_job(params: MainJobParams, hooks: Hooks = SILENT) -> MainJobResult:
                                              out.detection is not None, step, hooks)
             except ReasonAudioError as exc:  # e.g. no bed the tagger check accepts for this bank
                 hooks.warn(f"skipped the {params.noisy} condition: {exc}")
+    _report_and_compare(params, bench, learned_ok, step, out)
+    return out
+
+
+def _stepper(out: MainJobResult, hooks: Hooks) -> Stepper:
+    """The step runner: announces each step (:class:`StepStarted`), times it, logs it in ``out``."""
+    def step(name: str, fn: Callable[[], Any], what: Callable[[Any], str]) -> Any:
+        hooks.event(StepStarted(name))
+        t0 = time.perf_counter()
+        value = fn()
+        out.steps.append(Step(name, time.perf_counter() - t0, what(value)))
+        return value
+
+    return step
+
+
+def _ingest_learned(bench: Benchmark, store: Any, learned: Sequence[str], step: Stepper,
+                    hooks: Hooks) -> list[str]:
+    """Ingest each learned retriever (one warning for one that cannot run); the ones ingested."""
+    ok: list[str] = []
+    for name in learned:
+        try:
+            summary = step(f"ingest {name}",
+                           lambda name=name: ingest_model(bench, store, name, hooks=hooks),
+                           lambda s: f"{s.clips} clips, {s.upserted} embedded ({s.clips_per_s:.1f} clips/s)")
+        except ReasonAudioError as exc:
+            hooks.warn(f"skipped {name}: {exc}")
+            continue
+        hooks.event(summary)
+        ok.append(name)
+    return ok
+
+
+def _eval_formulations(bench: Benchmark, names: list[str], context: EvalContext, step: Stepper,
+                       out: MainJobResult) -> None:
+    """The same retrievers on the same clips, asked each other way: text-side cost only."""
+    for form in FORMULATION_NAMES:
+        if form == CAPTION:
+            continue
+        done = step(f"eval {form}", lambda form=form: evaluate_retrievers(
+            bench, names, context.with_(formulation=form)),
+            lambda r, form=form: f"{len(r.runs)} retrievers x "
+                                 f"{len(bench.formulations.get(form, {}))} queries")
+        out.formulation_runs.update(done.runs)
+
+
+def _calibration_line(made: list[CalibrationMade]) -> str:
+    """``40 clips, 10 queries, seed 1; its own: 40 clips, 10 queries, seed 2 (kept)``."""
+    return "; its own: ".join(f"{len(m.build.clips)} clips, {len(m.build.queries)} queries, seed "
+                              f"{m.build.seed}" + (" (kept)" if m.reused else "") for m in made)
+
+
+def _detect_and_spectrum(params: MainJobParams, bench: Benchmark, context: EvalContext,
+                         learned_ok: list[str], step: Stepper, out: MainJobResult) -> None:
+    """The calibration builds (the input of detect and tune, made here by their own step), then
+    detection, the tuning of the combined rungs and the spectrum's evaluation."""
+    hooks, store = context.hooks, context.store
+    made = step("build calibration", lambda: make_calibration_builds(
+        bench, _calibration_root(params), min(CALIBRATION_CLIPS, params.n_clips),
+        min(CALIBRATION_QUERIES, params.n_queries), hooks=hooks), _calibration_line)
+    calibration = made[0].build.root
+    # after the eval: the decomposition reads the saved embedding results
+    out.detection = step("detect yamnet", lambda: detect_and_evaluate(
+        bench, store, DetectOptions(calibration=calibration), hooks=hooks),
+        lambda d: f"{d.summary.name}: {d.summary.detected_events} events; calibration "
+                  f"seed {d.summary.calibration.seed}")
+    out.results.runs[out.detection.summary.name] = out.detection.result
+    hooks.event(out.detection)
+    extra = spectrum_names(learned_ok, out.results) if params.spectrum else []
+    combined = [n for n in extra if is_combined(n)]
+    if combined:  # N, w and k chosen on the calibration build (else: the defaults)
+        try:
+            step("tune spectrum", lambda: tune_combined(
+                bench, combined, calibration, backend=params.backend,
+                hooks=hooks), lambda t: f"{len(t)} combined retrievers tuned on the "
+                                        "calibration build (the rest kept)")
+        except ReasonAudioError as exc:
+            hooks.warn(f"combined retrievers run with the default N, w and k: {exc}")
+    if extra:
+        more = step("eval spectrum", lambda: evaluate_retrievers(bench, extra, context),
+                    lambda r: f"{len(r.runs)} soft, hybrid, fused and BM25 retrievers")
+        out.results.runs.update(more.runs)
+
+
+def _report_and_compare(params: MainJobParams, bench: Benchmark, learned_ok: list[str],
+                        step: Stepper, out: MainJobResult) -> None:
+    """Save results.json, write the report, compare the oracle (and detection) with the best
+    learned retriever."""
     out.results_path = params.out / "results.json"
     write_results_json(out.results_path, out.results)
     out.report = step("report", lambda: run_report(bench, params.out / "report",
@@ -295,4 +334,3 @@ def run_main_job(params: MainJobParams, hooks: Hooks = SILENT) -> MainJobResult:
         if out.detection is not None:
             out.detection_comparison = compare(out.detection.result, out.results.runs[best])
     out.runs_dir = bench.root / "results"
-    return out

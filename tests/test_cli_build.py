@@ -67,3 +67,34 @@ def test_info_on_a_missing_or_incomplete_directory(tmp_path):
     one_line_error(runner.invoke(app, ["info", "--data", str(tmp_path / "none")]), "not found")
     (tmp_path / "half").mkdir()
     one_line_error(runner.invoke(app, ["info", "--data", str(tmp_path / "half")]), "manifest.json")
+
+
+def test_calibration_builds_are_made_by_build_and_kept_on_a_rerun(tmp_path):
+    """`bench build --calibration-for DATA`: DATA-calibration (its bank, seed + 1) and that
+    build's own; a rerun keeps both; DATA's bank and seed cannot be overridden; a folder holding
+    something else is refused before either build is written."""
+    from hostile import one_line_error as one_line
+
+    from reasonaudio.dataset.benchmark import load_benchmark
+
+    data = tmp_path / "b"
+    assert runner.invoke(app, ["build", "--out", str(data), "--clips", "40", "--queries", "10",
+                               "--seed", "7"]).exit_code == 0
+    args = ["build", "--calibration-for", str(data), "--clips", "30", "--queries", "5"]
+    r = runner.invoke(app, args)
+    assert r.exit_code == 0, r.output
+    calib, own = load_benchmark(tmp_path / "b-calibration"), load_benchmark(tmp_path / "b-calibration-calibration")
+    assert (calib.seed, len(calib.clips), len(calib.queries)) == (8, 30, 5)
+    assert (own.seed, len(own.clips), len(own.queries)) == (9, 30, 5)
+    assert calib.manifest["parameters"]["atoms"] == load_benchmark(data).manifest["parameters"]["atoms"]
+    again = runner.invoke(app, args)
+    assert again.exit_code == 0 and again.output.count("kept ") == 2, again.output
+    one_line(runner.invoke(app, args + ["--seed", "3", "--atoms", "synthetic"]), "--calibration-for",
+             "--seed", "--atoms")
+    one_line(runner.invoke(app, args[:3] + ["--clips", "20"]), "b-calibration: holds another build",
+             "seed 8, 20 clips, 100 queries", "--clips 20 --queries 100 --force`")
+    assert len(load_benchmark(tmp_path / "b-calibration").clips) == 30  # kept as it was
+    (tmp_path / "x-calibration").write_text("not a folder")
+    one_line(runner.invoke(app, args + ["--out", str(tmp_path / "x")]), "x-calibration")
+    assert not (tmp_path / "x").exists()
+    one_line(runner.invoke(app, ["build", "--clips", "40"]), "--out")

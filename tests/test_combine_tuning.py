@@ -5,9 +5,11 @@ evaluated build is never searched."""
 from __future__ import annotations
 
 import json
+import shutil
 
 import numpy as np
 import pytest
+from hostile import one_line_error
 from test_qdrant_formula import detected_payloads, write_detected
 from typer.testing import CliRunner
 
@@ -99,6 +101,29 @@ def test_tuning_refuses_the_evaluated_build_and_bad_names(builds):
         ct.tune_combined(bench, [HYBRID], bench.root, force=True)
     res = runner.invoke(app, ["tune", "--data", str(bench.root), "-r", "soft:yamnet"])
     assert res.exit_code == 2 and "soft:yamnet" in res.output
+
+
+def test_tune_refuses_a_missing_calibration_build_naming_the_command(builds, tmp_path):
+    """tune builds no benchmark: without DATA-calibration it says how to make it; a calibration
+    build without its own (which detecting a soft: part on it needs) is refused before any part
+    is made."""
+    bench, _ = builds
+    default = bench.root.parent / "bench-calibration"
+    one_line_error(runner.invoke(app, ["tune", "--data", str(bench.root), "-r", HYBRID]),
+                   str(default), f"`bench build --calibration-for {bench.root}`")
+    assert not default.exists()
+    made = runner.invoke(app, ["build", "--calibration-for", str(bench.root), "--out",
+                               str(tmp_path / "c"), "--clips", "30", "--queries", "5"])
+    assert made.exit_code == 0, made.output
+    assert ct.resolve_calibration(bench, tmp_path / "c").seed == 1  # bench detect's check
+    shutil.rmtree(tmp_path / "c-calibration")
+    saved = bench.root / "results" / PARAMS_FILE
+    before = saved.read_bytes() if saved.is_file() else None
+    with pytest.raises(DataError, match=r"soft:yamnet: tuning detects events on the calibration "
+                       r"build .*`bench build --calibration-for [^`]*/c`"):
+        ct.tune_combined(bench, [HYBRID], tmp_path / "c", force=True)
+    assert not (tmp_path / "c-calibration").exists()
+    assert (saved.read_bytes() if saved.is_file() else None) == before
 
 
 def test_malformed_saved_parameters_are_one_line(builds, tmp_path):

@@ -14,8 +14,11 @@ import json
 import random
 
 import pytest
+from hostile import one_line_error
 from store_helpers import random_logic
+from typer.testing import CliRunner
 
+from reasonaudio.cli import app
 from reasonaudio.constraints.judge import ClipIndex
 from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.dataset.clip import Clip
@@ -38,8 +41,10 @@ def detected(tmp_path_factory):
     mp = pytest.MonkeyPatch()
     mp.setenv("REASONAUDIO_CACHE", str(root / "cache"))
     build_benchmark(root / "eval", BuildParams(atoms="synthetic", seed=0, n_clips=60, n_queries=20))
-    build_benchmark(root / "calib", BuildParams(atoms="synthetic", seed=1, n_clips=40, n_queries=10))
-    bench, calib = load_benchmark(root / "eval"), load_benchmark(root / "calib")
+    made = CliRunner().invoke(app, ["build", "--calibration-for", str(root / "eval"), "--clips",
+                                    "40", "--queries", "10"])
+    assert made.exit_code == 0, made.output  # the named step: eval-calibration, which detect reads
+    bench, calib = load_benchmark(root / "eval"), load_benchmark(root / "eval-calibration")
     for b in (bench, calib):  # the YAMNet ingest fills the frame cache and the audio-hash index
         with open_store(b.root) as store:
             ingest_model(b, store, "yamnet")
@@ -171,10 +176,11 @@ def test_bench_detect_cli(detected, tmp_path):
 
     from reasonaudio.cli import app
 
-    bench, calib, _, _, _ = detected
+    bench = detected[0]
     out = tmp_path / "detect.json"
+    # no --calibration: DATA-calibration, made by `bench build --calibration-for DATA`
     result = CliRunner().invoke(app, ["detect", "--data", str(bench.root), "--tagger", "yamnet",
-                                      "--calibration", str(calib.root), "--json", str(out)])
+                                      "--json", str(out)])
     assert result.exit_code == 0, result.output
     for part in ("detected:yamnet", "calibration: build", "perception", "worst", "oracle"):
         assert part in result.output
@@ -189,15 +195,29 @@ def test_bench_detect_cli(detected, tmp_path):
     assert "Traceback" not in bad.output
 
 
-def test_default_calibration_build_takes_the_next_seed(detected, tmp_path):
+def test_the_calibration_build_takes_the_next_seed_and_has_its_own(detected):
     from reasonaudio.detect.calibrate import check_separate
-    from reasonaudio.generator.calibration import calibration_build
 
-    bench = detected[0]
-    calib = calibration_build(bench, tmp_path / "calib", clips=60, queries=10)
-    assert calib.seed == bench.seed + 1
+    bench, calib = detected[:2]
+    assert calib.seed == bench.seed + 1 and len(calib.clips) == 40
     assert calib.manifest["parameters"]["atoms"] == bench.manifest["parameters"]["atoms"]
     check_separate(calib, bench)  # no error: another seed, no shared clip
+    own = load_benchmark(calib.root.parent / "eval-calibration-calibration")  # tuning a soft: part
+    assert own.seed == calib.seed + 1 and len(own.clips) == 40 and len(own.queries) == 10
+    check_separate(own, calib)
+
+
+def test_detect_refuses_a_missing_calibration_build_naming_the_command(tmp_path):
+    """Without --calibration, detect reads DATA-calibration; missing, it says how to make it and
+    writes nothing."""
+    from reasonaudio.generator.build import BuildParams, build_benchmark
+
+    build_benchmark(tmp_path / "b", BuildParams(atoms="synthetic", seed=0, n_clips=24, n_queries=10))
+    before = sorted(p.name for p in (tmp_path / "b").iterdir())
+    one_line_error(CliRunner().invoke(app, ["detect", "--data", str(tmp_path / "b")]),
+                   str(tmp_path / "b-calibration"), f"`bench build --calibration-for {tmp_path / 'b'}`")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b"]
+    assert sorted(p.name for p in (tmp_path / "b").iterdir()) == before  # no store opened
 
 
 def test_detect_refuses_a_calibration_path_that_is_no_benchmark(tiny_bench_dir, tmp_path):

@@ -63,6 +63,10 @@ def test_demo_detects_after_the_yamnet_ingest(tmp_path):
     assert "detected:yamnet" in runs and "two-stage:yamnet-caption+minilm" in runs
     calibration = json.loads((out / "calibration" / "manifest.json").read_text())
     assert calibration["seed"] == 1 and calibration["counts"]["clips"] == 40
+    # made by the main job's own step, with its own (tuning soft:yamnet detects on it)
+    own = json.loads((out / "calibration-calibration" / "manifest.json").read_text())
+    assert own["seed"] == 2 and own["counts"]["clips"] == 40
+    assert "build calibration" in r.output
     assert "perception" in r.output and "detected events" in r.output
     assert (out / "bench" / "results" / "detect-yamnet-zero-shot.json").is_file()
     # the Qdrant-side rungs (issue 23): soft, BM25, hybrid and fusions, and the spectrum table

@@ -13,6 +13,7 @@ PACKAGE = Path(reasonaudio.__file__).parent
 
 ENTRY_POINTS = {
     "generator/build.py": ("build_benchmark", "compose_benchmark"),
+    "generator/calibration.py": ("make_calibration_builds",),
     "render/clips.py": ("write_clip_audio",),
     "atoms/rules.py": ("validate_bank",),
     "atoms/check.py": ("check_bank",),

@@ -24,13 +24,21 @@ from reasonaudio.errors import DataError
 
 # --- build / info / render -------------------------------------------------------------------
 
+CALIBRATION_FIXED = ("atoms", "seed", "audio", "conditions", "beds", "tasks", "interleaved")
+"""build's flags a calibration build takes from DATA (its bank, seed + 1) or does without"""
+
+
 @app.command()
 def build(
-    out: Path = typer.Option(..., "--out", "-o", help="Directory to write (atomically)."),
+    ctx: typer.Context,
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Directory to write (atomically); "
+                                       "with --calibration-for, default DATA-calibration."),
     atoms: str = typer.Option("synthetic", help="synthetic | PATH (folder bank) | fsd50k:PATH"),
     seed: int = typer.Option(0, help="Seed for every random choice; same seed, same bytes."),
-    clips: int = typer.Option(10_000, help="Number of clips (60% sequential, 40% overlap)."),
-    queries: int = typer.Option(1_000, help="Number of queries, split evenly over the tasks."),
+    clips: int = typer.Option(10_000, help="Number of clips (60% sequential, 40% overlap); "
+                              "500 with --calibration-for."),
+    queries: int = typer.Option(1_000, help="Number of queries, split evenly over the tasks; "
+                                "100 with --calibration-for."),
     audio: Optional[str] = typer.Option(None, help="Also write every clip's audio: flac | wav."),
     conditions: Optional[str] = typer.Option(None, "--conditions",
                                              help="Record acoustic conditions in the manifest, e.g. "
@@ -46,8 +54,16 @@ def build(
     interleaved: Optional[float] = typer.Option(None, "--interleaved", help="Also write this share "
                                                 "of each task's queries with one sound given by an "
                                                 "audio example (docs/interleaved.md), e.g. 0.3."),
+    calibration_for: Optional[Path] = typer.Option(None, "--calibration-for", help="Instead, make "
+                                                   "the calibration builds detect and tune read: "
+                                                   "OUT (DATA's bank, seed + 1) and OUT-calibration."),
 ) -> None:
     """Build a benchmark directory: corpus, queries, qrels, choices, atoms, formulations, manifest."""
+    if calibration_for is not None:
+        _build_calibration(ctx, calibration_for, out, clips, queries, force)
+        return
+    if out is None:
+        raise DataError("--out: give the directory to write (or --calibration-for DATA)")
     from reasonaudio.generator.build import BuildParams, build_benchmark
     from reasonaudio.tasks.registry import select_tasks
     from reasonaudio.views.benchmark import print_build_summary
@@ -65,6 +81,28 @@ def build(
     if interleaved is not None:
         from reasonaudio.views.interleaved import print_interleave_summary
         print_interleave_summary(console, out, summary)
+
+
+def _build_calibration(ctx: typer.Context, data: Path, out: Optional[Path], clips: int,
+                       queries: int, force: bool) -> None:
+    """``bench build --calibration-for DATA``: the calibration builds of DATA."""
+    from reasonaudio.generator.calibration import CLIPS, QUERIES, make_calibration_builds
+    from reasonaudio.views.benchmark import print_calibration_builds
+    from reasonaudio.views.progress import progress_hooks
+
+    def given(name: str) -> bool:  # typer carries its own copy of click: compare by name
+        return getattr(ctx.get_parameter_source(name), "name", None) == "COMMANDLINE"
+
+    fixed = [f"--{name}" for name in CALIBRATION_FIXED if given(name)]
+    if fixed:
+        raise DataError(f"--calibration-for: drop {', '.join(fixed)} (a calibration build takes "
+                        "its bank and seed + 1 from DATA)")
+    bench = _load(data, False)
+    with progress_hooks(err_console, unit="clips", transient=True, notify=_note) as hooks:
+        made = make_calibration_builds(bench, out, clips if given("clips") else CLIPS,
+                                       queries if given("queries") else QUERIES, overwrite=force,
+                                       hooks=hooks)
+    print_calibration_builds(console, made)
 
 
 @app.command()

@@ -35,8 +35,8 @@ def detect(
                                               help="--mode trained: the detector's model "
                                               "directory (bench train-detector --out)."),
     calibration: Optional[Path] = typer.Option(None, "--calibration",
-                                               help="Calibration build (another seed); built as "
-                                               "DATA-calibration with seed + 1 when missing."),
+                                               help="Calibration build (default DATA-calibration; "
+                                               "`bench build --calibration-for DATA` makes it)."),
     top_k: Optional[int] = typer.Option(None, "--top-k", min=1,
                                         help="AudioSet classes per label (zero-shot, 3) or "
                                         "signature size (enrolled, 5)."),
@@ -54,13 +54,16 @@ def detect(
     from reasonaudio.detect.collection import DetectOptions
     from reasonaudio.evaluation.detection import detect_and_evaluate
     from reasonaudio.fileio import write_json
+    from reasonaudio.generator.calibration import resolve_calibration
     from reasonaudio.store.open import open_store
     from reasonaudio.views.detect import print_detect_run
     from reasonaudio.views.progress import progress_hooks
 
     bench = _load(data, no_verify, condition)
-    options = DetectOptions(tagger=tagger, mode=mode, calibration=calibration, top_k=top_k,
-                            model_path=model_path, engine=engine_flags.engine_for(None, None))
+    engine = engine_flags.engine_for(None, None)  # flag errors first
+    calib = resolve_calibration(bench, calibration)  # refused before the store is opened
+    options = DetectOptions(tagger=tagger, mode=mode, calibration=calib.root, top_k=top_k,
+                            model_path=model_path, engine=engine)
     with open_store(bench.root, store_flags.backend, store_flags.qdrant_url, write=True) as store, \
             progress_hooks(console, unit="clips") as hooks:
         run = detect_and_evaluate(bench, store, options, hooks=hooks)
@@ -77,8 +80,8 @@ def tune(
     retriever: list[str] = typer.Option(..., "--retriever", "-r",
                                         help="A hybrid:, rrf: or dbsf: retriever (repeat for several)."),
     calibration: Optional[Path] = typer.Option(None, "--calibration",
-                                               help="Calibration build (another seed); built as "
-                                               "DATA-calibration with seed + 1 when missing."),
+                                               help="Calibration build (default DATA-calibration; "
+                                               "`bench build --calibration-for DATA` makes it)."),
     force: bool = typer.Option(False, "--force", help="Tune again what was tuned on this build."),
     store_flags: StoreFlags = StoreFlags(),
     no_verify: bool = NoVerifyOpt,

@@ -80,9 +80,8 @@ class DetectOptions:
     tagger: str = "yamnet"
     mode: str = "zero-shot"
     calibration: Path | None = None
-    """the calibration build; built here (seed + 1, ``calibration_clips``) when it does not exist"""
-    calibration_clips: int = 500
-    calibration_queries: int = 100
+    """the calibration build (``bench build --calibration-for``); None: ``DATA-calibration``;
+    never built here"""
     top_k: int | None = None
     model_path: Path | None = None
     """``--mode trained``: the ``bench train-detector`` model directory"""
@@ -227,16 +226,15 @@ def run_detection(bench: Benchmark, store: Store, options: DetectOptions = Detec
     """Detect every clip's events and (re)write ``reasonaudio-detected-<tagger>-<mode>``.
 
     The main job calls this after its YAMNet ingest (the frame rows come from that ingest's
-    cache). ``options.calibration`` names the calibration build (built with seed + 1 when
-    missing; :func:`reasonaudio.generator.calibration.resolve_calibration`)."""
+    cache). ``options.calibration`` names the calibration build (default ``DATA-calibration``),
+    which must exist: ``bench build --calibration-for DATA`` makes it
+    (:func:`reasonaudio.generator.calibration.resolve_calibration`); nothing is built here."""
     _check(options)
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
-    calib = resolve_calibration(bench, options.calibration, options.calibration_clips,
-                                options.calibration_queries, notify=hooks.notify)
-    condition = condition_of(bench)
+    calib = resolve_calibration(bench, options.calibration)
     # thresholds chosen under the same condition: the evaluated build's record of it
-    calib = under_condition(calib, condition)
+    calib = under_condition(calib, condition_of(bench))
     tagger = tagger or load_tagger()
     label_map, training = _label_map(bench, calib, tagger, options, embedder)
     timings["label_map_s"] = time.perf_counter() - t0
@@ -244,14 +242,47 @@ def run_detection(bench: Benchmark, store: Store, options: DetectOptions = Detec
     calibration = calibrated(calib, label_map, tagger, options)
     timings["calibration_s"] = time.perf_counter() - t1
 
-    params = calibration.params
-    if params.top_k:
-        label_map = label_map.truncated(params.top_k)
+    if calibration.params.top_k:
+        label_map = label_map.truncated(calibration.params.top_k)
     renderer = _renderer(bench, options)
     heard = heard_clips(bench, renderer=renderer)  # the truth and the length detected in
-    payloads: dict[str, dict[str, Any]] = {}
-    detected: dict[str, Clip] = {}
-    stats = []
+    found = _detect_clips(bench, heard, label_map, calibration.params, tagger, renderer, options,
+                          hooks, timings)
+    t3 = time.perf_counter()
+    add_soft_evidence([found.payloads[c.id] for c in bench.clips], calibration)
+    timings["detect_s"] += time.perf_counter() - t3
+
+    t4 = time.perf_counter()
+    name = _write_collection(bench, store, options, tagger.revision, label_map, calibration,
+                             training, found.payloads)
+    timings["upsert_s"] = time.perf_counter() - t4
+    timings["total_s"] = time.perf_counter() - t0
+    report = perception(heard, found.detected, label_map.labels)
+    return DetectSummary(
+        name=detected_name(options.tagger, options.mode), collection=name, mode=options.mode,
+        tagger=options.tagger, tagger_revision=tagger.revision, clips=len(heard),
+        detected_events=sum(len(d.events) for d in found.detected.values()),
+        true_events=sum(len(c.events) for c in heard), calibration=calibration,
+        label_map=label_map, perception=report, frames=merged_stats(found.stats).to_json(),
+        timings=timings, training=training)
+
+
+@dataclass
+class _Found:
+    """What :func:`_detect_clips` made: each clip's payload and detected clip, each chunk's frame
+    statistics."""
+
+    payloads: dict[str, dict[str, Any]] = field(default_factory=dict)
+    detected: dict[str, Clip] = field(default_factory=dict)
+    stats: list[Any] = field(default_factory=list)
+
+
+def _detect_clips(bench: Benchmark, heard: Sequence[Clip], label_map: Any, params: Any, tagger: Any,
+                  renderer: Any, options: DetectOptions, hooks: Hooks,
+                  timings: dict[str, float]) -> _Found:
+    """Every clip's events and payload, chunk by chunk of frame rows (``frames_s``: reading
+    them, ``detect_s``: detecting in them)."""
+    found = _Found()
     timings["frames_s"] = timings["detect_s"] = 0.0
     t2 = time.perf_counter()
     by_id = {c.id: c for c in heard}
@@ -260,35 +291,43 @@ def run_detection(bench: Benchmark, store: Store, options: DetectOptions = Detec
                                budget_bytes=options.chunk_frame_bytes, reader=label_map.reader):
         t3 = time.perf_counter()
         timings["frames_s"] += t3 - t2
-        stats.append(frames.stats)
+        found.stats.append(frames.stats)
         for cid in frames.probs:
-            clip = by_id[cid]
-            tracks = label_map.tracks(frames.probs[cid])
-            duration_ms = round(clip.duration * 1000)
-            found = detect_clip(tracks, label_map.labels, duration_ms, params, label_map.grid)
-            det = detected_clip(clip, found)
-            detected[cid] = det
-            payload = clip_payload(det)
-            payload["confidence"] = det.extra["confidence"]
-            if "count" in det.extra:
-                payload[COUNT_FIELD] = det.extra["count"]
-            payload["track"] = track_summary(tracks, label_map.labels, duration_ms, TRACK_FLOOR,
-                                             label_map.grid)
-            payloads[cid] = payload
+            det, found.payloads[cid] = _clip_payload(by_id[cid], label_map.tracks(frames.probs[cid]),
+                                                     label_map, params)
+            found.detected[cid] = det
         del frames  # this chunk's rows go before the next chunk is read
         t2 = time.perf_counter()
         timings["detect_s"] += t2 - t3
-    t3 = time.perf_counter()
-    add_soft_evidence([payloads[c.id] for c in bench.clips], calibration)
-    timings["detect_s"] += time.perf_counter() - t3
+    return found
 
-    t4 = time.perf_counter()
+
+def _clip_payload(clip: Clip, tracks: Any, label_map: Any, params: Any) -> tuple[Clip, dict[str, Any]]:
+    """One clip's detected events and its payload (labels, relations, confidence, count, track
+    summaries)."""
+    duration_ms = round(clip.duration * 1000)
+    found = detect_clip(tracks, label_map.labels, duration_ms, params, label_map.grid)
+    det = detected_clip(clip, found)
+    payload = clip_payload(det)
+    payload["confidence"] = det.extra["confidence"]
+    if "count" in det.extra:
+        payload[COUNT_FIELD] = det.extra["count"]
+    payload["track"] = track_summary(tracks, label_map.labels, duration_ms, TRACK_FLOOR,
+                                     label_map.grid)
+    return det, payload
+
+
+def _write_collection(bench: Benchmark, store: Store, options: DetectOptions, revision: str,
+                      label_map: Any, calibration: Calibration, training: dict[str, Any] | None,
+                      payloads: dict[str, dict[str, Any]]) -> str:
+    """(Re)write the detected collection with its record (tagger revision, label map, the whole
+    calibration, the soft evidence's layout); returns its name."""
     name = detected_collection(options.tagger, options.mode, condition_of(bench).name)
     cal_digest = hashlib.sha256(json.dumps(calibration.to_json(), sort_keys=True).encode()).hexdigest()[:12]
     dims = evidence_dims(bench.labels)
     meta = CollectionMeta(
         model=detected_name(options.tagger, options.mode),
-        revision=f"{tagger.revision}+map-{label_map.digest()}+cal-{cal_digest}",
+        revision=f"{revision}+map-{label_map.digest()}+cal-{cal_digest}",
         dimension=1, distance="dot", pooling="none", corpus_sha256=corpus_fingerprint(bench),
         extra={"kind": "detected", "format": FORMAT, "tagger": options.tagger, "mode": options.mode,
                "optimistic": is_optimistic(options.mode, training),
@@ -302,16 +341,7 @@ def run_detection(bench: Benchmark, store: Store, options: DetectOptions = Detec
     load_collection(store, name, meta, [c.id for c in bench.clips], make, force=True,
                     index_labels=bench.labels, batch_size=options.upsert_batch,
                     segments=SEARCH_SEGMENTS, **evidence_layout())
-    timings["upsert_s"] = time.perf_counter() - t4
-    timings["total_s"] = time.perf_counter() - t0
-    report = perception(heard, detected, label_map.labels)
-    return DetectSummary(
-        name=detected_name(options.tagger, options.mode), collection=name, mode=options.mode,
-        tagger=options.tagger, tagger_revision=tagger.revision, clips=len(by_id),
-        detected_events=sum(len(d.events) for d in detected.values()),
-        true_events=sum(len(c.events) for c in heard), calibration=calibration,
-        label_map=label_map, perception=report, frames=merged_stats(stats).to_json(),
-        timings=timings, training=training)
+    return name
 
 
 def _label_map(bench: Benchmark, calib: Benchmark, tagger: Any, options: DetectOptions,

@@ -15,7 +15,8 @@ corpus size.
   what is there: the model collections (``ingest_model``: cached embeddings), BM25 and joint
   collections (derived, made by the retriever), and for a ``soft:`` part its detected collection
   (``run_detection`` on the calibration build, calibrated in turn on *its* calibration build,
-  ``<calibration>-calibration``, so no build ever calibrates on itself).
+  ``<calibration>-calibration``, so no build ever calibrates on itself). Both calibration builds
+  are inputs (``bench build --calibration-for DATA`` makes them); tuning builds no benchmark.
 - The choice goes into ``DATA/results/combine-params.json`` (``{NAME: {...}}``), which
   :func:`reasonaudio.retrievers.combined.combine_params` reads: ``prefetch``, ``weight``,
   ``rrf_k``, ``source: calibration:<calibration manifest sha256, 12 hex>``, and ``tuning`` (the
@@ -130,24 +131,33 @@ def _detected_ready(store: Store, calib: Benchmark, name: str) -> bool:
 def prepare_parts(calib: Benchmark, store: Store, names: Sequence[str], hooks: Hooks = SILENT) -> None:
     """Make on the calibration build what the parts of ``names`` read, reusing what is there:
     model collections (``ingest_model``), detected collections for ``soft:`` parts (calibrated on
-    the calibration build's own calibration build). BM25 and joint collections are derived; the
-    retriever makes them. ``vectors:NAME`` parts were made elsewhere: ingest them into the
-    calibration build with ``bench ingest --vectors`` first."""
+    the calibration build's own calibration build, which must exist). BM25 and joint collections
+    are derived; the retriever makes them. ``vectors:NAME`` parts were made elsewhere: ingest them
+    into the calibration build with ``bench ingest --vectors`` first."""
     parts = sorted({p for n in names for p in parse_combined(n).parts})
+    to_detect = [p for p in parts if part_kind(p) == SOFT and not _detected_ready(store, calib, p)]
+    if to_detect:  # refused before any part is made
+        _own_calibration(calib, to_detect[0])
     for part in parts:
         kind = part_kind(part)
-        if kind == SOFT:
-            if not _detected_ready(store, calib, part):
-                tagger, mode = parse_soft(part)
-                hooks.notify(f"detecting events on the calibration build {calib.root.name} for {part}")
-                run_detection(calib, store, DetectOptions(  # its own calibration: CALIB-calibration
-                    tagger=tagger, mode=mode, calibration=None,
-                    calibration_clips=min(200, len(calib.clips)),
-                    calibration_queries=min(50, len(calib.queries))), hooks=hooks)
+        if part in to_detect:
+            tagger, mode = parse_soft(part)
+            hooks.notify(f"detecting events on the calibration build {calib.root.name} for {part}")
+            run_detection(calib, store, DetectOptions(  # its own calibration: CALIB-calibration
+                tagger=tagger, mode=mode), hooks=hooks)
         elif kind == MODEL:
             hooks.event(ingest_model(calib, store, part, hooks=hooks))
         # PRECOMPUTED: vectors made elsewhere (`bench ingest --vectors` them into this build
         # too); LEXICAL: BM25 collections are derived, the retriever makes them
+
+
+def _own_calibration(calib: Benchmark, part: str) -> Benchmark:
+    """The calibration build's own calibration build, which detecting ``part`` on it needs."""
+    try:
+        return resolve_calibration(calib)
+    except DataError as exc:
+        raise DataError(f"{part}: tuning detects events on the calibration build {calib.root}, "
+                        f"calibrated on its own; {exc}") from None
 
 
 def part_kind(part: str) -> str:
@@ -219,10 +229,10 @@ def _saved(path: Path) -> dict[str, Any]:
 @writes_benchmark
 def tune_combined(bench: Benchmark, names: Sequence[str], calibration: Path | None = None, *,
                   backend: str | None = None, url: str | None = None, force: bool = False,
-                  calibration_clips: int = 500, calibration_queries: int = 100,
                   hooks: Hooks = SILENT) -> dict[str, Tuned]:
     """Choose N, w and k for each combined retriever in ``names`` on the calibration build
-    (``calibration``, built with seed + 1 like ``bench detect``'s when missing) and save them in
+    (``calibration``, default ``DATA-calibration``, made by ``bench build --calibration-for``;
+    refused in one line when missing, like ``bench detect``'s) and save them in
     ``DATA/results/combine-params.json``. A name already tuned on the same calibration build
     with the same grid is kept (``force`` redoes it)."""
     for n in names:  # a name tune cannot prepare fails before anything is built or run
@@ -232,8 +242,7 @@ def tune_combined(bench: Benchmark, names: Sequence[str], calibration: Path | No
         raise StoreError("bench tune runs the calibration build in its own embedded store "
                          "(--backend edge or local): a server holds one collection per name, "
                          "shared by every build")
-    calib = resolve_calibration(bench, calibration, calibration_clips, calibration_queries,
-                                hooks.notify)
+    calib = resolve_calibration(bench, calibration)
     source = calibration_source(calib)
     path = bench.root / "results" / PARAMS_FILE
     saved = _saved(path)

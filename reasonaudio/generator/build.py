@@ -24,9 +24,11 @@ from reasonaudio.dataset.benchmark import (
     CHOICES,
     CORPUS,
     FORMULATIONS,
+    MANIFEST,
     QRELS,
     QUERIES,
     TASKS,
+    check_manifest,
     load_benchmark,
     write_manifest,
     write_qrels,
@@ -34,7 +36,7 @@ from reasonaudio.dataset.benchmark import (
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.dataset.conditions import manifest_record, parse_condition_list, with_beds
 from reasonaudio.errors import DataError
-from reasonaudio.fileio import atomic_dir, atomic_file, clear_stale_partials, dumps, write_jsonl
+from reasonaudio.fileio import atomic_dir, atomic_file, clear_stale_partials, dumps, read_json, write_jsonl
 from reasonaudio.output_dirs import check_output_dir
 from reasonaudio.atoms.rules import validate_bank
 from reasonaudio.atoms.bank import AtomBank
@@ -117,6 +119,18 @@ def absolute_bank_spec(spec: str) -> str:
         return spec
     prefix, path, query = parts
     return f"{prefix}{Path(path).expanduser().absolute()}{query}"
+
+
+def holds_build(root: Path | str, params: BuildParams) -> bool:
+    """Whether ``root`` already holds the build ``params`` describe (the same parameters and
+    seed, the bank as its absolute spec): what the main job and ``bench build --calibration-for``
+    keep instead of building again."""
+    path = Path(root) / MANIFEST
+    if not path.is_file():
+        return False
+    have = check_manifest(read_json(path), path).get("parameters", {})
+    want = replace(params, atoms=absolute_bank_spec(params.atoms)).to_json()
+    return {k: have.get(k) for k in want} == want
 
 
 def bank_folders(spec: str) -> list[Path]:

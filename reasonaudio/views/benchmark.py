@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from rich.console import Console
 from rich.table import Table
@@ -48,6 +48,15 @@ def print_info(console: Console, bench: Benchmark) -> dict[str, Any]:
 
 def _flag(n: int) -> str:
     return "0" if n == 0 else f"[bold red]{n}[/]"
+
+
+def print_calibration_builds(console: Console, made: Sequence[Any]) -> None:
+    """One line per calibration build ``bench build --calibration-for`` made or kept."""
+    for m in made:
+        console.print(Text.assemble(("kept" if m.reused else "built", "cyan" if m.reused else "green"),
+                                    f" {m.build.root}: {len(m.build.clips)} clips, "
+                                    f"{len(m.build.queries)} queries, seed {m.build.seed}; the "
+                                    f"calibration build of {m.of.root}"))
 
 
 def print_build_summary(console: Console, out: Path, manifest: dict[str, Any]) -> None:
