@@ -15,10 +15,9 @@ pytestmark = pytest.mark.fast
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "reasonaudio"
 MAX_LINES = 80
-LEFT_TO_SPLIT = {"reasonaudio/cli.py:eval_", "reasonaudio/cli.py:ingest",
-                 "reasonaudio/mainjob.py:run_main_job", "reasonaudio/detect/collection.py:run_detection"}
-"""functions still over the limit while they are rewritten; each must stay over it, so the set
-shrinks as they are split"""
+LEFT_TO_SPLIT: set[str] = set()
+"""functions allowed over the limit while they are rewritten (none today); each must stay over it,
+so the set only shrinks"""
 
 
 def function_lengths(source: str, module: str) -> dict[str, int]:
