@@ -21,7 +21,8 @@ from reasonaudio.evaluation.combine_tuning import tune_combined
 from reasonaudio.evaluation.compare import Comparison, compare
 from reasonaudio.evaluation.condition_scores import reread
 from reasonaudio.evaluation.detection import DetectRun, detect_and_evaluate
-from reasonaudio.evaluation.evaluate import EvalContext, evaluate_retrievers
+from reasonaudio.evaluation.evaluate import EvalContext
+from reasonaudio.evaluation.plan import make_plan, run_plan
 from reasonaudio.evaluation.report import ReportOutcome, run_report, write_results_json
 from reasonaudio.evaluation.results import Results
 from reasonaudio.dataset.benchmark import FORMULATIONS, MANIFEST, Benchmark, load_benchmark
@@ -193,7 +194,8 @@ def _noisy_condition(params: MainJobParams, bench: Benchmark, store: Any, listen
                                  f"({s.clips_per_s:.1f} clips/s)")
         hooks.event(summary)
     context = EvalContext(store=store, hooks=hooks)
-    results = step(f"eval @{cond}", lambda: evaluate_retrievers(noisy, ["oracle"] + listening, context),
+    results = step(f"eval @{cond}",
+                   lambda: _evaluate(noisy, ["oracle"] + listening, context, condition=cond),
                    lambda r: f"{len(r.runs)} retrievers x {len(bench.queries)} queries")
     if detect:
         options = DetectOptions(calibration=_calibration_root(params))
@@ -222,7 +224,7 @@ def run_main_job(params: MainJobParams, hooks: Hooks = SILENT) -> MainJobResult:
         learned_ok = _ingest_learned(bench, store, learned, step, hooks)
         names = list(SYMBOLIC) + learned_ok
         context = EvalContext(store=store, hooks=hooks)
-        out.results = step("eval", lambda: evaluate_retrievers(bench, names, context),
+        out.results = step("eval", lambda: _evaluate(bench, names, context),
                            lambda r: f"{len(r.runs)} retrievers x {len(bench.queries)} queries")
         _eval_formulations(bench, names, context, step, out)
         if params.detect and any(ran_yamnet(n) for n in learned_ok):
@@ -267,14 +269,20 @@ def _ingest_learned(bench: Benchmark, store: Any, learned: Sequence[str], step: 
     return ok
 
 
+def _evaluate(bench: Benchmark, names: list[str], context: EvalContext, **plan: Any) -> Results:
+    """``names`` evaluated as ``bench eval`` evaluates them: one plan (its condition and view from
+    ``plan``), every result saved under its key."""
+    return run_plan(bench, make_plan(bench, names, **plan), context).results
+
+
 def _eval_formulations(bench: Benchmark, names: list[str], context: EvalContext, step: Stepper,
                        out: MainJobResult) -> None:
     """The same retrievers on the same clips, asked each other way: text-side cost only."""
     for form in FORMULATION_NAMES:
         if form == CAPTION:
             continue
-        done = step(f"eval {form}", lambda form=form: evaluate_retrievers(
-            bench, names, context.with_(formulation=form)),
+        done = step(f"eval {form}", lambda form=form: _evaluate(
+            bench, names, context, formulation=form),
             lambda r, form=form: f"{len(r.runs)} retrievers x "
                                  f"{len(bench.formulations.get(form, {}))} queries")
         out.formulation_runs.update(done.runs)
@@ -313,7 +321,7 @@ def _detect_and_spectrum(params: MainJobParams, bench: Benchmark, context: EvalC
         except ReasonAudioError as exc:
             hooks.warn(f"combined retrievers run with the default N, w and k: {exc}")
     if extra:
-        more = step("eval spectrum", lambda: evaluate_retrievers(bench, extra, context),
+        more = step("eval spectrum", lambda: _evaluate(bench, extra, context),
                     lambda r: f"{len(r.runs)} soft, hybrid, fused and BM25 retrievers")
         out.results.runs.update(more.runs)
 

@@ -153,11 +153,13 @@ def evaluate_run(bench: Benchmark, run: Run, name: str | None = None,
 
 
 def evaluate_retriever(bench: Benchmark, retriever: Retriever, context: EvalContext = EvalContext(),
-                       name: str | None = None, retriever_name: str | None = None) -> RetrieverResult:
+                       key: ResultKey | None = None) -> RetrieverResult:
     """Run, multiple choice and metrics for one retriever; saved under ``DATA/results/`` unless
     ``context.save`` is off (``context.store``, ``backend`` and retriever options are not read:
-    the retriever is already built)."""
-    name = name or retriever.name
+    the retriever is already built). ``key``: what the result answers (default: the retriever's
+    name under the benchmark's condition and formulation)."""
+    key = key or ResultKey(retriever.name, condition_of(bench).name, bench.formulation)
+    name = key.stored_name
     hooks, depth = context.hooks, context.depth
     n_q, n_c = len(bench.queries), len(bench.choices)
     t0 = time.perf_counter()
@@ -176,8 +178,7 @@ def evaluate_retriever(bench: Benchmark, retriever: Retriever, context: EvalCont
                      "search_ms_per_query": round(1000 * (t1 - t0) / max(n_q, 1), 3)}
     result.failures = dict(sorted(failures.items()))
     result.formulation = bench.formulation
-    result.retriever = retriever_name or retriever.name
-    result.condition = condition_of(bench).name
+    result.retriever, result.condition = key.name, key.condition
     if failures:
         first = next(iter(result.failures.items()))
         hooks.warn(f"{name}: {len(failures)} queries could not be read and score 0 "
@@ -245,11 +246,11 @@ def evaluate_retrievers(bench: Benchmark, names: Sequence[str | Retriever],
                 if opts is not base and opts.hooks == SILENT:
                     opts = replace(opts, hooks=base.hooks)
                 retriever, owned = get_retriever(item, bench, opts, store=store), True
-            own_name = item if isinstance(item, str) else retriever.name
-            name = ResultKey(own_name, condition_of(bench).name, bench.formulation).stored_name
+            key = ResultKey(item if isinstance(item, str) else retriever.name, condition_of(bench).name,
+                            bench.formulation)
             try:
-                if name not in results.runs:
-                    results.runs[name] = evaluate_retriever(bench, retriever, context, name, own_name)
+                if key.stored_name not in results.runs:
+                    results.runs[key.stored_name] = evaluate_retriever(bench, retriever, context, key)
             finally:
                 if owned:
                     retriever.close()
