@@ -93,7 +93,7 @@ def ingest(
     --model none: the payload-only collection. --model NAME (see `bench models`) or
     two-stage:CAPTIONER+EMBEDDER: render, embed and upsert every clip (docs/models.md).
     --vectors/--ids/--name: precomputed vectors of a model run elsewhere (docs/bring-your-own.md)."""
-    from reasonaudio.ingest.request import (PRECOMPUTED, PROGRESS_UNIT, IngestRequest, check_condition,
+    from reasonaudio.retrievers.ingest_request import (PRECOMPUTED, PROGRESS_UNIT, IngestRequest, check_condition,
                                            request_kind, run_ingest)
     from reasonaudio.ingest.run import IngestOptions
     from reasonaudio.store.open import open_store

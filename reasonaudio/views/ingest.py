@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from reasonaudio.ingest.request import DERIVED, MODEL, PRECOMPUTED, IngestOutcome
+from reasonaudio.retrievers.ingest_request import DERIVED, MODEL, PRECOMPUTED, IngestOutcome
 from reasonaudio.ingest.run import IngestSummary
 from reasonaudio.store.collections import LoadResult
 
