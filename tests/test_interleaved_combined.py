@@ -1,7 +1,8 @@
 """Interleaved queries through the hybrid and fusion retrievers (issue 28): each part reads the
 example by its own reading (``per-part``), the combiner still sends one Qdrant query per search.
 
-A small synthetic build with ``--interleaved 0.5``, a detected collection with random evidence
+A small synthetic build with ``--interleaved 0.5`` (64 clips, 16 queries: ten interleaved
+variants, each task twice), a detected collection with random evidence
 (``test_qdrant_formula``'s), the oracle-caption + MiniLM collection and the tiny random-weight
 CLAP. The tagger's hearing of the examples is set by hand (right on every example, or wrong on
 every one), so what each part reads is known exactly.
@@ -41,7 +42,9 @@ def built(tmp_path_factory):
     def detected(b, store):
         write_detected(b, store, *detected_payloads(b))
 
-    return build_and_ingest(tmp_path_factory.mktemp("il-combined") / "b", 80, 20, (OC,), detected)
+    # 64 clips, 16 queries: the ten variants (two per task) that 80 and 20 gave, and a detected
+    # collection still of two segments (32 points each; with 24 each it came out as one)
+    return build_and_ingest(tmp_path_factory.mktemp("il-combined") / "b", 64, 16, (OC,), detected)
 
 
 def _heard(bench, right: bool) -> ExampleSet:

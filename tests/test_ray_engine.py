@@ -69,7 +69,7 @@ def test_two_stage_oracle_captions_bit_identical(local_ray, small_bench_dir, tmp
     model, name = "two-stage:oracle-caption+minilm", "reasonaudio-two-stage-oracle-caption-minilm"
     local_dir = copy_bench(small_bench_dir, tmp_path / "local")
     ray_dir = copy_bench(small_bench_dir, tmp_path / "ray")
-    n = 96  # enough for several actor batches; the whole 300-clip build took minutes on 2 busy cores
+    n = 48  # six actor batches of 8, three per actor (the whole 300-clip build took minutes)
     want = _ingest(local_dir, model, tmp_path / "cache-local", limit=n)
     got = _ingest(ray_dir, model, tmp_path / "cache-ray", engine=_ray_engine(), limit=n)
     assert got.upserted == want.upserted == n and got.embedded == want.embedded
@@ -143,7 +143,9 @@ def test_a_failing_clip_is_retried_then_named_and_a_rerun_finishes(local_ray, ti
     with open_store(data) as store:
         assert store.meta(name).state == "loading"  # never looks complete
         assert store.count(name) == 23 and BAD_CLIP not in store.existing_ids(name, [BAD_CLIP])
-    done = _ingest(data, model, tmp_path / "cache", engine=_ray_engine())  # the rerun retries it
+    # the rerun retries it: one clip is one block, so a pool of one (a second actor would load
+    # the model and get no work)
+    done = _ingest(data, model, tmp_path / "cache", engine=_ray_engine(options={**POOL, "workers": 1}))
     assert done.resumed and done.upserted == 1
     _ingest(reference, model, tmp_path / "cache-local")
     _assert_same_collection(data, reference, name, 24)

@@ -42,7 +42,7 @@ def builds(tmp_path_factory) -> tuple[Path, Path]:
     train = root / "train"
     test = root / "test"
     build_benchmark(train, BuildParams(atoms="synthetic:40", seed=1, n_clips=60, n_queries=20))
-    build_benchmark(test, BuildParams(atoms="synthetic:40", seed=0, n_clips=40, n_queries=10))
+    build_benchmark(test, BuildParams(atoms="synthetic:40", seed=0, n_clips=32, n_queries=10))
     return train, test
 
 
@@ -161,7 +161,8 @@ def test_perception_stage_learns_frames_and_freezes_the_layer():
 
     torch.manual_seed(0)
     enc = SequenceEncoder(30, ModelConfig(d_model=8, heads=2, ff=16), 1, 32, hidden=16)
-    stats = fit_perception(enc, pairs(40), pairs(10), 6, PerceptionOptions(epochs=30, lr=1e-2, batch_frames=64), 0)
+    # 10 epochs reach a validation F1 of 0.95 (30 added 0.005; 2 stay at 0.51 and fail)
+    stats = fit_perception(enc, pairs(40), pairs(10), 6, PerceptionOptions(epochs=10, lr=1e-2, batch_frames=64), 0)
     assert stats["val_frame_f1"] > 0.8, stats
     assert stats["loss_per_epoch"][-1] < stats["loss_per_epoch"][0]
     assert not any(p.requires_grad for p in enc.frame.parameters())
