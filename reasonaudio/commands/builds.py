@@ -9,6 +9,7 @@ import typer
 from rich.text import Text
 
 from reasonaudio.commands.app import (
+    USAGE_ERRORS,
     BackendOpt,
     ConditionOpt,
     DataOpt,
@@ -63,7 +64,7 @@ def build(
         _build_calibration(ctx, calibration_for, out, clips, queries, force)
         return
     if out is None:
-        raise DataError("--out: give the directory to write (or --calibration-for DATA)")
+        raise USAGE_ERRORS[0]("Missing option '--out' / '-o' (or --calibration-for DATA).", ctx=ctx)
     from reasonaudio.generator.build import BuildParams, build_benchmark
     from reasonaudio.tasks.registry import select_tasks
     from reasonaudio.views.benchmark import print_build_summary
