@@ -70,7 +70,7 @@ def build_explorer_bench(root: Path) -> Path:
     shutil.copyfile(run_path(bench, "random"), run_path(bench, EXTRA_NAME))
     bag = load_result(bench, "bag-of-sounds")
     assert bag is not None
-    save_result(bench, replace(bag, name=DETECTED_NAME,
+    save_result(bench, replace(bag, name=DETECTED_NAME, retriever=DETECTED_NAME,  # its key names it too
                                describe={**bag.describe, "retriever": DETECTED_NAME}))
     shutil.copyfile(run_path(bench, "bag-of-sounds"), run_path(bench, DETECTED_NAME))
     plots = root / "results" / "plots"
