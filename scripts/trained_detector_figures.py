@@ -89,8 +89,8 @@ def _tests(results: Any, others: list[str], tasks: list[str]) -> list[str]:
         cells = []
         for g in [*tasks, "overall"]:
             t = c.tests.get((g, "acc@1"))
-            cells.append("-" if t is None else
-                         f"{t.diff:+.3f}{'*' if c.significant(g, 'acc@1') else ''} (p {c.p_holm[(g, 'acc@1')]:.4f})")
+            mark = "*" if t is not None and c.significant(g, "acc@1") else ""
+            cells.append("-" if t is None else f"{t.diff:+.3f}{mark} (p {c.p_holm[(g, 'acc@1')]:.4f})")
         rows.append(f"| `{name}` | " + " | ".join(cells) + " |")
     return rows
 
@@ -126,7 +126,8 @@ def block(data: Path, unseen: bool = False) -> list[str]:
         raise SystemExit(f"{data}: run `bench detect --data {data} --mode trained --model-path DIR` first")
     tasks = list(tasks_present(list(results.runs[TRAINED].per_task)))
     best = _best_embedding(results)
-    names = [n for n in ("oracle", TRAINED, "detected:yamnet", "bag-of-sounds", best) if n and n in results.runs]
+    names = [n for n in ("oracle", TRAINED, "detected:yamnet", "bag-of-sounds", best)
+             if n and n in results.runs]
     rows = _header(bench, detections[TRAINED]) + _perception(detections)
     if unseen:
         rows += _by_kind(bench, detections[TRAINED])

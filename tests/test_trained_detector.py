@@ -95,6 +95,16 @@ def test_trained_collection_serves_detected_soft_hybrid_and_fused_retrievers(set
             assert result.overall["mc_acc"] > 0.5, name
 
 
+def test_tuning_a_hybrid_asks_for_the_trained_detection_on_the_calibration_build(setup):
+    from reasonaudio.bench.combine_tuning import prepare_parts
+
+    root, _ = setup
+    calib = load_benchmark(root / "calib")
+    with open_store(calib.root, write=True) as store, \
+            pytest.raises(DataError, match="--mode trained --model-path DIR"):
+        prepare_parts(calib, store, ["hybrid:two-stage:oracle-caption+minilm,soft:yamnet-trained"])
+
+
 def test_same_seed_same_bytes_other_seed_other_weights(setup, tmp_path):
     from reasonaudio.train.detector import DetectorRecipe, train_detector
 
@@ -236,7 +246,8 @@ def test_cli_train_detector_and_detect_trained(setup, tmp_path):
     assert "detected:yamnet-trained" in res.output and "trained detector" in res.output
     for args, message in ((["--mode", "trained"], "--model-path"),
                           (["--mode", "trained", "--model-path", str(tmp_path / "none")], "not a folder"),
-                          (["--mode", "zero-shot", "--model-path", str(root / "model")], "only --mode trained")):
+                          (["--mode", "zero-shot", "--model-path", str(root / "model")],
+                           "only --mode trained")):
         res = runner.invoke(app, ["detect", "--data", str(root / "eval"), "--calibration",
                                   str(root / "calib"), *args])
         assert res.exit_code == 2, res.output

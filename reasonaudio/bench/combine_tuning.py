@@ -35,7 +35,8 @@ from typing import Any, Sequence
 
 from reasonaudio.bench.evaluate import evaluate_run, run_retriever
 from reasonaudio.dataset.benchmark import MANIFEST, Benchmark
-from reasonaudio.detect.collection import FORMAT, DetectOptions, detected_collection, run_detection
+from reasonaudio.detect.collection import (FORMAT, TRAINED, DetectOptions, detect_command,
+                                          detected_collection, run_detection)
 from reasonaudio.errors import DataError, ModelError, StoreError
 from reasonaudio.fileio import atomic_file, sha256_file
 from reasonaudio.ingest.embed.run import ingest_model
@@ -139,6 +140,9 @@ def prepare_parts(calib: Benchmark, store: Store, names: Sequence[str], hooks: H
         if kind == SOFT:
             if not _detected_ready(store, calib, part):
                 tagger, mode = parse_soft(part)
+                if mode == TRAINED:  # the model directory is the user's to name
+                    raise DataError(f"{part}: detect on the calibration build first: "
+                                    f"{detect_command(calib.root, tagger, mode)}")
                 hooks.notify(f"detecting events on the calibration build {calib.root.name} for {part}")
                 run_detection(calib, store, DetectOptions(  # its own calibration: CALIB-calibration
                     tagger=tagger, mode=mode, calibration=None,

@@ -33,7 +33,8 @@ from reasonaudio.detect.clip_frames import load_tagger
 from reasonaudio.detect.detector_features import ClipInputs, detector_inputs
 from reasonaudio.detect.detector_model import (DetectorConfig, frame_targets, mel_input, mel_statistics,
                                                patch_index, phases, torch_module, yamnet_logits)
-from reasonaudio.detect.trained import BUILDS, CARD, CONFIG, FORMAT, FORMAT_VERSION, MODEL_OUTPUT, README, WEIGHTS
+from reasonaudio.detect.trained import (BUILDS, CARD, CONFIG, FORMAT, FORMAT_VERSION, MODEL_OUTPUT, README,
+                                       WEIGHTS)
 from reasonaudio.errors import DataError, echo
 from reasonaudio.models.yamnet import N_CLASSES
 from reasonaudio.fileio import atomic_dir, clear_stale_partials, sha256_file, write_json
@@ -60,6 +61,9 @@ class DetectorRecipe:
     dilations: tuple[int, ...] = (1, 2, 4, 8)
     val_share: float = 0.05
     """share of the training clips held out for the validation figures"""
+    overlap_weight: float = 1.0
+    """loss weight of a label's active frames where another label is active too (a sound heard
+    under another: rare in the data, and what an overlap query asks for)"""
     seed: int = 0
     threads: int = 2
 
@@ -127,7 +131,8 @@ def read_samples(benches: Sequence[Benchmark], hooks: Hooks, cache_dir: Path | N
     return out
 
 
-def network_config(samples: Sequence[Sample], labels: Sequence[str], recipe: DetectorRecipe) -> DetectorConfig:
+def network_config(samples: Sequence[Sample], labels: Sequence[str],
+                   recipe: DetectorRecipe) -> DetectorConfig:
     tagger = load_tagger().tagger
     mean, std = mel_statistics([s.inputs.mel for s in samples])
     return DetectorConfig(labels=tuple(labels), hidden=recipe.hidden, yamnet_dim=recipe.yamnet_dim,
@@ -181,12 +186,17 @@ def _lr(step: int, total: int, recipe: DetectorRecipe) -> float:
     return recipe.lr * 0.5 * (1.0 + math.cos(math.pi * min(1.0, progress)))
 
 
-def _loss(model: Any, tensors: tuple) -> Any:
+def _loss(model: Any, tensors: tuple, overlap_weight: float) -> Any:
+    """Binary cross-entropy over every frame and label of the batch; a label's active frames
+    where another label is active too weigh ``overlap_weight``."""
     import torch
 
     logits, mel, index, phase, mask, targets = tensors
     out = model(logits, mel, index, phase, mask)
     each = torch.nn.functional.binary_cross_entropy_with_logits(out, targets, reduction="none")
+    if overlap_weight != 1.0:
+        shared = (targets.sum(dim=-1, keepdim=True) >= 2).float() * targets
+        each = each * (1.0 + (overlap_weight - 1.0) * shared)
     return (each * mask[..., None]).sum() / (mask.sum() * targets.shape[-1])
 
 
@@ -231,7 +241,8 @@ def fit(train: Sequence[Sample], val: Sequence[Sample], cfg: DetectorConfig, rec
             for rows in batches(train, recipe.batch_clips, gen):
                 for group in opt.param_groups:
                     group["lr"] = _lr(step, total, recipe)
-                loss = _loss(model, batch_tensors([train[i] for i in rows], cfg, label_index))
+                loss = _loss(model, batch_tensors([train[i] for i in rows], cfg, label_index),
+                             recipe.overlap_weight)
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -335,8 +346,8 @@ def card_text(card: dict[str, Any]) -> str:
              f"{last.get('val_frame_f1')}",
              f"- timings (s): {card['timings_s']}", "",
              "| epoch | train loss | validation frame F1 |", "|---|---|---|"]
-    lines += [f"| {r['epoch']} | {r['train_loss']:.5f} | {r['val_frame_f1'] if r['val_frame_f1'] is not None else '-'} |"
-              for r in card["validation"]]
+    lines += [f"| {r['epoch']} | {r['train_loss']:.5f} | "
+              f"{'-' if r['val_frame_f1'] is None else r['val_frame_f1']} |" for r in card["validation"]]
     lines += ["", "Detect with `bench detect --data DIR --tagger yamnet --mode trained --model-path "
               "THIS_DIR` (a benchmark with another seed and none of these clips).", ""]
     return "\n".join(lines)
