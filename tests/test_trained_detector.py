@@ -9,7 +9,9 @@ YAMNet tagger (and MiniLM for the zero-shot map it is compared with).
   build, is refused in one line; so are a missing or broken model directory;
 - the split bank: disjoint recordings, deterministic, and its train part calibrates a test-part
   benchmark;
-- the CLI: both commands, exit 2 with one line on bad input; its defaults are the recipe's.
+- the CLI: both commands, exit 2 with one line on bad input; its defaults are the recipe's;
+- docs/trained-detector.md holds the committed figures record (``--check``), measured with the
+  default recipe.
 """
 
 from __future__ import annotations
@@ -273,3 +275,43 @@ def test_bench_train_detector_defaults_are_the_recipe_defaults():
                                                      "overlap_weight", "val_share", "threads")}
     assert {k: got[k] for k in want} == want
 
+
+def _figures_script():
+    import importlib.util as iu
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "trained_detector_figures.py"
+    spec = iu.spec_from_file_location("trained_detector_figures", path)
+    mod = iu.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_page_holds_the_saved_figures_and_the_check_sees_a_drift(tmp_path, monkeypatch):
+    """docs/trained-detector.md's blocks are rendered from the committed figures record (no
+    builds needed), and ``--check`` fails on a page whose block was edited by hand."""
+    mod = _figures_script()
+    assert mod.main(["--check"]) == 0
+    page = tmp_path / "page.md"
+    text = mod.PAGE.read_text(encoding="utf-8")
+    assert text.count("<!-- detector-figures:") == 2 and "| `detected:yamnet-trained` |" in text
+    page.write_text(text.replace("| `detected:yamnet-trained` |", "| `detected:yamnet-trained` | 9 |", 1),
+                    encoding="utf-8")
+    monkeypatch.setattr(mod, "PAGE", page)
+    assert mod.main(["--check"]) == 1
+    assert mod.main([]) == 0 and page.read_text(encoding="utf-8") == text
+
+
+def test_the_enrolled_figures_were_measured_with_the_default_recipe():
+    """The recipe the docs report is the code's default: the enrolled figure's model was trained
+    with ``DetectorRecipe()`` (seed and thread count aside); every block names its recipe."""
+    from reasonaudio.train.detector import DetectorRecipe
+
+    mod = _figures_script()
+    figures = json.loads(mod.FIGURES.read_text(encoding="utf-8"))
+    want = {k: v for k, v in DetectorRecipe().to_json().items() if k not in ("seed", "threads")}
+    assert set(figures) == {"enrolled", "unseen"}
+    got = {k: v for k, v in figures["enrolled"]["setup"]["recipe"].items() if k not in ("seed", "threads")}
+    assert got == want
+    for fig in figures.values():
+        assert "; recipe: epochs " in mod.render(fig)[0]
