@@ -37,6 +37,23 @@ def _cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
+INPUTS = ("atoms", "beds", "validated-banks", "yamnet")
+"""cache folders that hold inputs (fetched banks, the tagger's export), not computed features"""
+
+
+def _fresh_cache(folder: Path) -> None:
+    """Point ``REASONAUDIO_CACHE`` at an empty ``folder`` that still reaches the fetched banks
+    and the tagger's export (offline, they cannot be fetched again): every feature is computed."""
+    from reasonaudio.models.cache_dir import cache_root
+
+    real = cache_root()
+    folder.mkdir(parents=True)
+    for name in INPUTS:
+        if (real / name).exists():
+            (folder / name).symlink_to(real / name)
+    os.environ["REASONAUDIO_CACHE"] = str(folder)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, action="append", required=True)
@@ -47,7 +64,7 @@ def main() -> int:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         if args.fresh_cache:
-            os.environ["REASONAUDIO_CACHE"] = str(Path(tmp) / "cache")
+            _fresh_cache(Path(tmp) / "cache")
         from dataclasses import replace
 
         from reasonaudio.fileio import sha256_file

@@ -1,35 +1,47 @@
-"""Print the trained detector's figures for docs/trained-detector.md as generated blocks.
+"""The trained detector's figures in docs/trained-detector.md: saved once, rendered and checked.
 
-    python scripts/trained_detector_figures.py --enrolled EVAL_DIR [--unseen EVAL_DIR]
+    python scripts/trained_detector_figures.py --enrolled EVAL_DIR --unseen EVAL_DIR   # measure
+    python scripts/trained_detector_figures.py --check                                  # verify
 
-Reads what `bench detect` and `bench eval` saved under each benchmark's ``results/``
-(``detect-yamnet-*.json``, the retrievers' results) and prints, between the page's markers
-``<!-- figures:trained-detector-enrolled -->`` and ``<!-- figures:trained-detector-unseen -->``:
-the build and the detector it was measured with, perception per detection mode (event and
-tagging F1), Acc@1 and multiple choice per task for ``detected:yamnet-trained`` beside the
-oracle, ``detected:yamnet``, ``bag-of-sounds`` and the best learned embedding, and the paired
-randomization test of the trained detector against each baseline (Holm-corrected over tasks).
-The unseen block also splits the perception by what the evaluated atoms are (other recordings,
-or the unheard halves of heard recordings: ``atoms/split.py``). Nothing is computed
-here that the saved results do not hold; ``scripts/doc_figures.py`` can call :func:`block`.
+With ``--enrolled``/``--unseen``, reads what `bench detect` and `bench eval` saved under each
+evaluated build's ``results/`` and writes the figures to :data:`FIGURES` (committed, so a clean
+clone checks the page without the builds): the build and the detector it was measured with,
+perception per detection mode (event and tagging F1), Acc@1 and multiple choice per task of
+``detected:yamnet-trained`` beside the oracle, ``detected:yamnet``, ``bag-of-sounds`` and the best
+learned embedding, and the paired randomization test of the trained detector against
+bag-of-sounds and that embedding (Holm-corrected over tasks). The unseen block also splits the
+perception by what the evaluated atoms are (other recordings, or the unheard halves of heard
+recordings: ``atoms/split.py``). Then, and without those options, it rewrites the
+page's blocks ``<!-- detector-figures:NAME -->`` ... ``<!-- /detector-figures:NAME -->`` from
+:data:`FIGURES`; ``--check`` rewrites nothing and exits 1 when a block differs.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
+PAGE = ROOT / "docs" / "trained-detector.md"
+FIGURES = ROOT / "docs" / "trained-detector-figures.json"
+BLOCK = re.compile(r"(<!-- detector-figures:(?P<name>[\w-]+) -->\n)(?P<body>.*?)"
+                   r"(<!-- /detector-figures:(?P=name) -->)", re.S)
 TRAINED = "detected:yamnet-trained"
-BASELINES = ("oracle", "detected:yamnet", "bag-of-sounds")
+SHOWN = ("epochs", "batch_clips", "lr", "hidden", "yamnet_dim", "overlap_weight")
+"""the recipe fields a block names (the card and the figures record hold them all)"""
 
 
 def _f3(x: float | None) -> str:
     return "-" if x is None else f"{x:.3f}"
 
+
+# --- measure: saved results -> the figures record ----------------------------------------
 
 def _best_embedding(results: Any) -> str | None:
     from reasonaudio.models.names import is_embedding
@@ -38,82 +50,65 @@ def _best_embedding(results: Any) -> str | None:
     return max(learned, key=lambda r: (r.overall.get("acc@1", 0.0), r.name)).name if learned else None
 
 
-def _header(bench: Any, detection: dict[str, Any]) -> list[str]:
+def _setup(bench: Any, detection: dict[str, Any]) -> dict[str, Any]:
     from reasonaudio.evaluation.results import fingerprint
 
-    bank = bench.manifest.get("bank", {})
-    tr = detection.get("training", {})
-    heard = tr.get("heard", {})
+    tr = detection.get("training") or {}
+    heard = tr.get("heard") or {}
     cal = detection["calibration"]
-    return [f"Measured on: seed {bench.seed}, {len(bench.clips):,} clips, {len(bench.queries)} "
-            f"queries; bank `{(bench.manifest.get('parameters') or {}).get('atoms')}` "
-            f"({bank.get('n_classes')} classes); benchmark digest {fingerprint(bench)[:12]};",
-            f"detector weights `{str(tr.get('weights_sha256'))[:16]}`, training builds seeds "
-            f"{', '.join(str(s) for s in tr.get('seeds', []))}; calibration build seed {cal['seed']} "
-            f"({cal['clips']} clips); the detector heard {heard.get('heard_in_training', 0)} of the "
-            f"{heard.get('atoms', 0)} atoms these clips use.", ""]
+    return {"seed": bench.seed, "clips": len(bench.clips), "queries": len(bench.queries),
+            "bank": (bench.manifest.get("parameters") or {}).get("atoms"),
+            "classes": bench.manifest.get("bank", {}).get("n_classes"),
+            "digest": fingerprint(bench)[:12], "weights": str(tr.get("weights_sha256"))[:16],
+            "training_seeds": list(tr.get("seeds", [])), "calibration_seed": cal["seed"],
+            "calibration_clips": cal["clips"], "heard": heard.get("heard_in_training", 0),
+            "atoms": heard.get("atoms", 0), "recipe": (detection.get("label_map") or {}).get("recipe")}
 
 
-def _perception(detections: dict[str, dict[str, Any]]) -> list[str]:
-    rows = ["| detection | event P | event R | event F1 | event macro F1 | tagging F1 |",
-            "|---|---|---|---|---|---|"]
+def _perception(detections: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
     for name, d in sorted(detections.items()):
         p = d["perception"]
         ev = p["events_micro"]
-        rows.append(f"| `{name}` | {ev['precision']:.3f} | {ev['recall']:.3f} | **{ev['f1']:.3f}** | "
-                    f"{p['events_macro_f1']:.3f} | {p['tagging_micro']['f1']:.3f} |")
-    return rows + [""]
+        out.append({"name": name, "precision": ev["precision"], "recall": ev["recall"], "f1": ev["f1"],
+                    "macro_f1": p["events_macro_f1"], "tagging_f1": p["tagging_micro"]["f1"]})
+    return out
 
 
-def _retrieval(results: Any, names: list[str], tasks: list[str]) -> list[str]:
-    rows = ["| retriever | " + " | ".join(f"{t} Acc@1" for t in tasks) + " | **Acc@1** | "
-            + " | ".join(f"{t} MC" for t in tasks) + " | MC |",
-            "|---|" + "---|" * (2 * len(tasks) + 2)]
-    for name in names:
-        r = results.runs[name]
-        rows.append(f"| `{name}` | " + " | ".join(_f3(r.per_task.get(t, {}).get("acc@1")) for t in tasks)
-                    + f" | **{_f3(r.overall.get('acc@1'))}** | "
-                    + " | ".join(_f3(r.per_task.get(t, {}).get("mc_acc")) for t in tasks)
-                    + f" | {_f3(r.overall.get('mc_acc'))} |")
-    return rows + [""]
-
-
-def _tests(results: Any, others: list[str], tasks: list[str]) -> list[str]:
-    from reasonaudio.evaluation.compare import compare
-
-    rows = [f"`{TRAINED}` minus each baseline, Acc@1 (paired randomization test, Holm-corrected "
-            "over the tasks; * = significant at 0.05):", "",
-            "| baseline | " + " | ".join(tasks) + " | overall |", "|---|" + "---|" * (len(tasks) + 1)]
-    for name in others:
-        c = compare(results.runs[TRAINED], results.runs[name], ("acc@1",))
-        cells = []
-        for g in [*tasks, "overall"]:
-            t = c.tests.get((g, "acc@1"))
-            cells.append("-" if t is None else
-                         f"{t.diff:+.3f}{'*' if c.significant(g, 'acc@1') else ''} (p {c.p_holm[(g, 'acc@1')]:.4f})")
-        rows.append(f"| `{name}` | " + " | ".join(cells) + " |")
-    return rows
-
-
-def _by_kind(bench: Any, detection: dict[str, Any]) -> list[str]:
-    """Unseen split: event F1 over the labels whose evaluated atoms are whole other recordings,
-    and over those that are unheard halves of heard recordings."""
+def _by_kind(bench: Any, detection: dict[str, Any]) -> list[dict[str, Any]]:
+    """Event and tagging F1 (micro) over the labels whose evaluated atoms are whole other
+    recordings, and over those that are unheard halves of heard recordings."""
     from reasonaudio.atoms.split import atom_kind
 
     kind_of = {a.label: atom_kind(a.atom_id) for a in bench.atoms}
     per = detection["perception"]["per_label"]
-    rows = ["| evaluated atoms | labels | event F1 (micro) | tagging F1 (micro) |", "|---|---|---|---|"]
+    out = []
     for kind in ("recording", "excerpt"):
         labels = [lab for lab in per if kind_of.get(lab) == kind]
         tot = {k: [sum(per[lab][w][k] for lab in labels) for w in ("events", "tagging")]
                for k in ("tp", "fp", "fn")}
         f1 = [2 * tot["tp"][i] / max(1, 2 * tot["tp"][i] + tot["fp"][i] + tot["fn"][i]) for i in (0, 1)]
-        what = "other recordings" if kind == "recording" else "unheard halves of heard recordings"
-        rows.append(f"| {what} | {len(labels)} | {f1[0]:.3f} | {f1[1]:.3f} |")
-    return rows + [""]
+        out.append({"kind": kind, "labels": len(labels), "event_f1": f1[0], "tagging_f1": f1[1]})
+    return out
 
 
-def block(data: Path, unseen: bool = False) -> list[str]:
+def _tests(results: Any, others: list[str], tasks: list[str]) -> list[dict[str, Any]]:
+    from reasonaudio.evaluation.compare import compare
+
+    out = []
+    for name in others:
+        c = compare(results.runs[TRAINED], results.runs[name], ("acc@1",))
+        cells = {}
+        for g in [*tasks, "overall"]:
+            t = c.tests.get((g, "acc@1"))
+            if t is not None:
+                cells[g] = {"diff": t.diff, "p_holm": c.p_holm[(g, "acc@1")],
+                            "significant": c.significant(g, "acc@1")}
+        out.append({"baseline": name, "cells": cells})
+    return out
+
+
+def measure(data: Path, unseen: bool = False) -> dict[str, Any]:
     """The figures of one evaluated build (module docstring)."""
     from reasonaudio.evaluation.report import saved_detections
     from reasonaudio.evaluation.results import load_results
@@ -126,26 +121,111 @@ def block(data: Path, unseen: bool = False) -> list[str]:
         raise SystemExit(f"{data}: run `bench detect --data {data} --mode trained --model-path DIR` first")
     tasks = list(tasks_present(list(results.runs[TRAINED].per_task)))
     best = _best_embedding(results)
-    names = [n for n in ("oracle", TRAINED, "detected:yamnet", "bag-of-sounds", best) if n and n in results.runs]
-    rows = _header(bench, detections[TRAINED]) + _perception(detections)
-    if unseen:
-        rows += _by_kind(bench, detections[TRAINED])
-    rows += _retrieval(results, names, tasks)
-    return rows + _tests(results, [n for n in ("bag-of-sounds", best) if n and n in results.runs], tasks)
+    names = [n for n in ("oracle", TRAINED, "detected:yamnet", "bag-of-sounds", best)
+             if n and n in results.runs]
+    rows = [{"name": n, "acc": {t: results.runs[n].per_task.get(t, {}).get("acc@1") for t in tasks},
+             "mc": {t: results.runs[n].per_task.get(t, {}).get("mc_acc") for t in tasks},
+             "acc_all": results.runs[n].overall.get("acc@1"), "mc_all": results.runs[n].overall.get("mc_acc")}
+            for n in names]
+    return {"setup": _setup(bench, detections[TRAINED]), "perception": _perception(detections),
+            "by_kind": _by_kind(bench, detections[TRAINED]) if unseen else None, "tasks": tasks,
+            "retrieval": rows,
+            "tests": _tests(results, [n for n in ("bag-of-sounds", best) if n and n in results.runs], tasks)}
 
 
-def main() -> None:
+# --- render: the figures record -> the page's lines ----------------------------------------
+
+def _setup_lines(s: dict[str, Any]) -> list[str]:
+    return [f"Measured on: seed {s['seed']}, {s['clips']:,} clips, {s['queries']} queries, bank "
+            f"`{s['bank']}` ({s['classes']} classes), benchmark digest {s['digest']}; detector "
+            f"`{s['weights']}` trained on the builds of seeds "
+            f"{', '.join(str(x) for x in s['training_seeds'])}; calibration build seed "
+            f"{s['calibration_seed']} ({s['calibration_clips']} clips); the detector heard "
+            f"{s['heard']} of the {s['atoms']} atoms these clips use; recipe: "
+            + ", ".join(f"{k} {s['recipe'][k]}" for k in SHOWN if k in (s.get("recipe") or {}))
+            + ".", ""]
+
+
+def _perception_lines(rows: list[dict[str, Any]]) -> list[str]:
+    out = ["| detection | event P | event R | event F1 | macro F1 | tagging F1 |",
+           "|---|---|---|---|---|---|"]
+    out += [f"| `{r['name']}` | {r['precision']:.3f} | {r['recall']:.3f} | **{r['f1']:.3f}** | "
+            f"{r['macro_f1']:.3f} | {r['tagging_f1']:.3f} |" for r in rows]
+    return out + [""]
+
+
+def _by_kind_lines(rows: list[dict[str, Any]]) -> list[str]:
+    what = {"recording": "other recordings", "excerpt": "unheard halves of heard recordings"}
+    out = ["| evaluated atoms | labels | event F1 | tagging F1 |", "|---|---|---|---|"]
+    out += [f"| {what[r['kind']]} | {r['labels']} | {r['event_f1']:.3f} | {r['tagging_f1']:.3f} |"
+            for r in rows if r["labels"]]
+    return out + [""]
+
+
+def _retrieval_lines(rows: list[dict[str, Any]], tasks: list[str]) -> list[str]:
+    out = ["| retriever (Acc@1 / MC) | " + " | ".join(tasks) + " | **all** |",
+           "|---|" + "---|" * (len(tasks) + 1)]
+    for r in rows:
+        cells = [f"{_f3(r['acc'][t])} / {_f3(r['mc'][t])}" for t in tasks]
+        total = f"**{_f3(r['acc_all'])}** / {_f3(r['mc_all'])}"
+        out.append(f"| `{r['name']}` | " + " | ".join(cells) + f" | {total} |")
+    return out + [""]
+
+
+def _test_lines(rows: list[dict[str, Any]], tasks: list[str]) -> list[str]:
+    out = [f"Acc@1 of `{TRAINED}` minus each baseline (paired randomization test, Holm over the "
+           "tasks; * = p < 0.05):", "", "| baseline | " + " | ".join(tasks) + " | all |",
+           "|---|" + "---|" * (len(tasks) + 1)]
+    for r in rows:
+        cells = [r["cells"].get(g) for g in [*tasks, "overall"]]
+        out.append(f"| `{r['baseline']}` | " + " | ".join(
+            "-" if c is None else f"{c['diff']:+.3f}{'*' if c['significant'] else ''}" for c in cells) + " |")
+    return out
+
+
+def render(fig: dict[str, Any]) -> list[str]:
+    lines = _setup_lines(fig["setup"]) + _perception_lines(fig["perception"])
+    if fig.get("by_kind"):
+        lines += _by_kind_lines(fig["by_kind"])
+    return lines + _retrieval_lines(fig["retrieval"], fig["tasks"]) + _test_lines(fig["tests"], fig["tasks"])
+
+
+def rewrite(text: str, figures: dict[str, Any]) -> str:
+    def sub(m: re.Match) -> str:
+        name = m.group("name")
+        if name not in figures:
+            raise SystemExit(f"error: {PAGE.name}: no saved figures for block {name!r} in {FIGURES.name}")
+        return m.group(1) + "\n".join(render(figures[name])) + "\n" + m.group(4)
+    return BLOCK.sub(sub, text)
+
+
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--enrolled", type=Path, required=True, help="the enrolled split's evaluated build")
-    ap.add_argument("--unseen", type=Path, default=None, help="the unseen split's evaluated build")
-    args = ap.parse_args()
-    for name, data, unseen in (("enrolled", args.enrolled, False), ("unseen", args.unseen, True)):
-        if data is None:
-            continue
-        print(f"<!-- figures:trained-detector-{name} -->")
-        print("\n".join(block(data, unseen)))
-        print(f"<!-- /figures:trained-detector-{name} -->\n")
+    ap.add_argument("--enrolled", type=Path, help="the enrolled split's evaluated build (measure)")
+    ap.add_argument("--unseen", type=Path, help="the unseen split's evaluated build (measure)")
+    ap.add_argument("--check", action="store_true", help="rewrite nothing; exit 1 on a difference")
+    args = ap.parse_args(argv)
+    given = {"enrolled": args.enrolled, "unseen": args.unseen}
+    if any(given.values()):
+        if args.check:
+            ap.error("--check reads the saved figures; give no build")
+        figures = json.loads(FIGURES.read_text(encoding="utf-8")) if FIGURES.is_file() else {}
+        figures.update({name: measure(d, name == "unseen") for name, d in given.items() if d})
+        FIGURES.write_text(json.dumps(figures, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    if not FIGURES.is_file():
+        print(f"error: {FIGURES.name}: not found (measure with --enrolled DIR)", file=sys.stderr)
+        return 2
+    text = PAGE.read_text(encoding="utf-8")
+    new = rewrite(text, json.loads(FIGURES.read_text(encoding="utf-8")))
+    if new == text:
+        return 0
+    if args.check:
+        print(f"{PAGE.name}: differs from {FIGURES.name}")
+        return 1
+    PAGE.write_text(new, encoding="utf-8")
+    print(f"{PAGE.name}: rewritten")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

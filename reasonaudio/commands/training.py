@@ -93,10 +93,13 @@ def train_detector_cmd(
     out: Path = typer.Option(..., "--out", "-o", help="Model directory to write (atomically)."),
     seed: int = typer.Option(0, "--seed", help="Seed for initialisation, batches and the "
                              "validation split."),
-    epochs: int = typer.Option(12, "--epochs", min=1, help="Passes over the training clips."),
+    epochs: int = typer.Option(16, "--epochs", min=1, help="Passes over the training clips."),
     batch_clips: int = typer.Option(16, "--batch-clips", min=1, help="Clips per step."),
     lr: float = typer.Option(3e-3, "--lr", help="Peak learning rate (AdamW, cosine decay)."),
-    hidden: int = typer.Option(64, "--hidden", min=1, help="Channels of the temporal convolutions."),
+    hidden: int = typer.Option(128, "--hidden", min=1, help="Channels of the temporal convolutions."),
+    overlap_weight: float = typer.Option(5.0, "--overlap-weight",
+                                         help="Loss weight of a label's frames where another "
+                                         "label is active too (sounds heard under others)."),
     val_share: float = typer.Option(0.05, "--val-share", help="Share of the clips held out for "
                                     "the validation figures."),
     threads: int = typer.Option(2, "--threads", min=1,
@@ -113,7 +116,8 @@ def train_detector_cmd(
     from reasonaudio.views.progress import progress_hooks
 
     recipe = DetectorRecipe(epochs=epochs, batch_clips=batch_clips, lr=lr, hidden=hidden,
-                            val_share=val_share, seed=seed, threads=threads)
+                            overlap_weight=overlap_weight, val_share=val_share, seed=seed,
+                            threads=threads)
     with progress_hooks(console, unit="clips") as hooks:
         result = train_detector(data, out, recipe, hooks=hooks, overwrite=force)
     print_detector_summary(console, result)

@@ -36,7 +36,8 @@ from typing import Any, Sequence
 
 from reasonaudio.evaluation.evaluate import evaluate_run, run_retriever
 from reasonaudio.dataset.benchmark import MANIFEST, Benchmark
-from reasonaudio.detect.collection import FORMAT, DetectOptions, detected_collection, run_detection
+from reasonaudio.detect.collection import (FORMAT, TRAINED, DetectOptions, detect_command,
+                                          detected_collection, run_detection)
 from reasonaudio.errors import DataError, ModelError, StoreError
 from reasonaudio.fileio import atomic_file, sha256_file
 from reasonaudio.ingest.run import ingest_model
@@ -136,7 +137,12 @@ def prepare_parts(calib: Benchmark, store: Store, names: Sequence[str], hooks: H
     into the calibration build with ``bench ingest --vectors`` first."""
     parts = sorted({p for n in names for p in parse_combined(n).parts})
     to_detect = [p for p in parts if part_kind(p) == SOFT and not _detected_ready(store, calib, p)]
-    if to_detect:  # refused before any part is made
+    for part in to_detect:  # refused before any part is made
+        tagger, mode = parse_soft(part)
+        if mode == TRAINED:  # the model directory is the user's to name
+            raise DataError(f"{part}: detect on the calibration build first: "
+                            f"{detect_command(calib.root, tagger, mode)}")
+    if to_detect:
         _own_calibration(calib, to_detect[0])
     for part in parts:
         kind = part_kind(part)
