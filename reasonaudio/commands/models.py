@@ -112,7 +112,7 @@ def ingest(
     options = IngestOptions(model_path=model_path, device=device, batch_size=batch_size, dtype=dtype,
                             captioner_path=captioner_path, limit=limit, force=force, cache=not no_cache,
                             chunking=chunking)
-    request = IngestRequest(model, options, precomputed, condition, shard_number, replication_factor).check()
+    request = IngestRequest(model, options, precomputed, condition, shard_number, replication_factor)
     with open_store(bench.root, store_flags.backend, store_flags.qdrant_url, write=True) as store, \
             progress_hooks(console, unit=PROGRESS_UNIT.get(request.kind)) as hooks:
         outcome = run_ingest(bench, store, request, hooks, engine=lambda: engine_flags.engine_for(

@@ -23,7 +23,6 @@ from reasonaudio.evaluation.results import (
     data_summary,
     embeddings_path,
     fingerprint,
-    formulation_key,
     load_result,
     run_path,
     save_result,
@@ -270,7 +269,7 @@ def ensure_results(bench: Benchmark, names: Sequence[str],
     results = Results(data_summary(bench), versions())
     missing = []
     weighted = [n for n in names if given_weights(n, context.options, context.retriever_options)]
-    key = {n: formulation_key(n, context.formulation) for n in names}
+    key = {n: ResultKey(n, view=context.formulation).stored_name for n in names}
     for name in names:
         saved = None if name in weighted else load_result(bench, key[name])
         if saved is None:

@@ -89,9 +89,10 @@ def pair_choices(bench: Benchmark, scores: dict[str, dict[str, float]]) -> dict[
     return {qid: sum(v) / len(v) for qid, v in by_query.items()}
 
 
-def score_run_file(bench: Benchmark, rf: RunFile, context: EvalContext = EvalContext(),
-                   key: ResultKey | None = None) -> ExternalRun:
-    """Score a run file already read by :func:`read_run_file` (named ``rf.run.tag``), cut to
+def score_run_file(bench: Benchmark, rf: RunFile, key: ResultKey,
+                   context: EvalContext = EvalContext()) -> ExternalRun:
+    """Score a run file already read by :func:`read_run_file` (named ``rf.run.tag``, ``key``'s
+    stored name) as what ``key`` answers, cut to
     ``context.depth``, saved unless ``context.save`` is off, also into ``context.trec_dir``."""
     depth = context.depth
     if depth < 1:
@@ -104,7 +105,6 @@ def score_run_file(bench: Benchmark, rf: RunFile, context: EvalContext = EvalCon
                           depth=depth, describe=describe)
     result.failures = {q: MISSING for q in rf.missing_queries}
     result.formulation = bench.formulation  # the texts the run answered: the key's view
-    key = key or ResultKey(rf.run.tag, condition_of(bench).name, bench.formulation)
     result.retriever, result.condition = key.name, key.condition
     qids = [q.id for q in bench.queries]
     if context.save:
@@ -140,7 +140,7 @@ def evaluate_run_files(bench: Benchmark, specs: Sequence[RunSpec],
     files = [read_run_file(spec.path, bench, key.stored_name, spec.format) for spec, key in zip(specs, keys)]
     done = []
     for rf, key in zip(files, keys):
-        ext = score_run_file(bench, rf, context, key)
+        ext = score_run_file(bench, rf, key, context)
         results.runs[rf.run.tag] = ext.result
         done.append(ext)
     return results, done

@@ -17,7 +17,7 @@ Two strings are derived from a key, for files and for people, and nothing reads 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from reasonaudio.dataset.conditions import CLEAN
@@ -57,7 +57,7 @@ class ResultKey:
         return out
 
     def with_(self, **changes: str) -> "ResultKey":
-        return ResultKey(**{"name": self.name, "condition": self.condition, "view": self.view, **changes})
+        return replace(self, **changes)
 
     def to_json(self) -> dict[str, str]:
         return {"name": self.name, "condition": self.condition, "view": self.view}

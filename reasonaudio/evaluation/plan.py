@@ -72,14 +72,10 @@ class PlanOutcome:
     @property
     def results(self) -> Results:
         """Every cell's results in one document (the ``--json`` of one condition)."""
-        merged = self.cells[0].results
-        for cell in self.cells[1:]:
-            merged.runs.update(cell.results.runs)
-        return merged
+        first = self.cells[0].results
+        runs = {name: r for cell in self.cells for name, r in cell.results.runs.items()}
+        return Results(first.data, first.versions, runs)
 
-
-def _refuse(message: str) -> None:
-    raise ReasonAudioError(message)
 
 
 def make_plan(bench: Benchmark, retrievers: Sequence[str] = (), runs: Sequence[RunSpec] = (),
@@ -93,27 +89,27 @@ def make_plan(bench: Benchmark, retrievers: Sequence[str] = (), runs: Sequence[R
     from reasonaudio.evaluation.condition_scores import resolve_conditions
 
     if not retrievers and not runs:
-        _refuse("nothing to evaluate: pass --retriever NAME and/or --run NAME=PATH")
+        raise ReasonAudioError("nothing to evaluate: pass --retriever NAME and/or --run NAME=PATH")
     try:
         check_formulation(formulation)
     except ValueError as exc:
         raise ReasonAudioError(f"--formulation: {exc}") from None
     if formulation == ALL and runs:
-        _refuse("--formulation all cannot go with a run file or a comparison: name the one "
+        raise ReasonAudioError("--formulation all cannot go with a run file or a comparison: name the one "
                 "formulation it answers")
     views = expand(formulation)
     if interleaved:
         if formulation != CAPTION or mteb_results is not None:
-            _refuse("--interleaved asks the interleaved variants of the captions: drop "
+            raise ReasonAudioError("--interleaved asks the interleaved variants of the captions: drop "
                     "--formulation and --mteb-results")
         views = (INTERLEAVED,)
     every = condition.strip() == ALL_CONDITIONS
     conditions = tuple(resolve_conditions(bench, ALL_CONDITIONS)) if every else (condition,)
     if every and (runs or trec):
-        _refuse("--condition all evaluates --retriever names only (a run file was made under one "
+        raise ReasonAudioError("--condition all evaluates --retriever names only (a run file was made under one "
                 "condition: score it with --condition NAME)")
     if mteb_results is not None and (views != (CAPTION,) or every):
-        _refuse("--mteb-results writes the caption queries' results only; drop --formulation "
+        raise ReasonAudioError("--mteb-results writes the caption queries' results only; drop --formulation "
                 "(MTEB scores formulations as subsets: "
                 "reasonaudio.evaluation.mteb_tasks.formulation_subsets)")
     return EvalPlan(tuple(retrievers), tuple(runs), conditions, tuple(views), mteb_results, every)
@@ -125,7 +121,8 @@ def _view_of(bench: Benchmark, view: str) -> Benchmark:
     return interleaved_view(bench) if view == INTERLEAVED else bench.formulated(view)
 
 
-def _evaluate_cell(bench: Benchmark, plan: EvalPlan, view: str, context: EvalContext) -> PlanCell:
+def _evaluate_cell(bench: Benchmark, condition: str, plan: EvalPlan, view: str,
+                   context: EvalContext) -> PlanCell:
     """One condition x view: the run files first (every file checked before any model loads),
     then the retrievers."""
     from reasonaudio.evaluation.by_example import evaluate_interleaved
@@ -141,13 +138,7 @@ def _evaluate_cell(bench: Benchmark, plan: EvalPlan, view: str, context: EvalCon
         if plan.runs:
             fresh.runs.update(done.runs)
         done = fresh
-    return PlanCell(_condition_name(bench), view, done, notes)
-
-
-def _condition_name(bench: Benchmark) -> str:
-    from reasonaudio.dataset.conditions import condition_of
-
-    return condition_of(bench).name
+    return PlanCell(condition, view, done, notes)
 
 
 def run_plan(bench: Benchmark, plan: EvalPlan, context: EvalContext = EvalContext()) -> PlanOutcome:
@@ -165,7 +156,7 @@ def run_plan(bench: Benchmark, plan: EvalPlan, context: EvalContext = EvalContex
     outcome = PlanOutcome(plan, cells)
     for cond in plan.conditions:
         under = reread(bench, cond) if several else bench
-        cells += [_evaluate_cell(under, plan, view, context) for view in plan.views]
+        cells += [_evaluate_cell(under, cond, plan, view, context) for view in plan.views]
         if len([v for v in plan.views if v != INTERLEAVED]) > 1 and plan.retrievers:
             outcome.robustness[cond] = robustness(under, list(plan.retrievers))
         if INTERLEAVED in plan.views:

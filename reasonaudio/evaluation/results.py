@@ -201,12 +201,6 @@ class Results:
         return {"data": self.data, "versions": self.versions, "runs": runs}
 
 
-def formulation_key(name: str, formulation: str = CAPTION) -> str:
-    """The stored name of retriever ``name``'s result in view ``formulation`` (its
-    :class:`ResultKey`'s ``stored_name``; the condition is the folder)."""
-    return ResultKey(name, view=formulation).stored_name
-
-
 def results_dir(bench: Benchmark) -> Path:
     """``DATA/results/``; under a condition other than clean ``DATA/results/conditions/NAME/``."""
     sub = results_subdir(condition_of(bench).name)

@@ -23,7 +23,8 @@ import numpy as np
 
 from reasonaudio.evaluation.metrics import LABELS, MC_METRIC
 from reasonaudio.evaluation.plots import Style, _plt, _save, legend_below, retriever_styles
-from reasonaudio.evaluation.results import RetrieverResult, formulation_key, load_results, run_path
+from reasonaudio.evaluation.keys import ResultKey
+from reasonaudio.evaluation.results import RetrieverResult, load_results, run_path
 from reasonaudio.evaluation.runs import read_trec
 from reasonaudio.evaluation.significance import paired_randomization_test
 from reasonaudio.dataset.benchmark import Benchmark
@@ -116,7 +117,7 @@ def consistency(bench: Benchmark, name: str, results: dict[str, RetrieverResult]
     ``results`` (formulation -> result); None when a run file is missing."""
     tops = {}
     for form in results:
-        top = _top1(bench, formulation_key(name, form))
+        top = _top1(bench, ResultKey(name, view=form).stored_name)
         if top is None:
             return None, 0, 0
         tops[form] = top
