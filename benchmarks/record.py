@@ -143,3 +143,21 @@ def write_record(script_file: str, figures: list[Figure], argv: Sequence[str] | 
     tmp.replace(path)
     print(f"record: {path.relative_to(HERE.parent)}", file=sys.stderr)
     return path
+
+
+CACHE_INPUTS = ("atoms", "beds", "validated-banks", "yamnet")
+"""cache folders that hold inputs (fetched banks, the tagger's export), not computed features"""
+
+
+def fresh_cache(folder: Path) -> None:
+    """``--fresh-cache``: point ``REASONAUDIO_CACHE`` at an empty ``folder`` that still reaches the
+    fetched banks and the tagger's export (offline they cannot be fetched again), so every feature
+    is computed and nothing else is."""
+    from reasonaudio.models.cache_dir import cache_root
+
+    real = cache_root()
+    folder.mkdir(parents=True)
+    for name in CACHE_INPUTS:
+        if (real / name).exists():
+            (folder / name).symlink_to(real / name)
+    os.environ["REASONAUDIO_CACHE"] = str(folder)

@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from record import Figure, vs_target, write_record
+from record import Figure, fresh_cache, vs_target, write_record
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -37,23 +37,6 @@ def _cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-INPUTS = ("atoms", "beds", "validated-banks", "yamnet")
-"""cache folders that hold inputs (fetched banks, the tagger's export), not computed features"""
-
-
-def _fresh_cache(folder: Path) -> None:
-    """Point ``REASONAUDIO_CACHE`` at an empty ``folder`` that still reaches the fetched banks
-    and the tagger's export (offline, they cannot be fetched again): every feature is computed."""
-    from reasonaudio.models.cache_dir import cache_root
-
-    real = cache_root()
-    folder.mkdir(parents=True)
-    for name in INPUTS:
-        if (real / name).exists():
-            (folder / name).symlink_to(real / name)
-    os.environ["REASONAUDIO_CACHE"] = str(folder)
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, action="append", required=True)
@@ -64,7 +47,7 @@ def main() -> int:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         if args.fresh_cache:
-            _fresh_cache(Path(tmp) / "cache")
+            fresh_cache(Path(tmp) / "cache")
         from dataclasses import replace
 
         from reasonaudio.fileio import sha256_file

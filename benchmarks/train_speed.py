@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from record import fresh_cache  # noqa: E402
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 TARGET_SECONDS = 15 * 60.0
@@ -38,7 +39,7 @@ def main() -> None:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         if args.fresh_cache:
-            os.environ["REASONAUDIO_CACHE"] = str(Path(tmp) / "cache")
+            fresh_cache(Path(tmp) / "cache")
         from dataclasses import replace
 
         from reasonaudio.fileio import sha256_file
