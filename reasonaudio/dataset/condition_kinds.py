@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import random
 import re
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from reasonaudio.dataset.clip import Clip, Event
 from reasonaudio.errors import DataError
+from reasonaudio.registries import LiveNames, registered_for
 
 CLEAN = "clean"
 """the reference condition: the events over digital silence; adds nothing to any name"""
@@ -195,18 +195,9 @@ def unregister_condition_kind(name: str) -> None:
     CONDITION_KINDS.pop(name, None)
 
 
-@contextmanager
-def registered_condition_kinds(*records: ConditionKind) -> Iterator[None]:
+def registered_condition_kinds(*records: ConditionKind) -> Any:
     """Kinds registered for the duration of a ``with`` block."""
-    done: list[str] = []
-    try:
-        for r in records:
-            register_condition_kind(r)
-            done.append(r.name)
-        yield
-    finally:
-        for name in reversed(done):
-            unregister_condition_kind(name)
+    return registered_for(register_condition_kind, unregister_condition_kind, records)
 
 
 def grammar() -> str:
@@ -215,17 +206,4 @@ def grammar() -> str:
     return texts[0] if len(texts) == 1 else f"{', '.join(texts[:-1])} and {texts[-1]}"
 
 
-class _KindNames(Sequence[str]):
-    """Every registered kind's name, in registry order (read on every access)."""
-
-    def __getitem__(self, i):  # type: ignore[override]
-        return tuple(CONDITION_KINDS)[i]
-
-    def __len__(self) -> int:
-        return len(CONDITION_KINDS)
-
-    def __repr__(self) -> str:
-        return repr(tuple(self))
-
-
-KINDS: Sequence[str] = _KindNames()
+KINDS: Sequence[str] = LiveNames(lambda: CONDITION_KINDS)

@@ -17,9 +17,10 @@ re-export the names.
 from __future__ import annotations
 
 import random
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
+
+from reasonaudio.registries import LiveNames, registered_for
 
 CAPTION = "caption"
 
@@ -125,38 +126,10 @@ def unregister_formulation(name: str) -> None:
     _RECORDS.pop(name, None)
 
 
-@contextmanager
-def registered_formulations(*records: Formulation) -> Iterator[None]:
+def registered_formulations(*records: Formulation) -> Any:
     """Formulations registered for the duration of a ``with`` block."""
-    done: list[str] = []
-    try:
-        for r in records:
-            register_formulation(r)
-            done.append(r.name)
-        yield
-    finally:
-        for name in reversed(done):
-            unregister_formulation(name)
+    return registered_for(register_formulation, unregister_formulation, records)
 
 
-class _Names(Sequence[str]):
-    """Every registered formulation's name, in registry order (read on every access)."""
-
-    def __getitem__(self, i):  # type: ignore[override]
-        return tuple(_RECORDS)[i]
-
-    def __len__(self) -> int:
-        return len(_RECORDS)
-
-    def __eq__(self, other: object) -> bool:
-        return tuple(self) == (tuple(other) if isinstance(other, (tuple, _Names)) else other)
-
-    def __hash__(self) -> int:
-        return hash(tuple(self))
-
-    def __repr__(self) -> str:
-        return repr(tuple(self))
-
-
-FORMULATIONS: Sequence[str] = _Names()
+FORMULATIONS: Sequence[str] = LiveNames(lambda: _RECORDS)
 """Every formulation's name, in the order a build writes them (``caption`` first)."""

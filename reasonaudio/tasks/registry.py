@@ -18,10 +18,10 @@ build reads what it always did; :func:`all_shapes` and ``ALL_TASKS`` list everyt
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from contextlib import contextmanager
-from typing import Callable, Iterator, TypeVar
+from typing import Any, Callable, Iterator, TypeVar
 
 from reasonaudio.logic import Node, describe
+from reasonaudio.registries import LiveNames, registered_for
 from reasonaudio.tasks.base import Shape, Slots, Template
 from reasonaudio.tasks.count import SHAPES as COUNT
 from reasonaudio.tasks.duration import DURATION
@@ -126,18 +126,9 @@ def unregister(name: str) -> None:
     _SHAPES[:] = [s for s in _SHAPES if s.name != name]
 
 
-@contextmanager
-def registered(*extra: Shape) -> Iterator[None]:
+def registered(*extra: Shape) -> Any:
     """Shapes registered for the duration of a ``with`` block."""
-    done: list[str] = []
-    try:
-        for s in extra:
-            register(s)
-            done.append(s.name)
-        yield
-    finally:
-        for name in reversed(done):
-            unregister(name)
+    return registered_for(register, unregister, extra)
 
 
 # --- live read-only views for the modules that index by name ----------------------------------
@@ -193,19 +184,6 @@ class _ShapeView(Mapping[str, V]):
         return repr(dict(self))
 
 
-class _ShapeNames(Sequence[str]):
-    """Every registered shape's name, in registry order."""
-
-    def __getitem__(self, i):  # type: ignore[override]
-        return tuple(s.name for s in _SHAPES)[i]
-
-    def __len__(self) -> int:
-        return len(_SHAPES)
-
-    def __repr__(self) -> str:
-        return repr(tuple(self))
-
-
 TASK_SHAPES: Mapping[str, tuple[str, ...]] = _TaskView(lambda ss: tuple(s.name for s in ss))
 """task -> its shape names."""
 TASK_TEMPLATES: Mapping[str, list[Template]] = _TaskView(
@@ -215,5 +193,5 @@ SHAPE_TEMPLATES: Mapping[str, list[Template]] = _ShapeView(lambda s: list(s.temp
 """shape -> its query templates."""
 SHAPE_PARAPHRASES: Mapping[str, list[Template]] = _ShapeView(lambda s: list(s.training_templates))
 """shape -> its training-only templates (ids ``train-<shape>-<n>``)."""
-SHAPE_NAMES: Sequence[str] = _ShapeNames()
+SHAPE_NAMES: Sequence[str] = LiveNames(lambda: (s.name for s in _SHAPES))
 """every shape name."""
