@@ -61,17 +61,32 @@ def _setup(bench: Any, detection: dict[str, Any]) -> dict[str, Any]:
             "classes": bench.manifest.get("bank", {}).get("n_classes"),
             "digest": fingerprint(bench)[:12], "weights": str(tr.get("weights_sha256"))[:16],
             "training_seeds": list(tr.get("seeds", [])), "calibration_seed": cal["seed"],
-            "calibration_clips": cal["clips"], "heard": heard.get("heard_in_training", 0),
+            "calibration_clips": cal["clips"], "calibration_step3": _step3(cal.get("choices")),
+            "heard": heard.get("heard_in_training", 0),
             "atoms": heard.get("atoms", 0), "recipe": (detection.get("label_map") or {}).get("recipe")}
 
 
+def _step3(choices: dict[str, Any] | None) -> str | None:
+    """Calibration's step 3 (``detect.calibrate_choices``) as the setup line names it."""
+    if not choices or "skipped" in choices:
+        return None
+    return (f"thresholds capped at {choices['threshold_cap']:g}, off_ratio {choices['off_ratio']:g} "
+            f"by its {choices['pairs']} pairs")
+
+
 def _perception(detections: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per detection (its collection's events), and one more at the event operating
+    point where calibration's step 3 moved the collection's parameters away from it."""
     out = []
     for name, d in sorted(detections.items()):
-        p = d["perception"]
-        ev = p["events_micro"]
-        out.append({"name": name, "precision": ev["precision"], "recall": ev["recall"], "f1": ev["f1"],
-                    "macro_f1": p["events_macro_f1"], "tagging_f1": p["tagging_micro"]["f1"]})
+        for key, at in (("perception", None), ("perception_event_point", "event operating point")):
+            if key not in d:
+                continue
+            p = d[key]
+            ev = p["events_micro"]
+            out.append({"name": name, "at": at, "precision": ev["precision"], "recall": ev["recall"],
+                        "f1": ev["f1"], "macro_f1": p["events_macro_f1"],
+                        "tagging_f1": p["tagging_micro"]["f1"]})
     return out
 
 
@@ -140,7 +155,9 @@ def _setup_lines(s: dict[str, Any]) -> list[str]:
             f"`{s['bank']}` ({s['classes']} classes), benchmark digest {s['digest']}; detector "
             f"`{s['weights']}` trained on the builds of seeds "
             f"{', '.join(str(x) for x in s['training_seeds'])}; calibration build seed "
-            f"{s['calibration_seed']} ({s['calibration_clips']} clips); the detector heard "
+            f"{s['calibration_seed']} ({s['calibration_clips']} clips"
+            + (f"; {s['calibration_step3']}" if s.get("calibration_step3") else "")
+            + "); the detector heard "
             f"{s['heard']} of the {s['atoms']} atoms these clips use; recipe: "
             + ", ".join(f"{k} {s['recipe'][k]}" for k in SHOWN if k in (s.get("recipe") or {}))
             + ".", ""]
@@ -149,7 +166,8 @@ def _setup_lines(s: dict[str, Any]) -> list[str]:
 def _perception_lines(rows: list[dict[str, Any]]) -> list[str]:
     out = ["| detection | event P | event R | event F1 | macro F1 | tagging F1 |",
            "|---|---|---|---|---|---|"]
-    out += [f"| `{r['name']}` | {r['precision']:.3f} | {r['recall']:.3f} | **{r['f1']:.3f}** | "
+    out += [f"| `{r['name']}`" + (f" ({r['at']})" if r.get("at") else "")
+            + f" | {r['precision']:.3f} | {r['recall']:.3f} | **{r['f1']:.3f}** | "
             f"{r['macro_f1']:.3f} | {r['tagging_f1']:.3f} |" for r in rows]
     return out + [""]
 

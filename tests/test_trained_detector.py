@@ -77,6 +77,15 @@ def test_trained_detector_beats_zero_shot_on_a_held_out_build(setup):
     assert trained.to_json()["optimistic"] is True
     assert trained.calibration.seed == 22
     assert trained.calibration.params.onset_shift_ms in (-160, -80, 0, 80, 160)
+    # calibration's step 3 ran on the calibration build's pairs; where it moved the parameters,
+    # the report also holds the event operating point's perception (and only then)
+    cal = trained.calibration
+    assert cal.choices["pairs"] > 0 and cal.choices["choices_mc"] >= cal.choices["choices_mc_before"]
+    assert (cal.event_params is not None) == ("perception_event_point" in trained.to_json())
+    if cal.event_params is not None:
+        assert cal.event_params != cal.params
+        assert max(cal.params.thresholds.values()) <= cal.choices["threshold_cap"]
+    assert zero.calibration.choices == {} and zero.calibration.event_params is None
 
 
 def test_trained_collection_serves_detected_soft_hybrid_and_fused_retrievers(setup):

@@ -12,7 +12,10 @@ Two steps, both on the calibration build's clips (their true events are known th
    map's ``grid``: YAMNet's coarse frames need larger shifts than a trained detector's)
    maximise the event-based micro F1 (:mod:`reasonaudio.detect.event_metrics`, sed_eval
    collars; tagging F1 breaks ties) over a fixed grid; remaining ties go to the earlier grid
-   entry, so the choice is deterministic.
+   entry, so the choice is deterministic;
+3. for label maps with a ``choice_grid`` (a trained detector's): a cap on every threshold and the
+   off ratio, by the calibration build's multiple-choice accuracy
+   (:mod:`reasonaudio.detect.calibrate_choices`); YAMNet's maps stop at step 2.
 
 The record (:class:`Calibration`) names the calibration build (seed, corpus sha256, a digest of
 its clips) and is stored with the detected collection and in every ``bench detect`` output.
@@ -32,6 +35,7 @@ from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.dataset.separation import check_separate as separate_builds
 from reasonaudio.dataset.separation import clip_key
+from reasonaudio.detect.calibrate_choices import tune_for_choices
 from reasonaudio.detect.events import POLICIES, Detected, DetectParams, detect_label, shifted
 from reasonaudio.detect.labelmap import LabelMap
 from reasonaudio.detect.event_metrics import matches, spans
@@ -73,17 +77,28 @@ class Calibration:
     path: str
     objective: dict[str, float] = field(default_factory=dict)
     grid: dict[str, Any] = field(default_factory=dict)
+    choices: dict[str, Any] = field(default_factory=dict)
+    """step 3's record (``calibrate_choices.tune_for_choices``); empty for maps without it"""
+    event_params: DetectParams | None = None
+    """step 2's choice, the event operating point, where step 3 moved ``params`` away from it"""
 
     def to_json(self) -> dict[str, Any]:
-        return {"seed": self.seed, "corpus_sha256": self.corpus_sha256, "clips": self.clips,
-                "clips_digest": self.clips_digest, "path": self.path, "objective": self.objective,
-                "grid": self.grid, "params": self.params.to_json()}
+        out = {"seed": self.seed, "corpus_sha256": self.corpus_sha256, "clips": self.clips,
+               "clips_digest": self.clips_digest, "path": self.path, "objective": self.objective,
+               "grid": self.grid, "params": self.params.to_json()}
+        if self.choices:
+            out["choices"] = self.choices
+        if self.event_params is not None:
+            out["event_params"] = self.event_params.to_json()
+        return out
 
     @classmethod
     def from_json(cls, obj: Mapping[str, Any]) -> "Calibration":
         return cls(DetectParams.from_json(obj["params"]), int(obj["seed"]), str(obj["corpus_sha256"]),
                    int(obj["clips"]), str(obj["clips_digest"]), str(obj.get("path", "")),
-                   dict(obj.get("objective") or {}), dict(obj.get("grid") or {}))
+                   dict(obj.get("objective") or {}), dict(obj.get("grid") or {}),
+                   dict(obj.get("choices") or {}),
+                   DetectParams.from_json(obj["event_params"]) if obj.get("event_params") else None)
 
 
 def _f1(tp: int, fp: int, fn: int) -> float:
@@ -165,10 +180,15 @@ def calibrate(bench: Benchmark, probs: Mapping[str, np.ndarray], label_map: Labe
     grid = list(itertools.product(OFF_RATIOS, GAPS_MS, MIN_MS, POLICIES))
     best = search.search(*chosen, grid)
     assert best is not None
-    return Calibration(best[1], bench.seed, corpus_fingerprint(bench), len(clips), clips_digest(clips),
+    params, choices = best[1], {}
+    if label_map.choice_grid is not None:  # step 3
+        params, choices = tune_for_choices(bench, clips, chosen[1], search.labels, search.frame_grid,
+                                           params, label_map.choice_grid)
+    return Calibration(params, bench.seed, corpus_fingerprint(bench), len(clips), clips_digest(clips),
                        str(bench.root),
                        {"events_micro_f1": round(best[0][0], 6), "tagging_micro_f1": round(best[0][1], 6)},
-                       _grid_record(top_ks, label_map, min_positives))
+                       _grid_record(top_ks, label_map, min_positives), choices,
+                       best[1] if params != best[1] else None)
 
 
 class _Search:

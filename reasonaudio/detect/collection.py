@@ -144,6 +144,10 @@ class DetectSummary:
     label_map: LabelMap
     perception: PerceptionReport
     frames: dict[str, Any]
+    event_point: PerceptionReport | None = None
+    """the same tracks' events at calibration's step-2 parameters, where step 3 moved the
+    collection's away from them (``Calibration.event_params``): the detector's hearing at its
+    event operating point"""
     timings: dict[str, float] = field(default_factory=dict)
     training: dict[str, Any] | None = None
     """``--mode trained``: the model's weights, training seeds and how many of the evaluated
@@ -164,6 +168,8 @@ class DetectSummary:
                "timings": {k: round(v, 3) for k, v in self.timings.items()}}
         if self.training is not None:
             out["training"] = self.training
+        if self.event_point is not None:
+            out["perception_event_point"] = self.event_point.to_json()
         return out
 
 
@@ -246,7 +252,7 @@ def run_detection(bench: Benchmark, store: Store, options: DetectOptions = Detec
         label_map = label_map.truncated(calibration.params.top_k)
     renderer = _renderer(bench, options)
     heard = heard_clips(bench, renderer=renderer)  # the truth and the length detected in
-    found = _detect_clips(bench, heard, label_map, calibration.params, tagger, renderer, options,
+    found = _detect_clips(bench, heard, label_map, calibration, tagger, renderer, options,
                           hooks, timings)
     t3 = time.perf_counter()
     add_soft_evidence([found.payloads[c.id] for c in bench.clips], calibration)
@@ -258,13 +264,14 @@ def run_detection(bench: Benchmark, store: Store, options: DetectOptions = Detec
     timings["upsert_s"] = time.perf_counter() - t4
     timings["total_s"] = time.perf_counter() - t0
     report = perception(heard, found.detected, label_map.labels)
+    event_point = perception(heard, found.event_point, label_map.labels) if found.event_point else None
     return DetectSummary(
         name=detected_name(options.tagger, options.mode), collection=name, mode=options.mode,
         tagger=options.tagger, tagger_revision=tagger.revision, clips=len(heard),
         detected_events=sum(len(d.events) for d in found.detected.values()),
         true_events=sum(len(c.events) for c in heard), calibration=calibration,
         label_map=label_map, perception=report, frames=merged_stats(found.stats).to_json(),
-        timings=timings, training=training)
+        event_point=event_point, timings=timings, training=training)
 
 
 @dataclass
@@ -274,14 +281,18 @@ class _Found:
 
     payloads: dict[str, dict[str, Any]] = field(default_factory=dict)
     detected: dict[str, Clip] = field(default_factory=dict)
+    event_point: dict[str, Clip] = field(default_factory=dict)
+    """the detected clips at ``Calibration.event_params``, when it is set"""
     stats: list[Any] = field(default_factory=list)
 
 
-def _detect_clips(bench: Benchmark, heard: Sequence[Clip], label_map: Any, params: Any, tagger: Any,
-                  renderer: Any, options: DetectOptions, hooks: Hooks,
+def _detect_clips(bench: Benchmark, heard: Sequence[Clip], label_map: Any, calibration: Calibration,
+                  tagger: Any, renderer: Any, options: DetectOptions, hooks: Hooks,
                   timings: dict[str, float]) -> _Found:
     """Every clip's events and payload, chunk by chunk of frame rows (``frames_s``: reading
-    them, ``detect_s``: detecting in them)."""
+    them, ``detect_s``: detecting in them); with ``calibration.event_params``, each clip's
+    events at that operating point too (for the perception report only)."""
+    params, event_params = calibration.params, calibration.event_params
     found = _Found()
     timings["frames_s"] = timings["detect_s"] = 0.0
     t2 = time.perf_counter()
@@ -293,9 +304,12 @@ def _detect_clips(bench: Benchmark, heard: Sequence[Clip], label_map: Any, param
         timings["frames_s"] += t3 - t2
         found.stats.append(frames.stats)
         for cid in frames.probs:
-            det, found.payloads[cid] = _clip_payload(by_id[cid], label_map.tracks(frames.probs[cid]),
-                                                     label_map, params)
-            found.detected[cid] = det
+            tracks = label_map.tracks(frames.probs[cid])
+            found.detected[cid], found.payloads[cid] = _clip_payload(by_id[cid], tracks, label_map, params)
+            if event_params is not None:
+                duration_ms = round(by_id[cid].duration * 1000)
+                found.event_point[cid] = detected_clip(by_id[cid], detect_clip(
+                    tracks, label_map.labels, duration_ms, event_params, label_map.grid))
         del frames  # this chunk's rows go before the next chunk is read
         t2 = time.perf_counter()
         timings["detect_s"] += t2 - t3

@@ -49,6 +49,8 @@ class LabelMap:
     """enrolled: the atom profile's scores on the signature classes (the track's scale)"""
     grid = YAMNET_GRID
     """the tracks' frames: YAMNet's (``events.FrameGrid``)"""
+    choice_grid = None
+    """calibration stops at event F1 (``detect.calibrate``, step 3 is for trained detectors)"""
     reader = None
     """what the tracks are made from: None, the tagger's decoded frames (``detect.clip_frames``)"""
 

@@ -27,6 +27,7 @@ import numpy as np
 
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.dataset.separation import BuildRecord, check_separate
+from reasonaudio.detect.calibrate_choices import ChoiceGrid
 from reasonaudio.detect.detector_features import HOP_MS, ClipInputs, detector_inputs
 from reasonaudio.detect.detector_model import DetectorConfig, ExactDetector
 from reasonaudio.detect.events import FrameGrid
@@ -44,6 +45,9 @@ MODE = "trained"
 TRAINED_GRID = FrameGrid(hop_ms=HOP_MS, lead_ms=0, onset_shifts_ms=(-160, -80, 0, 80, 160),
                          offset_shifts_ms=(-160, -80, 0, 80, 160))
 """the detector's frames tile the clip every 80 ms; it learnt the onsets, so the shifts are small"""
+TRAINED_CHOICES = ChoiceGrid(caps=(0.7, 0.5, 0.3, 0.2, 0.1), off_ratios=(0.25, 0.1, 0.05))
+"""calibration's step 3 (``detect.calibrate_choices``): the detector's peaks sit near 0 or 1, so
+event F1 puts most thresholds at the grid's top and misses the quieter of two overlapping sounds"""
 
 
 @dataclass(frozen=True)
@@ -138,6 +142,7 @@ class TrainedMap:
     labels: tuple[str, ...]
     mode = MODE
     grid = TRAINED_GRID
+    choice_grid = TRAINED_CHOICES
     top_k_choices = (0,)
     """nothing to choose: the detector has one output per label"""
 
@@ -163,6 +168,8 @@ class TrainedMap:
     def to_json(self) -> dict[str, Any]:
         card = self.detector.card
         return {"mode": MODE, "model": str(self.detector.path),
+                "choice_grid": {"caps": list(self.choice_grid.caps),
+                                "off_ratios": list(self.choice_grid.off_ratios)},
                 "weights_sha256": self.detector.weights_sha256, "hop_ms": self.grid.hop_ms,
                 "training_builds": [{"seed": b.seed, "path": str(b.root), "clips": len(b.keys)}
                                     for b in self.detector.builds],

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich import box
 from rich.console import Console
 from rich.markup import escape
@@ -59,14 +61,15 @@ def print_detect_run(console: Console, run: DetectRun, worst: int = 10, show_map
                   f"on {p.on:g} (default), {len(p.thresholds)} per-label thresholds, off_ratio "
                   f"{p.off_ratio:g}, gap {p.gap_ms} ms, min {p.min_ms} ms, policy {p.policy}; "
                   f"calibration event F1 {cal.objective.get('events_micro_f1', 0):.3f}"))
+    if cal.choices:
+        console.print(Text(_choices_line(cal.choices)))
     print_label_map(console, run, None if show_map else 8)
     rep = s.perception
-    ev, tg = rep.total("events"), rep.total("tagging")
     console.print(f"perception (collars: onset {ONSET_COLLAR_MS} ms, offset max({OFFSET_COLLAR_MS} "
-                  f"ms, {OFFSET_COLLAR_RELATIVE:.0%} of length)): events P {ev.precision:.3f} "
-                  f"R {ev.recall:.3f} F1 {ev.f1:.3f} (macro F1 {rep.macro_f1('events'):.3f}); "
-                  f"tagging P {tg.precision:.3f} R {tg.recall:.3f} F1 {tg.f1:.3f}",
-                  highlight=False)
+                  f"ms, {OFFSET_COLLAR_RELATIVE:.0%} of length)): {_scores(rep)}", highlight=False)
+    if s.event_point is not None:
+        console.print(f"at the event operating point (calibration's step 2, not stored): "
+                      f"{_scores(s.event_point)}", highlight=False)
     table = Table(title=f"worst {worst} labels (event F1)", **_COMPACT)
     for col in ("label", "true", "event P", "event R", "event F1", "tag P", "tag R", "tag F1"):
         table.add_column(col, justify="left" if col == "label" else "right")
@@ -91,3 +94,19 @@ def print_detect_run(console: Console, run: DetectRun, worst: int = 10, show_map
     console.print(f"time: frames {t.get('frames_s', 0):.1f} s, detect {t.get('detect_s', 0):.1f} s, "
                   f"upsert {t.get('upsert_s', 0):.1f} s, calibration {t.get('calibration_s', 0):.1f} s, "
                   f"label map {t.get('label_map_s', 0):.1f} s", highlight=False)
+
+
+def _choices_line(choices: dict) -> str:
+    """Calibration's step 3 (``detect.calibrate_choices``) in one line."""
+    if "skipped" in choices:
+        return f"tuned for the calibration build's pairs: skipped ({choices['skipped']})"
+    return (f"tuned for the calibration build's {choices['pairs']} pairs: thresholds capped at "
+            f"{choices['threshold_cap']:g}, off_ratio {choices['off_ratio']:g}; multiple-choice "
+            f"accuracy {choices['choices_mc_before']:.3f} -> {choices['choices_mc']:.3f}")
+
+
+def _scores(rep: Any) -> str:
+    """A perception report's event and tagging scores in one line."""
+    ev, tg = rep.total("events"), rep.total("tagging")
+    return (f"events P {ev.precision:.3f} R {ev.recall:.3f} F1 {ev.f1:.3f} (macro F1 "
+            f"{rep.macro_f1('events'):.3f}); tagging P {tg.precision:.3f} R {tg.recall:.3f} F1 {tg.f1:.3f}")
