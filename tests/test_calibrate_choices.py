@@ -78,3 +78,30 @@ def test_only_the_trained_map_runs_the_step_and_the_record_round_trips():
     with_step = Calibration(DetectParams(), 1, "sha", 10, "digest", "p",
                             choices={"threshold_cap": 0.3, "off_ratio": 0.1})
     assert Calibration.from_json(with_step.to_json()) == with_step
+
+
+def test_soft_evidence_stays_calibrated_at_the_event_operating_point():
+    """Step 3 caps thresholds to assert more events; the soft presence that ranks clips is
+    calibrated against the event operating point's thresholds, not the cap."""
+    import copy
+
+    from reasonaudio.detect.collection import add_soft_evidence
+
+    payloads = [
+        {"clip_id": "c1", "events": [{"label": "a", "onset": 0.0, "offset": 2.0}],
+         "confidence": {"a": 0.95}, "track": {"b": [0.3, 0, 2000]}},
+        {"clip_id": "c2", "events": [{"label": "a", "onset": 0.0, "offset": 2.0}],
+         "confidence": {"a": 0.2}, "track": {"b": [0.05, 0, 2000]}},
+    ]
+    event = DetectParams(on=0.9, thresholds={"a": 0.9, "b": 0.9})
+    capped = DetectParams(on=0.1, thresholds={"a": 0.1, "b": 0.1})
+
+    def soft(cal: Calibration) -> list[dict]:
+        out = copy.deepcopy(payloads)
+        add_soft_evidence(out, cal)
+        return out
+
+    at_event = soft(Calibration(event, 1, "sha", 2, "d", "p"))
+    moved = soft(Calibration(capped, 1, "sha", 2, "d", "p", event_params=event))
+    at_cap = soft(Calibration(capped, 1, "sha", 2, "d", "p"))
+    assert moved == at_event and moved != at_cap

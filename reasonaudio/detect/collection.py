@@ -215,8 +215,13 @@ def calibrated(calib: Benchmark, label_map: LabelMap, tagger: Any, options: Dete
 
 def add_soft_evidence(payloads: Sequence[dict[str, Any]], calibration: Calibration) -> None:
     """Add each clip's soft evidence (calibrated presence, onset, offset, duration per label) to
-    its detected payload, with the thresholds as the collection records them (rounded)."""
-    params = calibration.to_json().get("params") or {}
+    its detected payload, with the thresholds as the collection records them (rounded): those of
+    the event operating point where calibration's step 3 moved the events' (``event_params``).
+    Step 3 caps thresholds low to assert more events; presence calibrated against such a cap
+    would saturate, and the soft score that ranks clips (and breaks the detected retriever's
+    ties) would stop telling a clear sound from a faint one."""
+    record = calibration.to_json()
+    params = record.get("event_params") or record.get("params") or {}
     thresholds = {str(k): float(v) for k, v in (params.get("thresholds") or {}).items()}
     index = SoftIndex.from_payloads(payloads, thresholds, float(params.get("on", 0.3)))
     for i, payload in enumerate(payloads):
