@@ -121,6 +121,10 @@ def test_the_graph_computes_the_numpy_reference(tiny_bench_dir, cache, layers):
     folder = yamnet.prepared_model_dir(cache)
     want = yamnet_exact.reference_codes(layers, codes[:, None])
     assert np.array_equal(tagger.patch_codes(codes), want)
+    # cut into runs of 3 patches (the last one short), run two at a time or one after another
+    for threads in (1, 2):
+        runs = yamnet.YamnetTagger(cache=cache, threads=threads, patches_per_run=3)
+        assert np.array_equal(runs.patch_codes(codes), want), threads
     # every onnxruntime optimisation level (the fused and NCHWc layouts among them) and thread
     # count gives the reference's bytes: the constants are inputs, so nothing folds into weights
     import onnxruntime as ort
