@@ -156,6 +156,18 @@ def test_code_thresholds_are_the_rounding_of_the_logarithm():
     assert np.abs(got - want).max() <= 1 and (got != want).mean() < 1e-3  # only at the half steps
 
 
+def test_codes_are_the_count_of_thresholds_reached_whatever_the_logarithm_guesses():
+    """count_reached (a logarithm's guess, then exact steps) against the binary search, on every
+    threshold, the floats either side of each, values far past both ends, zero, inf and NaN."""
+    scale, zero = 0.04793788492679596, 144
+    t = yamnet_features.code_thresholds(scale, zero)
+    rng = np.random.default_rng(3)
+    values = np.concatenate([t, np.nextafter(t, 0), np.nextafter(t, np.inf), np.exp(rng.uniform(-30, 30, 20000)),
+                             [0.0, 1e-300, 1e-3, 1e300, np.inf, np.nan]])
+    assert np.array_equal(yamnet_features.count_reached(values, scale, zero),
+                          np.searchsorted(t, values, side="right"))
+
+
 def test_the_probability_table_is_the_sigmoid():
     table = yamnet_features.sigmoid_table(0.7565417, 190)
     logits = 0.7565417 * (np.arange(256) - 190)

