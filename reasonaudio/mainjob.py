@@ -226,7 +226,8 @@ def run_main_job(params: MainJobParams, hooks: Hooks = SILENT) -> MainJobResult:
         names = list(SYMBOLIC) + learned_ok
         # one memo of query vectors for every evaluation: the spectrum's dense parts and the
         # noisy condition's retrievers ask the queries the first eval embedded
-        context = EvalContext(store=store, hooks=hooks, options=RetrieverOptions(query_vectors=QueryVectors()))
+        context = EvalContext(store=store, hooks=hooks,
+                              options=RetrieverOptions(query_vectors=QueryVectors()))
         out.results = step("eval", lambda: _evaluate(bench, names, context),
                            lambda r: f"{len(r.runs)} retrievers x {len(bench.queries)} queries")
         _eval_formulations(bench, names, context, step, out)

@@ -230,8 +230,7 @@ class YamnetTagger:
             return out
         with ThreadPoolExecutor(max_workers=min(self._runs_at_once, len(starts)),
                                 thread_name_prefix="yamnet") as pool:
-            for done in pool.map(run, starts):  # re-raises a run's error
-                del done
+            list(pool.map(run, starts))  # re-raises a run's error
         return out
 
     def decode(self, codes: np.ndarray) -> np.ndarray:

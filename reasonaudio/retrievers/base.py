@@ -78,9 +78,8 @@ class RetrieverOptions:
     hooks: Hooks = SILENT
     """one-line notes for the user (e.g. "loading the payload collection"); silent by default"""
     query_vectors: QueryVectors | None = field(default=None, compare=False)
-    """a :class:`QueryVectors` the text-model retrievers built
-    with these options share (one evaluation, the main job): each query embedded once per
-    model; None: each retriever embeds its own"""
+    """a :class:`QueryVectors` the text-model retrievers built with these options share (one
+    evaluation, the main job): each query embedded once per model; None: each embeds its own"""
 
     def merged(self, **changes: Any) -> "RetrieverOptions":
         """A copy with the given fields replaced (``None`` values leave a field as it is)."""
