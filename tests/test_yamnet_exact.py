@@ -121,6 +121,10 @@ def test_the_graph_computes_the_numpy_reference(tiny_bench_dir, cache, layers):
     folder = yamnet.prepared_model_dir(cache)
     want = yamnet_exact.reference_codes(layers, codes[:, None])
     assert np.array_equal(tagger.patch_codes(codes), want)
+    # cut into runs of 3 patches (the last one short), run two at a time or one after another
+    for threads in (1, 2):
+        runs = yamnet.YamnetTagger(cache=cache, threads=threads, patches_per_run=3)
+        assert np.array_equal(runs.patch_codes(codes), want), threads
     # every onnxruntime optimisation level (the fused and NCHWc layouts among them) and thread
     # count gives the reference's bytes: the constants are inputs, so nothing folds into weights
     import onnxruntime as ort
@@ -150,6 +154,18 @@ def test_code_thresholds_are_the_rounding_of_the_logarithm():
     want = np.clip(np.rint(np.log(v) / scale + zero), 0, 255)
     got = np.searchsorted(t, v, side="right")
     assert np.abs(got - want).max() <= 1 and (got != want).mean() < 1e-3  # only at the half steps
+
+
+def test_codes_are_the_count_of_thresholds_reached_whatever_the_logarithm_guesses():
+    """count_reached (a logarithm's guess, then exact steps) against the binary search, on every
+    threshold, the floats either side of each, values far past both ends, zero, inf and NaN."""
+    scale, zero = 0.04793788492679596, 144
+    t = yamnet_features.code_thresholds(scale, zero)
+    rng = np.random.default_rng(3)
+    values = np.concatenate([t, np.nextafter(t, 0), np.nextafter(t, np.inf), np.exp(rng.uniform(-30, 30, 20000)),
+                             [0.0, 1e-300, 1e-3, 1e300, np.inf, np.nan]])
+    assert np.array_equal(yamnet_features.count_reached(values, scale, zero),
+                          np.searchsorted(t, values, side="right"))
 
 
 def test_the_probability_table_is_the_sigmoid():

@@ -36,9 +36,10 @@ from reasonaudio.dataset.clip import Clip
 from reasonaudio.dataset.separation import check_separate as separate_builds
 from reasonaudio.dataset.separation import clip_key
 from reasonaudio.detect.calibrate_choices import tune_for_choices
-from reasonaudio.detect.events import POLICIES, Detected, DetectParams, detect_label, shifted
+from reasonaudio.detect.events import POLICIES, Detected, DetectParams, event_of_runs, kept_runs
 from reasonaudio.detect.labelmap import LabelMap
-from reasonaudio.detect.event_metrics import matches, spans
+from reasonaudio.detect.event_metrics import (OFFSET_COLLAR_MS, OFFSET_COLLAR_RELATIVE, ONSET_COLLAR_MS,
+                                              spans)
 from reasonaudio.errors import DataError
 from reasonaudio.store.collections import corpus_fingerprint
 
@@ -141,24 +142,29 @@ def label_thresholds(peaks: np.ndarray, present: np.ndarray, labels: Sequence[st
     return out, best_global
 
 
-def _micro(truth: Sequence[dict[str, tuple[int, int]]], found: Sequence[list[Detected]],
-           durations: Sequence[int], onset_shift: int, offset_shift: int) -> tuple[float, float]:
-    """(event micro F1, tagging micro F1) of detections moved by the shifts."""
-    tp = fp = fn = tag_tp = 0
-    n_found = n_true = 0
-    for ref, dets, dur in zip(truth, found, durations):
-        n_true += len(ref)
-        n_found += len(dets)
-        for d in dets:
-            r = ref.get(d.label)
-            if r is None:
-                continue
-            tag_tp += 1
-            s = shifted(d, onset_shift, offset_shift, dur)
-            if matches(r, (s.onset_ms, s.offset_ms)):
-                tp += 1
-    fp, fn = n_found - tp, n_true - tp
-    return _f1(tp, fp, fn), _f1(tag_tp, n_found - tag_tp, n_true - tag_tp)
+def micro_scores(truth: Sequence[dict[str, tuple[int, int]]], found: Sequence[list[Detected]],
+                 durations: Sequence[int], shifts: Sequence[tuple[int, int]]) -> list[tuple[float, float]]:
+    """(event micro F1, tagging micro F1) of the detections moved by each (onset, offset) shift:
+    every detection :func:`~reasonaudio.detect.events.shifted` and matched
+    (:func:`~reasonaudio.detect.event_metrics.matches`) against the true span of its label, in
+    integer arrays, all shifts at once."""
+    n_true = sum(len(ref) for ref in truth)
+    n_found = sum(len(dets) for dets in found)
+    rows = [(d.onset_ms, d.offset_ms, dur, *ref[d.label])
+            for ref, dets, dur in zip(truth, found, durations) for d in dets if d.label in ref]
+    tag = _f1(len(rows), n_found - len(rows), n_true - len(rows))
+    on, off, dur, ref_on, ref_off = np.asarray(rows, dtype=np.int64).reshape(-1, 5).T
+    off_collar = np.maximum(OFFSET_COLLAR_MS, OFFSET_COLLAR_RELATIVE * (ref_off - ref_on))
+    out = []
+    for on_shift, off_shift in shifts:
+        a, b = on, off
+        if on_shift or off_shift:  # shifted(): no shift leaves an event as it is
+            a = np.minimum(np.maximum(0, on + on_shift), dur - 1)
+            b = np.maximum(np.minimum(dur, off + off_shift), a + 1)
+        tp = int(np.count_nonzero((np.abs(a - ref_on) <= ONSET_COLLAR_MS)
+                                  & (np.abs(b - ref_off) <= off_collar)))
+        out.append((_f1(tp, n_found - tp, n_true - tp), tag))
+    return out
 
 
 def calibrate(bench: Benchmark, probs: Mapping[str, np.ndarray], label_map: LabelMap,
@@ -232,16 +238,23 @@ class _Search:
 
     def search(self, base: DetectParams, tracks: list, thr: np.ndarray, active: list,
                grid: Sequence[tuple[float, int, int, str]]) -> tuple[tuple[float, float], DetectParams]:
-        """Step 2: the best post-processing in ``grid`` and onset/offset shifts (the first best wins)."""
+        """Step 2: the best post-processing in ``grid`` and onset/offset shifts (the first best
+        wins). A grid point's events are :func:`~reasonaudio.detect.events.detect_label`'s,
+        with step 1's runs made once per ``off_ratio``."""
         labels, bounds = self.labels, self.bounds
+        shifts = list(itertools.product(self.frame_grid.onset_shifts_ms, self.frame_grid.offset_shifts_ms))
+        kept: dict[float, list[list[tuple[int, list[tuple[int, int]]]]]] = {}
         found_best: tuple[tuple[float, float], DetectParams] | None = None
         for off_ratio, gap, min_ms, policy in grid:
             params = replace(base, off_ratio=off_ratio, gap_ms=gap, min_ms=min_ms, policy=policy)
-            found = [[d for d in (detect_label(tracks[i][:, j], bounds[i], thr[j], params, labels[j])
-                                  for j in active[i]) if d is not None] for i in range(len(self.clips))]
-            for on_shift, off_shift in itertools.product(self.frame_grid.onset_shifts_ms,
-                                                         self.frame_grid.offset_shifts_ms):
-                score = _micro(self.truth_spans, found, self.durations, on_shift, off_shift)
+            if off_ratio not in kept:
+                kept[off_ratio] = [[(j, kept_runs(tracks[i][:, j], thr[j], off_ratio)) for j in active[i]]
+                                   for i in range(len(self.clips))]
+            found = [[d for d in (event_of_runs(tracks[i][:, j], runs, bounds[i], params, labels[j])
+                                  for j, runs in kept[off_ratio][i]) if d is not None]
+                     for i in range(len(self.clips))]
+            scores = micro_scores(self.truth_spans, found, self.durations, shifts)
+            for (on_shift, off_shift), score in zip(shifts, scores):
                 if found_best is None or score > found_best[0]:
                     found_best = (score, replace(params, onset_shift_ms=on_shift,
                                                  offset_shift_ms=off_shift))

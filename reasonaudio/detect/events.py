@@ -127,7 +127,18 @@ def detect_label(track: np.ndarray, bounds: np.ndarray, on: float, params: Detec
     """One label's event in a clip (or None), see the module docstring."""
     if not len(track) or float(track.max()) < on:
         return None
-    kept = [(a, b) for a, b in runs(track >= on * params.off_ratio) if float(track[a:b].max()) >= on]
+    return event_of_runs(track, kept_runs(track, on, params.off_ratio), bounds, params, label)
+
+
+def kept_runs(track: np.ndarray, on: float, off_ratio: float) -> list[tuple[int, int]]:
+    """Step 1 (hysteresis): the runs of frames >= ``on * off_ratio`` that reach ``on`` (none
+    when the track never does: :func:`detect_label`'s shortcut)."""
+    return [(a, b) for a, b in runs(track >= on * off_ratio) if float(track[a:b].max()) >= on]
+
+
+def event_of_runs(track: np.ndarray, kept: Sequence[tuple[int, int]], bounds: np.ndarray,
+                  params: DetectParams, label: str = "") -> Detected | None:
+    """Steps 2-5 on the runs step 1 kept (:func:`kept_runs`): merged, filtered, one event."""
     merged: list[list[int]] = []
     for a, b in kept:
         if merged and bounds[a] - bounds[merged[-1][1]] <= params.gap_ms:

@@ -46,7 +46,7 @@ from reasonaudio.generator.calibration import resolve_calibration
 from reasonaudio.models.names import is_lexical, is_two_stage, parse_combined, parse_two_stage
 from reasonaudio.models.registry import get_record
 from reasonaudio.progress import SILENT, Hooks
-from reasonaudio.retrievers.base import RetrieverOptions
+from reasonaudio.retrievers.base import QueryVectors, RetrieverOptions
 from reasonaudio.retrievers.combined import PARAMS_FILE, CombineParams, CombinedRetriever, build_combined
 from reasonaudio.retrievers.registry import spec_for
 from reasonaudio.retrievers.soft_rank import SOFT, parse_soft
@@ -186,12 +186,14 @@ def part_kind(part: str) -> str:
     return MODEL
 
 
-def tune_one(name: str, calib: Benchmark, store: Store, clips: int, hooks: Hooks = SILENT) -> Tuned:
+def tune_one(name: str, calib: Benchmark, store: Store, clips: int, hooks: Hooks = SILENT,
+             query_vectors: QueryVectors | None = None) -> Tuned:
     """Every grid point of ``name`` on the calibration build; the best by :data:`OBJECTIVE`,
-    with ``N`` for a corpus of ``clips``."""
+    with ``N`` for a corpus of ``clips``. ``query_vectors``: the calibration queries' vectors,
+    shared by the names tuned together."""
     kind = parse_combined(name).kind
     source = calibration_source(calib)
-    options = RetrieverOptions(auto_ingest=True, hooks=hooks)
+    options = RetrieverOptions(auto_ingest=True, hooks=hooks, query_vectors=query_vectors)
     points = grid_points(kind)
     rows: list[dict[str, Any]] = []
     retriever = build_combined(name, calib, store, options,
@@ -260,8 +262,9 @@ def tune_combined(bench: Benchmark, names: Sequence[str], calibration: Path | No
     if todo:
         with open_store(calib.root, backend, None, write=True) as store:
             prepare_parts(calib, store, todo, hooks)
+            queries = QueryVectors()
             for name in todo:
-                tuned = tune_one(name, calib, store, len(bench.clips), hooks)
+                tuned = tune_one(name, calib, store, len(bench.clips), hooks, queries)
                 out[name] = tuned
                 saved[name] = tuned.to_json()
                 hooks.notify(f"{name}: {params_text(name, tuned.params)}")

@@ -35,7 +35,7 @@ from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.dataset.conditions import condition_of
 from reasonaudio.errors import QueryParseError, ReasonAudioError
 from reasonaudio.progress import SILENT, Counter, Hooks
-from reasonaudio.retrievers.base import Retriever, RetrieverOptions
+from reasonaudio.retrievers.base import QueryVectors, Retriever, RetrieverOptions
 from reasonaudio.retrievers.registry import get_retriever, spec_for
 from reasonaudio.store.base import Store
 from reasonaudio.store.lock import writes_benchmark
@@ -236,6 +236,8 @@ def evaluate_retrievers(bench: Benchmark, names: Sequence[str | Retriever],
     base = context.options or RetrieverOptions()
     if base.hooks == SILENT:
         base = replace(base, hooks=context.hooks)
+    if base.query_vectors is None:  # retrievers with the same text model embed a query once
+        base = replace(base, query_vectors=QueryVectors())
     try:
         for item in names:
             if isinstance(item, Retriever):

