@@ -9,6 +9,11 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 # before anything imports torch: OpenMP spin-waiting makes torch 20x slower on a busy 2-core box
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# no terminal size from outside: a test that needs a width sets COLUMNS itself. (GNU readline,
+# once loaded in pytest's process, exports COLUMNS=80 and LINES=24 to every child it starts, so
+# pytest-xdist's workers would begin with them and the CLI's console would keep 80 columns.)
+os.environ.pop("COLUMNS", None)
+os.environ.pop("LINES", None)
 
 from pathlib import Path
 
@@ -53,3 +58,19 @@ def tiny_bench_dir(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("bench") / "tiny"
     build_benchmark(out, BuildParams(atoms="synthetic", seed=0, n_clips=24, n_queries=10))
     return out
+
+
+SHARED_SCOPES = ("package", "module", "class")
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist turns xdist_group marks into work units
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist (``--dist loadgroup``, pyproject's addopts) the tests of a module that
+    share a module- or class-scoped fixture run on one worker, so the fixture is built once, not
+    once per worker; the rest are spread test by test. An explicit ``xdist_group`` mark wins."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is not None:
+            continue
+        fixturedefs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+        if any(defs[-1].scope in SHARED_SCOPES for defs in fixturedefs.values()):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
