@@ -2,7 +2,8 @@
 
     .venv/bin/python benchmarks/suite_speed.py [--tier suite|fast|both]
 
-Runs, from the repository root, as a child process each (as a user or CI would):
+Runs, from the repository root, as a child process each (as a user or CI would; pyproject's
+addopts spread each run over the machine's cores, tests/xdist_schedule.py):
 - the whole suite: ``python -m pytest -q`` (target 6 min on an idle 2-core machine);
 - the fast tier: ``python -m pytest -q -m fast`` (target 90 s; README's development section).
 Prints each wall time with its ratio to the target (below 1 meets it), the pass/fail line pytest

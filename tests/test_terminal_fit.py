@@ -104,7 +104,7 @@ def _numbers_whole(text: str, figures: set[str]) -> None:
 def test_bench_report_at_80_columns_shows_every_number_whole(evaluated, tmp_path):
     r = _at(80, "report", "--data", evaluated, "--out", tmp_path / "rep")
     assert r.exit_code == 0, r.output
-    _fits(r.stdout, 80, tmp_path)
+    _fits(r.stdout, 80, tmp_path, evaluated)  # its first line names the benchmark's folder
     _numbers_whole(r.stdout, _figures(evaluated))
     assert "oracle-caption" in r.stdout  # the long name folds onto more lines, it is not dropped
     failures = r.stdout.split("Failures (Acc@1 = 0)", 1)[1]  # the breakdown, names whole
