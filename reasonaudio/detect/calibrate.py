@@ -38,8 +38,7 @@ from reasonaudio.dataset.separation import clip_key
 from reasonaudio.detect.calibrate_choices import tune_for_choices
 from reasonaudio.detect.events import POLICIES, Detected, DetectParams, event_of_runs, kept_runs
 from reasonaudio.detect.labelmap import LabelMap
-from reasonaudio.detect.event_metrics import (OFFSET_COLLAR_MS, OFFSET_COLLAR_RELATIVE, ONSET_COLLAR_MS,
-                                              spans)
+from reasonaudio.detect.event_metrics import matches, spans
 from reasonaudio.errors import DataError
 from reasonaudio.store.collections import corpus_fingerprint
 
@@ -154,15 +153,13 @@ def micro_scores(truth: Sequence[dict[str, tuple[int, int]]], found: Sequence[li
             for ref, dets, dur in zip(truth, found, durations) for d in dets if d.label in ref]
     tag = _f1(len(rows), n_found - len(rows), n_true - len(rows))
     on, off, dur, ref_on, ref_off = np.asarray(rows, dtype=np.int64).reshape(-1, 5).T
-    off_collar = np.maximum(OFFSET_COLLAR_MS, OFFSET_COLLAR_RELATIVE * (ref_off - ref_on))
     out = []
     for on_shift, off_shift in shifts:
         a, b = on, off
         if on_shift or off_shift:  # shifted(): no shift leaves an event as it is
             a = np.minimum(np.maximum(0, on + on_shift), dur - 1)
             b = np.maximum(np.minimum(dur, off + off_shift), a + 1)
-        tp = int(np.count_nonzero((np.abs(a - ref_on) <= ONSET_COLLAR_MS)
-                                  & (np.abs(b - ref_off) <= off_collar)))
+        tp = int(np.count_nonzero(matches((ref_on, ref_off), (a, b))))
         out.append((_f1(tp, n_found - tp, n_true - tp), tag))
     return out
 

@@ -32,7 +32,7 @@ import numpy as np
 from reasonaudio.constraints.judge import ClipIndex
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.dataset.clip import Clip
-from reasonaudio.detect.events import DetectParams, FrameGrid, detect_clip, detected_clip
+from reasonaudio.detect.events import DetectParams, FrameGrid, detect_in
 
 
 @dataclass(frozen=True)
@@ -57,8 +57,7 @@ def choice_accuracy(bench: Benchmark, clips: Sequence[Clip], tracks: Sequence[np
                     labels: Sequence[str], frame_grid: FrameGrid, params: DetectParams) -> float | None:
     """The mean over tasks of the multiple-choice accuracy of ``clips``' detected events
     (``tracks`` in ``clips`` order) on ``bench``'s pairs; None when no pair has both clips."""
-    detected = [detected_clip(c, detect_clip(t, labels, round(c.duration * 1000), params, frame_grid))
-                for c, t in zip(clips, tracks)]
+    detected = [detect_in(c, t, labels, params, frame_grid) for c, t in zip(clips, tracks)]
     index = ClipIndex(detected)
     row = {c.id: i for i, c in enumerate(clips)}
     queries = {q.id: q for q in bench.queries}

@@ -38,7 +38,7 @@ from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.dataset.conditions import CLEAN, collection_for, condition_of, under_condition
 from reasonaudio.detect.calibrate import GRID_VERSION, Calibration, calibrate
-from reasonaudio.detect.events import detect_clip, detected_clip, track_summary
+from reasonaudio.detect.events import detect_in, track_summary
 from reasonaudio.detect.clip_frames import (
     CHUNK_FRAME_BYTES, clip_frames, frame_chunks, heard_clips, load_tagger, merged_stats,
 )
@@ -312,9 +312,8 @@ def _detect_clips(bench: Benchmark, heard: Sequence[Clip], label_map: Any, calib
             tracks = label_map.tracks(frames.probs[cid])
             found.detected[cid], found.payloads[cid] = _clip_payload(by_id[cid], tracks, label_map, params)
             if event_params is not None:
-                duration_ms = round(by_id[cid].duration * 1000)
-                found.event_point[cid] = detected_clip(by_id[cid], detect_clip(
-                    tracks, label_map.labels, duration_ms, event_params, label_map.grid))
+                found.event_point[cid] = detect_in(by_id[cid], tracks, label_map.labels, event_params,
+                                                   label_map.grid)
         del frames  # this chunk's rows go before the next chunk is read
         t2 = time.perf_counter()
         timings["detect_s"] += t2 - t3
@@ -324,14 +323,12 @@ def _detect_clips(bench: Benchmark, heard: Sequence[Clip], label_map: Any, calib
 def _clip_payload(clip: Clip, tracks: Any, label_map: Any, params: Any) -> tuple[Clip, dict[str, Any]]:
     """One clip's detected events and its payload (labels, relations, confidence, count, track
     summaries)."""
-    duration_ms = round(clip.duration * 1000)
-    found = detect_clip(tracks, label_map.labels, duration_ms, params, label_map.grid)
-    det = detected_clip(clip, found)
+    det = detect_in(clip, tracks, label_map.labels, params, label_map.grid)
     payload = clip_payload(det)
     payload["confidence"] = det.extra["confidence"]
     if "count" in det.extra:
         payload[COUNT_FIELD] = det.extra["count"]
-    payload["track"] = track_summary(tracks, label_map.labels, duration_ms, TRACK_FLOOR,
+    payload["track"] = track_summary(tracks, label_map.labels, round(clip.duration * 1000), TRACK_FLOOR,
                                      label_map.grid)
     return det, payload
 

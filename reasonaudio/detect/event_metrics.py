@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
+import numpy as np
+
 from reasonaudio.constraints.semantics import occurrences
 from reasonaudio.dataset.clip import Clip
 
@@ -22,10 +24,13 @@ OFFSET_COLLAR_MS = 250
 OFFSET_COLLAR_RELATIVE = 0.2
 
 
-def matches(truth: tuple[int, int], found: tuple[int, int]) -> bool:
-    length = truth[1] - truth[0]
-    return (abs(found[0] - truth[0]) <= ONSET_COLLAR_MS
-            and abs(found[1] - truth[1]) <= max(OFFSET_COLLAR_MS, OFFSET_COLLAR_RELATIVE * length))
+def matches(truth: tuple[Any, Any], found: tuple[Any, Any]) -> Any:
+    """Whether ``found`` (onset, offset) ms matches ``truth`` within the collars: of ints, a
+    bool; of integer arrays, element-wise (the calibration's search scores every detection and
+    shift at once by this same rule)."""
+    (t_on, t_off), (f_on, f_off) = truth, found
+    offset_collar = np.maximum(OFFSET_COLLAR_MS, OFFSET_COLLAR_RELATIVE * (t_off - t_on))
+    return (np.abs(f_on - t_on) <= ONSET_COLLAR_MS) & (np.abs(f_off - t_off) <= offset_collar)
 
 
 @dataclass

@@ -210,6 +210,13 @@ def detected_clip(truth: Clip, found: Sequence[Detected]) -> Clip:
                 events, extra)
 
 
+def detect_in(clip: Clip, tracks: np.ndarray, labels: Sequence[str], params: DetectParams,
+              grid: FrameGrid = YAMNET_GRID) -> Clip:
+    """``clip`` as its score tracks hear it: :func:`detect_clip` over its length, then
+    :func:`detected_clip`."""
+    return detected_clip(clip, detect_clip(tracks, labels, round(clip.duration * 1000), params, grid))
+
+
 def track_summary(tracks: np.ndarray, labels: Sequence[str], duration_ms: int,
                   floor: float = 0.02, grid: FrameGrid = YAMNET_GRID) -> dict[str, list[float]]:
     """label -> [peak score, onset ms, offset ms, mean of the 3 best frames] for every label whose
