@@ -10,7 +10,8 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from reasonaudio.detect.event_metrics import ONSET_COLLAR_MS, OFFSET_COLLAR_MS, OFFSET_COLLAR_RELATIVE
+from reasonaudio.detect.event_metrics import (ONSET_COLLAR_MS, OFFSET_COLLAR_MS, OFFSET_COLLAR_RELATIVE,
+                                              PerceptionReport)
 from reasonaudio.evaluation.detection import DetectRun
 
 _COMPACT = dict(box=box.SIMPLE_HEAD, pad_edge=False)
@@ -96,7 +97,7 @@ def print_detect_run(console: Console, run: DetectRun, worst: int = 10, show_map
                   f"label map {t.get('label_map_s', 0):.1f} s", highlight=False)
 
 
-def _choices_line(choices: dict) -> str:
+def _choices_line(choices: dict[str, Any]) -> str:
     """Calibration's step 3 (``detect.calibrate_choices``) in one line."""
     if "skipped" in choices:
         return f"tuned for the calibration build's pairs: skipped ({choices['skipped']})"
@@ -105,7 +106,7 @@ def _choices_line(choices: dict) -> str:
             f"accuracy {choices['choices_mc_before']:.3f} -> {choices['choices_mc']:.3f}")
 
 
-def _scores(rep: Any) -> str:
+def _scores(rep: PerceptionReport) -> str:
     """A perception report's event and tagging scores in one line."""
     ev, tg = rep.total("events"), rep.total("tagging")
     return (f"events P {ev.precision:.3f} R {ev.recall:.3f} F1 {ev.f1:.3f} (macro F1 "
