@@ -118,6 +118,27 @@ def test_bed_choice_and_offset_are_seeded_and_shared_by_the_snr_ladder(base, bed
     assert [(s.bed_id, s.bed_step) for s in a.bed_spans(low)] == spans[:len(a.bed_spans(low))]
 
 
+def test_the_audio_index_keys_a_noisy_render_by_what_it_draws_from(base, beds, built, tmp_path):
+    """Under a condition the bed is drawn by the clip id, so the same events under another id
+    (two builds of one seed can number one clip differently) are other samples: the index that
+    maps a render to its audio hash must not serve one for the other. Clean ignores the id."""
+    from reasonaudio.ingest.audio_index import AudioHashIndex, render_key
+    from reasonaudio.ingest.embedding_cache import audio_hash
+
+    clip = replace(built[1].clips[0], sample_rate=16_000)
+    twin = replace(clip, id="clip-99999")  # the same events, another id
+    noisy = under(base, beds, "snr5")
+    for renderer in (base, noisy):
+        same_audio = np.array_equal(renderer.render(clip), renderer.render(twin))
+        same_key = render_key(clip, 16_000, renderer) == render_key(twin, 16_000, renderer)
+        assert same_key == same_audio, renderer
+    assert render_key(clip, 16_000, base) == render_key(twin, 16_000, base)  # clean: shared
+    index = AudioHashIndex(tmp_path)
+    index.put(clip, 16_000, noisy, audio_hash(noisy.render(clip)))
+    assert index.get(twin, 16_000, noisy) is None  # rendered again, never the other's hash
+    assert index.get(clip, 16_000, noisy) == audio_hash(noisy.render(clip))
+
+
 def test_long_places_the_events_and_keeps_every_querys_relevance(base, beds, built):
     clips, queries = built[1].clips, built[1].queries
     r = under(base, beds, "long")

@@ -4,8 +4,9 @@ Everything computed from audio (vectors, YAMNet frame rows) is cached by the has
 rendered samples. Finding a clip's cached rows later (``bench detect``) would otherwise mean
 rendering the clip again just to learn its hash; this index records the hash the ingest already
 computed, keyed by what determines the samples: the clip's events and duration, the sample
-rate, the render parameters and the atom bank's description (fingerprint included). A key the
-index lacks is simply rendered again, so the index can never serve wrong audio, only save work.
+rate, the render parameters and the atom bank's description (fingerprint included), and under a
+condition its identity and the clip id its per-clip draws are seeded by. A key the index lacks
+is simply rendered again, so the index can never serve wrong audio, only save work.
 """
 
 from __future__ import annotations
@@ -41,9 +42,13 @@ def renderer_identity(renderer: Any) -> str:
 
 
 def render_key(clip: Clip, sample_rate: int, renderer: Any) -> str:
-    """sha256 of everything the rendered samples depend on (the clip id does not)."""
-    spec = {"duration": clip.duration, "events": [e.to_json() for e in clip.events],
-            "sample_rate": int(sample_rate)}
+    """sha256 of everything the rendered samples depend on: the clip's events, not its id,
+    unless the renderer draws by it (a condition's bed and offsets: ``draw_key``)."""
+    spec: dict[str, Any] = {"duration": clip.duration, "events": [e.to_json() for e in clip.events],
+                            "sample_rate": int(sample_rate)}
+    draw_key = getattr(renderer, "draw_key", None)
+    if draw_key is not None:
+        spec["drawn_by"] = draw_key(clip)
     text = json.dumps(spec, sort_keys=True) + "\n" + renderer_identity(renderer)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

@@ -333,6 +333,13 @@ class ConditionRenderer:
     def _rng(self, clip: Clip, stream: str) -> random.Random:
         return random.Random(f"reasonaudio-condition-{stream}-{self.seed}-{clip.id}")
 
+    def draw_key(self, clip: Clip) -> dict[str, Any]:
+        """What the per-clip draws depend on beyond the clip's events (the seed is in
+        ``condition_identity``): the clip id that seeds :meth:`_rng`. Two clips with the same
+        events (the same spec in two builds of one seed) get other beds, so whatever keys a
+        render by its spec (the audio index) must key it by this too."""
+        return {"clip_id": clip.id}
+
     def _bed_draw(self, rng: random.Random, n_s: float) -> tuple[str, int]:
         from reasonaudio.atoms.beds import STEP_S
 
