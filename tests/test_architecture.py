@@ -32,7 +32,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("benchmark generator", ("reasonaudio.generator",)),
     ("ingest and retrievers", ("reasonaudio.ingest", "reasonaudio.retrievers", "reasonaudio.detect",
                                "reasonaudio.train")),
-    ("evaluation", ("reasonaudio.evaluation", "reasonaudio.mainjob")),
+    ("evaluation", ("reasonaudio.evaluation", "reasonaudio.mainjob", "reasonaudio.demo_sizes")),
     ("views", ("reasonaudio.views", "reasonaudio.explorer")),
     ("command line", ("reasonaudio.cli", "reasonaudio.commands")),
 ]

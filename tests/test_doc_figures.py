@@ -35,16 +35,21 @@ def demo(tmp_path_factory) -> Path:
 
 
 def test_blocks_are_made_from_saved_results_and_checked(demo, tmp_path):
+    """README.md's table comes from the quick demo (what its first command runs), never from
+    the docs' full-size one."""
     mod = _script()
-    ctx = mod.Context(mod.Saved.load(demo / "bench"), {})
+    ctx = mod.Context(None, {}, quick=mod.Saved.load(demo / "bench"))
+    assert "demo-results" in mod.available(ctx)
+    assert "demo-results" not in mod.available(mod.Context(mod.Saved.load(demo / "bench"), {}))
     doc = "intro\n<!-- figures:demo-results -->\nstale 0.999\n<!-- /figures:demo-results -->\nend\n"
     new = mod.rewrite(doc, ctx)
     body = new.split("<!-- figures:demo-results -->\n")[1].split("<!-- /figures")[0]
     assert "0.999" not in body and "seed 0, 80 clips, 20 queries" in body
     assert "synthetic bank" in body and "benchmark digest" in body
+    assert ".venv/bin/bench demo   #" in body and "--quick data/demo --check" in body
     oracle = next(line for line in body.splitlines() if line.startswith("| `oracle`"))
     assert oracle.count("1.000") >= 5
-    results = ctx.demo.results.runs
+    results = ctx.quick.results.runs
     bag = next(line for line in body.splitlines() if line.startswith("| `bag-of-sounds`"))
     assert f"**{results['bag-of-sounds'].overall['acc@1']:.3f}**" in bag
     assert mod.rewrite(new, ctx) == new  # idempotent: --check passes on what it wrote
@@ -62,8 +67,9 @@ def test_the_benchmark_digest_leaves_out_the_install(demo):
 
 def test_a_smaller_bank_than_the_full_install_is_refused(demo, capsys):
     mod = _script()
-    assert mod.main(["--demo", str(demo), "--check"]) == 2  # synthetic: not the 201-class bank
-    assert "not the full install's" in capsys.readouterr().err
+    for flag in ("--demo", "--quick"):
+        assert mod.main([flag, str(demo), "--check"]) == 2  # synthetic: not the 201-class bank
+        assert "not the full install's" in capsys.readouterr().err
 
 
 def test_unknown_block_names_fail_and_every_doc_block_is_known():
@@ -110,7 +116,7 @@ def test_the_robustness_block_is_the_library_table_of_every_formulation(demo, tm
     new = mod.rewrite(doc, ctx, mod.available(ctx))
     body = new.split("-->\n", 1)[1]
     assert "0.999" not in body and body.startswith("Measured on: seed 0, 80 clips, 20 queries")
-    assert "bench report --data data/demo/bench" in body
+    assert "bench report --data data/demo-full/bench" in body
     rob = robustness(bench)
     for row in rob.rows:
         bag = next(c for c in row.cells if c.formulation == "question")

@@ -88,3 +88,39 @@ def test_the_report_step_counts_the_files_it_wrote_by_kind(tmp_path):
     paths = [tmp_path / n for n in ("a.png", "a.json", "b.png", "robustness.json", "c.png")]
     assert report_summary(paths, tmp_path) == f"3 PNG files and 2 data files in {tmp_path}"
     assert report_summary(paths[:1], tmp_path) == f"1 PNG file in {tmp_path}"
+
+
+def test_the_demo_sizes_reach_the_main_job(monkeypatch):
+    """`bench demo` runs the quick size into data/demo, `--full` the docs' size into
+    data/demo-full (its calibration builds those `bench build --calibration-for` makes);
+    --clips, --queries and --out override; --noisy none is the clean-only job."""
+    from reasonaudio.generator import calibration
+
+    seen = []
+    monkeypatch.setattr(mainjob, "run_main_job", lambda params, hooks: seen.append(params) or mainjob.MainJobResult())
+    for args in (["demo"], ["demo", "--full"], ["demo", "--full", "--clips", "900", "--out", "x",
+                                                 "--noisy", "none"]):
+        r = CliRunner().invoke(app, args)
+        assert r.exit_code == 0, r.output
+    quick, full, given = seen
+    assert (str(quick.out), quick.n_clips, quick.n_queries) == ("data/demo", 600, 200)
+    assert quick.noisy == "snr5" and quick.calibration_clips < full.calibration_clips
+    assert (str(full.out), full.n_clips, full.n_queries) == ("data/demo-full", 2000, 500)
+    assert (full.calibration_clips, full.calibration_queries) == (calibration.CLIPS, calibration.QUERIES)
+    assert (full.nested_clips, full.nested_queries) == (calibration.NESTED_CLIPS, calibration.NESTED_QUERIES)
+    assert (str(given.out), given.n_clips, given.n_queries, given.noisy) == ("x", 900, 500, None)
+
+
+def test_a_folder_holding_the_other_size_says_which(tmp_path):
+    """`bench demo --full` over a quick demo's folder is refused, saying it holds the quick one."""
+    import pytest
+
+    from reasonaudio.errors import DataError
+    from reasonaudio.mainjob import MainJobParams, prepare_benchmark
+
+    quick = MainJobParams.sized("quick", out=tmp_path, atoms="synthetic")
+    assert len(prepare_benchmark(quick).clips) == quick.n_clips
+    with pytest.raises(DataError, match=r"the quick demo's: `bench demo` reuses it"):
+        prepare_benchmark(MainJobParams.sized("full", out=tmp_path, atoms="synthetic"))
+    with pytest.raises(DataError, match="other parameters; pass another --out"):
+        prepare_benchmark(MainJobParams.sized("quick", out=tmp_path, atoms="synthetic", seed=1))

