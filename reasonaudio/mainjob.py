@@ -195,8 +195,9 @@ def prepare_benchmark(params: MainJobParams, hooks: Hooks = SILENT) -> Benchmark
     if (root / MANIFEST).is_file():
         sized = [s for s in DEMO_SIZES.values() if (s.clips, s.queries) != (params.n_clips, params.n_queries)
                  and holds_build(root, replace(build, n_clips=s.clips, n_queries=s.queries))]
-        hint = "".join(f" (the {s.name} demo's: `bench demo{' --full' if s.name == 'full' else ''}` "
-                       "reuses it)" for s in sized)
+        hint = "".join(f" (the {s.name} demo's: `bench demo{' --full' if s.name == 'full' else ''}"
+                       f"{'' if params.out == s.out else f' --out {params.out}'}` reuses it)"
+                       for s in sized)
         raise DataError(f"{root} holds a build with other parameters{hint}; pass another --out or delete it")
     build_benchmark(root, build, hooks=hooks)
     return load_benchmark(root)

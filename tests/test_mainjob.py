@@ -113,6 +113,8 @@ def test_the_demo_sizes_reach_the_main_job(monkeypatch):
 
 def test_a_folder_holding_the_other_size_says_which(tmp_path):
     """`bench demo --full` over a quick demo's folder is refused, saying it holds the quick one."""
+    import re
+
     import pytest
 
     from reasonaudio.errors import DataError
@@ -120,7 +122,7 @@ def test_a_folder_holding_the_other_size_says_which(tmp_path):
 
     quick = MainJobParams.sized("quick", out=tmp_path, atoms="synthetic")
     assert len(prepare_benchmark(quick).clips) == quick.n_clips
-    with pytest.raises(DataError, match=r"the quick demo's: `bench demo` reuses it"):
+    with pytest.raises(DataError, match=re.escape(f"the quick demo's: `bench demo --out {tmp_path}` reuses it")):
         prepare_benchmark(MainJobParams.sized("full", out=tmp_path, atoms="synthetic"))
     with pytest.raises(DataError, match="other parameters; pass another --out"):
         prepare_benchmark(MainJobParams.sized("quick", out=tmp_path, atoms="synthetic", seed=1))
