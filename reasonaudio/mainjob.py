@@ -95,6 +95,7 @@ class MainJobParams:
                    calibration_queries=s.calibration_queries, nested_clips=s.nested_clips,
                    nested_queries=s.nested_queries, **rest)
 
+
 @dataclass(frozen=True)
 class StepStarted:
     """The main job's event: a step starts (``hooks.event``)."""
@@ -193,14 +194,24 @@ def prepare_benchmark(params: MainJobParams, hooks: Hooks = SILENT) -> Benchmark
             add_formulations(root)
         return load_benchmark(root)
     if (root / MANIFEST).is_file():
-        sized = [s for s in DEMO_SIZES.values() if (s.clips, s.queries) != (params.n_clips, params.n_queries)
-                 and holds_build(root, replace(build, n_clips=s.clips, n_queries=s.queries))]
-        hint = "".join(f" (the {s.name} demo's: `bench demo{' --full' if s.name == 'full' else ''}"
-                       f"{'' if params.out == s.out else f' --out {params.out}'}` reuses it)"
-                       for s in sized)
-        raise DataError(f"{root} holds a build with other parameters{hint}; pass another --out or delete it")
+        raise DataError(f"{root} holds a build with other parameters{_other_size(params, build)}; "
+                        "pass another --out or delete it")
     build_benchmark(root, build, hooks=hooks)
     return load_benchmark(root)
+
+
+def _other_size(params: MainJobParams, build: BuildParams) -> str:
+    """`` (the full demo's: `bench demo --full --out data/demo` reuses it)`` when the folder
+    holds another :data:`DEMO_SIZES` record's build of the same bank and seed, else ``""``."""
+    root = params.out / "bench"
+    for size in DEMO_SIZES.values():
+        if (size.clips, size.queries) == (params.n_clips, params.n_queries):
+            continue
+        if holds_build(root, replace(build, n_clips=size.clips, n_queries=size.queries)):
+            command = "bench demo" + (" --full" if size.name == "full" else "")
+            command += "" if params.out == size.out else f" --out {params.out}"
+            return f" (the {size.name} demo's: `{command}` reuses it)"
+    return ""
 
 
 def _calibration_root(params: MainJobParams) -> Path:
