@@ -113,6 +113,8 @@ class Step:
 @dataclass
 class MainJobResult:
     steps: list[Step] = field(default_factory=list)
+    size: str | None = None
+    """the :data:`DEMO_SIZES` record whose benchmark size the job ran, None for another size"""
     results: Results | None = None
     results_path: Path | None = None
     report: ReportOutcome | None = None
@@ -247,7 +249,8 @@ def _noisy_condition(params: MainJobParams, bench: Benchmark, context: EvalConte
 
 def run_main_job(params: MainJobParams, hooks: Hooks = SILENT) -> MainJobResult:
     """Run every step; returns the step log, the results, the report and the comparison."""
-    out = MainJobResult(not_run=not_offline())
+    out = MainJobResult(not_run=not_offline(), size=next(
+        (s.name for s in DEMO_SIZES.values() if (s.clips, s.queries) == (params.n_clips, params.n_queries)), None))
     if params.noisy is not None and parse_condition(params.noisy, "--noisy").is_clean:
         raise DataError("--noisy: name a condition other than clean (e.g. snr5), or none")
     step = _stepper(out, hooks)

@@ -43,6 +43,7 @@ def test_demo_runs_end_to_end_and_reruns(tmp_path):
     # the report unless --verbose
     assert "bench serve --data" in r.output and "bench report --data" in r.output
     assert "Multiple choice (chance 0.5)" not in r.output and "paired randomization test" in r.output
+    assert "bench demo --full" not in r.output  # a size of its own: no pointer to the other
     again = CliRunner().invoke(app, args)
     assert again.exit_code == 0, again.output
     assert "reusing" in again.output
@@ -109,6 +110,11 @@ def test_the_demo_sizes_reach_the_main_job(monkeypatch):
     assert (full.calibration_clips, full.calibration_queries) == (calibration.CLIPS, calibration.QUERIES)
     assert (full.nested_clips, full.nested_queries) == (calibration.NESTED_CLIPS, calibration.NESTED_QUERIES)
     assert (str(given.out), given.n_clips, given.n_queries, given.noisy) == ("x", 900, 500, None)
+    from reasonaudio.views.mainjob import where_the_rest_is
+
+    said = "\n".join(where_the_rest_is(mainjob.MainJobResult(size="quick"), verbose=False))
+    assert "`bench demo --full` runs the size the docs' figures are measured on (2,000 clips" in said
+    assert "--full" not in "\n".join(where_the_rest_is(mainjob.MainJobResult(size="full"), verbose=False))
 
 
 def test_a_folder_holding_the_other_size_says_which(tmp_path):
