@@ -70,9 +70,13 @@ def test_two_stage_oracle_captions_bit_identical(local_ray, small_bench_dir, tmp
     model, name = "two-stage:oracle-caption+minilm", "reasonaudio-two-stage-oracle-caption-minilm"
     local_dir = copy_bench(small_bench_dir, tmp_path / "local")
     ray_dir = copy_bench(small_bench_dir, tmp_path / "ray")
-    n = 48  # six actor batches of 8, three per actor (the whole 300-clip build took minutes)
+    # four actor batches of 4, two per actor, against the local engine's one batch of 16, and
+    # (below) the engine's own size: two batches of 8. Each clip's vector must not depend on the
+    # batch it came in, which three ways of cutting 16 clips show as well as more clips would
+    n = 16
     want = _ingest(local_dir, model, tmp_path / "cache-local", limit=n)
-    got = _ingest(ray_dir, model, tmp_path / "cache-ray", engine=_ray_engine(), limit=n)
+    got = _ingest(ray_dir, model, tmp_path / "cache-ray", limit=n,
+                  engine=_ray_engine(options={**POOL, "batch_clips": 4}))
     assert got.upserted == want.upserted == n and got.embedded == want.embedded
     _assert_same_collection(ray_dir, local_dir, name, n)
     assert "caption" in next(iter(_payloads(ray_dir, name).values()))
