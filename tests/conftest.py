@@ -73,3 +73,40 @@ def pytest_collection_modifyitems(config, items):
         from xdist_schedule import unit_rank
 
         items.sort(key=unit_rank)  # stable: each module's tests keep their order
+
+
+@pytest.fixture
+def local_ray(request):
+    """The Ray modules' local Ray (``ray_helpers.LOCAL_RAY``): one for the modules that ask for
+    it, shut down before the first test of a module that does not (``pytest_runtest_teardown``
+    below); the asking module is pickled by value."""
+    from ray_helpers import SHARED
+
+    return SHARED.get(request.module)
+
+
+def _uses_local_ray(item) -> bool:
+    """Whether a test of ``item``'s module asks for ``local_ray``."""
+    return any("local_ray" in other.fixturenames for other in item.session.items
+               if getattr(other, "module", None) is item.module)
+
+
+def pytest_runtest_teardown(item, nextitem):
+    """The shared local Ray ends where its modules end: with the last test before a module that
+    does not use it (a module's fixtures end there too), or with the session's last test."""
+    import sys
+
+    helpers = sys.modules.get("ray_helpers")
+    if helpers is None or helpers.SHARED._started is None:
+        return
+    if nextitem is None or (nextitem.module is not item.module and not _uses_local_ray(nextitem)):
+        helpers.SHARED.stop()
+
+
+def pytest_sessionfinish(session):
+    import sys
+
+    helpers = sys.modules.get("ray_helpers")
+    if helpers is not None:
+        helpers.SHARED.stop()
+

@@ -19,9 +19,9 @@ POOL = dict(workers=2, cpus_per_worker=0.5, render_cpus=0.5, batch_clips=8)
 
 @contextlib.contextmanager
 def started_local_ray(*by_value: ModuleType) -> Iterator[Any]:
-    """A local Ray (:data:`LOCAL_RAY`) for a test module, shut down afterwards; no Ray process
-    of this test process may be left then. ``by_value``: modules Ray pickles by value (test
-    helpers the workers cannot import)."""
+    """A local Ray (:data:`LOCAL_RAY`), shut down afterwards; no Ray process of this test
+    process may be left then. ``by_value``: modules Ray pickles by value (test helpers the
+    workers cannot import)."""
     import ray
     import ray.cloudpickle
 
@@ -36,6 +36,35 @@ def started_local_ray(*by_value: ModuleType) -> Iterator[Any]:
         ray.shutdown()
         left = wait_gone(ray_processes(descendants(os.getpid())) - before)
         assert not left, f"Ray processes left behind: {sorted(left)}"
+
+
+class SharedRay:
+    """The one local Ray of the Ray test modules (they run one after another, on one worker:
+    tests/xdist_schedule.py): :meth:`get` starts it for the first test that asks and hands it to
+    the tests after it; :meth:`stop` shuts it down (conftest: before a test of a module that does
+    not use it, and at the session's end), checking that none of its processes is left."""
+
+    def __init__(self) -> None:
+        self._started: contextlib.AbstractContextManager | None = None
+        self._ray: Any = None
+
+    def get(self, module: ModuleType) -> Any:
+        """The running Ray, started if need be; ``module`` (a test module the workers cannot
+        import) is pickled by value."""
+        if self._started is None:
+            started = started_local_ray()
+            self._ray = started.__enter__()
+            self._started = started
+        self._ray.cloudpickle.register_pickle_by_value(module)
+        return self._ray
+
+    def stop(self) -> None:
+        started, self._started, self._ray = self._started, None, None
+        if started is not None:
+            started.__exit__(None, None, None)
+
+
+SHARED = SharedRay()
 
 
 def descendants(root: int) -> set[int]:

@@ -8,23 +8,27 @@ result files. The differential test: MTEB's nDCG@10 and Recall@10 equal ``bench 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 
 import pytest
+from model_fixtures import tiny_clap_path
 from typer.testing import CliRunner
 
 from reasonaudio.cli import app
 from reasonaudio.dataset.benchmark import MANIFEST, TASKS, load_benchmark
+from reasonaudio.evaluation.mteb_tasks import mteb_tasks, task_name, task_names
 from reasonaudio.fileio import sha256_file
+from reasonaudio.models.mteb_models import register
 
-mteb = pytest.importorskip("mteb")
-
-from reasonaudio.evaluation.mteb_tasks import mteb_tasks, task_name, task_names  # noqa: E402
-from reasonaudio.models.mteb_models import register  # noqa: E402
-from reasonaudio.models.tiny_mteb import TINY_MTEB_NAME, tiny_mteb_meta  # noqa: E402
-from model_fixtures import tiny_clap_path  # noqa: E402
+# mteb (and the tiny model, an mteb encoder) is imported by the tests, not at collection: every
+# xdist worker collects every module, and importing mteb takes seconds
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("mteb") is None, reason="mteb is not installed")
 
 runner = CliRunner()
+TINY_MTEB_NAME = "reasonaudio/tiny-random-clap"
+"""``reasonaudio.models.tiny_mteb.TINY_MTEB_NAME`` (a test below checks it), here because the parametrize
+below reads it at collection"""
 NAME = "mteb:" + TINY_MTEB_NAME
 RATE = 16_000
 MTEB_ROUNDING = 5e-6
@@ -34,6 +38,10 @@ MTEB_ROUNDING = 5e-6
 @pytest.fixture(scope="module")
 def bridged(tmp_path_factory) -> dict:
     from reasonaudio.generator.build import BuildParams, build_benchmark
+
+    import mteb
+
+    from reasonaudio.models.tiny_mteb import tiny_mteb_meta
 
     root = tmp_path_factory.mktemp("mteb")
     data = root / "bench"
@@ -107,7 +115,15 @@ def test_task_metadata_names_the_build(bridged):
     assert split["relevant_docs"] == {q: {c: 1 for c in cs} for q, cs in bench.qrels.items()}
 
 
+def test_the_tiny_models_name_here_is_the_modules():
+    from reasonaudio.models import tiny_mteb
+
+    assert tiny_mteb.TINY_MTEB_NAME == TINY_MTEB_NAME
+
+
 def test_collection_records_the_mteb_revision(bridged):
+    import mteb
+
     from reasonaudio.store.base import collection_name
     from reasonaudio.store.open import open_store
 

@@ -3,8 +3,9 @@ the render tasks render with the local engine's ConditionRenderer, reinstated pe
 benchmark and its condition, so a Ray ``snr5`` ingest of YAMNet equals the local one bit for bit;
 the frame pass through Ray returns the local reader's rows and fills the same caches.
 
-One local Ray for the module (2 CPUs, a 500 MB object store, no dashboard), shut down at the end,
-after which no Ray process of this test process may be left."""
+The Ray modules' one local Ray (conftest's ``local_ray``: 2 CPUs, a 500 MB object store, no
+dashboard), shut down after the last of them, after which no Ray process of this test process
+may be left."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 from model_fixtures import copy_bench, stored_vectors
-from ray_helpers import POOL, cache_rows, started_local_ray
+from ray_helpers import POOL, cache_rows
 
 ray = pytest.importorskip("ray", reason="the ray extra is part of the test install")
 pytestmark = pytest.mark.xdist_group("ray")  # one local Ray at a time (xdist_schedule.py)
@@ -26,12 +27,6 @@ N_CLIPS = 12
 """two Ray blocks of 6, one per actor: each check holds clip by clip, and every clip is rendered
 and tagged once per engine and condition, so more clips only cost time"""
 CONDITION = "snr5"
-
-
-@pytest.fixture(scope="module")
-def local_ray():
-    with started_local_ray() as started:
-        yield started
 
 
 @pytest.fixture(scope="module")

