@@ -37,3 +37,8 @@ DEMO_SIZES: dict[str, DemoSize] = {s.name: s for s in (
 )}
 """size name -> record; the full one's calibration builds are ``bench build --calibration-for``'s
 default sizes (a test says so)"""
+
+
+def size_of(clips: int, queries: int) -> DemoSize | None:
+    """The record whose benchmark has ``clips`` clips and ``queries`` queries, if one has."""
+    return next((s for s in DEMO_SIZES.values() if (s.clips, s.queries) == (clips, queries)), None)

@@ -27,7 +27,7 @@ from reasonaudio.evaluation.report import ReportOutcome, run_report, write_resul
 from reasonaudio.evaluation.results import Results
 from reasonaudio.dataset.benchmark import FORMULATIONS, MANIFEST, Benchmark, load_benchmark
 from reasonaudio.dataset.conditions import parse_condition
-from reasonaudio.demo_sizes import DEMO_SIZES
+from reasonaudio.demo_sizes import DEMO_SIZES, size_of
 from reasonaudio.detect.collection import DetectOptions
 from reasonaudio.errors import DataError, ReasonAudioError
 from reasonaudio.atoms.fetch.fetch import default_dest, fetch_packages, published_bank
@@ -207,7 +207,7 @@ def _other_size(params: MainJobParams, build: BuildParams) -> str:
     holds another :data:`DEMO_SIZES` record's build of the same bank and seed, else ``""``."""
     root = params.out / "bench"
     for size in DEMO_SIZES.values():
-        if (size.clips, size.queries) == (params.n_clips, params.n_queries):
+        if size is size_of(params.n_clips, params.n_queries):
             continue
         if holds_build(root, replace(build, n_clips=size.clips, n_queries=size.queries)):
             command = "bench demo" + (" --full" if size.name == "full" else "")
@@ -249,8 +249,8 @@ def _noisy_condition(params: MainJobParams, bench: Benchmark, context: EvalConte
 
 def run_main_job(params: MainJobParams, hooks: Hooks = SILENT) -> MainJobResult:
     """Run every step; returns the step log, the results, the report and the comparison."""
-    out = MainJobResult(not_run=not_offline(), size=next(
-        (s.name for s in DEMO_SIZES.values() if (s.clips, s.queries) == (params.n_clips, params.n_queries)), None))
+    size = size_of(params.n_clips, params.n_queries)
+    out = MainJobResult(not_run=not_offline(), size=None if size is None else size.name)
     if params.noisy is not None and parse_condition(params.noisy, "--noisy").is_clean:
         raise DataError("--noisy: name a condition other than clean (e.g. snr5), or none")
     step = _stepper(out, hooks)

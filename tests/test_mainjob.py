@@ -117,15 +117,20 @@ def test_the_demo_sizes_reach_the_main_job(monkeypatch):
     assert "--full" not in "\n".join(where_the_rest_is(mainjob.MainJobResult(size="full"), verbose=False))
 
 
-def test_a_folder_holding_the_other_size_says_which(tmp_path):
-    """`bench demo --full` over a quick demo's folder is refused, saying it holds the quick one."""
+def test_a_folder_holding_the_other_size_says_which(tmp_path, monkeypatch):
+    """`bench demo --full` over a quick demo's folder is refused, saying it holds the quick one
+    (the sizes made small: the rule reads the records, not their numbers)."""
     import re
+    from dataclasses import replace
 
     import pytest
 
+    from reasonaudio.demo_sizes import DEMO_SIZES
     from reasonaudio.errors import DataError
     from reasonaudio.mainjob import MainJobParams, prepare_benchmark
 
+    for name, clips in (("quick", 60), ("full", 80)):
+        monkeypatch.setitem(DEMO_SIZES, name, replace(DEMO_SIZES[name], clips=clips, queries=10))
     quick = MainJobParams.sized("quick", out=tmp_path, atoms="synthetic")
     assert len(prepare_benchmark(quick).clips) == quick.n_clips
     with pytest.raises(DataError, match=re.escape(f"the quick demo's: `bench demo --out {tmp_path}` reuses it")):
