@@ -94,14 +94,15 @@ def test_a_noisy_yamnet_ingest_through_ray_equals_the_local_one_bit_for_bit(loca
         assert pa == {f.clip_id: f.payload for f in b.scroll(name, fields=True)}
     # the frames and the clip -> audio hash index are keyed by the noisy audio, as locally
     assert cache_rows(tmp_path / "cache-ray") == cache_rows(tmp_path / "cache-local")
-    # and the noisy audio is not the clean audio: a clean ingest into the same cache computes anew
+    # and the noisy audio is not the clean audio: a clean ingest into the same cache computes
+    # anew (a property of the cache's keys, so on the local engine: the clean Ray path is
+    # test_ray_engine's, and a Ray job here would only add its actors' start-up)
     from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.ingest.run import IngestOptions, ingest_model
 
     clean = load_benchmark(ray_dir)
     with open_store(clean.root, write=True) as store:
-        again = ingest_model(clean, store, "yamnet", IngestOptions(cache_dir=tmp_path / "cache-ray",
-                                                                   engine=_engine()))
+        again = ingest_model(clean, store, "yamnet", IngestOptions(cache_dir=tmp_path / "cache-ray"))
     assert again.collection == "reasonaudio-yamnet" and again.cache_hits == 0
     assert not np.array_equal(stored_vectors(ray_dir, "reasonaudio-yamnet")["clip-00001"],
                               vec_got["clip-00001"])
