@@ -137,3 +137,17 @@ def test_a_folder_holding_the_other_size_says_which(tmp_path, monkeypatch):
         prepare_benchmark(MainJobParams.sized("full", out=tmp_path, atoms="synthetic"))
     with pytest.raises(DataError, match="other parameters; pass another --out"):
         prepare_benchmark(MainJobParams.sized("quick", out=tmp_path, atoms="synthetic", seed=1))
+
+
+def test_the_readme_states_the_sizes_the_records_hold():
+    """README.md's words about the two sizes are the records' numbers."""
+    from pathlib import Path
+
+    from reasonaudio.dataset.benchmark import TASKS
+    from reasonaudio.demo_sizes import DEMO_SIZES
+
+    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text().split())
+    quick, full = DEMO_SIZES["quick"], DEMO_SIZES["full"]
+    assert f"builds a benchmark of {quick.clips:,} clips and {quick.queries:,} queries" in readme
+    assert f"asks {quick.queries // len(TASKS)} queries per task" in readme
+    assert f"`bench demo --full` runs the same steps on {full.clips:,} clips and {full.queries:,} queries" in readme
