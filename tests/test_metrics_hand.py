@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from reasonaudio.evaluation.metrics import (METRICS, RANK_METRICS, aggregate, choice_score,
+from reasonaudio.dataset.benchmark import choice_score
+from reasonaudio.evaluation.metrics import (METRICS, RANK_METRICS, aggregate,
                                        ndcg_at_k, query_metrics)
 
 pytestmark = pytest.mark.fast

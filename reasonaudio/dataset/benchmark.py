@@ -7,6 +7,7 @@ hand-edited directory fails here with the file and field named, not deep inside 
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -84,6 +85,19 @@ class Choice:
     query_id: str
     positive: str
     negative: str
+
+
+def choice_score(positive: float, negative: float) -> float:
+    """A :class:`Choice` answered by two scores: 1 if the positive scores higher, 0.5 on a tie,
+    else 0 (NaN = -inf). The ``mc_acc`` metric's rule (``evaluation/metrics.py``), and the one
+    calibration's step 3 answers pairs by (``detect/calibrate_choices.py``)."""
+    p = -math.inf if math.isnan(positive) else positive
+    n = -math.inf if math.isnan(negative) else negative
+    if p > n:
+        return 1.0
+    if p == n:
+        return 0.5
+    return 0.0
 
 
 def write_qrels(path: Path, qrels: dict[str, list[str]]) -> None:

@@ -36,7 +36,8 @@ from reasonaudio.dataset.clip import Clip
 from reasonaudio.dataset.separation import check_separate as separate_builds
 from reasonaudio.dataset.separation import clip_key
 from reasonaudio.detect.calibrate_choices import tune_for_choices
-from reasonaudio.detect.events import POLICIES, Detected, DetectParams, event_of_runs, kept_runs
+from reasonaudio.detect.events import (POLICIES, Detected, DetectParams, event_of_runs, kept_runs,
+                                      shift_span)
 from reasonaudio.detect.labelmap import LabelMap
 from reasonaudio.detect.event_metrics import matches, spans
 from reasonaudio.errors import DataError
@@ -144,7 +145,7 @@ def label_thresholds(peaks: np.ndarray, present: np.ndarray, labels: Sequence[st
 def micro_scores(truth: Sequence[dict[str, tuple[int, int]]], found: Sequence[list[Detected]],
                  durations: Sequence[int], shifts: Sequence[tuple[int, int]]) -> list[tuple[float, float]]:
     """(event micro F1, tagging micro F1) of the detections moved by each (onset, offset) shift:
-    every detection :func:`~reasonaudio.detect.events.shifted` and matched
+    every detection moved as :func:`~reasonaudio.detect.events.shifted` moves it and matched
     (:func:`~reasonaudio.detect.event_metrics.matches`) against the true span of its label, in
     integer arrays, all shifts at once."""
     n_true = sum(len(ref) for ref in truth)
@@ -155,10 +156,7 @@ def micro_scores(truth: Sequence[dict[str, tuple[int, int]]], found: Sequence[li
     on, off, dur, ref_on, ref_off = np.asarray(rows, dtype=np.int64).reshape(-1, 5).T
     out = []
     for on_shift, off_shift in shifts:
-        a, b = on, off
-        if on_shift or off_shift:  # shifted(): no shift leaves an event as it is
-            a = np.minimum(np.maximum(0, on + on_shift), dur - 1)
-            b = np.maximum(np.minimum(dur, off + off_shift), a + 1)
+        a, b = (on, off) if not (on_shift or off_shift) else shift_span(on, off, on_shift, off_shift, dur)
         tp = int(np.count_nonzero(matches((ref_on, ref_off), (a, b))))
         out.append((_f1(tp, n_found - tp, n_true - tp), tag))
     return out

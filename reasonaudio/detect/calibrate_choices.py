@@ -11,8 +11,10 @@ thresholds event F1 prefers. This step reads what the calibration build asks:
   :class:`ChoiceGrid`;
 - for each, the calibration clips' events are detected, judged against the calibration build's
   queries (:class:`reasonaudio.constraints.judge.ClipIndex`, the oracle's logic) and scored by the
-  build's multiple-choice pairs: per pair 1 when the positive is relevant and the hard negative is
-  not, 0.5 when both or neither are, 0 otherwise; the mean per task, then over tasks;
+  build's multiple-choice pairs as ``mc_acc`` scores them, relevance as the score
+  (:func:`~reasonaudio.dataset.benchmark.choice_score`: 1 when the positive is relevant and the
+  hard negative is not, 0.5 when both or neither are, 0 otherwise); the mean per task, then over
+  tasks;
 - the first best in grid order wins; the grid starts with steps 1-2's choice unchanged, so the
   step changes nothing unless it answers more pairs.
 
@@ -30,7 +32,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from reasonaudio.constraints.judge import ClipIndex
-from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.dataset.benchmark import Benchmark, choice_score
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.detect.events import DetectParams, FrameGrid, detect_in
 
@@ -70,8 +72,8 @@ def choice_accuracy(bench: Benchmark, clips: Sequence[Clip], tracks: Sequence[np
         if query.id not in relevant:
             relevant[query.id] = index.relevant(query.logic)
         hit = relevant[query.id]
-        pos, neg = bool(hit[row[pair.positive]]), bool(hit[row[pair.negative]])
-        per_task[query.task].append(1.0 if pos and not neg else 0.5 if pos == neg else 0.0)
+        per_task[query.task].append(choice_score(float(hit[row[pair.positive]]),
+                                                 float(hit[row[pair.negative]])))
     if not per_task:
         return None
     return float(np.mean([np.mean(v) for _, v in sorted(per_task.items())]))

@@ -170,12 +170,19 @@ def heard_count(kept: Sequence[tuple[int, int]], bounds: np.ndarray, min_ms: int
 
 
 def shifted(d: Detected, onset_shift_ms: int, offset_shift_ms: int, duration_ms: int) -> Detected:
-    """``d`` with its ends moved, kept inside the clip and at least 1 ms long."""
+    """``d`` with its ends moved (:func:`shift_span`); no shift leaves it as it is."""
     if not onset_shift_ms and not offset_shift_ms:
         return d
-    on = min(max(0, d.onset_ms + onset_shift_ms), duration_ms - 1)
-    off = max(min(duration_ms, d.offset_ms + offset_shift_ms), on + 1)
-    return Detected(d.label, on, off, d.confidence, d.count)
+    on, off = shift_span(d.onset_ms, d.offset_ms, onset_shift_ms, offset_shift_ms, duration_ms)
+    return Detected(d.label, int(on), int(off), d.confidence, d.count)
+
+
+def shift_span(onset_ms: Any, offset_ms: Any, onset_shift_ms: int, offset_shift_ms: int,
+               duration_ms: Any) -> tuple[Any, Any]:
+    """(onset, offset) moved by the shifts, kept inside the clip and at least 1 ms long: of ints,
+    or element-wise of integer arrays (calibration scores every detection and shift at once)."""
+    on = np.minimum(np.maximum(0, onset_ms + onset_shift_ms), duration_ms - 1)
+    return on, np.maximum(np.minimum(duration_ms, offset_ms + offset_shift_ms), on + 1)
 
 
 def detect_clip(tracks: np.ndarray, labels: Sequence[str], duration_ms: int,

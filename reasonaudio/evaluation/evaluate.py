@@ -16,7 +16,7 @@ from typing import Any, Mapping, Sequence
 
 from reasonaudio.evaluation.embeddings import has_embedding_hook, save_projection_data
 from reasonaudio.evaluation.keys import ResultKey
-from reasonaudio.evaluation.metrics import MC_METRIC, choice_score, query_metrics
+from reasonaudio.evaluation.metrics import MC_METRIC, query_metrics
 from reasonaudio.evaluation.results import (
     Results,
     RetrieverResult,
@@ -31,7 +31,7 @@ from reasonaudio.evaluation.results import (
 )
 from reasonaudio.evaluation.runs import Run, write_trec
 from reasonaudio.constraints.judge import hard_negatives
-from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.dataset.benchmark import Benchmark, choice_score
 from reasonaudio.dataset.conditions import condition_of
 from reasonaudio.errors import QueryParseError, ReasonAudioError
 from reasonaudio.progress import SILENT, Counter, Hooks

@@ -21,7 +21,7 @@ from typing import Sequence
 
 from reasonaudio.evaluation.evaluate import EvalContext, evaluate_run
 from reasonaudio.evaluation.keys import ResultKey
-from reasonaudio.evaluation.metrics import choice_score
+from reasonaudio.dataset.benchmark import choice_score
 from reasonaudio.evaluation.results import (
     Results,
     RetrieverResult,

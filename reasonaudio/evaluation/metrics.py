@@ -23,7 +23,7 @@ run in this project is ordered by score descending, then clip id ascending
 
 Multiple choice (``mc_acc``): per (positive, hard negative) pair, 1 if the retriever scores the
 positive higher, 0.5 on a tie (including both ``-inf``), 0 otherwise; a NaN score counts as
-``-inf``.
+``-inf`` (:func:`reasonaudio.dataset.benchmark.choice_score`, beside the ``Choice`` record).
 
 Aggregation: overall = macro mean over queries; per task = mean over that task's queries.
 ``mc_acc`` is the mean over the queries that have a choice.
@@ -125,17 +125,6 @@ def query_metrics(ranking: Sequence[str], relevant: set[str] | frozenset[str],
         "hnsr@10": hnsr_at_k(ranking, relevant, hard, K),
         "tfr@10": tfr_at_k(ranking, relevant, hard, K),
     }
-
-
-def choice_score(positive: float, negative: float) -> float:
-    """Multiple choice: 1 if the positive scores higher, 0.5 on a tie, else 0 (NaN = -inf)."""
-    p = -INF if math.isnan(positive) else positive
-    n = -INF if math.isnan(negative) else negative
-    if p > n:
-        return 1.0
-    if p == n:
-        return 0.5
-    return 0.0
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from reasonaudio.evaluation.metrics import METRICS, OVERALL, aggregate, choice_score, query_metrics
+from reasonaudio.dataset.benchmark import choice_score
+from reasonaudio.evaluation.metrics import METRICS, OVERALL, aggregate, query_metrics
 from reasonaudio.evaluation.perception_model import DEFAULT_SEVERITIES, Level, degrade, similar_labels
 from reasonaudio.evaluation.results import fingerprint, load_results
 from reasonaudio.models.names import is_embedding
