@@ -350,7 +350,7 @@ def test_dbsf_multiple_choice_is_the_parts_vote_and_a_disagreement_is_a_tie(data
     the fused choice is the parts' vote: the positive wins when more parts prefer it, and a pair
     the parts disagree on is an exact tie (not two float32 sums a few ulps apart, which a CPU's
     rounding would break)."""
-    from reasonaudio.evaluation.metrics import choice_score
+    from reasonaudio.dataset.benchmark import choice_score
     from reasonaudio.retrievers.registry import get_retriever
 
     bench = data[0]
