@@ -18,19 +18,39 @@ LOCK_FILE = Path(__file__).resolve().parent / "data" / "constraints.txt"
 """the exact versions the docs' figures were measured with (``scripts/install.sh`` installs them)"""
 
 
+TEST_ONLY_HEADER = "# test-only: installed by `scripts/install.sh test`, never imported by the main job"
+"""the line of the lock after which its pins are test-only (``scripts/lock.py`` writes the split)"""
+
+
 def lock_digest() -> str:
     """sha256 (16 hex) of the lock file: recorded as ``versions.lock`` in every artefact."""
     return hashlib.sha256(LOCK_FILE.read_bytes()).hexdigest()[:16]
 
 
-def lock_pins() -> dict[str, str]:
-    """Canonical package name -> pinned version, from the lock file."""
+def _pins(lines: list[str]) -> dict[str, str]:
     pins = {}
-    for line in LOCK_FILE.read_text(encoding="utf-8").splitlines():
+    for line in lines:
         name, sep, version = line.split("#", 1)[0].strip().partition("==")
         if sep and name:
             pins[canonical_name(name)] = version.strip()
     return pins
+
+
+def lock_pins(runtime_only: bool = False) -> dict[str, str]:
+    """Canonical package name -> pinned version, from the lock file (with ``runtime_only``, the
+    pins above its :data:`TEST_ONLY_HEADER`)."""
+    lines = LOCK_FILE.read_text(encoding="utf-8").splitlines()
+    if runtime_only and TEST_ONLY_HEADER in lines:
+        lines = lines[:lines.index(TEST_ONLY_HEADER)]
+    return _pins(lines)
+
+
+def runtime_digest() -> str:
+    """sha256 (16 hex) of the lock's runtime pins (``name==version`` lines, sorted; comments and
+    test-only pins left out): recorded as ``versions.runtime``, named in every figure's header, so
+    only a change that could change a figure stales one."""
+    text = "".join(f"{n}=={v}\n" for n, v in sorted(lock_pins(runtime_only=True).items()))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def canonical_name(name: str) -> str:
@@ -46,9 +66,11 @@ def installed_version(name: str) -> str | None:
 
 
 def versions(packages: tuple[str, ...] = RECORDED_PACKAGES) -> dict[str, str | None]:
-    """Python's version, each package's (None when it is not installed) and the lock's digest."""
+    """Python's version, each package's (None when it is not installed), the lock's digest and its
+    runtime section's (:func:`runtime_digest`)."""
     out: dict[str, str | None] = {"python": platform.python_version()}
     for name in packages:
         out[name] = installed_version(name)
     out["lock"] = lock_digest()
+    out["runtime"] = runtime_digest()
     return out

@@ -13,7 +13,8 @@ and is rewritten here from the saved results of a `bench demo --full` folder (it
 ``results/``: runs, per-query values, `bench detect` summaries; README.md's table from a `bench
 demo` folder, the quick size the README's first command runs) and of training experiments
 (``scripts/train_vs_test.py``'s benchmark copies). Each block starts with the benchmark it was
-measured on (seed, clips, queries, the bank and its class count, the manifest's sha256) and the
+measured on (seed, clips, queries, the bank and its class count, the benchmark's content digest,
+the lock's runtime digest) and the
 commands that print it. ``--check`` rewrites nothing and exits 1 when a block differs from what
 the saved results give. A demo built from a bank with fewer classes than the real-sound recipe
 book is refused, so no doc quotes a smaller bank's figures.
@@ -22,7 +23,6 @@ book is refused, so no doc quotes a smaller bank's figures.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import re
 import sys
@@ -33,13 +33,14 @@ from typing import Any, Callable
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
+from reasonaudio.evaluation.headline import (accuracy_table, f3, headline_names,  # noqa: E402
+                                             markdown, ordered_names, spectrum_rung)
+
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 BLOCK = re.compile(r"(<!-- figures:(?P<name>[\w.-]+) -->\n)(?P<body>.*?)(<!-- /figures:(?P=name) -->)",
                    re.S)
-ORDER = ("oracle", "detected:yamnet", "detected:yamnet-enrolled", "trained:hard-negatives",
-         "trained:in-batch-only", "two-stage:oracle-caption+minilm", "two-stage:yamnet-caption+minilm",
-         "bag-of-sounds", "random")
+
 
 
 @dataclass
@@ -75,13 +76,13 @@ class Saved:
         return self.results.runs[name]
 
     def names(self, prefix: str = "") -> list[str]:
-        have = [n for n in ORDER if n in self.results.runs and n.startswith(prefix)]
-        return have + sorted(n for n in self.results.runs if n not in ORDER and n.startswith(prefix))
+        return ordered_names(self.results, prefix)
 
 
 def describe(saved: Saved) -> str:
-    """The benchmark a block was measured on, in one sentence (digests that are the same for
-    every user who builds it: the bank's content and the manifest without the install's versions)."""
+    """The benchmark a block was measured on, in one sentence: what determines its figures, as
+    digests that are the same for every user who builds it (the bank's content, the manifest
+    without the install's versions, the lock's runtime section; never a test-only pin)."""
     from reasonaudio.dataset.benchmark import content_digest
 
     m = saved.bench.manifest
@@ -90,7 +91,7 @@ def describe(saved: Saved) -> str:
     return (f"seed {m['seed']}, {p.get('n_clips', len(saved.bench.clips)):,} clips, "
             f"{p.get('n_queries', len(saved.bench.queries)):,} queries; {kind}, "
             f"{bank.get('n_classes')} classes (bank fingerprint {str(bank.get('fingerprint'))[:12]}); "
-            f"benchmark digest {content_digest(m)[:12]}, lock {m.get('versions', {}).get('lock', '-')}")
+            f"benchmark digest {content_digest(m)[:12]}, runtime packages {m.get('versions', {}).get('runtime', '-')}")
 
 
 REFERENCE = ROOT / "reasonaudio" / "data" / "reference.json"
@@ -107,7 +108,7 @@ def reference_record(saved: Saved) -> str:
     bank = m.get("bank", {})
     record = {"benchmark": {"seed": m["seed"], "digest": content_digest(m)},
               "bank": {k: bank.get(k) for k in ("spec", "n_classes", "fingerprint")},
-              "lock": m.get("versions", {}).get("lock"),
+              "runtime": m.get("versions", {}).get("runtime"),
               "tagger": {"revision": yamnet.REVISION, "self_check": yamnet.SELF_CHECK_SHA256}}
     return json.dumps(record, indent=2, sort_keys=True) + "\n"
 
@@ -118,10 +119,6 @@ def canonical_classes() -> int:
     return len({r.label for r in load_recipes(None).atoms})
 
 
-def f3(v: float | None) -> str:
-    return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.3f}"
-
-
 def tasks_of(saved: Saved) -> list[str]:
     from reasonaudio.dataset.benchmark import TASKS
 
@@ -130,21 +127,9 @@ def tasks_of(saved: Saved) -> list[str]:
 
 
 def acc_table(saved: Saved, names: list[str], mc: bool = True) -> list[str]:
-    """Acc@1 per task (multiple choice in brackets), then overall Acc@1 / nDCG@10 / MC."""
-    tasks = tasks_of(saved)
-    rows = ["| retriever | " + " | ".join(tasks) + " | overall Acc@1 | nDCG@10 | MC |",
-            "|---|" + "---|" * (len(tasks) + 3)]
-    for name in names:
-        r = saved.run(name)
-        cells = []
-        for t in tasks:
-            cell = f3(r.per_task.get(t, {}).get("acc@1"))
-            if mc and "mc_acc" in r.per_task.get(t, {}):
-                cell += f" ({r.per_task[t]['mc_acc']:.2f})"
-            cells.append(cell)
-        rows.append(f"| `{name}` | " + " | ".join(cells) + f" | **{f3(r.overall.get('acc@1'))}** | "
-                    f"{f3(r.overall.get('ndcg@10'))} | {f3(r.overall.get('mc_acc'))} |")
-    return rows
+    """Acc@1 per task (multiple choice in brackets), then overall Acc@1 / nDCG@10 / MC: the
+    library's table (:mod:`reasonaudio.evaluation.headline`), the one `bench demo` prints."""
+    return markdown(accuracy_table(saved.results, names, tasks_of(saved), mc))
 
 
 def test_table(saved: Saved, a: str, b: str) -> list[str]:
@@ -164,6 +149,16 @@ def test_table(saved: Saved, a: str, b: str) -> list[str]:
     return rows
 
 
+def shell_word(name: str) -> str:
+    """``name`` as one word of a printed command that a variable can carry: unquoted (quotes
+    inside a variable stay part of the word), so it must need no quoting."""
+    import shlex
+
+    if shlex.quote(name) != name:
+        raise SystemExit(f"error: retriever name {name!r} needs shell quoting; the recipe cannot carry it in $R")
+    return name
+
+
 def header(saved: Saved, commands: list[str]) -> list[str]:
     return [f"Measured on: {describe(saved)}. Printed by:", "", "```sh", *commands, "```", ""]
 
@@ -176,29 +171,23 @@ QUICK_COMMANDS = ["bash scripts/install.sh && .venv/bin/bench demo   # the full 
 """the README's table: what the README's first command prints (``bench demo``, the quick size)"""
 
 
-def spectrum_rung(name: str) -> bool:
-    """The Qdrant-side rungs the demo adds after detection (soft, BM25, hybrids, fusions): their
-    table is docs/qdrant.md's spectrum, not the demo's or detection's."""
-    from reasonaudio.evaluation.report import rung_of
-    from reasonaudio.models.names import is_lexical
-
-    return rung_of(name) in ("fused", "hybrid", "soft") or is_lexical(name)
-
-
 def block_demo_results(ctx: "Context") -> list[str]:
     """README.md: the main job's table, from the quick demo the README's first command runs."""
     s = ctx.quick
-    names = [n for n in s.names() if (not s.job_runs or n in s.job_runs) and not spectrum_rung(n)]
-    return header(s, QUICK_COMMANDS) + acc_table(s, names)
+    return header(s, QUICK_COMMANDS) + acc_table(s, headline_names(s.results, s.job_runs))
+
+
+ENROLLED_COMMAND = ("bench detect --data data/demo-full/bench --tagger yamnet --mode enrolled "
+                    "--calibration data/demo-full/calibration")
+"""what saves ``detected:yamnet-enrolled`` (the demo saves ``detected:yamnet`` only): listed above a
+detection table exactly when the table has that row"""
 
 
 def block_detect_results(ctx: "Context") -> list[str]:
     s = ctx.demo
-    commands = ["bench demo --full",
-                "bench detect --data data/demo-full/bench --tagger yamnet --mode enrolled "
-                "--calibration data/demo-full/calibration",
-                "python scripts/doc_figures.py --demo data/demo-full --check"]
     names = s.names("detected:")  # the others are the main job's table (README)
+    commands = ["bench demo --full"] + [ENROLLED_COMMAND for n in names if n == "detected:yamnet-enrolled"] + [
+        "python scripts/doc_figures.py --demo data/demo-full --check"]
     out = header(s, commands) + acc_table(s, names) + [""]
     best = best_embedding(s)
     out += test_table(s, "detected:yamnet", best)
@@ -571,7 +560,7 @@ def block_by_example(ctx: "Context") -> list[str]:
     counts = {t.task: t.n for t in table.rows[0].tasks} if table.rows else {}
     commands = ["bench demo --full && cp -r data/demo-full data/interleaved   # a copy: interleaving changes the manifest",
                 f"bench interleave --data data/interleaved/bench --share {rec['share']:g}",
-                'R="' + " ".join(f"-r '{r.name}'" for r in table.rows) + '"',
+                'R="' + " ".join(f"-r {shell_word(r.name)}" for r in table.rows) + '"',
                 "bench eval --data data/interleaved/bench $R               # named, on the copy",
                 "bench eval --data data/interleaved/bench --interleaved $R # prints the table",
                 "bench report --data data/interleaved/bench                # writes results/plots/by_example.json",

@@ -15,9 +15,8 @@ from typer.testing import CliRunner
 
 from reasonaudio.evaluation import combine_tuning as ct
 from reasonaudio.cli import app
-from reasonaudio.dataset.benchmark import MANIFEST, load_benchmark
+from reasonaudio.dataset.benchmark import content_digest, load_benchmark
 from reasonaudio.errors import DataError
-from reasonaudio.fileio import sha256_file
 from reasonaudio.generator.build import BuildParams, build_benchmark
 from reasonaudio.ingest.vector_files import PrecomputedOptions, VectorFiles, ingest_precomputed
 from reasonaudio.retrievers.combined import PARAMS_FILE, combine_params
@@ -62,7 +61,7 @@ def test_tuning_chooses_on_the_calibration_build_and_records_it(builds):
         before = store.collections()
     assert combine_params(bench, HYBRID).source == "default"
     tuned = ct.tune_combined(bench, [HYBRID, RRF, DBSF], calib.root)
-    source = "calibration:" + sha256_file(calib.root / MANIFEST)[:12]
+    source = "calibration:" + content_digest(calib.manifest)[:12]  # content, not the install's versions
     saved = json.loads((bench.root / "results" / PARAMS_FILE).read_text())
     for name, size in ((HYBRID, 9), (RRF, 6), (DBSF, 3)):
         entry = saved[name]

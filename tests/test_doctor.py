@@ -47,6 +47,19 @@ def test_a_matching_install_exits_0(matching):
     assert report["reproduces"] and [c["ok"] for c in report["checks"]] == [True, True, True, True]
 
 
+def test_a_check_that_cannot_run_here_makes_it_partly_checked(matching, monkeypatch):
+    """The tagger cannot load: exit 0, but the verdict says what was not checked, never that the
+    install reproduces the figures."""
+    monkeypatch.setattr(doctor, "check_tagger",
+                        lambda reference: doctor.Check("tagger", None, "YAMNet cannot load here (test)"))
+    done = CliRunner().invoke(app, ["doctor"])
+    assert done.exit_code == 0, done.output
+    assert "partly checked" in done.output and "tagger" in done.output
+    assert "reproduces the docs' figures" not in done.output
+    report = json.loads(CliRunner().invoke(app, ["doctor", "--json"]).output)
+    assert report["reproduces"] and not report["fully_checked"]
+
+
 def test_what_differs_is_named_and_exits_1(matching, monkeypatch):
     monkeypatch.setattr(doctor, "lock_pins", lambda: {"numpy": "0.0.1"})
     (matching / "horn" / "a.wav").write_bytes((matching / "bell" / "a.wav").read_bytes())

@@ -51,6 +51,42 @@ def test_demo_runs_end_to_end_and_reruns(tmp_path):
     assert changed.exit_code == 2 and "other parameters" in changed.output
 
 
+def test_the_demo_ends_with_the_readme_table_cell_for_cell(tmp_path, monkeypatch):
+    """The last table `bench demo` prints is the README's block made from its saved results by
+    scripts/doc_figures.py (one generator), so a newcomer can check every cell on screen."""
+    import importlib.util
+    import io
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from reasonaudio.views import mainjob as view
+
+    printed = []
+    real = view.headline_table
+    monkeypatch.setattr(view, "headline_table", lambda result: printed.append(real(result)) or printed[-1])
+    out = tmp_path / "demo"
+    r = CliRunner().invoke(app, ["demo", "--out", str(out), "--atoms", "synthetic", "--clips", "60",
+                                 "--queries", "10", "--learned", "two-stage:oracle-caption+minilm"])
+    assert r.exit_code == 0, r.output
+    assert len(printed) == 1 and "as in the README" in r.output
+    screen = Console(width=400, file=io.StringIO(), color_system=None)
+    screen.print(printed[0])
+    lines = [" ".join(line.replace("│", " ").replace("┃", " ").split())
+             for line in screen.file.getvalue().splitlines()]
+    root = Path(__file__).resolve().parents[1] / "scripts" / "doc_figures.py"
+    spec = importlib.util.spec_from_file_location("doc_figures_demo_table", root)
+    figures = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(__import__("sys").modules, spec.name, figures)
+    spec.loader.exec_module(figures)
+    block = figures.block_demo_results(figures.Context(None, {}, quick=figures.Saved.load(out / "bench")))
+    rows = [row for row in block if row.startswith("| `")]
+    assert len(rows) == 4
+    for row in rows:
+        cells = [c.strip().strip("`*") for c in row.strip("|").split("|")]
+        assert " ".join(cells) in lines, (cells, lines)
+
+
 def test_demo_detects_after_the_yamnet_ingest(tmp_path):
     """With a learned retriever that runs YAMNet, the demo detects events from its cached frames
     (calibrated on a separate build, seed + 1), evaluates detected:yamnet with the rest, prints

@@ -54,3 +54,23 @@ def test_the_written_breakdown_counts_the_saved_zeros(reported):
             written = sorted(q for qs in doc["retrievers"][name][task]["failures"].values() for q in qs)
             assert written == zeros, (name, task)
     assert any(doc["retrievers"]["constant-fake"][t]["failures"] for t in doc["tasks"])
+
+
+def test_without_the_plotting_extra_the_tables_print_and_one_line_says_why(reported, monkeypatch,
+                                                                          tmp_path):
+    """No matplotlib: `bench report` still prints every table, writes no plot folder and says in
+    one line that plots need the `plots` extra (it printed nothing at all)."""
+    from typer.testing import CliRunner
+
+    from reasonaudio.cli import app
+    from reasonaudio.evaluation import report
+
+    bench, _, _ = reported
+    monkeypatch.setattr(report, "available", lambda extra: extra != "plots")
+    out = tmp_path / "plots"
+    done = CliRunner().invoke(app, ["report", "--data", str(bench.root), "--out", str(out),
+                                    "--no-verify"])
+    assert done.exit_code == 0, done.output
+    said = [line for line in done.output.splitlines() if "plots not written" in line]
+    assert len(said) == 1 and "reasonaudio[plots]" in said[0]
+    assert "oracle" in done.output and not out.exists()

@@ -19,7 +19,7 @@ corpus size.
   are inputs (``bench build --calibration-for DATA`` makes them); tuning builds no benchmark.
 - The choice goes into ``DATA/results/combine-params.json`` (``{NAME: {...}}``), which
   :func:`reasonaudio.retrievers.combined.combine_params` reads: ``prefetch``, ``weight``,
-  ``rrf_k``, ``source: calibration:<calibration manifest sha256, 12 hex>``, and ``tuning`` (the
+  ``rrf_k``, ``source: calibration:<calibration build's content digest, 12 hex>``, and ``tuning`` (the
   calibration build, the objective, the grid with each point's figures, the chosen point).
   Without that file every combined retriever runs with the defaults (``source: default``).
 
@@ -35,11 +35,11 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from reasonaudio.evaluation.evaluate import evaluate_run, run_retriever
-from reasonaudio.dataset.benchmark import MANIFEST, Benchmark
+from reasonaudio.dataset.benchmark import Benchmark, content_digest
 from reasonaudio.detect.collection import (FORMAT, TRAINED, DetectOptions, detect_command,
                                           detected_collection, run_detection)
 from reasonaudio.errors import DataError, ModelError, StoreError
-from reasonaudio.fileio import atomic_file, sha256_file
+from reasonaudio.fileio import atomic_file
 from reasonaudio.ingest.run import ingest_model
 from reasonaudio.ingest.vector_files import FAMILY as PRECOMPUTED
 from reasonaudio.generator.calibration import resolve_calibration
@@ -108,7 +108,9 @@ def params_text(name: str, params: CombineParams) -> str:
 
 
 def calibration_source(calib: Benchmark) -> str:
-    return "calibration:" + sha256_file(calib.root / MANIFEST)[:12]
+    """``calibration:<12 hex>``: the calibration build's content digest, the same for every user
+    who builds it whatever their package versions (never the manifest file's bytes)."""
+    return "calibration:" + content_digest(calib.manifest)[:12]
 
 
 def _params(point: dict[str, float], clips: int, source: str,
@@ -216,7 +218,7 @@ def tune_one(name: str, calib: Benchmark, store: Store, clips: int, hooks: Hooks
     tuning = {"grid_version": GRID_VERSION, "objective": OBJECTIVE, "depth": DEPTH,
               "calibration": {"build": calib.root.name, "seed": calib.seed,
                               "clips": len(calib.clips), "queries": len(calib.queries),
-                              "manifest_sha256": sha256_file(calib.root / MANIFEST)},
+                              "content_digest": content_digest(calib.manifest)},
               "prefetch_rule": f"round(share x clips), at least {MIN_PREFETCH}",
               "evaluated_clips": clips, "grid": rows, "chosen": {**chosen, **rows[best]}}
     return Tuned(name, _params(chosen, clips, source, tuning), rows)

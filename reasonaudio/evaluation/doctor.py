@@ -42,14 +42,24 @@ class DoctorReport:
         return all(c.ok is not False for c in self.checks)
 
     @property
+    def unchecked(self) -> list[Check]:
+        """The checks that could not run here (``ok`` None): what the verdict cannot vouch for."""
+        return [c for c in self.checks if c.ok is None]
+
+    @property
     def verdict(self) -> str:
-        if self.reproduces:
-            return "this install reproduces the docs' figures"
-        differ = ", ".join(c.name for c in self.checks if c.ok is False)
-        return f"this install may not reproduce the docs' figures: {differ} differ (see above)"
+        if not self.reproduces:
+            differ = ", ".join(c.name for c in self.checks if c.ok is False)
+            return f"this install may not reproduce the docs' figures: {differ} differ (see above)"
+        if self.unchecked:
+            names = ", ".join(c.name for c in self.unchecked)
+            return (f"partly checked: what could be checked matches the docs' figures; not checked "
+                    f"here: {names} (see above)")
+        return "this install reproduces the docs' figures"
 
     def to_json(self) -> dict[str, Any]:
-        return {"reproduces": self.reproduces, "verdict": self.verdict,
+        return {"reproduces": self.reproduces, "fully_checked": not self.unchecked,
+                "verdict": self.verdict,
                 "checks": [{"name": c.name, "ok": c.ok, "detail": c.detail} for c in self.checks]}
 
 

@@ -20,6 +20,7 @@ from reasonaudio.evaluation.robustness import Robustness, plot_robustness, robus
 from reasonaudio.dataset.benchmark import Benchmark, tasks_present
 from reasonaudio.evaluation.intervals import results_document
 from reasonaudio.errors import DataError
+from reasonaudio.extras import available, install_hint
 from reasonaudio.models.names import ABLATED, is_embedding
 from reasonaudio.fileio import atomic_dir, read_json, write_json
 from reasonaudio.output_dirs import OutputKind
@@ -160,6 +161,8 @@ class ReportOutcome:
     failures: Breakdown | None = None
     """every failed query of the report's retrievers by retriever x task x kind, from the saved
     runs (``evaluation/failures.py``)"""
+    plots_skipped: str | None = None
+    """why no plot was written (the plotting extra is not installed), None when they were"""
 
     @property
     def has_projection(self) -> bool:
@@ -196,10 +199,14 @@ def run_report(bench: Benchmark, out: Path | None = None, names: Sequence[str] |
 
     pairs = by_example(bench, names)
     failed = breakdown(bench, results)
-    paths = write_plots(bench, results, out, projection, scores, rob, pairs, failed)
+    skipped = None
+    if available("plots"):
+        paths = write_plots(bench, results, out, projection, scores, rob, pairs, failed)
+    else:  # the tables need no plotting package: print them, and say what the plots need
+        paths, skipped = [], f"plots not written: they need the `plots` extra ({install_hint('matplotlib')})"
     return ReportOutcome(results, paths, current_detections(bench), conditions=scores,
                          robustness=rob, spectrum=spectrum(results), by_example=pairs,
-                         failures=failed)
+                         failures=failed, plots_skipped=skipped)
 
 
 def report_names(results: Results, scores: Any = None, rob: Robustness | None = None) -> list[str]:

@@ -9,7 +9,7 @@ from rich.table import Table
 
 from reasonaudio.evaluation.doctor import DoctorReport
 
-MARKS = {True: "[green]ok[/]", False: "[red]differs[/]", None: "[yellow]n/a[/]"}
+MARKS = {True: "[green]ok[/]", False: "[red]differs[/]", None: "[yellow]not checked[/]"}
 
 
 def print_doctor(console: Console, report: DoctorReport) -> None:
@@ -20,4 +20,5 @@ def print_doctor(console: Console, report: DoctorReport) -> None:
     for check in report.checks:
         table.add_row(check.name, MARKS[check.ok], escape(check.detail))
     console.print(table)
-    console.print(("[green]" if report.reproduces else "[red]") + escape(report.verdict) + "[/]")
+    colour = "red" if not report.reproduces else "yellow" if report.unchecked else "green"
+    console.print(f"[{colour}]" + escape(report.verdict) + "[/]")

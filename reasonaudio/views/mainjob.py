@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from reasonaudio.evaluation.detection import DetectRun
+from reasonaudio.evaluation.headline import accuracy_table, headline_names, tasks_asked
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.demo_sizes import DEMO_SIZES
 from reasonaudio.ingest.run import IngestSummary
@@ -87,8 +88,23 @@ def print_main_job(console: Console, result: MainJobResult, verbose: bool = Fals
     if result.not_run:
         console.print(Text(not_run_line(result.not_run), style="dim"))
     console.print(steps_table(result))
+    if result.results is not None:
+        console.print(headline_table(result))
     for line in where_the_rest_is(result, verbose):
         console.print(Text(line))
+
+
+def headline_table(result: MainJobResult) -> Table:
+    """The README's table, cell for cell (:mod:`reasonaudio.evaluation.headline` makes both):
+    Acc@1 per task with multiple choice in brackets, then overall Acc@1, nDCG@10 and MC."""
+    results = result.results
+    table = accuracy_table(results, headline_names(results), tasks_asked(results))
+    t = Table(title="Acc@1 per task (multiple choice), as in the README")
+    for i, name in enumerate(table.header):
+        t.add_column(name, justify="left" if i == 0 else "right", overflow="fold")
+    for row in table.rows:
+        t.add_row(Text(row[0]), *row[1:])
+    return t
 
 
 def where_the_rest_is(result: MainJobResult, verbose: bool) -> list[str]:

@@ -294,7 +294,9 @@ def print_report_outcome(console: Console, outcome: ReportOutcome) -> None:
         from reasonaudio.views.condition_scores import print_condition_scores
 
         print_condition_scores(console, outcome.conditions)
-    if not outcome.has_projection:
+    if outcome.plots_skipped:
+        console.print(Text(outcome.plots_skipped))
+    elif not outcome.has_projection:
         console.print("no embedding retriever among the results: projection plot skipped")
     for p in outcome.paths:
         console.print(Text(f"wrote {p}"))
