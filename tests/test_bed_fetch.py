@@ -89,6 +89,21 @@ def test_fetched_beds_are_a_bed_bank_and_the_check_refuses_a_labels_sound(world)
     assert world["clients"].count("apt-get download") == calls
 
 
+def test_a_folder_no_fetch_made_is_refused_before_an_archive_is_linked_into_it(world) -> None:
+    """The user's atom bank named as the bed folder: refused in one line, not one file changed,
+    though the atom fetch's cache holds the package (which a fetch links into its own cache)."""
+    from test_fetch_ownership import tree
+
+    atom_dest = world["tmp"] / "atoms"
+    (atom_dest / ".cache" / "debian").mkdir(parents=True)
+    (atom_dest / ".cache" / "debian" / "amb-sounds_1.0-1_all.deb").write_bytes(b"deb")
+    before = tree(world["bank"])
+    with pytest.raises(FetchError, match="holds files no fetch wrote"):
+        fetch_beds(world["bank"], recipes=world["recipe"], runner=world["clients"],
+                   environment=NO_PROBLEMS, atom_dest=atom_dest, atoms_spec=None)
+    assert tree(world["bank"]) == before
+
+
 def test_a_changed_file_is_not_a_bed(world) -> None:
     rows = [json.loads(line) for line in world["recipe"].read_text().splitlines()]
     rows[1]["sha256"] = "0" * 64

@@ -194,3 +194,20 @@ def test_run_names_must_be_new(built, tmp_path):
         res = runner.invoke(app, ["eval", "--data", str(data), *args])
         assert res.exit_code == 2, (args, res.output)
         assert len(res.output.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("name", ["oracle@question", "random@interleaved", "mine@question",
+                                  "oracle @ snr5"])
+def test_a_run_never_takes_a_builtin_key_or_another_views_name(built, tmp_path, name):
+    """A run's name never holds the view tag '@': under the caption view, `oracle@question` would
+    be saved under the very name the oracle's question-view result is (and `mine@question` under
+    the run mine's). Refused in one line, the saved results untouched."""
+    data = _copy(built, tmp_path)
+    res = runner.invoke(app, ["eval", "--data", str(data), "-r", "oracle", "--formulation", "question"])
+    assert res.exit_code == 0, res.output
+    before = {p.name: p.read_bytes() for p in sorted((data / "results").rglob("*")) if p.is_file()}
+    res = runner.invoke(app, ["eval", "--data", str(data), "--run", f"{name}={built['runs'] / 'random.trec'}"])
+    assert res.exit_code == 2, res.output
+    assert len(res.output.strip().splitlines()) == 1 and "'@'" in res.output
+    after = {p.name: p.read_bytes() for p in sorted((data / "results").rglob("*")) if p.is_file()}
+    assert after == before

@@ -75,3 +75,16 @@ def test_the_lock_is_recorded_and_parsed():
     pins = provenance.lock_pins()
     assert pins["numpy"] and pins["qdrant-edge-py"] and "reasonaudio" not in pins
     assert provenance.versions()["lock"] == provenance.lock_digest()
+
+
+@pytest.mark.parametrize("spec", ["missing-bank", "fetched:packages"])
+def test_a_bank_named_that_cannot_open_exits_2_naming_it(matching, tmp_path, monkeypatch, spec):
+    """`--bank` names the bank to fingerprint: one that is not there is the user's mistake, never
+    a check that does not apply (which would let the verdict say the install reproduces)."""
+    monkeypatch.setenv("REASONAUDIO_CACHE", str(tmp_path / "empty-cache"))
+    spec = str(tmp_path / spec) if spec == "missing-bank" else spec
+    for args in (["doctor", "--bank", spec], ["doctor", "--bank", spec, "--json"]):
+        done = CliRunner().invoke(app, args)
+        assert done.exit_code == 2, done.output
+        assert len(done.output.strip().splitlines()) == 1 and spec in done.output
+        assert "reproduces" not in done.output

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reasonaudio.errors import ReasonAudioError
+from reasonaudio.errors import DataError, ReasonAudioError
 from reasonaudio.provenance import installed_version, lock_digest, lock_pins
 
 REFERENCE_FILE = Path(__file__).resolve().parents[1] / "data" / "reference.json"
@@ -110,14 +110,26 @@ def check_tagger(reference: dict[str, Any]) -> Check:
 
 
 def check_bank(reference: dict[str, Any], spec: str | None = None) -> Check:
+    """The bank's fingerprint against the reference's. A bank the user names (``spec``) must
+    open: one that cannot (a missing folder, a bank not fetched) is refused in one line naming
+    it, never a check that does not apply. The reference's own bank missing here is one (None)."""
     from reasonaudio.atoms.registry import open_bank
 
     want = reference.get("bank", {})
-    spec = spec or str(want.get("spec") or "fetched:packages")
+    if spec is not None:
+        try:
+            return _bank_check(want, spec, open_bank(spec))
+        except ReasonAudioError as exc:
+            raise DataError(f"--bank: {exc}") from None
+    spec = str(want.get("spec") or "fetched:packages")
     try:
         bank = open_bank(spec)
     except ReasonAudioError as exc:
         return Check("bank", None, f"{spec}: {exc}")
+    return _bank_check(want, spec, bank)
+
+
+def _bank_check(want: dict[str, Any], spec: str, bank: Any) -> Check:
     record = bank.describe()
     got, expected = str(record.get("fingerprint")), str(want.get("fingerprint") or "")
     detail = (f"{spec}: {record.get('n_classes')} classes, fingerprint {got[:12]}"
@@ -128,5 +140,6 @@ def check_bank(reference: dict[str, Any], spec: str | None = None) -> Check:
 def run_doctor(bank: str | None = None, reference_file: Path | None = None) -> DoctorReport:
     """Every check, in the order they are printed."""
     reference = load_reference(reference_file)
+    bank_check = check_bank(reference, bank)  # first: a bank named that cannot open stops here
     return DoctorReport([check_python(str(reference.get("python") or LOCK_PYTHON)), check_packages(),
-                         check_tagger(reference), check_bank(reference, bank)])
+                         check_tagger(reference), bank_check])

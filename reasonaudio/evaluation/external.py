@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Sequence
 
 from reasonaudio.evaluation.evaluate import EvalContext, evaluate_run
-from reasonaudio.evaluation.keys import ResultKey
+from reasonaudio.evaluation.keys import VIEW_TAG, ResultKey
 from reasonaudio.dataset.benchmark import choice_score
 from reasonaudio.evaluation.results import (
     Results,
@@ -65,10 +65,17 @@ class ExternalRun:
 
 
 def check_run_name(name: str, taken: Sequence[str] = ()) -> None:
-    """A run's name must not be a built-in retriever's: saved results are found by name, and
-    ``bench compare`` would otherwise mix the two up."""
+    """A run's name is never a built-in retriever's key: saved results are found by key, and one
+    run would otherwise overwrite another's. So the name is no retriever's (nor a family
+    member's, ``vectors:NAME``) and holds no view tag ``@``: ``NAME@VIEW`` is the stored name of
+    NAME's result in that view (``oracle@question``), which ``bench compare`` never takes either."""
     if name in taken:
         raise DataError(f"--run {name}=...: the name {name!r} is used twice in this evaluation")
+    if VIEW_TAG in name:
+        raise DataError(f"--run {name}=...: a run's name holds no {VIEW_TAG!r} ({VIEW_TAG}VIEW names "
+                        f"a result's formulation, as in oracle{VIEW_TAG}question); name the run "
+                        f"{name.replace(VIEW_TAG, '-').replace(' ', '')!r} and ask the view with "
+                        "--formulation")
     try:
         spec_for(name)
     except UnknownRetriever:

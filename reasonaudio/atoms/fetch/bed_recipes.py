@@ -39,6 +39,7 @@ from reasonaudio.atoms.fetch.fetch import (
     Fetcher,
     FetchSummary,
     default_dest,
+    fetched_row,
 )
 from reasonaudio.atoms.fetch.process import Runner
 from reasonaudio.atoms.fetch.recipes import RecipeBook, parse_recipes
@@ -142,14 +143,18 @@ def _link_known_archives(book: RecipeBook, dest: Path, atom_dest: Path) -> None:
 
 def write_bed_list(dest: Path) -> list[dict[str, Any]]:
     """``beds.jsonl`` from the fetcher's manifest: one row per published bed (id, file, source,
-    licence, and what else the fetch recorded about its origin)."""
+    licence, and what else the fetch recorded about its origin); rows the fetch did not write
+    are not beds."""
     manifest = dest / MANIFEST_NAME
     rows: list[dict[str, Any]] = []
     if manifest.is_file():
         for line in manifest.read_text(encoding="utf-8").splitlines():
-            if not line.strip():
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
                 continue
-            rec = json.loads(line)
+            if not fetched_row(rec):  # a line the fetch did not write is no bed of its
+                continue
             row = {"bed_id": rec["label"], "path": rec["file"], "source": rec["source"],
                    "license": rec["license"], "sha256": rec["sha256"],
                    "source_sha256": rec.get("source_sha256"), "duration": rec.get("duration")}
@@ -194,9 +199,11 @@ def fetch_beds(dest: Path | None = None, *, recipes: Path | None = None,
 
     dest = Path(dest) if dest is not None else default_bed_dest()
     book = load_bed_recipes(recipes)
+    fetcher = BedFetcher(dest, book, max_download_mb=max_download_mb, runner=runner, hooks=hooks,
+                         environment=environment)
+    fetcher.claim()  # a folder no fetch made is refused before an archive is linked into it
     _link_known_archives(book, dest, Path(atom_dest) if atom_dest is not None else default_dest())
-    summary = BedFetcher(dest, book, max_download_mb=max_download_mb, runner=runner, hooks=hooks,
-                         environment=environment).run(only)
+    summary = fetcher.run(only)
     rows = write_bed_list(dest)
     if atoms_spec is None:
         bank = published_bank()

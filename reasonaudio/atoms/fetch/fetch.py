@@ -8,6 +8,15 @@ Layout of DEST (a folder bank that :class:`FolderBank` reads)::
     DEST/fetch-report.json               per-atom status, download sizes, shortfall
     DEST/.cache/{debian,pypi,npm}/       downloaded archives (kept: a rerun downloads nothing)
     DEST/.cache/staging/, .cache/done/   converted files waiting to be published, resume records
+    DEST/.cache/fetch.json               the claim: written before anything else (see Ownership)
+
+Ownership: a fetch writes only into a new or empty folder or one a fetch made (its
+``fetch-report.json``, or the claim ``.cache/fetch.json`` a first run writes before anything else);
+any other folder, a folder bank of the user's own above all, is refused before anything is written.
+In its own bank a fetch removes only files its record says it wrote: the ``atoms.jsonl`` rows whose
+provenance names a package (:func:`fetched_row`) and whose file on disk still has the row's sha256,
+read from the bank before anything moves, so the record survives a copy without ``.cache`` or a
+deleted ``.cache``. Rows it did not write stay as they are.
 
 Resumable: an atom whose resume record matches its recipe fingerprint and whose published file
 still has the recorded sha256 is not redone; downloads are cached. New files are staged and only
@@ -31,6 +40,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable
 
+from reasonaudio.errors import echo
 from reasonaudio.fileio import atomic_file, dumps, sha256_file
 from reasonaudio.atoms.fetch import convert as conv
 from reasonaudio.atoms.fetch import debian, npm, process, pypi, soundfont
@@ -64,6 +74,9 @@ CLIENTS = {"debian": debian, "pypi": pypi, "npm": npm}
 """each registry's client module: ``cached(pkg, dir)`` and ``download(pkg, dir, runner)``"""
 REPORT_NAME = "fetch-report.json"
 MANIFEST_NAME = "atoms.jsonl"
+CLAIM_NAME = "fetch.json"
+"""in ``DEST/.cache``: written before anything else, so a first run cut short can be run again"""
+CLAIM = {"format": "reasonaudio-fetch"}
 MB = 1 << 20
 
 OK, CACHED, FAILED = "ok", "cached", "failed"
@@ -142,6 +155,51 @@ def _short(sha: str | None) -> str:
     return (sha or "none")[:12]
 
 
+def fetched_row(row: Any) -> bool:
+    """Whether an ``atoms.jsonl`` row is one a fetch wrote: its provenance names a registry, a
+    package and a version, its ``source`` is theirs, and it records the file and its sha256."""
+    if not isinstance(row, dict) or row.get("registry") not in CLIENTS:
+        return False
+    if not all(isinstance(row.get(k), str) for k in ("package", "version", "source", "file", "sha256")):
+        return False
+    return row["source"].startswith(f"{row['registry']}:{row['package']}={row['version']}:")
+
+
+def _bank_row(record: dict[str, Any]) -> dict[str, Any]:
+    """An atom's ``atoms.jsonl`` row from its resume record (the record less its resume key), so
+    a rerun writes the bank's rows byte for byte as the run that made them."""
+    return {k: v for k, v in record.items() if k != "fingerprint"}
+
+
+def _marker_says(path: Path, key: str, value: Any) -> bool:
+    if path.is_symlink() or not path.is_file():
+        return False
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(obj, dict) and key in obj and (value is None or obj[key] == value)
+
+
+def made_by_fetch(dest: Path) -> bool:
+    """Whether ``dest`` holds a bank a fetch made: the report every finished run writes, or the
+    claim a run writes into ``.cache`` before anything else."""
+    return (_marker_says(dest / REPORT_NAME, "classes_requested", None)
+            or _marker_says(dest / ".cache" / CLAIM_NAME, "format", CLAIM["format"]))
+
+
+def check_fetch_dest(dest: Path) -> None:
+    """Refuse ``dest`` unless it is new, empty or a bank a fetch made; one line, nothing written."""
+    if not os.path.lexists(dest):
+        return
+    if not dest.is_dir():
+        raise FetchError(f"{echo(str(dest))}: exists and is not a folder; --dest names a folder")
+    if any(dest.iterdir()) and not made_by_fetch(dest):
+        raise FetchError(f"{echo(str(dest))}: holds files no fetch wrote (no {REPORT_NAME}); a fetch "
+                         "writes only into a new or empty folder or a bank it made, so choose "
+                         "another --dest")
+
+
 FETCHING = "fetching atoms"
 """the fetch's one progress label: atoms finished of atoms to fetch"""
 
@@ -172,6 +230,16 @@ class Fetcher:
 
     fade_edges = True
     """fade every file's ends (atoms); a bed fetch keeps a loop's ends so it repeats seamlessly"""
+
+    def claim(self) -> None:
+        """Refuse a folder no fetch made (:func:`check_fetch_dest`), then mark this one as the
+        fetch's before anything else is written into it."""
+        check_fetch_dest(self.dest)
+        claim = self.cache / CLAIM_NAME
+        if not _marker_says(claim, "format", CLAIM["format"]):
+            self.cache.mkdir(parents=True, exist_ok=True)
+            with atomic_file(claim, "w", encoding="utf-8") as fh:
+                fh.write(json.dumps(CLAIM) + "\n")
 
     # -- resume records ------------------------------------------------------------------------
 
@@ -209,14 +277,14 @@ class Fetcher:
             unknown = sorted(wanted - {a.label for a in self.book.atoms})
             if unknown:
                 raise FetchError(f"{self.book.where}: no recipe for label(s) {unknown}")
-        self.dest.mkdir(parents=True, exist_ok=True)
+        self.claim()
         results: dict[str, AtomResult] = {}
         pending: "OrderedDict[tuple[str, str], list[AtomRecipe]]" = OrderedDict()
         for atom in atoms:
             rec = None if self.record else self._load_done(atom)
             if rec is not None:
-                results[atom.label] = AtomResult(atom.label, atom.package, CACHED, record=rec,
-                                                 warning=rec.get("warning", ""))
+                results[atom.label] = AtomResult(atom.label, atom.package, CACHED,
+                                                 record=_bank_row(rec), warning=rec.get("warning", ""))
             else:
                 pending.setdefault((atom.registry, atom.package), []).append(atom)
         notices = [v for k, v in self.env.items() if v and self._needs(k, pending)]
@@ -491,8 +559,51 @@ class Fetcher:
 
     # -- publishing ----------------------------------------------------------------------------
 
+    def _bank_record(self) -> tuple[dict[str, dict[str, Any]], list[str]]:
+        """What the bank says the fetch wrote, read before anything moves: (file -> row) of the
+        ``atoms.jsonl`` rows a fetch wrote (:func:`fetched_row`) whose file is on disk with the
+        row's sha256; and every other non-blank line, kept as it is."""
+        owned: dict[str, dict[str, Any]] = {}
+        others: list[str] = []
+        manifest = self.dest / MANIFEST_NAME
+        lines = manifest.read_text(encoding="utf-8").splitlines() if manifest.is_file() else []
+        for line in lines:
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                row = None
+            if not fetched_row(row):
+                if line.strip():
+                    others.append(line)
+                continue
+            path = self.dest / row["file"]
+            if (path.is_file() and self.dest.resolve() in path.resolve().parents
+                    and sha256_file(path) == row["sha256"]):
+                owned[row["file"]] = row
+        return owned, others
+
+    def _unselected_rows(self, chosen: set[str], owned: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+        """The published rows of the book's atoms outside this run's selection: each stays as
+        the bank records it, else as its resume record does when its file still matches."""
+        rows = []
+        for atom in self.book.atoms:
+            if atom.label in chosen:
+                continue
+            file_rel = f"{atom.slug}/{atom.slug}.wav"
+            row = owned.get(file_rel)
+            if row is None or row.get("label") != atom.label:
+                rec = self._load_done(atom)
+                published = self._published_path(atom)
+                if rec is None or not published.is_file() or sha256_file(published) != rec.get("sha256"):
+                    continue
+                row = _bank_row(rec)
+            rows.append(row)
+        return rows
+
     def _publish(self, atoms: list[AtomRecipe], results: dict[str, AtomResult]) -> int:
-        """Move staged files into place, then rewrite atoms.jsonl in one rename."""
+        """Move staged files into place, rewrite atoms.jsonl in one rename, then remove the files
+        of the fetch's own earlier rows (:meth:`_bank_record`) that left the bank."""
+        owned, others = self._bank_record()
         rows = []
         for atom in atoms:
             res = results[atom.label]
@@ -504,41 +615,28 @@ class Fetcher:
                 staged.replace(final)
             if final.is_file():
                 rows.append(res.record)
-        old_files: set[str] = set()
-        manifest = self.dest / MANIFEST_NAME
-        if manifest.is_file():
-            for line in manifest.read_text(encoding="utf-8").splitlines():
-                try:
-                    old_files.add(str(json.loads(line)["file"]))
-                except (json.JSONDecodeError, KeyError, TypeError):
-                    continue
         if not rows:
             return 0
         # Atoms outside this run's selection that an earlier run published stay in the bank.
         if len(atoms) < len(self.book.atoms):
-            chosen = {a.label for a in atoms}
-            for atom in self.book.atoms:
-                if atom.label in chosen:
-                    continue
-                rec = self._load_done(atom)
-                if rec is not None and self._published_path(atom).is_file():
-                    rec = {k: v for k, v in rec.items() if k != "fingerprint"}
-                    rows.append(rec)
+            rows += self._unselected_rows({a.label for a in atoms}, owned)
             order = {a.label: i for i, a in enumerate(self.book.atoms)}
             rows.sort(key=lambda r: order.get(r["label"], len(order)))
+        manifest = self.dest / MANIFEST_NAME
         with atomic_file(manifest, "w", encoding="utf-8", newline="\n") as fh:
             for row in rows:
                 fh.write(dumps(row) + "\n")
+            for line in others:
+                fh.write(line + "\n")
         _readable(manifest)
         keep = {r["file"] for r in rows}
-        for stale in sorted(old_files - keep):
-            path = (self.dest / stale)
-            if path.is_file() and self.dest.resolve() in path.resolve().parents:
-                path.unlink()
-                try:
-                    path.parent.rmdir()
-                except OSError:
-                    pass
+        for stale in sorted(set(owned) - keep):
+            path = self.dest / stale
+            path.unlink(missing_ok=True)
+            try:
+                path.parent.rmdir()
+            except OSError:
+                pass
         return len(rows)
 
 
