@@ -346,3 +346,13 @@ def test_a_fetch_owns_its_default_bank_in_the_cache_and_its_interrupted_work(ws,
 def test_path_text_options_are_real_parameters():
     names = {p.name for _, cmd in _commands() for p in cmd.params}
     assert PATH_TEXT_OPTIONS <= names
+
+
+def test_the_fetch_marker_is_what_a_fetch_writes(tmp_path):
+    """The rule reads a fetched bank by the report a fetch writes and the resume records a
+    stopped one leaves (``reasonaudio/atoms/fetch/fetch.py``)."""
+    from reasonaudio.atoms.fetch.fetch import REPORT_NAME, Fetcher, load_recipes
+
+    fetcher = Fetcher(tmp_path / "bank", load_recipes(None), environment={})
+    assert FETCH_OUTPUT.marker == REPORT_NAME
+    assert FETCH_OUTPUT.also == (str(fetcher.done_dir.relative_to(tmp_path / "bank")),)

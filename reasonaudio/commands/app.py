@@ -199,7 +199,7 @@ class _Typer(typer.Typer):
 def _app(**kwargs: Any) -> typer.Typer:
     # rich_markup_mode=None: no rich panels around usage errors (they are one `error:` line).
     return _Typer(cls=_UserErrorGroup, no_args_is_help=True, add_completion=False,
-                       pretty_exceptions_show_locals=False, rich_markup_mode=None, **kwargs)
+                  pretty_exceptions_show_locals=False, rich_markup_mode=None, **kwargs)
 
 
 app = _app(help="ReasonAudio testbed: build the benchmark, ingest into Qdrant, search, evaluate.")
@@ -225,6 +225,8 @@ ConditionOpt = typer.Option("clean", "--condition",
                             help="Acoustic condition the audio is rendered under: clean | snrNN "
                             "(a background bed NN dB below the events, e.g. snr5) | long "
                             "(docs/conditions.md).")
+
+
 @dataclass(frozen=True)
 class Writes:
     """What an output option writes: how (:data:`~reasonaudio.output_dirs.FILE`, ``INTO`` a
@@ -245,8 +247,7 @@ def _output(how: str, kind: Optional[OutputKind] = None,
     def check(ctx: Any, param: Any, value: Any) -> Any:
         if value is None:
             return value
-        if how == WHOLE:
-            assert kind is not None
+        if kind is not None:  # a folder owned whole
             check_output_dir(value, kind, True, owned=[default()] if default is not None else [])
         else:
             check_output_path(value, param.opts[0], folder=how == INTO)
