@@ -1,4 +1,5 @@
-"""Thread policy, in one place: how many threads numpy, torch and onnxruntime may use.
+"""Process-wide settings read from the environment, in one place: how many threads numpy,
+torch and onnxruntime may use, and where the package keeps its cache (:func:`cache_root`).
 
 On small machines numpy's OpenBLAS workers spin-wait between calls and starve the model's own
 threads (torch, onnxruntime): YAMNet ingest ran at 0.80 of its bare forward rate with them and at
@@ -11,9 +12,23 @@ from __future__ import annotations
 
 import contextlib
 import os
+from pathlib import Path
 from typing import Iterator
 
 BLAS_THREADS_ENV = "OPENBLAS_NUM_THREADS"
+
+
+def cache_root() -> Path:
+    """``$REASONAUDIO_CACHE``, else ``$XDG_CACHE_HOME/reasonaudio``, else ``~/.cache/reasonaudio``:
+    the one folder every derived file goes to (model weights, embeddings, fetched banks), so a
+    user can find and delete everything the package wrote, and no command writes its output there
+    (:mod:`reasonaudio.output_dirs`)."""
+    env = os.environ.get("REASONAUDIO_CACHE")
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "reasonaudio"
 
 
 def default_blas_threads() -> None:

@@ -34,9 +34,11 @@ from reasonaudio.errors import DataError
 from reasonaudio.fileio import iter_jsonl, sha256_file
 from reasonaudio.atoms.bank import AtomBank
 from reasonaudio.fileio import open_text
+from reasonaudio.output_dirs import ATOM_BANK
 
 AUDIO_EXTENSIONS = (".wav", ".flac", ".ogg", ".mp3")
-MANIFEST_NAMES = ("atoms.jsonl", "atoms.csv")
+MANIFEST_NAMES = (ATOM_BANK.marker, *ATOM_BANK.also)
+"""the bank's optional manifest; a folder holding one is an atom bank no command writes into"""
 UNKNOWN_LICENSE = "unknown"
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import functools
 import inspect
+import os
 import typing
 import warnings
 from dataclasses import dataclass, fields
@@ -23,6 +24,15 @@ from typer.core import TyperCommand, TyperGroup
 
 from reasonaudio.errors import ReasonAudioError, error_line
 from reasonaudio.fileio import write_error
+from reasonaudio.output_dirs import (
+    FILE,
+    INTO,
+    WHOLE,
+    OutputKind,
+    check_not_input,
+    check_output_dir,
+    check_output_path,
+)
 
 # soft_wrap: lines of text are never cut at the console width (pipes, CI, tests read them whole);
 # tables still fit the width.
@@ -71,7 +81,49 @@ class _UserErrorGroup(TyperGroup):
             raise typer.Exit(USER_ERROR_EXIT) from None
 
 
-class _QueryTextCommand(TyperCommand):
+class _Command(TyperCommand):
+    """Every command: once all its options are read, each output it writes is checked against
+    the paths it reads (:func:`reasonaudio.output_dirs.check_not_input`), before any work."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        rest = super().parse_args(ctx, args)
+        outputs, inputs = [], []
+        for param in self.get_params(ctx):
+            value = ctx.params.get(param.name)
+            writes = getattr(param.callback, "writes", None)
+            if value is None:
+                continue
+            if writes is not None:
+                outputs.append((param.opts[0], value, writes.how))
+            else:
+                inputs += [(param.opts[0], p) for p in read_paths(param.name, value)]
+        for option, value, how in outputs:
+            check_not_input(value, option, how, inputs)
+        return rest
+
+
+PATH_TEXT_OPTIONS = frozenset({"atoms", "beds", "model_path", "captioner_path", "run", "example",
+                               "bank", "source"})
+"""Text parameters whose value may name a path the command reads: ``PATH``, ``NAME=PATH`` or
+``scheme:PATH`` (``--atoms fsd50k:PATH``, ``--run NAME=PATH``); every ``Path`` parameter that
+writes nothing is read."""
+
+
+def read_paths(name: str, value: Any) -> list[Any]:
+    """The paths parameter ``name`` reads with ``value``: a ``Path`` as given; in the text of a
+    :data:`PATH_TEXT_OPTIONS` parameter, the whole or any part after a ``=`` or ``:`` that names
+    something on disk."""
+    out: list[Any] = []
+    for item in value if isinstance(value, (list, tuple)) else [value]:
+        if isinstance(item, Path):
+            out.append(item)
+        elif isinstance(item, str) and name in PATH_TEXT_OPTIONS:
+            parts = [item] + [item[i + 1:] for i, ch in enumerate(item) if ch in ":="]
+            out += [p for p in parts if p and os.path.lexists(p)]
+    return out
+
+
+class _QueryTextCommand(_Command):
     """A command whose argument is query text, which may start with ``-`` (the documented
     exclusion, ``bench search "-rain, dog"``): an argument that starts with one ``-`` and is none
     of the command's options (nor one of its short options with the value glued on, which never
@@ -137,10 +189,17 @@ def _show_warning(message: Any, category: Any, filename: str, lineno: int, file:
     err_console.print(Text.assemble((WARNING_PREFIX, "yellow"), error_line(message)), highlight=False)
 
 
+class _Typer(typer.Typer):
+    """A typer application whose commands are :class:`_Command` unless they name another."""
+
+    def command(self, *args: Any, cls: Any = None, **kwargs: Any) -> Any:
+        return super().command(*args, cls=cls or _Command, **kwargs)
+
+
 def _app(**kwargs: Any) -> typer.Typer:
     # rich_markup_mode=None: no rich panels around usage errors (they are one `error:` line).
-    return typer.Typer(cls=_UserErrorGroup, no_args_is_help=True, add_completion=False,
-                       pretty_exceptions_show_locals=False, rich_markup_mode=None, **kwargs)
+    return _Typer(cls=_UserErrorGroup, no_args_is_help=True, add_completion=False,
+                  pretty_exceptions_show_locals=False, rich_markup_mode=None, **kwargs)
 
 
 app = _app(help="ReasonAudio testbed: build the benchmark, ingest into Qdrant, search, evaluate.")
@@ -166,22 +225,47 @@ ConditionOpt = typer.Option("clean", "--condition",
                             help="Acoustic condition the audio is rendered under: clean | snrNN "
                             "(a background bed NN dB below the events, e.g. snr5) | long "
                             "(docs/conditions.md).")
-def _output(folder: bool = False) -> Callable[..., Any]:
-    """An output option's callback: the one output policy
-    (:func:`reasonaudio.output_dirs.check_output_path`), applied as the option is read, before
-    any work: never into a benchmark, never over a device, FIFO or folder (a file option) or a
-    file (a folder option)."""
-    def check(ctx: Any, param: Any, value: Any) -> Any:
-        if value is not None:
-            from reasonaudio.output_dirs import check_output_path
 
-            check_output_path(value, param.opts[0], folder=folder)
+
+@dataclass(frozen=True)
+class Writes:
+    """What an output option writes: how (:data:`~reasonaudio.output_dirs.FILE`, ``INTO`` a
+    folder, a folder it owns ``WHOLE``), whose output it is, and where it writes by default."""
+
+    how: str
+    kind: Optional[OutputKind] = None
+    """a ``WHOLE`` folder's kind: the marker that makes an existing folder this option's own"""
+    default: Optional[Callable[[], Path]] = None
+    """the folder the option writes when not given (open to it even inside the cache)"""
+
+
+def _output(how: str, kind: Optional[OutputKind] = None,
+            default: Optional[Callable[[], Path]] = None) -> Callable[..., Any]:
+    """An output option's callback: the one output rule (:mod:`reasonaudio.output_dirs`),
+    applied as the option is read, before any work; :class:`_Command` then checks the path
+    against the command's inputs. The callback carries its :class:`Writes` (``.writes``)."""
+    def check(ctx: Any, param: Any, value: Any) -> Any:
+        if value is None:
+            return value
+        if kind is not None:  # a folder owned whole
+            check_output_dir(value, kind, True, owned=[default()] if default is not None else [])
+        else:
+            check_output_path(value, param.opts[0], folder=how == INTO)
         return value
+    check.writes = Writes(how, kind, default)  # type: ignore[attr-defined]
     return check
 
 
-OutFile = _output()
-OutFolder = _output(folder=True)
+OutFile = _output(FILE)
+"""A file the option writes (``--json``, ``render --out``)."""
+OutFolder = _output(INTO)
+"""A folder the option writes files into (``--trec``, ``--mteb-results``)."""
+
+
+def out_dir(kind: OutputKind, default: Optional[Callable[[], Path]] = None) -> Callable[..., Any]:
+    """A folder the option owns whole (``build --out``): new, empty, or ``kind``'s own earlier
+    output, outside every other command's; ``--force`` is the library's to check."""
+    return _output(WHOLE, kind, default)
 
 
 NoVerifyOpt = typer.Option(False, "--no-verify",

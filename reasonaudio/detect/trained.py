@@ -33,14 +33,13 @@ from reasonaudio.detect.detector_model import DetectorConfig, ExactDetector
 from reasonaudio.detect.events import FrameGrid
 from reasonaudio.errors import DataError, ModelError, echo
 from reasonaudio.fileio import read_json, sha256_file
-from reasonaudio.output_dirs import OutputKind
+from reasonaudio.output_dirs import DETECTOR_OUTPUT
 
-FORMAT = "reasonaudio-trained-detector"
+FORMAT = DETECTOR_OUTPUT.format
 FORMAT_VERSION = 1
-CONFIG, WEIGHTS, CARD, README, BUILDS = ("config.json", "model.safetensors", "card.json",
+CONFIG, WEIGHTS, CARD, README, BUILDS = ("config.json", "model.safetensors", DETECTOR_OUTPUT.marker,
                                          "README.md", "training_builds.json")
-MODEL_OUTPUT = OutputKind("model", "bench train-detector --out", CARD, FORMAT)
-"""What ``bench train-detector --force`` may replace: an earlier trained detector."""
+MODEL_OUTPUT = DETECTOR_OUTPUT
 MODE = "trained"
 TRAINED_GRID = FrameGrid(hop_ms=HOP_MS, lead_ms=0, onset_shifts_ms=(-160, -80, 0, 80, 160),
                          offset_shifts_ms=(-160, -80, 0, 80, 160))

@@ -44,12 +44,13 @@ import numpy as np
 from reasonaudio.dataset.benchmark import FORMULATIONS as FORMULATIONS_FILE
 from reasonaudio.dataset.benchmark import MANIFEST, TASKS, load_benchmark
 from reasonaudio.errors import DataError
+from reasonaudio.output_dirs import EXPORT_OUTPUT
 from reasonaudio.tasks.base import FORMULATIONS
 from reasonaudio.tasks.formulation_records import is_default
 from reasonaudio.models.mteb_models import (AUDIO, OVERALL_TASK, SPLIT, SUBSET, TEXT, import_mteb,
                                             mteb_licence, task_metadata)
 
-EXPORT_FILE = "reasonaudio-export.json"
+EXPORT_FILE = EXPORT_OUTPUT.marker
 """what marks a ``bench export --format hf`` folder (its provenance record)"""
 
 

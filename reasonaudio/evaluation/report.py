@@ -23,14 +23,11 @@ from reasonaudio.errors import DataError
 from reasonaudio.extras import available, install_hint
 from reasonaudio.models.names import ABLATED, is_embedding
 from reasonaudio.fileio import atomic_dir, read_json, write_json
-from reasonaudio.output_dirs import OutputKind
+from reasonaudio.output_dirs import REPORT_OUTPUT
 from reasonaudio.provenance import versions
 
 
-REPORT_FILE = "report.json"
-REPORT_FORMAT = "reasonaudio-report/1"
-REPORT_OUTPUT = OutputKind("report", "bench report --out", REPORT_FILE, REPORT_FORMAT)
-"""What ``bench report`` may replace: an earlier report folder (its report.json names our format)."""
+REPORT_FILE, REPORT_FORMAT = REPORT_OUTPUT.marker, REPORT_OUTPUT.format
 
 
 RUNGS = ("learned", "fused", "hybrid", "soft", "detected", "oracle")
@@ -174,6 +171,12 @@ def write_results_json(path: Path, results: Results) -> None:
     write_json(path, results_document(results))
 
 
+def default_report_dir(bench: Benchmark) -> Path:
+    """``DATA/results/plots`` (under a condition, in its results folder): the one folder of the
+    benchmark a report may write."""
+    return results_dir(bench) / "plots"
+
+
 def run_report(bench: Benchmark, out: Path | None = None, names: Sequence[str] | None = None,
                projection: str = "pca") -> ReportOutcome:
     """Plots from saved results (no recomputation); the results and the PNG paths come back."""
@@ -192,7 +195,7 @@ def run_report(bench: Benchmark, out: Path | None = None, names: Sequence[str] |
         hint = f" ({len(results.stale)} stale)" if results.stale else ""
         raise DataError(f"{results_dir(bench)}: no saved results for this benchmark{hint}; "
                         f"run `bench eval --data {bench.root} --retriever NAME` first")
-    out = Path(out) if out is not None else results_dir(bench) / "plots"
+    out = Path(out) if out is not None else default_report_dir(bench)
     scores = condition_scores(bench, names) if len(saved_conditions(bench)) > 1 else None
     rob = robustness(bench, names)
     from reasonaudio.evaluation.by_example import by_example
@@ -227,9 +230,11 @@ def write_plots(bench: Benchmark, results: Results, out: Path, projection: str,
     in every plot (:func:`report_names`).
 
     A report is derived from saved results, so an earlier report folder (or an empty one) is
-    replaced without ``--force``; anything else is refused by the one output-folder rule."""
+    replaced without ``--force``; anything else is refused by the one output-folder rule. Inside
+    the benchmark only :func:`default_report_dir` is the report's: the rest of the results tree
+    is what the evaluator reads."""
     styles = retriever_styles(report_names(results, scores, rob))
-    with atomic_dir(out, REPORT_OUTPUT, True, [bench.root], [results_dir(bench)]) as tmp:
+    with atomic_dir(out, REPORT_OUTPUT, True, [bench.root], [default_report_dir(bench)]) as tmp:
         made = plot_report(bench, results, tmp, projection, styles)
         if failures is not None:
             made += plot_failures(failures, tmp)

@@ -76,27 +76,38 @@ def make_calibration_builds(bench: Benchmark, out: Path | str | None = None, cli
     """Make ``bench``'s calibration build in ``out`` (default ``DATA-calibration``), then that
     build's own beside it (``OUT-calibration``). A folder that already holds the same build is
     kept; one holding anything else is refused (``overwrite``: a previous benchmark or an empty
-    folder is replaced, as ``bench build --force`` does) before either build is written.
+    folder is replaced, as ``bench build --force`` does) before either build is written. Neither
+    may be ``bench`` itself (``--out D`` for ``D``, or ``--out X`` for ``X-calibration``) or its
+    bank, whatever ``overwrite`` says.
     ``nested``: the own build's clips and queries, each at most the first's."""
     root = calibration_dir(bench, out)
     params = calibration_params(bench, clips, queries)
     nested_build = replace(params, seed=params.seed + 1, n_clips=min(nested[0], clips),
                            n_queries=min(nested[1], queries))
     wanted = ((root, params), (own_calibration_dir(root), nested_build))
+    for target, build in wanted:  # never the build calibrated, nor the bank: checked first
+        check_output_dir(target, BENCHMARK_OUTPUT, True, [bench.root, *bank_folders(build.atoms)])
     todo = [(target, build) for target, build in wanted if not holds_build(target, build)]
     for target, build in todo:  # both targets checked before anything is written
-        if (target / MANIFEST).is_file() and not overwrite:
-            raise DataError(f"{target}: holds another build than the calibration build wanted "
-                            f"(seed {build.seed}, {build.n_clips} clips, {build.n_queries} "
-                            f"queries); delete it, or replace it with `{make_command(bench, out)} "
-                            f"--clips {clips} --queries {queries} --force`")
-        check_output_dir(target, BENCHMARK_OUTPUT, overwrite, bank_folders(build.atoms))
+        _check_replaceable(bench, out, target, build, overwrite, (clips, queries))
     for target, build in todo:
         build_benchmark(target, build, overwrite=overwrite, hooks=hooks)
     made = [(target, build) in todo for target, build in wanted]
     first = load_benchmark(root)
     return [CalibrationMade(first, bench, reused=not made[0]),
             CalibrationMade(load_benchmark(wanted[1][0]), first, reused=not made[1])]
+
+
+def _check_replaceable(bench: Benchmark, out: Path | str | None, target: Path, build: BuildParams,
+                       overwrite: bool, sizes: tuple[int, int]) -> None:
+    """``target`` (not an input: checked before) holds no other build unless ``overwrite``; the
+    refusal names the command that replaces it, which can replace nothing but earlier builds."""
+    if (target / MANIFEST).is_file() and not overwrite:
+        raise DataError(f"{target}: holds another build than the calibration build wanted "
+                        f"(seed {build.seed}, {build.n_clips} clips, {build.n_queries} "
+                        f"queries); delete it, or replace it with `{make_command(bench, out)} "
+                        f"--clips {sizes[0]} --queries {sizes[1]} --force`")
+    check_output_dir(target, BENCHMARK_OUTPUT, overwrite, [bench.root, *bank_folders(build.atoms)])
 
 
 def own_calibration_dir(root: Path) -> Path:

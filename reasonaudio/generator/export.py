@@ -43,7 +43,7 @@ from reasonaudio.constraints.judge import hard_negatives
 from reasonaudio.dataset.benchmark import FORMULATIONS, MANIFEST, Benchmark
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import atomic_dir, clear_stale_partials, read_jsonl, sha256_file
-from reasonaudio.output_dirs import OutputKind, check_output_dir
+from reasonaudio.output_dirs import EXPORT_OUTPUT, check_output_dir
 from reasonaudio.generator.export_card import CONFIGS, FORMULATIONS_CONFIG, dataset_card
 from reasonaudio.render.clips import FORMATS as AUDIO_FILE_FORMATS
 from reasonaudio.render.clips import bench_renderer, encode_audio, write_audio
@@ -54,10 +54,7 @@ FORMATS = ("hf",)
 AUDIO_MODES = ("embed", "files", "none")
 AUDIO_FORMATS = AUDIO_FILE_FORMATS
 SPLIT = "test"
-EXPORT_FILE = "reasonaudio-export.json"
-EXPORT_FORMAT = "reasonaudio-hf-export/1"
-EXPORT_OUTPUT = OutputKind("export", "bench export --to", EXPORT_FILE, EXPORT_FORMAT)
-"""What ``bench export --force`` may replace: an earlier export (its record names our format)."""
+EXPORT_FILE, EXPORT_FORMAT = EXPORT_OUTPUT.marker, EXPORT_OUTPUT.format
 CLIPS_PER_SHARD = 250
 """with embedded audio: about 200 MB per corpus file at 48 kHz (the hub's advice is < 500 MB)"""
 LONG_CLIPS_PER_SHARD = 4

@@ -1,14 +1,14 @@
 """Where models keep derived files on disk, and safe extraction of bundled archives.
 
-One cache root for the whole package (``REASONAUDIO_CACHE`` or the XDG cache), so a user can
-find and delete everything the models wrote. Archive extraction follows docs/real-atoms.md: entries that
-would escape the destination (absolute paths, ``..``, links) are refused, sizes are capped, and
-the result appears in one rename, so an interrupted extraction never looks complete.
+One cache root for the whole package (:func:`reasonaudio.runtime.cache_root`:
+``REASONAUDIO_CACHE`` or the XDG cache), so a user can find and delete everything the models
+wrote. Archive extraction follows docs/real-atoms.md: entries that would escape the destination
+(absolute paths, ``..``, links) are refused, sizes are capped, and the result appears in one
+rename, so an interrupted extraction never looks complete.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 import stat
 import tempfile
@@ -16,20 +16,11 @@ import zipfile
 from pathlib import Path, PurePosixPath
 
 from reasonaudio.errors import ModelError
+from reasonaudio.runtime import cache_root  # noqa: F401  (the models' callers read it here)
 
 DEFAULT_MAX_ENTRY_BYTES = 256 << 20
 DEFAULT_MAX_TOTAL_BYTES = 512 << 20
 DEFAULT_MAX_ENTRIES = 64
-
-
-def cache_root() -> Path:
-    """``$REASONAUDIO_CACHE``, else ``$XDG_CACHE_HOME/reasonaudio``, else ``~/.cache/reasonaudio``."""
-    env = os.environ.get("REASONAUDIO_CACHE")
-    if env:
-        return Path(env).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / "reasonaudio"
 
 
 def _checked_name(name: str, archive: Path) -> PurePosixPath:

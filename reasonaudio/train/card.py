@@ -16,7 +16,7 @@ from typing import Any
 
 from reasonaudio.errors import ModelError
 from reasonaudio.fileio import atomic_dir, read_json, sha256_file, write_json
-from reasonaudio.output_dirs import OutputKind
+from reasonaudio.output_dirs import ENCODER_OUTPUT
 from reasonaudio.models import yamnet
 from reasonaudio.models.base import loading_weights
 from reasonaudio.provenance import versions
@@ -25,13 +25,12 @@ from reasonaudio.train.model import DualEncoder, ModelConfig
 
 CONFIG = "config.json"
 WEIGHTS = "model.safetensors"
-CARD = "card.json"
+CARD = ENCODER_OUTPUT.marker
 README = "README.md"
 CURVE = "loss_curve.png"
-FORMAT = "reasonaudio-trained-dual-encoder"
+FORMAT = ENCODER_OUTPUT.format
 FORMAT_VERSION = 1
-MODEL_OUTPUT = OutputKind("model", "bench train --out", CARD, FORMAT)
-"""What ``bench train --force`` may replace: an earlier trained model (its card names our format)."""
+MODEL_OUTPUT = ENCODER_OUTPUT
 
 
 def save_model_dir(out: Path, model: Any, options: Any, bench: Any, data: Any, result: Any,
