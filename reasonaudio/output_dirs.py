@@ -94,9 +94,10 @@ DETECTOR_OUTPUT = OutputKind("model", "bench train-detector --out", "card.json",
                              "reasonaudio-trained-detector")
 """What ``bench train-detector --force`` may replace: an earlier trained detector."""
 FETCH_OUTPUT = OutputKind("fetched bank", "bench atoms fetch --dest", "fetch-report.json",
-                          also=(".cache/done",))
-"""A folder ``bench atoms fetch packages|beds`` wrote: its report, or the resume records of a run
-that was stopped before it wrote one."""
+                          also=(".cache/done", ".cache/fetch.json"))
+"""A folder ``bench atoms fetch packages|beds`` wrote: its report, or the claim and resume records
+of a run that was stopped before it wrote one (``reasonaudio.atoms.fetch.fetch.made_by_fetch``
+reads the same files' contents before a fetch removes anything)."""
 TRAINED_MODEL = OutputKind("trained model", "bench train --out", "card.json")
 """Any trained model folder (a dual encoder's or a detector's card)."""
 ATOM_BANK = OutputKind("atom bank", "bench atoms fetch packages --dest", "atoms.jsonl",

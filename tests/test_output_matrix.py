@@ -351,8 +351,9 @@ def test_path_text_options_are_real_parameters():
 def test_the_fetch_marker_is_what_a_fetch_writes(tmp_path):
     """The rule reads a fetched bank by the report a fetch writes and the resume records a
     stopped one leaves (``reasonaudio/atoms/fetch/fetch.py``)."""
-    from reasonaudio.atoms.fetch.fetch import REPORT_NAME, Fetcher, load_recipes
+    from reasonaudio.atoms.fetch.fetch import CLAIM_NAME, REPORT_NAME, Fetcher, load_recipes
 
     fetcher = Fetcher(tmp_path / "bank", load_recipes(None), environment={})
     assert FETCH_OUTPUT.marker == REPORT_NAME
-    assert FETCH_OUTPUT.also == (str(fetcher.done_dir.relative_to(tmp_path / "bank")),)
+    assert FETCH_OUTPUT.also == (str(fetcher.done_dir.relative_to(tmp_path / "bank")),
+                                 str((fetcher.cache / CLAIM_NAME).relative_to(tmp_path / "bank")))
