@@ -254,7 +254,7 @@ def test_cli_train_detector_and_detect_trained(setup, tmp_path):
     assert res.exit_code == 2 and len(res.output.strip().splitlines()) == 1, res.output
     res = runner.invoke(app, ["train-detector", "--data", str(root / "train"), "--out",
                               str(tmp_path / "ow"), "--overlap-weight", "0"])
-    assert res.exit_code == 2 and "--overlap-weight must be > 0" in res.output, res.output
+    assert res.exit_code == 2 and "'--overlap-weight': must be a finite number > 0" in res.output, res.output
     assert len(res.output.strip().splitlines()) == 1 and not (tmp_path / "ow").exists()
     res = runner.invoke(app, ["detect", "--data", str(root / "eval"), "--mode", "trained",
                               "--model-path", str(root / "model"), "--calibration", str(root / "calib")])
