@@ -204,6 +204,8 @@ Positive = Number(0, open_low=True)
 Share = Number(0, 1, open_low=True)
 """a share of something, in (0, 1]"""
 Port = Number(0, 65535)
+Threads = Number(1, 1024)
+"""CPU threads: torch takes a machine's count, and refuses a number past a C integer in a traceback"""
 
 
 DataOpt = typer.Option(..., "--data", "-d", help="Benchmark directory (from `bench build`).")

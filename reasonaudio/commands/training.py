@@ -15,6 +15,7 @@ from reasonaudio.commands.app import (
     Number,
     Positive,
     Seed,
+    Threads,
     app,
     console,
 )
@@ -57,7 +58,7 @@ def train_cmd(
     event_slots: bool = typer.Option(True, "--event-slots/--no-event-slots",
                                      help="Add each taught sound's peak, overlap, time centre and "
                                      "extent (from the perception stage's tagger) to the clip vector."),
-    threads: int = typer.Option(2, "--threads", callback=Count,
+    threads: int = typer.Option(2, "--threads", callback=Threads,
                                 help="CPU threads (fixed: part of what makes reruns bit-identical)."),
     max_steps: Optional[int] = typer.Option(None, "--max-steps", callback=Count, help="Stop after N steps."),
     force: bool = typer.Option(False, "--force", help="Replace OUT if it is an earlier trained "
@@ -112,7 +113,7 @@ def train_detector_cmd(
     val_share: float = typer.Option(0.05, "--val-share", callback=Number(0, 0.5, open_high=True),
                                     help="Share of the clips held out for "
                                     "the validation figures."),
-    threads: int = typer.Option(2, "--threads", callback=Count,
+    threads: int = typer.Option(2, "--threads", callback=Threads,
                                 help="CPU threads (fixed: part of what makes reruns bit-identical)."),
     force: bool = typer.Option(False, "--force", help="Replace OUT if it is an earlier trained "
                                "detector or empty (anything else is refused)."),
