@@ -270,6 +270,21 @@ def test_cli_train_detector_and_detect_trained(setup, tmp_path):
         assert message in res.output and len(res.output.strip().splitlines()) == 1, res.output
 
 
+def test_a_diverging_detector_stops_in_one_line_and_writes_nothing(setup, tmp_path):
+    """A learning rate the weights diverge under (finite, so the option takes it): the first
+    loss that is not finite stops training, naming its epoch and step and the likely cause; no
+    model directory is left (it trained to NaN and died saving the card)."""
+    from hostile import bench, one_line_error
+
+    root, _ = setup
+    out = tmp_path / "diverged"
+    line = one_line_error(bench("train-detector", "--data", root / "train", "--out", out, "--epochs", "2",
+                                "--hidden", "8", "--lr", "1e30"),
+                          "training stopped at epoch 1, step", "not finite", "learning rate (1e+30)")
+    assert "nothing was written" in line
+    assert not out.exists() and not list(tmp_path.iterdir())
+
+
 def test_bench_train_detector_defaults_are_the_recipe_defaults():
     """The CLI repeats the recipe's defaults as literals (so `bench --help` loads no torch);
     this keeps the two from drifting apart."""
