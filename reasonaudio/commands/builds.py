@@ -153,8 +153,12 @@ def demo(
     seed: int = typer.Option(0, callback=Seed, help="Build seed."),
     clips: Optional[int] = typer.Option(None, callback=Count,
                                         help="Clips in the demo benchmark (default: the "
-                                        "size's; `bench build`'s full size: 10000)."),
-    queries: Optional[int] = typer.Option(None, callback=Count, help="Queries, split evenly over the 5 tasks "
+                                        "size's; `bench build`'s full size: 10000). With "
+                                        "--clips or --queries the size is a custom one, "
+                                        "calibrated as `bench build --calibration-for` "
+                                        "calibrates, each build at most the size's own."),
+    queries: Optional[int] = typer.Option(None, callback=Count,
+                                          help="Queries, split evenly over the 5 tasks "
                                           "(default: the size's)."),
     learned: Optional[list[str]] = typer.Option(None, "--learned",
                                                 help="Learned retrievers to ingest and evaluate "
