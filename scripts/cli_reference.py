@@ -50,7 +50,12 @@ def type_of(param: Any, ctx: Any) -> str:
     if getattr(param, "is_flag", False):
         return "flag"
     label = param.display_type(ctx).strip("<>")
-    if label.endswith(" range"):
+    from reasonaudio.commands.app import Number
+
+    rule = getattr(param.callback, "__wrapped__", None)  # typer keeps the callback it wraps
+    if isinstance(rule, Number):  # the rule every numeric option is read by
+        label = f"{label} {rule}".strip()
+    elif label.endswith(" range"):
         low, high = param.min, param.max
         bounds = [f">= {low:g}" if low is not None else "", f"<= {high:g}" if high is not None else ""]
         label = f"{label[:-len(' range')]} {' '.join(b for b in bounds if b)}".strip()

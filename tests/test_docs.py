@@ -180,7 +180,7 @@ def test_the_cli_reference_is_the_typer_app(tmp_path, monkeypatch, capsys):
 
     for name in get_command(app).commands:
         assert f"`bench {name}`" in text
-    assert "| `--clips` | int | `10000` |" in text  # bench build's option, type and default
+    assert "| `--clips` | int >= 1 | `10000` |" in text  # bench build's option, type with range, default
     stale = tmp_path / "cli.md"
     stale.write_text(text.replace("`10000`", "`20000`", 1), encoding="utf-8")
     monkeypatch.setattr(mod, "PAGE", stale)

@@ -71,7 +71,7 @@ def test_report_tables_and_pngs(bench, tmp_path):
     (["report"], "no saved results"),
     (["report", "-r", "nope"], "no saved results for nope"),
     (["eval", "-r", "nope"], "unknown retriever"),
-    (["eval", "-r", "oracle-fake", "-k", "0"], "depth must be at least 1"),
+    (["eval", "-r", "oracle-fake", "-k", "0"], "'-k': must be an integer >= 1, got 0"),
 ])
 def test_user_errors_are_one_line(bench, args, msg):
     res = runner.invoke(app, args + ["--data", str(bench.root)])

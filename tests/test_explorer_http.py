@@ -325,6 +325,51 @@ def test_downloads_are_the_saved_files_and_tables(client, bench, bench_dir, tmp_
     assert client.get("/download/failures.json").json() == json.loads(json.dumps(breakdown(bench).to_json()))
 
 
+def test_downloads_name_a_results_file_they_cannot_read(bench_dir, tmp_path):
+    """A saved results file that cannot be read is in no download, and each says so: listed
+    under "unreadable" in the JSON documents, in a row of its own in the CSV tables, counted in
+    a header; the overview says so beside the links. The readable results are as they were."""
+    import csv
+    import io
+
+    from reasonaudio.evaluation.results import load_results
+    from reasonaudio.explorer.downloads import UNREADABLE, UNREADABLE_HEADER, UNREADABLE_ROW
+
+    copy = tmp_path / "cut"
+    shutil.copytree(bench_dir, copy, ignore=shutil.ignore_patterns("qdrant"))
+    (copy / "results" / "random.json").write_text('{"name": "random", "per_qu', encoding="utf-8")
+    app = build_app(load_benchmark(copy))
+    try:
+        with TestClient(app) as c:
+            answers = {u: c.get(u) for u in ("/download/results.json", "/download/failures.json",
+                                              "/download/table.csv?task=mix", "/")}
+    finally:
+        app.state.catalog.close()
+    for url in ("/download/results.json", "/download/failures.json"):
+        doc = answers[url].json()
+        assert len(doc[UNREADABLE]) == 1 and "random.json" in doc[UNREADABLE][0], url
+        assert "invalid JSON" in doc[UNREADABLE][0] and answers[url].headers[UNREADABLE_HEADER] == "1"
+    assert "random" not in answers["/download/results.json"].json()["runs"]
+    rows = list(csv.DictReader(io.StringIO(answers["/download/table.csv?task=mix"].text)))
+    saved = [n for n in load_results(load_benchmark(bench_dir)).runs if n != "random"]
+    assert [r["retriever"] for r in rows[:-1]] == saved
+    last = rows[-1]["retriever"]
+    assert last.startswith(UNREADABLE_ROW) and "random.json" in last and rows[-1]["acc@1"] == ""
+    assert answers["/download/table.csv?task=mix"].headers[UNREADABLE_HEADER] == "1"
+    page = answers["/"].text
+    assert "None of them holds the 1 saved results file that cannot be read" in page
+
+
+def test_downloads_without_an_unreadable_file_carry_no_note(client):
+    from reasonaudio.explorer.downloads import UNREADABLE, UNREADABLE_HEADER
+
+    for url in ("/download/results.json", "/download/failures.json", "/download/table.csv"):
+        r = client.get(url)
+        assert r.status_code == 200 and UNREADABLE_HEADER not in r.headers, url
+    assert UNREADABLE not in client.get("/download/results.json").json()
+    assert "cannot be read" not in client.get("/").text
+
+
 def test_the_first_model_search_shows_a_loading_state(client, bench):
     import time
 

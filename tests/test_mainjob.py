@@ -44,6 +44,7 @@ def test_demo_runs_end_to_end_and_reruns(tmp_path):
     assert "bench serve --data" in r.output and "bench report --data" in r.output
     assert "Multiple choice (chance 0.5)" not in r.output and "paired randomization test" in r.output
     assert "bench demo --full" not in r.output  # a size of its own: no pointer to the other
+    assert "this is a custom size (60 clips, 10 queries; calibration 60 and 60 clips)" in r.output
     again = CliRunner().invoke(app, args)
     assert again.exit_code == 0, again.output
     assert "reusing" in again.output
@@ -141,22 +142,63 @@ def test_the_demo_sizes_reach_the_main_job(monkeypatch):
         assert r.exit_code == 0, r.output
     quick, full, given = seen
     assert (str(quick.out), quick.n_clips, quick.n_queries) == ("data/demo", 600, 200)
-    assert quick.noisy == "snr5" and quick.calibration_clips < full.calibration_clips
+    assert quick.noisy == "snr5" and quick.size.calibration_clips < full.size.calibration_clips
     assert (str(full.out), full.n_clips, full.n_queries) == ("data/demo-full", 2000, 500)
-    assert (full.calibration_clips, full.calibration_queries) == (calibration.CLIPS, calibration.QUERIES)
-    assert (full.nested_clips, full.nested_queries) == (calibration.NESTED_CLIPS, calibration.NESTED_QUERIES)
+    assert (full.size.calibration_clips, full.size.calibration_queries) == (calibration.CLIPS, calibration.QUERIES)
+    assert (full.size.nested_clips, full.size.nested_queries) == (calibration.NESTED_CLIPS,
+                                                                  calibration.NESTED_QUERIES)
     assert (str(given.out), given.n_clips, given.n_queries, given.noisy) == ("x", 900, 500, None)
+    assert given.size.name == "custom"
+    from reasonaudio.demo_sizes import DEMO_SIZES
     from reasonaudio.views.mainjob import where_the_rest_is
 
-    said = "\n".join(where_the_rest_is(mainjob.MainJobResult(size="quick"), verbose=False))
+    said = "\n".join(where_the_rest_is(mainjob.MainJobResult(size=DEMO_SIZES["quick"]), verbose=False))
     assert "`bench demo --full` runs the size the docs' figures are measured on (2,000 clips" in said
-    assert "--full" not in "\n".join(where_the_rest_is(mainjob.MainJobResult(size="full"), verbose=False))
+    full_said = "\n".join(where_the_rest_is(mainjob.MainJobResult(size=DEMO_SIZES["full"]), verbose=False))
+    assert "--full" not in full_said and "custom" not in full_said
+
+
+def test_a_size_given_by_numbers_is_its_own(monkeypatch):
+    """`bench demo --clips N --queries M` runs a custom size, labelled with its numbers, whose
+    calibration builds follow one rule: `bench build --calibration-for`'s (the full size's), each
+    at most the size's own; never a named size's label or calibration by the numbers it has
+    (2,000 / 500 was labelled full and calibrated as quick; --full with the quick's numbers the
+    other way round)."""
+    from reasonaudio.demo_sizes import DEMO_SIZES, custom_size
+    from reasonaudio.views.mainjob import where_the_rest_is
+
+    seen = []
+    monkeypatch.setattr(mainjob, "run_main_job", lambda params, hooks: seen.append(params) or mainjob.MainJobResult())
+    for args in (["--clips", "2000", "--queries", "500"], ["--full", "--clips", "600", "--queries", "200"],
+                 ["--clips", "60", "--queries", "10"], ["--queries", "40"]):
+        r = CliRunner().invoke(app, ["demo", *args])
+        assert r.exit_code == 0, r.output
+    full, quick = DEMO_SIZES["full"], DEMO_SIZES["quick"]
+    as_full, as_quick, small, some = (p.size for p in seen)
+    for size, (clips, queries) in ((as_full, (2000, 500)), (as_quick, (600, 200)), (small, (60, 10)),
+                                   (some, (quick.clips, 40))):
+        assert size.name == "custom" and (size.clips, size.queries) == (clips, queries)
+        assert size.calibration_clips == min(full.calibration_clips, clips)
+        assert size.calibration_queries == min(full.calibration_queries, queries)
+        assert size.nested_clips == min(full.nested_clips, size.calibration_clips)
+        assert size.nested_queries == min(full.nested_queries, size.calibration_queries)
+    assert [str(p.out) for p in seen] == [str(quick.out), str(full.out), str(quick.out), str(quick.out)]
+    assert (as_quick.calibration_clips, as_quick.nested_clips) != (quick.calibration_clips, quick.nested_clips)
+    assert (small.calibration_clips, small.calibration_queries, small.nested_clips) == (60, 10, 60)
+    said = "\n".join(where_the_rest_is(mainjob.MainJobResult(size=as_full), verbose=False))
+    assert "this is a custom size (2,000 clips, 500 queries; calibration 500 and 200 clips)" in said
+    assert "quick size" not in said and custom_size(2000, 500) == as_full
+    for named in DEMO_SIZES.values():  # the named records keep the rule's caps too
+        assert named.calibration_clips <= named.clips and named.nested_clips <= named.calibration_clips
 
 
 def test_a_folder_holding_the_other_size_says_which(tmp_path, monkeypatch):
     """`bench demo --full` over a quick demo's folder is refused, saying it holds the quick one
-    (the sizes made small: the rule reads the records, not their numbers)."""
+    and the command that reuses it, with every option that selects that build: --out, the size
+    (--full, or --clips and --queries), --atoms, --seed (the sizes made small: the rule reads the
+    records, not their numbers). The command, run, reuses the build."""
     import re
+    import shlex
     from dataclasses import replace
 
     import pytest
@@ -167,12 +209,30 @@ def test_a_folder_holding_the_other_size_says_which(tmp_path, monkeypatch):
 
     for name, clips in (("quick", 60), ("full", 80)):
         monkeypatch.setitem(DEMO_SIZES, name, replace(DEMO_SIZES[name], clips=clips, queries=10))
-    quick = MainJobParams.sized("quick", out=tmp_path, atoms="synthetic")
+    quick = MainJobParams.sized("quick", out=tmp_path / "q", atoms="synthetic", seed=3)
     assert len(prepare_benchmark(quick).clips) == quick.n_clips
-    with pytest.raises(DataError, match=re.escape(f"the quick demo's: `bench demo --out {tmp_path}` reuses it")):
-        prepare_benchmark(MainJobParams.sized("full", out=tmp_path, atoms="synthetic"))
-    with pytest.raises(DataError, match="other parameters; pass another --out"):
-        prepare_benchmark(MainJobParams.sized("quick", out=tmp_path, atoms="synthetic", seed=1))
+    hints = {}
+    with pytest.raises(DataError, match=re.escape(f"(the quick demo's: `bench demo --out {tmp_path / 'q'} "
+                                                  "--atoms synthetic --seed 3` reuses it)")) as err:
+        prepare_benchmark(MainJobParams.sized("full", out=tmp_path / "q", atoms="synthetic", seed=3))
+    hints["quick"] = err.value
+    with pytest.raises(DataError, match=r"other parameters \(the quick demo's: `bench demo --out \S+ "
+                                        r"--atoms synthetic --seed 3` reuses it\); pass another --out"):
+        prepare_benchmark(MainJobParams.sized("quick", out=tmp_path / "q", atoms="synthetic", seed=1))
+    custom = MainJobParams.sized("quick", out=tmp_path / "c", n_clips=70, n_queries=10, atoms="synthetic")
+    prepare_benchmark(custom)
+    with pytest.raises(DataError, match=re.escape(f"(a custom-size demo's: `bench demo --clips 70 --queries 10 "
+                                                  f"--out {tmp_path / 'c'} --atoms synthetic` reuses it)")) as err:
+        prepare_benchmark(MainJobParams.sized("quick", out=tmp_path / "c", atoms="synthetic"))
+    hints["custom"] = err.value
+    seen = []
+    monkeypatch.setattr(mainjob, "run_main_job", lambda params, hooks: seen.append(params) or mainjob.MainJobResult())
+    for which, made in (("quick", quick), ("custom", custom)):
+        command = re.search(r"`(bench demo [^`]*)`", str(hints[which])).group(1)
+        assert CliRunner().invoke(app, shlex.split(command)[1:]).exit_code == 0
+        notes: list[str] = []
+        prepare_benchmark(seen[-1], Hooks(on_notify=notes.append))
+        assert seen[-1] == made and any("reusing" in n for n in notes), (which, notes)
 
 
 def test_the_readme_states_the_sizes_the_records_hold():

@@ -266,6 +266,46 @@ def test_tiny_training_deterministic_loss_falls_reload_ingest_eval(builds, tmp_p
         assert np.array_equal(r.query_vector(texts[0]), e1.embed_text([texts[0]])[0])
 
 
+def test_a_loss_that_is_not_finite_stops_training_where_it_happens():
+    import torch
+
+    from reasonaudio.errors import ReasonAudioError
+    from reasonaudio.train.loss import finite_loss, finite_weights
+    from reasonaudio.train.model import ModelConfig, SequenceEncoder
+    from reasonaudio.train.perception_stage import PerceptionOptions, fit_perception
+
+    rng = np.random.default_rng(0)
+    pairs = [(rng.normal(size=(20, 30)).astype(np.float32), (rng.random((20, 6)) < 0.2).astype(np.float32))
+             for _ in range(20)]
+    torch.manual_seed(0)
+    enc = SequenceEncoder(30, ModelConfig(d_model=8, heads=2, ff=16), 1, 32, hidden=16)
+    # the weights diverge on the first step; the second batch's loss is the first NaN
+    with pytest.raises(ReasonAudioError, match=r"at the perception stage, epoch 1, batch 2: the loss is nan, "
+                       r"not finite; the learning rate \(1e\+30\) is likely too high"):
+        fit_perception(enc, pairs, [], 6, PerceptionOptions(epochs=2, lr=1e30, batch_frames=64), 0)
+    assert finite_loss(torch.tensor(0.5), "here", 1e-3) == 0.5
+    with pytest.raises(ReasonAudioError, match=r"at here: the loss is inf"):
+        finite_loss(torch.tensor(float("inf")), "here", 1e-3)
+    # weights a last step made non-finite (no loss read after it) are caught before saving
+    with pytest.raises(ReasonAudioError, match=r"the weights \(b\) are not finite"):
+        finite_weights({"a": torch.zeros(2), "b": torch.tensor([1.0, float("nan")]),
+                        "n": torch.tensor([3])}, "the end", 1e-3)
+    finite_weights({"a": torch.zeros(2)}, "the end", 1e-3)
+
+
+@needs_models
+def test_a_diverging_contrastive_stage_stops_before_the_model_is_written(builds, tmp_path, model_cache):
+    from reasonaudio.errors import ReasonAudioError
+    from reasonaudio.train.perception_stage import PerceptionOptions
+    from reasonaudio.train.trainer import train_model
+
+    opts = replace(_tiny_options(steps=6), lr=1e30, perception=PerceptionOptions(epochs=1))
+    with pytest.raises(ReasonAudioError, match=r"at the contrastive stage, epoch 1, step \d+: the loss is "
+                       r"(nan|inf|-inf), not finite; the learning rate \(1e\+30\)"):
+        train_model(builds[0], tmp_path / "m", opts)
+    assert not (tmp_path / "m").exists() and not list(tmp_path.iterdir())
+
+
 @needs_models
 def test_bench_train_cli(builds, tmp_path, model_cache):
     from reasonaudio.cli import app

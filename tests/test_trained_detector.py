@@ -254,7 +254,7 @@ def test_cli_train_detector_and_detect_trained(setup, tmp_path):
     assert res.exit_code == 2 and len(res.output.strip().splitlines()) == 1, res.output
     res = runner.invoke(app, ["train-detector", "--data", str(root / "train"), "--out",
                               str(tmp_path / "ow"), "--overlap-weight", "0"])
-    assert res.exit_code == 2 and "--overlap-weight must be > 0" in res.output, res.output
+    assert res.exit_code == 2 and "'--overlap-weight': must be a finite number > 0" in res.output, res.output
     assert len(res.output.strip().splitlines()) == 1 and not (tmp_path / "ow").exists()
     res = runner.invoke(app, ["detect", "--data", str(root / "eval"), "--mode", "trained",
                               "--model-path", str(root / "model"), "--calibration", str(root / "calib")])
@@ -268,6 +268,21 @@ def test_cli_train_detector_and_detect_trained(setup, tmp_path):
                                   str(root / "calib"), *args])
         assert res.exit_code == 2, res.output
         assert message in res.output and len(res.output.strip().splitlines()) == 1, res.output
+
+
+def test_a_diverging_detector_stops_in_one_line_and_writes_nothing(setup, tmp_path):
+    """A learning rate the weights diverge under (finite, so the option takes it): the first
+    loss that is not finite stops training, naming its epoch and step and the likely cause; no
+    model directory is left (it trained to NaN and died saving the card)."""
+    from hostile import bench, one_line_error
+
+    root, _ = setup
+    out = tmp_path / "diverged"
+    line = one_line_error(bench("train-detector", "--data", root / "train", "--out", out, "--epochs", "2",
+                                "--hidden", "8", "--lr", "1e30"),
+                          "training stopped at epoch 1, step", "not finite", "learning rate (1e+30)")
+    assert "nothing was written" in line
+    assert not out.exists() and not list(tmp_path.iterdir())
 
 
 def test_bench_train_detector_defaults_are_the_recipe_defaults():

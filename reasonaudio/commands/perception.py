@@ -10,9 +10,11 @@ from rich.text import Text
 
 from reasonaudio.commands.app import (
     ConditionOpt,
+    Count,
     DataOpt,
     EngineFlags,
     NoVerifyOpt,
+    NonNegative,
     OutFile,
     StoreFlags,
     _load,
@@ -37,10 +39,10 @@ def detect(
     calibration: Optional[Path] = typer.Option(None, "--calibration",
                                                help="Calibration build (default DATA-calibration; "
                                                "`bench build --calibration-for DATA` makes it)."),
-    top_k: Optional[int] = typer.Option(None, "--top-k", min=1,
+    top_k: Optional[int] = typer.Option(None, "--top-k", callback=Count,
                                         help="AudioSet classes per label (zero-shot, 3) or "
                                         "signature size (enrolled, 5)."),
-    worst: int = typer.Option(10, "--worst", min=0, help="Worst labels to list."),
+    worst: int = typer.Option(10, "--worst", callback=NonNegative, help="Worst labels to list."),
     show_map: bool = typer.Option(False, "--show-map", help="Print every label's classes."),
     json_out: Optional[Path] = typer.Option(None, "--json", callback=OutFile,
                                             help="Also write the summary as JSON."),

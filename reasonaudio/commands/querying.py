@@ -12,8 +12,10 @@ from rich.text import Text
 from reasonaudio.commands.app import (
     BackendOpt,
     ConditionOpt,
+    Count,
     DataOpt,
     NoVerifyOpt,
+    Port,
     QdrantUrlOpt,
     RetrieverFlags,
     StoreFlags,
@@ -91,7 +93,7 @@ def search(
     data: Path = DataOpt,
     retriever: str = typer.Option("oracle", "--retriever", "-r",
                                   help="oracle | bag-of-sounds | random | a model retriever."),
-    k: int = typer.Option(10, "-k", min=1, help="Number of hits."),
+    k: int = typer.Option(10, "-k", callback=Count, help="Number of hits."),
     as_json: bool = typer.Option(False, "--json",
                                  help='Print only {"logic": ..., "hits": [{"id", "score"}]}.'),
     store_flags: StoreFlags = StoreFlags(),
@@ -136,7 +138,8 @@ def serve(
     data: Path = DataOpt,
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (another than "
                              "loopback only when asked: anyone who reaches it can read the benchmark)."),
-    port: int = typer.Option(8765, "--port", help="Port (0: any free one; the URL is printed)."),
+    port: int = typer.Option(8765, "--port", callback=Port,
+                             help="Port (0: any free one; the URL is printed)."),
     plots: Optional[Path] = typer.Option(None, "--plots", help="Folder of PNG plots (default: "
                                          "DATA/results/plots, or the demo's report folder)."),
     atoms: Optional[str] = typer.Option(None, help="Atom bank, if not the one the manifest names."),

@@ -9,7 +9,13 @@ import typer
 
 from reasonaudio.commands.app import (
     ConditionOpt,
+    Count,
     DeviceOpt,
+    NonNegative,
+    Number,
+    Positive,
+    Seed,
+    Threads,
     app,
     console,
     out_dir,
@@ -27,11 +33,13 @@ def train_cmd(
     hard_negatives: bool = typer.Option(True, "--hard-negatives/--no-hard-negatives",
                                         help="Add the planted hard-negative clips and captions "
                                         "to the contrastive softmax."),
-    epochs: int = typer.Option(4, "--epochs", min=1, help="Most epochs (early stopping may end sooner)."),
-    seed: int = typer.Option(0, "--seed", help="Seed for data, initialisation, batches, dropout."),
+    epochs: int = typer.Option(4, "--epochs", callback=Count,
+                               help="Most epochs (early stopping may end sooner)."),
+    seed: int = typer.Option(0, "--seed", callback=Seed,
+                             help="Seed for data, initialisation, batches, dropout."),
     device: str = DeviceOpt,
-    batch_size: int = typer.Option(128, "--batch-size", min=2, help="Captions per step."),
-    hold_out_labels: int = typer.Option(0, "--hold-out-labels", min=0,
+    batch_size: int = typer.Option(128, "--batch-size", callback=Number(2), help="Captions per step."),
+    hold_out_labels: int = typer.Option(0, "--hold-out-labels", callback=NonNegative,
                                         help="Sounds no training caption mentions (drawn with the seed)."),
     hold_out_templates: bool = typer.Option(False, "--hold-out-templates",
                                             help="Train only on training paraphrases, never on "
@@ -40,22 +48,22 @@ def train_cmd(
         None, "--hold-out-formulations", help="Also train on the query formulations (question, "
         "command, keywords, paraphrase, exclusion) except these, comma-separated, e.g. "
         "'keywords,paraphrase' (default: caption only)."),
-    captions_per_clip: int = typer.Option(6, "--captions-per-clip", min=0,
+    captions_per_clip: int = typer.Option(6, "--captions-per-clip", callback=NonNegative,
                                           help="Captions drawn from each clip's true events."),
-    templates_per_query: int = typer.Option(2, "--templates-per-query", min=0,
+    templates_per_query: int = typer.Option(2, "--templates-per-query", callback=NonNegative,
                                             help="Renderings of each planted query."),
-    perception_epochs: int = typer.Option(8, "--perception-epochs", min=0,
+    perception_epochs: int = typer.Option(8, "--perception-epochs", callback=NonNegative,
                                           help="Epochs of the perception stage that first fits "
                                           "the audio side's frame layer as a frame tagger (0: none)."),
-    presence_weight: float = typer.Option(0.3, "--presence-weight", min=0.0,
+    presence_weight: float = typer.Option(0.3, "--presence-weight", callback=NonNegative,
                                           help="Weight of the presence loss (clip vector x each "
                                           "sound's name) beside the caption loss (0: off)."),
     event_slots: bool = typer.Option(True, "--event-slots/--no-event-slots",
                                      help="Add each taught sound's peak, overlap, time centre and "
                                      "extent (from the perception stage's tagger) to the clip vector."),
-    threads: int = typer.Option(2, "--threads", min=1,
+    threads: int = typer.Option(2, "--threads", callback=Threads,
                                 help="CPU threads (fixed: part of what makes reruns bit-identical)."),
-    max_steps: Optional[int] = typer.Option(None, "--max-steps", min=1, help="Stop after N steps."),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps", callback=Count, help="Stop after N steps."),
     force: bool = typer.Option(False, "--force", help="Replace OUT if it is an earlier trained "
                                "model or empty (anything else is refused)."),
     condition: str = ConditionOpt,
@@ -95,18 +103,21 @@ def train_detector_cmd(
                                     "calibration build's."),
     out: Path = typer.Option(..., "--out", "-o", callback=out_dir(DETECTOR_OUTPUT),
                              help="Model directory to write (atomically)."),
-    seed: int = typer.Option(0, "--seed", help="Seed for initialisation, batches and the "
+    seed: int = typer.Option(0, "--seed", callback=Seed, help="Seed for initialisation, batches and the "
                              "validation split."),
-    epochs: int = typer.Option(16, "--epochs", min=1, help="Passes over the training clips."),
-    batch_clips: int = typer.Option(16, "--batch-clips", min=1, help="Clips per step."),
-    lr: float = typer.Option(3e-3, "--lr", help="Peak learning rate (AdamW, cosine decay)."),
-    hidden: int = typer.Option(128, "--hidden", min=1, help="Channels of the temporal convolutions."),
-    overlap_weight: float = typer.Option(5.0, "--overlap-weight",
+    epochs: int = typer.Option(16, "--epochs", callback=Count, help="Passes over the training clips."),
+    batch_clips: int = typer.Option(16, "--batch-clips", callback=Count, help="Clips per step."),
+    lr: float = typer.Option(3e-3, "--lr", callback=Positive,
+                             help="Peak learning rate (AdamW, cosine decay)."),
+    hidden: int = typer.Option(128, "--hidden", callback=Count,
+                               help="Channels of the temporal convolutions."),
+    overlap_weight: float = typer.Option(5.0, "--overlap-weight", callback=Positive,
                                          help="Loss weight of a label's frames where another "
                                          "label is active too (sounds heard under others)."),
-    val_share: float = typer.Option(0.05, "--val-share", help="Share of the clips held out for "
+    val_share: float = typer.Option(0.05, "--val-share", callback=Number(0, 0.5, open_high=True),
+                                    help="Share of the clips held out for "
                                     "the validation figures."),
-    threads: int = typer.Option(2, "--threads", min=1,
+    threads: int = typer.Option(2, "--threads", callback=Threads,
                                 help="CPU threads (fixed: part of what makes reruns bit-identical)."),
     force: bool = typer.Option(False, "--force", help="Replace OUT if it is an earlier trained "
                                "detector or empty (anything else is refused)."),

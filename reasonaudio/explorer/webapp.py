@@ -34,7 +34,7 @@ from reasonaudio.errors import ReasonAudioError, error_line, redact
 from reasonaudio.explorer.audio_cache import CONTENT_TYPE, AudioCache
 from reasonaudio.explorer.catalog import Catalog, NotFound, json_text, rank_text, sort_value
 from reasonaudio.explorer.downloads import (CSV_TYPE, JSON_TYPE, TREC_TYPE, attachment, json_bytes,
-                                             table_csv)
+                                             table_csv, unreadable_header, with_unreadable)
 from reasonaudio.explorer.failure_tables import by_retriever, by_task, meanings
 from reasonaudio.explorer.model_loading import FAILED, LOADING, READY, Loading
 from reasonaudio.explorer.verdicts import verdict
@@ -192,13 +192,19 @@ class Site:
                          names=names, tests=tests, depth=max(self.catalog.depth(a), self.catalog.depth(b)))
 
     def download_results(self, request: Request) -> Response:
-        return Response(json_bytes(results_document(self.catalog.results)), media_type=JSON_TYPE,
-                        headers=attachment("results.json"))
+        unreadable = self.catalog.results.unreadable
+        return Response(json_bytes(with_unreadable(results_document(self.catalog.results), unreadable)),
+                        media_type=JSON_TYPE, headers=self.download_headers("results.json"))
 
     def download_table(self, request: Request) -> Response:
         task = self.catalog.task(param(request, "task", "all"))
-        return Response(table_csv(self.catalog.table(task), self.catalog.dimensions()), media_type=CSV_TYPE,
-                        headers=attachment(f"results-{task}.csv"))
+        table = table_csv(self.catalog.table(task), self.catalog.dimensions(), self.catalog.results.unreadable)
+        return Response(table, media_type=CSV_TYPE, headers=self.download_headers(f"results-{task}.csv"))
+
+    def download_headers(self, filename: str) -> dict[str, str]:
+        """A download's headers: saved as ``filename``, with the count of results files that
+        cannot be read (and are in no download) when there are any."""
+        return {**attachment(filename), **unreadable_header(self.catalog.results.unreadable)}
 
     def download_run(self, request: Request) -> Response:
         name = self.catalog.retriever(param(request, "retriever"))
@@ -208,8 +214,8 @@ class Site:
         return FileResponse(path, media_type=TREC_TYPE, headers=attachment(path.name))
 
     def download_failures(self, request: Request) -> Response:
-        return Response(json_bytes(self.catalog.breakdown().to_json()), media_type=JSON_TYPE,
-                        headers=attachment("failures.json"))
+        doc = with_unreadable(self.catalog.breakdown().to_json(), self.catalog.results.unreadable)
+        return Response(json_bytes(doc), media_type=JSON_TYPE, headers=self.download_headers("failures.json"))
 
     def search(self, request: Request) -> Response:
         names = self.catalog.searchable()

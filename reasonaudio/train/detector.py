@@ -224,6 +224,8 @@ def fit(train: Sequence[Sample], val: Sequence[Sample], cfg: DetectorConfig, rec
     """Train the network; (its state dict, one record per epoch)."""
     import torch
 
+    from reasonaudio.train.loss import finite_loss, finite_weights
+
     label_index = {lab: j for j, lab in enumerate(cfg.labels)}
     with deterministic_torch(recipe.threads):
         torch.manual_seed(recipe.seed)
@@ -245,12 +247,12 @@ def fit(train: Sequence[Sample], val: Sequence[Sample], cfg: DetectorConfig, rec
                     group["lr"] = _lr(step, total, recipe)
                 loss = _loss(model, batch_tensors([train[i] for i in rows], cfg, label_index),
                              recipe.overlap_weight)
+                losses.append(finite_loss(loss, f"epoch {epoch}, step {step + 1}", recipe.lr))
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
                 opt.step()
                 step += 1
-                losses.append(float(loss.detach()))
             model.eval()
             record = {"epoch": epoch, "train_loss": round(sum(losses) / max(1, len(losses)), 6),
                       "val_frame_f1": round(frame_f1(model, val, cfg, label_index, recipe.batch_clips), 4)
@@ -260,6 +262,7 @@ def fit(train: Sequence[Sample], val: Sequence[Sample], cfg: DetectorConfig, rec
                          + (f", validation frame F1 {record['val_frame_f1']:.3f}" if val else ""))
             progress(epoch, recipe.epochs)
         state = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
+    finite_weights(state, f"epoch {recipe.epochs}, the last", recipe.lr)
     return state, history
 
 

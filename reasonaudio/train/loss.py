@@ -19,9 +19,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Mapping
 
 import torch
 import torch.nn.functional as F
+
+from reasonaudio.errors import ReasonAudioError
 
 
 @dataclass
@@ -87,3 +90,32 @@ def presence_loss(audio: torch.Tensor, label_text: torch.Tensor, targets: torch.
     its audio; the caption loss is left to learn the relations."""
     logits = head.log_scale.exp() * audio @ label_text.T + head.bias
     return F.binary_cross_entropy_with_logits(logits, targets, reduction="none").sum(-1).mean()
+
+
+# --- divergence: one check, every training loop -----------------------------------------------
+
+
+def _diverged(where: str, what: str, lr: float) -> ReasonAudioError:
+    return ReasonAudioError(
+        f"training stopped at {where}: {what} not finite; the learning rate ({lr:g}) is likely "
+        "too high for this data (or an input holds NaN or inf); nothing was written")
+
+
+def finite_loss(loss: torch.Tensor, where: str, lr: float) -> float:
+    """``loss`` as a float, checked before its step is taken: a NaN or infinite loss (weights
+    that diverged, an input that is not finite) stops training in one line naming ``where``
+    (stage, epoch, step) and the likely cause, before the model directory is written. Every
+    training loop (the dual encoder's two stages, the frame detector's) reads its losses here."""
+    value = float(loss.detach())
+    if not math.isfinite(value):
+        raise _diverged(where, f"the loss is {value},", lr)
+    return value
+
+
+def finite_weights(state: Mapping[str, torch.Tensor], where: str, lr: float) -> None:
+    """The weights about to be saved are finite (a last step may diverge after its loss was
+    read): else one line, as :func:`finite_loss`, and nothing is written."""
+    bad = [name for name, t in state.items() if t.is_floating_point() and not bool(torch.isfinite(t).all())]
+    if bad:
+        raise _diverged(where, f"the weights ({', '.join(bad[:3])}{', ...' if len(bad) > 3 else ''}) are",
+                        lr)

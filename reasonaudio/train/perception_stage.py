@@ -70,6 +70,8 @@ def fit_perception(encoder: Any, train: Sequence[tuple[np.ndarray, np.ndarray]],
     import torch
     from torch import nn
 
+    from reasonaudio.train.loss import finite_loss
+
     if options.epochs <= 0 or not train:
         return {"epochs": 0}
     x = torch.from_numpy(np.concatenate([f for f, _ in train])).to(device)
@@ -82,17 +84,17 @@ def fit_perception(encoder: Any, train: Sequence[tuple[np.ndarray, np.ndarray]],
     opt = torch.optim.AdamW(params, lr=options.lr, weight_decay=1e-4)
     gen = torch.Generator().manual_seed(seed)
     losses: list[float] = []
-    for _ in range(options.epochs):
+    for epoch in range(1, options.epochs + 1):
         perm = torch.randperm(len(x), generator=gen).to(device)
         total, batches = 0.0, 0
         for i in range(0, len(x), options.batch_frames):
             idx = perm[i:i + options.batch_frames]
             logits = head(encoder.frame_features(x[idx]))
             loss = nn.functional.binary_cross_entropy_with_logits(logits, y[idx])
+            total += finite_loss(loss, f"the perception stage, epoch {epoch}, batch {batches + 1}", options.lr)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
-            total += float(loss.detach())
             batches += 1
         losses.append(total / max(1, batches))
     stats: dict[str, Any] = {"epochs": options.epochs, "frames": len(x),

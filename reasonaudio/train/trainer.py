@@ -28,7 +28,7 @@ from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.train.card import MODEL_OUTPUT, save_model_dir
 from reasonaudio.train.data import DataOptions, Example, TrainingData, make_examples, truth_matrix
 from reasonaudio.train.features import TokenEncoder, clip_frames, codes_to_features, frozen_model
-from reasonaudio.train.loss import PresenceHead, contrastive_loss, presence_loss
+from reasonaudio.train.loss import PresenceHead, contrastive_loss, finite_loss, finite_weights, presence_loss
 from reasonaudio.train.model import DualEncoder, ModelConfig, pad_batch
 from reasonaudio.train.perception_stage import PerceptionOptions, fit_perception, frame_targets
 
@@ -459,6 +459,7 @@ def contrastive_stage(model: Any, feats: Features, train_table: ExampleTable, va
             break
     assert loop.best is not None
     model.load_state_dict(loop.best[2])
+    finite_weights(model.state_dict(), f"the contrastive stage's best epoch ({loop.best_epoch})", options.lr)
     return loop
 
 
@@ -477,12 +478,13 @@ def train_epoch(model: Any, feats: Features, table: ExampleTable, opt: Any, pres
         for group in opt.param_groups:
             group["lr"] = _lr_at(loop.step, loop.total, options)
         result = train_step(model, feats, table, rows, options, presence)
+        value = finite_loss(result.loss, f"the contrastive stage, epoch {epoch}, step {loop.step + 1}",
+                            options.lr)
         opt.zero_grad(set_to_none=True)
         result.loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         loop.step += 1
-        value = float(result.loss.detach())
         losses.append(value)
         accs.append(result.t2a_acc)
         loop.step_losses.append(value)

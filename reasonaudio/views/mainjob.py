@@ -13,7 +13,7 @@ from rich.text import Text
 from reasonaudio.evaluation.detection import DetectRun
 from reasonaudio.evaluation.headline import accuracy_table, headline_names, tasks_asked
 from reasonaudio.dataset.benchmark import Benchmark
-from reasonaudio.demo_sizes import DEMO_SIZES
+from reasonaudio.demo_sizes import CUSTOM, DEFAULT_SIZE, DEMO_SIZES
 from reasonaudio.ingest.run import IngestSummary
 from reasonaudio.mainjob import MainJobResult, StepStarted
 from reasonaudio.progress import Hooks
@@ -110,10 +110,14 @@ def headline_table(result: MainJobResult) -> Table:
 def where_the_rest_is(result: MainJobResult, verbose: bool) -> list[str]:
     """The closing lines: every saved artefact and the commands that show it."""
     lines = [f"results: {result.results_path}  runs and per-query values: {result.runs_dir}"]
-    if result.size == "quick":
+    size = result.size
+    if size is not None and size.name == DEFAULT_SIZE:
         full = DEMO_SIZES["full"]
-        lines.append(f"this is the quick size ({DEMO_SIZES['quick'].describe()}); `bench demo --full` "
+        lines.append(f"this is the quick size ({size.describe()}); `bench demo --full` "
                      f"runs the size the docs' figures are measured on ({full.describe()})")
+    elif size is not None and size.name == CUSTOM:
+        lines.append(f"this is a custom size ({size.describe()}): calibrated as `bench build "
+                     "--calibration-for` calibrates, each build at most the size's own")
     if result.report is not None and result.report.paths:
         lines.append(f"report: {len(result.report.paths)} files in {result.report.paths[0].parent}")
     if result.runs_dir is not None:
