@@ -6,15 +6,19 @@
   never seen).
 - ``rrf:A,B`` / ``dbsf:A,B``: Qdrant's reciprocal-rank fusion (``k = 60``) or distribution-based
   score fusion of two prefetches, each part's own query (nearest neighbours, BM25, or the soft
-  formula) limited to ``N``.
+  formula) limited to ``N``; the fusion is the query's root, never a prefetch (a sharded server
+  fuses a prefetch per shard), and DBSF's soft part lists only clips with soft evidence
+  (``store.formula.dbsf_soft_part``).
 
 Every part must live in the query's collection, so the parts are joined into one
 **joint collection** ``reasonaudio-joint-<digest of the parts>`` (docs/qdrant.md, "One
 collection for several retrievers"): one point per clip with a named dense vector per model part
-(copied from that model's collection), the sparse ``bm25`` vector of a BM25 part, and as payload
-the detected payload with its soft evidence when a part is ``soft:``, else the ground-truth
-payload. It records each part's collection revision and is rebuilt when one changes; on Edge it
-is made on first use (seconds: no model runs), elsewhere by ``bench ingest --model NAME``.
+(copied from that model's collection), the sparse ``bm25`` vector of a BM25 part (its weights
+times the clip-order factor, so a fusion reads no BM25 ties: ``store.formula.fused_sparse``),
+and as payload the detected payload with its soft evidence when a part is ``soft:``, else the
+ground-truth payload. It records each part's collection revision and is rebuilt when one
+changes; on Edge it is made on first use (seconds: no model runs), elsewhere by
+``bench ingest --model NAME``.
 """
 
 from __future__ import annotations
@@ -96,6 +100,12 @@ def _revision(r: Retriever) -> str:
     return f"{meta.revision}+{fmt}" if fmt else str(meta.revision)
 
 
+JOINT_LAYOUT = 2
+"""the version of what a joint collection holds, in its revision (a joint collection of an
+older layout is stale, and made again): 2, a BM25 part's weights carry the clip-order factor
+(``store.formula.fused_sparse``)"""
+
+
 class JointCollection:
     """The collection holding every part of a combined retriever (module docstring)."""
 
@@ -106,7 +116,8 @@ class JointCollection:
         self.name = collection_name("joint-" + hashlib.sha256(
             json.dumps(names).encode()).hexdigest()[:12])
         self.sources = {r.name: _revision(r) for r in self.parts}
-        self.revision = hashlib.sha256(json.dumps(self.sources, sort_keys=True).encode()).hexdigest()[:16]
+        self.revision = hashlib.sha256(json.dumps({"sources": self.sources, "layout": JOINT_LAYOUT},
+                                                  sort_keys=True).encode()).hexdigest()[:16]
 
     def vector(self, part: str) -> str:
         return SPARSE if self.kinds[part] == "sparse" else _vector_name(part)
@@ -144,7 +155,9 @@ class JointCollection:
             if self.kinds[r.name] == "sparse":
                 assert isinstance(r, Bm25Retriever)
                 captions = r.captions(ids)
-                sparse_vecs = {c: sparse(r.model.embed_document(captions[c])) for c in ids}
+                orders = fm.clip_orders(ids)
+                sparse_vecs = {c: fm.fused_sparse(sparse(r.model.embed_document(captions[c])),
+                                                  orders[c], len(ids)) for c in ids}
             elif self.kinds[r.name] == "soft":
                 assert isinstance(r, SoftRetriever)
                 payloads = {f.clip_id: dict(f.payload or {})
@@ -233,10 +246,11 @@ class CombinedRetriever(QueryRetriever):
         assert isinstance(part, SoftRetriever)
         logic = part.parse(text)
         if flt is not None:  # multiple choice: the choices in the fused soft order
-            return restricted_request(fm.fused_soft_formula(logic, self.n_points), flt, limit,
-                                      self.dims)
-        return ranked_request(fm.fused_soft_formula(logic, self.n_points), logic, limit,
-                              self.n_points, self.dims, self.counts)
+            req = restricted_request(fm.fused_soft_formula(logic, self.n_points), flt, limit, self.dims)
+        else:
+            req = ranked_request(fm.fused_soft_formula(logic, self.n_points), logic, limit,
+                                 self.n_points, self.dims, self.counts)
+        return fm.dbsf_soft_part(req) if self.combined.kind == "dbsf" else req
 
     def request(self, text: str, limit: int, flt: Any = None, depth: int | None = None) -> Request:
         """One Qdrant query: each part's own query limited to ``N = max(prefetch, depth)``

@@ -90,10 +90,17 @@ class CollectionMeta:
 
 @dataclass(frozen=True)
 class Sparse:
-    """A sparse vector (BM25 term weights): indices and their values."""
+    """A sparse vector (BM25 term weights, soft evidence): indices and their values, every value
+    above 0, so a search of positive vectors scores every point it lists above 0: local mode
+    lists a point scoring 0, Edge's and a server's sparse indexes drop it (qdrant-client#1454)."""
 
     indices: tuple[int, ...]
     values: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        if not all(v > 0 for v in self.values):
+            raise ValueError(f"a sparse vector holds a value that is not above 0 ({self.values}); "
+                             "leave it out (docs/qdrant.md, \"Backends that agree\")")
 
 
 @dataclass(frozen=True)
@@ -119,9 +126,9 @@ class Request:
     """One query of a batch (``Store.query_batch``), backend-neutral: exactly one of ``nearest``
     (a dense vector or :class:`Sparse`, searched in the vector ``using``), ``formula`` (a
     ``store.formula.Expr`` scoring the points the prefetches bring) or ``fusion`` (``rrf`` |
-    ``dbsf`` of the prefetches), or none (the first points ``flt`` admits, unscored, in an order
-    the backend chooses). Prefetches are requests too; ``fields`` only
-    matters at the top."""
+    ``dbsf`` of the prefetches: only at the root, never in a prefetch), or none (the first points
+    ``flt`` admits, unscored, in an order the backend chooses). Prefetches are requests too;
+    ``fields`` only matters at the top."""
 
     limit: int
     nearest: Sequence[float] | Sparse | None = None
@@ -137,6 +144,12 @@ class Request:
     exact: bool = False
     """search ``nearest`` exactly, never by an approximate (HNSW) index: a search whose scores
     a formula reads as values (``formula.order_search``)"""
+
+    def __post_init__(self) -> None:
+        if any(p.fusion is not None for p in self.prefetch):
+            raise ValueError("a fusion may only be the root of a query, never a prefetch: a "
+                             "sharded server fuses a prefetch's lists on each shard apart "
+                             "(qdrant/qdrant#10640; docs/qdrant.md, \"Backends that agree\")")
 
 
 FUSIONS = ("rrf", "dbsf")

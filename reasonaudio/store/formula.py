@@ -31,7 +31,7 @@ evidence), so a formula never reads a missing field. Adding a logic node is one 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -336,6 +336,45 @@ def fused_soft_formula(logic: Node, n_points: int) -> Expr:
     weight = Const(fusion_tie_weight(n_points))
     value = soft_formula(logic, order=False)
     return add(mul(value, add(Const(1.0), mul(weight, Var(ORDER)))), order_term())
+
+
+DBSF_SOFT_FLOOR = 1e-9
+"""the least :func:`fused_soft_formula` value the soft part of a DBSF fusion lists
+(:func:`dbsf_soft_part`)"""
+
+
+def dbsf_soft_part(request: Request) -> Request:
+    """The soft part of a DBSF fusion (a :func:`fused_soft_formula` query) listing only the clips
+    whose soft value reaches :data:`DBSF_SOFT_FLOOR`: the clips without evidence for a label the
+    logic requires (value 0, plus the tie term) are left out of the list, as every clip the part's
+    limit cuts off is.
+
+    DBSF reads a list's scores. Listed, those clips would differ by the tie term alone
+    (``1e-30 x soft_order``): a list of nothing else (a query with evidence nowhere, or a choice
+    pair without any) has less variance than float32 holds, so Edge and servers (DBSF in
+    float32) would score every clip 0.5 and local mode (float64) spread them over [0, 1] by clip
+    id; and in any list a listed clip without evidence would gain the normalised value of 0,
+    which the clips past the limit lack. Above the floor two listed values differ by at least a
+    float32 step of ``1e-9`` (6e-17; tied soft values by the factor ``1 + c x soft_order``,
+    more), whose square, 4e-33, float32 holds far above its smallest normal number: the same
+    spread on every backend (docs/qdrant.md, "Backends that agree"). RRF reads positions, which
+    the tie term makes the same on every backend: its soft part keeps those clips."""
+    return replace(request, score_threshold=DBSF_SOFT_FLOOR)
+
+
+def fused_sparse(vec: Sparse, order: float, n_points: int) -> Sparse:
+    """A BM25 part's document vector in a joint collection: every weight times ``1 + c x order``
+    (``c``: :func:`fusion_tie_weight`, ``order``: the clip's :data:`ORDER` value), so a search
+    scores the clip its BM25 value times that factor. BM25 values tie often (captions with the
+    same words and length), and a fusion reads its parts as Qdrant orders them: the order of
+    equal scores is each engine's own (Edge's offsets, local mode's sort, a server's shards), so
+    without the factor a fused ranking over a BM25 part, and which of the tied clips a part's
+    limit ``N`` keeps, would differ between backends. With it equal BM25 values become float32
+    values about 4 steps apart, smallest clip id first, as the soft part's are
+    (:func:`fused_soft_formula`; the rounding of a sum of several terms may, rarely, bring two
+    together again); values closer than a factor ``1 + c`` may also rank by clip id."""
+    factor = 1.0 + fusion_tie_weight(n_points) * float(order)
+    return Sparse(vec.indices, tuple(float(v) * factor for v in vec.values))
 
 
 def detected_formula(logic: Node, flt: Any, order: bool = True) -> Expr:
