@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterable, Sequence
 
+from reasonaudio.constraints.lexicon import UNIT_SECONDS
 from reasonaudio.errors import QueryParseError
 
 _TOKEN_RE = re.compile(r"(?:(?<![\w.])[-\u2212])?(?:[0-9]{1,3}(?:,[0-9]{3})+(?![0-9])|[0-9]+)"
@@ -37,7 +38,10 @@ SKIPPABLE = frozenset(" \t\n\r\f\v-\u2010\u2011\u2012\u2013\u2014'\"\u2018\u2019
 character that no token reads is refused (:func:`unread_characters`), never dropped silently."""
 _PUNCT_KEPT = frozenset(",;.:!?()[]/&+~\u2192") | {ARROW}
 _CONTRACTIONS = {"can't": ("can", "not"), "won't": ("will", "not"), "shan't": ("shall", "not"),
-                 "cannot": ("can", "not")}
+                 "cannot": ("can", "not"), "nobody": ("no", "somebody"),
+                 "noone": ("no", "somebody")}
+"""Words read as two: "nobody speaking" is "no somebody speaking" (no person speaking); "no
+one" before a word that is no unit reads the same way (:func:`tokenize`)."""
 AUX_INSIDE_LABEL = frozenset({"is", "are"})
 """Words skipped between the words of one label: "a dog is barking"."""
 PUNCT_INSIDE_LABEL = frozenset("()[]/&+~")
@@ -84,6 +88,8 @@ def tokenize(text: str) -> list[Token]:
         if word in _CONTRACTIONS:
             a, b = _CONTRACTIONS[word]
             out += [Token(a, start, end, "word"), Token(b, start, end, "word")]
+        elif word == "one" and out and out[-1].text == "no" and not _unit_follows(text, end):
+            out.append(Token("somebody", start, end, "word"))   # "no one speaking"
         elif word.endswith("n't"):
             out += [Token(word[:-3], start, end, "word"), Token("not", start, end, "word")]
         elif "'" in word:
@@ -91,6 +97,13 @@ def tokenize(text: str) -> list[Token]:
         else:
             out.append(Token(word, start, end, "word"))
     return out
+
+
+def _unit_follows(text: str, i: int) -> bool:
+    """Whether the word after ``text[i:]`` is a unit of time ("no one second" is a number)."""
+    m = re.match(r"[\s-]*([^\W\d_]+)", text[i:])
+    return m is not None and (m.group(1).casefold() in UNIT_SECONDS
+                              or m.group(1).casefold() in ("time", "times"))
 
 
 def _excludes(text: str, i: int) -> bool:

@@ -197,6 +197,7 @@ class Builder:
             self._new_chain(label)
         elif kind in (FWD, REV):
             self._check_order_scope(i, self.links[i])
+            self._check_direction(i, m, kind)
             self._close()
             self.group = _Group([label])
             self.chain.groups.append(self.group)
@@ -333,6 +334,21 @@ class Builder:
         raise self.err(f"ambiguous: does {word!r} {c!r} apply to both {a!r} and {b!r}, or "
                        f"only to {b!r}? write '{a} and {b}, {word} {c}' for both, or "
                        f"'{a}. {b} {word} {c}' for {b!r} only")
+
+    def _check_direction(self, i: int, m: Item, kind: str) -> None:
+        """An order word that continues a chain against its direction ("A after B, then C", "A,
+        then B, and before that C"): it orders C against B, the sound named last, but B is not
+        the chain's end in time, so where C falls against A has two readings. Ask for the
+        sounds in one direction."""
+        chain = self.chain
+        if chain is None or all(d == kind for d in chain.links):
+            return
+        word = self.links[i].linker_word or "then"
+        *others, last = [x.text for x in self.mentions[:i]]
+        raise self.err(f"ambiguous: {word!r} orders {m.text!r} against {last!r} only, and "
+                       f"{last!r} is not the end of the order so far, so where {m.text!r} falls "
+                       f"against {', '.join(repr(x) for x in others)} is unsaid; write the "
+                       "sounds in the order they happen ('A, then B, then C')")
 
     def _join(self, label: str, how: str) -> None:
         assert self.group is not None
