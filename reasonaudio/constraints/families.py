@@ -100,11 +100,10 @@ def has_verb(label: str) -> bool:
     return bool(label_parts(label).verbs)
 
 
-def sounds_of(label: str, noun: Optional[str] = None) -> SoundGroups:
+def sounds_of(label: str) -> SoundGroups:
     """The sounds the family table gives the label's thing: its two-word noun's ("french
     horn", "alarm clock"), else its head nouns', else those of a kind its head belongs to
-    ("cowbell" -> bell, "man" -> person), else those of ``noun``, the query word that named
-    it ("a bell" naming "huge bell strike"); empty when the table has none."""
+    ("cowbell" -> bell, "man" -> person); empty when the table has none."""
     t = family_table()
     core, _ = _core(raw_words(label))
     stems = [stem(w) for w in core]
@@ -119,15 +118,17 @@ def sounds_of(label: str, noun: Optional[str] = None) -> SoundGroups:
         for kind in t.kinds_of(h):
             if kind in t.sounds:
                 return t.sounds[kind]
-    return t.sounds.get(noun, ()) if noun else ()
+    return ()
 
 
-def fits(verb_stem: str, label: str, noun: Optional[str] = None) -> bool:
-    """Whether a verb says the label's sound: a sound of its thing (:func:`sounds_of`) that
-    the label, if it has a verb of its own, says too ("ringing" fits cowbell and church bell
-    tolling; "howling" does not fit dog barking; "honking" does not fit french horn)."""
+def fits(verb_stem: str, label: str) -> bool:
+    """Whether a verb says the label's sound: a general verb of a sound of its thing
+    (:func:`sounds_of`, :class:`.family_table.Sound`) that the label, if it has a verb of its
+    own, says too ("ringing" fits cowbell and church bell tolling, "tolling" only the label
+    that says it; "howling" does not fit dog barking; "honking" does not fit french horn)."""
     own = label_parts(label).verbs
-    return any(verb_stem in g and (not own or own & g) for g in sounds_of(label, noun))
+    return any(verb_stem in g.general and (not own or own & g.verbs)
+               for g in sounds_of(label))
 
 
 def verb_of(label: str, words: Sequence[str]) -> bool:
@@ -214,7 +215,7 @@ class Families:
         """Labels naming no sound-maker ("coughing") whose verb is a sound of the kind."""
         groups = self.table.sounds.get(kind, ()) if kind in self.table.kinds else ()
         return [lab for lab in self.labels if label_parts(lab).head is None
-                and any(label_parts(lab).verbs & g for g in groups)]
+                and any(label_parts(lab).verbs & g.verbs for g in groups)]
 
     def form_words(self, word: str) -> tuple[str, ...]:
         """The words a query word stands for ("rainfall" -> rain), or the word itself."""

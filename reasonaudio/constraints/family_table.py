@@ -17,9 +17,9 @@ One source of truth, kept as data (``reasonaudio/data/sound_families.json``) and
   verb ("desk bell ding"), and a word that is both noun and sound verb names the sound itself
   ("no beeps" excludes "high beeping");
 - **sounds**: a head noun (or a two-word noun) -> the sounds it makes, each a group of verbs that
-  say the same sound ("a bell ringing" takes "church bell tolling"; "a dog howling" never takes
-  "dog barking"). An empty list: no such verb describes the thing ("a horn honking" is not a
-  French horn).
+  say the same sound (:class:`Sound`: "a bell ringing" takes "church bell tolling"; "a dog
+  howling" never takes "dog barking"). An empty list: no such verb describes the thing ("a horn
+  honking" is not a French horn).
 
 Every entry is stemmed by the stemmer labels and queries share, so plurals and verb forms meet.
 """
@@ -33,8 +33,22 @@ from importlib import resources
 
 from reasonaudio.constraints.vocabulary import stem
 
-SoundGroups = tuple[frozenset[str], ...]
-"""the sounds of one thing, each the stems of the verbs that say it"""
+@dataclass(frozen=True)
+class Sound:
+    """One sound of a thing: the stems of the verbs that say it. Written "ring: toll ding" in
+    the table, the verbs before the colon are *general* and say it of a label whose own verb
+    is any of them ("a bell ringing" takes church bell tolling); a verb after it is narrower
+    and names only labels that say it ("a bell tolling" is not a cowbell). Without a colon
+    every verb is general (bark, woof, yap: one sound)."""
+    verbs: frozenset[str]
+    general: frozenset[str]
+
+    def __contains__(self, verb_stem: object) -> bool:
+        return verb_stem in self.verbs
+
+
+SoundGroups = tuple[Sound, ...]
+"""the sounds of one thing"""
 
 
 @dataclass(frozen=True)
@@ -62,8 +76,12 @@ def verb_stems(word: str) -> frozenset[str]:
     return frozenset({stem(word), stem(word + "s"), stem(word + "ing")})
 
 
+def _stems(words: str) -> frozenset[str]:
+    return frozenset().union(*(verb_stems(w) for w in words.replace(":", " ").split()))
+
+
 def _groups(groups: list[str]) -> SoundGroups:
-    return tuple(frozenset().union(*(verb_stems(w) for w in g.split())) for g in groups)
+    return tuple(Sound(_stems(g), _stems(g.split(":")[0])) for g in groups)
 
 
 def _key(phrase: str) -> str:

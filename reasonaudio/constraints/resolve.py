@@ -87,9 +87,12 @@ def resolve_words(words: Sequence[str], fams: Families) -> Optional[tuple[list[s
     for lo, hi in spans:
         head = " ".join(stems[lo:hi])
         cands = fams.family(head, hi - lo == 1 and verb_use(forms[lo]))
-        noun = fams.table.aliases.get(stems[hi - 1], stems[hi - 1])
-        for o in stems[:lo] + stems[hi:]:
-            cands = [c for c in cands if fams.names(o, c) or fits(o, c, noun)]
+        for k in [*range(lo), *range(hi, len(stems))]:
+            # a word after the head, or an -ing word, may be a verb of its sound ("a bell
+            # rings", "a ringing bell"); one before it is a noun ("a crow crowing")
+            verb = k >= hi or verb_use(forms[k])
+            cands = [c for c in cands if fams.names(stems[k], c, verb_use(forms[k]))
+                     or (verb and fits(stems[k], c))]
         if not cands:
             continue
         written = " ".join(forms[lo:hi])
@@ -157,7 +160,7 @@ def noun_guard(words: Sequence[str], label: str, fams: Families) -> str:
         if i == k or fams.names(s, label) or fits(s, label):
             continue
         groups = sounds_of(label)
-        other_sound = any(s in g for g in groups) and any(own & g for g in groups)
+        other_sound = any(s in g for g in groups) and any(own & g.verbs for g in groups)
         if i < k or modifier(w) or not own or other_sound:
             return f"{w!r} is not said by {label!r}"
     return ""

@@ -207,6 +207,17 @@ class Vocabulary:
                 node = node.setdefault(w, {})
             node[None] = chosen
         self._stems = {label: set(label_words(label)) for label in self.labels}
+        self._verbs = frozenset(stem(w) for label in self.labels
+                                for k, w in enumerate(_raw(label)) if k and w.endswith("ing"))
+        """stems some label says as its verb ("trumpet" of elephant trumpeting)"""
+
+    def _verb_for_noun(self, raw: str, label: str) -> bool:
+        """Whether a one-word query written as a verb ("trumpeting") would match a one-word
+        label written as a noun ("trumpet") whose stem another label says as its verb
+        (elephant trumpeting): a verb of one thing does not name another."""
+        words = _raw(label)
+        return (len(words) == 1 and raw.endswith("ing") and stem(raw) != raw
+                and not words[0].endswith("ing") and stem(raw) in self._verbs)
 
     def _ends_at(self, stems: Sequence[str], raw: Sequence[str], i: int) -> list[tuple[int, tuple[str, ...]]]:
         """Every label match starting at token i: (end token, labels with that form)."""
@@ -236,6 +247,9 @@ class Vocabulary:
                 i += 1
                 continue
             end, labs = max(ends)
+            if end == i + 1 and self._verb_for_noun(raw[i], labs[0]):
+                i += 1
+                continue
             words = _surface(tokens, i, end)
             if len(labs) > 1:
                 raise QueryParseError(f"ambiguous sound {words!r}: it matches the labels "
@@ -267,6 +281,10 @@ class Vocabulary:
             scored.append((shared, ratio, label))
         scored.sort(key=lambda s: (-s[0], -s[1], s[2]))
         return [label for shared, ratio, label in scored[:n] if shared or ratio >= 0.4]
+
+
+def _raw(label: str) -> list[str]:
+    return [t.text for t in tokenize(label) if t.kind == "word"]
 
 
 def _surface(tokens: Sequence[Token], i: int, j: int) -> str:

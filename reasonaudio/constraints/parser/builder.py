@@ -19,6 +19,7 @@ from reasonaudio.logic import (And, Before, Count, Has, Lasts, Node, Not, Or,
                                            Overlap, leaf_labels)
 from reasonaudio.constraints.parser.cues import Link
 from reasonaudio.constraints.parser.parts import Duration, Item
+from reasonaudio.constraints.resolve import FAMILY_PREFIX
 from reasonaudio.errors import QueryParseError
 
 _RELATED = frozenset({FWD, REV, OVL, "not_ovl", "not_fwd", "not_rev"})
@@ -105,6 +106,10 @@ class Builder:
     def _check_firsts(self) -> None:
         """"first A" / "starts with A" reads only as A before the sounds after it."""
         for m, label, chain, word in self.firsts:
+            if any(d != FWD for d in chain.links):   # "first A, and before that B"
+                raise self.err(f"{word.text!r} puts {m.text!r} first, but the query orders a "
+                               f"sound before it; drop {word.text!r} or write the sounds in "
+                               "the order they happen")
             if len(chain.groups) < 2 or label not in chain.groups[0].members:
                 raise self.err(f"{word.text!r} puts {m.text!r} first, but no later sound is "
                                f"ordered after it; write '{word.text} {m.text}, then B' or "
@@ -475,6 +480,9 @@ class Builder:
         if got is None:
             return
         c, left = got
+        if label.startswith(FAMILY_PREFIX):   # "two people speaking": one man and one woman?
+            raise self.err(f"cannot count {m.text!r}: it names several labels, and a count is "
+                           "of one label; name the label or drop the count")
         other = self._other_without(own) if left and self._closes_group(label) else None
         if other is not None:
             raise self.err(f"ambiguous: does {c.text!r} count {m.text!r} only, or also "

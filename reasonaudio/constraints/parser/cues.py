@@ -182,7 +182,8 @@ class _Classifier:
                 raise self.err(f"nothing comes before {c.text!r}")
             self.link.prefix_seq, self.link.prefix_word = _prefix_direction(c), c.text
         elif self.at_end:
-            raise self.err(f"nothing follows {c.text!r}")
+            raise self.err(f"nothing follows {c.text!r}; it stands before the sound it orders "
+                           f"('A, {c.text} B')")
         else:
             self._set(c, c.kind)
         return 1

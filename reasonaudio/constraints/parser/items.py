@@ -22,8 +22,8 @@ from reasonaudio.constraints.parser.parts import Item, Resolved
 from reasonaudio.constraints.resolve import (FAMILY_PREFIX, STRICT, Resolution, ResolveOptions,
                                              candidates_text, modifier, noun_of,
                                              resolve_words, semantic_pick, unsaid_words)
-from reasonaudio.constraints.vocabulary import (SOUND_WORDS, LabelMatch, Token, Vocabulary,
-                                                stem, tokenize)
+from reasonaudio.constraints.vocabulary import (AUX_INSIDE_LABEL, SOUND_WORDS, LabelMatch, Token,
+                                                Vocabulary, stem, tokenize)
 from reasonaudio.errors import QueryParseError
 
 
@@ -52,8 +52,9 @@ class _Unknown:
         self.idx, self.lo, self.hi = idx, idx[0], idx[-1] + 1
         items = reader.items
         last = items[-1] if items else None
-        self.prev = last if last is not None and last.kind == "label" and last.label is not None \
-            and last.label.last == self.lo else None
+        glued = last is not None and last.kind == "label" and last.label is not None and all(
+            t.text in AUX_INSIDE_LABEL for t in reader.tokens[last.label.last:self.lo])
+        self.prev = last if glued and last.label.last <= self.lo else None  # type: ignore[union-attr]
         self.nxt = nxt if nxt is not None and nxt.first == self.hi else None
 
     def resolve(self) -> bool:
@@ -301,12 +302,22 @@ class _Reader:
             if tok.kind != "punct":
                 self.unknown.append(i)
             return i + 1
+        if w in AUX_INSIDE_LABEL and self._unknown_word(i + 1) and (
+                self.unknown or (self.items and self.items[-1].kind == "label"
+                                 and self.items[-1].end <= tok.start)):
+            return i + 1   # "someone is speaking", "rain is falling": one phrase
         if self.unknown and w in SOUND_WORDS:
             self.unknown.append(i)   # "white noise": report the whole name, not just "white"
         self.flush()
         if kind == CMP:
             self.refuse_bound(w)
         return self._append(kind, i, 1)
+
+    def _unknown_word(self, i: int) -> bool:
+        """Whether token ``i`` is a word no label starts at and the lexicon does not know."""
+        return (i < len(self.tokens) and self.tokens[i].kind == "word" and i not in self.by_first
+                and self.tokens[i].text not in WORDS and not PHRASES.keys() & {
+                    tuple(t.text for t in self.tokens[i:i + 2])})
 
     def _read_fraction(self, i: int) -> Optional[int]:
         """"half a minute" (0.5), "for a second" (1); a lone "half" is refused."""

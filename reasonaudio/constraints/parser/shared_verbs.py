@@ -19,7 +19,7 @@ from reasonaudio.constraints.families import Families, families, fits, label_par
 from reasonaudio.constraints.lexicon import AND, BOTH, COMMA, FILLER, NEG, NOR, OR
 from reasonaudio.constraints.parser.parts import Item, Resolved
 from reasonaudio.constraints.resolve import FAMILY_PREFIX, Resolution, noun_of, resolve_words
-from reasonaudio.constraints.vocabulary import SOUND_WORDS, stem
+from reasonaudio.constraints.vocabulary import AUX_INSIDE_LABEL, SOUND_WORDS, stem
 from reasonaudio.errors import QueryParseError
 
 _JOINERS = frozenset({"and", "&", "+", "or", "/", "nor", ","})
@@ -90,11 +90,12 @@ def _share(text: str, items: list[Item], k: int, noun: str, verb: list[str], y: 
     said = " ".join(verb)
     if found is None:
         if _may_sound(noun, verb, _labels_of(x, res), fams):
-            subject = " ".join(y.text.split()[:-len(verb)])
+            written = [w for w in y.text.split() if w not in AUX_INSIDE_LABEL]
+            subject = " ".join(written[:-len(verb)])
             raise QueryParseError(
                 f"cannot read {text!r}: {said!r} after {subject!r} is said of {x.text!r} too, "
-                f"and no label is '{x.text} {said}'; give {x.text!r} its own verb or name it "
-                f"after ('{y.text} and a {x.text}')")
+                f"and no label is '{x.text} {said}'; give {x.text!r} its own verb, or name it "
+                f"after: '{' '.join(written)} and {x.text}'")
         return False
     labs, _, _ = found
     name = labs[0] if len(labs) == 1 else f"{FAMILY_PREFIX}{x.text} {said}"
@@ -109,10 +110,11 @@ def _share(text: str, items: list[Item], k: int, noun: str, verb: list[str], y: 
 
 def _may_sound(noun: str, verb: list[str], labels: tuple[str, ...], fams: Families) -> bool:
     """Whether the thing could make the sound the verb says: the table lists the verb among its
-    sounds, or lists none for it while its labels differ by verb (man laughing, man speaking)."""
-    s = fams.table.aliases.get(stem(noun), stem(noun))
-    groups = fams.table.sounds.get(s) or next(
-        (fams.table.sounds[k] for k in fams.table.kinds_of(s) if k in fams.table.sounds), None)
-    if groups is None:
+    sounds or its kind's (a baby laughs: a person does), or lists none for it while its labels
+    differ by verb (man laughing, man speaking)."""
+    t = fams.table
+    s = t.aliases.get(stem(noun), stem(noun))
+    groups = [g for k in (s, *t.kinds_of(s)) for g in t.sounds.get(k, ())]
+    if not any(k in t.sounds for k in (s, *t.kinds_of(s))):
         return any(label_parts(lab).verbs for lab in labels)
     return any(stem(v) in g for v in verb for g in groups)
