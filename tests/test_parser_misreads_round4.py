@@ -156,6 +156,8 @@ def test_a_neutral_speaker_takes_every_matching_speaker_label() -> None:
                       any_of("man speaking", "woman speaking", "child speaking"))
     assert same_logic(parse("a person laughing", vocab), any_of("man laughing", "girl laughing"))
     assert same_logic(parse("a kid speaking", vocab), Has("child speaking"))
+    assert same_logic(parse("a man, a woman and a child speaking", vocab),
+                      And((Has("man speaking"), Has("woman speaking"), Has("child speaking"))))
 
 
 @pytest.mark.parametrize("text", ["someone speaking", "a person laughing", "nobody speaking"])
@@ -182,6 +184,7 @@ def test_a_neutral_speaker_never_becomes_another_thing_by_meaning(text) -> None:
      And((Not(Has("man speaking")), Not(Has("woman speaking"))))),
     ("no man or woman speaking", And((Not(Has("man speaking")), Not(Has("woman speaking"))))),
     ("a man and a woman are speaking", And((Has("man speaking"), Has("woman speaking")))),
+    ("a man as well as a woman speaking", And((Has("man speaking"), Has("woman speaking")))),
     ("someone and a man speaking", And((SPEAKING, Has("man speaking")))),
     # a noun that does not make the sound keeps its family: bells do not bark
     ("a man and a dog barking",
@@ -267,6 +270,11 @@ def test_verbs_on_families_over_the_synthetic_labels() -> None:
     assert set(labels(parse("a bell ringing", SYN))) == {
         "tiny bell strike", "small bell strike", "large bell strike", "huge bell strike"}
     assert parse("a small bell", SYN) == Has("small bell strike")
+    for text in ("a siren wailing", "a wailing siren", "sirens wailing"):
+        assert set(labels(parse(text, SYN))) == {"pure wailing siren", "harsh wailing siren"}
+    assert set(labels(parse("a yelping siren", SYN))) == {"pure yelping siren",
+                                                          "harsh yelping siren"}
+    assert len(labels(parse("no sirens", SYN))) == 8
 
 
 @pytest.mark.parametrize("text", ["a dog howling", "a crow crowing", "a horn tolling",
@@ -368,6 +376,7 @@ def test_the_consistency_check_keeps_a_family_with_a_member_left() -> None:
     ("a trumpet", Has("trumpet")), ("no trumpeting", Not(Has("elephant trumpeting"))),
     ("no chatter", Not(any_of("crowd chatter", "monkeys chattering"))),
     ("no sawing", Not(any_of("circular saw", "hand saw sawing"))),
+    ("crow sounds", Has("crow cawing")), ("no trumpets", Not(Has("trumpet"))),
 ])
 def test_a_word_names_a_label_as_the_thing_or_as_its_sound_not_across(text, want) -> None:
     assert same_logic(parse(text, REAL), want), (text, parse(text, REAL))
@@ -377,7 +386,9 @@ def test_a_word_names_a_label_as_the_thing_or_as_its_sound_not_across(text, want
                                       ("birdsong", "duck quacking"),
                                       ("birdsong", "crow cawing"),
                                       ("no crowing", "crow cawing"),
-                                      ("trumpets", "elephant trumpeting")])
+                                      ("trumpets", "elephant trumpeting"),
+                                      ("no trumpeting", "trumpet"),
+                                      ("no bird sounds", "crickets chirping")])
 def test_a_shared_stem_does_not_reach_an_unrelated_label(text, bad) -> None:
     assert bad not in labels(parse(text, REAL))
 

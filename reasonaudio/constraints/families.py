@@ -38,11 +38,12 @@ class LabelParts:
     nouns: frozenset[str]
     """the words that name the thing: the noun phrase and a preposition's object"""
     verbs: frozenset[str]
-    """the label's own verbs: trailing -ing words and sound verbs after its head noun, and a
-    leading -ing word before a noun ("bubbling water")"""
+    """the label's own verbs: trailing -ing words and sound verbs after its head noun, a
+    leading -ing word before a noun ("bubbling water") and an -ing sound verb inside the noun
+    ("pure wailing siren")"""
     participles: frozenset[str]
-    """-ing words inside the noun phrase ("deep pulsing tone", "railroad crossing bell"): words
-    of the thing, not a verb of its own, that a word written either way names"""
+    """other -ing words inside the noun phrase ("deep pulsing tone", "railroad crossing bell"):
+    words of the thing, not a verb of its own, that a word written either way names"""
     head: Optional[str]
     """the head noun (None: the label names no sound-maker, "knocking on door")"""
 
@@ -68,7 +69,10 @@ def label_parts(label: str) -> LabelParts:
     verbs = {stem(w) for w in core[j:]}
     lead = 1 if j > 1 and core[0].endswith("ing") else 0
     verbs |= {stem(w) for w in core[:lead]}
-    inside = {stem(w) for w in core[1:j - 1] if w.endswith("ing")}
+    said = family_table().said
+    inner = [stem(w) for w in core[1:j - 1] if w.endswith("ing")]
+    verbs |= {w for w in inner if sound_verb(w) or w in said}      # "pure wailing siren"
+    inside = {w for w in inner if not (sound_verb(w) or w in said)}  # "railroad crossing bell"
     nouns = [stem(w) for k, w in enumerate(core[:j])
              if k >= lead and not (0 < k < j - 1 and w.endswith("ing"))]
     if core[j:] and not core[-1].endswith("ing"):

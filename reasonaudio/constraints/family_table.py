@@ -62,9 +62,12 @@ class FamilyTable:
     forms: dict[str, tuple[str, ...]]
     """stem of a word -> the words it stands for, as written (resolved like query words)"""
     sound_verbs: frozenset[str]
-    """stems of the verbs that say how a thing sounds"""
+    """stems of the verbs that say how a thing sounds and, as nouns, are that sound (a beep)"""
     sounds: dict[str, SoundGroups]
     """stem of a head noun, or the stems of a two-word noun joined by a space -> its sounds"""
+    said: frozenset[str]
+    """stems of every verb of ``sounds`` (an elephant trumpets: a verb, though a trumpet is a
+    thing)"""
 
     def kinds_of(self, noun: str) -> tuple[str, ...]:
         """The kinds a head noun stem is a member of ("man" -> person)."""
@@ -99,6 +102,7 @@ def family_table() -> FamilyTable:
         a, b = (stem(w) for w in phrase.split())
         compounds[(a, b)] = stem(word)
     forms = {stem(k): tuple(v.split()) for k, v in raw["forms"].items()}
-    sound_verbs = frozenset().union(*(verb_stems(w) for w in raw["sound_verbs"].split()))
     sounds = {_key(k): _groups(v) for k, v in raw["sounds"].items()}
-    return FamilyTable(kinds, aliases, compounds, forms, sound_verbs, sounds)
+    sound_verbs = frozenset().union(*(verb_stems(w) for w in raw["sound_verbs"].split()))
+    said = frozenset().union(*(g.verbs for groups in sounds.values() for g in groups))
+    return FamilyTable(kinds, aliases, compounds, forms, sound_verbs, sounds, said)

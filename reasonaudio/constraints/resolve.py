@@ -19,7 +19,7 @@ from reasonaudio.constraints.families import (Families, families, fits, head_nou
                                               raw_words, sounds_of, verb_use)
 from reasonaudio.constraints.lexicon import MODIFIERS
 from reasonaudio.logic import And, Before, Count, Has, Interpreter, Lasts, Node, Not, Or, Overlap
-from reasonaudio.constraints.vocabulary import stem, tokenize
+from reasonaudio.constraints.vocabulary import SOUND_WORDS, stem, tokenize
 from reasonaudio.errors import QueryParseError
 
 SemanticMatcher = Callable[[str, Sequence[str]], list[tuple[str, float]]]
@@ -78,7 +78,15 @@ def resolve_words(words: Sequence[str], fams: Families) -> Optional[tuple[list[s
     """Unknown words (as typed, case-folded) -> (labels, kind, detail) by form or family; None
     when neither reads them. Every word must be used: the head names the family and each other
     word must be a word of the chosen labels or a verb of their sound (:func:`fits`: "a bell
-    ringing" keeps church bell tolling, "a horn honking" drops french horn)."""
+    ringing" keeps church bell tolling, "a horn honking" drops french horn); a trailing
+    "sounds"/"noise" that no label holds says nothing ("bird sounds")."""
+    found = _resolve(words, fams)
+    if found is None and len(words) > 1 and words[-1] in SOUND_WORDS:
+        found = _resolve(words[:-1], fams)
+    return found
+
+
+def _resolve(words: Sequence[str], fams: Families) -> Optional[tuple[list[str], str, str]]:
     forms = [x for w in words for x in fams.form_words(w)]
     kind = "verb-form" if forms != list(words) else "family"
     stems = [stem(w) for w in forms]

@@ -22,7 +22,8 @@ from reasonaudio.constraints.resolve import FAMILY_PREFIX, Resolution, noun_of, 
 from reasonaudio.constraints.vocabulary import AUX_INSIDE_LABEL, SOUND_WORDS, stem
 from reasonaudio.errors import QueryParseError
 
-_JOINERS = frozenset({"and", "&", "+", "or", "/", "nor", ","})
+_JOINERS = frozenset({"and", "&", "+", "plus", "with", "as well as", "along with",
+                      "together with", "or", "/", "nor", ","})
 """The words that list sounds sharing one verb"""
 _BETWEEN = {AND: _JOINERS, OR: _JOINERS, NOR: _JOINERS, COMMA: _JOINERS, BOTH: None,
             NEG: frozenset({"no", "not", "neither"}), FILLER: frozenset({"a", "an", "the"})}
