@@ -126,7 +126,11 @@ class _Unknown:
         n = self.nxt
         if n is None or self.prev is not None or len(self.words) != 1:
             return None
-        found = noun_of(self.words, families(self.r.vocab.labels))
+        fams = families(self.r.vocab.labels)
+        word = stem(self.words[0])
+        if fams.table.aliases.get(word, word) not in fams.table.kinds:
+            return None   # "a tiny tiny chime": only a kind stands as the subject
+        found = noun_of(self.words, fams)
         if found is None or n.label not in found[1]:
             return None
         self._add(self.lo, n.last, [n.label], "family", 1.0,

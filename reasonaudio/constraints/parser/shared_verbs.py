@@ -111,11 +111,11 @@ def _share(text: str, items: list[Item], k: int, noun: str, verb: list[str], y: 
 
 def _may_sound(noun: str, verb: list[str], labels: tuple[str, ...], fams: Families) -> bool:
     """Whether the thing could make the sound the verb says: the table lists the verb among its
-    sounds or its kind's (a baby laughs: a person does), or lists none for it while its labels
-    differ by verb (man laughing, man speaking)."""
+    sounds (or, when it has none of its own, its kind's: a man laughs, as a person does), or
+    lists none for it while its labels differ by verb (man laughing, man speaking)."""
     t = fams.table
     s = t.aliases.get(stem(noun), stem(noun))
-    groups = [g for k in (s, *t.kinds_of(s)) for g in t.sounds.get(k, ())]
-    if not any(k in t.sounds for k in (s, *t.kinds_of(s))):
+    keys = [s] if s in t.sounds else [k for k in t.kinds_of(s) if k in t.sounds]
+    if not keys:
         return any(label_parts(lab).verbs for lab in labels)
-    return any(stem(v) in g for v in verb for g in groups)
+    return any(stem(v) in g for v in verb for k in keys for g in t.sounds[k])
