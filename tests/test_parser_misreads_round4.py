@@ -173,6 +173,14 @@ def test_a_neutral_speaker_never_becomes_another_thing_by_meaning(text) -> None:
     refused(text, "unknown sound", REAL, ResolveOptions(semantic=near, threshold=0.5, margin=0.1))
 
 
+@pytest.mark.parametrize("text", ["human speech", "a human voice", "someone's voice"])
+def test_a_neutral_speaker_is_never_narrowed_to_one_speaker_by_meaning(text) -> None:
+    """A matcher that prefers the male label is refused: the woman speaks as well."""
+    def male(phrase, labels_):
+        return [("man speaking", 0.95), ("woman speaking", 0.5)]
+    refused(text, "alike", REAL, ResolveOptions(semantic=male, threshold=0.5, margin=0.1))
+
+
 # --- 3. a verb after a list is said of every noun in it ----------------------------------------
 
 @pytest.mark.parametrize("text,want", [

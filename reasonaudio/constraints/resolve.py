@@ -155,7 +155,8 @@ def noun_guard(words: Sequence[str], label: str, fams: Families) -> str:
     it may): the pick must be of that noun's family ("someone whistling" is no referee
     whistle), and every other word a word of the pick, a verb of its sound, or a verb after the
     noun standing for the pick's own verb that the family table does not call another sound
-    ("glass shattering" -> glass breaking; "a dog howling" is not dog barking)."""
+    ("glass shattering" -> glass breaking; "a dog howling" is not dog barking) and that no
+    other label of the family says as well ("human speech" is not man speaking alone)."""
     found = noun_of(words, fams)
     if found is None:
         return ""
@@ -171,6 +172,9 @@ def noun_guard(words: Sequence[str], label: str, fams: Families) -> str:
         other_sound = any(s in g for g in groups) and any(own & g.verbs for g in groups)
         if i < k or modifier(w) or not own or other_sound:
             return f"{w!r} is not said by {label!r}"
+        alike = [lab for lab in labs if label_parts(lab).verbs & own]
+        if len(alike) > 1:   # "human speech": man speaking or woman speaking, not one of them
+            return f"{w!r} fits {_quote(alike)} alike"
     return ""
 
 
