@@ -89,10 +89,10 @@ def _share(text: str, items: list[Item], k: int, noun: str, verb: list[str], y: 
     x = items[k]
     found = resolve_words([noun] + verb, fams)
     said = " ".join(verb)
+    written = [w for w in y.text.split() if w not in AUX_INSIDE_LABEL]
+    subject = " ".join(written[:-len(verb)])
     if found is None:
         if _may_sound(noun, verb, _labels_of(x, res), fams):
-            written = [w for w in y.text.split() if w not in AUX_INSIDE_LABEL]
-            subject = " ".join(written[:-len(verb)])
             raise QueryParseError(
                 f"cannot read {text!r}: {said!r} after {subject!r} is said of {x.text!r} too, "
                 f"and no label is '{x.text} {said}'; give {x.text!r} its own verb, or name it "
@@ -104,7 +104,7 @@ def _share(text: str, items: list[Item], k: int, noun: str, verb: list[str], y: 
         res.families[name] = tuple(labs)
     res.records[:] = [r for r in res.records if not (r.start == x.start and r.end == x.end)]
     res.records.append(Resolution(x.text, tuple(labs), "family", 1.0, x.start, x.end,
-                                  f"{said!r} after {y.text!r} is said of {x.text!r} too"))
+                                  f"{said!r} after {subject!r} is said of {x.text!r} too"))
     items[k] = replace(x, label=replace(x.label, label=name))  # type: ignore[type-var]
     return True
 
