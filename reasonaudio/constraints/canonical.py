@@ -83,6 +83,8 @@ class _Facts:
     lasts: dict[str, list[float]] = field(default_factory=dict)
     not_lasts: list[Lasts] = field(default_factory=list)
     counts: dict[str, set[int]] = field(default_factory=dict)
+    alternatives: list[Or] = field(default_factory=list)
+    """required ``or`` conjuncts (a family of sounds: any of its members)"""
 
 
 FACTS = Interpreter("consistency facts (canonical.check_consistent)")
@@ -141,8 +143,28 @@ def _not_facts(node: Not, negated: bool, facts: _Facts) -> None:
 
 @FACTS.register(And, Or)
 def _and_or_facts(node: And | Or, negated: bool, facts: _Facts) -> None:
-    if negated:  # its negation is compared with the other conjuncts; itself states nothing here
+    if negated:  # its negation is compared with the other conjuncts
         facts.not_rel.append(node)
+        if isinstance(node, Or):   # not (a or b) = not a and not b: "no birds" excludes each
+            for a in node.args:
+                FACTS(a, True, facts)
+    elif isinstance(node, Or):
+        facts.alternatives.append(node)
+
+
+def _needs_excluded(node: Node, excluded: set[str]) -> bool:
+    """Whether ``node`` cannot hold because every way it holds needs an excluded sound."""
+    if isinstance(node, (Has, Lasts)):
+        return node.label in excluded
+    if isinstance(node, Count):
+        return node.n > 0 and node.label in excluded
+    if isinstance(node, (Before, Overlap)):
+        return node.a in excluded or node.b in excluded
+    if isinstance(node, And):
+        return any(_needs_excluded(a, excluded) for a in node.args)
+    if isinstance(node, Or):
+        return all(_needs_excluded(a, excluded) for a in node.args)
+    return False
 
 
 def check_consistent(logic: Node, text: str = "") -> None:
@@ -158,6 +180,10 @@ def check_consistent(logic: Node, text: str = "") -> None:
     if both:
         raise QueryParseError(f"contradictory query{where}: {both[0]!r} is both required and "
                               "excluded")
+    for alt in facts.alternatives:
+        if _needs_excluded(alt, excluded):
+            raise QueryParseError(f"contradictory query{where}: {describe(alt)} is required, but "
+                                  "every sound it could be is excluded")
 
     def reach(src: str) -> set[str]:
         seen, todo = set(), [src]

@@ -38,10 +38,6 @@ PHRASES: dict[tuple[str, ...], str] = {
     ("in", "the", "background"): FILLER, ("in", "the", "foreground"): FILLER,
     ("as", "well", "as"): AND, ("along", "with"): AND,
     ("followed", "by"): FWD, ("preceded", "by"): REV, ("and", "then"): FWD,
-    ("after", "that"): FWD, ("after", "which"): FWD, ("after", "this"): FWD,
-    # a relative "which" points back at the sound before: "A, before which B" = B, then A
-    ("before", "which"): REV, ("prior", "to", "which"): REV, ("preceding", "which"): REV,
-    ("earlier", "than", "which"): REV, ("following", "which"): FWD,
     ("in", "any", "order"): FILLER, ("in", "either", "order"): FILLER,
     ("in", "no", "particular", "order"): FILLER, ("next", "to"): REFUSED,
     ("prior", "to"): FWD, ("earlier", "than"): FWD, ("later", "than"): REV, ("at", "last"): FWD,
@@ -54,13 +50,34 @@ PHRASES: dict[tuple[str, ...], str] = {
     ("at", "most"): CMP, ("longer", "than"): CMP, ("shorter", "than"): CMP, ("up", "to"): CMP,
     ("no", "more", "than"): CMP, ("no", "less", "than"): CMP, ("no", "longer", "than"): CMP,
 }
+
+ORDER_WORDS: dict[tuple[str, ...], str] = {
+    ("before",): FWD, ("prior", "to"): FWD, ("earlier", "than"): FWD, ("preceding",): FWD,
+    ("until",): FWD, ("till",): FWD,
+    ("after",): REV, ("following",): REV, ("later", "than"): REV,
+}
+"""Order prepositions: "A before B" is A first (fwd), "A after B" is B first (rev)."""
+BACK_REFERENCES = ("that", "this", "it", "which", "them", "these", "those", "then")
+"""Words that point back at the sound (or group of sounds) named before them."""
+DETERMINERS = frozenset({"that", "this", "these", "those"})
+"""Of those, the ones that may also pick out the sound right after them ("after that dog")."""
+BACK_REFERENCE_PHRASES: dict[tuple[str, ...], str] = {
+    prep + (ref,): REV if kind == FWD else FWD
+    for prep, kind in ORDER_WORDS.items() for ref in BACK_REFERENCES
+    if ref != "then" or prep in (("before",), ("until",), ("till",), ("prior", "to"))}
+"""An order preposition whose object points back ("A, and before that B") orders the sound
+after it against the sound before: the direction of "A before B" reversed ("A, before that B" =
+B, then A; "A, after that B" = A, then B)."""
+PHRASES.update(BACK_REFERENCE_PHRASES)
+BACK_REFERENCE_WORDS = frozenset({"earlier", "previously", "beforehand"})
+"""Order adverbs that point back: "A, and earlier B" = B, then A."""
 PHRASE_MAX = max(len(p) for p in PHRASES)
 
 WORDS: dict[str, str] = {}
 for _kind, _words in {
     FWD: "then before next later afterwards afterward subsequently finally eventually lastly "
          "precedes precede preceding until till thereafter followed",
-    REV: "after follows follow following",
+    REV: "after follows follow following earlier previously beforehand",
     OVL: "while whilst during overlapping overlaps overlap overlapped simultaneously simultaneous "
          "concurrently concurrent together amid amidst meanwhile alongside as",
     NEG: "no not without excluding exclude excludes excluded except never none neither lacking "
@@ -126,6 +143,18 @@ REFUSED_PHRASES: dict[tuple[str, ...], str] = {
 }
 """Phrases (kind REFUSED in :data:`PHRASES`) refused with a message, never read as their words."""
 
+MODIFIERS = frozenset("""
+loud loudly soft softly quiet quietly faint faintly noisy silent muffled muted distant far
+faraway nearby near close fast quick quickly slow slowly rapid rapidly speedy brisk big small
+large huge tiny little giant enormous massive old new young ancient modern vintage heavy heavily
+light lightly gentle gently hard harsh sharp strong weak intense mild violent sudden suddenly
+abrupt high low deep shrill pure busy dense sparse steady clear crisp dull bright warm angry
+angrily happy happily sad sadly excited calm frantic nervous playful very really extremely
+slightly somewhat quite rather pretty fairly
+""".split())
+"""Words that say how a sound is (loudness, speed, size, age, manner) and the words that grade
+them: the logic has no word for them, so one that is not a word of a label is refused wherever it
+stands, never dropped or absorbed into a nearest label ("soft piano", "a car passing quickly")."""
 HEDGES = frozenset({"approximately", "around", "about", "roughly", "nearly", "almost",
                     "approx", "exactly", "circa"})
 """Fillers that qualify a number ("about 5 seconds", "exactly 3 door knocks"); anywhere else

@@ -12,13 +12,14 @@ these reads is an error listing the candidates.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
 from itertools import product
 from typing import Any, Callable, Optional, Sequence
 
-from reasonaudio.constraints.family_table import family_table
+from reasonaudio.constraints.families import (Families, families, fits, head_noun, label_parts,
+                                              raw_words, sounds_of, verb_use)
+from reasonaudio.constraints.lexicon import MODIFIERS
 from reasonaudio.logic import And, Before, Count, Has, Interpreter, Lasts, Node, Not, Or, Overlap
-from reasonaudio.constraints.vocabulary import stem, tokenize
+from reasonaudio.constraints.vocabulary import SOUND_WORDS, stem, tokenize
 from reasonaudio.errors import QueryParseError
 
 SemanticMatcher = Callable[[str, Sequence[str]], list[tuple[str, float]]]
@@ -32,61 +33,9 @@ SEMANTIC_MARGIN = 0.04
 FAMILY_PREFIX = "\x00family:"
 """Marks a family placeholder label inside the parser; expanded to ``or`` before returning."""
 
-_SOUND_VERBS = """
-wail wails wailing blare blares blaring howl howls howling bark barks barking woof yap yelp
-growl growls growling roar roars roaring rumble rumbles rumbling boom booms booming crash crashes
-crashing crack cracks cracking crackle crackles crackling clap claps clapping patter patters
-pattering pour pours pouring fall falls falling drip drips dripping drizzle drizzling chirp
-chirps chirping tweet tweets tweeting sing sings singing warble warbles warbling ring rings
-ringing toll tolls tolling chime chimes chiming peal peals pealing ding dings dinging buzz buzzes
-buzzing hum hums humming drone drones droning whir whirs whirring whirr beep beeps beeping honk
-honks honking hoot hoots hooting toot toots tooting whistle whistles whistling blow blows blowing
-gust gusts gusting rustle rustles rustling splash splashes splashing gurgle gurgles gurgling
-bubble bubbles bubbling flow flows flowing trickle trickles trickling purr purrs purring meow
-meows meowing moo moos mooing bleat bleats bleating neigh neighs neighing quack quacks quacking
-cluck clucks clucking caw caws cawing croak croaks croaking hiss hisses hissing squeak squeaks
-squeaking squeal squeals squealing screech screeches screeching shriek shrieks shrieking scream
-screams screaming cry cries crying laugh laughs laughing cough coughs coughing sneeze sneezes
-sneezing snore snores snoring clatter clatters clattering clang clangs clanging clank clanks
-clink clinks clinking jingle jingles jingling knock knocks knocking tap taps tapping bang bangs
-banging thud thuds thump thumps thumping slam slams slamming creak creaks creaking tick ticks
-ticking tock click clicks clicking snap snaps snapping pop pops popping rattle rattles rattling
-strum strums strumming explode explodes exploding hit hits roll rolls rolling beat beats beating
-""".split()
-SOUND_VERB_STEMS = frozenset(stem(w) for w in _SOUND_VERBS)
-"""Stems of verbs that say how a sound sounds; they may follow (or precede) a label that has
-no verb of its own ("a siren wails", "rumbling thunder")."""
-
-_SOUND_OF = {
-    "siren": "wail blare howl sound scream", "thunder": "rumble roll crash boom clap crack",
-    "rain": "fall pour patter drizzle drip", "bell": "ring toll chime peal ding",
-    "wind": "blow howl gust whistle whoosh", "water": "flow run drip splash trickle gurgle",
-    "fire": "crackle roar burn", "clock": "tick tock chime", "engine": "roar rev hum run idle",
-    "horn": "honk blare toot sound", "door": "creak slam knock bang", "telephone": "ring",
-    "phone": "ring", "alarm": "ring beep sound", "whistle": "blow shrill", "drum": "beat roll",
-    "baby": "cry wail", "cat": "meow purr", "cow": "moo", "sheep": "bleat", "goat": "bleat",
-    "horse": "neigh whinny", "duck": "quack", "owl": "hoot", "wolf": "howl", "lion": "roar",
-    "bee": "buzz hum", "helicopter": "whir hover", "train": "rumble whistle", "guitar": "strum",
-    "applause": "erupt", "explosion": "boom", "heartbeat": "thump beat pound",
-    "typewriter": "clack click", "chainsaw": "buzz whine", "jackhammer": "pound rattle",
-    "gong": "ring", "cymbal": "crash ring", "frog": "croak", "crow": "caw", "rooster": "crow",
-    "turkey": "gobble", "donkey": "bray", "pig": "oink grunt", "snake": "hiss",
-    "ocean": "crash roar", "wave": "crash break", "river": "flow run",
-    "glass": "shatter smash", "zipper": "zip", "chime": "ring tinkle jingle",
-}
-SOUND_OF: dict[str, frozenset[str]] = {
-    k: frozenset(stem(v) for v in vs.split()) for k, vs in _SOUND_OF.items()}
-"""Head noun -> stems of the verbs that say that sound ("a siren wails", "rain falls"): a
-verb-form reading only joins a verb to a label whose sound it is (not "thunder falling")."""
-
-NOUN_FORMS = {"rainfall": "rain", "raindrop": "rain", "raindrops": "rain",
-              "thunderclap": "thunder", "thunderclaps": "thunder", "birdsong": "bird",
-              "birdsongs": "bird", "applauding": "applause", "applaud": "applause",
-              "applauds": "applause", "explode": "explosion", "explodes": "explosion",
-              "exploding": "explosion"}
-"""A word that names a label's sound in another form; read as that word, then resolved."""
-
-_HEAD_STOP = frozenset("on of by with in off away from into to at".split())
+__all__ = ["Families", "FAMILY_PREFIX", "Resolution", "ResolveOptions", "STRICT", "families",
+           "head_noun", "resolve_words", "semantic_pick", "expand_families", "noun_of",
+           "unsaid_words"]
 
 
 @dataclass(frozen=True)
@@ -125,130 +74,33 @@ class ResolveOptions:
 STRICT = ResolveOptions(strict=True)
 
 
-def _raw_words(label: str) -> list[str]:
-    return [t.text for t in tokenize(label) if t.kind == "word"]
-
-
-def head_noun(label: str) -> Optional[str]:
-    """The stem of a label's head noun: words before a preposition, minus trailing verbs
-    ("church bell tolling" -> bell, "dog barking" -> dog, "acoustic piano" -> piano)."""
-    words = _raw_words(label)
-    for k, w in enumerate(words):
-        if k and w in _HEAD_STOP:
-            words = words[:k]
-            break
-    while words and words[-1].endswith("ing"):
-        words = words[:-1]
-    while len(words) > 1 and stem(words[-1]) in SOUND_VERB_STEMS:
-        words = words[:-1]
-    return stem(words[-1]) if words else None
-
-
-def head_nouns(label: str) -> set[str]:
-    """:func:`head_noun`, plus the last word when it is a sound word that is also a noun
-    ("desk bell ding" -> bell, ding; "tiny chime" -> chime; "car crash" -> car, crash)."""
-    out = {head_noun(label)} - {None}
-    words = [w for w in _raw_words(label) if not w.endswith("ing")]
-    if words and words[-1] not in _HEAD_STOP:
-        cut = _raw_words(label)
-        for k, w in enumerate(cut):
-            if k and w in _HEAD_STOP:
-                cut = cut[:k]
-                break
-        tail = [w for w in cut if not w.endswith("ing")]
-        if tail:
-            out.add(stem(tail[-1]))
-    return out  # type: ignore[return-value]
-
-
-def has_verb(label: str) -> bool:
-    """Whether a label already says how its sound sounds (an -ing word or a sound verb)."""
-    words = _raw_words(label)
-    return any(w.endswith("ing") or (k and stem(w) in SOUND_VERB_STEMS) for k, w in enumerate(words))
-
-
-def verb_of(label: str, words: Sequence[str]) -> bool:
-    """Whether ``words`` are verbs of the label's sound ("wails" for siren), for a label that
-    has no verb of its own."""
-    verbs = frozenset().union(*(SOUND_OF.get(h, frozenset()) for h in head_nouns(label)))
-    return bool(words) and not has_verb(label) and all(stem(w) in verbs for w in words)
-
-
-class Families:
-    """Head noun stem -> the labels it names, for one vocabulary, with the family table
-    (:mod:`.family_table`): kinds, aliases and compounds."""
-
-    def __init__(self, labels: Sequence[str]) -> None:
-        table = family_table()
-        self.labels = tuple(labels)
-        self.heads: dict[str, list[str]] = {}
-        self.stems = {label: {stem(w) for w in _raw_words(label)} for label in self.labels}
-        self.blocked: dict[str, set[str]] = {}
-        """label -> stems that occur in it only inside a compound they do not name"""
-        for label in self.labels:
-            words = [stem(w) for w in _raw_words(label)]
-            pairs = [(a, b) for a, b in zip(words, words[1:]) if (a, b) in table.compounds]
-            blocked = {table.compounds[p] for p in pairs}
-            blocked = {w for w in blocked if words.count(w) == 1}
-            self.blocked[label] = blocked
-            for h in sorted(head_nouns(label) - blocked) + [f"{a} {b}" for a, b in pairs]:
-                self.heads.setdefault(h, []).append(label)
-        self.all_stems = frozenset(x for st in self.stems.values() for x in st)
-        self.verb_stems = frozenset(stem(w) for label in self.labels
-                                    for k, w in enumerate(_raw_words(label))
-                                    if k and (w.endswith("ing") or stem(w) in SOUND_VERB_STEMS))
-        self.table = table
-
-    def is_verb(self, word_stem: str) -> bool:
-        """Whether a word names labels only as their verb ("barking"), heading none."""
-        return word_stem in self.verb_stems and word_stem not in self.heads
-
-    def names(self, word_stem: str, label: str) -> bool:
-        """Whether a word of this stem is a word of the label that may name it."""
-        return word_stem in self.stems[label] and word_stem not in self.blocked[label]
-
-    def family(self, word_stem: str) -> list[str]:
-        """Labels a word (or a two-word compound, stems joined by a space) names: those whose
-        head noun it is, those of the kind it names, those of the head noun it is an alias of;
-        when it names some label, every label with a word of that stem belongs too (one
-        stemming rule: beep, beeps, beeping; "a car" includes car horn), except where the word
-        only sits inside a compound it does not name (sea lion, wind chimes). A verb of some
-        label's sound ("barking") names every label with that verb. A word that is only the
-        tail of a label's word ("phone" in saxophone) names nothing."""
-        t = self.table
-        word_stem = t.aliases.get(word_stem, word_stem)
-        out = list(self.heads.get(word_stem, []))
-        for member in t.kinds.get(word_stem, ()):
-            out += self.heads.get(t.aliases.get(member, member), [])
-        if out or word_stem in self.verb_stems:
-            out += [lab for lab in self.labels if self.names(word_stem, lab)]
-        return sorted(dict.fromkeys(out))
-
-
-@lru_cache(maxsize=16)
-def families(labels: tuple[str, ...]) -> Families:
-    return Families(labels)
-
-
 def resolve_words(words: Sequence[str], fams: Families) -> Optional[tuple[list[str], str, str]]:
-    """Unknown words (as typed, case-folded) -> (labels, kind, detail) by noun form or family;
-    None when neither reads them. Every word must be used: the head names the family and each
-    other word must occur in the chosen labels ("sirens wailing" keeps the wailing sirens)."""
-    forms = [NOUN_FORMS.get(w, w) for w in words]
+    """Unknown words (as typed, case-folded) -> (labels, kind, detail) by form or family; None
+    when neither reads them. Every word must be used: the head names the family and each other
+    word must be a word of the chosen labels or a verb of their sound (:func:`fits`: "a bell
+    ringing" keeps church bell tolling, "a horn honking" drops french horn); a trailing
+    "sounds"/"noise" that no label holds says nothing ("bird sounds")."""
+    found = _resolve(words, fams)
+    if found is None and len(words) > 1 and words[-1] in SOUND_WORDS:
+        found = _resolve(words[:-1], fams)
+    return found
+
+
+def _resolve(words: Sequence[str], fams: Families) -> Optional[tuple[list[str], str, str]]:
+    forms = [x for w in words for x in fams.form_words(w)]
     kind = "verb-form" if forms != list(words) else "family"
     stems = [stem(w) for w in forms]
     spans = [(k - 1, k + 1) for k in range(len(stems) - 1, 0, -1)]   # compounds first
     spans += [(k, k + 1) for k in range(len(stems) - 1, -1, -1)]
     for lo, hi in spans:
         head = " ".join(stems[lo:hi])
-        cands = fams.family(head)
-        if not cands:
-            continue
-        others = stems[:lo] + stems[hi:]
-        verbs = SOUND_OF.get(stems[hi - 1], frozenset())
-        for o in others:
-            # "a bell rings": a verb of the head's sound also fits labels without a verb
-            cands = [c for c in cands if fams.names(o, c) or (o in verbs and not has_verb(c))]
+        cands = fams.family(head, hi - lo == 1 and verb_use(forms[lo]))
+        for k in [*range(lo), *range(hi, len(stems))]:
+            # a word after the head, or an -ing word, may be a verb of its sound ("a bell
+            # rings", "a ringing bell"); one before it is a noun ("a crow crowing")
+            verb = k >= hi or verb_use(forms[k])
+            cands = [c for c in cands if fams.names(stems[k], c, verb_use(forms[k]))
+                     or (verb and fits(stems[k], c))]
         if not cands:
             continue
         written = " ".join(forms[lo:hi])
@@ -257,19 +109,78 @@ def resolve_words(words: Sequence[str], fams: Families) -> Optional[tuple[list[s
         else:
             detail = f"{' '.join(words)!r} is a form of {written!r}"
         return cands, kind, detail
-    # "a car honks": the label's other words, plus a verb of its head's sound ("car horn")
-    want = set(stems)
-    hits = []
-    for label in fams.labels:
-        head = head_noun(label)
-        verbs = SOUND_OF.get(head or "", frozenset())
-        rest = fams.stems[label] - {head}
-        if head and not has_verb(label) and rest and rest <= want and want - rest \
-                and want - rest <= verbs:
-            hits.append(label)
-    if len(hits) == 1:
-        return hits, "verb-form", f"{' '.join(words)!r}: how {hits[0]!r} sounds"
+    # "car honking" where no label's head is car: a word of the label plus a verb of its sound
+    hits = [lab for lab in fams.labels
+            if all(fams.names(o, lab) or fits(o, lab) for o in stems)
+            and any(fams.names(o, lab, False) for o in stems)
+            and any(fits(o, lab) and not fams.names(o, lab) for o in stems)]
+    if hits:
+        return hits, "verb-form", f"{' '.join(words)!r}: how {_quote(hits)} sound(s)"
     return None
+
+
+def noun_of(words: Sequence[str], fams: Families) -> Optional[tuple[int, list[str]]]:
+    """The first word written as a noun that names labels as their thing (a head noun, a kind
+    or an alias of one: "piano", "someone"), and those labels; None when no word does."""
+    for k, w in enumerate(words):
+        s = stem(fams.form_words(w)[0])
+        s = fams.table.aliases.get(s, s)
+        if not verb_use(w) and (s in fams.heads or s in fams.table.kinds):
+            labs = fams.family(s)
+            if labs:
+                return k, labs
+    return None
+
+
+def unsaid_words(words: Sequence[str], fams: Families) -> list[str]:
+    """Words no rule can carry into the logic: a modifier (:data:`MODIFIERS`, an -ly adverb)
+    anywhere, or any word before a noun that names labels ("soft piano", "an old car"), that is
+    neither a word of a label nor of the family table. Such a word is refused, never dropped
+    and never handed to the semantic matcher, which would absorb it."""
+    bad = [w for w in words if modifier(w) and not fams.known(w)]
+    found = noun_of(words, fams)
+    if found is not None:
+        bad += [w for w in words[:found[0]] if not fams.known(w) and w not in bad]
+    return bad
+
+
+def modifier(word: str) -> bool:
+    """A word that says how a sound is (loud, fast, old, quickly): :data:`MODIFIERS` or an -ly
+    adverb."""
+    return word in MODIFIERS or (len(word) > 4 and word.endswith("ly"))
+
+
+def noun_guard(words: Sequence[str], label: str, fams: Families) -> str:
+    """Why a semantic pick may not stand for a phrase that writes a noun naming labels ("" when
+    it may): the pick must be of that noun's family ("someone whistling" is no referee
+    whistle), and every other word a word of the pick, a verb of its sound, or a verb after the
+    noun standing for the pick's own verb that the family table does not call another sound
+    ("glass shattering" -> glass breaking; "a dog howling" is not dog barking) and that no
+    other label of the family says as well ("human speech" is not man speaking alone)."""
+    found = noun_of(words, fams)
+    if found is None:
+        return ""
+    k, labs = found
+    if label not in labs:
+        return f"{words[k]!r} names {_quote(labs)}, not {label!r}"
+    own = label_parts(label).verbs
+    for i, w in enumerate(words):
+        s = stem(w)
+        if i == k or fams.names(s, label) or fits(s, label):
+            continue
+        groups = sounds_of(label)
+        other_sound = any(s in g for g in groups) and any(own & g.verbs for g in groups)
+        if i < k or modifier(w) or not own or other_sound:
+            return f"{w!r} is not said by {label!r}"
+        alike = [lab for lab in labs if label_parts(lab).verbs & own]
+        if len(alike) > 1:   # "human speech": man speaking or woman speaking, not one of them
+            return f"{w!r} fits {_quote(alike)} alike"
+    return ""
+
+
+def _quote(labels: Sequence[str], n: int = 4) -> str:
+    shown = ", ".join(repr(x) for x in labels[:n])
+    return shown + (f" and {len(labels) - n} more" if len(labels) > n else "")
 
 
 def word_guard(phrase: str, label: str, fams: Families) -> list[str]:
@@ -282,25 +193,28 @@ def word_guard(phrase: str, label: str, fams: Families) -> list[str]:
     for t in tokenize(phrase):
         if t.kind != "word":
             continue
-        s = stem(NOUN_FORMS.get(t.text, t.text))
-        if (s in fams.all_stems and not fams.names(s, label)) or _inside_a_word(s, label):
-            missing.append(t.text)
+        for w in fams.form_words(t.text):
+            s = stem(w)
+            if (s in fams.all_stems and not fams.names(s, label)) or _inside_a_word(s, label):
+                missing.append(t.text)
+                break
     return missing
 
 
 def _inside_a_word(word_stem: str, label: str) -> bool:
     """Whether a word is only part of a word of the label ("phone" in saxophone, "board" in
     keyboard): such a word never names the label."""
-    words = _raw_words(label)
+    words = raw_words(label)
     return len(word_stem) >= 3 and all(stem(w) != word_stem for w in words) \
         and any(word_stem in w for w in words)
 
 
 def semantic_pick(phrase: str, labels: Sequence[str], options: ResolveOptions,
-                  fams: Optional[Families] = None
+                  fams: Optional[Families] = None, glued: Sequence[str] = ()
                   ) -> tuple[Optional[tuple[str, float, str]], list[tuple[str, float]], str]:
-    """The matcher's best label if it clears the threshold, the margin and the word guard,
-    the top candidates (for the error when it does not) and why it did not."""
+    """The matcher's best label if it clears the threshold, the margin and the word and noun
+    guards, the top candidates (for the error when it does not) and why it did not. A pick
+    that is a label ``glued`` to the words is returned for the caller to refuse, naming them."""
     if options.semantic is None:
         return None, [], ""
     scored = list(options.semantic(phrase, labels))[:5]
@@ -313,6 +227,10 @@ def semantic_pick(phrase: str, labels: Sequence[str], options: ResolveOptions,
     if missing:
         return None, scored, (f"{' '.join(missing)!r} names part of another label, not of "
                               f"{best!r}")
+    unsaid = "" if best in glued else noun_guard(
+        [t.text for t in tokenize(phrase) if t.kind == "word"], best, fams)
+    if unsaid:
+        return None, scored, unsaid
     if score >= options.threshold and score - second >= options.margin:
         runner = f"runner-up {scored[1][0]!r} {second:.2f}" if len(scored) > 1 else ""
         return (best, score, runner), scored, ""

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterable, Sequence
 
+from reasonaudio.constraints.lexicon import UNIT_SECONDS
 from reasonaudio.errors import QueryParseError
 
 _TOKEN_RE = re.compile(r"(?:(?<![\w.])[-\u2212])?(?:[0-9]{1,3}(?:,[0-9]{3})+(?![0-9])|[0-9]+)"
@@ -37,7 +38,10 @@ SKIPPABLE = frozenset(" \t\n\r\f\v-\u2010\u2011\u2012\u2013\u2014'\"\u2018\u2019
 character that no token reads is refused (:func:`unread_characters`), never dropped silently."""
 _PUNCT_KEPT = frozenset(",;.:!?()[]/&+~\u2192") | {ARROW}
 _CONTRACTIONS = {"can't": ("can", "not"), "won't": ("will", "not"), "shan't": ("shall", "not"),
-                 "cannot": ("can", "not")}
+                 "cannot": ("can", "not"), "nobody": ("no", "somebody"),
+                 "noone": ("no", "somebody")}
+"""Words read as two: "nobody speaking" is "no somebody speaking" (no person speaking); "no
+one" before a word that is no unit reads the same way (:func:`tokenize`)."""
 AUX_INSIDE_LABEL = frozenset({"is", "are"})
 """Words skipped between the words of one label: "a dog is barking"."""
 PUNCT_INSIDE_LABEL = frozenset("()[]/&+~")
@@ -84,6 +88,8 @@ def tokenize(text: str) -> list[Token]:
         if word in _CONTRACTIONS:
             a, b = _CONTRACTIONS[word]
             out += [Token(a, start, end, "word"), Token(b, start, end, "word")]
+        elif word == "one" and out and out[-1].text == "no" and not _unit_follows(text, end):
+            out.append(Token("somebody", start, end, "word"))   # "no one speaking"
         elif word.endswith("n't"):
             out += [Token(word[:-3], start, end, "word"), Token("not", start, end, "word")]
         elif "'" in word:
@@ -91,6 +97,13 @@ def tokenize(text: str) -> list[Token]:
         else:
             out.append(Token(word, start, end, "word"))
     return out
+
+
+def _unit_follows(text: str, i: int) -> bool:
+    """Whether the word after ``text[i:]`` is a unit of time ("no one second" is a number)."""
+    m = re.match(r"[\s-]*([^\W\d_]+)", text[i:])
+    return m is not None and (m.group(1).casefold() in UNIT_SECONDS
+                              or m.group(1).casefold() in ("time", "times"))
 
 
 def _excludes(text: str, i: int) -> bool:
@@ -194,6 +207,17 @@ class Vocabulary:
                 node = node.setdefault(w, {})
             node[None] = chosen
         self._stems = {label: set(label_words(label)) for label in self.labels}
+        self._verbs = frozenset(stem(w) for label in self.labels
+                                for k, w in enumerate(_raw(label)) if k and w.endswith("ing"))
+        """stems some label says as its verb ("trumpet" of elephant trumpeting)"""
+
+    def _verb_for_noun(self, raw: str, label: str) -> bool:
+        """Whether a one-word query written as a verb ("trumpeting") would match a one-word
+        label written as a noun ("trumpet") whose stem another label says as its verb
+        (elephant trumpeting): a verb of one thing does not name another."""
+        words = _raw(label)
+        return (len(words) == 1 and raw.endswith("ing") and stem(raw) != raw
+                and not words[0].endswith("ing") and stem(raw) in self._verbs)
 
     def _ends_at(self, stems: Sequence[str], raw: Sequence[str], i: int) -> list[tuple[int, tuple[str, ...]]]:
         """Every label match starting at token i: (end token, labels with that form)."""
@@ -223,6 +247,9 @@ class Vocabulary:
                 i += 1
                 continue
             end, labs = max(ends)
+            if end == i + 1 and self._verb_for_noun(raw[i], labs[0]):
+                i += 1
+                continue
             words = _surface(tokens, i, end)
             if len(labs) > 1:
                 raise QueryParseError(f"ambiguous sound {words!r}: it matches the labels "
@@ -254,6 +281,10 @@ class Vocabulary:
             scored.append((shared, ratio, label))
         scored.sort(key=lambda s: (-s[0], -s[1], s[2]))
         return [label for shared, ratio, label in scored[:n] if shared or ratio >= 0.4]
+
+
+def _raw(label: str) -> list[str]:
+    return [t.text for t in tokenize(label) if t.kind == "word"]
 
 
 def _surface(tokens: Sequence[Token], i: int, j: int) -> str:

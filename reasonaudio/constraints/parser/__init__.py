@@ -39,6 +39,7 @@ from reasonaudio.constraints.parser.items import read_items
 from reasonaudio.constraints.parser.numbers import fold_numbers
 from reasonaudio.constraints.parser.parts import Item, Resolved
 from reasonaudio.constraints.parser.qualifiers import check_qualifiers
+from reasonaudio.constraints.parser.shared_verbs import share_verbs
 from reasonaudio.constraints.parser.wrappers import drop_wrappers
 from reasonaudio.constraints.resolve import (FAMILY_PREFIX, STRICT, Resolution, ResolveOptions,
                                              expand_families)
@@ -94,6 +95,7 @@ def _parse(text: str, labels: Sequence[str] | Vocabulary, options: ResolveOption
     tokens = drop_wrappers(tokens, vocab.find(tokens))
     res = Resolved(options)
     items = read_items(text, tokens, vocab.find(tokens), vocab, res)
+    share_verbs(text, items, vocab.labels, res)
     check_qualifiers(text, items)
     items = fold_numbers(text, items)
     mentions = [it for it in items if it.kind == "label"]
@@ -103,6 +105,8 @@ def _parse(text: str, labels: Sequence[str] | Vocabulary, options: ResolveOption
     builder = Builder(text, mentions, _links(text, items, mentions))
     try:
         logic = expand_families(builder.build(), res.families)
+        if res.families:   # "a horse but no horses": a contradiction through a family
+            check_consistent(logic, text)
     except QueryParseError as exc:   # a family placeholder reads as the words written
         shown = repr(FAMILY_PREFIX)[1:-1]
         raise QueryParseError(str(exc).replace(FAMILY_PREFIX, "").replace(shown, "")) from None
@@ -140,9 +144,12 @@ def _links(text: str, items: list[Item], mentions: list[Item]) -> list[Link]:
             k += 1
         else:
             spans[k].append(it)
-    return [classify(text, spans[i], mentions[i - 1] if i > 0 else None,
-                     mentions[i] if i < len(mentions) else None)
-            for i in range(len(mentions) + 1)]
+    links: list[Link] = []
+    for i in range(len(mentions) + 1):
+        opened = links[-1].prefix_word if links else ""
+        links.append(classify(text, spans[i], mentions[i - 1] if i > 0 else None,
+                              mentions[i] if i < len(mentions) else None, opened))
+    return links
 
 
 def _result(logic: Node, items: list[Item], res: Resolved, built: list[str]) -> ParseResult:

@@ -19,6 +19,7 @@ from reasonaudio.logic import (And, Before, Count, Has, Lasts, Node, Not, Or,
                                            Overlap, leaf_labels)
 from reasonaudio.constraints.parser.cues import Link
 from reasonaudio.constraints.parser.parts import Duration, Item
+from reasonaudio.constraints.resolve import FAMILY_PREFIX
 from reasonaudio.errors import QueryParseError
 
 _RELATED = frozenset({FWD, REV, OVL, "not_ovl", "not_fwd", "not_rev"})
@@ -105,6 +106,10 @@ class Builder:
     def _check_firsts(self) -> None:
         """"first A" / "starts with A" reads only as A before the sounds after it."""
         for m, label, chain, word in self.firsts:
+            if any(d != FWD for d in chain.links):   # "first A, and before that B"
+                raise self.err(f"{word.text!r} puts {m.text!r} first, but the query orders a "
+                               f"sound before it; drop {word.text!r} or write the sounds in "
+                               "the order they happen")
             if len(chain.groups) < 2 or label not in chain.groups[0].members:
                 raise self.err(f"{word.text!r} puts {m.text!r} first, but no later sound is "
                                f"ordered after it; write '{word.text} {m.text}, then B' or "
@@ -197,6 +202,7 @@ class Builder:
             self._new_chain(label)
         elif kind in (FWD, REV):
             self._check_order_scope(i, self.links[i])
+            self._check_direction(i, m, kind)
             self._close()
             self.group = _Group([label])
             self.chain.groups.append(self.group)
@@ -334,6 +340,21 @@ class Builder:
                        f"only to {b!r}? write '{a} and {b}, {word} {c}' for both, or "
                        f"'{a}. {b} {word} {c}' for {b!r} only")
 
+    def _check_direction(self, i: int, m: Item, kind: str) -> None:
+        """An order word that continues a chain against its direction ("A after B, then C", "A,
+        then B, and before that C"): it orders C against B, the sound named last, but B is not
+        the chain's end in time, so where C falls against A has two readings. Ask for the
+        sounds in one direction."""
+        chain = self.chain
+        if chain is None or all(d == kind for d in chain.links):
+            return
+        word = self.links[i].linker_word or "then"
+        *others, last = [x.text for x in self.mentions[:i]]
+        raise self.err(f"ambiguous: {word!r} orders {m.text!r} against {last!r} only, and "
+                       f"{last!r} is not the end of the order so far, so where {m.text!r} falls "
+                       f"against {', '.join(repr(x) for x in others)} is unsaid; write the "
+                       "sounds in the order they happen ('A, then B, then C')")
+
     def _join(self, label: str, how: str) -> None:
         assert self.group is not None
         g = self.group
@@ -459,6 +480,9 @@ class Builder:
         if got is None:
             return
         c, left = got
+        if label.startswith(FAMILY_PREFIX):   # "two people speaking": one man and one woman?
+            raise self.err(f"cannot count {m.text!r}: it names several labels, and a count is "
+                           "of one label; name the label or drop the count")
         other = self._other_without(own) if left and self._closes_group(label) else None
         if other is not None:
             raise self.err(f"ambiguous: does {c.text!r} count {m.text!r} only, or also "

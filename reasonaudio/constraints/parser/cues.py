@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from reasonaudio.constraints.lexicon import (AND, BEGIN, BOTH, CNT, COMMA, DUR, EACH, END,
-                                             FIRST, FWD, NEG, NOR, OR, ORDER, OVL,
-                                             PREFIX_SEQ_WORDS, REV, STOP)
+from reasonaudio.constraints.lexicon import (AND, BACK_REFERENCE_PHRASES, BACK_REFERENCE_WORDS,
+                                             BEGIN, BOTH, CNT, COMMA, DUR, EACH, END, FIRST, FWD,
+                                             NEG, NOR, OR, ORDER, OVL, PREFIX_SEQ_WORDS, REV, STOP)
 from reasonaudio.constraints.parser.parts import Duration, Item
 from reasonaudio.errors import QueryParseError
 
@@ -42,6 +42,8 @@ class Link:
     and_word: bool = False
     but: bool = False
     prefix_seq: Optional[str] = None
+    prefix_word: str = ""
+    """the word of ``prefix_seq`` as written ("after" in "after A, B")"""
     both: bool = False
     """'both' stands before the sound: "A overlaps both B and C" relates A to C too"""
     first: Optional[Item] = None
@@ -50,10 +52,17 @@ class Link:
     """the connective's words as written ("before", "followed by", "then")"""
 
 
-def classify(text: str, span: list[Item], left: Optional[Item], right: Optional[Item]) -> Link:
+def classify(text: str, span: list[Item], left: Optional[Item], right: Optional[Item],
+             opened: str = "") -> Link:
     """The connective of the items ``span`` between the sounds ``left`` and ``right`` (None at
-    the text start / end)."""
-    return _Classifier(text, span, left, right).run()
+    the text start / end); ``opened``: the order word that opened the clause ``left`` is in
+    ("after" in "after A, B"), for the error when no comma closes it."""
+    return _Classifier(text, span, left, right, opened).run()
+
+
+def _points_back(c: Item) -> bool:
+    """Whether an order word points back at the sound before it ("before that", "earlier")."""
+    return tuple(c.words) in BACK_REFERENCE_PHRASES or c.text in BACK_REFERENCE_WORDS
 
 
 def _prefix_direction(c: Item) -> str:
@@ -63,8 +72,9 @@ def _prefix_direction(c: Item) -> str:
 
 class _Classifier:
     def __init__(self, text: str, span: list[Item], left: Optional[Item],
-                 right: Optional[Item]) -> None:
+                 right: Optional[Item], opened: str = "") -> None:
         self.text, self.span, self.left, self.right = text, span, left, right
+        self.opened = opened
         self.at_start, self.at_end = left is None, right is None
         lo = left.end if left else 0
         hi = right.start if right else len(text)
@@ -84,7 +94,8 @@ class _Classifier:
         left, right = self.left, self.right
         between = (f"between {left.text!r} and {right.text!r}" if left and right
                    else f"before {right.text!r}" if right else f"after {left.text!r}")
-        return QueryParseError(f"cannot read {self.where!r} {between} in {self.text!r}: {msg}")
+        what = repr(self.where) if self.where else "the gap"
+        return QueryParseError(f"cannot read {what} {between} in {self.text!r}: {msg}")
 
     def run(self) -> Link:
         cues = self._cues()
@@ -163,12 +174,16 @@ class _Classifier:
         return 1
 
     def _first_order(self, c: Item, rest: list[Item]) -> int:
+        if self.at_start and _points_back(c):
+            raise self.err(f"{c.text!r} points back at an earlier sound, but none comes before "
+                           f"it; name that sound first ('A, and {c.text} B')")
         if self.at_start:
             if c.text not in PREFIX_SEQ_WORDS:
                 raise self.err(f"nothing comes before {c.text!r}")
-            self.link.prefix_seq = _prefix_direction(c)
+            self.link.prefix_seq, self.link.prefix_word = _prefix_direction(c), c.text
         elif self.at_end:
-            raise self.err(f"nothing follows {c.text!r}")
+            raise self.err(f"nothing follows {c.text!r}; it stands before the sound it orders "
+                           f"('A, {c.text} B')")
         else:
             self._set(c, c.kind)
         return 1
@@ -242,7 +257,7 @@ class _Classifier:
             self.firsts.append((True, c))
         elif c.kind in (FWD, REV) and kind == "clause" and not link.prefix_seq:
             if c.text in PREFIX_SEQ_WORDS:   # "A. After B, C": a new clause, ordered
-                link.prefix_seq = _prefix_direction(c)
+                link.prefix_seq, link.prefix_word = _prefix_direction(c), c.text
             else:                            # "A. Then B": the chain goes on
                 self._set(c, c.kind)
         elif c.kind == END and self.at_end:
@@ -263,6 +278,10 @@ class _Classifier:
     def _finish(self) -> None:
         link = self.link
         if self.linker is None and not (self.at_start or self.at_end):
+            if not link.comma and self.opened:
+                left, right = self.left.text, self.right.text  # type: ignore[union-attr]
+                raise self.err(f"'{self.opened} {left}' needs a comma before the sounds it "
+                               f"orders: '{self.opened} {left}, {right}'")
             if not link.comma:
                 raise self.err(f"no connecting word between {self.left.text!r} and "  # type: ignore[union-attr]
                                f"{self.right.text!r}; join them with 'and', 'then', "  # type: ignore[union-attr]

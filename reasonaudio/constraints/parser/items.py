@@ -12,16 +12,18 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Optional, Sequence
 
-from reasonaudio.constraints.lexicon import (AND, CMP, DUR_CMP_MSG, DURCUE, NUM, OVL, PHRASE_MAX, PHRASES,
+from reasonaudio.constraints.families import Families, families, head_noun, verb_of
+from reasonaudio.constraints.lexicon import (AND, BACK_REFERENCE_PHRASES, CMP, DETERMINERS,
+                                             DUR_CMP_MSG, DURCUE, NUM, OVL, PHRASE_MAX, PHRASES,
                                              REFUSED, REFUSED_PHRASES, UNIT_SECONDS,
                                              UNSUPPORTED_WORDS, WORDS)
 from reasonaudio.constraints.parser.numbers import number_words, starts_number
 from reasonaudio.constraints.parser.parts import Item, Resolved
-from reasonaudio.constraints.resolve import (FAMILY_PREFIX, STRICT, Families, Resolution,
-                                             ResolveOptions, candidates_text, families,
-                                             head_noun, resolve_words, semantic_pick, verb_of)
-from reasonaudio.constraints.vocabulary import (SOUND_WORDS, LabelMatch, Token, Vocabulary,
-                                                stem, tokenize)
+from reasonaudio.constraints.resolve import (FAMILY_PREFIX, STRICT, Resolution, ResolveOptions,
+                                             candidates_text, modifier, noun_of,
+                                             resolve_words, semantic_pick, unsaid_words)
+from reasonaudio.constraints.vocabulary import (AUX_INSIDE_LABEL, SOUND_WORDS, LabelMatch, Token,
+                                                Vocabulary, stem, tokenize)
 from reasonaudio.errors import QueryParseError
 
 
@@ -50,19 +52,42 @@ class _Unknown:
         self.idx, self.lo, self.hi = idx, idx[0], idx[-1] + 1
         items = reader.items
         last = items[-1] if items else None
-        self.prev = last if last is not None and last.kind == "label" and last.label is not None \
-            and last.label.last == self.lo else None
+        glued = last is not None and last.kind == "label" and last.label is not None and all(
+            t.text in AUX_INSIDE_LABEL for t in reader.tokens[last.label.last:self.lo])
+        self.prev = last if glued and last.label.last <= self.lo else None  # type: ignore[union-attr]
         self.nxt = nxt if nxt is not None and nxt.first == self.hi else None
 
     def resolve(self) -> bool:
         """Append the reading to the items; True when the label ``nxt`` was taken into it."""
         if self.r.res.options.strict:
             self.r.raise_unknown(self.idx)
-        for how in (self._verb_after, self._verb_before, self._family, self._semantic):
+        self._refuse_unsaid()
+        for how in (self._verb_after, self._verb_before, self._subject_before, self._family,
+                    self._semantic):
             took = how()
             if took is not None:
                 return took
         return False  # pragma: no cover - _semantic raises when nothing reads the words
+
+    def _refuse_unsaid(self) -> None:
+        """A word no label and no rule says ("soft piano", "a car passing quickly", "loud
+        siren") is refused naming it, whether or not a semantic matcher would find a label."""
+        if self.prev is not None or self.nxt is not None:
+            return   # beside a label: a semantic pick that drops the words is refused below
+        fams = families(self.r.vocab.labels)
+        bad = unsaid_words(self.words, fams)
+        if not bad:
+            return
+        words, text = " ".join(bad), self.r.text
+        found = noun_of(self.words, fams)
+        if found is not None:
+            k, labs = found
+            shown = ", ".join(repr(x) for x in labs[:4]) + (" ..." if len(labs) > 4 else "")
+            what = f"{self.words[k]!r} names {shown}, and no label says {words!r}"
+        else:
+            what = f"no label says {words!r}"
+        raise QueryParseError(f"cannot read {words!r} in {text!r}: {what}, and the logic has no "
+                              f"word for how a sound is; drop {words!r} or name a label")
 
     def _drop_prev(self) -> None:
         self.r.items.pop()
@@ -93,6 +118,23 @@ class _Unknown:
             return None
         self._add(self.lo, n.last, [n.label], "verb-form", 1.0,
                   f"{' '.join(self.words)!r} is how {n.label!r} sounds")
+        return True
+
+    def _subject_before(self) -> Optional[bool]:
+        """"someone coughing": a kind or alias that names the label right after it (a label
+        naming no sound-maker, whose verb is a sound of that kind)."""
+        n = self.nxt
+        if n is None or self.prev is not None or len(self.words) != 1:
+            return None
+        fams = families(self.r.vocab.labels)
+        word = stem(self.words[0])
+        if fams.table.aliases.get(word, word) not in fams.table.kinds:
+            return None   # "a tiny tiny chime": only a kind stands as the subject
+        found = noun_of(self.words, fams)
+        if found is None or n.label not in found[1]:
+            return None
+        self._add(self.lo, n.last, [n.label], "family", 1.0,
+                  f"{self.words[0]!r} names {n.label!r}")
         return True
 
     def _family(self) -> Optional[bool]:
@@ -131,19 +173,21 @@ class _Unknown:
         a = self.prev.label.first if self.prev is not None else self.lo  # type: ignore[union-attr]
         b = self.nxt.last if self.nxt is not None else self.hi
         phrase = " ".join(t.text for t in r.tokens[a:b] if t.kind != "punct")
+        glued = [m.label.label for m in (self.prev,) if m is not None and m.label] \
+            + [m.label for m in (self.nxt,) if m is not None]
         pick, scored, why = semantic_pick(phrase, r.vocab.labels, r.res.options,
-                                          families(r.vocab.labels))
+                                          families(r.vocab.labels), glued)
         if pick is None:
             r.raise_unknown(self.idx, candidates_text(scored, why) if scored else "")
         label, score, detail = pick  # type: ignore[misc]
-        glued = [m.label.label for m in (self.prev,) if m is not None and m.label] \
-            + [m.label for m in (self.nxt,) if m is not None]
         if label in glued:   # "a brief siren" -> siren: the words would be dropped
             words = " ".join(self.words)
+            how = ("" if any(modifier(w) for w in self.words)
+                   else " or say it with order, overlap, a duration or a count")
             raise QueryParseError(
                 f"cannot read {words!r} in {r.text!r}: {phrase!r} reads as the label "
                 f"{label!r} without {words!r}, and the logic has no word for what it adds; "
-                f"drop {words!r} or say it with order, overlap, a duration or a count")
+                f"drop {words!r}{how}")
         if self.prev is not None:
             self._drop_prev()
         self._add(a, b, [label], "semantic", score, detail)
@@ -219,7 +263,7 @@ class _Reader:
                 break
         for n in range(limit - i, 1, -1):
             kind = PHRASES.get(tuple(t.text for t in tokens[i:i + n]))
-            if kind is not None:
+            if kind is not None and not self._determiner(i, n):
                 self.flush()
                 words = tuple(t.text for t in tokens[i:i + n])
                 if kind == CMP:
@@ -229,6 +273,19 @@ class _Reader:
                                           + REFUSED_PHRASES[words])
                 return self._append(kind, i, n)
         return None
+
+    def _determiner(self, i: int, n: int) -> bool:
+        """Whether the last word of an order phrase that points back ("after that") picks out
+        the sound right after it instead ("rain after that dog barking": after the dog): so
+        when the phrase stands glued between two sounds, with no joiner or comma before it."""
+        tokens = self.tokens
+        words = tuple(t.text for t in tokens[i:i + n])
+        if words not in BACK_REFERENCE_PHRASES or words[-1] not in DETERMINERS \
+                or i + n not in self.by_first or i == 0:
+            return False
+        before = tokens[i - 1]
+        return any(m.first < i <= m.last for m in self.matches) \
+            or (before.kind == "word" and WORDS.get(before.text) is None)
 
     def _read_word(self, i: int) -> int:
         num = number_words(self.tokens, i, self.by_first)
@@ -249,12 +306,22 @@ class _Reader:
             if tok.kind != "punct":
                 self.unknown.append(i)
             return i + 1
+        if w in AUX_INSIDE_LABEL and self._unknown_word(i + 1) and (
+                self.unknown or (self.items and self.items[-1].kind == "label"
+                                 and self.items[-1].end <= tok.start)):
+            return i + 1   # "someone is speaking", "rain is falling": one phrase
         if self.unknown and w in SOUND_WORDS:
             self.unknown.append(i)   # "white noise": report the whole name, not just "white"
         self.flush()
         if kind == CMP:
             self.refuse_bound(w)
         return self._append(kind, i, 1)
+
+    def _unknown_word(self, i: int) -> bool:
+        """Whether token ``i`` is a word no label starts at and the lexicon does not know."""
+        return (i < len(self.tokens) and self.tokens[i].kind == "word" and i not in self.by_first
+                and self.tokens[i].text not in WORDS and not PHRASES.keys() & {
+                    tuple(t.text for t in self.tokens[i:i + 2])})
 
     def _read_fraction(self, i: int) -> Optional[int]:
         """"half a minute" (0.5), "for a second" (1); a lone "half" is refused."""
