@@ -1,5 +1,6 @@
 """README and docs/ as a front door and a reference (issue 40): sizes, links, no run history,
-the generated CLI reference and performance page, and a tour that runs as printed."""
+the generated CLI reference and performance page, and a short tour (test_doc_recipes.py runs it,
+with every other shell block of the docs)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+pytestmark = pytest.mark.fast
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -216,11 +219,7 @@ def test_the_performance_page_is_its_records(tmp_path, monkeypatch, capsys):
     assert mod.main(["--check"]) == 1
 
 
-# --- the tour runs as printed ----------------------------------------------------------------------
-
-SKIP_MARKS = ("model hub", "GPU", "Ctrl-C")
-"""a tour line whose comment names one of these is not run here (no hub, no GPU, a server)"""
-
+# --- the tour (test_doc_recipes.py runs it) ----------------------------------------------------------
 
 def tour() -> list[str]:
     """The command lines of the README's tour (its first fenced block after "## A short tour")."""
@@ -238,51 +237,3 @@ def test_the_tour_is_short_and_uses_folders_the_main_job_makes():
         assert args[0] == "bench", line
         paths = [a for a in args if a.startswith("data/")]
         assert all(p.startswith("data/demo/") for p in paths), line  # what `bench demo` writes
-
-
-def folder_bank(root: Path) -> Path:
-    """A Scaper-layout bank whose labels are the real-sound bank's that the tour names."""
-    import numpy as np
-    import soundfile as sf
-
-    labels = ["dog barking", "siren", "rain", "thunder", "car horn", "church bell", "cat meowing",
-              "door creaking", "owl hooting", "applause"]
-    rng = np.random.default_rng(0)
-    for i, label in enumerate(labels):
-        folder = root / label.replace(" ", "_")
-        folder.mkdir(parents=True)
-        t = np.arange(int(1.5 * 16_000)) / 16_000
-        wave = 0.3 * np.sin(2 * np.pi * (220 + 90 * i) * t) + 0.05 * rng.standard_normal(t.size)
-        sf.write(folder / "a.wav", wave.astype(np.float32), 16_000)
-    return root
-
-
-@pytest.fixture(scope="module")
-def demo_folder(tmp_path_factory) -> Path:
-    """What `bench demo` leaves that the tour reads, made small: a benchmark in data/demo/bench
-    (built from a bank with the tour's labels) and the learned collection the tour searches."""
-    from typer.testing import CliRunner
-
-    from reasonaudio.cli import app
-
-    root = tmp_path_factory.mktemp("tour")
-    bank = folder_bank(root / "bank")
-    runner = CliRunner()
-    for args in (["build", "--atoms", str(bank), "--clips", "60", "--queries", "15", "--out",
-                  str(root / "data/demo/bench")],
-                 ["ingest", "--data", str(root / "data/demo/bench"), "--model", "two-stage:oracle-caption+minilm"]):
-        res = runner.invoke(app, args)
-        assert res.exit_code == 0, (args, res.output)
-    return root
-
-
-@pytest.mark.parametrize("line", [ln for ln in tour() if not any(m in ln for m in SKIP_MARKS)])
-def test_each_tour_command_runs_as_printed(line, demo_folder, monkeypatch):
-    from typer.testing import CliRunner
-
-    from reasonaudio.cli import app
-
-    monkeypatch.chdir(demo_folder)
-    args = shlex.split(line, comments=True)
-    res = CliRunner().invoke(app, args[1:])
-    assert res.exit_code == 0, (line, res.output)
