@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 
 from reasonaudio.atoms.fetch import debian, npm, process, soundfont
 from reasonaudio.atoms.fetch.errors import FetchError
+from reasonaudio.atoms.fetch.fetch import check_fetch_dest
 from reasonaudio.atoms.registry import open_bank
 
 
@@ -66,8 +67,11 @@ def test_a_users_own_bank_is_refused_and_left_as_it_was(world, monkeypatch) -> N
         res = cli(world, monkeypatch, "--dest", str(bank), *extra)
         assert res.exit_code == 2, res.output
         assert len(res.output.strip().splitlines()) == 1 and str(bank.name) in res.output
-        assert "fetch-report.json" in res.output
+        assert "is the atom bank" in res.output  # the output rule refuses it as --dest is read
         assert digest(bank) == before and not (bank / ".cache").exists()
+    with pytest.raises(FetchError, match="fetch-report.json"):  # and so does the fetch itself
+        check_fetch_dest(bank)
+    assert digest(bank) == before
     assert set(open_bank(str(bank)).labels) == {"dog barking", "siren"}
 
 

@@ -78,7 +78,7 @@ def test_other_corpus_needs_force(bench, tmp_path):
 
 def test_missing_collection_names_the_command(bench):
     with open_store(bench.root, "local") as store:
-        with pytest.raises(StoreError, match="not found .*bench ingest --data .* --model none"):
+        with pytest.raises(StoreError, match="not found .*bench ingest --data .* --model none --backend local"):
             ensure_payload_collection(bench, store)  # never written implicitly on local
 
 

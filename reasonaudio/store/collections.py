@@ -189,7 +189,8 @@ def ensure_payload_collection(bench: Benchmark, store: Store, *, auto: bool | No
     local mode and servers are never written to implicitly: the error names the command.
     """
     auto = store.backend == "edge" if auto is None else auto
-    command = f"bench ingest --data {bench.root} --model none"
+    command = f"bench ingest --data {bench.root} --model none" + (
+        " --backend local" if store.backend == "local" else "")  # the store that lacks it
     try:
         require_ready(store, PAYLOAD_COLLECTION, bench, command)
     except StoreError:
