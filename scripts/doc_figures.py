@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from reasonaudio.evaluation.headline import (accuracy_table, f3, headline_names,  # noqa: E402
-                                             markdown, ordered_names, spectrum_rung)
+                                             markdown, ordered_names, spectrum_rung, tasks_asked)
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -120,10 +120,8 @@ def canonical_classes() -> int:
 
 
 def tasks_of(saved: Saved) -> list[str]:
-    from reasonaudio.dataset.benchmark import TASKS
-
-    present = {q.task for q in saved.bench.queries}
-    return [t for t in TASKS if t in present]
+    """The tasks a block's columns name: the library's rule, the one `bench demo`'s table reads."""
+    return tasks_asked(saved.results)
 
 
 def acc_table(saved: Saved, names: list[str], mc: bool = True) -> list[str]:
