@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from reasonaudio.constraints.judge import ClipIndex
+from reasonaudio.querylang.judge import ClipIndex
 from reasonaudio.logic import labels
 from reasonaudio.dataset.benchmark import TASKS, load_benchmark
 from reasonaudio.generator.build import BuildParams, build_benchmark

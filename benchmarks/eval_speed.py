@@ -21,7 +21,7 @@ import numpy as np
 from reasonaudio.evaluation.evaluate import evaluate_run
 from reasonaudio.evaluation.runs import Run
 from reasonaudio.evaluation.significance import paired_randomization_test
-from reasonaudio.constraints.judge import hard_negatives
+from reasonaudio.querylang.judge import hard_negatives
 from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.generator.build import BuildParams, build_benchmark
 from reasonaudio.retrievers.base import Hit

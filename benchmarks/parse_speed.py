@@ -15,9 +15,9 @@ import random
 import time
 
 from reasonaudio.logic import And, Before, Has, Lasts, Not, Overlap
-from reasonaudio.constraints.parser import parse, same_logic
-from reasonaudio.constraints.templates import TASK_SHAPES, render_query
-from reasonaudio.constraints.vocabulary import vocabulary
+from reasonaudio.querylang.parser import parse, same_logic
+from reasonaudio.generator.templates import TASK_SHAPES, render_query
+from reasonaudio.querylang.vocabulary import vocabulary
 from record import Figure, vs_target, write_record
 
 ORACLE_BUDGET_S = 10.0  # issue 3: 1,000 oracle queries in at most 10 s on the embedded default

@@ -24,9 +24,9 @@ import random
 from importlib import resources
 from typing import Optional, Sequence
 
-from reasonaudio.constraints.parser import ResolveOptions, parse_detailed
-from reasonaudio.constraints.resolve import SEMANTIC_MARGIN, SEMANTIC_THRESHOLD
-from reasonaudio.constraints.vocabulary import stem
+from reasonaudio.querylang.parser import ResolveOptions, parse_detailed
+from reasonaudio.querylang.resolve import SEMANTIC_MARGIN, SEMANTIC_THRESHOLD
+from reasonaudio.querylang.vocabulary import stem
 from reasonaudio.errors import QueryParseError
 from reasonaudio.models.label_matcher import LabelMatcher
 from record import Figure, vs_target, write_record

@@ -16,7 +16,7 @@ import statistics
 import time
 from importlib import resources
 
-from reasonaudio.constraints.parser import ResolveOptions, parse_detailed
+from reasonaudio.querylang.parser import ResolveOptions, parse_detailed
 from reasonaudio.errors import QueryParseError
 from reasonaudio.models.label_matcher import LabelMatcher
 from record import Figure, vs_target, write_record

@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from reasonaudio.evaluation.combine_tuning import tune_combined
+from reasonaudio.experiments.combine_tuning import tune_combined
 from reasonaudio.evaluation.compare import Comparison, compare
 from reasonaudio.evaluation.condition_scores import reread
-from reasonaudio.evaluation.detection import DetectRun, detect_and_evaluate
+from reasonaudio.experiments.detection import DetectRun, detect_and_evaluate
 from reasonaudio.evaluation.evaluate import EvalContext
-from reasonaudio.evaluation.plan import make_plan, run_plan
+from reasonaudio.experiments.plan import make_plan, run_plan
 from reasonaudio.evaluation.report import ReportOutcome, run_report, write_results_json
 from reasonaudio.evaluation.results import Results
 from reasonaudio.dataset.benchmark import FORMULATIONS, MANIFEST, Benchmark, check_manifest, load_benchmark

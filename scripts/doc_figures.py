@@ -193,14 +193,14 @@ def block_detect_results(ctx: "Context") -> list[str]:
 
 
 def best_embedding(s: Saved) -> str:
-    from reasonaudio.evaluation.detection import is_embedding
+    from reasonaudio.experiments.detection import is_embedding
 
     names = [n for n in s.names() if is_embedding(n) and n != "random"]
     return max(names, key=lambda n: (s.run(n).overall["acc@1"], n))
 
 
 def block_detect_decomposition(ctx: "Context") -> list[str]:
-    from reasonaudio.evaluation.detection import decomposition
+    from reasonaudio.experiments.detection import decomposition
 
     s = ctx.demo
     d = decomposition(s.results, "detected:yamnet")
@@ -235,7 +235,7 @@ def block_detect_perception(ctx: "Context") -> list[str]:
 def block_perception_ladder(ctx: "Context") -> list[str]:
     """docs/detection.md: the perception ladder on the demo benchmark (default levels, seed 0),
     each detected retriever placed on it by its measured event F1, and the crossings."""
-    from reasonaudio.evaluation.perception_ladder import saved_baselines, sweep_perception
+    from reasonaudio.experiments.perception_ladder import saved_baselines, sweep_perception
 
     s = ctx.demo
     tasks = tasks_of(s)
@@ -354,7 +354,7 @@ def experiment_header(exp: Saved, card: dict[str, Any], leaked: tuple[str, ...])
 
 
 def block_train(ctx: "Context", label: str) -> list[str]:
-    from reasonaudio.evaluation.train_experiment import verbatim_split
+    from reasonaudio.experiments.train_experiment import verbatim_split
 
     exp = ctx.experiments[label]
     card, leaked = experiment_facts(exp)

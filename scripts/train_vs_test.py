@@ -69,7 +69,7 @@ def main() -> None:
     from rich.console import Console
     from rich.text import Text
 
-    from reasonaudio.evaluation.train_experiment import VARIANTS, run_experiment
+    from reasonaudio.experiments.train_experiment import VARIANTS, run_experiment
     from reasonaudio.dataset.benchmark import load_benchmark
     from reasonaudio.errors import ReasonAudioError
     from reasonaudio.views.progress import progress_hooks
@@ -125,7 +125,7 @@ def main() -> None:
     for base, tests in exp.versus.items():
         for comparison in tests.values():
             print_comparison(console, comparison)
-    from reasonaudio.evaluation.train_experiment import held_out_split, verbatim_split
+    from reasonaudio.experiments.train_experiment import held_out_split, verbatim_split
 
     bench = load_benchmark(args.test)
     if exp.leaked_texts:

@@ -8,10 +8,10 @@ from typing import Sequence
 
 import numpy as np
 
-from reasonaudio.constraints.judge import ClipIndex
+from reasonaudio.querylang.judge import ClipIndex
 from reasonaudio.logic import (And, Before, Has, Lasts, Node, Not, Overlap, labels,
                                            to_json)
-from reasonaudio.constraints.semantics import evaluate
+from reasonaudio.querylang.semantics import evaluate
 from reasonaudio.dataset.benchmark import Benchmark, load_benchmark, write_qrels
 from reasonaudio.dataset.clip import Clip, Event
 from reasonaudio.fileio import write_jsonl

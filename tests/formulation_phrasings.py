@@ -46,7 +46,7 @@ def real_labels() -> list[str]:
 
 def draw(rng, vocab):
     """One free phrasing over ``vocab``: ``(text, the logic it means)``."""
-    from reasonaudio.constraints.templates import format_slots
+    from reasonaudio.generator.templates import format_slots
     from reasonaudio.tasks.registry import shape
 
     name = rng.choice(sorted(BODIES))
@@ -60,8 +60,8 @@ def draw(rng, vocab):
 
 def tally(rng, vocab, draws: int):
     """``(right, refused, wrong)`` over ``draws`` free phrasings; ``wrong`` lists (text, logic read)."""
-    from reasonaudio.constraints.canonical import same_logic
-    from reasonaudio.constraints.parser import parse
+    from reasonaudio.querylang.canonical import same_logic
+    from reasonaudio.querylang.parser import parse
     from reasonaudio.errors import QueryParseError
 
     right = refused = 0

@@ -12,7 +12,7 @@ import random
 from pathlib import Path
 
 from reasonaudio.logic import And, Before, Has, Lasts, Node, Not, Or, Overlap, to_json
-from reasonaudio.constraints.semantics import holds, intervals
+from reasonaudio.querylang.semantics import holds, intervals
 from reasonaudio.dataset.benchmark import write_qrels
 from reasonaudio.dataset.clip import Clip, Event
 from reasonaudio.dataset.benchmark import write_manifest

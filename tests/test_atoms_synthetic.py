@@ -7,7 +7,7 @@ import pytest
 
 from reasonaudio.errors import DataError
 from reasonaudio.atoms.registry import open_bank
-from reasonaudio.constraints.labels import UNSAFE_WORDS, label_problems
+from reasonaudio.querylang.labels import UNSAFE_WORDS, label_problems
 from reasonaudio.atoms.synthetic import RECIPES, SAMPLE_RATE, SyntheticBank, synthesize
 
 

@@ -47,7 +47,7 @@ def test_datasets_loads_every_clip_query_qrel(bench_dir, exported, tmp_path):
     import soundfile as sf
     from datasets import Audio
 
-    from reasonaudio.constraints.judge import hard_negatives
+    from reasonaudio.querylang.judge import hard_negatives
     from reasonaudio.atoms.registry import open_bank
     from reasonaudio.render.clips import Renderer, RenderParams, encode_audio
 

@@ -13,7 +13,7 @@ from hostile import one_line_error
 from test_qdrant_formula import detected_payloads, write_detected
 from typer.testing import CliRunner
 
-from reasonaudio.evaluation import combine_tuning as ct
+from reasonaudio.experiments import combine_tuning as ct
 from reasonaudio.cli import app
 from reasonaudio.dataset.benchmark import content_digest, load_benchmark
 from reasonaudio.errors import DataError

@@ -46,7 +46,7 @@ def _options():
 
 
 def test_a_model_trained_under_a_condition_says_so(train_build, tmp_path) -> None:
-    from reasonaudio.evaluation.train_experiment import reusable
+    from reasonaudio.experiments.train_experiment import reusable
     from reasonaudio.models.registry import load_model
     from reasonaudio.train.trainer import train_model
 

@@ -19,12 +19,12 @@ import pytest
 from typer.testing import CliRunner
 
 from reasonaudio.cli import app
-from reasonaudio.constraints.judge import ClipIndex
+from reasonaudio.querylang.judge import ClipIndex
 from reasonaudio.logic import (And, Before, Count, Has, Lasts, Not, Or, Overlap,
                                            describe, from_json, to_json)
-from reasonaudio.constraints.parser import parse
-from reasonaudio.constraints.semantics import evaluate, holds, intervals, occurrences
-from reasonaudio.constraints.writer import logic_to_text
+from reasonaudio.querylang.parser import parse
+from reasonaudio.querylang.semantics import evaluate, holds, intervals, occurrences
+from reasonaudio.generator.writer import logic_to_text
 from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.dataset.clip import Clip, Event, validate_clip
 from reasonaudio.errors import DataError, LogicError, QueryParseError
@@ -180,7 +180,7 @@ def test_training_captions_cover_count(count_bench):
 
 
 def same_parse(text, logic, labels) -> bool:
-    from reasonaudio.constraints.canonical import same_logic
+    from reasonaudio.querylang.canonical import same_logic
     return same_logic(parse(text, labels), logic)
 
 
@@ -289,7 +289,7 @@ def _trees() -> list:
 
 
 def test_exact_judge_filter_soft_and_rejudge_agree_on_clips_with_repeats(tmp_path):
-    from reasonaudio.constraints.semantics import to_ms
+    from reasonaudio.querylang.semantics import to_ms
     from reasonaudio.detect.soft import SoftIndex
     from reasonaudio.store.base import CollectionMeta, PointIn
     from reasonaudio.store.edge import EdgeStore
@@ -368,7 +368,7 @@ def test_payload_lists_repeated_durations_and_counts_only_repeats():
     ("rain for 5 seconds. door knock twice", And((Lasts("rain", 5), Count("door knock", 2)))),
 ])
 def test_parser_reads_counts(text, want):
-    from reasonaudio.constraints.canonical import same_logic
+    from reasonaudio.querylang.canonical import same_logic
     got = parse(text, LABELS)
     assert same_logic(got, want), (text, describe(got))
     assert same_logic(parse(logic_to_text(got), LABELS), got)   # the writer writes it back
@@ -390,8 +390,8 @@ def test_parser_refuses_counts_it_cannot_read_exactly(text, needle):
 
 
 def test_count_templates_read_back_and_are_recognised():
-    from reasonaudio.constraints.canonical import same_logic
-    from reasonaudio.constraints.templates import format_slots, render_query
+    from reasonaudio.querylang.canonical import same_logic
+    from reasonaudio.generator.templates import format_slots, render_query
     from reasonaudio.tasks.registry import shapes_of
 
     rng = random.Random(3)
@@ -436,7 +436,7 @@ def test_detection_counts_runs_at_least_half_a_second_apart():
 def test_the_contradiction_rules_never_refuse_what_a_clip_with_repeats_satisfies():
     """The parser's consistency check stays sound when labels repeat (why before and lasts read
     over every occurrence): every conjunction of true facts of such a clip passes it."""
-    from reasonaudio.constraints.canonical import check_consistent
+    from reasonaudio.querylang.canonical import check_consistent
 
     rng = random.Random(11)
     checked = 0

@@ -9,7 +9,7 @@ from store_helpers import WORDS, random_logic, task_logic
 
 import pytest
 
-from reasonaudio.constraints.judge import ClipIndex
+from reasonaudio.querylang.judge import ClipIndex
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.detect.events import Detected, detected_clip
 from reasonaudio.store.base import CollectionMeta, PointIn

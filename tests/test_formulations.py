@@ -13,12 +13,12 @@ from typer.testing import CliRunner
 
 from reasonaudio.evaluation.results import result_path
 from reasonaudio.cli import app
-from reasonaudio.constraints.canonical import same_logic
-from reasonaudio.constraints.formulations import FORMULATIONS, formulate
+from reasonaudio.querylang.canonical import same_logic
+from reasonaudio.generator.formulations import FORMULATIONS, formulate
 from reasonaudio.logic import And, Before, Has, Lasts, Not, Overlap, from_json
-from reasonaudio.constraints.parser import parse
-from reasonaudio.constraints.templates import format_slots
-from reasonaudio.constraints.writer import logic_to_text
+from reasonaudio.querylang.parser import parse
+from reasonaudio.generator.templates import format_slots
+from reasonaudio.generator.writer import logic_to_text
 from reasonaudio.dataset.benchmark import FORMULATIONS as FORMULATIONS_FILE
 from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.errors import DataError, QueryParseError

@@ -19,9 +19,9 @@ import soundfile as sf
 from hostile import bench, one_line_error
 from reasonaudio.evaluation.by_example import by_example, evaluate_interleaved
 from reasonaudio.evaluation.evaluate import EvalContext, evaluate_retrievers
-from reasonaudio.constraints.examples import ExampleLabel, names_in, placeholder
-from reasonaudio.constraints.parser import parse, parse_detailed, same_logic
-from reasonaudio.constraints.resolve import ResolveOptions
+from reasonaudio.querylang.examples import ExampleLabel, names_in, placeholder
+from reasonaudio.querylang.parser import parse, parse_detailed, same_logic
+from reasonaudio.querylang.resolve import ResolveOptions
 from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.dataset.interleaved import (Example, example_path, examples, interleaved_rows,
                                              interleaved_view)
@@ -196,7 +196,7 @@ def perceived_first_match_misses(b, heard) -> dict[str, bool]:
     ranking), not by Qdrant. The perceived logic is the variant read with the tagger's label for
     each example (``heard``: example -> label, None when it heard nothing); a variant it cannot
     read (nothing heard, or a label that makes the text unreadable) misses too."""
-    from reasonaudio.constraints.semantics import evaluate
+    from reasonaudio.querylang.semantics import evaluate
 
     clips = sorted(b.clips, key=lambda c: c.id)
     out = {}

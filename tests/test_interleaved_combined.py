@@ -20,8 +20,8 @@ from test_qdrant_formula import detected_payloads, write_detected
 
 from reasonaudio.evaluation.by_example import by_example, evaluate_interleaved
 from reasonaudio.evaluation.evaluate import EvalContext, evaluate_retrievers, run_retriever
-from reasonaudio.constraints.examples import names_in
-from reasonaudio.constraints.parser import parse, same_logic
+from reasonaudio.querylang.examples import names_in
+from reasonaudio.querylang.parser import parse, same_logic
 from reasonaudio.dataset.interleaved import examples, interleaved_rows, interleaved_view
 from reasonaudio.detect.perceive_examples import Heard
 from reasonaudio.retrievers.base import RetrieverOptions

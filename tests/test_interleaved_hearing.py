@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from reasonaudio.constraints.examples import ExampleLabel
+from reasonaudio.querylang.examples import ExampleLabel
 from reasonaudio.logic import Before
-from reasonaudio.constraints.parser import ResolveOptions, parse_detailed, same_logic
+from reasonaudio.querylang.parser import ResolveOptions, parse_detailed, same_logic
 from reasonaudio.detect.perceive_examples import Heard
 from reasonaudio.errors import DataError, QueryParseError
 from reasonaudio.generator.interleave import read_example_audio

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from reasonaudio.evaluation.by_example import by_example, evaluate_interleaved
 from reasonaudio.evaluation.evaluate import EvalContext, evaluate_retrievers
-from reasonaudio.constraints.examples import names_in, placeholder, substitute
+from reasonaudio.querylang.examples import names_in, placeholder, substitute
 from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.dataset.interleaved import example_path, examples, interleaved_rows, interleaved_view
 from reasonaudio.errors import ModelError, ReasonAudioError

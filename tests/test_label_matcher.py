@@ -1,13 +1,13 @@
 """The MiniLM label matcher (models layer) as the parser's semantic fallback, with the
-calibrated threshold and margin of reasonaudio.constraints.resolve."""
+calibrated threshold and margin of reasonaudio.querylang.resolve."""
 
 from __future__ import annotations
 
 import pytest
 
 from reasonaudio.logic import Before, Has
-from reasonaudio.constraints.parser import ResolveOptions, parse_detailed
-from reasonaudio.constraints.resolve import SEMANTIC_THRESHOLD
+from reasonaudio.querylang.parser import ResolveOptions, parse_detailed
+from reasonaudio.querylang.resolve import SEMANTIC_THRESHOLD
 from reasonaudio.errors import QueryParseError
 from reasonaudio.models.label_matcher import LabelMatcher
 

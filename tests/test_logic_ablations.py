@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from reasonaudio.cli import app
-from reasonaudio.constraints.ablation import ABLATIONS, without
+from reasonaudio.querylang.ablation import ABLATIONS, without
 from reasonaudio.logic import And, Before, Count, Has, Lasts, Not, Or, Overlap, walk
 from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.models.names import is_embedding

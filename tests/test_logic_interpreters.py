@@ -31,10 +31,10 @@ pytestmark = pytest.mark.fast
 
 PACKAGE = Path(reasonaudio.__file__).parent
 LABELS = ("dog barking", "siren", "rain")
-KNOWN = {"reasonaudio.constraints.semantics", "reasonaudio.constraints.judge",
-         "reasonaudio.store.formula", "reasonaudio.store.filters", "reasonaudio.constraints.writer",
-         "reasonaudio.constraints.canonical", "reasonaudio.constraints.resolve",
-         "reasonaudio.views.parse", "reasonaudio.constraints.ablation"}
+KNOWN = {"reasonaudio.querylang.semantics", "reasonaudio.querylang.judge",
+         "reasonaudio.store.formula", "reasonaudio.store.filters", "reasonaudio.generator.writer",
+         "reasonaudio.querylang.canonical", "reasonaudio.querylang.resolve",
+         "reasonaudio.views.parse", "reasonaudio.querylang.ablation"}
 
 
 def _makes_interpreter(tree: ast.AST) -> bool:
@@ -51,7 +51,7 @@ def interpreter_modules() -> list[str]:
     """Every module of the package (logic.py aside) that makes an Interpreter."""
     out = []
     for path in sorted(PACKAGE.rglob("*.py")):
-        if path.name == "logic.py" and path.parent.name == "constraints":
+        if path.name == "logic.py" and path.parent.name == "querylang":
             continue
         if _makes_interpreter(ast.parse(path.read_text(encoding="utf-8"))):
             rel = path.relative_to(PACKAGE.parent).with_suffix("")
@@ -153,8 +153,8 @@ def test_json_and_description_round_trip(tree):
 
 
 def test_exact_judge_and_filter_agree_on_every_node_type(tmp_path):
-    from reasonaudio.constraints.judge import ClipIndex
-    from reasonaudio.constraints.semantics import evaluate
+    from reasonaudio.querylang.judge import ClipIndex
+    from reasonaudio.querylang.semantics import evaluate
     from reasonaudio.store.base import CollectionMeta, PointIn
     from reasonaudio.store.edge import EdgeStore
     from reasonaudio.store.filters import to_filter
@@ -180,7 +180,7 @@ def test_exact_judge_and_filter_agree_on_every_node_type(tmp_path):
 
 
 def test_soft_score_reads_every_node_type():
-    from reasonaudio.constraints.semantics import to_ms
+    from reasonaudio.querylang.semantics import to_ms
     from reasonaudio.detect.soft import SoftIndex
 
     clips = corpus()
@@ -200,9 +200,9 @@ def test_soft_score_reads_every_node_type():
 
 @pytest.mark.parametrize("tree", TREES, ids=IDS)
 def test_canonical_resolve_writer_and_view_read_every_node_type(tree):
-    from reasonaudio.constraints.canonical import canonical, check_consistent, same_logic
-    from reasonaudio.constraints.resolve import expand_families
-    from reasonaudio.constraints.writer import logic_to_text
+    from reasonaudio.querylang.canonical import canonical, check_consistent, same_logic
+    from reasonaudio.querylang.resolve import expand_families
+    from reasonaudio.generator.writer import logic_to_text
     from reasonaudio.errors import QueryParseError
     from reasonaudio.views.parse import logic_tree
 
@@ -230,9 +230,9 @@ def test_canonical_resolve_writer_and_view_read_every_node_type(tree):
 def test_the_writers_text_reads_back_to_the_same_logic(tree):
     """The writer's promise: whatever it writes, the parser reads back exactly (e.g. a negated
     duration is written "no x lasting N", since "no x for N" is refused as ambiguous)."""
-    from reasonaudio.constraints.canonical import check_consistent, same_logic
-    from reasonaudio.constraints.parser import parse
-    from reasonaudio.constraints.writer import logic_to_text
+    from reasonaudio.querylang.canonical import check_consistent, same_logic
+    from reasonaudio.querylang.parser import parse
+    from reasonaudio.generator.writer import logic_to_text
     from reasonaudio.errors import QueryParseError
 
     try:
@@ -245,12 +245,12 @@ def test_the_writers_text_reads_back_to_the_same_logic(tree):
 
 @pytest.mark.parametrize("tree", TREES, ids=IDS)
 def test_every_ablation_removes_its_family_from_every_node_type(tree):
-    """``constraints.ablation.without``: no node of the family is left, the rest round-trips,
+    """``querylang.ablation.without``: no node of the family is left, the rest round-trips,
     a tree without the family is returned as it is, and where the family is only asserted
     (not under a ``not``) the ablated logic admits every clip the original does."""
-    from reasonaudio.constraints.ablation import ABLATIONS, without
+    from reasonaudio.querylang.ablation import ABLATIONS, without
     from reasonaudio.logic import walk
-    from reasonaudio.constraints.semantics import evaluate
+    from reasonaudio.querylang.semantics import evaluate
 
     clips = corpus()
     for a in ABLATIONS:

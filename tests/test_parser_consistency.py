@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reasonaudio.constraints.canonical import canonical, check_consistent, same_logic
+from reasonaudio.querylang.canonical import canonical, check_consistent, same_logic
 from reasonaudio.logic import And, Before, Has, Lasts, Not, Or, Overlap
-from reasonaudio.constraints.semantics import holds
+from reasonaudio.querylang.semantics import holds
 from reasonaudio.errors import QueryParseError
 
 pytestmark = pytest.mark.fast

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import pytest
 
-from reasonaudio.constraints.lexicon import CONTINUITY, FIRST, HEDGES, PHRASES, WORDS
-from reasonaudio.constraints.parser import ResolveOptions, parse, same_logic
+from reasonaudio.querylang.lexicon import CONTINUITY, FIRST, HEDGES, PHRASES, WORDS
+from reasonaudio.querylang.parser import ResolveOptions, parse, same_logic
 from reasonaudio.errors import QueryParseError
 
 pytestmark = pytest.mark.fast

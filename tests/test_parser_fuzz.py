@@ -7,10 +7,10 @@ from hypothesis import strategies as st
 
 import pytest
 
-from reasonaudio.constraints.canonical import check_consistent
-from reasonaudio.constraints.lexicon import PHRASES, WORDS
+from reasonaudio.querylang.canonical import check_consistent
+from reasonaudio.querylang.lexicon import PHRASES, WORDS
 from reasonaudio.logic import from_json, labels, to_json
-from reasonaudio.constraints.parser import parse
+from reasonaudio.querylang.parser import parse
 from reasonaudio.errors import QueryParseError
 
 pytestmark = pytest.mark.fast
@@ -53,7 +53,7 @@ def test_any_unicode_never_crashes(text) -> None:
 # --- properties of the rules behind issue 27's silent misreads ----------------------------------
 
 from reasonaudio.logic import And, Has, Not  # noqa: E402
-from reasonaudio.constraints.parser import same_logic  # noqa: E402
+from reasonaudio.querylang.parser import same_logic  # noqa: E402
 
 KEYWORDS = ["rain", "thunder", "siren", "church bell", "car horn", "dog barking"]
 

@@ -4,7 +4,7 @@
 CliRunner with generated hostile text: rich markup, control characters, huge and signed
 numbers, deep negation, mixed scripts, 10,000-character input. Every run must end with exit 0
 or 2 and no traceback (a rejected query: exactly one line on stderr). Every accepted string's
-logic, written back as text (constraints.writer) and parsed again, must give the same logic.
+logic, written back as text (generator.writer) and parsed again, must give the same logic.
 
 The vocabulary's head nouns are all different, so a family reading has one label and every
 accepted logic can be written back as a sentence. The semantic fallback is the real one
@@ -21,8 +21,8 @@ from typer.testing import CliRunner
 
 from reasonaudio.cli import app
 from reasonaudio.logic import from_json
-from reasonaudio.constraints.parser import same_logic
-from reasonaudio.constraints.writer import logic_to_text
+from reasonaudio.querylang.parser import same_logic
+from reasonaudio.generator.writer import logic_to_text
 
 from store_helpers import write_fake_benchmark
 

@@ -12,10 +12,10 @@ import pytest
 from test_parser_paper_templates import BANKS  # the synthetic and the real-sound labels
 
 from reasonaudio.logic import And, Before, Has, Lasts, Not, Or, labels
-from reasonaudio.constraints.parser import parse, parse_detailed, same_logic
-from reasonaudio.constraints.families import verb_use
-from reasonaudio.constraints.resolve import families
-from reasonaudio.constraints.vocabulary import stem, tokenize
+from reasonaudio.querylang.parser import parse, parse_detailed, same_logic
+from reasonaudio.querylang.families import verb_use
+from reasonaudio.querylang.resolve import families
+from reasonaudio.querylang.vocabulary import stem, tokenize
 from reasonaudio.errors import QueryParseError
 
 pytestmark = pytest.mark.fast

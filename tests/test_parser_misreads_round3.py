@@ -11,7 +11,7 @@ import pytest
 from test_parser_paper_templates import BANKS  # the synthetic and the real-sound labels
 
 from reasonaudio.logic import And, Before, Has, Not, Or, Overlap, labels
-from reasonaudio.constraints.parser import ResolveOptions, parse, parse_detailed, same_logic
+from reasonaudio.querylang.parser import ResolveOptions, parse, parse_detailed, same_logic
 from reasonaudio.errors import QueryParseError
 
 pytestmark = pytest.mark.fast

@@ -14,8 +14,8 @@ import pytest
 from test_parser_misreads_round3 import refused as refused_in
 from test_parser_paper_templates import BANKS  # the synthetic and the real-sound labels
 
-from reasonaudio.constraints.canonical import check_consistent
-from reasonaudio.constraints.parser import ResolveOptions, parse, parse_detailed, same_logic
+from reasonaudio.querylang.canonical import check_consistent
+from reasonaudio.querylang.parser import ResolveOptions, parse, parse_detailed, same_logic
 from reasonaudio.errors import QueryParseError
 from reasonaudio.logic import And, Before, Has, Lasts, Not, Or, labels
 

@@ -15,7 +15,7 @@ from importlib import resources
 import pytest
 
 from reasonaudio.logic import And, Before, Has, Lasts, Node, Not, Overlap
-from reasonaudio.constraints.parser import parse, same_logic
+from reasonaudio.querylang.parser import parse, same_logic
 
 pytestmark = pytest.mark.fast
 

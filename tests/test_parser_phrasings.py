@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from reasonaudio.logic import And, Before, Has, Lasts, Not, Or, Overlap
-from reasonaudio.constraints.parser import parse, parse_detailed, same_logic
+from reasonaudio.querylang.parser import parse, parse_detailed, same_logic
 from reasonaudio.errors import QueryParseError, ReasonAudioError
 
 pytestmark = pytest.mark.fast
@@ -211,7 +211,7 @@ def test_empty_vocabulary_is_an_error() -> None:
 
 
 def test_strict_keeps_unknown_verbs_an_error() -> None:
-    from reasonaudio.constraints.parser import STRICT
+    from reasonaudio.querylang.parser import STRICT
 
     with pytest.raises(QueryParseError, match="unknown sound 'ringing'"):
         parse("church bells ringing", V, STRICT)

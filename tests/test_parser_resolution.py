@@ -12,8 +12,8 @@ import difflib
 import pytest
 
 from reasonaudio.logic import And, Before, Has, Lasts, Not, Or, Overlap
-from reasonaudio.constraints.parser import STRICT, ResolveOptions, parse, parse_detailed, same_logic
-from reasonaudio.constraints.resolve import head_noun
+from reasonaudio.querylang.parser import STRICT, ResolveOptions, parse, parse_detailed, same_logic
+from reasonaudio.querylang.resolve import head_noun
 from reasonaudio.errors import QueryParseError
 
 pytestmark = pytest.mark.fast

@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reasonaudio.logic import And, Before, Has, Lasts, Node, Not, Overlap
-from reasonaudio.constraints.parser import parse, same_logic
-from reasonaudio.constraints.templates import (
+from reasonaudio.querylang.parser import parse, same_logic
+from reasonaudio.generator.templates import (
     SHAPES,
     TASK_SHAPES,
     _format_slots,

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reasonaudio.constraints.vocabulary import Vocabulary, label_words, stem, tokenize, vocabulary
+from reasonaudio.querylang.vocabulary import Vocabulary, label_words, stem, tokenize, vocabulary
 
 pytestmark = pytest.mark.fast
 

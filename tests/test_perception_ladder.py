@@ -7,8 +7,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from reasonaudio.evaluation.perception_ladder import crossing, sweep_perception
-from reasonaudio.evaluation.perception_model import Level, degrade, similar_labels
+from reasonaudio.experiments.perception_ladder import crossing, sweep_perception
+from reasonaudio.experiments.perception_model import Level, degrade, similar_labels
 from reasonaudio.cli import app
 from reasonaudio.dataset.benchmark import load_benchmark
 

@@ -20,7 +20,7 @@ from reasonaudio.evaluation.embeddings import ProjectionQuery  # noqa: E402
 from reasonaudio.evaluation.failures import KIND_NAMES, Breakdown, FailureRecord  # noqa: E402
 from reasonaudio.evaluation.results import Results, RetrieverResult  # noqa: E402
 from reasonaudio.evaluation.robustness import Cell, Robustness, RetrieverRobustness, plot_robustness  # noqa: E402
-from reasonaudio.constraints.ablation import ABLATIONS  # noqa: E402
+from reasonaudio.querylang.ablation import ABLATIONS  # noqa: E402
 from reasonaudio.models.captioners import captioner_names  # noqa: E402
 from reasonaudio.models.names import COMBINERS, two_stage_name  # noqa: E402
 from reasonaudio.models.registry import RECORDS  # noqa: E402

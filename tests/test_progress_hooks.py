@@ -26,8 +26,8 @@ ENTRY_POINTS = {
     "detect/clip_frames.py": ("clip_frames",),
     "detect/collection.py": ("run_detection", "calibrated"),
     "train/trainer.py": ("train_model",),
-    "evaluation/detection.py": ("detect_and_evaluate",),
-    "evaluation/train_experiment.py": ("run_experiment",),
+    "experiments/detection.py": ("detect_and_evaluate",),
+    "experiments/train_experiment.py": ("run_experiment",),
     "mainjob.py": ("resolve_atoms", "prepare_benchmark", "run_main_job"),
 }
 """module -> its long-running functions (evaluation takes its hooks in ``EvalContext``)"""

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from store_helpers import random_logic
 
-from reasonaudio.constraints.judge import ClipIndex
+from reasonaudio.querylang.judge import ClipIndex
 from reasonaudio.logic import labels
 from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.detect.collection import FORMAT, detected_collection

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from model_fixtures import stored_vectors, tiny_clap_path
 from reasonaudio.cli import app
-from reasonaudio.constraints.formulations import check_formulation, formulate
+from reasonaudio.generator.formulations import check_formulation, formulate
 from reasonaudio.dataset.condition_kinds import ConditionKind, registered_condition_kinds
 from reasonaudio.dataset.conditions import parse_condition
 from reasonaudio.errors import DataError

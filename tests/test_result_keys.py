@@ -18,7 +18,7 @@ import reasonaudio
 from reasonaudio.errors import DataError, ReasonAudioError
 from reasonaudio.evaluation.external import RunSpec
 from reasonaudio.evaluation.keys import ResultKey, legacy_key
-from reasonaudio.evaluation.plan import make_plan
+from reasonaudio.experiments.plan import make_plan
 from reasonaudio.evaluation.results import RetrieverResult, load_results, result_path
 
 pytestmark = pytest.mark.fast

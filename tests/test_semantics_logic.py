@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reasonaudio.constraints.judge import ClipIndex
+from reasonaudio.querylang.judge import ClipIndex
 from reasonaudio.logic import (
     And,
     Before,
@@ -20,7 +20,7 @@ from reasonaudio.logic import (
     labels,
     to_json,
 )
-from reasonaudio.constraints.semantics import duration_bounds, evaluate, holds, intervals
+from reasonaudio.querylang.semantics import duration_bounds, evaluate, holds, intervals
 from reasonaudio.dataset.clip import Clip, Event
 from reasonaudio.errors import LogicError
 

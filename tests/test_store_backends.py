@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from store_helpers import random_clip
 
 from reasonaudio.logic import And, Before, Has, Lasts, Node, Not, Or, Overlap
-from reasonaudio.constraints.semantics import holds, intervals
+from reasonaudio.querylang.semantics import holds, intervals
 from reasonaudio.errors import StoreError
 from reasonaudio.store.base import STATE_COMPLETE, CollectionMeta, PointIn
 from reasonaudio.store.client import ClientStore

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from qdrant_client.http import models
 
 from reasonaudio.logic import And, Before, Has, Lasts, Not, Or, Overlap
-from reasonaudio.constraints.semantics import duration_bounds, lasts_ms
+from reasonaudio.querylang.semantics import duration_bounds, lasts_ms
 from reasonaudio.dataset.clip import Clip, Event
 from reasonaudio.errors import DataError
 from reasonaudio.store.base import CollectionMeta, collection_name

@@ -17,11 +17,11 @@ from typing import Optional
 import pytest
 
 import reasonaudio
-from reasonaudio.constraints.canonical import same_logic
+from reasonaudio.querylang.canonical import same_logic
 from reasonaudio.logic import And, Has, Lasts, Node, Not, Overlap
-from reasonaudio.constraints.parser import parse
-from reasonaudio.constraints.semantics import holds, intervals
-from reasonaudio.constraints.templates import (
+from reasonaudio.querylang.parser import parse
+from reasonaudio.querylang.semantics import holds, intervals
+from reasonaudio.generator.templates import (
     SHAPES,
     TASK_SHAPES,
     TEMPLATES,

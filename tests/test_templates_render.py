@@ -7,7 +7,7 @@ import random
 import pytest
 
 from reasonaudio.logic import And, Before, Has, Lasts, Not, Or, Overlap
-from reasonaudio.constraints.templates import (SHAPES, TASK_SHAPES, TEMPLATES, match_shape,
+from reasonaudio.generator.templates import (SHAPES, TASK_SHAPES, TEMPLATES, match_shape,
                                                number_words, render_query, templates_for_shape)
 
 pytestmark = pytest.mark.fast

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from reasonaudio.constraints.semantics import holds, intervals
-from reasonaudio.constraints.templates import SHAPES, templates_for_shape
+from reasonaudio.querylang.semantics import holds, intervals
+from reasonaudio.generator.templates import SHAPES, templates_for_shape
 from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.errors import DataError
 from reasonaudio.generator.build import BuildParams, build_benchmark
@@ -210,7 +210,7 @@ def test_tiny_training_deterministic_loss_falls_reload_ingest_eval(builds, tmp_p
     sounds = card["architecture"]["n_sounds"]  # the event figures: one tagger unit per taught sound
     assert card["architecture"]["event_slots"] and sounds == len(load_benchmark(builds[0]).labels)
     assert card["recipe"] == opts.to_json()  # the recipe as asked: what a rerun is matched against
-    from reasonaudio.evaluation.train_experiment import reusable
+    from reasonaudio.experiments.train_experiment import reusable
 
     assert reusable(tmp_path / "m1", opts, builds[0])  # the experiment reuses it, not retrains
     assert not reusable(tmp_path / "m1", replace(opts, seed=1), builds[0])
@@ -329,7 +329,7 @@ def test_bench_train_cli(builds, tmp_path, model_cache):
 
 def test_held_out_split_scores_queries_that_name_held_out_sounds(builds):
     from reasonaudio.evaluation.results import Results, RetrieverResult
-    from reasonaudio.evaluation.train_experiment import held_out_split
+    from reasonaudio.experiments.train_experiment import held_out_split
     from reasonaudio.logic import labels
 
     bench = load_benchmark(builds[1])
@@ -346,7 +346,7 @@ def test_verbatim_split_sets_apart_queries_whose_text_was_trained_on(builds):
     """Issue 27 item 7: the fair figure excludes benchmark texts that are training captions; with
     the templates held out no benchmark query text is a training caption."""
     from reasonaudio.evaluation.results import Results, RetrieverResult
-    from reasonaudio.evaluation.train_experiment import verbatim_split
+    from reasonaudio.experiments.train_experiment import verbatim_split
     from reasonaudio.train.data import make_examples, query_text_overlap
 
     bench = load_benchmark(builds[1])  # its own queries rendered as captions: the worst case

@@ -114,7 +114,7 @@ def test_trained_collection_serves_detected_soft_hybrid_and_fused_retrievers(set
 
 
 def test_tuning_a_hybrid_asks_for_the_trained_detection_on_the_calibration_build(setup):
-    from reasonaudio.evaluation.combine_tuning import prepare_parts
+    from reasonaudio.experiments.combine_tuning import prepare_parts
 
     root, _ = setup
     calib = load_benchmark(root / "calib")

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
-from reasonaudio.constraints.labels import UNSAFE_WORDS
+from reasonaudio.querylang.labels import UNSAFE_WORDS
 from reasonaudio.errors import DataError
 from reasonaudio.atoms.bank import AtomBank
 from reasonaudio.atoms.folder import FolderBank

@@ -7,7 +7,7 @@ and index (sha256, not Python's salted ``hash``), so the same bank gives the sam
 machine and every call. Atoms are generated lazily and kept in a small LRU cache.
 
 Labels are chosen to be safe for the query parser: lower-case letters and spaces only, no digits,
-no word the query language uses (:data:`reasonaudio.constraints.labels.UNSAFE_WORDS`), and no label is a contiguous run of words
+no word the query language uses (:data:`reasonaudio.querylang.labels.UNSAFE_WORDS`), and no label is a contiguous run of words
 inside another label. Labels describe timbre and texture, not length, because the composer loops
 or trims atoms to any event duration.
 

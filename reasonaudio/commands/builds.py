@@ -204,7 +204,7 @@ def doctor(
 ) -> None:
     """Compare this install with the docs' figures: package versions against the lock, the
     tagger's self-check, the bank's content fingerprint. Exit 0 when all match, 1 otherwise."""
-    from reasonaudio.evaluation.doctor import run_doctor
+    from reasonaudio.experiments.doctor import run_doctor
 
     report = run_doctor(bank)
     if json_out:

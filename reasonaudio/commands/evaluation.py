@@ -45,7 +45,7 @@ FormulationOpt = typer.Option("caption", "--formulation", help="Which way of ask
 
 def _formulations(name: str, with_runs: bool, allow_all: bool = True) -> tuple[str, ...]:
     """``--formulation``'s names; one line for an unknown one (or ``all`` where one is needed)."""
-    from reasonaudio.constraints.formulations import ALL, check_formulation, expand
+    from reasonaudio.generator.formulations import ALL, check_formulation, expand
 
     try:
         check_formulation(name)
@@ -87,7 +87,7 @@ def eval_(
 ) -> None:
     """Evaluate retrievers on every query: per-task Acc@1 / nDCG@10 and multiple choice."""
     from reasonaudio.evaluation.external import RunSpec
-    from reasonaudio.evaluation.plan import ALL_CONDITIONS, make_plan, run_plan, write_plan_outputs
+    from reasonaudio.experiments.plan import ALL_CONDITIONS, make_plan, run_plan, write_plan_outputs
     from reasonaudio.evaluation.run_files import parse_run_spec
     from reasonaudio.views.plan import print_plan
     from reasonaudio.views.progress import progress_hooks
@@ -132,7 +132,7 @@ def compare(
 ) -> None:
     """A - B per task with a paired randomization test (10,000 permutations, seed 0); A and B
     may be one retriever under two conditions (paired by query: the queries are the same)."""
-    from reasonaudio.evaluation.plan import compare_keys
+    from reasonaudio.experiments.plan import compare_keys
     from reasonaudio.evaluation.keys import ResultKey
     from reasonaudio.fileio import write_json
     from reasonaudio.views.progress import progress_hooks
@@ -203,7 +203,7 @@ def sweep_perception_cmd(
     no_verify: bool = NoVerifyOpt,
 ) -> None:
     """The oracle's logic over events heard worse and worse: event F1 and Acc@1 per level."""
-    from reasonaudio.evaluation.perception_ladder import parse_levels, saved_baselines, sweep_perception
+    from reasonaudio.experiments.perception_ladder import parse_levels, saved_baselines, sweep_perception
     from reasonaudio.fileio import write_json
     from reasonaudio.views.perception_ladder import print_ladder
     from reasonaudio.views.progress import progress_hooks

@@ -54,7 +54,7 @@ def detect(
     """Detect events from cached YAMNet frames into their own collection, evaluate detected:TAGGER.
     Frames the cache lacks are computed here, or on Ray with --engine ray."""
     from reasonaudio.detect.collection import DetectOptions
-    from reasonaudio.evaluation.detection import detect_and_evaluate
+    from reasonaudio.experiments.detection import detect_and_evaluate
     from reasonaudio.fileio import write_json
     from reasonaudio.generator.calibration import resolve_calibration
     from reasonaudio.store.open import open_store
@@ -89,7 +89,7 @@ def tune(
     no_verify: bool = NoVerifyOpt,
 ) -> None:
     """Choose combined retrievers' N, w and RRF k on the calibration build (DATA/results/combine-params.json)."""
-    from reasonaudio.evaluation.combine_tuning import params_text, tune_combined
+    from reasonaudio.experiments.combine_tuning import params_text, tune_combined
     from reasonaudio.retrievers.combined import combine_params
     from reasonaudio.views.progress import progress_hooks
 

@@ -52,7 +52,7 @@ def parse_cmd(
     """Read query text into logic over the bank's labels (what the oracle retriever runs)."""
     import json
 
-    from reasonaudio.constraints.parser import parse_detailed
+    from reasonaudio.querylang.parser import parse_detailed
     from reasonaudio.logic import to_json
     from reasonaudio.views.parse import print_parse, vocabulary_source
 
@@ -70,7 +70,7 @@ def parse_cmd(
 def _resolve_options(strict: bool) -> Any:
     """--strict: labels only; otherwise resolution with MiniLM's semantic fallback (loaded on
     the first phrase that needs it)."""
-    from reasonaudio.constraints.parser import STRICT, ResolveOptions
+    from reasonaudio.querylang.parser import STRICT, ResolveOptions
     from reasonaudio.extras import available
 
     if strict:

@@ -31,7 +31,7 @@ CHOICES = "choices.jsonl"
 ATOMS = "atoms.jsonl"
 MANIFEST = BENCHMARK_OUTPUT.marker
 FORMULATIONS = "formulations.jsonl"
-"""every query in each user-intent formulation (reasonaudio.constraints.formulations); optional:
+"""every query in each user-intent formulation (reasonaudio.generator.formulations); optional:
 benchmarks built before it have none"""
 INTERLEAVED_FILE = "interleaved.jsonl"
 EXAMPLES_FILE = "examples.jsonl"

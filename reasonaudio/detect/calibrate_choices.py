@@ -10,7 +10,7 @@ thresholds event F1 prefers. This step reads what the calibration build asks:
   **off ratios** (how far a run may fall under ``on`` and still continue), the map's
   :class:`ChoiceGrid`;
 - for each, the calibration clips' events are detected, judged against the calibration build's
-  queries (:class:`reasonaudio.constraints.judge.ClipIndex`, the oracle's logic) and scored by the
+  queries (:class:`reasonaudio.querylang.judge.ClipIndex`, the oracle's logic) and scored by the
   build's multiple-choice pairs as ``mc_acc`` scores them, relevance as the score
   (:func:`~reasonaudio.dataset.benchmark.choice_score`: 1 when the positive is relevant and the
   hard negative is not, 0.5 when both or neither are, 0 otherwise); the mean per task, then over
@@ -31,7 +31,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from reasonaudio.constraints.judge import ClipIndex
+from reasonaudio.querylang.judge import ClipIndex
 from reasonaudio.dataset.benchmark import Benchmark, choice_score
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.detect.events import DetectParams, FrameGrid, detect_in

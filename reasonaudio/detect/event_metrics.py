@@ -16,7 +16,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from reasonaudio.constraints.semantics import occurrences
+from reasonaudio.querylang.semantics import occurrences
 from reasonaudio.dataset.clip import Clip
 
 ONSET_COLLAR_MS = 250

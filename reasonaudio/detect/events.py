@@ -28,7 +28,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from reasonaudio.constraints.semantics import to_ms
+from reasonaudio.querylang.semantics import to_ms
 from reasonaudio.dataset.clip import REPEAT_GAP_MS, Clip, Event
 
 DETECTED_ATOM = "detected"

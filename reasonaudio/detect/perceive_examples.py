@@ -16,7 +16,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from reasonaudio.constraints.examples import ExampleLabel
+from reasonaudio.querylang.examples import ExampleLabel
 from reasonaudio.detect.clip_frames import load_tagger
 from reasonaudio.detect.labelmap import build_label_map
 from reasonaudio.models import yamnet

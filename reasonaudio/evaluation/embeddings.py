@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from reasonaudio.evaluation.results import embeddings_path
-from reasonaudio.constraints.judge import hard_negatives
+from reasonaudio.querylang.judge import hard_negatives
 from reasonaudio.dataset.benchmark import Benchmark, tasks_present
 from reasonaudio.fileio import atomic_file
 

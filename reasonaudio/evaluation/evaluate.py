@@ -30,7 +30,7 @@ from reasonaudio.evaluation.results import (
     versions,
 )
 from reasonaudio.evaluation.runs import Run, write_trec
-from reasonaudio.constraints.judge import hard_negatives
+from reasonaudio.querylang.judge import hard_negatives
 from reasonaudio.dataset.benchmark import Benchmark, choice_score
 from reasonaudio.dataset.conditions import condition_of
 from reasonaudio.errors import QueryParseError, ReasonAudioError

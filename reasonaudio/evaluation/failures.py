@@ -2,7 +2,7 @@
 
 A query is *failed* when the clip a retriever ranked first is not relevant (its Acc@1 is 0).
 The failure's *kind* is read from the query's logic evaluated on the first clip's event metadata
-(the judge's semantics, :mod:`reasonaudio.constraints.semantics`): each top-level constraint
+(the judge's semantics, :mod:`reasonaudio.querylang.semantics`): each top-level constraint
 (``C1``, ``C2``, ... as :func:`reasonaudio.logic.conjuncts` numbers them) that the
 clip breaks gets a kind from the broken relation, and the failure takes the first kind of
 :data:`KINDS` among them. :data:`KINDS` is the one table of kind names, in priority order, with
@@ -25,7 +25,7 @@ from reasonaudio.evaluation.results import Results, load_results, run_path
 from reasonaudio.evaluation.runs import Run, read_trec
 from reasonaudio.logic import (And, Before, Count, Has, Interpreter, Lasts, Node, Not,
                                            Or, Overlap, conjuncts, describe)
-from reasonaudio.constraints.semantics import HOLDS, OVERLAP_MIN_MS, Occurrences, occurrences
+from reasonaudio.querylang.semantics import HOLDS, OVERLAP_MIN_MS, Occurrences, occurrences
 from reasonaudio.dataset.benchmark import ALL_TASKS, Benchmark
 from reasonaudio.dataset.clip import Clip
 

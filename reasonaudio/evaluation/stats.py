@@ -6,7 +6,7 @@ import statistics
 from collections import Counter
 from typing import Any
 
-from reasonaudio.constraints.judge import benchmark_index
+from reasonaudio.querylang.judge import benchmark_index
 from reasonaudio.dataset.benchmark import Benchmark, tasks_present
 
 

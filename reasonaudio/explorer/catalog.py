@@ -25,7 +25,7 @@ from reasonaudio.evaluation.intervals import metric_interval
 from reasonaudio.evaluation.metrics import LABELS, METRICS, OVERALL, first_rank
 from reasonaudio.evaluation.results import Results, load_results, run_path
 from reasonaudio.evaluation.runs import Run, read_trec
-from reasonaudio.constraints.ablation import ABLATIONS
+from reasonaudio.querylang.ablation import ABLATIONS
 from reasonaudio.logic import Node, conjuncts, describe, labels
 from reasonaudio.dataset.benchmark import CHOICES, TASKS, Benchmark, Choice
 from reasonaudio.dataset.clip import Clip
@@ -591,7 +591,7 @@ class Catalog:
 
     def search(self, text: str, retriever: str, k: int) -> dict[str, Any]:
         """``bench search`` for the page: logic, sound-name resolutions, ranked hits with checks."""
-        from reasonaudio.constraints.parser import parse_detailed
+        from reasonaudio.querylang.parser import parse_detailed
         from reasonaudio.errors import QueryParseError
         from reasonaudio.retrievers.registry import spec_for
         from reasonaudio.retrievers.stored_vectors import resolve_query_text
@@ -664,7 +664,7 @@ def detected_timeline(payload: dict[str, Any], duration: float, logic: Node | No
 def resolve_options() -> Any:
     """How the search box reads sound phrases: as ``bench search`` does by default (labels, then
     MiniLM's semantic fallback, loaded on the first phrase that needs it)."""
-    from reasonaudio.constraints.parser import ResolveOptions
+    from reasonaudio.querylang.parser import ResolveOptions
     from reasonaudio.models.label_matcher import shared_matcher
 
     return ResolveOptions(semantic=shared_matcher())

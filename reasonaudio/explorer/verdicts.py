@@ -3,7 +3,7 @@
 For a hit row and each side of a minimal pair: the verdict ("meets the query" / "breaks C2"),
 which events belong to a constraint the clip breaks (outlined in its timeline), and the measured
 facts each leaf of the logic is about (durations, the gap of an order, the shared time of an
-overlap, a count), read with the judge's own semantics (``constraints/semantics.py``: integer
+overlap, a count), read with the judge's own semantics (``querylang/semantics.py``: integer
 milliseconds, the one overlap threshold and duration tolerance). Events may be true or detected:
 anything with ``label``, ``onset`` and ``offset`` in seconds.
 """
@@ -15,7 +15,7 @@ from typing import Iterable, Sequence
 
 from reasonaudio.logic import (And, Before, Count, Has, Interpreter, Lasts, Node, Not, Or,
                                            Overlap, conjuncts, labels)
-from reasonaudio.constraints.semantics import (OVERLAP_MIN_MS, EventLike, Occurrences,
+from reasonaudio.querylang.semantics import (OVERLAP_MIN_MS, EventLike, Occurrences,
                                                duration_tolerance_ms, evaluate, occurrences)
 
 MEETS = "meets the query"

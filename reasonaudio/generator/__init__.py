@@ -1,1 +1,2 @@
-"""The benchmark generator: compose clips, plant queries, build, interleave, export."""
+"""The benchmark generator: compose clips, plant queries and write their text (templates,
+formulations, logic as a sentence), build, interleave, export."""

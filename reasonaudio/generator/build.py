@@ -13,11 +13,11 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from reasonaudio.constraints.judge import ClipIndex
+from reasonaudio.querylang.judge import ClipIndex
 from reasonaudio.logic import to_json
-from reasonaudio.constraints.semantics import holds, occurrences
-from reasonaudio.constraints.formulations import formulate, formulation_counts, stream_name
-from reasonaudio.constraints.templates import render_query
+from reasonaudio.querylang.semantics import holds, occurrences
+from reasonaudio.generator.formulations import formulate, formulation_counts, stream_name
+from reasonaudio.generator.templates import render_query
 from reasonaudio.dataset.benchmark import (
     ATOMS,
     BENCHMARK_OUTPUT,

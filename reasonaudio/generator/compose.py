@@ -22,7 +22,7 @@ import random
 from dataclasses import asdict, dataclass, field
 from typing import Any, Sequence
 
-from reasonaudio.constraints.semantics import OVERLAP_MIN_MS, duration_bounds
+from reasonaudio.querylang.semantics import OVERLAP_MIN_MS, duration_bounds
 from reasonaudio.dataset.clip import REPEAT_GAP_MS, Clip, Event
 from reasonaudio.errors import DataError
 from reasonaudio.atoms.bank import AtomBank

@@ -39,7 +39,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from reasonaudio.constraints.judge import hard_negatives
+from reasonaudio.querylang.judge import hard_negatives
 from reasonaudio.dataset.benchmark import FORMULATIONS, MANIFEST, Benchmark
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import atomic_dir, clear_stale_partials, read_jsonl, sha256_file

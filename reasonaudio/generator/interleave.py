@@ -31,11 +31,11 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from reasonaudio.constraints.canonical import same_logic
-from reasonaudio.constraints.examples import ExampleLabel, placeholder, resolve_placeholders
+from reasonaudio.querylang.canonical import same_logic
+from reasonaudio.querylang.examples import ExampleLabel, placeholder, resolve_placeholders
 from reasonaudio.logic import Node, from_json
-from reasonaudio.constraints.parser import parse, parse_detailed
-from reasonaudio.constraints.resolve import ResolveOptions
+from reasonaudio.querylang.parser import parse, parse_detailed
+from reasonaudio.querylang.resolve import ResolveOptions
 from reasonaudio.dataset.benchmark import (EXAMPLES_DIR, EXAMPLES_FILE, INTERLEAVED_FILE,
                                            load_benchmark, write_manifest)
 from reasonaudio.dataset.clip import Clip

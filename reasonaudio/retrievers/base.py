@@ -11,7 +11,7 @@ import heapq
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence
 
-from reasonaudio.constraints.resolve import ResolveOptions
+from reasonaudio.querylang.resolve import ResolveOptions
 from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.store.payload import point_names
 

@@ -59,7 +59,7 @@ class CombineParams:
     rrf_k: int = 60
     source: str = "default"
     """where the values come from: ``default``, or ``calibration:<manifest sha256 prefix>`` of
-    the calibration build that chose them (``bench tune``: reasonaudio/evaluation/combine_tuning.py)"""
+    the calibration build that chose them (``bench tune``: reasonaudio/experiments/combine_tuning.py)"""
     tuning: dict[str, Any] | None = None
     """the calibration build, objective, grid with each point's figures and the chosen point"""
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reasonaudio.constraints.examples import ExampleLabel
+from reasonaudio.querylang.examples import ExampleLabel
 
 TAGGER = "tagger"
 """``ExampleLabel.how`` for a label the tagger chose"""

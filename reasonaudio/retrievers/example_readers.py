@@ -49,9 +49,9 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from reasonaudio.constraints.examples import (PLACEHOLDER_RE, ExampleLabel, check_name, has_placeholder,
+from reasonaudio.querylang.examples import (PLACEHOLDER_RE, ExampleLabel, check_name, has_placeholder,
                                               names_in, substitute)
-from reasonaudio.constraints.resolve import ResolveOptions
+from reasonaudio.querylang.resolve import ResolveOptions
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.dataset.interleaved import example_path, examples as build_examples
 from reasonaudio.errors import DataError, ModelError, QueryParseError, ReasonAudioError

@@ -53,7 +53,7 @@ def search_one(bench: Benchmark, text: str, retriever: str, k: int, store: Any,
     """Answer ``text`` (or a benchmark query's id) with ``retriever`` over ``store``: its ``k``
     best clips. ``resolve``: the parser's label resolution options (default: the parser's).
     ``hooks`` receive :class:`ExamplesRead` and :class:`NoConstraintChecks` as they happen."""
-    from reasonaudio.constraints.parser import ResolveOptions, parse_detailed
+    from reasonaudio.querylang.parser import ResolveOptions, parse_detailed
     from reasonaudio.retrievers.registry import get_retriever, spec_for
     from reasonaudio.retrievers.stored_vectors import resolve_query_text
 

@@ -9,7 +9,7 @@ score descending, then clip id ascending), cut at ``k``. Clips the filter reject
 returned.
 
 ``oracle-without:FAMILY`` (:class:`AblatedOracle`) is the same retriever over the logic with one
-relation family removed (:mod:`reasonaudio.constraints.ablation`); logic with nothing left to
+relation family removed (:mod:`reasonaudio.querylang.ablation`); logic with nothing left to
 check admits every clip.
 """
 
@@ -18,10 +18,10 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any, Sequence
 
-from reasonaudio.constraints.ablation import BY_FAMILY, without
+from reasonaudio.querylang.ablation import BY_FAMILY, without
 from reasonaudio.logic import Node
-from reasonaudio.constraints.parser import parse
-from reasonaudio.constraints.resolve import ResolveOptions
+from reasonaudio.querylang.parser import parse
+from reasonaudio.querylang.resolve import ResolveOptions
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.retrievers.base import Hit, Retriever
 from reasonaudio.store.base import Store
@@ -111,4 +111,4 @@ class AblatedOracle(OracleRetriever):
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "without": self.ablation.family,
-                "rewrite": "constraints.ablation.without (docs/evaluation.md, logic ablations)"}
+                "rewrite": "querylang.ablation.without (docs/evaluation.md, logic ablations)"}

@@ -13,7 +13,7 @@ import difflib
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from reasonaudio.constraints.ablation import ABLATIONS, Ablation
+from reasonaudio.querylang.ablation import ABLATIONS, Ablation
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.errors import ReasonAudioError
 from reasonaudio.ingest.vector_files import FAMILY as PRECOMPUTED

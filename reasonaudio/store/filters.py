@@ -31,7 +31,7 @@ from qdrant_client.http import models
 
 from reasonaudio.logic import (And, Before, Count, Has, Interpreter, Lasts, Node, Not,
                                            Or, Overlap)
-from reasonaudio.constraints.semantics import lasts_us
+from reasonaudio.querylang.semantics import lasts_us
 from reasonaudio.store.payload import before_key, check_label, count_key, dur_key, overlap_key
 
 

@@ -38,7 +38,7 @@ import numpy as np
 
 from reasonaudio.logic import (And, Before, Count, Has, Interpreter, Lasts, Node, Not,
                                            Or, Overlap, labels)
-from reasonaudio.constraints.semantics import OVERLAP_MIN_MS, duration_tolerance_ms
+from reasonaudio.querylang.semantics import OVERLAP_MIN_MS, duration_tolerance_ms
 from reasonaudio.store.base import PointIn, Request, Sparse, VectorSpec
 from reasonaudio.store.payload import (COUNT_FIELD, DUR_FIELD, SOFT_FIELDS, SOFT_LABEL_IDS_FIELD,
                                        SOFT_LABELS_FIELD, SOFT_ORDER_FIELD, check_label, count_key)

@@ -2,7 +2,7 @@
 
 A Qdrant condition compares one payload key with constants; it cannot compare two events of a
 clip. So every relation the logic can ask about is precomputed here, with the judge's own
-integer-millisecond semantics (``constraints/semantics.py``):
+integer-millisecond semantics (``querylang/semantics.py``):
 
 - ``labels``: every event label (keyword list);
 - ``before``: ``"x>y"`` for every ordered pair with ``offset(x) <= onset(y)`` (with repeats:
@@ -25,7 +25,7 @@ import uuid
 from itertools import permutations
 from typing import Any, Iterable
 
-from reasonaudio.constraints.semantics import before_occ, occurrences, overlap_occ
+from reasonaudio.querylang.semantics import before_occ, occurrences, overlap_occ
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.errors import DataError
 

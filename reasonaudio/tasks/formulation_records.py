@@ -7,7 +7,7 @@ own text; a templated formulation draws one of its templates for the query's sha
 shape's :attr:`~reasonaudio.tasks.base.Shape.formulations` entry, or the record's own
 ``templates``) from the formulations' seeded stream; a derived one rewrites the caption
 (``derive``); a registered one draws from a stream of its own, so adding it moves no existing
-row. :func:`reasonaudio.constraints.formulations.formulate` writes the rows; training
+row. :func:`reasonaudio.generator.formulations.formulate` writes the rows; training
 (``--hold-out-formulations``), MTEB subsets and the robustness table read the records. A new
 formulation is one record passed to :func:`register_formulation` plus its templates
 (docs/extending.md). This module imports nothing of the package, so ``tasks/base.py`` can

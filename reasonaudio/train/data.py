@@ -16,7 +16,7 @@ benchmark under test (:func:`check_separate` refuses the same seed or shared cli
   (the judge's definition: every mentioned sound, constraint broken).
 
 Truth is never assumed: every caption is checked true for its clip and every hard negative
-false with the judge (:mod:`reasonaudio.constraints.semantics`), and the loss masks in-batch
+false with the judge (:mod:`reasonaudio.querylang.semantics`), and the loss masks in-batch
 "negatives" that the judge says satisfy a caption.
 """
 
@@ -28,10 +28,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from reasonaudio.constraints.judge import benchmark_index
+from reasonaudio.querylang.judge import benchmark_index
 from reasonaudio.logic import Before, Lasts, Node, Overlap, labels
-from reasonaudio.constraints.semantics import holds, occurrences
-from reasonaudio.constraints.templates import (
+from reasonaudio.querylang.semantics import holds, occurrences
+from reasonaudio.generator.templates import (
     TASK_SHAPES,
     Template,
     format_slots,

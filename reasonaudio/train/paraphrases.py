@@ -1,7 +1,7 @@
 """Training-only paraphrases, for ``--hold-out-templates``.
 
 With the flag on, training captions are rendered only with these wordings, never with the
-benchmark's templates (:mod:`reasonaudio.constraints.templates`), so every benchmark query is a
+benchmark's templates (:mod:`reasonaudio.generator.templates`), so every benchmark query is a
 paraphrase the model has not seen: what it scores then measures whether it learned the
 constraint, not the sentence. The wordings live in each task record
 (:attr:`reasonaudio.tasks.base.Shape.paraphrases`); same placeholders as the benchmark's

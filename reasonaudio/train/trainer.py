@@ -17,7 +17,7 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from reasonaudio.constraints.judge import benchmark_index
+from reasonaudio.querylang.judge import benchmark_index
 from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.dataset.conditions import CLEAN, condition_of, parse_condition, under_condition
 from reasonaudio.errors import DataError, ModelError

@@ -12,7 +12,7 @@ from rich.text import Text
 
 from reasonaudio.detect.event_metrics import (ONSET_COLLAR_MS, OFFSET_COLLAR_MS, OFFSET_COLLAR_RELATIVE,
                                               PerceptionReport)
-from reasonaudio.evaluation.detection import DetectRun
+from reasonaudio.experiments.detection import DetectRun
 
 _COMPACT = dict(box=box.SIMPLE_HEAD, pad_edge=False)
 

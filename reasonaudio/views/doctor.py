@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from reasonaudio.evaluation.doctor import DoctorReport
+from reasonaudio.experiments.doctor import DoctorReport
 
 MARKS = {True: "[green]ok[/]", False: "[red]differs[/]", None: "[yellow]not checked[/]"}
 

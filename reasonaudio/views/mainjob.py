@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from reasonaudio.evaluation.detection import DetectRun
+from reasonaudio.experiments.detection import DetectRun
 from reasonaudio.evaluation.headline import accuracy_table, headline_names, tasks_asked
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.demo_sizes import CUSTOM, DEFAULT_SIZE, DEMO_SIZES

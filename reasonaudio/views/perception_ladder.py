@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from reasonaudio.evaluation.perception_ladder import Ladder
+from reasonaudio.experiments.perception_ladder import Ladder
 from reasonaudio.dataset.benchmark import ALL_TASKS
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 
-from reasonaudio.evaluation.plan import PlanOutcome
+from reasonaudio.experiments.plan import PlanOutcome
 from reasonaudio.views.condition_scores import print_condition_scores
 from reasonaudio.views.external import print_run_notes
 from reasonaudio.views.interleaved import print_by_example

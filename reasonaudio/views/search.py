@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from reasonaudio.logic import Node, conjuncts, describe, labels, to_json
-from reasonaudio.constraints.semantics import evaluate
+from reasonaudio.querylang.semantics import evaluate
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.retrievers.base import Hit

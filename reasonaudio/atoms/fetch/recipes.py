@@ -28,7 +28,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable
 
-from reasonaudio.constraints.labels import label_problems
+from reasonaudio.querylang.labels import label_problems
 from reasonaudio.fileio import atomic_file
 from reasonaudio.atoms.fetch.containers import check_member_name, parse_cat_index
 from reasonaudio.atoms.fetch.errors import FetchError

@@ -7,7 +7,7 @@ longest first and win over single words.
 
 from __future__ import annotations
 
-from reasonaudio.constraints.semantics import DURATION_TOLERANCE_TEXT
+from reasonaudio.querylang.semantics import DURATION_TOLERANCE_TEXT
 
 FWD, REV, OVL, NEG, NOR, AND, OR = "fwd", "rev", "ovl", "neg", "nor", "and", "or"
 FIRST, EACH, ORDER, STOP, COMMA, DUR = "first", "each", "order", "stop", "comma", "dur"

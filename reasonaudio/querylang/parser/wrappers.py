@@ -11,8 +11,8 @@ unknown sound, with the nearest labels), never skipped.
 
 from __future__ import annotations
 
-from reasonaudio.constraints.lexicon import COMMA, FILLER, STOP, WORDS
-from reasonaudio.constraints.vocabulary import LabelMatch, Token
+from reasonaudio.querylang.lexicon import COMMA, FILLER, STOP, WORDS
+from reasonaudio.querylang.vocabulary import LabelMatch, Token
 
 WRAPPER_WORDS: frozenset[str] = frozenset(
     "search searching look looking hunt hunting ask asking please pls plz kindly could you your list every all retrieve return fetch locate need "

@@ -16,7 +16,7 @@ import random
 from typing import Any, Iterable, Mapping
 
 from reasonaudio.logic import Node, from_json
-from reasonaudio.constraints.templates import format_slots
+from reasonaudio.generator.templates import format_slots
 from reasonaudio.tasks.base import CAPTION, FORMULATIONS
 from reasonaudio.tasks.formulation_records import formulation, formulations
 from reasonaudio.tasks.registry import recognise, shape

@@ -10,9 +10,9 @@ named in the refusal.
 
 from __future__ import annotations
 
-from reasonaudio.constraints.lexicon import (AND, BOTH, COMMA, CONTINUITY, FILLER, HEDGES, NUM, OR,
+from reasonaudio.querylang.lexicon import (AND, BOTH, COMMA, CONTINUITY, FILLER, HEDGES, NUM, OR,
                                              TIMES)
-from reasonaudio.constraints.parser.parts import Item
+from reasonaudio.querylang.parser.parts import Item
 from reasonaudio.errors import QueryParseError
 
 _NUMBERISH = frozenset({NUM, TIMES})

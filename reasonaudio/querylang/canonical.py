@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from reasonaudio.logic import (And, Before, Count, Has, Interpreter, Lasts, Node, Not,
                                            Or, Overlap, conjuncts, describe, to_json)
-from reasonaudio.constraints.semantics import duration_bounds
+from reasonaudio.querylang.semantics import duration_bounds
 from reasonaudio.errors import QueryParseError
 
 CANON = Interpreter("canonical form (canonical.canonical)")

@@ -3,7 +3,7 @@
 Holds per-label onset/offset arrays (integer ms, -1 where a clip lacks the label), one row per
 occurrence (row k: each clip's (k+1)-th occurrence in onset order; one row when no label
 repeats), so one query over 10,000 clips is a handful of numpy comparisons. It must agree with
-:func:`reasonaudio.constraints.semantics.holds` clip by clip (a hypothesis test checks this).
+:func:`reasonaudio.querylang.semantics.holds` clip by clip (a hypothesis test checks this).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import numpy as np
 
 from reasonaudio.logic import (And, Before, Count, Has, Interpreter, Lasts, Node, Not,
                                            Or, Overlap, labels)
-from reasonaudio.constraints.semantics import OVERLAP_MIN_MS, lasts_ms, occurrences
+from reasonaudio.querylang.semantics import OVERLAP_MIN_MS, lasts_ms, occurrences
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.dataset.clip import Clip
 

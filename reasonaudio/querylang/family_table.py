@@ -2,7 +2,7 @@
 verbs say how a thing sounds.
 
 One source of truth, kept as data (``reasonaudio/data/sound_families.json``) and read by
-:class:`reasonaudio.constraints.resolve.Families`:
+:class:`reasonaudio.querylang.resolve.Families`:
 
 - **kinds**: a word that names every label of its member head nouns ("bird" -> owls, crows,
   gulls, hens, songbirds...; "person" -> man, woman, child...);
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
-from reasonaudio.constraints.vocabulary import stem
+from reasonaudio.querylang.vocabulary import stem
 
 @dataclass(frozen=True)
 class Sound:

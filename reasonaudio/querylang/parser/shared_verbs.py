@@ -15,11 +15,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Optional
 
-from reasonaudio.constraints.families import Families, families, fits, label_parts, verb_use
-from reasonaudio.constraints.lexicon import AND, BOTH, COMMA, FILLER, NEG, NOR, OR
-from reasonaudio.constraints.parser.parts import Item, Resolved
-from reasonaudio.constraints.resolve import FAMILY_PREFIX, Resolution, noun_of, resolve_words
-from reasonaudio.constraints.vocabulary import AUX_INSIDE_LABEL, SOUND_WORDS, stem
+from reasonaudio.querylang.families import Families, families, fits, label_parts, verb_use
+from reasonaudio.querylang.lexicon import AND, BOTH, COMMA, FILLER, NEG, NOR, OR
+from reasonaudio.querylang.parser.parts import Item, Resolved
+from reasonaudio.querylang.resolve import FAMILY_PREFIX, Resolution, noun_of, resolve_words
+from reasonaudio.querylang.vocabulary import AUX_INSIDE_LABEL, SOUND_WORDS, stem
 from reasonaudio.errors import QueryParseError
 
 _JOINERS = frozenset({"and", "&", "+", "plus", "with", "as well as", "along with",

@@ -12,12 +12,12 @@ from __future__ import annotations
 import math
 from typing import Optional
 
-from reasonaudio.constraints.lexicon import (CNT, COUNT_WORDS, DUR, DURCUE, EACH, FILLER, FIRST,
+from reasonaudio.querylang.lexicon import (CNT, COUNT_WORDS, DUR, DURCUE, EACH, FILLER, FIRST,
                                              FWD, LASTING_WORDS, LEFT_DUR_WORDS, NUM, ONES,
                                              POSITION_AFTER, POSITION_BEFORE, REV, TENS,
                                              TIME_POSITION_MSG, TIMES, UNIT, UNIT_SECONDS)
-from reasonaudio.constraints.parser.parts import Duration, Item
-from reasonaudio.constraints.vocabulary import Token
+from reasonaudio.querylang.parser.parts import Duration, Item
+from reasonaudio.querylang.vocabulary import Token
 from reasonaudio.errors import QueryParseError
 
 

@@ -13,13 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional, Sequence
 
-from reasonaudio.constraints.canonical import canonical, check_consistent
-from reasonaudio.constraints.lexicon import AND, END, FWD, NOR, OR, ORDER, OVL, REV
+from reasonaudio.querylang.canonical import canonical, check_consistent
+from reasonaudio.querylang.lexicon import AND, END, FWD, NOR, OR, ORDER, OVL, REV
 from reasonaudio.logic import (And, Before, Count, Has, Lasts, Node, Not, Or,
                                            Overlap, leaf_labels)
-from reasonaudio.constraints.parser.cues import Link
-from reasonaudio.constraints.parser.parts import Duration, Item
-from reasonaudio.constraints.resolve import FAMILY_PREFIX
+from reasonaudio.querylang.parser.cues import Link
+from reasonaudio.querylang.parser.parts import Duration, Item
+from reasonaudio.querylang.resolve import FAMILY_PREFIX
 from reasonaudio.errors import QueryParseError
 
 _RELATED = frozenset({FWD, REV, OVL, "not_ovl", "not_fwd", "not_rev"})

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Optional, Sequence
 
-from reasonaudio.constraints.family_table import SoundGroups, family_table
-from reasonaudio.constraints.vocabulary import stem, tokenize
+from reasonaudio.querylang.family_table import SoundGroups, family_table
+from reasonaudio.querylang.vocabulary import stem, tokenize
 
 _HEAD_STOP = frozenset("on of by with in off away from into to at".split())
 

@@ -1,7 +1,7 @@
 """``bench sweep perception``: the oracle's logic over events heard worse and worse.
 
-For each :class:`~reasonaudio.evaluation.perception_model.Level` (the seeded model of imperfect
-hearing in :mod:`reasonaudio.evaluation.perception_model`) every clip's true events are degraded,
+For each :class:`~reasonaudio.experiments.perception_model.Level` (the seeded model of imperfect
+hearing in :mod:`reasonaudio.experiments.perception_model`) every clip's true events are degraded,
 and then:
 
 - **perception** is measured against the truth exactly as ``bench detect``'s report does
@@ -31,11 +31,11 @@ import numpy as np
 
 from reasonaudio.dataset.benchmark import choice_score
 from reasonaudio.evaluation.metrics import METRICS, OVERALL, aggregate, query_metrics
-from reasonaudio.evaluation.perception_model import DEFAULT_SEVERITIES, Level, degrade, similar_labels
+from reasonaudio.experiments.perception_model import DEFAULT_SEVERITIES, Level, degrade, similar_labels
 from reasonaudio.evaluation.results import fingerprint, load_results
 from reasonaudio.models.names import is_embedding
-from reasonaudio.constraints.judge import ClipIndex, hard_negatives
-from reasonaudio.constraints.semantics import occurrences
+from reasonaudio.querylang.judge import ClipIndex, hard_negatives
+from reasonaudio.querylang.semantics import occurrences
 from reasonaudio.dataset.benchmark import ALL_TASKS, Benchmark
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.detect.event_metrics import (OFFSET_COLLAR_MS, OFFSET_COLLAR_RELATIVE,
@@ -62,7 +62,7 @@ class Ladder:
 
     def to_json(self) -> dict[str, Any]:
         return {"format": FORMAT, "data": self.data, "seed": self.seed,
-                "model": "reasonaudio.evaluation.perception_model (docs/detection.md, perception ladder)",
+                "model": "reasonaudio.experiments.perception_model (docs/detection.md, perception ladder)",
                 "collars": {"onset_ms": ONSET_COLLAR_MS, "offset_ms": OFFSET_COLLAR_MS,
                             "offset_relative": OFFSET_COLLAR_RELATIVE},
                 "ranking": "[admitted by the exact logic] + soft score of the logic, ties by clip "

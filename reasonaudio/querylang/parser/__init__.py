@@ -5,10 +5,10 @@ How a query is read (docs/query-language.md has the user's version), one module 
 0. **Wrappers** (:mod:`.wrappers`). The words that make a question, a command or a polite
    request ("could you please list every clip where ...", "..., thanks?") are dropped before
    the first sound and after the last, never elsewhere and never inside a label.
-1. **Items** (:mod:`.items`). :mod:`reasonaudio.constraints.vocabulary` finds the labels (greedy
+1. **Items** (:mod:`.items`). :mod:`reasonaudio.querylang.vocabulary` finds the labels (greedy
    longest match, tolerant of case, plurals, -ing/-s forms and a trailing "sound"). Every other
    word must be a word of the query language or be resolved by
-   :mod:`reasonaudio.constraints.resolve` (verb form, family of labels, injected semantic
+   :mod:`reasonaudio.querylang.resolve` (verb form, family of labels, injected semantic
    matcher), each resolution recorded for display; an unknown word is reported as an unknown
    sound with the nearest labels, and a character no token reads is refused, so nothing the
    user wrote is silently dropped.
@@ -30,20 +30,20 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Optional, Sequence
 
-from reasonaudio.constraints.examples import Substitution, substitution
-from reasonaudio.constraints.canonical import canonical, check_consistent, same_logic
+from reasonaudio.querylang.examples import Substitution, substitution
+from reasonaudio.querylang.canonical import canonical, check_consistent, same_logic
 from reasonaudio.logic import Node, to_json
-from reasonaudio.constraints.parser.builder import Builder
-from reasonaudio.constraints.parser.cues import Link, classify
-from reasonaudio.constraints.parser.items import read_items
-from reasonaudio.constraints.parser.numbers import fold_numbers
-from reasonaudio.constraints.parser.parts import Item, Resolved
-from reasonaudio.constraints.parser.qualifiers import check_qualifiers
-from reasonaudio.constraints.parser.shared_verbs import share_verbs
-from reasonaudio.constraints.parser.wrappers import drop_wrappers
-from reasonaudio.constraints.resolve import (FAMILY_PREFIX, STRICT, Resolution, ResolveOptions,
+from reasonaudio.querylang.parser.builder import Builder
+from reasonaudio.querylang.parser.cues import Link, classify
+from reasonaudio.querylang.parser.items import read_items
+from reasonaudio.querylang.parser.numbers import fold_numbers
+from reasonaudio.querylang.parser.parts import Item, Resolved
+from reasonaudio.querylang.parser.qualifiers import check_qualifiers
+from reasonaudio.querylang.parser.shared_verbs import share_verbs
+from reasonaudio.querylang.parser.wrappers import drop_wrappers
+from reasonaudio.querylang.resolve import (FAMILY_PREFIX, STRICT, Resolution, ResolveOptions,
                                              expand_families)
-from reasonaudio.constraints.vocabulary import (LabelMatch, Vocabulary, loose_marks, tokenize,
+from reasonaudio.querylang.vocabulary import (LabelMatch, Vocabulary, loose_marks, tokenize,
                                                 unread_characters, vocabulary)
 from reasonaudio.errors import QueryParseError
 

@@ -1,8 +1,8 @@
 """Stage 1, items: the query's tokens as labels, cue words and numbers, in text order.
 
-Labels come from :mod:`reasonaudio.constraints.vocabulary`; every other word must be a word of
-the query language (:mod:`reasonaudio.constraints.lexicon`) or be resolved by
-:mod:`reasonaudio.constraints.resolve` (verb form, family of labels, injected semantic matcher),
+Labels come from :mod:`reasonaudio.querylang.vocabulary`; every other word must be a word of
+the query language (:mod:`reasonaudio.querylang.lexicon`) or be resolved by
+:mod:`reasonaudio.querylang.resolve` (verb form, family of labels, injected semantic matcher),
 each resolution recorded for display. A word nothing reads is an unknown sound with the nearest
 labels, so nothing the user wrote is dropped silently.
 """
@@ -12,17 +12,17 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Optional, Sequence
 
-from reasonaudio.constraints.families import Families, families, head_noun, verb_of
-from reasonaudio.constraints.lexicon import (AND, BACK_REFERENCE_PHRASES, CMP, DETERMINERS,
+from reasonaudio.querylang.families import Families, families, head_noun, verb_of
+from reasonaudio.querylang.lexicon import (AND, BACK_REFERENCE_PHRASES, CMP, DETERMINERS,
                                              DUR_CMP_MSG, DURCUE, NUM, OVL, PHRASE_MAX, PHRASES,
                                              REFUSED, REFUSED_PHRASES, UNIT_SECONDS,
                                              UNSUPPORTED_WORDS, WORDS)
-from reasonaudio.constraints.parser.numbers import number_words, starts_number
-from reasonaudio.constraints.parser.parts import Item, Resolved
-from reasonaudio.constraints.resolve import (FAMILY_PREFIX, STRICT, Resolution, ResolveOptions,
+from reasonaudio.querylang.parser.numbers import number_words, starts_number
+from reasonaudio.querylang.parser.parts import Item, Resolved
+from reasonaudio.querylang.resolve import (FAMILY_PREFIX, STRICT, Resolution, ResolveOptions,
                                              candidates_text, modifier, noun_of,
                                              resolve_words, semantic_pick, unsaid_words)
-from reasonaudio.constraints.vocabulary import (AUX_INSIDE_LABEL, SOUND_WORDS, LabelMatch, Token,
+from reasonaudio.querylang.vocabulary import (AUX_INSIDE_LABEL, SOUND_WORDS, LabelMatch, Token,
                                                 Vocabulary, stem, tokenize)
 from reasonaudio.errors import QueryParseError
 

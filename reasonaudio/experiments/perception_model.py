@@ -1,6 +1,6 @@
 """A seeded model of imperfect hearing: each clip's true events degraded at a severity level.
 
-The perception ladder (:mod:`reasonaudio.evaluation.perception_ladder`) runs the oracle's logic on
+The perception ladder (:mod:`reasonaudio.experiments.perception_ladder`) runs the oracle's logic on
 events degraded by this model, so the question "how good must hearing be?" has an answer on
 any benchmark without a tagger. One :class:`Level` holds four error rates; for each clip:
 
@@ -34,7 +34,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from reasonaudio.evaluation.intervals import name_hash
-from reasonaudio.constraints.semantics import occurrences
+from reasonaudio.querylang.semantics import occurrences
 from reasonaudio.dataset.clip import REPEAT_GAP_MS, Clip, Event
 
 MIN_EVENT_MS = 100

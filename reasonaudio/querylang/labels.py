@@ -2,8 +2,8 @@
 
 A label may not contain a word the parser acts on (connectives, negation, numbers, units,
 duration and comparison cues, refused words: all from :mod:`.lexicon`) nor a word the query
-templates write around sound names (from :mod:`.templates`), and may not be a run of words inside
-another label. Bank checks, recipe validation and the synthetic bank all call
+templates write around sound names (the task records' templates, read through
+:mod:`reasonaudio.tasks.registry`), and may not be a run of words inside another label. Bank checks, recipe validation and the synthetic bank all call
 :func:`label_problems`, so the rule cannot drift from the parser.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from reasonaudio.constraints import lexicon
+from reasonaudio.querylang import lexicon
 from reasonaudio.tasks.registry import all_shapes
 
 _LABEL_RE = re.compile(r"^[a-z]+( [a-z]+)*$")

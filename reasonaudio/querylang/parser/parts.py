@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from reasonaudio.constraints.resolve import Resolution, ResolveOptions
-from reasonaudio.constraints.vocabulary import LabelMatch
+from reasonaudio.querylang.resolve import Resolution, ResolveOptions
+from reasonaudio.querylang.vocabulary import LabelMatch
 
 
 @dataclass(frozen=True)

@@ -85,7 +85,7 @@ def make_plan(bench: Benchmark, retrievers: Sequence[str] = (), runs: Sequence[R
 
     ``condition``: one name, or ``all`` (every condition the build recorded, else every one with
     saved results). ``formulation``: one, or ``all``. ``interleaved`` adds the interleaved view."""
-    from reasonaudio.constraints.formulations import ALL, check_formulation, expand
+    from reasonaudio.generator.formulations import ALL, check_formulation, expand
     from reasonaudio.evaluation.condition_scores import resolve_conditions
 
     if not retrievers and not runs:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterable, Sequence
 
-from reasonaudio.constraints.lexicon import UNIT_SECONDS
+from reasonaudio.querylang.lexicon import UNIT_SECONDS
 from reasonaudio.errors import QueryParseError
 
 _TOKEN_RE = re.compile(r"(?:(?<![\w.])[-\u2212])?(?:[0-9]{1,3}(?:,[0-9]{3})+(?![0-9])|[0-9]+)"

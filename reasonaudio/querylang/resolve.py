@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from itertools import product
 from typing import Any, Callable, Optional, Sequence
 
-from reasonaudio.constraints.families import (Families, families, fits, head_noun, label_parts,
+from reasonaudio.querylang.families import (Families, families, fits, head_noun, label_parts,
                                               raw_words, sounds_of, verb_use)
-from reasonaudio.constraints.lexicon import MODIFIERS
+from reasonaudio.querylang.lexicon import MODIFIERS
 from reasonaudio.logic import And, Before, Count, Has, Interpreter, Lasts, Node, Not, Or, Overlap
-from reasonaudio.constraints.vocabulary import SOUND_WORDS, stem, tokenize
+from reasonaudio.querylang.vocabulary import SOUND_WORDS, stem, tokenize
 from reasonaudio.errors import QueryParseError
 
 SemanticMatcher = Callable[[str, Sequence[str]], list[tuple[str, float]]]
@@ -67,7 +67,7 @@ class ResolveOptions:
     threshold: float = SEMANTIC_THRESHOLD
     margin: float = SEMANTIC_MARGIN
     examples: Optional[Any] = field(default=None, compare=False, hash=False)
-    """``<audio:NAME>`` placeholders: NAME -> its ``constraints.examples.ExampleLabel`` (None:
+    """``<audio:NAME>`` placeholders: NAME -> its ``querylang.examples.ExampleLabel`` (None:
     a placeholder is refused)"""
 
 

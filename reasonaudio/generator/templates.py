@@ -2,8 +2,8 @@
 
 The templates themselves live in the task records (:mod:`reasonaudio.tasks`, one module per
 task, the table of shapes and logic in docs/benchmark.md); this module renders them and keeps
-the names the parser, the label rules and the tests import. Every template is read back by
-:mod:`reasonaudio.constraints.parser` to exactly its logic (tests check this for every template
+the names the build, the training data and the tests import. Every template is read back by
+:mod:`reasonaudio.querylang.parser` to exactly its logic (tests check this for every template
 over random labels), so the oracle retriever sees the same constraints the judge used.
 
 Placeholders: ``{A}`` .. ``{D}`` labels, ``{N}`` seconds as digits, ``{Nw}`` seconds as English

@@ -14,10 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from reasonaudio.constraints.lexicon import (AND, BACK_REFERENCE_PHRASES, BACK_REFERENCE_WORDS,
+from reasonaudio.querylang.lexicon import (AND, BACK_REFERENCE_PHRASES, BACK_REFERENCE_WORDS,
                                              BEGIN, BOTH, CNT, COMMA, DUR, EACH, END, FIRST, FWD,
                                              NEG, NOR, OR, ORDER, OVL, PREFIX_SEQ_WORDS, REV, STOP)
-from reasonaudio.constraints.parser.parts import Duration, Item
+from reasonaudio.querylang.parser.parts import Duration, Item
 from reasonaudio.errors import QueryParseError
 
 _LINKERS = frozenset({FWD, REV, AND, OR, NOR, NEG, STOP})

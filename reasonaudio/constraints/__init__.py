@@ -1,1 +1,0 @@
-"""Query logic: AST, semantics, vectorised judge, text parser and Qdrant filter translation."""
