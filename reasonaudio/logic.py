@@ -10,7 +10,7 @@ or, for a leaf, its sounds (``leaf_labels``). Every other reading of a tree (the
 semantics, the vectorised judge, the soft score, the Qdrant filter, the writer, the canonical
 form, the consistency check, family expansion, the logic view) is an :class:`Interpreter`
 with one handler per node type, registered in that reading's own module;
-``tests/test_logic_interpreters.py`` fails when one of them lacks a type of ``NODE_TYPES``.
+``tests/querylang/test_logic_interpreters.py`` fails when one of them lacks a type of ``NODE_TYPES``.
 """
 
 from __future__ import annotations
@@ -313,7 +313,7 @@ class Interpreter:
     The reading's module makes one at module level (``HOLDS = Interpreter("exact semantics")``)
     and registers one handler per node type with ``@HOLDS.register(Has)``; ``HOLDS(node, *args)``
     runs the handler of ``type(node)`` with the node and ``args``. ``missing()`` lists the node
-    types without a handler; tests/test_logic_interpreters.py finds every module that makes an
+    types without a handler; tests/querylang/test_logic_interpreters.py finds every module that makes an
     interpreter and fails on any with a missing type.
     """
 

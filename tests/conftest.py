@@ -60,6 +60,29 @@ def tiny_bench_dir(tmp_path_factory) -> Path:
     return out
 
 
+NOISY_WORDS = ("noise", "whoosh", "flutter", "bubbling", "hiss", "rain", "wind", "crackl", "rustl",
+               "static", "drip")
+"""synthetic classes a noise bed would sound like (the tagger check would refuse every bed)"""
+
+
+@pytest.fixture(scope="module")
+def tonal_bank(tmp_path_factory) -> Path:
+    """A folder bank of 20 synthetic tonal classes (no noise-like label), Scaper layout."""
+    import soundfile as sf
+
+    from reasonaudio.atoms.registry import open_bank
+
+    root = tmp_path_factory.mktemp("tonal")
+    bank = open_bank("synthetic")
+    labels = [lab for lab in bank.labels if not any(w in lab for w in NOISY_WORDS)][:20]
+    for lab in labels:
+        x, sr = bank.load(bank.by_label[lab][0].atom_id)
+        folder = root / lab.replace(" ", "_")
+        folder.mkdir()
+        sf.write(str(folder / "a.wav"), x, sr, subtype="PCM_16")
+    return root
+
+
 def pytest_configure(config):
     if config.pluginmanager.hasplugin("xdist"):  # its hook is unknown to pytest without it
         import xdist_schedule

@@ -220,7 +220,7 @@ class Number:
     the value is finite (``inf`` and ``nan`` parse as floats) and within ``low`` .. ``high``
     (``open_low`` / ``open_high``: the bound itself is out), checked as the option is read,
     before any work; a value out of it is a usage error (one line, exit 2). Every int and float
-    option of every command has one (tests/test_cli_numbers.py walks the app); none sets
+    option of every command has one (tests/cli/test_number_options.py walks the app); none sets
     typer's own ``min=`` / ``max=``, so every numeric refusal reads alike."""
 
     low: float | None = None

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from reasonaudio.dataset.benchmark import Benchmark
 
 # the same strings as reasonaudio.models.mteb_models (not imported here: reading a run file must
-# stay light); tests/test_mteb_results.py checks they agree
+# stay light); tests/evaluation/test_mteb_errors.py checks they agree
 PREFIX, SPLIT, SUBSET = "mteb:", "test", "default"
 PREDICTIONS = "ReasonAudioT2ARetrieval_predictions.json"
 """what MTEB saves in its ``prediction_folder`` for the overall task (every query): ``bench eval

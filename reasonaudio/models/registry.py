@@ -267,7 +267,7 @@ def describe_model(name: str, *, model_path: str | None = None, device: str = "c
                    batch_size: int | None = None, dtype: str | None = None) -> Any:
     """``name`` with its identity and no weights loaded, where its record has a ``describer``
     that can tell from the files; otherwise :func:`load_model` (so the result always has the
-    identity a loaded model has: ``tests/test_models_registry.py`` compares the two)."""
+    identity a loaded model has: ``tests/models/test_model_registry.py`` compares the two)."""
     record = loadable_record(name, dtype)
     kwargs = _load_kwargs(record, model_path, device, batch_size, dtype)
     described = _function(record.describer)(record, **kwargs) if record.describer else None

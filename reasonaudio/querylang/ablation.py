@@ -16,7 +16,7 @@ conjuncts kept once, so ``before(a, b) & before(a, c)`` without order is
 the same object).
 
 The rewrite is an :class:`~reasonaudio.logic.Interpreter` (``WITHOUT``) with one
-handler per node type, so ``tests/test_logic_interpreters.py`` fails when a node type is added
+handler per node type, so ``tests/querylang/test_logic_interpreters.py`` fails when a node type is added
 without saying what removing each family does to it. The retrievers ``oracle-without:FAMILY``
 (``retrievers/registry.py``) run the rewritten logic exactly as the oracle runs its own.
 """
