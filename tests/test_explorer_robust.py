@@ -20,7 +20,7 @@ from starlette.testclient import TestClient  # noqa: E402
 from explorer_support import DETECTED_NAME, build_explorer_bench, table_rows  # noqa: E402
 from reasonaudio.dataset.benchmark import load_benchmark  # noqa: E402
 from reasonaudio.evaluation.results import load_result, run_path  # noqa: E402
-from reasonaudio.evaluation.runs import Hit, Run, read_trec, write_trec  # noqa: E402
+from reasonaudio.evaluation.runs import Hit, read_trec, write_trec  # noqa: E402
 from reasonaudio.explorer.server import build_app, child_server  # noqa: E402
 from reasonaudio.store.formula import ORDER_WEIGHT, clip_orders  # noqa: E402
 

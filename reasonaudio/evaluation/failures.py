@@ -47,9 +47,8 @@ class FailureKind:
 
 NO_ANSWER = FailureKind("no answer", "the run holds no clip for the query (the retriever could "
                         "not read it, or returned nothing)", "no answer")
-NO_EVIDENCE = FailureKind("no evidence", "the first clip's score holds no evidence for the query "
-                          f"(at most {ORDER_WEIGHT:g}, the clip-order tie term): nothing relevant was "
-                          "heard in any clip, so the order is clip-id order, not a choice",
+NO_EVIDENCE = FailureKind("no evidence", "every score is at most the clip-order tie term "
+                          f"({ORDER_WEIGHT:g}): no clip holds evidence, the order is clip ids'",
                           "no evidence")
 NO_RUN = FailureKind("run not saved", "Acc@1 is 0 but the retriever's run was not saved, so "
                      "its first clip is unknown", "no run saved")
