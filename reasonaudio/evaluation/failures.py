@@ -28,6 +28,7 @@ from reasonaudio.logic import (And, Before, Count, Has, Interpreter, Lasts, Node
 from reasonaudio.querylang.semantics import HOLDS, OVERLAP_MIN_MS, Occurrences, occurrences
 from reasonaudio.dataset.benchmark import ALL_TASKS, Benchmark
 from reasonaudio.dataset.clip import Clip
+from reasonaudio.store.formula import ORDER_WEIGHT
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,9 @@ class FailureKind:
 
 NO_ANSWER = FailureKind("no answer", "the run holds no clip for the query (the retriever could "
                         "not read it, or returned nothing)", "no answer")
+NO_EVIDENCE = FailureKind("no evidence", "every score is at most the clip-order tie term "
+                          f"({ORDER_WEIGHT:g}): no clip holds evidence, the order is clip ids'",
+                          "no evidence")
 NO_RUN = FailureKind("run not saved", "Acc@1 is 0 but the retriever's run was not saved, so "
                      "its first clip is unknown", "no run saved")
 HARD_NEGATIVE = FailureKind("hard negative on top", "the first clip is the query's planted hard "
@@ -67,7 +71,7 @@ OTHER = FailureKind("other", "none of the above: a negated relation or an 'or' t
                     "clip breaks, a first clip outside the corpus, or one that meets the logic "
                     "yet is not in the qrels", "other")
 
-KINDS: tuple[FailureKind, ...] = (NO_ANSWER, NO_RUN, HARD_NEGATIVE, MISSING, EXCLUDED, ORDER,
+KINDS: tuple[FailureKind, ...] = (NO_ANSWER, NO_EVIDENCE, NO_RUN, HARD_NEGATIVE, MISSING, EXCLUDED, ORDER,
                                   OVERLAP, DURATION, COUNT, OTHER)
 """Every failure kind, in priority order: a failure whose first clip breaks constraints of
 several kinds takes the first of them here (a missing sound before the relation it spoils)."""
@@ -202,11 +206,19 @@ def first_kind(kinds: Iterable[str]) -> str:
 
 # --- one failure -----------------------------------------------------------------------------
 
+def no_evidence(score: float) -> bool:
+    """Whether a hit's score holds no evidence for the query: zero, or only the clip-order tie
+    term every ranking formula ends with (``store.formula.ORDER_WEIGHT``), so its place in the
+    ranking is its clip id's, not a retriever's choice."""
+    return abs(score) <= ORDER_WEIGHT
+
+
 def classify(bench: Benchmark, qid: str, ranking: Sequence[str] | None,
-             retriever: str = "") -> FailureRecord | None:
+             retriever: str = "", top_score: float | None = None) -> FailureRecord | None:
     """Why ``ranking`` (a retriever's clip ids for query ``qid``, best first) fails the query, or
     None when its first clip is relevant. ``ranking`` None: the run was not saved (the caller
-    knows from the saved Acc@1 that the query failed)."""
+    knows from the saved Acc@1 that the query failed). ``top_score``: the first clip's score; one
+    with :func:`no_evidence` is that kind, with no first clip named (its place is its id's)."""
     query = bench.query_by_id[qid]
     relevant = bench.qrels.get(qid, set())
     if ranking is None:
@@ -215,6 +227,9 @@ def classify(bench: Benchmark, qid: str, ranking: Sequence[str] | None,
         return None
     if not ranking:
         return FailureRecord(retriever, qid, query.task, NO_ANSWER.name, None)
+    if top_score is not None and no_evidence(top_score):
+        return FailureRecord(retriever, qid, query.task, NO_EVIDENCE.name, None,
+                             first_relevant=first_rank(ranking, relevant))
     top = ranking[0]
     planted = top in _planted_negatives(bench).get(qid, frozenset())
     clip = bench.clip_by_id.get(top)
@@ -297,24 +312,26 @@ def retriever_failures(bench: Benchmark, name: str, qids: Iterable[str], run: Ru
     for qid in qids:
         if run is None and (acc is None or acc.get(qid, 0.0) >= 1.0):
             continue
-        record = classify(bench, qid, run.ranking(qid) if run is not None else None, name)
+        hits = run.hits.get(qid, []) if run is not None else []
+        record = classify(bench, qid, run.ranking(qid) if run is not None else None, name,
+                          hits[0].score if hits else None)
         if record is not None:
             out.append(record)
     return out
 
 
 def breakdown(bench: Benchmark, results: Results | None = None,
-              runs: Mapping[str, Run] | None = None) -> Breakdown:
+              runs: Mapping[str, Run | None] | None = None) -> Breakdown:
     """Failures of every retriever of ``results`` (default: the saved results of ``bench``),
-    each classified from its saved run (``runs[name]`` when given, else the TREC file under
-    ``results/runs/``), over the queries its result scored."""
+    each classified from its saved run (``runs[name]`` when given, None there: no run, else the
+    TREC file under ``results/runs/``), over the queries its result scored."""
     results = results if results is not None else load_results(bench)
     records: list[FailureRecord] = []
     queries: dict[str, dict[str, int]] = {}
     seen_tasks: set[str] = set()
     for name, result in results.runs.items():
         qids = [q.id for q in bench.queries if q.id in result.task_of]
-        run = (runs or {}).get(name) or saved_run(bench, name)
+        run = runs[name] if runs is not None and name in runs else saved_run(bench, name)
         acc = {q: v.get("acc@1", 0.0) for q, v in result.per_query.items()}
         records.extend(retriever_failures(bench, name, qids, run, acc))
         per_task: dict[str, int] = {}

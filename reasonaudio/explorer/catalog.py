@@ -30,6 +30,7 @@ from reasonaudio.logic import Node, conjuncts, describe, labels
 from reasonaudio.dataset.benchmark import CHOICES, TASKS, Benchmark, Choice
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.errors import ReasonAudioError, error_line
+from reasonaudio.explorer.store_access import StoreAccess
 from reasonaudio.explorer.retriever_view import CAPTION, DETECTED, EVENTS, FIELDS, sources
 from reasonaudio.explorer.verdicts import Seen, breaking, broken, checks, measurements, verdict
 from reasonaudio.fileio import read_jsonl
@@ -58,6 +59,9 @@ class Ranked:
     relevant: bool
     role: str
     """"positive", "hard negative" (the planted pair) or ""."""
+    evidence: bool = True
+    """False when the score holds no evidence (``evaluation.failures.no_evidence``): the clip's
+    place is its id's order, not the retriever's choice"""
 
     @property
     def verdict(self) -> str:
@@ -160,12 +164,12 @@ class Catalog:
         self.plots_dir = plots_dir
         self.plots = self._list_plots(plots_dir)
         self._runs: dict[str, Run | None] = {}
+        self.run_notes: dict[str, str] = {}
+        """retriever -> why its saved run cannot be shown (the file, and what is wrong with it)"""
         self._lock = threading.RLock()
-        self._store: Any = None
-        self._store_error: str | None = None
+        self.access = StoreAccess(bench.root, backend, url, self._lock)
         self._retrievers: dict[str, Any] = {}
         self._building: dict[str, threading.Lock] = {}
-        self._collections: list[tuple[str, Any]] | None = None
         self._breakdown: Any = None
         self._tables: dict[str, list[dict[str, Any]]] = {}
         self._paired: dict[tuple[str, str], Any] = {}
@@ -265,12 +269,34 @@ class Catalog:
         return rows
 
     def run(self, name: str) -> Run | None:
-        """The saved TREC run of ``name`` (None when the results have none), read once."""
+        """The saved TREC run of ``name``, read once (None when the results have none or it cannot
+        be read: :meth:`run_note` says why, and only the views of that run lack it)."""
         with self._lock:
             if name not in self._runs:
-                path = run_path(self.bench, name)
-                self._runs[name] = read_trec(path, tag=name) if path.is_file() else None
+                self._runs[name] = self._read_run(name)
             return self._runs[name]
+
+    def _read_run(self, name: str) -> Run | None:
+        path = run_path(self.bench, name)
+        shown = path.relative_to(self.bench.root) if path.is_relative_to(self.bench.root) else path
+        try:
+            if not path.is_file():
+                return None
+            run = read_trec(path, tag=name)
+        except ReasonAudioError as exc:
+            self.run_notes[name] = f"{shown} cannot be read: {error_line(exc).split(': ', 1)[-1]}"
+        except (OSError, UnicodeError, ValueError) as exc:
+            self.run_notes[name] = f"{shown} cannot be read: {exc}"
+        else:
+            if not run.hits:
+                self.run_notes[name] = f"{shown} holds no ranking (the file is empty)"
+            return run
+        return None
+
+    def run_note(self, name: str) -> str | None:
+        """Why the saved run of ``name`` shows no ranking (unreadable, empty), or None."""
+        self.run(name)
+        return self.run_notes.get(name)
 
     def warm(self) -> None:
         """Read every saved run, classify the failures and open the store now (a server calls this
@@ -308,17 +334,22 @@ class Catalog:
             return []
         return self.ranked(run.hits.get(qid, [])[:k], q.logic, qid)
 
-    def ranked(self, hits: Sequence[Any], logic: Node | None, qid: str | None) -> list[Ranked]:
+    def ranked(self, hits: Sequence[Any], logic: Node | None, qid: str | None, start: int = 1) -> list[Ranked]:
+        """``hits`` (ranked from ``start``) with the judge's checks, relevance, role and evidence."""
+        from reasonaudio.evaluation.failures import no_evidence
+
         relevant = self.bench.qrels.get(qid, set()) if qid else set()
         choice = self.choice.get(qid) if qid else None
         out = []
-        for i, h in enumerate(hits, 1):
+        for i, h in enumerate(hits, start):
             clip = self.bench.clip_by_id.get(h.clip_id)
             marks = checks(logic, clip.events) if clip is not None else ()
             role = ""
             if choice is not None:
                 role = {choice.positive: "positive", choice.negative: "hard negative"}.get(h.clip_id, "")
-            out.append(Ranked(i, h.clip_id, float(h.score), marks, h.clip_id in relevant, role))
+            score = float(h.score)
+            out.append(Ranked(i, h.clip_id, score, marks, h.clip_id in relevant, role,
+                              math.isnan(score) or not no_evidence(score)))
         return out
 
     def pair(self, q: Any) -> list[dict[str, Any]]:
@@ -353,6 +384,7 @@ class Catalog:
             ranking = self.ranking(name, qid)
             rows.append({
                 "name": name, "dims": self.dimension_values(name), "has_run": self.run(name) is not None,
+                "note": self.run_note(name),
                 "first_relevant": first_rank(ranking, relevant),
                 "positive": self.rank_of(name, qid, choice.positive if choice else None),
                 "negative": self.rank_of(name, qid, choice.negative if choice else None),
@@ -400,7 +432,7 @@ class Catalog:
             if self._breakdown is None:
                 from reasonaudio.evaluation.failures import breakdown
 
-                runs = {n: run for n in self.names if (run := self.run(n)) is not None}
+                runs = {n: self.run(n) for n in self.names}  # None: no run, or one that cannot be read
                 self._breakdown = breakdown(self.bench, self.results, runs)
                 self._failed = {(r.retriever, r.qid): r for r in self._breakdown.records}
             return self._breakdown
@@ -443,47 +475,16 @@ class Catalog:
 
     # --- the store: captions, detected events, search ----------------------------------------------
 
-    def _open_store(self) -> Any:
-        """The benchmark's store, opened read-only on first use (None, with a reason, when it cannot)."""
-        if self._store is None and self._store_error is None:
-            from reasonaudio.store.open import embedded_path, open_store, resolve_backend
-
-            backend, _ = resolve_backend(self.backend, self.url)
-            folder = embedded_path(self.bench.root, backend)
-            if backend != "server" and not folder.is_dir():  # opening would create it
-                self._store_error = (f"no {backend} store in {folder.parent} yet "
-                                     "(bench ingest --data DIR --model none makes one)")
-                return None
-            try:
-                self._store = open_store(self.bench.root, self.backend, self.url)
-            except ReasonAudioError as exc:
-                self._store_error = error_line(exc)  # shown on pages: redacted
-        return self._store
-
     def store_note(self) -> str | None:
+        """Why the store cannot be read, or that the pages read a copy of it (None: all is well)."""
         with self._lock:
-            self._open_store()
-            return self._store_error
+            return self.access.note()
 
     def collections(self) -> list[tuple[str, Any]]:
         """(collection name, meta) of every complete collection the store holds (listed once:
         the store is opened read-only)."""
-        if self._collections is not None:  # listed once; read without waiting for a model's load
-            return self._collections
         with self._lock:
-            if self._collections is not None:
-                return self._collections
-            store = self._open_store()
-            out = []
-            for name in sorted(store.collections()) if store is not None else ():
-                try:
-                    meta = store.meta(name)
-                except ReasonAudioError:
-                    continue
-                if meta.complete:
-                    out.append((name, meta))
-            self._collections = out
-            return out
+            return self.access.collections()
 
     def searchable(self) -> list[str]:
         """Retrievers the store can answer with (payload retrievers, then one per collection)."""
@@ -533,8 +534,7 @@ class Catalog:
 
     def _payloads(self, collection: str, kind: str, clip_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """clip id -> the payload fields a view of ``kind`` reads (caller holds the lock)."""
-        found = self._store.retrieve(collection, list(clip_ids), fields=FIELDS[kind])
-        return {str((f.payload or {}).get("clip_id", "")): dict(f.payload or {}) for f in found}
+        return self.access.payloads(collection, FIELDS[kind], clip_ids)
 
     def seen(self, name: str, clip_ids: Sequence[str], logic: Node | None) -> dict[str, list[dict[str, Any]]]:
         """What the saved retriever ``name`` saw of each clip, from the collections it reads
@@ -555,6 +555,24 @@ class Catalog:
                     else:
                         view["timeline"] = detected_timeline(payload, self.clip(cid).duration, logic)
                     out.setdefault(cid, []).append(view)
+        return out
+
+    def explanations(self, name: str, clip_ids: Sequence[str], logic: Node | None) -> dict[str, str]:
+        """clip id -> how the saved retriever ``name`` scored it where the store can say: the
+        soft value of each constraint (``soft: C1 0.912; C2 0.055``, the search page's line) for
+        a retriever that reads a detected collection; none for the others."""
+        from reasonaudio.retrievers.soft_rank import SOFT_PAYLOAD_FIELDS, soft_line
+
+        if logic is None or name not in self.results.runs:
+            return {}
+        condition = str(self.results.runs[name].describe.get("condition", "clean"))
+        out: dict[str, str] = {}
+        with self._lock:
+            for src in sources(self.results.runs[name].key.name, condition, self.collections()):
+                if src.kind == EVENTS:
+                    for cid, payload in self.access.payloads(src.collection, SOFT_PAYLOAD_FIELDS,
+                                                             clip_ids).items():
+                        out.setdefault(cid, soft_line(payload, logic))
         return out
 
     def prepared(self, retriever: str) -> bool:
@@ -581,10 +599,11 @@ class Catalog:
         with building:  # one build per retriever; pages keep reading the store meanwhile
             with self._lock:
                 found = self._retrievers.get(retriever)
-                store = self._open_store()
+                self.access.open()
             if found is None:
                 options = RetrieverOptions(resolve=resolve_options(), auto_ingest=False)
-                found = get_retriever(retriever, self.bench, options, store=LockedStore(store, self._lock))
+                found = self.access.attempt(lambda: get_retriever(retriever, self.bench, options,
+                                                                  store=self.access.live()))
                 with self._lock:
                     self._retrievers[retriever] = found
             return found
@@ -613,9 +632,9 @@ class Catalog:
         logic = parsed.logic if parsed is not None else None
         found = self.prepare(retriever)  # before the lock: a build takes it call by call
         with self._lock:
-            hits = found.search(text, k)
+            hits = self.access.attempt(lambda: found.search(text, k))
             ids = [h.clip_id for h in hits]
-            own = found.captions(ids)
+            own = self.access.attempt(lambda: found.captions(ids))
         seen = self.seen(retriever, ids, logic)
         captions = {cid: line for cid, line in own.items()  # a caption the view shows already, once
                     if line not in {v.get("caption") for v in seen.get(cid, ())}}
@@ -628,30 +647,7 @@ class Catalog:
             for r in self._retrievers.values():
                 r.close()
             self._retrievers.clear()
-            if self._store is not None:
-                self._store.close()
-                self._store = None
-
-
-class LockedStore:
-    """A store whose every call holds ``lock``: a retriever is built (its weights loaded) without
-    holding the catalog's lock, so pages answer meanwhile, yet it reads the store one call at a
-    time, as every page does."""
-
-    def __init__(self, store: Any, lock: Any) -> None:
-        self._store = store
-        self._lock = lock
-
-    def __getattr__(self, name: str) -> Any:
-        attr = getattr(self._store, name)
-        if not callable(attr):
-            return attr
-
-        def call(*args: Any, **kwargs: Any) -> Any:
-            with self._lock:
-                return attr(*args, **kwargs)
-
-        return call
+            self.access.close()
 
 
 def detected_timeline(payload: dict[str, Any], duration: float, logic: Node | None) -> Timeline:

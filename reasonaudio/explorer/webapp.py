@@ -33,6 +33,8 @@ from reasonaudio.dataset.benchmark import TASKS
 from reasonaudio.errors import ReasonAudioError, error_line, redact
 from reasonaudio.explorer.audio_cache import CONTENT_TYPE, AudioCache
 from reasonaudio.explorer.catalog import Catalog, NotFound, json_text, rank_text, sort_value
+from reasonaudio.explorer.colours import colour
+from reasonaudio.explorer.query_views import first_relevant_row, pair_views, side_by_side
 from reasonaudio.explorer.downloads import (CSV_TYPE, JSON_TYPE, TREC_TYPE, attachment, json_bytes,
                                              table_csv, unreadable_header, with_unreadable)
 from reasonaudio.explorer.failure_tables import by_retriever, by_task, meanings
@@ -83,7 +85,8 @@ def environment() -> Environment:
     env.filters["fmt"] = _fmt
     env.filters["rank"] = rank_text
     env.filters["breakable"] = breakable
-    env.globals.update(TASKS=TASKS, METRICS=METRICS, sort_value=sort_value, json_text=json_text,
+    env.filters["colour"] = colour
+    env.globals.update(inf=math.inf, TASKS=TASKS, METRICS=METRICS, sort_value=sort_value, json_text=json_text,
                        verdict_of=verdict, WILSON_METRICS=WILSON_METRICS, short_kind=short_kind)
     return env
 
@@ -101,6 +104,9 @@ class Site:
         """set once a page has been rendered (the server's background warm-up waits for it)"""
         self.pages: OrderedDict[str, HTMLResponse] = OrderedDict()
         self.pages_lock = threading.Lock()
+        self.pictures: OrderedDict[str, bytes] = OrderedDict()
+        """spectrogram PNGs by clip id (about 20 KB each)"""
+        self.pictures_lock = threading.Lock()
 
     def page(self, request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
         html = self.env.get_template(template).render(request=request, title=self.title, catalog=self.catalog,
@@ -112,7 +118,7 @@ class Site:
         """Render a page once and keep it: everything it shows was loaded when the server started
         (results, runs, the benchmark) or is fixed while it runs (the read-only store)."""
         def answer(request: Request) -> Response:
-            key = request.url.path + "?" + request.url.query
+            key = request.url.path + "?" + server_query(request)
             with self.pages_lock:
                 hit = self.pages.get(key)
                 if hit is not None:
@@ -137,11 +143,14 @@ class Site:
         tops = []
         for row in self.catalog.pair_ranks(q.id):
             hits = self.catalog.top(row["name"], q.id)
+            below = first_relevant_row(self.catalog, row["name"], q)
+            hits = hits + [below] if below is not None else hits  # the first relevant clip, below the top
             tops.append((row, hits, self.catalog.seen(row["name"], [h.clip_id for h in hits], q.logic)))
         timelines = {h.clip_id: self.catalog.timeline(self.catalog.clip(h.clip_id), q.logic)
                      for _, hits, _ in tops for h in hits if h.clip_id in self.catalog.bench.clip_by_id}
         prev_q, next_q = self.catalog.neighbours(q.id)
         return self.page(request, "query.html", q=q, parts=self.catalog.logic_parts(q.logic), pair=pair,
+                         pair_seen=pair_views(self.catalog, q),
                          violation=self.catalog.violation.get(q.id, ""), tops=tops, timelines=timelines,
                          pair_span=one_scale([s["clip"].duration for s in pair], ()),
                          span=one_scale((), timelines.values()),
@@ -155,8 +164,9 @@ class Site:
         queries = [(self.catalog.query(p), role) for p, role in self.catalog.planted_in.get(clip.id, [])]
         marks = self.catalog.ranked([_Hit(clip.id)], logic, q.id)[0] if q is not None else None
         cat = self.catalog
+        truth, detected = cat.timeline(clip, logic), cat.detected(clip, logic)
         return self.page(request, "clip.html", clip=clip, q=q, marks=marks, parts=cat.logic_parts(logic),
-                         true_timeline=cat.timeline(clip, logic), detected=cat.detected(clip, logic),
+                         true_timeline=truth, detected=detected, lanes=[("truth", truth), *detected],
                          captions=cat.captions(clip), planted=queries, store_note=cat.store_note())
 
     def failures(self, request: Request) -> Response:
@@ -176,7 +186,7 @@ class Site:
         kinds, per_task = by_task(bd, name)
         return self.page(request, "failures.html", name=name, task=task, kind=kind, rows=rows, kinds=kinds,
                          by_task=per_task, meaning=meaning, depth=self.catalog.depth(name),
-                         has_run=self.catalog.run(name) is not None)
+                         has_run=self.catalog.run(name) is not None, run_note=self.catalog.run_note(name))
 
     def compare(self, request: Request) -> Response:
         names = self.catalog.names
@@ -186,10 +196,19 @@ class Site:
         b = self.catalog.retriever(param(request, "b", next(n for n in names if n != a)))
         task = self.catalog.task(param(request, "task", "all"))
         metric = param(request, "metric", "acc@1")
+        outcome = param(request, "outcome", "all")
+        if outcome not in OUTCOMES:
+            raise NotFound(f"no outcome {outcome!r} (outcomes: {', '.join(OUTCOMES)})")
+        qid = request.query_params.get("q")
+        if qid is not None:  # one query, the two side by side
+            q = self.catalog.query(qid)
+            return self.page(request, "compare_query.html", a=a, b=b, q=q, view=side_by_side(self.catalog, a, b, q),
+                             parts=self.catalog.logic_parts(q.logic), names=names)
         result = self.catalog.compare(a, b, task, metric)
         tests = self.catalog.paired(a, b) if a != b else None
         return self.page(request, "compare.html", a=a, b=b, task=task, metric=metric, result=result,
-                         names=names, tests=tests, depth=max(self.catalog.depth(a), self.catalog.depth(b)))
+                         names=names, tests=tests, depth=max(self.catalog.depth(a), self.catalog.depth(b)),
+                         outcome=outcome)
 
     def download_results(self, request: Request) -> Response:
         unreadable = self.catalog.results.unreadable
@@ -292,6 +311,20 @@ class Site:
         return Response(body, status_code=206, media_type=CONTENT_TYPE,
                         headers={**headers, "Content-Range": r.content_range(len(data))})
 
+    def spectrogram(self, request: Request) -> Response:
+        from reasonaudio.explorer.spectrogram import spectrogram_png
+
+        clip = self.catalog.clip(request.path_params["cid"])
+        with self.pictures_lock:
+            data = self.pictures.get(clip.id)
+        if data is None:
+            data = spectrogram_png(self.audio.wav(clip.id))
+            with self.pictures_lock:
+                self.pictures[clip.id] = data
+                while len(self.pictures) > KEPT_PAGES:
+                    self.pictures.popitem(last=False)
+        return Response(data, media_type="image/png", headers={"Cache-Control": "max-age=3600"})
+
     def plot(self, request: Request) -> Response:
         return FileResponse(self.catalog.plot(request.path_params["name"]))
 
@@ -328,6 +361,7 @@ def create_app(catalog: Catalog, audio: AudioCache | None = None) -> Starlette:
         Route("/download/table.csv", site.kept(site.download_table), name="download_table"),
         Route("/download/run", site.download_run, name="download_run"),
         Route("/download/failures.json", site.kept(site.download_failures), name="download_failures"),
+        Route("/spectrogram/{cid}.png", site.spectrogram, name="spectrogram"),
         Route("/plot/{name}", site.plot, name="plot"),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
@@ -338,6 +372,18 @@ def create_app(catalog: Catalog, audio: AudioCache | None = None) -> Starlette:
     app.state.audio = site.audio
     app.state.loading = site.loading
     return app
+
+
+OUTCOMES = ("all", "a", "b")
+"""the compare page's outcome filter: every query the two disagree on, those A wins, those B wins"""
+
+
+def server_query(request: Request) -> str:
+    """The query string without the parameters the page's script keeps its table state in
+    (``TABLE.sort``, ``TABLE.q``, ...: a dot in the name); the server renders the same page."""
+    from urllib.parse import urlencode
+
+    return urlencode([(k, v) for k, v in request.query_params.multi_items() if "." not in k])
 
 
 def one_scale(durations: Any, timelines: Any) -> float:

@@ -121,20 +121,9 @@ class FormulaRetriever(QueryRetriever, PayloadRetriever):
         logic = logic or self._last
         if logic is None or not clip_ids:
             return {}
-        found = self.store.retrieve(self.collection, list(clip_ids),
-                                    fields=("clip_id", *fm.SOFT_FIELDS, COUNT_FIELD))
+        found = self.store.retrieve(self.collection, list(clip_ids), fields=SOFT_PAYLOAD_FIELDS)
         payloads = {f.clip_id: f.payload or {} for f in found}
-        out = {}
-        for cid in clip_ids:
-            pl = payloads.get(cid, {})
-
-            def column(key: str, pl: dict = pl) -> np.ndarray:
-                field, _, quoted = key.partition(".")
-                return np.array([float((pl.get(field) or {}).get(quoted[1:-1], 0.0))])
-            parts = [f"{describe(c)} {fm.evaluate(fm.soft_expr(c), column, 1)[0]:.3f}"
-                     for c in conjuncts(logic)]
-            out[cid] = "soft: " + "; ".join(parts)
-        return out
+        return {cid: soft_line(payloads.get(cid, {}), logic) for cid in clip_ids}
 
     def captions(self, clip_ids: Sequence[str]) -> dict[str, str]:
         return self.breakdown(clip_ids)
@@ -145,6 +134,20 @@ class FormulaRetriever(QueryRetriever, PayloadRetriever):
                 "optimistic": bool(extra.get("optimistic")), "kind": self.kind,
                 "ranking": "one Qdrant formula query per search (store/formula.py)",
                 "soft": SEMANTICS}
+
+
+SOFT_PAYLOAD_FIELDS = ("clip_id", *fm.SOFT_FIELDS, COUNT_FIELD)
+"""the payload fields :func:`soft_line` reads"""
+
+
+def soft_line(payload: dict[str, Any], logic: Node) -> str:
+    """``soft: C1 0.912; C2 0.055``: the soft value of each top-level constraint of ``logic``
+    evaluated from one clip's stored evidence (what the formula multiplied)."""
+    def column(key: str) -> np.ndarray:
+        field, _, quoted = key.partition(".")
+        return np.array([float((payload.get(field) or {}).get(quoted[1:-1], 0.0))])
+    return "soft: " + "; ".join(f"{describe(c)} {fm.evaluate(fm.soft_expr(c), column, 1)[0]:.3f}"
+                                for c in conjuncts(logic))
 
 
 class SoftRetriever(FormulaRetriever):

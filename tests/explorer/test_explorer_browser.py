@@ -339,3 +339,148 @@ def test_at_800_px_no_table_is_wider_than_the_window_outside_its_scroll_box(site
         assert wide  # some table does need its box at this width (the check is not vacuous)
     finally:
         driver.set_window_size(size["width"], size["height"])
+
+
+def test_two_retrievers_side_by_side_on_one_query(site, driver):
+    url, bench, _, _ = site
+    from reasonaudio.evaluation.metrics import first_rank
+    from reasonaudio.evaluation.results import run_path
+    from reasonaudio.evaluation.runs import read_trec
+
+    q = bench.queries[4]
+    _load(driver, f"{url}/query/{q.id}")
+    from selenium.webdriver.support.ui import Select
+
+    form = driver.find_element(CSS, "#compare-query-form")
+    Select(form.find_element(CSS, "select[name=a]")).select_by_value("bag-of-sounds")
+    Select(form.find_element(CSS, "select[name=b]")).select_by_value("random")
+    form.find_element(CSS, "button[type=submit]").click()
+    _wait(driver, lambda d: len(d.find_elements(CSS, "section.compare-side")) == 2, "no side-by-side view")
+    sides = driver.find_elements(CSS, "section.compare-side")
+    assert [s.get_attribute("data-retriever") for s in sides] == ["bag-of-sounds", "random"]
+    tops = {n: read_trec(run_path(bench, n)).ranking(q.id) for n in ("bag-of-sounds", "random")}
+    for side in sides:
+        name = side.get_attribute("data-retriever")
+        rows = side.find_elements(CSS, "table.side-hits tbody tr")
+        assert [r.get_attribute("data-clip") for r in rows][:10] == tops[name][:10]
+        first = first_rank(tops[name], bench.qrels[q.id])
+        assert _text(side.find_element(CSS, ".first-relevant")) == ("-" if first == float("inf") else str(int(first)))
+    shared = set(tops["bag-of-sounds"][:10]) & set(tops["random"][:10])
+    assert f"{len(shared)} of the top 10" in _text(driver.find_element(CSS, "#agreement"))
+    assert len(driver.find_elements(CSS, "section.compare-side tr.shared")) == 2 * len(shared)
+    _load(driver, f"{url}/compare?a=oracle&b=random&task=all&outcome=b")  # the disagreements, filtered
+    assert driver.find_elements(CSS, "#losses") and not driver.find_elements(CSS, "#wins")
+    assert _console_errors(driver) == []
+
+
+def test_the_clip_page_shows_the_sound_with_aligned_events_and_a_moving_playhead(site, driver):
+    url, bench, _, _ = site
+    clip = max(bench.clips, key=lambda c: c.duration)
+    _load(driver, f"{url}/clip/{clip.id}?q={bench.queries[0].id}")
+    figure = driver.find_element(CSS, "svg.sound")
+    _wait(driver, lambda d: d.execute_script(
+        "const i = new Image(); i.src = arguments[0].querySelector('image').href.baseVal;"
+        "return i.decode().then(() => i.naturalWidth > 0);", figure), "the spectrogram never loaded")
+    lanes = {g.get_attribute("data-lane"): g for g in figure.find_elements(CSS, "g.lane")}
+    assert list(lanes) == ["truth", DETECTED_NAME]
+    scale = float(figure.get_attribute("data-px-per-s"))
+    x0 = float(figure.get_attribute("data-x0"))
+    truth = lanes["truth"].find_elements(CSS, "rect.event")
+    assert len(truth) == len(clip.events)
+    for rect, event in zip(truth, sorted(clip.events, key=lambda e: (e.onset, e.label))):
+        assert float(rect.get_attribute("x")) == pytest.approx(x0 + event.onset * scale, abs=0.01)
+    heard = lanes[DETECTED_NAME].find_elements(CSS, "rect.event")
+    assert len(heard) == len(clip.events) - 1  # the fixture's detector misses the last event, a little late
+    image = figure.find_element(CSS, "image")
+    assert float(image.get_attribute("x")) == x0
+    assert float(image.get_attribute("width")) == pytest.approx(clip.duration * scale, abs=0.01)
+
+    def playhead() -> float:
+        return float(figure.find_element(CSS, "line.playhead").get_attribute("x1"))
+
+    assert playhead() == pytest.approx(x0)
+    driver.execute_script("document.getElementById('audio-clip').play();")
+    _wait(driver, lambda d: playhead() > x0 + 1, "the playhead never moved")
+    moved = playhead()
+    _wait(driver, lambda d: playhead() > moved + 1, "the playhead stopped during playback")
+    time_now = driver.execute_script("return document.getElementById('audio-clip').currentTime")
+    assert abs(playhead() - (x0 + time_now * scale)) < scale * 0.5  # it is where the audio is
+    driver.execute_script("document.getElementById('audio-clip').pause();")
+    assert _console_errors(driver) == []
+
+
+def test_filter_sort_and_a_permalink_that_restores_them(site, driver):
+    url, bench, _, _ = site
+    _load(driver, f"{url}/failures?retriever=random&task=all")
+    rows = lambda: [r for r in driver.find_elements(CSS, "#failures tbody tr") if r.is_displayed()]  # noqa: E731
+    total = len(rows())
+    tools = driver.find_element(CSS, '.table-tools[data-for="failures"]')
+    from selenium.webdriver.support.ui import Select
+
+    kinds = Select(tools.find_element(CSS, "select[name=kind]"))
+    kind = kinds.options[1].get_attribute("value")
+    kinds.select_by_value(kind)
+    _wait(driver, lambda d: len(rows()) < total or all(_text(r.find_elements(CSS, "td")[2]) == kind for r in rows()),
+          "the kind filter did nothing")
+    assert rows() and all(_text(r.find_elements(CSS, "td")[2]) == kind for r in rows())
+    header = driver.find_element("xpath", "//table[@id='failures']/thead//th[text()='first relevant']")
+    header.click()
+    _wait(driver, lambda d: "desc" in header.get_attribute("class"), "no sort")
+    word = _text(rows()[0].find_elements(CSS, "td")[-1]).split()[0]
+    box = tools.find_element(CSS, "input[type=search]")
+    box.send_keys(word)
+    _wait(driver, lambda d: all(word.lower() in _text(r).lower() for r in rows()), "the search did nothing")
+    shown = [r.get_attribute("textContent") for r in rows()]
+    link = driver.current_url
+    assert "failures.kind=" in link and "failures.sort=first-relevant" in link and "failures.q=" in link
+    _load(driver, "about:blank")
+    _load(driver, link)  # the permalink: the same rows, in the same order, the same controls
+    assert [r.get_attribute("textContent") for r in rows()] == shown
+    tools = driver.find_element(CSS, '.table-tools[data-for="failures"]')
+    assert tools.find_element(CSS, "input[type=search]").get_attribute("value") == word
+    assert Select(tools.find_element(CSS, "select[name=kind]")).first_selected_option.get_attribute("value") == kind
+    assert "desc" in driver.find_element("xpath", "//table[@id='failures']/thead//th[text()='first relevant']") \
+        .get_attribute("class")
+    assert _console_errors(driver) == []
+
+
+def test_a_retriever_has_one_colour_on_every_page(site, driver):
+    url, bench, _, _ = site
+    q = bench.queries[0]
+    pages = ["/", f"/query/{q.id}", "/failures", f"/failures?retriever={DETECTED_NAME}",
+             f"/compare?a={DETECTED_NAME}&b=oracle", f"/compare?a=oracle&b={DETECTED_NAME}&q={q.id}"]
+    seen: dict[str, set[str]] = {}
+    for page in pages:
+        _load(driver, url + page)
+        for swatch in driver.find_elements(CSS, ".swatch[data-retriever]"):
+            colour = driver.execute_script("return getComputedStyle(arguments[0]).backgroundColor", swatch)
+            seen.setdefault(swatch.get_attribute("data-retriever"), set()).add(colour)
+    assert len(seen[DETECTED_NAME]) == 1 and len(seen["oracle"]) == 1
+    assert all(len(colours) == 1 for colours in seen.values()), seen
+    assert len({next(iter(c)) for c in seen.values()}) == len(seen)  # and the retrievers' differ
+
+
+def test_at_800_px_the_verdict_columns_are_in_the_window(site, driver):
+    url, bench, _, _ = site
+    q = bench.queries[1]
+    size = driver.get_window_size()
+    try:
+        driver.set_window_size(800, 1000)
+        _load(driver, f"{url}/query/{q.id}")
+        found = driver.execute_script("""
+            const w = document.documentElement.clientWidth, out = [];
+            for (const t of document.querySelectorAll('table.hits')) {
+              for (const th of t.querySelectorAll('thead th.verdict')) {
+                const r = th.getBoundingClientRect();
+                out.push({right: r.right, left: r.left, width: w});
+              }
+              const cell = t.querySelector('tbody td.verdict');
+              if (cell) { const r = cell.getBoundingClientRect(); out.push({right: r.right, left: r.left, width: w}); }
+            }
+            return out;""")
+        assert found and all(0 <= f["left"] and f["right"] <= f["width"] for f in found), found
+        _load(driver, f"{url}/failures?retriever=random&task=all")
+        kind = driver.find_element("xpath", "//table[@id='failures']/thead//th[text()='kind']")
+        assert kind.rect["x"] + kind.rect["width"] <= driver.execute_script("return document.documentElement.clientWidth")
+    finally:
+        driver.set_window_size(size["width"], size["height"])

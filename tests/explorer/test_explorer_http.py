@@ -255,7 +255,7 @@ def test_failure_breakdown_counts_equal_the_saved_values(client, bench):
         listed = client.get("/failures", params={"retriever": "bag-of-sounds", "task": "all",
                                                  "kind": attrs["data-kind"]}).text
         rows = table_rows(listed, "failures")
-        assert len(rows) == int(text) and all(r[3][1] == attrs["data-kind"] for r in rows)
+        assert len(rows) == int(text) and all(r[2][1] == attrs["data-kind"] for r in rows)
 
 
 def test_failures_of_one_retriever_name_what_ranked_first(client, bench):
@@ -267,8 +267,8 @@ def test_failures_of_one_retriever_name_what_ranked_first(client, bench):
     assert len(rows) == len(records)
     for row in rows:
         rec = records[row[0][1]]
-        assert row[3][1] == rec.kind and row[4][1] == (rec.top_clip or "-")
-        assert row[5][1] == "; ".join(f"C{b.index} {b.node}" for b in rec.broken)
+        assert row[2][1] == rec.kind and row[3][1] == (rec.top_clip or "-")  # the verdict columns first
+        assert row[4][1] == "; ".join(f"C{b.index} {b.node}" for b in rec.broken)
 
 
 def test_compare_runs_the_paired_test_of_bench_compare(client, bench):
@@ -415,7 +415,8 @@ def test_clip_page_seen_from_a_query(client, bench):
     choice = next(c for c in bench.choices if c.query_id == q.id)
     html = client.get(f"/clip/{choice.negative}", params={"q": q.id}).text
     assert f'href="/query/{q.id}"' in html and "(its hard negative)" in html and "not relevant" in html
-    assert html.count('<span class="no">✗</span>') == 1  # a hard negative breaks one constraint
+    legend = html.split("<h2>the sound</h2>", 1)[0]
+    assert legend.count('<span class="no">✗</span>') == 1  # a hard negative breaks one constraint
     clip = bench.clip_by_id[choice.negative]
     if set(clip.labels) - set(labels(q.logic)):
         assert 'class="event other"' in html
