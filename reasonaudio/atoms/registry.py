@@ -16,7 +16,10 @@ from reasonaudio.atoms.synthetic import SyntheticBank
 from reasonaudio.models.cache_dir import cache_root
 
 FETCHED_PREFIX = "fetched:"
-FETCHED_BANKS = ("packages",)
+SECOND_BANK = "packages-second"
+"""``bench atoms fetch packages --second-recordings``: the default bank's recordings plus other
+recordings of its labels (opt-in; ``fetched:packages`` never holds them)"""
+FETCHED_BANKS = ("packages", SECOND_BANK)
 """the banks a ``bench atoms fetch`` source publishes in the cache, named by source"""
 
 
@@ -30,7 +33,7 @@ def fetched_bank_dir(name: str) -> Path:
 
 def open_bank(spec: str) -> AtomBank:
     """``synthetic``, ``fetched:packages`` (the bank ``bench atoms fetch packages`` published in
-    this user's cache), ``fsd50k:PATH``, a folder ``PATH`` (Scaper layout, optional manifest), or
+    this user's cache; ``fetched:packages-second`` with its second recordings), ``fsd50k:PATH``, a folder ``PATH`` (Scaper layout, optional manifest), or
     ``split:train:SPEC`` / ``split:test:SPEC`` (one part of the bank SPEC's recordings)."""
     spec = spec.strip()
     if spec.startswith(SPLIT_PREFIX):
@@ -41,7 +44,8 @@ def open_bank(spec: str) -> AtomBank:
         name = spec[len(FETCHED_PREFIX):]
         root = fetched_bank_dir(name)
         if not root.is_dir():
-            raise DataError(f"atom bank {spec}: not fetched yet (run `bench atoms fetch {name}`)")
+            how = "packages --second-recordings" if name == SECOND_BANK else name
+            raise DataError(f"atom bank {spec}: not fetched yet (run `bench atoms fetch {how}`)")
         bank = FolderBank.from_path(root)
         bank.spec = spec
         return bank

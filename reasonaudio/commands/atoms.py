@@ -95,6 +95,10 @@ def atoms_fetch_packages(
     record_recipe: Optional[Path] = typer.Option(None, "--record-recipe", callback=OutFile,
                                                  help="Authoring: accept changed or missing sha256 "
                                                  "pins and write the recipe with the observed ones."),
+    second: bool = typer.Option(False, "--second-recordings",
+                                help="Also fetch other recordings of the labels (another source "
+                                "file each) into another bank (default: "
+                                "$REASONAUDIO_CACHE/atoms/packages-second, fetched:packages-second)."),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 when any atom is missing."),
     json_out: bool = typer.Option(False, "--json", help="Print the fetch report as JSON only."),
 ) -> None:
@@ -105,12 +109,13 @@ def atoms_fetch_packages(
     from reasonaudio.views.fetch import print_fetch_summary
     from reasonaudio.views.progress import progress_hooks
 
-    target = dest if dest is not None else default_dest()
+    target = dest if dest is not None else default_dest(second)
     with progress_hooks(err_console, show=not json_out) as hooks:
         summary = fetch_packages(target, recipes=recipes, max_download_mb=max_download_mb,
-                                 only=only, hooks=hooks, record=record_recipe is not None)
+                                 only=only, hooks=hooks, record=record_recipe is not None,
+                                 second=second or None)
     if record_recipe is not None:
-        record_recipe_file(target, recipes, summary, record_recipe)
+        record_recipe_file(target, recipes, summary, record_recipe, second=second or None)
     if json_out:
         typer.echo(_json.dumps(summary.to_json(), ensure_ascii=False, indent=2))
     else:

@@ -17,8 +17,10 @@ def print_fetch_summary(console: Console, summary: FetchSummary) -> None:
                   title_justify="left", box=None)
     table.add_column("field", style="bold")
     table.add_column("value")
-    table.add_row("classes", f"{fetched} of {requested} fetched"
+    by_n = summary.labels_by_recordings()
+    table.add_row("classes" if set(by_n) <= {"1"} else "atoms", f"{fetched} of {requested} fetched"
                   + (f" ([red]{len(summary.failed)} failed[/], listed below)" if summary.failed else ""))
+    table.add_row("recordings", "; ".join(f"{v} labels with {k}" for k, v in by_n.items()) or "none")
     cached = sum(1 for a in summary.atoms if a.status == "cached")
     if cached:
         table.add_row("resumed", f"{cached} atoms already done by an earlier run")

@@ -23,12 +23,18 @@ from test_fetch_fixtures import (
 )
 from typer.testing import CliRunner
 
-from reasonaudio.atoms.fetch import process
+from reasonaudio.atoms.fetch import download, process
 from reasonaudio.atoms.fetch.fetch import Fetcher, fetch_packages, recorded_book
 from reasonaudio.atoms.fetch.recipes import load_recipes, parse_recipes
 from reasonaudio.atoms.registry import open_bank
 
 NO_PROBLEMS = {"debian": None, "pypi": None, "npm": None, "fluidsynth": None}
+
+
+@pytest.fixture(autouse=True)
+def no_retry_wait(monkeypatch) -> None:
+    """A failing client is still tried download.ATTEMPTS times, without the pauses between."""
+    monkeypatch.setattr(download, "RETRY_WAIT_S", 0.0)
 
 
 def sha(data: bytes) -> str:

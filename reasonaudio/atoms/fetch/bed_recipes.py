@@ -23,9 +23,7 @@ its top 5 classes (:func:`reasonaudio.atoms.beds.checked_beds`); the verdicts ar
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -34,6 +32,7 @@ from typing import Any, Iterable
 from reasonaudio.fileio import atomic_file
 from reasonaudio.atoms.fetch.errors import FetchError
 from reasonaudio.atoms.fetch.fetch import (
+    link_known_archives,
     DEFAULT_MAX_DOWNLOAD_MB,
     MANIFEST_NAME,
     Fetcher,
@@ -122,25 +121,6 @@ class BedFetchSummary:
         return {**self.fetch.to_json(), "beds": self.beds, "check": self.check}
 
 
-def _link_known_archives(book: RecipeBook, dest: Path, atom_dest: Path) -> None:
-    """Hard-link (else copy) archives the atom fetch already downloaded into the bed cache; the
-    fetcher checks their sha256 pins as for any cached archive."""
-    for pkg in book.packages.values():
-        src_dir, dst_dir = atom_dest / ".cache" / pkg.registry, dest / ".cache" / pkg.registry
-        if not src_dir.is_dir():
-            continue
-        stem = pkg.name.replace("/", "-").lstrip("@")
-        for src in sorted(src_dir.glob(f"*{stem}*")):
-            target = dst_dir / src.name
-            if not src.is_file() or target.exists():
-                continue
-            dst_dir.mkdir(parents=True, exist_ok=True)
-            try:
-                os.link(src, target)
-            except OSError:
-                shutil.copy2(src, target)
-
-
 def write_bed_list(dest: Path) -> list[dict[str, Any]]:
     """``beds.jsonl`` from the fetcher's manifest: one row per published bed (id, file, source,
     licence, and what else the fetch recorded about its origin); rows the fetch did not write
@@ -202,7 +182,7 @@ def fetch_beds(dest: Path | None = None, *, recipes: Path | None = None,
     fetcher = BedFetcher(dest, book, max_download_mb=max_download_mb, runner=runner, hooks=hooks,
                          environment=environment)
     fetcher.claim()  # a folder no fetch made is refused before an archive is linked into it
-    _link_known_archives(book, dest, Path(atom_dest) if atom_dest is not None else default_dest())
+    link_known_archives(book, dest, Path(atom_dest) if atom_dest is not None else default_dest())
     summary = fetcher.run(only)
     rows = write_bed_list(dest)
     if atoms_spec is None:

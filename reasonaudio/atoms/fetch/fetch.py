@@ -53,7 +53,7 @@ from reasonaudio.atoms.fetch.containers import (
     read_zip_entry,
     safe_join,
 )
-from reasonaudio.atoms.fetch.debian import Download
+from reasonaudio.atoms.fetch.download import Download
 from reasonaudio.atoms.fetch.errors import FetchError
 from reasonaudio.atoms.fetch.process import Runner
 from reasonaudio.atoms.fetch.recipes import (
@@ -85,6 +85,7 @@ OK, CACHED, FAILED = "ok", "cached", "failed"
 @dataclass
 class AtomResult:
     label: str
+    """the atom (:attr:`AtomRecipe.key`): its label, ``label#N`` for a label's recording N"""
     package: str
     status: str
     """``ok`` (made now), ``cached`` (made by an earlier run), ``failed``"""
@@ -124,10 +125,22 @@ class FetchSummary:
     def succeeded(self) -> list[AtomResult]:
         return [a for a in self.atoms if a.status in (OK, CACHED)]
 
+    def labels_by_recordings(self) -> dict[str, int]:
+        """How many labels the bank holds with 1, 2, ... recordings (distinct source files)."""
+        per_label: dict[str, int] = {}
+        for a in self.succeeded:
+            label = (a.record or {}).get("label", a.label)
+            per_label[label] = per_label.get(label, 0) + 1
+        counts: dict[str, int] = {}
+        for n in sorted(per_label.values()):
+            counts[str(n)] = counts.get(str(n), 0) + 1
+        return counts
+
     def to_json(self) -> dict[str, Any]:
         return {
             "classes_requested": len(self.atoms), "classes_fetched": len(self.succeeded),
             "classes_failed": len(self.failed),
+            "labels_by_recordings": self.labels_by_recordings(),
             "downloaded_mib": round(self.downloaded_bytes / MB, 1),
             "archives_mib": round((self.downloaded_bytes + self.cached_bytes) / MB, 1),
             "seconds": round(self.seconds, 1), "notices": self.notices, "tools": fetch_tools(),
@@ -163,6 +176,17 @@ def fetched_row(row: Any) -> bool:
     if not all(isinstance(row.get(k), str) for k in ("package", "version", "source", "file", "sha256")):
         return False
     return row["source"].startswith(f"{row['registry']}:{row['package']}={row['version']}:")
+
+
+def _file_rel(atom: AtomRecipe) -> str:
+    """Where an atom's file lies in the bank: ``<label_slug>/<stem>.wav``."""
+    return f"{atom.slug}/{atom.stem}.wav"
+
+
+def _row_key(row: dict[str, Any]) -> str:
+    """An ``atoms.jsonl`` row's atom key (:attr:`AtomRecipe.key`)."""
+    n = row.get("recording", 1)
+    return str(row.get("label")) if n == 1 else f"{row.get('label')}#{n}"
 
 
 def _bank_row(record: dict[str, Any]) -> dict[str, Any]:
@@ -244,13 +268,13 @@ class Fetcher:
     # -- resume records ------------------------------------------------------------------------
 
     def _done_path(self, atom: AtomRecipe) -> Path:
-        return self.done_dir / f"{atom.slug}.json"
+        return self.done_dir / f"{atom.stem}.json"
 
     def _published_path(self, atom: AtomRecipe) -> Path:
-        return self.dest / atom.slug / f"{atom.slug}.wav"
+        return self.dest / _file_rel(atom)
 
     def _staged_path(self, atom: AtomRecipe) -> Path:
-        return self.staging / f"{atom.slug}.wav"
+        return self.staging / f"{atom.stem}.wav"
 
     def _load_done(self, atom: AtomRecipe) -> dict[str, Any] | None:
         path = self._done_path(atom)
@@ -283,7 +307,7 @@ class Fetcher:
         for atom in atoms:
             rec = None if self.record else self._load_done(atom)
             if rec is not None:
-                results[atom.label] = AtomResult(atom.label, atom.package, CACHED,
+                results[atom.key] = AtomResult(atom.key, atom.package, CACHED,
                                                  record=_bank_row(rec), warning=rec.get("warning", ""))
             else:
                 pending.setdefault((atom.registry, atom.package), []).append(atom)
@@ -308,7 +332,7 @@ class Fetcher:
                     results[res.label] = res
                     done += 1
                     count(done, n_pending)
-        ordered = [results[a.label] for a in atoms]
+        ordered = [results[a.key] for a in atoms]
         summary = FetchSummary(self.dest, ordered, packages, self.downloaded, self.cached_bytes,
                                time.monotonic() - start, notices)
         summary.published = self._publish(atoms, results)
@@ -324,7 +348,7 @@ class Fetcher:
         return any(reg == what for reg, _ in pending)
 
     def _fail_all(self, group: list[AtomRecipe], reason: str) -> list[AtomResult]:
-        return [AtomResult(a.label, a.package, FAILED, reason) for a in group]
+        return [AtomResult(a.key, a.package, FAILED, reason) for a in group]
 
     def _over_budget(self, pkgs: list[PackageRecipe]) -> dict[str, str]:
         """Package spec -> why it is not downloaded: the packages that would pass the download
@@ -378,26 +402,20 @@ class Fetcher:
         except FetchError as exc:
             pres.error = str(exc)
             done = {r.label for r in out}
-            out += self._fail_all([a for a in group if a.label not in done], str(exc))
+            out += self._fail_all([a for a in group if a.key not in done], str(exc))
         finally:
             shutil.rmtree(work, ignore_errors=True)
         return out
 
     def _download(self, pkg: PackageRecipe) -> Download:
-        cache_dir = self.cache / pkg.registry
-        dl = CLIENTS[pkg.registry].download(pkg, cache_dir, self.runner)
+        """The package's archive (:func:`download.fetch_archive`: pins checked unless authoring)."""
+        dl = CLIENTS[pkg.registry].download(pkg, self.cache / pkg.registry, self.runner,
+                                            check=not self.record)
         with self._lock:
             if dl.fetched:
                 self.downloaded += dl.size
             else:
                 self.cached_bytes += dl.size
-        if pkg.sha256 and dl.version == pkg.version:
-            got = sha256_file(dl.path)
-            if got != pkg.sha256:
-                if not self.record:
-                    dl.path.unlink(missing_ok=True)
-                    raise FetchError(f"{pkg.spec}: archive sha256 {_short(got)}... differs from the "
-                                     f"pinned {_short(pkg.sha256)}... (deleted; not used)")
         return dl
 
     def _extract(self, pkg: PackageRecipe, dl: Download, group: list[AtomRecipe],
@@ -507,7 +525,7 @@ class Fetcher:
                 self._check_sha(where, got, atom.sha256)
                 converted = conv.convert(data, atom.trim, atom.gain_db, where, fade=self.fade_edges)
         except FetchError as exc:
-            return AtomResult(atom.label, atom.package, FAILED, str(exc))
+            return AtomResult(atom.key, atom.package, FAILED, str(exc))
         staged = self._staged_path(atom)
         staged.parent.mkdir(parents=True, exist_ok=True)
         with atomic_file(staged, "wb") as fh:
@@ -518,7 +536,7 @@ class Fetcher:
             record["source_sha256"], record["render_sha256"] = sf2_sha, got
         with atomic_file(self._done_path(atom), "w", encoding="utf-8") as fh:
             fh.write(json.dumps({"fingerprint": atom.fingerprint(), **record}, ensure_ascii=False))
-        return AtomResult(atom.label, atom.package, OK, warning=warning, record=record,
+        return AtomResult(atom.key, atom.package, OK, warning=warning, record=record,
                           observed_sha256=got, observed_parts=observed_parts)
 
     def _check_sha(self, where: str, got: str, want: str | None) -> None:
@@ -533,9 +551,9 @@ class Fetcher:
 
     def _manifest_row(self, atom: AtomRecipe, pkg: PackageRecipe, dl: Download,
                       converted: conv.Converted, source_sha: str, warning: str) -> dict[str, Any]:
-        file_rel = f"{atom.slug}/{atom.slug}.wav"
         row: dict[str, Any] = {
-            "label": atom.label, "file": file_rel,
+            "label": atom.label, **({"recording": atom.recording} if atom.recording != 1 else {}),
+            "file": _file_rel(atom),
             "source": f"{pkg.registry}:{pkg.name}={dl.version}:{atom.location}",
             "license": atom.license, "category": atom.category,
             "sha256": _sha(converted.wav_bytes), "source_sha256": source_sha,
@@ -589,9 +607,8 @@ class Fetcher:
         for atom in self.book.atoms:
             if atom.label in chosen:
                 continue
-            file_rel = f"{atom.slug}/{atom.slug}.wav"
-            row = owned.get(file_rel)
-            if row is None or row.get("label") != atom.label:
+            row = owned.get(_file_rel(atom))
+            if row is None or _row_key(row) != atom.key:
                 rec = self._load_done(atom)
                 published = self._published_path(atom)
                 if rec is None or not published.is_file() or sha256_file(published) != rec.get("sha256"):
@@ -606,7 +623,7 @@ class Fetcher:
         owned, others = self._bank_record()
         rows = []
         for atom in atoms:
-            res = results[atom.label]
+            res = results[atom.key]
             if res.status == FAILED or res.record is None:
                 continue
             staged, final = self._staged_path(atom), self._published_path(atom)
@@ -620,8 +637,8 @@ class Fetcher:
         # Atoms outside this run's selection that an earlier run published stay in the bank.
         if len(atoms) < len(self.book.atoms):
             rows += self._unselected_rows({a.label for a in atoms}, owned)
-            order = {a.label: i for i, a in enumerate(self.book.atoms)}
-            rows.sort(key=lambda r: order.get(r["label"], len(order)))
+            order = {a.key: i for i, a in enumerate(self.book.atoms)}
+            rows.sort(key=lambda r: order.get(_row_key(r), len(order)))
         manifest = self.dest / MANIFEST_NAME
         with atomic_file(manifest, "w", encoding="utf-8", newline="\n") as fh:
             for row in rows:
@@ -643,22 +660,50 @@ class Fetcher:
 def fetch_packages(dest: Path, *, recipes: Path | None = None, max_download_mb: float = DEFAULT_MAX_DOWNLOAD_MB,
                    only: Iterable[str] | None = None, hooks: Hooks = SILENT,
                    runner: Runner | None = None, record: bool = False,
-                   environment: dict[str, str | None] | None = None) -> FetchSummary:
-    """Fetch every atom of the recipe book (or ``only`` those labels) into the bank at ``dest``."""
+                   environment: dict[str, str | None] | None = None,
+                   second: Path | bool | None = None) -> FetchSummary:
+    """Fetch every atom of the recipe book (or ``only`` those labels) into the bank at ``dest``;
+    with ``second`` (True: the shipped second-recordings file, or a path) the book plus its second
+    recordings, reusing archives the default bank's fetch already holds."""
     if max_download_mb <= 0:
         raise FetchError(f"--max-download-mb: must be positive, got {max_download_mb}")
-    book = load_recipes(recipes)
-    return Fetcher(dest, book, max_download_mb=max_download_mb, runner=runner, record=record,
-                   hooks=hooks, environment=environment).run(only)
+    book = load_recipes(recipes, second=second)
+    fetcher = Fetcher(dest, book, max_download_mb=max_download_mb, runner=runner, record=record,
+                      hooks=hooks, environment=environment)
+    if second:
+        fetcher.claim()  # a folder no fetch made is refused before an archive is linked into it
+        if Path(dest).resolve() != default_dest().resolve():
+            link_known_archives(book, Path(dest), default_dest())
+    return fetcher.run(only)
+
+
+def link_known_archives(book: RecipeBook, dest: Path, atom_dest: Path) -> None:
+    """Hard-link (else copy) archives the atom fetch already downloaded into the cache of another fetch (beds, the second-recordings bank); the
+    fetcher checks their sha256 pins as for any cached archive."""
+    for pkg in book.packages.values():
+        src_dir, dst_dir = atom_dest / ".cache" / pkg.registry, dest / ".cache" / pkg.registry
+        if not src_dir.is_dir():
+            continue
+        stem = pkg.name.replace("/", "-").lstrip("@")
+        for src in sorted(src_dir.glob(f"*{stem}*")):
+            target = dst_dir / src.name
+            if not src.is_file() or target.exists():
+                continue
+            dst_dir.mkdir(parents=True, exist_ok=True)
+            try:
+                os.link(src, target)
+            except OSError:
+                shutil.copy2(src, target)
+
 
 
 def recorded_book(book: RecipeBook, summary: FetchSummary,
                   package_hashes: dict[tuple[str, str], tuple[str, str, int]] | None = None) -> RecipeBook:
     """The book with the sha256 values this (authoring) run observed filled in."""
-    by_label = {a.label: a for a in summary.atoms}
+    by_key = {a.label: a for a in summary.atoms}
     atoms = []
     for atom in book.atoms:
-        res = by_label.get(atom.label)
+        res = by_key.get(atom.key)
         if res is None or res.status == FAILED:
             atoms.append(atom)
             continue
@@ -682,18 +727,10 @@ def package_hashes(dest: Path, book: RecipeBook) -> dict[tuple[str, str], tuple[
     """(version, sha256, size) of every cached archive of the book's packages."""
     out = {}
     for key, pkg in book.packages.items():
-        cache_dir = Path(dest) / ".cache" / pkg.registry
-        if pkg.registry == "debian":
-            path = debian.cached(pkg, cache_dir)
-            version = debian.deb_version(path) if path else ""
-        elif pkg.registry == "pypi":
-            path = pypi.cached(pkg, cache_dir)
-            version = pkg.version
-        else:
-            path = npm.cached(pkg, cache_dir)
-            version = pkg.version
+        client = CLIENTS[pkg.registry].CLIENT
+        path = client.cached(pkg, Path(dest) / ".cache" / pkg.registry)
         if path is not None:
-            out[key] = (version, sha256_file(path), path.stat().st_size)
+            out[key] = (client.version_of(path, pkg), sha256_file(path), path.stat().st_size)
     return out
 
 
@@ -706,17 +743,22 @@ def fetch_tools() -> dict[str, str | None]:
             **{name: installed_version(name) for name in ("numpy", "soundfile", "soxr")}}
 
 
-def default_dest() -> Path:
-    """``$REASONAUDIO_CACHE/atoms/packages`` (or the XDG cache): the bank ``fetched:packages``."""
-    from reasonaudio.atoms.registry import fetched_bank_dir
+def default_dest(second: bool = False) -> Path:
+    """``$REASONAUDIO_CACHE/atoms/packages`` (or the XDG cache): the bank ``fetched:packages``;
+    with ``second``, ``.../packages-second``: the bank ``fetched:packages-second`` (the default
+    bank's recordings plus the second recordings)."""
+    from reasonaudio.atoms.registry import SECOND_BANK, fetched_bank_dir
 
-    return fetched_bank_dir("packages")
+    return fetched_bank_dir(SECOND_BANK if second else "packages")
 
 
-def record_recipe_file(dest: Path, recipes: Path | None, summary: FetchSummary, out: Path) -> None:
-    """Authoring: write the recipe book with the sha256 values this run observed."""
-    book = load_recipes(recipes)
-    write_recipes(recorded_book(book, summary, package_hashes(dest, book)), out)
+def record_recipe_file(dest: Path, recipes: Path | None, summary: FetchSummary, out: Path,
+                       second: Path | bool | None = None) -> None:
+    """Authoring: write the recipe book with the sha256 values this run observed (with
+    ``second``: the second-recordings file, only the records it adds to the book)."""
+    book = load_recipes(recipes, second=second)
+    after = load_recipes(recipes) if second else None
+    write_recipes(recorded_book(book, summary, package_hashes(dest, book)), out, after)
 
 
 def published_bank(dest: Path | None = None) -> Path | None:

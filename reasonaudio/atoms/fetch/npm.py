@@ -1,4 +1,5 @@
-"""npm packages through ``npm pack NAME@VERSION`` (a tarball; no install, no scripts run)."""
+"""npm packages through ``npm pack NAME@VERSION`` (a tarball; no install, no scripts run); the
+download itself is :func:`download.fetch_archive`'s."""
 
 from __future__ import annotations
 
@@ -6,9 +7,8 @@ import re
 import shutil
 from pathlib import Path
 
-from reasonaudio.atoms.fetch.debian import Download
-from reasonaudio.atoms.fetch.errors import FetchError
-from reasonaudio.atoms.fetch.process import Runner, last_line, run
+from reasonaudio.atoms.fetch.download import Client, Download, fetch_archive
+from reasonaudio.atoms.fetch.process import Runner, run
 from reasonaudio.atoms.fetch.recipes import PackageRecipe
 
 
@@ -28,26 +28,11 @@ def npm_problem() -> str | None:
     return None
 
 
-def download(pkg: PackageRecipe, cache_dir: Path, runner: Runner = run) -> Download:
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    final = cache_dir / tarball_name(pkg)
-    if final.is_file():
-        return Download(final, pkg.version, fetched=False)
-    problem = npm_problem()
-    if problem:
-        raise FetchError(problem)
-    tmp = cache_dir / f".tmp-{tarball_name(pkg)}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    try:
-        res = runner(["npm", "pack", "--ignore-scripts", "--silent", f"{pkg.name}@{pkg.version}"], tmp)
-        if res.returncode != 0:
-            why = last_line(res.stderr) or last_line(res.stdout)
-            raise FetchError(f"npm:{pkg.name}@{pkg.version}: npm pack failed ({why})")
-        tgz = sorted(tmp.glob("*.tgz"))
-        if len(tgz) != 1:
-            raise FetchError(f"npm:{pkg.name}: npm pack produced {len(tgz)} tarballs")
-        tgz[0].replace(final)
-        return Download(final, pkg.version, fetched=True)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+CLIENT = Client(
+    tool="npm pack", suffix=".tgz", cached=cached, problem=npm_problem,
+    commands=lambda pkg, tmp: [["npm", "pack", "--ignore-scripts", "--silent", f"{pkg.name}@{pkg.version}"]],
+    version_of=lambda path, pkg: pkg.version, final_name=lambda path, pkg: tarball_name(pkg))
+
+
+def download(pkg: PackageRecipe, cache_dir: Path, runner: Runner = run, check: bool = True) -> Download:
+    return fetch_archive(pkg, cache_dir, CLIENT, runner, check=check)

