@@ -28,7 +28,7 @@ from reasonaudio.atoms.split import atom_kind
 world = test_fetch_run.world
 """three tiny packages and fake clients (test_fetch_run's fixture)"""
 no_retry_wait = test_fetch_run.no_retry_wait
-DATA = Path(__file__).resolve().parents[1] / "reasonaudio" / "data"
+DATA = Path(__file__).resolve().parents[2] / "reasonaudio" / "data"
 DEFAULT_BOOK_SHA256 = "f7d8713e26c1b38d20bfac98e75e6936103e5a4c74150050c23c699eca272cfb"
 DEFAULT_FINGERPRINTS_SHA256 = "9089a9428f502c82bbddd82b688f927b71f4b39bdc0040305e94ac01db96ca5d"
 
