@@ -33,6 +33,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("ingest and retrievers", ("reasonaudio.ingest", "reasonaudio.retrievers", "reasonaudio.detect",
                                "reasonaudio.train")),
     ("evaluation", ("reasonaudio.evaluation", "reasonaudio.mainjob", "reasonaudio.demo_sizes")),
+    ("experiments", ("reasonaudio.experiments",)),
     ("views", ("reasonaudio.views", "reasonaudio.explorer")),
     ("command line", ("reasonaudio.cli", "reasonaudio.commands")),
 ]
