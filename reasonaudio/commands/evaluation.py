@@ -9,6 +9,7 @@ import typer
 from rich.text import Text
 
 from reasonaudio.commands.app import (
+    BackendOpt,
     Count,
     DataOpt,
     NoVerifyOpt,
@@ -216,4 +217,65 @@ def sweep_perception_cmd(
     print_ladder(console, ladder)
     if json_out is not None:
         write_json(json_out, ladder.to_json())
+        console.print(Text(f"wrote {json_out}"))
+
+
+# --- bench replicate (issue 52): claims across seeds ------------------------------------------
+
+def _data_seeds(text: Optional[str], replicates: Optional[int]) -> tuple[int, ...]:
+    """``--data-seeds 100,200,300`` as seeds (each a seed by the one rule); none given: empty
+    (the library picks ``--replicates`` of its own)."""
+    if text is None:
+        return ()
+    seeds = []
+    for item in text.split(","):
+        try:
+            seeds.append(Seed(int(item.strip())))
+        except (ValueError, typer.BadParameter):
+            raise ReasonAudioError(f"--data-seeds: {item.strip()!r} is not a seed (integers in "
+                                   f"{Seed}, comma-separated)") from None
+    if replicates is not None and replicates != len(seeds):
+        raise ReasonAudioError(f"--replicates {replicates} but --data-seeds names {len(seeds)} seeds; "
+                               "give one of the two")
+    return tuple(seeds)
+
+
+@app.command()
+def replicate(
+    retriever: Optional[list[str]] = typer.Option(None, "--retriever", "-r", help="Retriever name "
+                                                  "(repeat; default: oracle, bag-of-sounds, BM25)."),
+    data_seeds: Optional[str] = typer.Option(None, "--data-seeds", help="The builds' seeds, "
+                                             "comma-separated (default: reference + 100, + 200, ...)."),
+    replicates: Optional[int] = typer.Option(None, "--replicates", "-K", callback=Count,
+                                             help="Builds without --data-seeds (default 3)."),
+    reference_seed: int = typer.Option(0, "--reference-seed", callback=Seed, help="The docs' "
+                                       "build: its seeds are not used again."),
+    clips: int = typer.Option(600, "--clips", callback=Count, help="Clips in each build."),
+    queries: int = typer.Option(200, "--queries", callback=Count, help="Queries in each build."),
+    atoms: str = typer.Option("auto", help="auto | synthetic | PATH (as `bench demo`)"),
+    detector_model: Optional[Path] = typer.Option(None, "--detector-model", help="A trained "
+                                                  "detected: retriever's model."),
+    out: Path = typer.Option(Path("data/replicate"), "--out", "-o", callback=OutFolder,
+                             help="The builds' folder."),
+    json_out: Optional[Path] = typer.Option(None, "--json", callback=OutFile,
+                                            help="Also write the figures as JSON."),
+    backend: Optional[str] = BackendOpt,
+) -> None:
+    """Retrievers on K builds of other seeds: means over seeds and the docs' claims on each."""
+    from reasonaudio.experiments.replicate import (DEFAULT_REPLICATES, DEFAULT_RETRIEVERS, ReplicateParams,
+                                                   replication_document, run_replicate)
+    from reasonaudio.fileio import write_json
+    from reasonaudio.views.progress import progress_hooks
+    from reasonaudio.views.replicate import print_replication
+
+    params = ReplicateParams(out=out, retrievers=tuple(retriever or DEFAULT_RETRIEVERS),
+                             seeds=_data_seeds(data_seeds, replicates),
+                             replicates=DEFAULT_REPLICATES if replicates is None else replicates,
+                             reference_seed=reference_seed, clips=clips, queries=queries, atoms=atoms,
+                             backend=backend, detector_model=detector_model)
+    with progress_hooks(console) as hooks:
+        doc = replication_document(run_replicate(params, hooks))
+    print_replication(console, doc)
+    if json_out is not None:
+        write_json(json_out, doc)
         console.print(Text(f"wrote {json_out}"))

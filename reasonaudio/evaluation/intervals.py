@@ -123,3 +123,17 @@ def results_document(results: Any) -> dict[str, Any]:
     for name, r in results.runs.items():
         doc["runs"][name]["intervals"] = {**result_intervals(r), "method": interval_method()}
     return doc
+
+
+def seed_interval(values: Sequence[float], confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """The Student-t interval of the mean of one figure measured on K builds of other seeds
+    (``bench replicate``): ``mean -/+ t(K-1) * sd / sqrt(K)``, sd with K-1 in its denominator;
+    clipped to [0, 1] (the figures are proportions); (nan, nan) for fewer than two values.
+    Seeds, not queries, are the samples here."""
+    from scipy.stats import t as student_t
+
+    v = np.asarray(values, dtype=np.float64)
+    if v.size < 2:
+        return float("nan"), float("nan")
+    half = float(student_t.ppf(0.5 + confidence / 2, v.size - 1)) * float(v.std(ddof=1)) / math.sqrt(v.size)
+    return max(0.0, float(v.mean()) - half), min(1.0, float(v.mean()) + half)

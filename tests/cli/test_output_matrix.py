@@ -65,6 +65,7 @@ READS = {
     ("build", "calibration_for"), ("ingest", "vectors"), ("ingest", "ids"),
     ("ingest", "query_vectors"), ("ingest", "query_ids"), ("parse", "labels"), ("serve", "plots"),
     ("detect", "model_path"), ("detect", "calibration"), ("tune", "calibration"),
+    ("replicate", "detector_model"),
     ("atoms fetch packages", "recipes"), ("atoms fetch beds", "recipes"),
 }
 """Path options that only read (besides every ``--data``)"""
@@ -163,6 +164,7 @@ BASE: dict[str, Callable[[dict[str, Path]], list[list[str]]]] = {
     "atoms fetch packages": lambda w: [["--recipes", str(w["recipes"]), "--max-download-mb", "1"]],
     "atoms fetch beds": lambda w: [["--atoms", str(w["bank"]), "--max-download-mb", "1"]],
     "sweep perception": lambda w: [["--data", str(w["bench"])]],
+    "replicate": lambda w: [["--atoms", str(w["bank"]), "-r", "oracle", "--clips", "40", "--queries", "10"]],
 }
 """Per command, the arguments besides the output that make a valid command line (each list is
 one variant; every path in it that exists is an input the outputs are tried against)."""
