@@ -376,7 +376,7 @@ class EngineFlags:
     """``--engine`` and the Ray pool's flags (``ingest``'s model pass, ``detect``'s frame pass)."""
 
     engine: str = typer.Option("local", "--engine", help="Where the model work runs: local (this "
-                               "process) | ray (Ray Data: render tasks, a model actor pool; "
+                               "process) | ray (Ray: render tasks, a model actor pool; "
                                "docs/scale.md).")
     workers: int = typer.Option(1, "--workers", callback=Count, help="--engine ray: model actors.")
     gpus_per_worker: float = typer.Option(0.0, "--gpus-per-worker", callback=NonNegative,

@@ -1,11 +1,12 @@
-"""``--engine ray``: the model ingest and ``bench detect``'s frame pass scheduled by Ray Data
-instead of one process.
+"""``--engine ray``: the model ingest and ``bench detect``'s frame pass scheduled on Ray instead
+of one process.
 
 The same per-batch functions as the local engine, another scheduler:
 
     clip ids -> render (CPU tasks, under the benchmark's condition) -> model forward (an actor
-    pool: ``workers`` actors, each ``gpus_per_worker`` GPUs) -> vectors (+ captions) or frame rows
-    -> store writes (ingest) or the driver (frames)
+    pool: ``workers`` actors, each ``gpus_per_worker`` GPUs, kept for later jobs of the same
+    model: :mod:`reasonaudio.ingest.ray_pool`) -> vectors (+ captions) or frame rows -> store
+    writes (ingest) or the driver (frames)
 
 Each actor opens the same :class:`~reasonaudio.ingest.pipelines.Pipeline` the local engine
 uses (:func:`open_pipeline` with the same arguments, or the detect reader's
@@ -62,7 +63,7 @@ FAILED_SHOWN = 10
 TIMINGS = ("batches", "actor_compute_s", "actor_commit_s", "driver_wait_s", "driver_rows_s")
 """The job's counters: Ray batches computed, the actors' seconds in the model (render, forward,
 pooling) and in cache commits (summed over actors), the driver's seconds waiting for the next
-clip (Ray Data's scheduling, transport and the actors' work it waits for) and turning clips into
+clip (Ray's scheduling, transport and the actors' work it waits for) and turning clips into
 points (decoding, payloads, bookkeeping: the store writes are load_collection's)."""
 AUDIO_BATCH = 16
 """clips per Ray batch when the model hears audio (the size before issue 25: 16 ten-second 16 kHz
@@ -150,8 +151,8 @@ class RayOptions:
     def blocks_for(self, clips: int, needs_audio: bool) -> int:
         """How many Ray blocks a job over ``clips`` clips is cut into: one block per batch of at
         most :meth:`batch_for` clips, their number rounded up to a multiple of the actors, so
-        the blocks are of (nearly) one size and every actor gets as many (Ray Data hands an
-        actor a whole block as one task; blocks bundled to fill a batch gave one of two actors six
+        the blocks are of (nearly) one size and every actor gets as many (an actor computes a
+        whole block as one task; blocks bundled to fill a batch gave one of two actors six
         batches and the other four: docs/scale.md)."""
         if clips <= 0:
             return 1
@@ -215,10 +216,9 @@ def check_reachable(address: str, timeout: float = JOIN_TIMEOUT_S) -> None:
 def _import_ray() -> Any:
     try:
         import ray  # the `ray` extra
-        import ray.data  # noqa: F401
     except ImportError:
-        raise ModelError('--engine ray needs Ray Data: pip install "reasonaudio[ray]" '
-                         '(or pip install "ray[data]")') from None
+        raise ModelError('--engine ray needs Ray: pip install "reasonaudio[ray]" '
+                         '(or pip install "ray")') from None
     return ray
 
 
@@ -226,11 +226,10 @@ def _import_ray() -> Any:
 def ray_session(options: RayOptions) -> Iterator[Any]:
     """Ray for one job: joins ``options.address``, reuses a Ray this process already started, or
     starts a local one (``local_cpus`` CPUs, a small object store, no dashboard) and shuts it
-    down afterwards. Ray Data's own progress bars are off: the job has one bar, the caller's."""
+    down afterwards (its actor pool with it)."""
     ray = _import_ray()
     started = False
-    for name in ("ray", "ray.data"):  # library code is silent: Ray's INFO lines are not ours to print
-        logging.getLogger(name).setLevel(logging.ERROR)
+    logging.getLogger("ray").setLevel(logging.ERROR)  # library code is silent: Ray's INFO lines are not ours
     if not ray.is_initialized():
         os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "fatal")
         kwargs: dict[str, Any] = dict(include_dashboard=False, log_to_driver=False,
@@ -256,14 +255,13 @@ def ray_session(options: RayOptions) -> Iterator[Any]:
         if started:
             ray.shutdown()
         raise
-    ctx = ray.data.DataContext.get_current()
-    ctx.enable_progress_bars = False
-    with contextlib.suppress(AttributeError):
-        ctx.print_on_execution_start = False
     try:
         yield ray
     finally:
         if started:
+            from reasonaudio.ingest.ray_pool import drop_pool
+
+            drop_pool()  # its actors end with this Ray
             ray.shutdown()
 
 
@@ -293,7 +291,7 @@ def _worker_bench(root: str, condition: str) -> Any:
 
 
 @lru_cache(maxsize=4)
-def _worker_renderer(root: str, condition: str, bank_spec: str | None) -> Any:
+def _worker_renderer(root: str, condition: str, bank_spec: str | None, job: str = "") -> Any:
     """The local engine's renderer, reinstated in a worker: :func:`bench_renderer` of the
     benchmark under its condition (a ConditionRenderer with the same beds and seed when the
     condition is not ``clean``)."""
@@ -304,11 +302,13 @@ def _worker_renderer(root: str, condition: str, bank_spec: str | None) -> Any:
 
 
 def render_batch(batch: dict[str, np.ndarray], *, root: str, condition: str, bank_spec: str | None,
-                 sample_rate: int) -> dict[str, np.ndarray]:
-    """Ray Data batch ``{"id"}`` -> ``{"id", "wave" (float32 bytes), "adjustments" (JSON)}``:
+                 sample_rate: int, job: str = "") -> dict[str, np.ndarray]:
+    """A block ``{"id"}`` -> ``{"id", "wave" (float32 bytes), "adjustments" (JSON)}``:
     each clip rendered at ``sample_rate`` under the job's condition."""
     bench = _worker_bench(root, condition)
-    renderer = _worker_renderer(root, condition, bank_spec)
+    # a renderer per job (``job``: its token): its notes are this job's, as a local run's are,
+    # though a worker process renders for many jobs
+    renderer = _worker_renderer(root, condition, bank_spec, job)
     by_id = bench.clip_by_id
     before = set(renderer.noted)
     ids = [str(i) for i in batch["id"]]
@@ -340,31 +340,58 @@ class _ServedRenderer:
         return wave if wave is not None else self.real.render(clip)
 
 
-# --- the model stage: an actor pool ---------------------------------------------------------------
+# --- the model stage: actors that keep their model across jobs -----------------------------------
 
 class _PoolActor:
-    """What every model actor shares: the benchmark under the job's condition, one pipeline
-    (a model copy), a renderer serving the render tasks' samples, clip-by-clip retries of a
-    failed batch, caches committed after every batch, and its start-up report. A subclass says
-    what one batch computes (:meth:`_compute`) and how a result travels (:meth:`_columns`)."""
+    """What every model actor shares: one model copy (loaded by the first batch it is given and
+    kept for the actor's life, so the next job of the same model in this process does not load
+    it again: :mod:`reasonaudio.ingest.ray_pool`), and per job the benchmark under the job's
+    condition, a renderer serving the render tasks' samples, clip-by-clip retries of a failed
+    batch, caches committed after every batch, and its start-up report. A subclass says how its
+    model opens (:meth:`_open`), what one batch computes (:meth:`_compute`) and how a result
+    travels (:meth:`_columns`)."""
 
-    def _start(self, root: str, condition: str, bank_spec: str | None, sample_rate: int | None,
-               retries: int, open_pipe: Callable[[], Any]) -> None:
+    def __init__(self, **model: Any) -> None:
+        self.model_args = model
+        self.pipe: Any = None
+        self.job: dict[str, Any] | None = None
+        self.startup: dict[str, Any] | None = None
+        self._stack = contextlib.ExitStack()
+        self._job_stack = contextlib.ExitStack()
+
+    def _open(self) -> tuple[Any, dict[str, Any]]:
+        """This actor's model (a pipeline) and its identity."""
+        raise NotImplementedError
+
+    def _configure(self, job: dict[str, Any]) -> None:
+        """Make this actor serve ``job`` (root, condition, bank_spec, sample_rate, retries, and
+        what a subclass adds): the model opens on the first job, the benchmark and renderer per
+        job; the job's first batch reports how the actor started (``reused``: the model was
+        already loaded by an earlier job)."""
         from reasonaudio.runtime import blas_single_thread
 
         t0, started = time.perf_counter(), time.time()
-        self._stack = contextlib.ExitStack()
-        self._stack.enter_context(blas_single_thread())
+        reused = self.pipe is not None
+        if not reused:
+            self._stack.enter_context(blas_single_thread())
+            self.pipe, identity = self._open()
+            self._stack.callback(self.pipe.close)
+            self.identity = _identity_digest(identity)
+        self._job_stack.close()
+        self._job_stack = contextlib.ExitStack()
+        root, condition, bank_spec = job["root"], job["condition"], job["bank_spec"]
         self.bench = _worker_bench(root, condition)
-        self.pipe = open_pipe()
-        self._stack.callback(self.pipe.close)
         self.served: _ServedRenderer | None = None
         if self.pipe.needs_audio:
             self.served = _ServedRenderer(_worker_renderer(root, condition, bank_spec))
             self.pipe.attach_renderer(self.served)
-        self.sample_rate = sample_rate
-        self.retries = retries
-        self.startup: dict[str, Any] | None = _actor_startup(t0, started)
+        self.sample_rate, self.retries = job["sample_rate"], job["retries"]
+        self._job_opened(job)
+        self.job = job
+        self.startup = {**_actor_startup(t0, started), "identity": self.identity, "reused": reused}
+
+    def _job_opened(self, job: dict[str, Any]) -> None:
+        """What a subclass opens per job (a server store)."""
 
     def _compute(self, clips: list[Clip]) -> dict[str, Any]:
         raise NotImplementedError
@@ -409,11 +436,15 @@ class _PoolActor:
             cache.commit()
         stats: dict[str, Any] = {k: v - before.get(k, 0) for k, v in self._counts().items()}
         stats["compute_s"], stats["commit_s"] = t1 - t0, time.perf_counter() - t1
-        if self.startup is not None:  # the first batch says how long this actor took to start
+        if self.startup is not None:  # a job's first batch here says how this actor started it
             stats["startup"], self.startup = self.startup, None
         return ids, results, failed, stats
 
-    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    def run(self, job: dict[str, Any], batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """One batch of ``job`` -> its rows: ids, the subclass's columns, errors, the batch's
+        counts (on its first row) and the render notes."""
+        if job != self.job:
+            self._configure(job)
         ids, results, failed, stats = self._batch(batch)
         columns = self._columns(ids, results)
         notes = [json.dumps(stats)] + ["{}"] * (len(ids) - 1)
@@ -429,27 +460,28 @@ class _PoolActor:
 
     def __del__(self) -> None:
         with contextlib.suppress(Exception):
+            self._job_stack.close()
             self._stack.close()
 
 
 class EmbedActor(_PoolActor):
-    """One model copy of an ingest: a rendered batch -> vectors, captions, failures."""
+    """One model copy of an ingest: a rendered batch -> vectors, captions, failures. Model
+    arguments: ``pipeline_args`` (:func:`open_pipeline`'s) and ``pipeline_factory``; a job adds
+    ``collection`` and ``server_url``."""
 
-    def __init__(self, root: str, condition: str, pipeline_args: dict[str, Any], bank_spec: str | None,
-                 sample_rate: int | None, collection: str, server_url: str | None,
-                 retries: int, pipeline_factory: Callable[..., Any] | None = None) -> None:
+    def _open(self) -> tuple[Any, dict[str, Any]]:
         from reasonaudio.ingest.pipelines import open_pipeline
 
-        self._start(root, condition, bank_spec, sample_rate, retries,
-                    lambda: (pipeline_factory or open_pipeline)(**pipeline_args))
-        assert self.startup is not None
-        self.startup["identity"] = _identity_digest(self.pipe.identity())
-        self.collection = collection
+        pipe = (self.model_args.get("pipeline_factory") or open_pipeline)(**self.model_args["pipeline_args"])
+        return pipe, pipe.identity()
+
+    def _job_opened(self, job: dict[str, Any]) -> None:
+        self.collection = job["collection"]
         self.store = None
-        if server_url:
+        if job["server_url"]:
             from reasonaudio.store.open import open_store
 
-            self.store = self._stack.enter_context(open_store(root, "server", server_url))
+            self.store = self._job_stack.enter_context(open_store(job["root"], "server", job["server_url"]))
 
     def _compute(self, clips: list[Clip]) -> dict[str, Any]:
         return self.pipe.vectors(clips, lambda _cid: None)
@@ -488,19 +520,18 @@ def registry_tagger(name: str) -> Any:
 class FrameActor(_PoolActor):
     """One tagger copy of ``bench detect``'s frame pass: a rendered batch -> each clip's frame
     rows (uint8, cached by audio hash as :func:`reasonaudio.ingest.frame_rows.frame_rows`
-    caches them), failures."""
+    caches them), failures. Model arguments: ``tagger_name``, ``tagger_factory``, ``cache``,
+    ``cache_dir``."""
 
-    def __init__(self, root: str, condition: str, tagger_name: str, bank_spec: str | None,
-                 cache: bool, cache_dir: str | None, retries: int,
-                 tagger_factory: Callable[[str], Any] | None = None) -> None:
+    def _open(self) -> tuple[Any, dict[str, Any]]:
         from reasonaudio.ingest.frame_rows import FramePipeline, FrameStats
 
-        self.tagger = (tagger_factory or registry_tagger)(tagger_name)
+        args = self.model_args
+        self.tagger = (args.get("tagger_factory") or registry_tagger)(args["tagger_name"])
         self.stats = FrameStats()
-        self._start(root, condition, bank_spec, int(self.tagger.sample_rate), retries,
-                    lambda: FramePipeline(self.tagger, cache, Path(cache_dir) if cache_dir else None))
-        assert self.startup is not None
-        self.startup["identity"] = _identity_digest(self.tagger.identity())
+        cache_dir = args["cache_dir"]
+        return (FramePipeline(self.tagger, args["cache"], Path(cache_dir) if cache_dir else None),
+                self.tagger.identity())
 
     def _compute(self, clips: list[Clip]) -> dict[str, Any]:
         out: dict[str, np.ndarray] = {}
@@ -637,11 +668,10 @@ class RayEngine:
             todo = [cid for cid in by_id if cid not in present]
             state["remaining"] = set(todo)
             stack.enter_context(self._session())
-            actor = dict(root=root, condition=condition, pipeline_args=pipeline_args,
-                         bank_spec=bank_spec, sample_rate=_sample_rate(pipe), collection=collection,
-                         server_url=self.server_url, retries=self.options.retries,
-                         pipeline_factory=self.pipeline_factory)
-            return self._job(root, condition, bank_spec, todo, _sample_rate(pipe), EmbedActor, actor)
+            model = dict(pipeline_args=pipeline_args, pipeline_factory=self.pipeline_factory)
+            job = dict(root=root, condition=condition, bank_spec=bank_spec, sample_rate=_sample_rate(pipe),
+                       retries=self.options.retries, collection=collection, server_url=self.server_url)
+            return self._job(todo, EmbedActor, model, job)
 
         def make(ids: Sequence[str]) -> list[PointIn]:
             if state["rows"] is None:
@@ -733,13 +763,13 @@ class RayEngine:
         if misses:
             root, condition = str(Path(bench.root).resolve()), condition_of(bench).name
             want = _identity_digest(tagger.identity())
-            actor = dict(root=root, condition=condition, tagger_name=tagger.name, bank_spec=None,
-                         cache=cache, cache_dir=str(cache_dir) if cache_dir else None,
-                         retries=self.options.retries, tagger_factory=self.tagger_factory)
-            with self._session(), contextlib.ExitStack() as job:
-                rows_iter = self._job(root, condition, None, misses, int(tagger.sample_rate),
-                                      FrameActor, actor)
-                job.callback(rows_iter.close)  # an error before the end: stop the job first
+            model = dict(tagger_name=tagger.name, tagger_factory=self.tagger_factory, cache=cache,
+                         cache_dir=str(cache_dir) if cache_dir else None)
+            job = dict(root=root, condition=condition, bank_spec=None,
+                       sample_rate=int(tagger.sample_rate), retries=self.options.retries)
+            with self._session(), contextlib.ExitStack() as stop:
+                rows_iter = self._job(misses, FrameActor, model, job)
+                stop.callback(rows_iter.close)  # an error before the end: stop the job first
                 pending = set(misses)
                 while pending:
                     row = _next_row(rows_iter, pending)
@@ -787,43 +817,36 @@ class RayEngine:
                                   for kind, subject in json.loads(row.get("adjustments") or "[]")])
         return stats
 
-    def _job(self, root: str, condition: str, bank_spec: str | None, todo: list[str],
-             sample_rate: int | None, actor: type,
-             actor_kwargs: dict[str, Any]) -> Generator[dict[str, Any], None, None]:
-        """The Ray Data job over ``todo``: render tasks (when ``sample_rate``: the model hears
-        audio) -> an actor pool of ``actor`` -> rows, in any order."""
+    def _job(self, todo: list[str], actor: type, model: dict[str, Any],
+             job: dict[str, Any]) -> Generator[dict[str, Any], None, None]:
+        """The job over ``todo``: render tasks (when ``job["sample_rate"]``: the model hears
+        audio) -> this process's pool of ``actor`` over ``model`` (kept from an earlier job of
+        the same model: :mod:`reasonaudio.ingest.ray_pool`) -> rows, in any order."""
         if not todo:
             return _rows(())
-        import ray.data
+        import ray
+
+        from reasonaudio.ingest.ray_pool import actor_pool, run_blocks
 
         self._job_t0, self._job_wall0 = time.perf_counter(), time.time()
         opts = self.options
-        # one block per batch, each mapped whole (batch_size=None): a task is one batch, handed
-        # to whichever actor is free (one task in flight per actor)
-        blocks = opts.blocks_for(len(todo), bool(sample_rate))
-        ds = ray.data.from_items([{"id": cid} for cid in todo], override_num_blocks=blocks)
-        if sample_rate:
-            ds = ds.map_batches(render_batch, batch_size=None, num_cpus=opts.render_cpus,
-                                fn_kwargs=dict(root=root, condition=condition, bank_spec=bank_spec,
-                                               sample_rate=sample_rate))
-        ds = ds.map_batches(
-            actor, batch_size=None,
-            compute=ray.data.ActorPoolStrategy(size=opts.workers, max_tasks_in_flight_per_actor=1),
-            num_cpus=opts.cpus_per_worker, num_gpus=opts.gpus_per_worker or None,
-            fn_constructor_kwargs=actor_kwargs)
-        # an actor lost mid-batch is restarted and its batch rerun (Ray Data's actor defaults:
-        # max_restarts=-1, max_task_retries=-1), so no clip is lost with it
-        # prefetch_batches=0: a batch is handed over as soon as it is done (Ray Data's default
-        # prefetch of one held each batch back until the next one was done: the driver's writes
-        # then trailed the compute by a batch, and the progress bar with them)
-        return _rows(ds.iter_batches(batch_size=None, batch_format="numpy", prefetch_batches=0))
+        sample_rate = job["sample_rate"]
+        # one block per batch (numpy's split: as even as it gets), a multiple of the actors
+        blocks = [list(b) for b in np.array_split(np.array(todo, dtype=object),
+                                                  opts.blocks_for(len(todo), bool(sample_rate)))]
+        actors = actor_pool(ray, actor, model, workers=opts.workers, cpus=opts.cpus_per_worker or 1.0,
+                            gpus=opts.gpus_per_worker)
+        render = ray.remote(num_cpus=opts.render_cpus)(render_batch) if sample_rate else None
+        render_kwargs = dict(root=job["root"], condition=job["condition"], bank_spec=job["bank_spec"],
+                             sample_rate=sample_rate, job=f"{os.getpid()}-{self._job_wall0!r}")
+        return _rows(run_blocks(ray, actors, job, blocks, render, render_kwargs))
 
 
 def _rows(batches: Any) -> Generator[dict[str, Any], None, None]:
-    """Ray Data's blocks as they come (one object per batch, no per-row conversion in Ray) ->
-    one dict per clip. Closing it closes Ray's iterator, which stops the job's executor: a job
-    left running after an error would outlive the Ray it runs on (the process then ends when
-    that Ray is shut down: "Failed to connect to GCS")."""
+    """The blocks as they come (one object per batch, no per-row conversion in Ray) -> one dict
+    per clip. Closing it closes the blocks' iterator, which cancels the blocks not yet done: a
+    job left running after an error would outlive the Ray it runs on (the process then ends
+    when that Ray is shut down: "Failed to connect to GCS")."""
     it = iter(batches)
     try:
         for batch in it:

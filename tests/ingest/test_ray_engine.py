@@ -8,7 +8,6 @@ last of them, after which no Ray process of this test process may be left."""
 from __future__ import annotations
 
 import importlib.util
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -285,8 +284,27 @@ def test_the_driver_describes_the_model_and_an_actor_with_other_weights_is_refus
     with pytest.raises(DataError) as err:
         _ingest(data, model, tmp_path / "cache", engine=_ray_engine(pipeline_factory=other_identity_pipeline))
     assert "is not the one this process describes" in str(err.value) and "\n" not in str(err.value)
-    # the job was stopped, not left running on this Ray (it would outlive it: the process then
-    # ends when the Ray is shut down, "Failed to connect to GCS")
-    assert not [t.name for t in threading.enumerate() if t.name.startswith("StreamingExecutor")]
     with open_store(data) as store:
         assert store.meta(name).state == "loading" and store.count(name) == 0
+
+
+def test_a_second_job_of_the_same_model_reuses_the_pool_on_another_benchmark(
+        local_ray, tiny_bench_dir, small_bench_dir, tmp_path):
+    """Issue 54: the actors (and the model each loaded) outlive a job; the next job of the same
+    model and layout in this process runs on them, configured for its own benchmark, and gives
+    the local engine's bits. Another layout gets a pool of its own."""
+    model, name = "two-stage:oracle-caption+minilm", "reasonaudio-two-stage-oracle-caption-minilm"
+    first, second = _ray_engine(), _ray_engine()
+    _ingest(copy_bench(tiny_bench_dir, tmp_path / "a"), model, tmp_path / "cache", engine=first, limit=8)
+    other = copy_bench(small_bench_dir, tmp_path / "b")
+    got = _ingest(other, model, tmp_path / "cache", engine=second, limit=8)
+    assert got.upserted == 8
+    assert [a["reused"] for a in first.startup["actors"]] == [False, False]
+    assert [a["reused"] for a in second.startup["actors"]] == [True, True]
+    assert sorted(a["pid"] for a in second.startup["actors"]) == sorted(a["pid"] for a in first.startup["actors"])
+    local = copy_bench(small_bench_dir, tmp_path / "local")
+    _ingest(local, model, tmp_path / "cache-local", limit=8)
+    _assert_same_collection(other, local, name, 8)
+    third = _ray_engine(options={**POOL, "workers": 1})
+    _ingest(copy_bench(tiny_bench_dir, tmp_path / "c"), model, tmp_path / "cache", engine=third, limit=8)
+    assert [a["reused"] for a in third.startup["actors"]] == [False]
