@@ -8,7 +8,9 @@
 - nDCG@10: a **percentile bootstrap** of the mean (the group's per-query values resampled with
   replacement, 1,000 times), each (retriever, group, metric) from its own numpy stream seeded by
   :data:`BOOTSTRAP_SEED` and a sha256 of the three names, so an interval does not depend on
-  which other retrievers are reported. The plots draw the same intervals as whiskers.
+  which other retrievers are reported.
+
+The plots draw these same intervals as whiskers (one method per figure, plots and tables alike).
 
 Both at 95%. Same per-query values, same intervals, byte for byte.
 """

@@ -30,8 +30,9 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from reasonaudio.evaluation.compare import OVERALL
-from reasonaudio.evaluation.intervals import (BOOTSTRAP_CONFIDENCE, BOOTSTRAP_METHOD, BOOTSTRAP_RESAMPLES,
-                                         BOOTSTRAP_SEED, bootstrap_interval, group_values)
+from reasonaudio.evaluation.intervals import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE,  # noqa: F401
+                                         bootstrap_interval, group_values, interval_method,
+                                         metric_interval)
 from reasonaudio.evaluation.embeddings import ProjectionQuery, load_projection_data
 from reasonaudio.evaluation.failures import Breakdown
 from reasonaudio.evaluation.metrics import LABELS
@@ -138,8 +139,10 @@ def keep_inside(fig: Any, legend: Any, ncol: int) -> None:
 
 def bar_intervals(results: Results, groups: Sequence[str],
                   metrics: Sequence[str] = BAR_METRICS) -> dict[str, Any]:
-    """Every bar's mean, interval and query count, with how they were drawn (the JSON beside
-    ``metrics_by_task.png``)."""
+    """Every bar's mean, interval and query count, with how they were computed (the JSON beside
+    ``metrics_by_task.png``): the tables' intervals (:func:`metric_interval`: Wilson for Acc@1
+    and MC, a seeded percentile bootstrap for nDCG@10), so a figure has one interval in every
+    plot and table."""
     table: dict[str, Any] = {}
     for r in results.runs.values():
         per: dict[str, Any] = {}
@@ -147,11 +150,11 @@ def bar_intervals(results: Results, groups: Sequence[str],
             per[g] = {}
             for m in metrics:
                 v = group_values(r, g, m)
-                lo, hi = bootstrap_interval(v, r.name, g, m)
+                lo, hi = metric_interval(r, g, m)
                 per[g][m] = {"mean": float(v.mean()) if v.size else None, "n": int(v.size),
                              "low": None if np.isnan(lo) else lo, "high": None if np.isnan(hi) else hi}
         table[r.name] = per
-    return {"bootstrap": dict(BOOTSTRAP_METHOD), "intervals": table}
+    return {"method": interval_method(), "intervals": table}
 
 
 def _plt():
@@ -173,7 +176,7 @@ def _save(fig, path: Path) -> Path:
 
 def plot_metrics_by_task(results: Results, out: Path, metrics: Sequence[str] = BAR_METRICS,
                          styles: Mapping[str, Style] | None = None) -> Path | None:
-    """Grouped bars per task across retrievers with 95% bootstrap intervals; returns the PNG path
+    """Grouped bars per task across retrievers with the tables' 95% intervals; returns the PNG path
     (None without results) and writes the intervals to ``metrics_by_task.json`` beside it.
     ``styles``: the report's (default: :func:`retriever_styles` of these retrievers)."""
     rs = list(results.runs.values())
@@ -214,9 +217,9 @@ def plot_metrics_by_task(results: Results, out: Path, metrics: Sequence[str] = B
         ax.set_axisbelow(True)
         ax.axvline(len(groups) - 1.5, color="grey", linewidth=0.8, alpha=0.6)
     axes[-1].set_xticks(x, [f"{g}\n(n={n_q.get(g, 0)})" for g in groups])
-    axes[-1].set_xlabel(f"task (overall = macro mean over all queries); whiskers: "
-                        f"{BOOTSTRAP_CONFIDENCE:.0%} bootstrap intervals ({BOOTSTRAP_RESAMPLES:,} "
-                        f"resamples of the per-query values, seed {BOOTSTRAP_SEED})", wrap=True)
+    axes[-1].set_xlabel(f"task (overall = macro mean over all queries); whiskers: the tables' "
+                        f"{CONFIDENCE:.0%} intervals (Wilson for Acc@1 and MC; nDCG@10: percentile "
+                        f"bootstrap, {BOOTSTRAP_RESAMPLES:,} resamples, seed {BOOTSTRAP_SEED})", wrap=True)
     handles, labels = axes[-1].get_legend_handles_labels()
     if "chance (0.5)" in labels:  # retrievers first, the chance line last
         i = labels.index("chance (0.5)")

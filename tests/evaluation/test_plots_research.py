@@ -66,11 +66,16 @@ def test_intervals_are_recorded_beside_the_bars_and_do_not_depend_on_other_retri
     b = _result("b", [0.0, 0.0, 1.0, 0.0] * 10)
     png = plots.plot_metrics_by_task(Results({}, {}, {"a": a, "b": b}), tmp_path / "ab")
     doc = json.loads(png.with_suffix(".json").read_text())
-    assert doc["bootstrap"]["seed"] == plots.BOOTSTRAP_SEED
-    assert doc["bootstrap"]["resamples"] == plots.BOOTSTRAP_RESAMPLES
-    assert doc["bootstrap"]["confidence"] == 0.95
+    assert doc["method"]["bootstrap"]["seed"] == plots.BOOTSTRAP_SEED
+    assert doc["method"]["bootstrap"]["resamples"] == plots.BOOTSTRAP_RESAMPLES
+    assert doc["method"]["confidence"] == 0.95 and doc["method"]["wilson"]["metrics"] == ["acc@1", "mc_acc"]
     cell = doc["intervals"]["a"]["order"]["acc@1"]
     assert cell["n"] == 40 and cell["low"] < cell["mean"] == 0.75 < cell["high"]
+    # one interval per figure: the bar's whisker is the table's (Wilson for Acc@1)
+    from reasonaudio.evaluation.intervals import result_intervals, wilson_interval
+
+    assert [cell["low"], cell["high"]] == list(wilson_interval(0.75, 40))
+    assert [cell["low"], cell["high"]] == result_intervals(a)["per_task"]["order"]["acc@1"]
     overall = doc["intervals"]["a"]["overall"]["acc@1"]  # one task: overall holds the same queries
     assert (overall["mean"], overall["n"]) == (cell["mean"], cell["n"])
     assert overall["low"] < overall["mean"] < overall["high"]
