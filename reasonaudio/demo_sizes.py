@@ -27,6 +27,10 @@ class DemoSize:
     nested_queries: int
     out: Path
     what: str
+    trains_detector: bool = False
+    """the job trains (or reuses, by content key) the trained detector and evaluates
+    ``detected:yamnet-trained`` (reasonaudio.experiments.main_detector): minutes, so the full
+    size only"""
 
     def describe(self) -> str:
         """``600 clips, 200 queries; calibration 200 and 100 clips``"""
@@ -38,7 +42,7 @@ DEMO_SIZES: dict[str, DemoSize] = {s.name: s for s in (
     DemoSize("quick", 600, 200, 200, 50, 100, 25, Path("data/demo"),
              "every step and table on a small sample: the README's first command"),
     DemoSize("full", 2_000, 500, 500, 100, 200, 50, Path("data/demo-full"),
-             "the size every figure in docs/ is measured on"),
+             "the size every figure in docs/ is measured on", trains_detector=True),
 )}
 """size name -> record; the full one's calibration builds are ``bench build --calibration-for``'s
 default sizes (a test says so)"""

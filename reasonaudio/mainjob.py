@@ -21,6 +21,7 @@ from reasonaudio.experiments.combine_tuning import tune_combined
 from reasonaudio.evaluation.compare import Comparison, compare
 from reasonaudio.evaluation.condition_scores import reread
 from reasonaudio.experiments.detection import DetectRun, detect_and_evaluate
+from reasonaudio.experiments.main_detector import DetectorPlan, MainDetector, detect_trained, prepare_detector
 from reasonaudio.evaluation.evaluate import EvalContext
 from reasonaudio.experiments.plan import make_plan, run_plan
 from reasonaudio.evaluation.report import ReportOutcome, run_report, write_results_json
@@ -31,6 +32,7 @@ from reasonaudio.demo_sizes import (CUSTOM, DEMO_SIZES, DemoSize, custom_size, d
                                     named_size)
 from reasonaudio.detect.collection import DetectOptions
 from reasonaudio.errors import DataError, ReasonAudioError
+from reasonaudio.extras import available, install_hint
 from reasonaudio.fileio import read_json
 from reasonaudio.atoms.fetch.fetch import default_dest, fetch_packages, published_bank
 from reasonaudio.atoms.registry import open_bank
@@ -74,9 +76,19 @@ class MainJobParams:
     noisy: str | None = "snr5"
     """an acoustic condition (docs/conditions.md) the retrievers that listen (the YAMNet-based
     ones) are ingested, evaluated and detected under as well, beside the oracle; None: clean only"""
+    trained_detector: bool | None = None
+    """after detection: train (or reuse, by content key) the trained detector on training builds
+    of its own and evaluate detected:yamnet-trained (reasonaudio.experiments.main_detector);
+    None: the size's choice (:attr:`DemoSize.trains_detector`)"""
+    detector_plan: DetectorPlan = DetectorPlan()
+    """its training builds and recipe"""
     spectrum: bool = True
     """after detection: evaluate the Qdrant-side rungs too (soft:yamnet, hybrids, fusions, BM25;
     reasonaudio.mainjob.spectrum_names) so the report prints the whole spectrum"""
+
+    @property
+    def trains_detector(self) -> bool:
+        return self.size.trains_detector if self.trained_detector is None else self.trained_detector
 
     @property
     def n_clips(self) -> int:
@@ -125,6 +137,10 @@ class MainJobResult:
     detection: DetectRun | None = None
     detection_comparison: Comparison | None = None
     """perception + logic (detected:yamnet) vs the best learned retriever"""
+    trained_detector: MainDetector | None = None
+    """the trained detector's model (trained here or reused), when the job ran it"""
+    trained_detection: DetectRun | None = None
+    """``detected:yamnet-trained`` on the evaluated build"""
     not_run: dict[str, str] = field(default_factory=dict)
     runs_dir: Path | None = None
     noisy: Results | None = None
@@ -360,6 +376,8 @@ def _detect_and_spectrum(params: MainJobParams, bench: Benchmark, context: EvalC
                   f"seed {d.summary.calibration.seed}")
     out.results.runs[out.detection.summary.name] = out.detection.result
     hooks.event(out.detection)
+    if params.trains_detector:
+        _trained_detection(params, bench, store, calibration, step, out, hooks)
     extra = spectrum_names(learned_ok, out.results) if params.spectrum else []
     combined = [n for n in extra if is_combined(n)]
     if combined:  # N, w and k chosen on the calibration build (else: the defaults)
@@ -374,6 +392,37 @@ def _detect_and_spectrum(params: MainJobParams, bench: Benchmark, context: EvalC
         more = step("eval spectrum", lambda: _evaluate(bench, extra, context),
                     lambda r: f"{len(r.runs)} soft, hybrid, fused and BM25 retrievers")
         out.results.runs.update(more.runs)
+
+
+def _trained_detection(params: MainJobParams, bench: Benchmark, store: Any, calibration: Path,
+                       step: Stepper, out: MainJobResult, hooks: Hooks) -> None:
+    """Train (or reuse) the trained detector, then detect with it, calibrated on the same build
+    as zero-shot YAMNet; clean audio only (the noisy condition keeps the zero-shot detector).
+    Without torch (the light core) or when a step refuses, one warning, and the job goes on."""
+    if not available("models"):
+        hooks.warn("skipped detected:yamnet-trained: training the detector needs the models extra "
+                   f"({install_hint('torch')})")
+        return
+    try:
+        _train_and_detect(params, bench, store, calibration, step, out, hooks)
+    except ReasonAudioError as exc:
+        hooks.warn(f"skipped detected:yamnet-trained: {exc}")
+
+
+def _train_and_detect(params: MainJobParams, bench: Benchmark, store: Any, calibration: Path,
+                      step: Stepper, out: MainJobResult, hooks: Hooks) -> None:
+    plan = params.detector_plan
+    model = step("train detector", lambda: prepare_detector(bench, params.out, plan, hooks=hooks),
+                 lambda m: f"{'trained' if m.trained else 'reused'} {m.path.name} on "
+                           f"{len(m.builds)} builds of {plan.clips:,} clips")
+    out.trained_detector = model
+    run = step("detect yamnet-trained", lambda: detect_trained(bench, store, model, calibration,
+                                                               hooks=hooks),
+               lambda d: f"{d.summary.name}: {d.summary.detected_events} events; calibration "
+                         f"seed {d.summary.calibration.seed}")
+    out.trained_detection = run
+    out.results.runs[run.summary.name] = run.result
+    hooks.event(run)
 
 
 def _report_and_compare(params: MainJobParams, bench: Benchmark, learned_ok: list[str],

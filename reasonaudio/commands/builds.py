@@ -171,6 +171,10 @@ def demo(
     backend: Optional[str] = BackendOpt,
     noisy: str = typer.Option("snr5", "--noisy", help="Acoustic condition the retrievers that "
                               "listen are also scored under (docs/conditions.md); none: clean only."),
+    trained_detector: Optional[bool] = typer.Option(
+        None, "--trained-detector/--no-trained-detector",
+        help="Train (or reuse, by content key) a detector on training builds of its own and "
+        "evaluate detected:yamnet-trained (docs/trained-detector.md). Default: with --full only."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Also print every step's tables "
                                  "(counts, ingests, detection, the report's tables); by default "
                                  "they go to the report and the saved results."),
@@ -182,7 +186,8 @@ def demo(
     params = MainJobParams.sized("full" if full else "quick", out=out, n_clips=clips,
                                  n_queries=queries, atoms=atoms, seed=seed,
                                  learned=tuple(learned) if learned else None, backend=backend,
-                                 noisy=None if noisy == "none" else noisy)
+                                 noisy=None if noisy == "none" else noisy,
+                                 trained_detector=trained_detector)
     with printing_hooks(console, verbose) as hooks:
         result = run_main_job(params, hooks)
     print_main_job(console, result, verbose)

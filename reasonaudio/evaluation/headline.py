@@ -14,8 +14,8 @@ from reasonaudio.evaluation.results import Results
 from reasonaudio.models.names import is_lexical
 from reasonaudio.tasks.registry import TASKS
 
-ORDER = ("oracle", "detected:yamnet", "detected:yamnet-enrolled", "trained:hard-negatives",
-         "trained:in-batch-only", "two-stage:oracle-caption+minilm", "two-stage:yamnet-caption+minilm",
+ORDER = ("oracle", "detected:yamnet", "detected:yamnet-enrolled", "detected:yamnet-trained",
+         "trained:hard-negatives", "trained:in-batch-only", "two-stage:oracle-caption+minilm", "two-stage:yamnet-caption+minilm",
          "bag-of-sounds", "random")
 """the rows' order: symbolic first, then perception, learned, the controls; others by name after"""
 

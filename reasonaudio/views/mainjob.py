@@ -114,7 +114,9 @@ def where_the_rest_is(result: MainJobResult, verbose: bool) -> list[str]:
     if size is not None and size.name == DEFAULT_SIZE:
         full = DEMO_SIZES["full"]
         lines.append(f"this is the quick size ({size.describe()}); `bench demo --full` "
-                     f"runs the size the docs' figures are measured on ({full.describe()})")
+                     f"runs the size the docs' figures are measured on ({full.describe()}), "
+                     "and adds detected:yamnet-trained, a detector trained on the testbed's own "
+                     "strong labels (docs/trained-detector.md)")
     elif size is not None and size.name == CUSTOM:
         lines.append(f"this is a custom size ({size.describe()}): calibrated as `bench build "
                      "--calibration-for` calibrates, each build at most the size's own")
