@@ -26,6 +26,42 @@ settings.register_profile("reasonaudio", derandomize=True, database=None)
 settings.register_profile("fuzz", derandomize=False)
 settings.load_profile("fuzz" if os.environ.get("REASONAUDIO_FUZZ") == "1" else "reasonaudio")
 
+
+def _cache_cli_commands() -> None:
+    """``CliRunner().invoke(app, ...)`` rebuilds the click command tree of every ``bench`` command
+    from its typed signature on each call (two thirds of a ``bench parse`` test's time; the
+    suite invokes the CLI thousands of times). The tree is a pure function of the registered
+    commands, so it is built once per such registry: a test that registers a command of its own
+    gets a fresh tree."""
+    import weakref
+
+    import typer.testing
+
+    built: "weakref.WeakKeyDictionary[object, tuple[tuple, object]]" = weakref.WeakKeyDictionary()
+    real = typer.testing._get_command
+
+    def registry(app) -> tuple:
+        return (tuple(id(c) for c in getattr(app, "registered_commands", ())),
+                tuple(id(g) for g in getattr(app, "registered_groups", ())))
+
+    def cached(app):
+        try:
+            key, command = built[app]
+        except (KeyError, TypeError):
+            key = command = None
+        if command is None or key != registry(app):
+            command = real(app)
+            try:
+                built[app] = (registry(app), command)
+            except TypeError:
+                pass
+        return command
+
+    typer.testing._get_command = cached
+
+
+_cache_cli_commands()
+
 SMALL_BUILD = dict(atoms="synthetic", seed=0, n_clips=300, n_queries=50)
 
 
