@@ -238,6 +238,9 @@ class ExampleReader(Retriever):
     def prepare(self, texts: Sequence[str]) -> None:
         self.inner.prepare([t for t in self._texts(texts) if isinstance(t, str)])
 
+    def reuse_parse(self, text: str, logic: Any, resolve: ResolveOptions | None) -> None:
+        self.inner.reuse_parse(text, logic, resolve)  # kept only where read alike (same resolve)
+
     def search(self, text: str, k: int) -> list[Hit]:
         return self.inner.search(self.text(text), k)
 

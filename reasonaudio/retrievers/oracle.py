@@ -60,6 +60,10 @@ class PayloadRetriever(Retriever):
         reading sound phrases as ``resolve`` says (the CLI's --strict, the semantic fallback)."""
         return self._parsed.get_or(text, lambda: parse(text, self.bench.labels, self.resolve))
 
+    def reuse_parse(self, text: str, logic: Any, resolve: ResolveOptions | None) -> None:
+        if resolve == self.resolve:  # read as this retriever reads: the same logic
+            self._parsed.get_or(text, lambda: logic)
+
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "collection": self.collection, "store": self.store.describe()}
 
