@@ -23,9 +23,9 @@ from reasonaudio.logic import Node
 from reasonaudio.querylang.parser import parse
 from reasonaudio.querylang.resolve import ResolveOptions
 from reasonaudio.dataset.benchmark import Benchmark
-from reasonaudio.retrievers.base import Hit, Retriever
+from reasonaudio.retrievers.base import Hit, Retriever, RetrieverOptions
 from reasonaudio.store.base import Store
-from reasonaudio.store.collections import PAYLOAD_COLLECTION
+from reasonaudio.store.collections import PAYLOAD_COLLECTION, ensure_payload_collection
 from reasonaudio.store.filters import to_filter
 
 _CACHE_SIZE = 256
@@ -116,3 +116,13 @@ class AblatedOracle(OracleRetriever):
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "without": self.ablation.family,
                 "rewrite": "querylang.ablation.without (docs/evaluation.md, logic ablations)"}
+
+
+def build_oracle_perceived(name: str, bench: Benchmark, store: Store,
+                           options: RetrieverOptions) -> Retriever:
+    """The oracle under another name: on a named query it is the oracle; on an interleaved one
+    its parser gets the tagger's label for each example (its reading, ``tagger-label``)."""
+    collection = ensure_payload_collection(bench, store, auto=options.auto_ingest, hooks=options.hooks)
+    r = OracleRetriever(bench, store, collection, options.resolve)
+    r.name = name
+    return r
