@@ -117,13 +117,15 @@ def get_retriever(name: str, bench: Benchmark, **options: Any) -> Retriever:
 
 
 def search(bench: Benchmark, text: str, retriever: str = "oracle", k: int = 10, *,
-           strict: bool = False, **options: Any) -> SearchOutcome:
+           strict: bool = False, examples: Sequence[str] = (), **options: Any) -> SearchOutcome:
     """``bench search``: ``text`` (or a query id) answered by ``retriever``, parsed once;
     ``.logic`` (None where the text did not parse and the retriever needs no logic), ``.hits``
-    (clip id, score), ``.captions``."""
+    (clip id, score), ``.captions``. ``examples``: ``NAME=PATH`` recordings the text gives as
+    ``<audio:NAME>`` (``--example``, docs/interleaved.md)."""
     resolve = _resolve(strict)
     with open_store(bench.root) as store:
-        return search_one(bench, text, retriever, k, store, RetrieverOptions(**options), resolve)
+        return search_one(bench, text, retriever, k, store, RetrieverOptions(**options), resolve,
+                          examples)
 
 
 # --- evaluation and results -------------------------------------------------------------------
