@@ -130,25 +130,32 @@ def search(bench: Benchmark, text: str, retriever: str = "oracle", k: int = 10, 
 
 # --- evaluation and results -------------------------------------------------------------------
 
-def evaluate(bench: Benchmark, retrievers: Sequence[str], *, formulation: str = CAPTION,
+def evaluate(bench: Benchmark, retrievers: Sequence[str | Retriever], *, formulation: str = CAPTION,
              depth: int = 100, save: bool = True, options: RetrieverOptions | None = None,
              retriever_options: dict[str, RetrieverOptions] | None = None,
              hooks: Hooks = SILENT) -> Results:
     """``bench eval``: every query of ``bench`` (under its condition) asked of each retriever,
     in one ``formulation`` (``caption``, ``question``, ``keywords``, ..., or ``interleaved``);
-    the results, saved under ``DATA/results/`` unless ``save`` is off. ``.runs[name]`` is each
-    retriever's :class:`~reasonaudio.evaluation.results.RetrieverResult`; :func:`scores`
-    tabulates them."""
-    from reasonaudio.experiments.plan import make_plan, run_plan  # the renderer: scipy
+    the results, saved under ``DATA/results/`` unless ``save`` is off. A retriever is a
+    registry name or a :class:`~reasonaudio.retrievers.base.Retriever` of your own (its
+    ``.name`` names its results). ``.runs[name]`` is each retriever's
+    :class:`~reasonaudio.evaluation.results.RetrieverResult`; :func:`scores` tabulates them."""
+    from reasonaudio.evaluation.evaluate import evaluate_retrievers  # the renderer: scipy
+    from reasonaudio.experiments.plan import make_plan, run_plan
 
     if formulation == "all":
         raise ReasonAudioError("evaluate asks one formulation: call it once per formulation "
                                "(bench eval --formulation all does the same)")
     interleaved = formulation == INTERLEAVED
-    plan = make_plan(bench, list(retrievers), condition=condition_of(bench).name,
-                     formulation=CAPTION if interleaved else formulation, interleaved=interleaved)
     context = EvalContext(depth=depth, save=save, options=options,
                           retriever_options=retriever_options, hooks=hooks)
+    if not all(isinstance(r, str) for r in retrievers):  # objects: the plan's one cell, by hand
+        if interleaved:
+            raise ReasonAudioError("evaluate: the interleaved view asks retrievers by name "
+                                   "(each reads an example by its record)")
+        return evaluate_retrievers(bench, list(retrievers), context.with_(formulation=formulation))
+    plan = make_plan(bench, [str(r) for r in retrievers], condition=condition_of(bench).name,
+                     formulation=CAPTION if interleaved else formulation, interleaved=interleaved)
     (cell,) = run_plan(bench, plan, context).cells
     return cell.results
 

@@ -54,3 +54,21 @@ def test_refusals_are_one_line(data):
         assert "\n" not in str(err.value)
     with pytest.raises(DataError, match="never-evaluated"):
         ra.load_run(bench, "never-evaluated")
+
+
+def test_a_retriever_of_your_own_is_evaluated_beside_named_ones(data):
+    from reasonaudio.retrievers.base import Hit, Retriever
+
+    bench = ra.load(data)
+    truth = {q.text: sorted(bench.qrels[q.id]) for q in bench.queries}
+
+    class Cheat(Retriever):  # answers from the qrels: every measure at its best
+        name = "cheat"
+
+        def search(self, text, k):
+            return [Hit(cid, 1.0) for cid in truth.get(text, [])[:k]]
+
+    results = ra.evaluate(bench, ["oracle", Cheat()], save=False)
+    assert list(results.runs) == ["oracle", "cheat"]
+    assert ra.scores(results)["cheat"] == ra.scores(results)["oracle"]
+    assert ra.load_results(bench, ["cheat"]).runs == {}  # save=False: nothing saved
