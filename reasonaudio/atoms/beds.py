@@ -47,6 +47,7 @@ import soxr
 
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import atomic_file, read_json, read_jsonl
+from reasonaudio.seeds import hashed_rng
 
 GENERATED = "generated"
 PACKAGES = "packages"
@@ -98,8 +99,7 @@ GENERATED_BEDS = (
 
 def _shaped_noise(bed: Bed, n: int, sr: int) -> np.ndarray:
     """Noise with the recipe's spectral slope (and roll-off and floor), seeded by the bed id."""
-    seed = int.from_bytes(hashlib.sha256(f"reasonaudio-bed-{bed.bed_id}".encode()).digest()[:8], "big")
-    rng = np.random.default_rng(seed)
+    rng = hashed_rng("bed", bed.bed_id)
     spec = np.fft.rfft(rng.standard_normal(n))
     freqs = np.fft.rfftfreq(n, 1 / sr)
     f = np.maximum(freqs, 20.0)  # no DC drift: flat below 20 Hz

@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Iterable, TypeVar
 
 from reasonaudio.logic import Node, from_json, to_json
 from reasonaudio.dataset.atom import Atom
@@ -89,8 +89,7 @@ class Choice:
 
 def choice_score(positive: float, negative: float) -> float:
     """A :class:`Choice` answered by two scores: 1 if the positive scores higher, 0.5 on a tie,
-    else 0 (NaN = -inf). The ``mc_acc`` metric's rule (``evaluation/metrics.py``), and the one
-    calibration's step 3 answers pairs by (``detect/calibrate_choices.py``)."""
+    else 0 (NaN = -inf). One pair of :func:`multiple_choice`."""
     p = -math.inf if math.isnan(positive) else positive
     n = -math.inf if math.isnan(negative) else negative
     if p > n:
@@ -98,6 +97,25 @@ def choice_score(positive: float, negative: float) -> float:
     if p == n:
         return 0.5
     return 0.0
+
+
+PairScores = Callable[[Choice], "tuple[float, float] | None"]
+"""A choice -> (the positive's score, the negative's score), or None: the pair is not asked (its
+query or one of its clips is not in what is scored). A reader that cannot tell the two apart
+answers a tie, e.g. ``(-inf, -inf)``."""
+
+
+def multiple_choice(choices: Iterable[Choice], scores: PairScores) -> dict[str, float]:
+    """The multiple-choice rule (``mc_acc``), the one place it is written: each choice answered
+    by ``scores`` and scored by :func:`choice_score`; per query the mean over its choices; a
+    query with no choice asked is left out. Evaluation (a retriever's scores, a run file's),
+    the perception ladder and calibration's step 3 all answer pairs through it."""
+    by_query: dict[str, list[float]] = {}
+    for ch in choices:
+        pair = scores(ch)
+        if pair is not None:
+            by_query.setdefault(ch.query_id, []).append(choice_score(float(pair[0]), float(pair[1])))
+    return {qid: sum(v) / len(v) for qid, v in by_query.items()}
 
 
 def write_qrels(path: Path, qrels: dict[str, list[str]]) -> None:

@@ -12,9 +12,9 @@ thresholds event F1 prefers. This step reads what the calibration build asks:
 - for each, the calibration clips' events are detected, judged against the calibration build's
   queries (:class:`reasonaudio.querylang.judge.ClipIndex`, the oracle's logic) and scored by the
   build's multiple-choice pairs as ``mc_acc`` scores them, relevance as the score
-  (:func:`~reasonaudio.dataset.benchmark.choice_score`: 1 when the positive is relevant and the
-  hard negative is not, 0.5 when both or neither are, 0 otherwise); the mean per task, then over
-  tasks;
+  (:func:`~reasonaudio.dataset.benchmark.multiple_choice`: 1 when the positive is relevant and
+  the hard negative is not, 0.5 when both or neither are, 0 otherwise, a query's pairs averaged);
+  the mean per task, then over tasks;
 - the first best in grid order wins; the grid starts with steps 1-2's choice unchanged, so the
   step changes nothing unless it answers more pairs.
 
@@ -32,7 +32,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from reasonaudio.querylang.judge import ClipIndex
-from reasonaudio.dataset.benchmark import Benchmark, choice_score
+from reasonaudio.dataset.benchmark import Benchmark, Choice, multiple_choice
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.detect.events import DetectParams, FrameGrid, detect_in
 
@@ -64,16 +64,19 @@ def choice_accuracy(bench: Benchmark, clips: Sequence[Clip], tracks: Sequence[np
     row = {c.id: i for i, c in enumerate(clips)}
     queries = {q.id: q for q in bench.queries}
     relevant: dict[str, np.ndarray] = {}
-    per_task: dict[str, list[float]] = defaultdict(list)
-    for pair in bench.choices:
+
+    def scores(pair: Choice) -> tuple[float, float] | None:
         query = queries.get(pair.query_id)
         if query is None or pair.positive not in row or pair.negative not in row:
-            continue
+            return None
         if query.id not in relevant:
             relevant[query.id] = index.relevant(query.logic)
         hit = relevant[query.id]
-        per_task[query.task].append(choice_score(float(hit[row[pair.positive]]),
-                                                 float(hit[row[pair.negative]])))
+        return hit[row[pair.positive]], hit[row[pair.negative]]
+
+    per_task: dict[str, list[float]] = defaultdict(list)
+    for qid, value in multiple_choice(bench.choices, scores).items():
+        per_task[queries[qid].task].append(value)
     if not per_task:
         return None
     return float(np.mean([np.mean(v) for _, v in sorted(per_task.items())]))

@@ -31,7 +31,7 @@ from reasonaudio.evaluation.results import (
 )
 from reasonaudio.evaluation.runs import Run, write_trec
 from reasonaudio.querylang.judge import hard_negatives
-from reasonaudio.dataset.benchmark import Benchmark, choice_score
+from reasonaudio.dataset.benchmark import Benchmark, Choice, multiple_choice
 from reasonaudio.dataset.conditions import condition_of
 from reasonaudio.errors import QueryParseError, ReasonAudioError
 from reasonaudio.progress import SILENT, Counter, Hooks
@@ -107,30 +107,30 @@ def run_retriever(bench: Benchmark, retriever: Retriever, depth: int = DEFAULT_D
 
 def choice_values(bench: Benchmark, retriever: Retriever, progress: Counter | None = None,
                   failures: dict[str, str] | None = None) -> dict[str, float]:
-    """Multiple choice per query: mean of :func:`choice_score` over that query's choices.
-
-    A query the retriever cannot read scores 0.5 (it cannot tell the pair apart: a tie).
+    """Multiple choice per query (:func:`multiple_choice`) from the retriever's scores of each
+    pair. A query the retriever cannot read is a tie (it cannot tell the pair apart: 0.5).
     ``progress(choices done, choices)`` after each choice.
     """
-    by_query: dict[str, list[float]] = {}
     queries = bench.query_by_id
     done = 0
-    for ch in bench.choices:
+
+    def scores(ch: Choice) -> tuple[float, float] | None:
+        nonlocal done
         q = queries.get(ch.query_id)
         if q is None:
-            continue
+            return None
         try:
             pos, neg = retriever.score(q.text, [ch.positive, ch.negative])
-            value = choice_score(float(pos), float(neg))
         except QueryParseError as exc:
             if failures is not None:
                 failures[q.id] = str(exc)
-            value = 0.5
-        by_query.setdefault(q.id, []).append(value)
+            pos = neg = float("-inf")
         done += 1
         if progress:
             progress(done, len(bench.choices))
-    return {qid: sum(v) / len(v) for qid, v in by_query.items()}
+        return pos, neg
+
+    return multiple_choice(bench.choices, scores)
 
 
 def evaluate_run(bench: Benchmark, run: Run, name: str | None = None,

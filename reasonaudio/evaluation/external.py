@@ -21,7 +21,7 @@ from typing import Sequence
 
 from reasonaudio.evaluation.evaluate import EvalContext, evaluate_run
 from reasonaudio.evaluation.keys import VIEW_TAG, ResultKey
-from reasonaudio.dataset.benchmark import choice_score
+from reasonaudio.dataset.benchmark import Choice, multiple_choice
 from reasonaudio.evaluation.results import (
     Results,
     RetrieverResult,
@@ -85,15 +85,15 @@ def check_run_name(name: str, taken: Sequence[str] = ()) -> None:
 
 
 def pair_choices(bench: Benchmark, scores: dict[str, dict[str, float]]) -> dict[str, float]:
-    """Multiple choice per query from a run's scores (an unlisted clip scores ``-inf``)."""
-    by_query: dict[str, list[float]] = {}
-    for ch in bench.choices:
+    """Multiple choice per query (:func:`multiple_choice`) from a run's scores (an unlisted
+    clip scores ``-inf``)."""
+    def pair(ch: Choice) -> tuple[float, float] | None:
         if ch.query_id not in bench.query_by_id:
-            continue
+            return None
         per = scores.get(ch.query_id, {})
-        value = choice_score(per.get(ch.positive, float("-inf")), per.get(ch.negative, float("-inf")))
-        by_query.setdefault(ch.query_id, []).append(value)
-    return {qid: sum(v) / len(v) for qid, v in by_query.items()}
+        return per.get(ch.positive, float("-inf")), per.get(ch.negative, float("-inf"))
+
+    return multiple_choice(bench.choices, pair)
 
 
 def score_run_file(bench: Benchmark, rf: RunFile, key: ResultKey,

@@ -17,7 +17,6 @@ Both at 95%. Same per-query values, same intervals, byte for byte.
 
 from __future__ import annotations
 
-import hashlib
 import math
 from statistics import NormalDist
 from typing import Any, Sequence
@@ -26,6 +25,7 @@ import numpy as np
 
 from reasonaudio.evaluation.metrics import OVERALL, RANK_METRICS
 from reasonaudio.evaluation.results import RetrieverResult
+from reasonaudio.seeds import seeded_rng
 
 CONFIDENCE = 0.95
 BOOTSTRAP_RESAMPLES = 1000
@@ -42,11 +42,6 @@ BOOTSTRAP_METHOD = {"method": "percentile; per-query values resampled with repla
 WILSON_METRICS = ("acc@1", "mc_acc")
 BOOTSTRAP_METRICS = ("ndcg@10",)
 INTERVAL_METRICS = ("acc@1", "ndcg@10", "mc_acc")
-
-
-def name_hash(*parts: str) -> int:
-    """64 bits of sha256 over ``parts`` (a stream key, a colour index)."""
-    return int.from_bytes(hashlib.sha256("\x1f".join(parts).encode("utf-8")).digest()[:8], "big")
 
 
 def wilson_interval(p: float, n: int, confidence: float = CONFIDENCE) -> tuple[float, float]:
@@ -69,7 +64,7 @@ def bootstrap_interval(values: np.ndarray, *key: str, resamples: int = BOOTSTRAP
     v = np.asarray(values, dtype=np.float64)
     if v.size == 0:
         return float("nan"), float("nan")
-    rng = np.random.default_rng([seed, name_hash(*key)])
+    rng = seeded_rng(seed, *key)
     means = v[rng.integers(0, v.size, size=(resamples, v.size))].mean(axis=1)
     tail = (1 - confidence) / 2 * 100
     lo, hi = np.percentile(means, [tail, 100 - tail])

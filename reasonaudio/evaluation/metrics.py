@@ -23,7 +23,8 @@ run in this project is ordered by score descending, then clip id ascending
 
 Multiple choice (``mc_acc``): per (positive, hard negative) pair, 1 if the retriever scores the
 positive higher, 0.5 on a tie (including both ``-inf``), 0 otherwise; a NaN score counts as
-``-inf`` (:func:`reasonaudio.dataset.benchmark.choice_score`, beside the ``Choice`` record).
+``-inf``; a query's value is the mean over its pairs (:func:`reasonaudio.dataset.benchmark.multiple_choice`,
+beside the ``Choice`` record, the rule's one place).
 
 Aggregation: overall = macro mean over queries; per task = mean over that task's queries.
 ``mc_acc`` is the mean over the queries that have a choice.

@@ -21,6 +21,8 @@ from typing import Sequence
 
 import numpy as np
 
+from reasonaudio.seeds import seeded_rng
+
 N_PERMUTATIONS = 10_000
 SEED = 0
 ALPHA = 0.05
@@ -66,7 +68,7 @@ def paired_randomization_test(a: Sequence[float], b: Sequence[float],
         stats = np.abs(signs @ nz)
         p = float(np.count_nonzero(stats >= observed - _EPS)) / len(stats)
         return PairedTest(n, mean_a, mean_b, diff, p, True)
-    rng = np.random.default_rng(seed)
+    rng = seeded_rng(seed)
     hits = 0
     done = 0
     while done < n_permutations:

@@ -29,7 +29,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from reasonaudio.dataset.benchmark import choice_score
+from reasonaudio.dataset.benchmark import Choice, multiple_choice
 from reasonaudio.evaluation.metrics import METRICS, OVERALL, aggregate, query_metrics
 from reasonaudio.experiments.perception_model import DEFAULT_SEVERITIES, Level, degrade, similar_labels
 from reasonaudio.evaluation.results import fingerprint, load_results
@@ -124,15 +124,18 @@ def retrieval(bench: Benchmark, heard: Sequence[Clip]) -> dict[str, dict[str, fl
     ids = np.array([c.id for c in heard])
     pos = {cid: i for i, cid in enumerate(ids)}
     hard = hard_negatives(bench)
-    choice = {c.query_id: c for c in bench.choices}
+    choices: dict[str, list[Choice]] = {}
+    for c in bench.choices:
+        choices.setdefault(c.query_id, []).append(c)
     per_query: dict[str, dict[str, float]] = {}
     for q in bench.queries:
         score = index.relevant(q.logic).astype(np.float64) + soft.score(q.logic)
         order = np.lexsort((np.arange(len(ids)), -score))[:DEPTH]  # ids are in clip-id order
         values = query_metrics(list(ids[order]), bench.qrels.get(q.id, set()), hard.get(q.id, frozenset()))
-        c = choice.get(q.id)
-        if c is not None and c.positive in pos and c.negative in pos:
-            values["mc_acc"] = choice_score(float(score[pos[c.positive]]), float(score[pos[c.negative]]))
+        mc = multiple_choice(choices.get(q.id, ()), lambda c: (score[pos[c.positive]], score[pos[c.negative]])
+                             if c.positive in pos and c.negative in pos else None)
+        if q.id in mc:
+            values["mc_acc"] = mc[q.id]
         per_query[q.id] = values
     return per_query
 

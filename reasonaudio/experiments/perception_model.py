@@ -33,7 +33,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from reasonaudio.evaluation.intervals import name_hash
+from reasonaudio.seeds import seeded_rng
 from reasonaudio.querylang.semantics import occurrences
 from reasonaudio.dataset.clip import REPEAT_GAP_MS, Clip, Event
 
@@ -76,7 +76,7 @@ def similar_labels(labels: Sequence[str]) -> dict[str, tuple[str, ...]]:
 
 
 def _rng(seed: int, clip_id: str) -> np.random.Generator:
-    return np.random.default_rng([int(seed), name_hash(clip_id)])
+    return seeded_rng(seed, clip_id)
 
 
 def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:

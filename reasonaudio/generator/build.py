@@ -8,7 +8,6 @@ SHA-512 by CPython, independent of PYTHONHASHSEED), so the same seed gives the s
 
 from __future__ import annotations
 
-import random
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -49,6 +48,7 @@ from reasonaudio.render.clips import RenderParams, write_clip_audio
 from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.store.lock import writes_benchmark
 from reasonaudio.provenance import versions
+from reasonaudio.seeds import named_random
 from reasonaudio.tasks.registry import select_tasks
 
 OVERLAP_SHARE = 0.4
@@ -204,7 +204,7 @@ def compose_benchmark(params: BuildParams, bank: AtomBank,
                       hooks: Hooks = SILENT) -> BuildResult:
     """Everything but the files: clips, queries, qrels, choices (pure, seeded)."""
     _validate(params, bank)
-    rng = random.Random(f"reasonaudio-build-{params.seed}")
+    rng = named_random("build", params.seed)
     composer = Composer(bank, params.compose, rng)
     planter = QueryPlanter(composer)
 

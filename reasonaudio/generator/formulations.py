@@ -16,7 +16,9 @@ import random
 from typing import Any, Iterable, Mapping
 
 from reasonaudio.logic import Node, from_json
+from reasonaudio import seeds
 from reasonaudio.generator.templates import format_slots
+from reasonaudio.seeds import named_random
 from reasonaudio.tasks.base import CAPTION, FORMULATIONS
 from reasonaudio.tasks.formulation_records import formulation, formulations
 from reasonaudio.tasks.registry import recognise, shape
@@ -30,11 +32,11 @@ ALL = "all"
 
 def stream_name(seed: int) -> str:
     """The string that seeds the formulations' own random stream for build seed ``seed``."""
-    return f"reasonaudio-formulations-{seed}"
+    return seeds.stream_name("formulations", seed)
 
 
 def stream(seed: int) -> random.Random:
-    return random.Random(stream_name(seed))
+    return named_random("formulations", seed)
 
 
 def formulation_counts(rows: Iterable[Mapping[str, str]]) -> dict[str, int]:
@@ -52,7 +54,7 @@ def formulate(queries: Iterable[Mapping[str, Any]], seed: int) -> list[dict[str,
     ``queries`` are ``queries.jsonl`` rows (``_id``, ``text``, ``logic``, and ``shape`` /
     ``template`` when the build wrote them)."""
     shared = stream(seed)
-    own = {f.name: random.Random(f"{stream_name(seed)}-{f.name}")
+    own = {f.name: named_random("formulations", seed, f.name)
            for f in formulations() if f.own_stream}
     rows: list[dict[str, str]] = []
     for q in queries:

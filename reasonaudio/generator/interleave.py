@@ -24,7 +24,6 @@ rate, loudness-normalised to the build's reference, looped if shorter, the build
 
 from __future__ import annotations
 
-import random
 import shutil
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -35,16 +34,17 @@ from reasonaudio.querylang.canonical import same_logic
 from reasonaudio.querylang.examples import ExampleLabel, placeholder, resolve_placeholders
 from reasonaudio.logic import Node, from_json
 from reasonaudio.querylang.parser import parse, parse_detailed
-from reasonaudio.querylang.resolve import ResolveOptions
 from reasonaudio.dataset.benchmark import (EXAMPLES_DIR, EXAMPLES_FILE, INTERLEAVED_FILE,
                                            load_benchmark, write_manifest)
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.dataset.interleaved import Example, InterleavedRow
 from reasonaudio.errors import DataError, QueryParseError
-from reasonaudio.fileio import atomic_file, dumps, sha256_file, write_jsonl
+from reasonaudio.fileio import sha256_file, write_jsonl
 from reasonaudio.atoms.bank import AtomBank
 from reasonaudio.render.clips import Renderer, RenderParams, write_audio
 from reasonaudio.store.lock import writes_benchmark
+from reasonaudio import seeds
+from reasonaudio.seeds import named_random
 
 EXAMPLE_SECONDS = 4.0
 MIN_EXAMPLE_SECONDS = 1.0
@@ -52,7 +52,7 @@ MIN_EXAMPLE_SECONDS = 1.0
 
 def stream_name(seed: int) -> str:
     """The string that seeds the interleaved queries' own random stream."""
-    return f"reasonaudio-interleaved-{seed}"
+    return seeds.stream_name("interleaved", seed)
 
 
 def check_share(share: float) -> float:
@@ -91,7 +91,7 @@ def plan(queries: Sequence[Mapping[str, Any]], choices: Mapping[str, str], clips
 
     ``choices``: query id -> its planted positive clip id."""
     check_share(share)
-    rng = random.Random(stream_name(seed))
+    rng = named_random("interleaved", seed)
     labels = bank.labels
     by_task: dict[str, list[Mapping[str, Any]]] = {}
     for q in queries:

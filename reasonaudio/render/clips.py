@@ -45,6 +45,7 @@ from reasonaudio.atoms.rules import check_samples
 from reasonaudio.atoms.bank import AtomBank
 from reasonaudio.atoms.registry import open_bank
 from reasonaudio.progress import SILENT, Hooks
+from reasonaudio.seeds import named_random
 
 log = logging.getLogger("reasonaudio.render")
 
@@ -331,7 +332,7 @@ class ConditionRenderer:
         return self.base.merge_notes(notes)
 
     def _rng(self, clip: Clip, stream: str) -> random.Random:
-        return random.Random(f"reasonaudio-condition-{stream}-{self.seed}-{clip.id}")
+        return named_random("condition", stream, self.seed, clip.id)
 
     def draw_key(self, clip: Clip) -> dict[str, Any]:
         """What the per-clip draws depend on beyond the clip's events (the seed is in

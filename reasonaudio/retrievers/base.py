@@ -112,6 +112,11 @@ class Retriever(abc.ABC):
     def prepare(self, texts: Sequence[str]) -> None:
         """Batch work for queries about to be asked (e.g. embed them all at once). Optional."""
 
+    def reuse_parse(self, text: str, logic: Any, resolve: ResolveOptions | None) -> None:
+        """``logic`` is ``text`` parsed over this benchmark's labels with ``resolve`` (``bench
+        search`` parsed it to show it): a retriever that would parse ``text`` the same way
+        keeps it instead of parsing again. Default: nothing to keep."""
+
     def score(self, text: str, clip_ids: Sequence[str]) -> list[float]:
         """Scores of given clips (multiple choice). Default: a clip outside the top 1000 scores -inf."""
         found = {h.clip_id: h.score for h in self.search(text, max(1000, len(clip_ids)))}

@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any, Sequence
 
 import numpy as np
@@ -19,12 +18,7 @@ from qdrant_client.http import models
 from reasonaudio.logic import Node, labels
 from reasonaudio.retrievers.base import Hit, rank
 from reasonaudio.retrievers.oracle import PayloadRetriever, _Lru
-
-
-def text_seed(seed: int, text: str) -> list[int]:
-    """Seed words for numpy: the benchmark seed and 64 bits of sha256(text)."""
-    digest = hashlib.sha256(text.encode("utf-8")).digest()
-    return [int(seed), int.from_bytes(digest[:8], "big")]
+from reasonaudio.seeds import seeded_rng
 
 
 class RandomRetriever(PayloadRetriever):
@@ -39,7 +33,7 @@ class RandomRetriever(PayloadRetriever):
         return self._ids
 
     def _scores(self, text: str) -> np.ndarray:
-        rng = np.random.default_rng(text_seed(self.bench.seed, text))
+        rng = seeded_rng(self.bench.seed, text)
         return rng.random(len(self.clip_ids))
 
     def search(self, text: str, k: int) -> list[Hit]:

@@ -35,6 +35,7 @@ from reasonaudio.logic import Node
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.errors import ModelError, QueryParseError, StoreError
 from reasonaudio.models.names import Combined, parse_combined
+from reasonaudio.querylang.resolve import ResolveOptions
 from reasonaudio.retrievers.base import QueryRetriever, Retriever, RetrieverOptions
 from reasonaudio.retrievers.bm25 import SPARSE, Bm25Retriever, sparse
 from reasonaudio.retrievers.soft_rank import SoftRetriever, ranked_request, restricted_request
@@ -232,6 +233,10 @@ class CombinedRetriever(QueryRetriever):
     # --- the query of one part and of the whole -------------------------------------------
     def _logic(self, text: str) -> Node | None:
         return self.soft.parse(self.text_for(self.soft, text)) if self.soft is not None else None
+
+    def reuse_parse(self, text: str, logic: Any, resolve: ResolveOptions | None) -> None:
+        for part in self.parts:  # each keeps it only where it reads the text alike
+            part.reuse_parse(text, logic, resolve)
 
     def part_request(self, part: Retriever, text: str, limit: int, flt: Any = None) -> Request:
         kind = self.joint.kinds[part.name]

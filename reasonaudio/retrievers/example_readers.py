@@ -1,8 +1,10 @@
-"""How each retriever reads a sound given by example (issue 28): one record per way, in one table.
+"""The ways a retriever reads a sound given by example: one :class:`Reading` per way, in
+:data:`READINGS`.
 
 A query like ``"<audio:ex-0042>, then a dog barking"`` reaches a retriever as text; what it makes
-of the placeholder is its :class:`Reading`, the first record of :data:`READINGS` that matches
-the retriever (by name and kind):
+of the placeholder is its :class:`Reading`, which the retriever's own record names
+(``RetrieverSpec.examples`` in ``retrievers/registry.py``; a family whose members differ names it
+by the member: ``example_reading`` in ``retrievers/two_stage.py`` and ``retrievers/vector.py``):
 
 - ``true-label`` (``oracle``, ``bag-of-sounds``): the parser is given the example's true label
   (``ResolveOptions.examples``): the oracle's ceiling, 1.000 on a build's interleaved queries;
@@ -55,17 +57,13 @@ from reasonaudio.querylang.resolve import ResolveOptions
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.dataset.interleaved import example_path, examples as build_examples
 from reasonaudio.errors import DataError, ModelError, QueryParseError, ReasonAudioError
-from reasonaudio.models.names import ORACLE_PERCEIVED, parse_two_stage
-from reasonaudio.retrievers.base import Hit, Retriever, RetrieverOptions
+from reasonaudio.models.names import ORACLE_PERCEIVED
+from reasonaudio.retrievers.base import Hit, Retriever
+from reasonaudio.retrievers.registry import UnknownRetriever, spec_for
 from reasonaudio.retrievers.example_hearing import heard_label
-from reasonaudio.retrievers.baselines import RandomRetriever
 from reasonaudio.retrievers.combined import CombinedRetriever
-from reasonaudio.retrievers.oracle import OracleRetriever, PayloadRetriever
-from reasonaudio.retrievers.stored_vectors import QueryVectors
-from reasonaudio.retrievers.two_stage import TwoStageRetriever
+from reasonaudio.retrievers.two_stage import TwoStageRetriever, captioner_of
 from reasonaudio.retrievers.vector import VectorRetriever
-from reasonaudio.store.base import Store
-from reasonaudio.store.collections import ensure_payload_collection
 
 AUDIO_WORDS = "this sound"
 """what an audio+text reader's text tower reads in a placeholder's place"""
@@ -237,6 +235,9 @@ class ExampleReader(Retriever):
 
     def prepare(self, texts: Sequence[str]) -> None:
         self.inner.prepare([t for t in self._texts(texts) if isinstance(t, str)])
+
+    def reuse_parse(self, text: str, logic: Any, resolve: ResolveOptions | None) -> None:
+        self.inner.reuse_parse(text, logic, resolve)  # kept only where read alike (same resolve)
 
     def search(self, text: str, k: int) -> list[Hit]:
         return self.inner.search(self.text(text), k)
@@ -426,7 +427,7 @@ def load_captioner_of(r: TwoStageRetriever) -> Any:
     from reasonaudio.models.registry import dtype_for
     from reasonaudio.models.windowing import with_chunking
 
-    name = _captioner(r.name) or ""
+    name = captioner_of(r.name) or ""
     stored = ((r.meta.extra or {}).get("identity") or {}).get("captioner") or {}
     if not stored.get("model"):
         raise ModelError(f"{r.name}: collection {r.collection!r} records no captioner identity; "
@@ -488,11 +489,10 @@ def _per_part(r: Retriever, ex: ExampleSet) -> Retriever:
 
 @dataclass(frozen=True)
 class Reading:
-    """One way of reading an example: which retrievers it is for, and how."""
+    """One way of reading an example; which retrievers read it so, their records say."""
 
     name: str
     help: str
-    applies: Callable[[str, Retriever], bool]
     read: Callable[[Retriever, ExampleSet], Retriever]
 
 
@@ -515,32 +515,6 @@ def _caption(which: Callable[[ExampleSet, str], str]) -> Callable[[Retriever, Ex
         return ExampleReader(r, reading_named(r), lambda t: substitute(t, lambda n: which(ex, n)))
 
     return read
-
-
-def _captioner(name: str) -> str | None:
-    try:
-        return parse_two_stage(name, lexical=True)[0]
-    except Exception:  # noqa: BLE001 - not a two-stage name
-        return None
-
-
-def _model_captioner(name: str, r: Retriever) -> bool:
-    from reasonaudio.models.captioners import model_captioners
-
-    return isinstance(r, TwoStageRetriever) and _captioner(name) in model_captioners()
-
-
-def _interleaved_input(r: Retriever) -> bool:
-    """The embedder declares one input of text and audio parts in order (``interleaved_input``)."""
-    emb = getattr(r, "embedder", None)
-    return _has_audio_tower(r) and getattr(emb, "interleaved_input", False) is True \
-        and callable(getattr(emb, "embed_interleaved", None))
-
-
-def _has_audio_tower(r: Retriever) -> bool:
-    emb = getattr(r, "embedder", None)
-    return isinstance(r, VectorRetriever) and callable(getattr(emb, "embed_audio", None)) \
-        and getattr(emb, "sample_rate", None) is not None
 
 
 def _variant_vectors(r: Retriever, ex: ExampleSet) -> Retriever:
@@ -574,40 +548,44 @@ def _tagger_caption(ex: ExampleSet, name: str) -> str:
 
 READINGS: tuple[Reading, ...] = (
     Reading("as-written", "the text as it is (chance level; the seed follows the text)",
-            lambda n, r: isinstance(r, RandomRetriever), lambda r, ex: ExampleReader(r, reading_named(r))),
+            lambda r, ex: ExampleReader(r, reading_named(r))),
     Reading("tagger-label", "the parser gets the tagger's label for the example",
-            lambda n, r: (n == ORACLE_PERCEIVED or n.startswith(("detected:", "soft:")))
-            and isinstance(r, PayloadRetriever),
             _given_labels(lambda ex: ex.perceived_labels())),
     Reading("true-label", "the parser gets the example's true label (the ceiling)",
-            lambda n, r: isinstance(r, PayloadRetriever) and n in ("oracle", "bag-of-sounds"),
             _given_labels(lambda ex: ex.true_labels())),
     Reading("oracle-caption", "the placeholder becomes the example's ground-truth caption",
-            lambda n, r: _captioner(n) == "oracle-caption", _caption(lambda ex, n: ex.label(n))),
+            _caption(lambda ex, n: ex.label(n))),
     Reading("tagger-caption", "the placeholder becomes the yamnet-caption of the example",
-            lambda n, r: _captioner(n) == "yamnet-caption", _caption(_tagger_caption)),
+            _caption(_tagger_caption)),
     Reading("model-caption", "the placeholder becomes the caption the two-stage retriever's own "
             "audio-language captioner writes for the example (cached by audio hash)",
-            _model_captioner, lambda r, ex: ModelCaptionReader(r, reading_named(r), ex)),  # type: ignore[arg-type]
+            lambda r, ex: ModelCaptionReader(r, reading_named(r), ex)),  # type: ignore[arg-type]
     Reading("variant-vectors", "the interleaved variant's own precomputed query vector (QID@interleaved)",
-            lambda n, r: n.startswith("vectors:") and isinstance(getattr(r, "embedder", None), QueryVectors),
             _variant_vectors),
     Reading("interleaved", "one input: the text around each placeholder and each example's audio, "
             "in order (embedders that declare interleaved_input: the omni embedders)",
-            lambda n, r: _interleaved_input(r), lambda r, ex: InterleavedReader(r, reading_named(r), ex)),  # type: ignore[arg-type]
+            lambda r, ex: InterleavedReader(r, reading_named(r), ex)),  # type: ignore[arg-type]
     Reading("audio+text", "normalise(unit text vector + unit audio vector of each example)",
-            lambda n, r: _has_audio_tower(r), lambda r, ex: AudioTextReader(r, reading_named(r), ex)),  # type: ignore[arg-type]
+            lambda r, ex: AudioTextReader(r, reading_named(r), ex)),  # type: ignore[arg-type]
     Reading("per-part", "each part of a hybrid or fusion retriever reads the example its own way",
-            lambda n, r: isinstance(r, CombinedRetriever), _per_part),
+            _per_part),
 )
+BY_NAME = {r.name: r for r in READINGS}
 
 
 def reading_for(name: str, retriever: Retriever) -> Reading:
-    for reading in READINGS:
-        if reading.applies(name, retriever):
-            return reading
-    raise ReasonAudioError(f"{name}: no way to read a sound given by example yet (readings: "
-                           f"{', '.join(r.name for r in READINGS)}; docs/interleaved.md)")
+    """The reading retriever ``name``'s record names (``RetrieverSpec.examples``), for the
+    retriever as built; a ReasonAudioError naming it when it has none."""
+    try:
+        way = spec_for(name).examples
+    except UnknownRetriever:
+        way = None
+    if callable(way):
+        way = way(name, retriever)
+    if way is None:
+        raise ReasonAudioError(f"{name}: no way to read a sound given by example yet (readings: "
+                               f"{', '.join(r.name for r in READINGS)}; docs/interleaved.md)")
+    return BY_NAME[way]
 
 
 def reading_named(r: Retriever) -> Reading:
@@ -617,13 +595,3 @@ def reading_named(r: Retriever) -> Reading:
 def with_examples(retriever: Retriever, examples: ExampleSet) -> Retriever:
     """``retriever`` reading placeholders by its :class:`Reading` (ReasonAudioError if none)."""
     return reading_for(retriever.name, retriever).read(retriever, examples)
-
-
-def build_oracle_perceived(name: str, bench: Benchmark, store: Store,
-                           options: RetrieverOptions) -> Retriever:
-    """The oracle under another name: on a named query it is the oracle; on an interleaved one
-    (:func:`with_examples`) its parser gets the tagger's label for each example."""
-    collection = ensure_payload_collection(bench, store, auto=options.auto_ingest, hooks=options.hooks)
-    r = OracleRetriever(bench, store, collection, options.resolve)
-    r.name = name
-    return r

@@ -81,6 +81,8 @@ def search_one(bench: Benchmark, text: str, retriever: str, k: int, store: Any,
         from reasonaudio.retrievers.example_readers import with_examples
 
         found = with_examples(found, examples)
+    if logic is not None:
+        found.reuse_parse(text, logic, resolve)  # parsed once: above, kept where read alike
     with found:
         hits = found.search(text, k)
         shown = found.captions([h.clip_id for h in hits]) if captions else {}

@@ -23,9 +23,9 @@ from reasonaudio.logic import Node
 from reasonaudio.querylang.parser import parse
 from reasonaudio.querylang.resolve import ResolveOptions
 from reasonaudio.dataset.benchmark import Benchmark
-from reasonaudio.retrievers.base import Hit, Retriever
+from reasonaudio.retrievers.base import Hit, Retriever, RetrieverOptions
 from reasonaudio.store.base import Store
-from reasonaudio.store.collections import PAYLOAD_COLLECTION
+from reasonaudio.store.collections import PAYLOAD_COLLECTION, ensure_payload_collection
 from reasonaudio.store.filters import to_filter
 
 _CACHE_SIZE = 256
@@ -59,6 +59,10 @@ class PayloadRetriever(Retriever):
         """Query text -> logic over the benchmark's vocabulary (QueryParseError if it cannot),
         reading sound phrases as ``resolve`` says (the CLI's --strict, the semantic fallback)."""
         return self._parsed.get_or(text, lambda: parse(text, self.bench.labels, self.resolve))
+
+    def reuse_parse(self, text: str, logic: Any, resolve: ResolveOptions | None) -> None:
+        if resolve == self.resolve:  # read as this retriever reads: the same logic
+            self._parsed.get_or(text, lambda: logic)
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "collection": self.collection, "store": self.store.describe()}
@@ -112,3 +116,13 @@ class AblatedOracle(OracleRetriever):
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "without": self.ablation.family,
                 "rewrite": "querylang.ablation.without (docs/evaluation.md, logic ablations)"}
+
+
+def build_oracle_perceived(name: str, bench: Benchmark, store: Store,
+                           options: RetrieverOptions) -> Retriever:
+    """The oracle under another name: on a named query it is the oracle; on an interleaved one
+    its parser gets the tagger's label for each example (its reading, ``tagger-label``)."""
+    collection = ensure_payload_collection(bench, store, auto=options.auto_ingest, hooks=options.hooks)
+    r = OracleRetriever(bench, store, collection, options.resolve)
+    r.name = name
+    return r

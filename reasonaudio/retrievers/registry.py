@@ -61,6 +61,10 @@ class RetrieverSpec:
     reads: str | Callable[[str], str] = LEARNED
     """what the retriever reads about a clip (one of :data:`INPUT_KINDS`), or for a family whose
     members differ a function of the full name; every table reads it through :func:`input_kind`"""
+    examples: str | Callable[[str, Retriever], str | None] | None = None
+    """how it reads a sound given by example (``<audio:NAME>``, docs/interleaved.md): the name of
+    a reading in ``READINGS`` (``retrievers/example_readers.py``), for a family whose members
+    differ a function of the full name and the built retriever, or None: such a query is refused"""
 
 
 def lazy(target: str) -> Any:
@@ -85,7 +89,9 @@ build_combined = lazy("reasonaudio.retrievers.combined:build_combined")
 build_detected = lazy("reasonaudio.retrievers.detected:build_detected")
 build_soft = lazy("reasonaudio.retrievers.soft_rank:build_soft")
 build_precomputed = lazy("reasonaudio.retrievers.stored_vectors:build_precomputed")
-build_oracle_perceived = lazy("reasonaudio.retrievers.example_readers:build_oracle_perceived")
+build_oracle_perceived = lazy("reasonaudio.retrievers.oracle:build_oracle_perceived")
+vector_reading = lazy("reasonaudio.retrievers.vector:example_reading")
+two_stage_reading = lazy("reasonaudio.retrievers.two_stage:example_reading")
 OracleRetriever = lazy("reasonaudio.retrievers.oracle:OracleRetriever")
 AblatedOracle = lazy("reasonaudio.retrievers.oracle:AblatedOracle")
 BagOfSoundsRetriever = lazy("reasonaudio.retrievers.baselines:BagOfSoundsRetriever")
@@ -149,54 +155,59 @@ def ablation_spec(ablation: Ablation) -> "RetrieverSpec":
 BUILT_IN: tuple[RetrieverSpec, ...] = (
     RetrieverSpec("oracle", payload_builder(OracleRetriever),
                   "parse the text into logic, run it as a Qdrant payload filter (upper bound)",
-                  needs_logic=True, reads=TRUTH),
+                  needs_logic=True, reads=TRUTH, examples="true-label"),
     *(ablation_spec(a) for a in ABLATIONS),
     RetrieverSpec(ORACLE_PERCEIVED, build_oracle_perceived,
                   "the oracle; a sound given by example is read as the tagger's label for it "
                   "(perfect logic over perceived examples, docs/interleaved.md)", needs_logic=True,
-                  reads=TRUTH),
+                  reads=TRUTH, examples="tagger-label"),
     RetrieverSpec("bag-of-sounds", payload_builder(BagOfSoundsRetriever),
                   "ground-truth labels: count the mentioned sounds a clip contains (no reasoning)",
-                  needs_logic=True, reads=TRUTH),
+                  needs_logic=True, reads=TRUTH, examples="true-label"),
     RetrieverSpec("random", payload_builder(RandomRetriever),
                   "uniform scores seeded by benchmark seed + query text (chance level)",
-                  reads=NOTHING),
+                  reads=NOTHING, examples="as-written"),
     *(RetrieverSpec(r.name, build_vector, f"{r.description}: text tower -> cosine top-k over "
-                    f"`bench ingest --model {r.name}`")
+                    f"`bench ingest --model {r.name}`", examples=vector_reading)
       for r in RECORDS if r.has_audio and r.has_text),
     RetrieverSpec("trained:", build_vector,
                   "a `bench train` model under a label of your choice (several in one eval): "
-                  "--model-path trained:LABEL=MODEL_DIR", family=True, example="trained:LABEL"),
+                  "--model-path trained:LABEL=MODEL_DIR", family=True, example="trained:LABEL",
+                  examples=vector_reading),
     RetrieverSpec(TWO_STAGE, two_stage_builder,
                   "caption every clip (oracle-caption | yamnet-caption | an audio-LLM captioner such "
                   "as qwen2-audio-7b-instruct), embed captions and the query with a text model "
                   "(minilm | bge-m3 | qwen3-embedding-*), or index them as Qdrant BM25 sparse vectors (+bm25)",
-                  family=True, example=TWO_STAGE_EXAMPLE, reads=two_stage_reads),
+                  family=True, example=TWO_STAGE_EXAMPLE, reads=two_stage_reads, examples=two_stage_reading),
     RetrieverSpec(MTEB, build_vector,
                   "an MTEB audio-text model by its MTEB name (its audio and text encoders, its pinned "
-                  "revision): `bench ingest --model mteb:NAME` first", family=True, example=MTEB_EXAMPLE),
+                  "revision): `bench ingest --model mteb:NAME` first", family=True, example=MTEB_EXAMPLE,
+                  examples=vector_reading),
     RetrieverSpec(PRECOMPUTED, build_precomputed,
                   "precomputed clip and query vectors from `bench ingest --vectors ... --name NAME` "
-                  "(a model run elsewhere)", family=True, example="vectors:NAME"),
+                  "(a model run elsewhere)", family=True, example="vectors:NAME", examples="variant-vectors"),
     RetrieverSpec("detected:", build_detected,
                   "YAMNet-detected events (bench detect) as payload: the oracle's filter on perceived "
                   "metadata, then a soft score (detected:yamnet, detected:yamnet-enrolled = optimistic, "
                   "detected:yamnet-trained = bench train-detector's model)",
-                  needs_logic=True, family=True, example="detected:yamnet", reads=HEARD),
+                  needs_logic=True, family=True, example="detected:yamnet", reads=HEARD,
+                  examples="tagger-label"),
     RetrieverSpec(SOFT, build_soft,
                   "the soft logic over YAMNet-detected evidence as one Qdrant score formula per "
                   "query: every clip ranked, no hard filter (bench detect first)",
-                  needs_logic=True, family=True, example="soft:yamnet", reads=HEARD),
+                  needs_logic=True, family=True, example="soft:yamnet", reads=HEARD,
+                  examples="tagger-label"),
     RetrieverSpec("hybrid:", combined_builder,
                   "a vector retriever's nearest N rescored by (1 - w) x its score + w x the soft "
                   "logic, in one Qdrant formula query", needs_logic=True, family=True,
-                  example=HYBRID_EXAMPLE, reads=combined_reads),
+                  example=HYBRID_EXAMPLE, reads=combined_reads, examples="per-part"),
     RetrieverSpec("rrf:", combined_builder,
                   "Qdrant reciprocal-rank fusion (k = 60) of two retrievers in one joint collection",
-                  family=True, example=FUSION_EXAMPLE, reads=combined_reads),
+                  family=True, example=FUSION_EXAMPLE, reads=combined_reads, examples="per-part"),
     RetrieverSpec("dbsf:", combined_builder,
                   "Qdrant distribution-based score fusion of two retrievers in one joint collection",
-                  family=True, example=FUSION_EXAMPLE.replace("rrf:", "dbsf:"), reads=combined_reads),
+                  family=True, example=FUSION_EXAMPLE.replace("rrf:", "dbsf:"), reads=combined_reads,
+                  examples="per-part"),
 )
 
 _REGISTRY: dict[str, RetrieverSpec] = {s.name: s for s in BUILT_IN}

@@ -17,9 +17,9 @@ import numpy as np
 from reasonaudio.errors import QueryParseError, StoreError
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.ingest.vector_files import (FAMILY, check_name, clip_collection, query_collection)
-from reasonaudio.retrievers.base import Hit, RetrieverOptions, rank
+from reasonaudio.retrievers.base import TIE_MARGIN, Hit, RetrieverOptions, rank
 from reasonaudio.store.collections import fetch_vectors, require_ready
-from reasonaudio.retrievers.vector import TIE_MARGIN, VectorRetriever
+from reasonaudio.retrievers.vector import VectorRetriever
 from reasonaudio.store.base import Store
 
 

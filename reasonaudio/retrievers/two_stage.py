@@ -16,7 +16,7 @@ from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.errors import StoreError
 from reasonaudio.models.names import parse_two_stage
 from reasonaudio.models.registry import dtype_for, load_model
-from reasonaudio.retrievers.base import RetrieverOptions
+from reasonaudio.retrievers.base import Retriever, RetrieverOptions
 from reasonaudio.retrievers.vector import VectorRetriever, ingest_hint
 from reasonaudio.dataset.conditions import collection_for, condition_of
 from reasonaudio.store.base import Store, collection_name
@@ -53,3 +53,26 @@ def build_two_stage(name: str, bench: Benchmark, store: Store, options: Retrieve
                              query_vectors=options.query_vectors)
     made.options = options  # how its captioner loads, should a sound given by example need it
     return made
+
+
+def captioner_of(name: str) -> str | None:
+    """The captioner a two-stage name (dense or BM25) names; None for another name."""
+    try:
+        return parse_two_stage(name, lexical=True)[0]
+    except Exception:  # noqa: BLE001 - not a two-stage name
+        return None
+
+
+def example_reading(name: str, r: Retriever) -> str | None:
+    """How a two-stage retriever reads a sound given by example (``RetrieverSpec.examples``):
+    as its captioner would caption it, the true caption (``oracle-caption``), the tagger's
+    (``tagger-caption``) or a dense retriever's audio-language captioner's (``model-caption``);
+    None (refused) for BM25 over a model's captions."""
+    from reasonaudio.models.captioners import model_captioners
+
+    captioner = captioner_of(name)
+    if captioner == "oracle-caption":
+        return "oracle-caption"
+    if captioner == "yamnet-caption":
+        return "tagger-caption"
+    return "model-caption" if isinstance(r, TwoStageRetriever) and captioner in model_captioners() else None

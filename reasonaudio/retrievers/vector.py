@@ -23,7 +23,7 @@ from reasonaudio.errors import StoreError
 from reasonaudio.models.mteb_models import is_mteb
 from reasonaudio.models.registry import dtype_for, load_model
 from reasonaudio.dataset.conditions import collection_for, condition_of
-from reasonaudio.retrievers.base import TIE_MARGIN, QueryRetriever, QueryVectors, RetrieverOptions
+from reasonaudio.retrievers.base import QueryRetriever, QueryVectors, Retriever, RetrieverOptions
 from reasonaudio.store.base import Request, Store, collection_name
 from reasonaudio.store.collections import fetch_vectors, require_ready
 from reasonaudio.store.payload import point_id
@@ -141,3 +141,26 @@ def ingest_hint(bench: Benchmark, name: str, options: RetrieverOptions) -> str:
     condition = condition_of(bench)
     hint += "" if condition.is_clean else f" --condition {condition.name}"
     return hint + (f" --model-path {options.model_path}" if options.model_path else "")
+
+
+def has_audio_tower(r: Retriever) -> bool:
+    """A vector retriever whose model embeds audio too (at its declared sample rate)."""
+    emb = getattr(r, "embedder", None)
+    return isinstance(r, VectorRetriever) and callable(getattr(emb, "embed_audio", None)) \
+        and getattr(emb, "sample_rate", None) is not None
+
+
+def takes_interleaved_input(r: Retriever) -> bool:
+    """The embedder declares one input of text and audio parts in order (``interleaved_input``)."""
+    emb = getattr(r, "embedder", None)
+    return has_audio_tower(r) and getattr(emb, "interleaved_input", False) is True \
+        and callable(getattr(emb, "embed_interleaved", None))
+
+
+def example_reading(name: str, r: Retriever) -> str | None:
+    """How a vector retriever reads a sound given by example (``RetrieverSpec.examples``), by
+    what its embedder declares: one ``interleaved`` input, else ``audio+text`` beside the
+    text; no audio tower: None (refused)."""
+    if takes_interleaved_input(r):
+        return "interleaved"
+    return "audio+text" if has_audio_tower(r) else None

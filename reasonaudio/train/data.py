@@ -44,6 +44,7 @@ from reasonaudio.dataset.separation import check_separate as separate_builds
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import read_jsonl
 from reasonaudio.progress import Counter
+from reasonaudio.seeds import named_random
 from reasonaudio.generator.compose import DURATION_TARGETS
 from reasonaudio.tasks.base import FORMULATIONS
 from reasonaudio.tasks.formulation_records import formulations, is_default
@@ -211,7 +212,7 @@ def _false_caption(facts: ClipFacts, shape: str, slots: dict[str, Any], template
 def held_out_label_set(vocabulary: Sequence[str], n: int, seed: int) -> tuple[str, ...]:
     if n < 0 or n >= len(vocabulary):
         raise DataError(f"--hold-out-labels must be between 0 and {len(vocabulary) - 1}, got {n}")
-    rng = random.Random(f"reasonaudio-train-holdout-{seed}")
+    rng = named_random("train-holdout", seed)
     return tuple(sorted(rng.sample(sorted(vocabulary), n)))
 
 
@@ -230,7 +231,7 @@ def _split(bench: Benchmark, fraction: float, seed: int) -> set[str]:
     if not 0.0 < fraction < 0.5:
         raise DataError(f"validation fraction must be in (0, 0.5), got {fraction}")
     groups = sorted(_groups(bench))
-    rng = random.Random(f"reasonaudio-train-split-{seed}")
+    rng = named_random("train-split", seed)
     rng.shuffle(groups)
     n_clips = sum(len(g) for g in groups)
     val: set[str] = set()
@@ -276,7 +277,7 @@ def make_examples(bench: Benchmark, options: DataOptions = DataOptions(),
         raise DataError("captions per clip and templates per query must be >= 0")
     vocabulary = bench.labels
     held = held_out_label_set(vocabulary, options.hold_out_labels, options.seed)
-    draw = _Draw(bench, options, frozenset(held), random.Random(f"reasonaudio-train-data-{options.seed}"),
+    draw = _Draw(bench, options, frozenset(held), named_random("train-data", options.seed),
                  _split(bench, options.val_fraction, options.seed), benchmark_index(bench))
     _planted_examples(draw, planted_violations(bench))
     tasks = tasks_present([q.task for q in bench.queries])  # a Count build's captions count too

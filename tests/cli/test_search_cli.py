@@ -133,3 +133,17 @@ def test_qdrant_url_from_environment(fake, monkeypatch):
     r = run("search", "rain", "--data", fake)
     assert r.exit_code == 2 and "cannot reach Qdrant server at http://127.0.0.1:9" in r.stderr
     assert "s3cret-key" not in r.stderr + r.stdout
+
+
+@pytest.mark.parametrize("retriever", ["oracle", "bag-of-sounds", "oracle-without:negation"])
+def test_search_parses_its_text_once(built, monkeypatch, retriever):
+    """`bench search` parses the text to show it, and the retriever keeps that parse."""
+    from reasonaudio.querylang import parser
+
+    calls = []
+    real = parser._parse
+    monkeypatch.setattr(parser, "_parse", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
+    x, y = _x_and_y(load_benchmark(built))
+    r = run("search", f"{x} but no {y}", "--data", built, "-r", retriever, "--strict", "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["hits"] and calls == [f"{x} but no {y}"]

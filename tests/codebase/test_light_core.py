@@ -79,6 +79,17 @@ def test_core_commands_run_without_the_extras(light):
     assert done.returncode == 0 and "reasonaudio[models]" in done.stderr
 
 
+def test_the_python_api_runs_without_the_extras(light):
+    """docs/python.md's calls in the light core: build, parse, evaluate, read the table."""
+    bench, _ = light
+    done = bench.python("-c", "import reasonaudio as ra\n"
+                        "b = ra.build('api-b', clips=60, queries=10)\n"
+                        "ra.parse('large bell strike and no light patter', b)\n"
+                        "print(ra.scores(ra.evaluate(b, ['oracle', 'bag-of-sounds']))['oracle']['overall'])\n")
+    assert done.returncode == 0 and done.stdout.strip() == "1.0", done.stderr[-1500:]
+    assert done.stderr == ""
+
+
 def test_a_model_without_its_extra_is_one_line_naming_it(light):
     bench, work = light
     if not (work / "b").is_dir():

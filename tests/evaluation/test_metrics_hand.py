@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from reasonaudio.dataset.benchmark import choice_score
+from reasonaudio.dataset.benchmark import Choice, choice_score, multiple_choice
 from reasonaudio.evaluation.metrics import (METRICS, RANK_METRICS, aggregate,
                                        ndcg_at_k, query_metrics)
 
@@ -107,6 +107,26 @@ def test_order_is_the_runs_not_resorted():
     (float("nan"), 0.0, 0.0), (float("nan"), float("nan"), 0.5), (0.0, float("nan"), 1.0)])
 def test_choice_score(pos, neg, want):
     assert choice_score(pos, neg) == want
+
+
+def test_multiple_choice_is_the_mean_of_a_querys_pairs():
+    """The rule's one place: each pair by choice_score, a query's pairs averaged, a pair not
+    asked (None) left out, a query with none asked absent; evaluation and run files agree."""
+    from reasonaudio.evaluation.external import pair_choices
+
+    pairs = [Choice("q1", "a", "b"), Choice("q1", "c", "d"), Choice("q2", "a", "c"),
+             Choice("q3", "e", "a"), Choice("q4", "b", "a")]
+    scores = {"q1": {"a": 2.0, "b": 1.0, "c": 0.5, "d": 0.5}, "q2": {"a": 0.0, "c": 1.0},
+              "q4": {"a": 3.0}}
+    got = multiple_choice(pairs, lambda ch: None if ch.query_id == "q3" else (
+        scores.get(ch.query_id, {}).get(ch.positive, -INF), scores.get(ch.query_id, {}).get(ch.negative, -INF)))
+    assert got == {"q1": 0.75, "q2": 0.0, "q4": 0.0}
+
+    class Bench:  # what pair_choices reads of a benchmark
+        choices = pairs
+        query_by_id = {"q1": None, "q2": None, "q4": None}
+
+    assert pair_choices(Bench(), scores) == got
 
 
 def test_aggregate_macro_means():
