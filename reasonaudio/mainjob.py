@@ -6,7 +6,7 @@ Each step is the library function its own command calls, so the demo is the READ
 walk-through run for you. Re-running reuses what is already there (the build when its parameters
 match, collections that are complete, embeddings in the cache). Silent from Python: what happens
 is reported through a :class:`~reasonaudio.progress.Hooks`: progress, notes and warnings, and
-as typed events a :class:`StepStarted` per step, the :class:`Benchmark` once built or reused, each
+as typed events a :class:`StepStarted` per step, the :class:`BenchmarkView` once built or reused, each
 :class:`IngestSummary` and the :class:`DetectRun` (the CLI's view prints them).
 """
 
@@ -19,14 +19,14 @@ from typing import Any, Callable, Sequence
 
 from reasonaudio.experiments.combine_tuning import tune_combined
 from reasonaudio.evaluation.compare import Comparison, compare
-from reasonaudio.evaluation.condition_scores import reread
 from reasonaudio.experiments.detection import DetectRun, detect_and_evaluate
 from reasonaudio.experiments.main_detector import DetectorPlan, MainDetector, detect_trained, prepare_detector
 from reasonaudio.evaluation.evaluate import EvalContext
 from reasonaudio.experiments.plan import make_plan, run_plan
 from reasonaudio.evaluation.report import ReportOutcome, run_report, write_results_json
 from reasonaudio.evaluation.results import Results
-from reasonaudio.dataset.benchmark import FORMULATIONS, MANIFEST, Benchmark, check_manifest, load_benchmark
+from reasonaudio.dataset.benchmark import FORMULATIONS, MANIFEST, check_manifest
+from reasonaudio.dataset.view import BenchmarkView, load_benchmark
 from reasonaudio.dataset.conditions import parse_condition
 from reasonaudio.demo_sizes import (CUSTOM, DEMO_SIZES, DemoSize, custom_size, demo_command, demo_size,
                                     named_size)
@@ -201,7 +201,7 @@ def resolve_atoms(spec: str, hooks: Hooks = SILENT) -> str:
     return "fetched:packages" if Path(bank) == default_dest() else str(bank)
 
 
-def prepare_benchmark(params: MainJobParams, hooks: Hooks = SILENT) -> Benchmark:
+def prepare_benchmark(params: MainJobParams, hooks: Hooks = SILENT) -> BenchmarkView:
     """Build the benchmark unless the same build is already there."""
     root = params.out / "bench"
     atoms = resolve_atoms(params.atoms, hooks)
@@ -244,13 +244,13 @@ def _calibration_root(params: MainJobParams) -> Path:
     return params.out / "calibration"
 
 
-def _noisy_condition(params: MainJobParams, bench: Benchmark, context: EvalContext,
+def _noisy_condition(params: MainJobParams, bench: BenchmarkView, context: EvalContext,
                      listening: list[str], detect: bool, step: Stepper) -> Results:
     """The retrievers that listen, again under ``params.noisy``: ingest, eval (with the oracle,
     whose payload needs no audio), and detection calibrated under the same condition."""
     store, hooks = context.store, context.hooks
     cond = parse_condition(str(params.noisy), "--noisy").name
-    noisy = reread(bench, cond)
+    noisy = bench.with_condition(cond)
     for name in listening:
         summary = step(f"ingest {name} @{cond}",
                        lambda name=name: ingest_model(noisy, store, name, hooks=hooks),
@@ -318,7 +318,7 @@ def _stepper(out: MainJobResult, hooks: Hooks) -> Stepper:
     return step
 
 
-def _ingest_learned(bench: Benchmark, store: Any, learned: Sequence[str], step: Stepper,
+def _ingest_learned(bench: BenchmarkView, store: Any, learned: Sequence[str], step: Stepper,
                     hooks: Hooks) -> list[str]:
     """Ingest each learned retriever (one warning for one that cannot run); the ones ingested."""
     ok: list[str] = []
@@ -335,13 +335,13 @@ def _ingest_learned(bench: Benchmark, store: Any, learned: Sequence[str], step: 
     return ok
 
 
-def _evaluate(bench: Benchmark, names: list[str], context: EvalContext, **plan: Any) -> Results:
+def _evaluate(bench: BenchmarkView, names: list[str], context: EvalContext, **plan: Any) -> Results:
     """``names`` evaluated as ``bench eval`` evaluates them: one plan (its condition and view from
     ``plan``), every result saved under its key."""
     return run_plan(bench, make_plan(bench, names, **plan), context).results
 
 
-def _eval_formulations(bench: Benchmark, names: list[str], context: EvalContext, step: Stepper,
+def _eval_formulations(bench: BenchmarkView, names: list[str], context: EvalContext, step: Stepper,
                        out: MainJobResult) -> None:
     """The same retrievers on the same clips, asked each other way: text-side cost only."""
     for form in FORMULATION_NAMES:
@@ -360,7 +360,7 @@ def _calibration_line(made: list[CalibrationMade]) -> str:
                               f"{m.build.seed}" + (" (kept)" if m.reused else "") for m in made)
 
 
-def _detect_and_spectrum(params: MainJobParams, bench: Benchmark, context: EvalContext,
+def _detect_and_spectrum(params: MainJobParams, bench: BenchmarkView, context: EvalContext,
                          learned_ok: list[str], step: Stepper, out: MainJobResult) -> None:
     """The calibration builds (the input of detect and tune, made here by their own step), then
     detection, the tuning of the combined rungs and the spectrum's evaluation."""
@@ -394,7 +394,7 @@ def _detect_and_spectrum(params: MainJobParams, bench: Benchmark, context: EvalC
         out.results.runs.update(more.runs)
 
 
-def _trained_detection(params: MainJobParams, bench: Benchmark, store: Any, calibration: Path,
+def _trained_detection(params: MainJobParams, bench: BenchmarkView, store: Any, calibration: Path,
                        step: Stepper, out: MainJobResult, hooks: Hooks) -> None:
     """Train (or reuse) the trained detector, then detect with it, calibrated on the same build
     as zero-shot YAMNet; clean audio only (the noisy condition keeps the zero-shot detector).
@@ -409,7 +409,7 @@ def _trained_detection(params: MainJobParams, bench: Benchmark, store: Any, cali
         hooks.warn(f"skipped detected:yamnet-trained: {exc}")
 
 
-def _train_and_detect(params: MainJobParams, bench: Benchmark, store: Any, calibration: Path,
+def _train_and_detect(params: MainJobParams, bench: BenchmarkView, store: Any, calibration: Path,
                       step: Stepper, out: MainJobResult, hooks: Hooks) -> None:
     plan = params.detector_plan
     model = step("train detector", lambda: prepare_detector(bench, params.out, plan, hooks=hooks),
@@ -425,7 +425,7 @@ def _train_and_detect(params: MainJobParams, bench: Benchmark, store: Any, calib
     hooks.event(run)
 
 
-def _report_and_compare(params: MainJobParams, bench: Benchmark, learned_ok: list[str],
+def _report_and_compare(params: MainJobParams, bench: BenchmarkView, learned_ok: list[str],
                         step: Stepper, out: MainJobResult) -> None:
     """Save results.json, write the report, compare the oracle (and detection) with the best
     learned retriever."""

@@ -28,7 +28,10 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from reasonaudio.dataset.view import BenchmarkView
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -48,7 +51,7 @@ class Saved:
     """One benchmark's saved results, loaded once."""
 
     root: Path
-    bench: Any = None
+    bench: BenchmarkView | None = None
     results: Any = None
     detections: dict[str, dict[str, Any]] = field(default_factory=dict)
     job_runs: tuple[str, ...] = ()
@@ -61,7 +64,7 @@ class Saved:
     def load(cls, root: Path) -> "Saved":
         from reasonaudio.evaluation.report import saved_detections
         from reasonaudio.evaluation.results import load_results
-        from reasonaudio.dataset.benchmark import load_benchmark
+        from reasonaudio.dataset.view import load_benchmark
         from reasonaudio.fileio import read_json
 
         bench = load_benchmark(root)
@@ -316,7 +319,7 @@ def card_of(exp: Saved, name: str) -> dict[str, Any]:
 
 def experiment_facts(exp: Saved) -> tuple[dict[str, Any], tuple[str, ...]]:
     """The training build's description and the benchmark query texts among its captions."""
-    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.dataset.view import load_benchmark
     from reasonaudio.train.data import DataOptions, make_examples, query_text_overlap
 
     card = card_of(exp, TRAINED[0])
@@ -455,7 +458,7 @@ def block_train_formulations(ctx: "Context") -> list[str]:
     """docs/training.md: the trained model and the baselines under every formulation, those
     kept out of the training captions marked."""
     from reasonaudio.evaluation.robustness import robustness
-    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.dataset.view import load_benchmark
     from reasonaudio.tasks.base import FORMULATIONS
     from reasonaudio.tasks.formulation_records import default_formulation, is_default
     from reasonaudio.train.data import DataOptions, make_examples, query_text_overlap
@@ -467,7 +470,7 @@ def block_train_formulations(ctx: "Context") -> list[str]:
     forms = recipe.get("hold_out_formulations")
     data = DataOptions(**{**recipe, "hold_out_formulations": None if forms is None else tuple(forms)})
     examples = make_examples(load_benchmark(card["training_build"]["path"]), data)
-    leaked = {f: query_text_overlap(examples, exp.bench if is_default(f) else exp.bench.formulated(f))
+    leaked = {f: query_text_overlap(examples, exp.bench if is_default(f) else exp.bench.with_view(f))
               for f in FORMULATIONS}
     names = [n for n in (*TRAINED, *BASELINES) if n in exp.results.runs]
     held = tuple(data.hold_out_formulations or ())

@@ -70,7 +70,7 @@ def main() -> None:
     from rich.text import Text
 
     from reasonaudio.experiments.train_experiment import VARIANTS, run_experiment
-    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.dataset.view import load_benchmark
     from reasonaudio.errors import ReasonAudioError
     from reasonaudio.views.progress import progress_hooks
     from reasonaudio.views.results import print_comparison, print_eval_tables
@@ -102,7 +102,7 @@ def main() -> None:
 
             test_bench = load_benchmark(args.test)
             for form in (f for f in FORMULATIONS if not is_default(f)):
-                test_bench.formulated(form)
+                test_bench.with_view(form)
         with progress_hooks(console) as hooks:
             exp = run_experiment(args.train, args.test, args.out, options, tuple(args.baseline),
                                  hooks=hooks, train_hooks=lambda name: train_progress(console),
@@ -157,7 +157,7 @@ def score_formulations(console, test_dir: Path, exp, baselines: tuple[str, ...],
     from reasonaudio.evaluation.evaluate import EvalContext, ensure_results, evaluate_retrievers
     from reasonaudio.evaluation.metrics import MC_METRIC
     from reasonaudio.evaluation.robustness import ROBUSTNESS_METRICS, robustness
-    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.dataset.view import load_benchmark
     from reasonaudio.retrievers.base import RetrieverOptions
     from reasonaudio.tasks.base import FORMULATIONS
     from reasonaudio.tasks.formulation_records import is_default

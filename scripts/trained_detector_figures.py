@@ -23,7 +23,10 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from reasonaudio.dataset.view import BenchmarkView
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -50,7 +53,7 @@ def _best_embedding(results: Any) -> str | None:
     return max(learned, key=lambda r: (r.overall.get("acc@1", 0.0), r.name)).name if learned else None
 
 
-def _setup(bench: Any, detection: dict[str, Any]) -> dict[str, Any]:
+def _setup(bench: BenchmarkView, detection: dict[str, Any]) -> dict[str, Any]:
     from reasonaudio.evaluation.results import fingerprint
 
     tr = detection.get("training") or {}
@@ -90,7 +93,7 @@ def _perception(detections: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _by_kind(bench: Any, detection: dict[str, Any]) -> list[dict[str, Any]]:
+def _by_kind(bench: BenchmarkView, detection: dict[str, Any]) -> list[dict[str, Any]]:
     """Event and tagging F1 (micro) over the labels whose evaluated atoms are whole other
     recordings, and over those that are unheard halves of heard recordings."""
     from reasonaudio.atoms.split import atom_kind
@@ -127,7 +130,8 @@ def measure(data: Path, unseen: bool = False) -> dict[str, Any]:
     """The figures of one evaluated build (module docstring)."""
     from reasonaudio.evaluation.report import saved_detections
     from reasonaudio.evaluation.results import load_results
-    from reasonaudio.dataset.benchmark import load_benchmark, tasks_present
+    from reasonaudio.dataset.benchmark import tasks_present
+    from reasonaudio.dataset.view import load_benchmark
 
     bench = load_benchmark(data)
     results = load_results(bench)

@@ -12,7 +12,8 @@ from reasonaudio.querylang.judge import ClipIndex
 from reasonaudio.logic import (And, Before, Has, Lasts, Node, Not, Overlap, labels,
                                            to_json)
 from reasonaudio.querylang.semantics import evaluate
-from reasonaudio.dataset.benchmark import Benchmark, load_benchmark, write_qrels
+from reasonaudio.dataset.benchmark import write_qrels
+from reasonaudio.dataset.view import BenchmarkView, load_benchmark
 from reasonaudio.dataset.clip import Clip, Event
 from reasonaudio.fileio import write_jsonl
 from reasonaudio.dataset.benchmark import write_manifest
@@ -54,7 +55,7 @@ QUERIES: list[tuple[str, str, str, Node]] = [
 ]
 
 
-def write_bench(root: Path, with_choices: bool = True) -> Benchmark:
+def write_bench(root: Path, with_choices: bool = True) -> BenchmarkView:
     """Write the hand-made benchmark (qrels and choices from the judge's semantics)."""
     root = Path(root)
     (root / "qrels").mkdir(parents=True, exist_ok=True)
@@ -85,7 +86,7 @@ class OracleFake(Retriever):
 
     name = "oracle-fake"
 
-    def __init__(self, bench: Benchmark) -> None:
+    def __init__(self, bench: BenchmarkView) -> None:
         self.bench = bench
         self.by_text = {q.text: q.id for q in bench.queries}
 
@@ -106,7 +107,7 @@ class ConstantFake(Retriever):
 
     name = "constant-fake"
 
-    def __init__(self, bench: Benchmark) -> None:
+    def __init__(self, bench: BenchmarkView) -> None:
         self.ids = [c.id for c in bench.clips]
 
     def search(self, text: str, k: int) -> list[Hit]:
@@ -135,7 +136,7 @@ class EmbeddingFake(OracleFake):
 
     name = "embed-fake"
 
-    def __init__(self, bench: Benchmark, dim: int = 16) -> None:
+    def __init__(self, bench: BenchmarkView, dim: int = 16) -> None:
         super().__init__(bench)
         rng = np.random.default_rng(0)
         self.vecs = {c.id: rng.normal(size=dim).astype(np.float32) for c in bench.clips}
@@ -167,7 +168,7 @@ class JudgeOracle(Retriever):
 
     name = "judge-oracle"
 
-    def __init__(self, bench: Benchmark) -> None:
+    def __init__(self, bench: BenchmarkView) -> None:
         self.index = ClipIndex(bench.clips)
         self.logic = {q.text: q.logic for q in bench.queries}
 
@@ -180,7 +181,7 @@ class BagOfLabels(Retriever):
 
     name = "bag-of-labels"
 
-    def __init__(self, bench: Benchmark) -> None:
+    def __init__(self, bench: BenchmarkView) -> None:
         self.clips = [(c.id, set(c.labels)) for c in bench.clips]
         self.need = {q.text: set(labels(q.logic)) for q in bench.queries}
 
@@ -201,7 +202,7 @@ class Shuffle(Retriever):
 
     name = "shuffle"
 
-    def __init__(self, bench: Benchmark) -> None:
+    def __init__(self, bench: BenchmarkView) -> None:
         self.ids = [c.id for c in bench.clips]
         self.rng = random.Random(0)
 

@@ -30,7 +30,7 @@ def build_explorer_bench(root: Path) -> Path:
 
     from reasonaudio.evaluation.results import load_result, run_path, save_result
     from reasonaudio.cli import app
-    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.dataset.view import load_benchmark
     from reasonaudio.detect.collection import detected_collection
     from reasonaudio.generator.build import BuildParams, build_benchmark
     from reasonaudio.models.captioners import oracle_caption

@@ -15,7 +15,7 @@ import typing
 import warnings
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import click
 import typer
@@ -34,6 +34,9 @@ from reasonaudio.output_dirs import (
     check_output_dir,
     check_output_path,
 )
+
+if TYPE_CHECKING:  # the CLI loads a benchmark only in the commands that read one
+    from reasonaudio.dataset.view import BenchmarkView
 
 # soft_wrap: lines of text are never cut at the console width (pipes, CI, tests read them whole);
 # tables still fit the width.
@@ -428,16 +431,15 @@ def option_groups(func: Callable[..., Any]) -> Callable[..., Any]:
     return command
 
 
-def _load(data: Path, no_verify: bool, condition: str = "clean") -> Any:
+def _load(data: Path, no_verify: bool, condition: str = "clean") -> BenchmarkView:
     """The benchmark at ``data``, verified unless ``--no-verify`` (which says so, in one line),
     read under ``--condition``."""
-    from reasonaudio.dataset.benchmark import load_benchmark
-    from reasonaudio.dataset.conditions import under_condition
+    from reasonaudio.dataset.view import load_benchmark
 
     bench = load_benchmark(data, verify=not no_verify)
     if no_verify:
         _skipped_verification(data)
-    return under_condition(bench, condition)
+    return bench.with_condition(condition)
 
 
 def _note(message: str) -> None:

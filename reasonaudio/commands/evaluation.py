@@ -134,7 +134,7 @@ def compare(
     """A - B per task with a paired randomization test (10,000 permutations, seed 0); A and B
     may be one retriever under two conditions (paired by query: the queries are the same)."""
     from reasonaudio.experiments.plan import compare_keys
-    from reasonaudio.evaluation.keys import ResultKey
+    from reasonaudio.dataset.keys import ResultKey
     from reasonaudio.fileio import write_json
     from reasonaudio.views.progress import progress_hooks
     from reasonaudio.views.results import print_comparison

@@ -1,12 +1,14 @@
 """Reading a benchmark directory (BEIR layout, docs/benchmark.md) into typed objects.
 
-Every consumer (search, ingest, eval) goes through :func:`load_benchmark`, so a half-written or
-hand-edited directory fails here with the file and field named, not deep inside a retriever.
+:class:`BenchmarkFiles` is the directory's files, parsed lazily and checked on load; every
+consumer (search, ingest, eval) reads them through a
+:class:`~reasonaudio.dataset.view.BenchmarkView` (the files under one condition, in one view),
+which :func:`~reasonaudio.dataset.view.load_benchmark` returns, so a half-written or hand-edited
+directory fails here with the file and field named, not deep inside a retriever.
 """
 
 from __future__ import annotations
 
-import copy
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -19,8 +21,6 @@ from reasonaudio.dataset.clip import Clip
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import read_json, read_jsonl, reading_text, sha256_file, write_json
 from reasonaudio.output_dirs import BENCHMARK_OUTPUT
-from reasonaudio.tasks.base import CAPTION
-from reasonaudio.tasks.formulation_records import is_default
 from reasonaudio.tasks.registry import (ALL_TASKS, TASKS,  # task names; importers read them here
                                        tasks_present)
 
@@ -229,8 +229,10 @@ def verify_files(root: Path, manifest: dict[str, Any]) -> None:
                             "the build (pass --no-verify to load it anyway)")
 
 
-class Benchmark:
-    """A loaded benchmark directory. Large parts load lazily; ids are checked on load.
+class BenchmarkFiles:
+    """A loaded benchmark directory's files, the same under every condition and view. Large
+    parts load lazily; ids are checked on load. Readers take the
+    :class:`~reasonaudio.dataset.view.BenchmarkView` that holds it.
 
     Loading checks the manifest's format and, unless ``verify`` is False, every file against
     the sha256 the manifest recorded (a few MB: milliseconds), so a cut or edited file fails
@@ -250,12 +252,11 @@ class Benchmark:
         if verify:
             verify_files(self.root, self.manifest)
         self._derived: dict[str, Any] = {}
-        self.formulation = CAPTION
-        """which formulation ``queries`` hold (:meth:`formulated`)"""
 
     def derived(self, key: str, make: Callable[[], T]) -> T:
-        """A value computed from this benchmark once and kept with it (the judge's index, the
-        hard negatives): the layers above own the computation, the benchmark owns the cache."""
+        """A value computed from these files once and kept with them (the judge's index, the
+        hard negatives): the layers above own the computation, the files own the cache. Only
+        what the files alone determine belongs here (never a condition's or a view's value)."""
         if key not in self._derived:
             self._derived[key] = make()
         return self._derived[key]
@@ -336,29 +337,6 @@ class Benchmark:
             out.setdefault(str(name), {})[str(qid)] = str(text)
         return out
 
-    def formulated(self, name: str) -> "Benchmark":
-        """This benchmark with every query's text in formulation ``name`` (queries without that
-        formulation, e.g. ``exclusion`` for a query with no negation, left out); qrels, choices
-        and clips are shared. ``caption`` is the benchmark itself."""
-        if name == self.formulation:
-            return self
-        if is_default(name):
-            raise ValueError("formulated() is called on the benchmark as loaded")
-        texts = self.formulations.get(name)
-        if not texts:
-            raise DataError(f"{self.root / FORMULATIONS}: no queries in formulation {name!r}")
-        qrels = self.qrels  # checked against every query id before the view keeps a subset
-        view = copy.copy(self)
-        view._derived = {}
-        view.formulation = name
-        for key in ("queries", "query_by_id"):
-            view.__dict__.pop(key, None)
-        view.__dict__["qrels"] = qrels
-        view.__dict__["queries"] = [
-            Query(q.id, texts[q.id], q.task, q.logic, {**q.extra, "formulation": name})
-            for q in self.queries if q.id in texts]
-        return view
-
     @cached_property
     def atoms(self) -> list[Atom]:
         path = self.root / ATOMS
@@ -377,6 +355,3 @@ class Benchmark:
         """Check every file against the sha256 the manifest recorded."""
         verify_files(self.root, self.manifest)
 
-
-def load_benchmark(root: Path | str, verify: bool = True) -> Benchmark:
-    return Benchmark(Path(root), verify=verify)

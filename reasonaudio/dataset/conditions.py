@@ -14,8 +14,9 @@ A condition renders the *same* clips (same events, queries, qrels and choices) d
 Names (:func:`parse_condition`, :func:`collection_for`, :func:`results_subdir`): a condition is
 named as above; a collection under a condition other than ``clean`` is
 ``<collection>.<condition>``; saved results live in ``results/conditions/<condition>/`` and are
-addressed by a typed key (``evaluation/keys.py``), never by a joined name. ``clean`` adds nothing
-anywhere, so every existing collection, cache and result keeps its name.
+addressed by a typed key (``dataset/keys.py``), never by a joined name. ``clean`` adds nothing
+anywhere, so every existing collection, cache and result keeps its name. A benchmark read under
+a condition is a :class:`~reasonaudio.dataset.view.BenchmarkView` holding the condition's record.
 
 Each kind is a :class:`~reasonaudio.dataset.condition_kinds.ConditionKind` record
 (:mod:`reasonaudio.dataset.condition_kinds`): its name grammar, parameters and the hooks the
@@ -47,7 +48,6 @@ DEFAULT_BEDS = "generated"
 """the bed bank a condition draws from unless its record names another (``atoms/beds.py``)"""
 BED_BANKS = (DEFAULT_BEDS, "packages")
 """bed banks named by a word (``atoms/beds.py``); any other is ``folder:PATH``"""
-_DERIVED_KEY = "condition"
 
 
 @dataclass(frozen=True)
@@ -245,23 +245,3 @@ def trained_model_name(digest: str, condition: str = CLEAN) -> str:
     (``reasonaudio-trained-snr5-<digest>``, ingested under snr5 ``...-<digest>.snr5``) can never be
     read as a clean model's."""
     return f"trained-{digest}" if condition == CLEAN else f"trained-{condition}-{digest}"
-
-
-# --- a loaded benchmark under a condition ------------------------------------------------------
-
-def under_condition(bench: Any, name: str | Condition) -> Any:
-    """Fix the condition ``bench`` is read under (once, before anything reads it); returns
-    ``bench``. Its files are the same under every condition: only audio, collections, caches and
-    results follow the condition. ``name``: a name (the record ``bench`` recorded, else the
-    registry's) or a record (another build's, e.g. the evaluated build's for its calibration)."""
-    cond = name if isinstance(name, Condition) else condition_for(bench.manifest, name)
-    current = bench.derived(_DERIVED_KEY, lambda: cond)
-    if current.name != cond.name:
-        raise DataError(f"{bench.root}: already read under condition {current.name}; load it again "
-                        f"for {cond.name}")
-    return bench
-
-
-def condition_of(bench: Any) -> Condition:
-    """The condition ``bench`` is read under (``clean`` unless :func:`under_condition` said)."""
-    return bench.derived(_DERIVED_KEY, lambda: Condition(CLEAN, "clean"))

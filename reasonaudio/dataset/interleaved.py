@@ -1,4 +1,4 @@
-"""A build's interleaved queries (issue 28): the files, their records, the view that asks them.
+"""A build's interleaved queries (issue 28): the files and their records.
 
 ``bench build --interleaved SHARE`` (or ``bench interleave`` on an existing build) writes, beside
 ``queries.jsonl`` and untouched by it:
@@ -16,18 +16,19 @@
 
 All three are in the manifest's ``files`` with their sha256 (the wav files each by path). The
 interleaved variant keeps the query's id, task, logic, qrels and choices: only the way one sound
-is given changes, so named and by-example scores pair query by query.
+is given changes, so named and by-example scores pair query by query. The view that asks them
+is ``BenchmarkView.with_view(INTERLEAVED)`` (:mod:`reasonaudio.dataset.view`); the functions here
+read the files, the same in every view.
 """
 
 from __future__ import annotations
 
-import copy
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from reasonaudio.dataset.benchmark import (EXAMPLES_DIR, EXAMPLES_FILE, INTERLEAVED_FILE,
-                                           MANIFEST, Benchmark, Query)
+                                           MANIFEST, BenchmarkFiles)
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import read_jsonl, sha256_file
 
@@ -79,13 +80,13 @@ class InterleavedRow:
                 "examples": list(self.examples)}
 
 
-def has_interleaved(bench: Benchmark) -> bool:
-    return INTERLEAVED_FILE in bench.manifest["files"]
+def has_interleaved(files: BenchmarkFiles) -> bool:
+    return INTERLEAVED_FILE in files.manifest["files"]
 
 
-def _listed(bench: Benchmark, name: str) -> Path:
-    path = bench.root / name
-    if name not in bench.manifest["files"]:
+def _listed(files: BenchmarkFiles, name: str) -> Path:
+    path = files.root / name
+    if name not in files.manifest["files"]:
         raise DataError(f"{path}: this benchmark has no interleaved queries in its {MANIFEST} "
                         "(add them with `bench interleave --data DIR --share 0.3`)")
     if not path.is_file():
@@ -93,11 +94,11 @@ def _listed(bench: Benchmark, name: str) -> Path:
     return path
 
 
-def examples(bench: Benchmark) -> dict[str, Example]:
+def examples(files: BenchmarkFiles) -> dict[str, Example]:
     """example id -> record (``examples.jsonl``); each wav is checked against its sha256 the
     first time it is read (:func:`example_path`)."""
     def make() -> dict[str, Example]:
-        path = _listed(bench, EXAMPLES_FILE)
+        path = _listed(files, EXAMPLES_FILE)
         out: dict[str, Example] = {}
         for i, o in enumerate(read_jsonl(path)):
             ex = Example.from_json(o, f"{path}:{i + 1}")
@@ -106,31 +107,31 @@ def examples(bench: Benchmark) -> dict[str, Example]:
             out[ex.example_id] = ex
         return out
 
-    return bench.derived("interleaved:examples", make)
+    return files.derived("interleaved:examples", make)
 
 
-def example_path(bench: Benchmark, ex: Example) -> Path:
+def example_path(files: BenchmarkFiles, ex: Example) -> Path:
     """The example's audio file inside the benchmark, checked against its sha256 (unless the
     benchmark was loaded with ``verify=False``)."""
-    path = bench.root / ex.path
-    if not path.resolve().is_relative_to(bench.root.resolve()):
+    path = files.root / ex.path
+    if not path.resolve().is_relative_to(files.root.resolve()):
         raise DataError(f"{path}: the example's file lies outside the benchmark (a link out of "
                         f"{EXAMPLES_DIR}/); refused")
     if not path.is_file():
         raise DataError(f"{path}: example audio missing ({EXAMPLES_FILE} lists it)")
-    if bench.verified and bench.derived(f"interleaved:sha:{ex.example_id}",
+    if files.verified and files.derived(f"interleaved:sha:{ex.example_id}",
                                         lambda: sha256_file(path)) != ex.sha256:
         raise DataError(f"{path}: sha256 differs from {EXAMPLES_FILE}; the file was changed "
                         "after the build (pass --no-verify to load it anyway)")
     return path
 
 
-def interleaved_rows(bench: Benchmark) -> dict[str, InterleavedRow]:
+def interleaved_rows(files: BenchmarkFiles) -> dict[str, InterleavedRow]:
     """query id -> its interleaved variant (``interleaved.jsonl``), checked against the queries
     and the examples."""
     def make() -> dict[str, InterleavedRow]:
-        path = _listed(bench, INTERLEAVED_FILE)
-        known = examples(bench)
+        path = _listed(files, INTERLEAVED_FILE)
+        known = examples(files)
         out: dict[str, InterleavedRow] = {}
         for i, o in enumerate(read_jsonl(path)):
             where = f"{path}:{i + 1}"
@@ -140,7 +141,7 @@ def interleaved_rows(bench: Benchmark) -> dict[str, InterleavedRow]:
                                      tuple(str(e) for e in o["examples"]))
             except (KeyError, TypeError) as exc:
                 raise DataError(f"{where}: needs fields query_id, text, slots, examples ({exc})") from None
-            if row.query_id not in bench.query_by_id:
+            if row.query_id not in files.query_by_id:
                 raise DataError(f"{where}: unknown query id {row.query_id!r}")
             if len(row.slots) != len(row.examples) or not row.examples:
                 raise DataError(f"{where}: slots and examples must be as many, and at least one")
@@ -153,7 +154,7 @@ def interleaved_rows(bench: Benchmark) -> dict[str, InterleavedRow]:
             out[row.query_id] = row
         return out
 
-    return bench.derived("interleaved:rows", make)
+    return files.derived("interleaved:rows", make)
 
 
 def variant_id(query_id: str) -> str:
@@ -162,37 +163,14 @@ def variant_id(query_id: str) -> str:
     return f"{query_id}@{INTERLEAVED}"
 
 
-def variant_ids(bench: Benchmark) -> list[str]:
+def variant_ids(files: BenchmarkFiles) -> list[str]:
     """Every interleaved variant's key, in query order (none for a build without them)."""
-    return list(variant_texts(bench))
+    return list(variant_texts(files))
 
 
-def variant_texts(bench: Benchmark) -> dict[str, str]:
+def variant_texts(files: BenchmarkFiles) -> dict[str, str]:
     """Variant key -> its interleaved text, in query order (empty for a build without them)."""
-    if not has_interleaved(bench):
+    if not has_interleaved(files):
         return {}
-    rows = interleaved_rows(bench)
-    return {variant_id(q.id): rows[q.id].text for q in bench.queries if q.id in rows}
-
-
-def interleaved_view(bench: Benchmark) -> Benchmark:
-    """``bench`` with only its interleaved queries, each asked by its interleaved text (logic,
-    task, qrels and choices are the query's own); ``formulation`` is ``interleaved``, so
-    evaluating the view saves ``NAME@interleaved``."""
-    if bench.formulation == INTERLEAVED:
-        return bench
-    rows = interleaved_rows(bench)
-    if not rows:
-        raise DataError(f"{bench.root / INTERLEAVED_FILE}: no interleaved queries")
-    qrels, found = bench.qrels, examples(bench)
-    view = copy.copy(bench)
-    view._derived = {"interleaved:examples": found, "interleaved:rows": rows}
-    view.formulation = INTERLEAVED
-    for key in ("queries", "query_by_id"):
-        view.__dict__.pop(key, None)
-    view.__dict__["qrels"] = qrels
-    view.__dict__["queries"] = [
-        Query(q.id, rows[q.id].text, q.task, q.logic,
-              {**q.extra, "formulation": INTERLEAVED, "examples": list(rows[q.id].examples)})
-        for q in bench.queries if q.id in rows]
-    return view
+    rows = interleaved_rows(files)
+    return {variant_id(q.id): rows[q.id].text for q in files.queries if q.id in rows}

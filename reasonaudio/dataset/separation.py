@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.errors import DataError
 
@@ -34,11 +34,11 @@ class BuildRecord:
     keys: frozenset[str]
 
     @classmethod
-    def of(cls, bench: Benchmark) -> "BuildRecord":
+    def of(cls, bench: BenchmarkView) -> "BuildRecord":
         return cls(Path(bench.root), bench.seed, frozenset(clip_key(c) for c in bench.clips))
 
 
-def check_separate(other: Benchmark | BuildRecord, evaluated: Benchmark, role: str,
+def check_separate(other: BenchmarkView | BuildRecord, evaluated: BenchmarkView, role: str,
                    under_test: str = "the benchmark under test") -> None:
     """DataError unless ``other`` (the ``role``, e.g. "training build") differs from the
     benchmark under test in folder and seed and shares no clip with it. ``under_test`` names

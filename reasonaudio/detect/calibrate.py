@@ -31,7 +31,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.dataset.separation import check_separate as separate_builds
 from reasonaudio.dataset.separation import clip_key
@@ -62,7 +62,7 @@ def clips_digest(clips: Sequence[Clip]) -> str:
     return h.hexdigest()
 
 
-def check_separate(calibration: Benchmark, evaluated: Benchmark) -> None:
+def check_separate(calibration: BenchmarkView, evaluated: BenchmarkView) -> None:
     """DataError unless the calibration build is another build than the evaluated one (other
     folder, other seed, no shared clip: :func:`reasonaudio.dataset.separation.check_separate`)."""
     separate_builds(calibration, evaluated, "calibration build")
@@ -162,7 +162,7 @@ def micro_scores(truth: Sequence[dict[str, tuple[int, int]]], found: Sequence[li
     return out
 
 
-def calibrate(bench: Benchmark, probs: Mapping[str, np.ndarray], label_map: LabelMap,
+def calibrate(bench: BenchmarkView, probs: Mapping[str, np.ndarray], label_map: LabelMap,
               top_ks: Sequence[int], *, min_positives: int = 2,
               truth: Sequence[Clip] | None = None) -> Calibration:
     """Choose :class:`DetectParams` on ``bench`` (the calibration build) from its clips' frame

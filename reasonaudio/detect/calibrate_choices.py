@@ -32,7 +32,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from reasonaudio.querylang.judge import ClipIndex
-from reasonaudio.dataset.benchmark import Benchmark, Choice, multiple_choice
+from reasonaudio.dataset.benchmark import Choice, multiple_choice
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.detect.events import DetectParams, FrameGrid, detect_in
 
@@ -55,7 +56,7 @@ def capped(params: DetectParams, cap: float, off_ratio: float) -> DetectParams:
                    thresholds={k: min(v, cap) for k, v in params.thresholds.items()})
 
 
-def choice_accuracy(bench: Benchmark, clips: Sequence[Clip], tracks: Sequence[np.ndarray],
+def choice_accuracy(bench: BenchmarkView, clips: Sequence[Clip], tracks: Sequence[np.ndarray],
                     labels: Sequence[str], frame_grid: FrameGrid, params: DetectParams) -> float | None:
     """The mean over tasks of the multiple-choice accuracy of ``clips``' detected events
     (``tracks`` in ``clips`` order) on ``bench``'s pairs; None when no pair has both clips."""
@@ -82,7 +83,7 @@ def choice_accuracy(bench: Benchmark, clips: Sequence[Clip], tracks: Sequence[np
     return float(np.mean([np.mean(v) for _, v in sorted(per_task.items())]))
 
 
-def tune_for_choices(bench: Benchmark, clips: Sequence[Clip], tracks: Sequence[np.ndarray],
+def tune_for_choices(bench: BenchmarkView, clips: Sequence[Clip], tracks: Sequence[np.ndarray],
                      labels: Sequence[str], frame_grid: FrameGrid, chosen: DetectParams,
                      grid: ChoiceGrid) -> tuple[DetectParams, dict[str, Any]]:
     """The best (cap, off ratio) for ``bench``'s pairs, and what the record keeps of the step."""

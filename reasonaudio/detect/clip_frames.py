@@ -23,9 +23,8 @@ from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.dataset.clip import Clip
-from reasonaudio.dataset.conditions import condition_of
 from reasonaudio.errors import DataError
 from reasonaudio.ingest.frame_rows import FrameStats, frame_rows
 from reasonaudio.render.clips import bench_renderer
@@ -82,7 +81,7 @@ def load_tagger() -> Any:
     return load_model("yamnet")
 
 
-def heard_clips(bench: Benchmark, clips: Sequence[Clip] | None = None, *,
+def heard_clips(bench: BenchmarkView, clips: Sequence[Clip] | None = None, *,
                 renderer: Any = None) -> list[Clip]:
     """``clips`` (default: all) as the benchmark's condition renders them: under ``long`` each
     one placed in its long recording (events shifted, duration the recording's), by the
@@ -90,7 +89,7 @@ def heard_clips(bench: Benchmark, clips: Sequence[Clip] | None = None, *,
     clips themselves otherwise. The truth detection is calibrated and judged against, and the
     length it detects in. ``renderer``: the benchmark's renderer when the caller has one."""
     clips = list(bench.clips if clips is None else clips)
-    if condition_of(bench).is_clean:
+    if bench.condition.is_clean:
         return clips
     renderer = renderer or bench_renderer(bench)
     return [renderer.place(c) for c in clips]
@@ -116,7 +115,7 @@ def chunked(clips: Sequence[Clip], budget_bytes: int = CHUNK_FRAME_BYTES) -> lis
     return out
 
 
-def clip_frames(bench: Benchmark, clips: Sequence[Clip] | None = None, *, tagger: Any = None,
+def clip_frames(bench: BenchmarkView, clips: Sequence[Clip] | None = None, *, tagger: Any = None,
                 cache_dir: Path | None = None, renderer: Any = None,
                 hooks: Hooks = SILENT, engine: Any = None, reader: Any = None) -> ClipFrames:
     """Frame probabilities for ``clips`` (default: all), reusing the ingest's cached rows;
@@ -129,7 +128,7 @@ def clip_frames(bench: Benchmark, clips: Sequence[Clip] | None = None, *, tagger
                    hooks.counter(FRAMES_LABEL), reader)
 
 
-def frame_chunks(bench: Benchmark, heard: Sequence[Clip], *, tagger: Any = None,
+def frame_chunks(bench: BenchmarkView, heard: Sequence[Clip], *, tagger: Any = None,
                  cache_dir: Path | None = None, renderer: Any = None, hooks: Hooks = SILENT,
                  engine: Any = None, budget_bytes: int = CHUNK_FRAME_BYTES,
                  reader: Any = None) -> Iterator[ClipFrames]:
@@ -145,7 +144,7 @@ def frame_chunks(bench: Benchmark, heard: Sequence[Clip], *, tagger: Any = None,
         done += len(part)
 
 
-def _frames(bench: Benchmark, clips: list[Clip], tagger: Any, cache_dir: Path | None,
+def _frames(bench: BenchmarkView, clips: list[Clip], tagger: Any, cache_dir: Path | None,
             renderer: Any, engine: Any, progress: Any, reader: Any = None) -> ClipFrames:
     if reader is not None and engine is not None:
         raise DataError("--engine ray: the trained detector's inputs are read in this process; "

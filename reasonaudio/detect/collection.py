@@ -34,9 +34,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.dataset.clip import Clip
-from reasonaudio.dataset.conditions import CLEAN, collection_for, condition_of, under_condition
+from reasonaudio.dataset.conditions import CLEAN, collection_for
 from reasonaudio.detect.calibrate import GRID_VERSION, Calibration, calibrate
 from reasonaudio.detect.events import detect_in, track_summary
 from reasonaudio.detect.clip_frames import (
@@ -179,11 +179,11 @@ def is_optimistic(mode: str, training: dict[str, Any] | None) -> bool:
     return mode == "enrolled" or bool(heard.get("heard_in_training"))
 
 
-def _calibration_file(calib: Benchmark, tagger: Any, label_map: LabelMap,
+def _calibration_file(calib: BenchmarkView, tagger: Any, label_map: LabelMap,
                       top_ks: Sequence[int]) -> Path:
     spec: dict[str, Any] = {"tagger": tagger.revision, "map": label_map.to_json(),
                             "grid": GRID_VERSION, "top_k": list(top_ks)}
-    condition = condition_of(calib)
+    condition = calib.condition
     if not condition.is_clean:  # clean keeps the key it always had
         spec["condition"] = condition.to_json()
         spec["mix"] = NOISY_MIX  # how its bed and events are summed
@@ -191,7 +191,7 @@ def _calibration_file(calib: Benchmark, tagger: Any, label_map: LabelMap,
     return calib.root / "detect" / f"calibration-{label_map.mode}-{key}.json"
 
 
-def calibrated(calib: Benchmark, label_map: LabelMap, tagger: Any, options: DetectOptions,
+def calibrated(calib: BenchmarkView, label_map: LabelMap, tagger: Any, options: DetectOptions,
                hooks: Hooks = SILENT) -> Calibration:
     """The calibration for this label map on ``calib``, computed once and kept in the build,
     against ``calib``'s clips as its condition renders them (:func:`heard_clips`)."""
@@ -231,7 +231,7 @@ def add_soft_evidence(payloads: Sequence[dict[str, Any]], calibration: Calibrati
         payload.pop("track", None)
 
 
-def run_detection(bench: Benchmark, store: Store, options: DetectOptions = DetectOptions(), *,
+def run_detection(bench: BenchmarkView, store: Store, options: DetectOptions = DetectOptions(), *,
                   tagger: Any = None, embedder: Any = None,
                   hooks: Hooks = SILENT) -> DetectSummary:
     """Detect every clip's events and (re)write ``reasonaudio-detected-<tagger>-<mode>``.
@@ -245,7 +245,7 @@ def run_detection(bench: Benchmark, store: Store, options: DetectOptions = Detec
     timings: dict[str, float] = {}
     calib = resolve_calibration(bench, options.calibration)
     # thresholds chosen under the same condition: the evaluated build's record of it
-    calib = under_condition(calib, condition_of(bench))
+    calib = calib.with_condition(bench.condition)
     tagger = tagger or load_tagger()
     label_map, training = _label_map(bench, calib, tagger, options, embedder)
     timings["label_map_s"] = time.perf_counter() - t0
@@ -291,7 +291,7 @@ class _Found:
     stats: list[Any] = field(default_factory=list)
 
 
-def _detect_clips(bench: Benchmark, heard: Sequence[Clip], label_map: Any, calibration: Calibration,
+def _detect_clips(bench: BenchmarkView, heard: Sequence[Clip], label_map: Any, calibration: Calibration,
                   tagger: Any, renderer: Any, options: DetectOptions, hooks: Hooks,
                   timings: dict[str, float]) -> _Found:
     """Every clip's events and payload, chunk by chunk of frame rows (``frames_s``: reading
@@ -333,12 +333,12 @@ def _clip_payload(clip: Clip, tracks: Any, label_map: Any, params: Any) -> tuple
     return det, payload
 
 
-def _write_collection(bench: Benchmark, store: Store, options: DetectOptions, revision: str,
+def _write_collection(bench: BenchmarkView, store: Store, options: DetectOptions, revision: str,
                       label_map: Any, calibration: Calibration, training: dict[str, Any] | None,
                       payloads: dict[str, dict[str, Any]]) -> str:
     """(Re)write the detected collection with its record (tagger revision, label map, the whole
     calibration, the soft evidence's layout); returns its name."""
-    name = detected_collection(options.tagger, options.mode, condition_of(bench).name)
+    name = detected_collection(options.tagger, options.mode, bench.condition.name)
     cal_digest = hashlib.sha256(json.dumps(calibration.to_json(), sort_keys=True).encode()).hexdigest()[:12]
     dims = evidence_dims(bench.labels)
     meta = CollectionMeta(
@@ -360,7 +360,7 @@ def _write_collection(bench: Benchmark, store: Store, options: DetectOptions, re
     return name
 
 
-def _label_map(bench: Benchmark, calib: Benchmark, tagger: Any, options: DetectOptions,
+def _label_map(bench: BenchmarkView, calib: BenchmarkView, tagger: Any, options: DetectOptions,
                embedder: Any) -> tuple[Any, dict[str, Any] | None]:
     """The label map of ``options.mode`` over the benchmark's labels, and for ``trained`` the
     model's record (its training builds refused when they are not separate from ``bench`` or
@@ -385,9 +385,9 @@ def _label_map(bench: Benchmark, calib: Benchmark, tagger: Any, options: DetectO
                            embedder=embedder, cache_dir=options.cache_dir), None
 
 
-def _renderer(bench: Benchmark, options: DetectOptions) -> Any:
+def _renderer(bench: BenchmarkView, options: DetectOptions) -> Any:
     """The renderer the frame pass and :func:`heard_clips` share (None: the frame reader makes
     its own; under clean nothing is placed, and ``--engine ray`` renders in its workers)."""
-    if options.engine is not None or condition_of(bench).is_clean:
+    if options.engine is not None or bench.condition.is_clean:
         return None
     return bench_renderer(bench)

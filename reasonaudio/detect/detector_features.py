@@ -28,6 +28,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.ingest.embedding_cache import EmbeddingCache, audio_hash
 from reasonaudio.ingest.frame_rows import FrameStats, frame_rows
@@ -136,7 +137,7 @@ class ClipInputs:
     """(detector frames, 64) uint16 mel sums, :func:`n_frames` of the clip's length"""
 
 
-def detector_inputs(bench: Any, clips: Sequence[Clip], tagger: Any, *, cache: bool = True,
+def detector_inputs(bench: BenchmarkView, clips: Sequence[Clip], tagger: Any, *, cache: bool = True,
                     cache_dir: Path | None = None, renderer: Any = None,
                     progress: Counter | None = None) -> tuple[dict[str, ClipInputs], FrameStats]:
     """clip id -> :class:`ClipInputs` for ``clips`` of ``bench`` (rendered by ``renderer``, by

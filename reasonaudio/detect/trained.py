@@ -25,7 +25,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.dataset.separation import BuildRecord, check_separate
 from reasonaudio.detect.calibrate_choices import ChoiceGrid
 from reasonaudio.detect.detector_features import HOP_MS, ClipInputs, detector_inputs
@@ -116,8 +116,8 @@ def load_detector(path: Path | str) -> TrainedDetector:
                            exact, builds, atoms)
 
 
-def check_training_separate(detector: TrainedDetector, evaluated: Benchmark,
-                            calibration: Benchmark | None = None) -> None:
+def check_training_separate(detector: TrainedDetector, evaluated: BenchmarkView,
+                            calibration: BenchmarkView | None = None) -> None:
     """DataError unless every training build of ``detector`` is another build than
     ``evaluated`` (and than its calibration build): other folder, other seed, no shared clip."""
     for build in detector.builds:
@@ -126,7 +126,7 @@ def check_training_separate(detector: TrainedDetector, evaluated: Benchmark,
             check_separate(build, calibration, "training build", "the calibration build")
 
 
-def heard_share(detector: TrainedDetector, bench: Benchmark) -> dict[str, int]:
+def heard_share(detector: TrainedDetector, bench: BenchmarkView) -> dict[str, int]:
     """How many of the atoms ``bench``'s clips use the detector heard in training: the
     enrolled split hears all, the unseen-recordings split none."""
     used = {e.atom_id for c in bench.clips for e in c.events}

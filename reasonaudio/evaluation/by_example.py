@@ -1,7 +1,7 @@
 """Interleaved queries scored apart (issue 28): evaluation, and named vs by-example per task.
 
-``bench eval --interleaved`` asks every retriever the build's interleaved variants (the view of
-:func:`reasonaudio.dataset.interleaved.interleaved_view`), each reading the examples its way
+``bench eval --interleaved`` asks every retriever the build's interleaved variants (the view
+``bench.with_view(INTERLEAVED)``, :class:`reasonaudio.dataset.view.BenchmarkView`), each reading the examples its way
 (:mod:`reasonaudio.retrievers.example_readers`); results are saved as ``NAME@interleaved`` (the
 formulations' ``@`` grammar). :func:`by_example` then pairs, per retriever and task, its named
 result and its by-example result over the same query ids, with the change and the paired
@@ -27,8 +27,8 @@ from reasonaudio.evaluation.results import (Results, RetrieverResult, data_summa
                                       load_results, run_path, versions)
 from reasonaudio.evaluation.robustness import ROBUSTNESS_METRICS, paired_cell
 from reasonaudio.evaluation.runs import read_trec
-from reasonaudio.dataset.benchmark import Benchmark
-from reasonaudio.dataset.interleaved import INTERLEAVED, examples, interleaved_rows, interleaved_view
+from reasonaudio.dataset.view import BenchmarkView
+from reasonaudio.dataset.interleaved import INTERLEAVED, examples, interleaved_rows
 from reasonaudio.progress import SILENT
 from reasonaudio.retrievers.base import RetrieverOptions
 from reasonaudio.retrievers.registry import get_retriever, spec_for
@@ -44,12 +44,12 @@ OTHER_RECORDING = "all, other recording"
 """the rows after ``all``: queries whose example is (not) cut from the recording the clips use"""
 
 
-def evaluate_interleaved(bench: Benchmark, names: Sequence[str],
+def evaluate_interleaved(bench: BenchmarkView, names: Sequence[str],
                          context: EvalContext = EvalContext(), example_set: ExampleSet | None = None
                          ) -> Results:
     """Every retriever in ``names`` on the interleaved variants; saved as ``NAME@interleaved``.
     A retriever with no way to read an example is refused (one line) before any is evaluated."""
-    view = interleaved_view(bench)
+    view = bench.with_view(INTERLEAVED)
     for n in names:
         spec_for(n)
     from reasonaudio.retrievers.example_readers import ExampleSet, with_examples
@@ -131,18 +131,18 @@ def _subset(result: RetrieverResult, qids: set[str]) -> RetrieverResult:
                    task_of={q: t for q, t in result.task_of.items() if q in qids})
 
 
-def tagger_errors(bench: Benchmark, result: RetrieverResult) -> dict[str, bool] | None:
+def tagger_errors(bench: BenchmarkView, result: RetrieverResult) -> dict[str, bool] | None:
     """query id -> whether the tagger mislabelled one of its examples, from the labels the
     result recorded (None when it read examples otherwise)."""
     heard = (result.describe or {}).get("heard")
     if not isinstance(heard, dict):
         return None
-    truth = examples(bench)
+    truth = examples(bench.files)
     return {qid: any(heard.get(e) != truth[e].label for e in row.examples)
-            for qid, row in interleaved_rows(bench).items()}
+            for qid, row in interleaved_rows(bench.files).items()}
 
 
-def answered_exactly(bench: Benchmark, key: str) -> dict[str, bool] | None:
+def answered_exactly(bench: BenchmarkView, key: str) -> dict[str, bool] | None:
     """query id -> whether the saved run ``key`` answers it with exactly its relevant set (every
     hit relevant, every relevant clip a hit; a query left out of the run has no answer); None
     without a saved run file."""
@@ -163,14 +163,14 @@ def _exact_shares(named: dict[str, bool] | None, inter: dict[str, bool] | None,
     return 1.0, sum(inter.get(q, False) for q in qids) / len(qids)
 
 
-def by_example(bench: Benchmark, names: Sequence[str] | None = None) -> ByExample:
+def by_example(bench: BenchmarkView, names: Sequence[str] | None = None) -> ByExample:
     """Named vs by-example per retriever and task, for every retriever with both saved."""
     if "interleaved" not in bench.manifest:
         return ByExample()
     saved = load_results(bench, formulations=True).runs
-    found = examples(bench)
+    found = examples(bench.files)
     rec = {qid: any(found[e].same_recording for e in row.examples)
-           for qid, row in interleaved_rows(bench).items()}
+           for qid, row in interleaved_rows(bench.files).items()}
     rows = []
     for key, inter in saved.items():
         if inter.formulation != INTERLEAVED:
@@ -201,7 +201,7 @@ def by_example(bench: Benchmark, names: Sequence[str] | None = None) -> ByExampl
     return ByExample(rows, sum(e.same_recording for e in found.values()), len(found))
 
 
-def interleaved_results(bench: Benchmark) -> Results:
+def interleaved_results(bench: BenchmarkView) -> Results:
     """The saved ``NAME@interleaved`` results (for ``--json`` and the explorer)."""
     saved = load_results(bench, formulations=True).runs
     return Results(data_summary(bench), versions(),

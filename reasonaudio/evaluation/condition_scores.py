@@ -1,9 +1,10 @@
 """Scores per acoustic condition: which conditions a command runs, the saved results of every
 condition side by side, the figure against SNR, and comparisons across conditions.
 
-A benchmark is read under one condition at a time (:func:`reasonaudio.dataset.conditions.under_condition`),
-so each condition gets its own loaded :class:`Benchmark` over the same files; results of each sit
-in that condition's results folder. Queries, qrels and choices are the same files under every
+A benchmark is read under one condition at a time (a
+:class:`~reasonaudio.dataset.view.BenchmarkView` holds one), so each condition gets its own view
+of the same files (``bench.with_condition(name)``); results of each sit in that condition's
+results folder. Queries, qrels and choices are the same files under every
 condition, so per-query values pair across conditions exactly.
 """
 
@@ -14,13 +15,11 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from reasonaudio.evaluation.results import RESULTS_DIR, Results, load_results, results_dir
-from reasonaudio.dataset.benchmark import Benchmark, load_benchmark
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.dataset.conditions import (
     CLEAN,
-    condition_of,
     parse_condition,
     recorded_conditions,
-    under_condition,
 )
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import atomic_file, read_json
@@ -29,21 +28,14 @@ CONDITION_METRICS = ("acc@1", "ndcg@10", "mc_acc")
 SNR_PLOT = "metrics_vs_snr.png"
 
 
-def reread(bench: Benchmark, condition: str) -> Benchmark:
-    """``bench``'s files read again under ``condition`` (itself when it already is)."""
-    if condition_of(bench).name == parse_condition(condition).name:
-        return bench
-    return under_condition(load_benchmark(bench.root, verify=bench.verified), condition)
-
-
-def saved_conditions(bench: Benchmark) -> list[str]:
+def saved_conditions(bench: BenchmarkView) -> list[str]:
     """Conditions with a results folder (clean first, then in name order)."""
     folder = bench.root / RESULTS_DIR / "conditions"
     found = sorted(p.name for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
     return [CLEAN] + [parse_condition(n, str(folder / n)).name for n in found if n != CLEAN]
 
 
-def resolve_conditions(bench: Benchmark, text: str) -> list[str]:
+def resolve_conditions(bench: BenchmarkView, text: str) -> list[str]:
     """``--condition NAME`` -> [NAME]; ``all`` -> the build's recorded conditions, or, for a
     build that recorded none, clean and every condition with saved results."""
     if text.strip() != "all":
@@ -77,7 +69,7 @@ class ConditionScores:
                 "values": self.values, "perception": self.perception}
 
 
-def condition_scores(bench: Benchmark, names: Sequence[str] | None = None,
+def condition_scores(bench: BenchmarkView, names: Sequence[str] | None = None,
                      conditions: Sequence[str] | None = None) -> ConditionScores:
     """Saved results of ``names`` (default: every retriever saved under any condition) under each
     of ``conditions`` (default: every condition with saved results)."""
@@ -85,7 +77,7 @@ def condition_scores(bench: Benchmark, names: Sequence[str] | None = None,
     out = ConditionScores(conds, [])
     order: list[str] = []
     for cond in conds:
-        b = reread(bench, cond)
+        b = bench.with_condition(cond)
         results = load_results(b, names)
         out.results[cond] = results
         for name, r in results.runs.items():

@@ -22,7 +22,8 @@ import numpy as np
 
 from reasonaudio.evaluation.results import embeddings_path
 from reasonaudio.querylang.judge import hard_negatives
-from reasonaudio.dataset.benchmark import Benchmark, tasks_present
+from reasonaudio.dataset.benchmark import tasks_present
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.fileio import atomic_file
 
 MAX_PER_KIND = 12
@@ -71,7 +72,7 @@ class ProjectionQuery:
     clip_vectors: np.ndarray
 
 
-def collect(bench: Benchmark, retriever: Any) -> list[ProjectionQuery]:
+def collect(bench: BenchmarkView, retriever: Any) -> list[ProjectionQuery]:
     hard = hard_negatives(bench)
     out = []
     for task in tasks_present([q.task for q in bench.queries]):
@@ -102,7 +103,7 @@ def collect(bench: Benchmark, retriever: Any) -> list[ProjectionQuery]:
     return out
 
 
-def save_projection_data(bench: Benchmark, retriever: Any, name: str) -> None:
+def save_projection_data(bench: BenchmarkView, retriever: Any, name: str) -> None:
     items = collect(bench, retriever)
     if not items:
         return

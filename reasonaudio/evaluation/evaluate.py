@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from reasonaudio.evaluation.embeddings import has_embedding_hook, save_projection_data
-from reasonaudio.evaluation.keys import ResultKey
+from reasonaudio.dataset.keys import ResultKey
 from reasonaudio.evaluation.metrics import MC_METRIC, query_metrics
 from reasonaudio.evaluation.results import (
     Results,
@@ -31,8 +31,8 @@ from reasonaudio.evaluation.results import (
 )
 from reasonaudio.evaluation.runs import Run, write_trec
 from reasonaudio.querylang.judge import hard_negatives
-from reasonaudio.dataset.benchmark import Benchmark, Choice, multiple_choice
-from reasonaudio.dataset.conditions import condition_of
+from reasonaudio.dataset.benchmark import Choice, multiple_choice
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.errors import QueryParseError, ReasonAudioError
 from reasonaudio.progress import SILENT, Counter, Hooks
 from reasonaudio.retrievers.base import QueryVectors, Retriever, RetrieverOptions
@@ -78,7 +78,7 @@ class EvalContext:
         return replace(self, **changes)
 
 
-def run_retriever(bench: Benchmark, retriever: Retriever, depth: int = DEFAULT_DEPTH,
+def run_retriever(bench: BenchmarkView, retriever: Retriever, depth: int = DEFAULT_DEPTH,
                   progress: Counter | None = None, tag: str | None = None,
                   failures: dict[str, str] | None = None) -> Run:
     """Ask ``retriever`` every query (top ``depth``); the run keeps the retriever's order.
@@ -105,7 +105,7 @@ def run_retriever(bench: Benchmark, retriever: Retriever, depth: int = DEFAULT_D
     return run
 
 
-def choice_values(bench: Benchmark, retriever: Retriever, progress: Counter | None = None,
+def choice_values(bench: BenchmarkView, retriever: Retriever, progress: Counter | None = None,
                   failures: dict[str, str] | None = None) -> dict[str, float]:
     """Multiple choice per query (:func:`multiple_choice`) from the retriever's scores of each
     pair. A query the retriever cannot read is a tie (it cannot tell the pair apart: 0.5).
@@ -133,7 +133,7 @@ def choice_values(bench: Benchmark, retriever: Retriever, progress: Counter | No
     return multiple_choice(bench.choices, scores)
 
 
-def evaluate_run(bench: Benchmark, run: Run, name: str | None = None,
+def evaluate_run(bench: BenchmarkView, run: Run, name: str | None = None,
                  mc: Mapping[str, float] | None = None, depth: int = DEFAULT_DEPTH,
                  describe: dict[str, Any] | None = None) -> RetrieverResult:
     """Score a run on every query of ``bench`` (a query the run does not answer scores 0)."""
@@ -151,13 +151,13 @@ def evaluate_run(bench: Benchmark, run: Run, name: str | None = None,
                            fingerprint=fingerprint(bench), versions=versions())
 
 
-def evaluate_retriever(bench: Benchmark, retriever: Retriever, context: EvalContext = EvalContext(),
+def evaluate_retriever(bench: BenchmarkView, retriever: Retriever, context: EvalContext = EvalContext(),
                        key: ResultKey | None = None) -> RetrieverResult:
     """Run, multiple choice and metrics for one retriever; saved under ``DATA/results/`` unless
     ``context.save`` is off (``context.store``, ``backend`` and retriever options are not read:
     the retriever is already built). ``key``: what the result answers (default: the retriever's
     name under the benchmark's condition and formulation)."""
-    key = key or ResultKey(retriever.name, condition_of(bench).name, bench.formulation)
+    key = key or bench.key(retriever.name)
     name = key.stored_name
     hooks, depth = context.hooks, context.depth
     n_q, n_c = len(bench.queries), len(bench.choices)
@@ -176,7 +176,7 @@ def evaluate_retriever(bench: Benchmark, retriever: Retriever, context: EvalCont
     result.timing = {"search_s": round(t1 - t0, 3), "choices_s": round(t2 - t1, 3),
                      "search_ms_per_query": round(1000 * (t1 - t0) / max(n_q, 1), 3)}
     result.failures = dict(sorted(failures.items()))
-    result.formulation = bench.formulation
+    result.formulation = bench.view
     result.retriever, result.condition = key.name, key.condition
     if failures:
         first = next(iter(result.failures.items()))
@@ -191,7 +191,7 @@ def evaluate_retriever(bench: Benchmark, retriever: Retriever, context: EvalCont
     return result
 
 
-def _save_embeddings(bench: Benchmark, retriever: Retriever, name: str, hooks: Hooks) -> None:
+def _save_embeddings(bench: BenchmarkView, retriever: Retriever, name: str, hooks: Hooks) -> None:
     """Projection data for ``bench report`` (embedding retrievers only; never fails the eval)."""
     path = embeddings_path(bench, name)
     if not has_embedding_hook(retriever):
@@ -205,7 +205,7 @@ def _save_embeddings(bench: Benchmark, retriever: Retriever, name: str, hooks: H
 
 
 @writes_benchmark
-def evaluate_retrievers(bench: Benchmark, names: Sequence[str | Retriever],
+def evaluate_retrievers(bench: BenchmarkView, names: Sequence[str | Retriever],
                         context: EvalContext = EvalContext()) -> Results:
     """Evaluate retrievers (registry names or Retriever objects) on every query of ``bench``.
 
@@ -224,7 +224,7 @@ def evaluate_retrievers(bench: Benchmark, names: Sequence[str | Retriever],
     from reasonaudio.render.clips import check_renders  # the renderer loads scipy: only to evaluate
 
     check_renders(bench)  # under a condition the build cannot render: refused, nothing saved
-    bench = bench.formulated(context.formulation)
+    bench = bench.with_view(context.formulation)
     results = Results(data_summary(bench), versions())
     store = context.store
     own_store = None
@@ -247,8 +247,7 @@ def evaluate_retrievers(bench: Benchmark, names: Sequence[str | Retriever],
                 if opts is not base and opts.hooks == SILENT:
                     opts = replace(opts, hooks=base.hooks)
                 retriever, owned = get_retriever(item, bench, opts, store=store), True
-            key = ResultKey(item if isinstance(item, str) else retriever.name, condition_of(bench).name,
-                            bench.formulation)
+            key = bench.key(item if isinstance(item, str) else retriever.name)
             try:
                 if key.stored_name not in results.runs:
                     results.runs[key.stored_name] = evaluate_retriever(bench, retriever, context, key)
@@ -261,7 +260,7 @@ def evaluate_retrievers(bench: Benchmark, names: Sequence[str | Retriever],
     return results
 
 
-def ensure_results(bench: Benchmark, names: Sequence[str],
+def ensure_results(bench: BenchmarkView, names: Sequence[str],
                    context: EvalContext = EvalContext()) -> Results:
     """Saved results for ``names``; any missing (or stale) one is evaluated now, saying so.
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Sequence
 
 from reasonaudio.evaluation.evaluate import EvalContext, evaluate_run
-from reasonaudio.evaluation.keys import VIEW_TAG, ResultKey
+from reasonaudio.dataset.keys import VIEW_TAG, ResultKey
 from reasonaudio.dataset.benchmark import Choice, multiple_choice
 from reasonaudio.evaluation.results import (
     Results,
@@ -34,8 +34,7 @@ from reasonaudio.evaluation.results import (
 )
 from reasonaudio.evaluation.run_files import RunFile, read_run_file
 from reasonaudio.evaluation.runs import Run, write_trec
-from reasonaudio.dataset.benchmark import Benchmark
-from reasonaudio.dataset.conditions import condition_of
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.errors import DataError
 from reasonaudio.retrievers.registry import UnknownRetriever, spec_for
 from reasonaudio.render.clips import check_renders
@@ -84,7 +83,7 @@ def check_run_name(name: str, taken: Sequence[str] = ()) -> None:
                     f"call the run something else (e.g. {name.replace(':', '-')}-run)")
 
 
-def pair_choices(bench: Benchmark, scores: dict[str, dict[str, float]]) -> dict[str, float]:
+def pair_choices(bench: BenchmarkView, scores: dict[str, dict[str, float]]) -> dict[str, float]:
     """Multiple choice per query (:func:`multiple_choice`) from a run's scores (an unlisted
     clip scores ``-inf``)."""
     def pair(ch: Choice) -> tuple[float, float] | None:
@@ -96,7 +95,7 @@ def pair_choices(bench: Benchmark, scores: dict[str, dict[str, float]]) -> dict[
     return multiple_choice(bench.choices, pair)
 
 
-def score_run_file(bench: Benchmark, rf: RunFile, key: ResultKey,
+def score_run_file(bench: BenchmarkView, rf: RunFile, key: ResultKey,
                    context: EvalContext = EvalContext()) -> ExternalRun:
     """Score a run file already read by :func:`read_run_file` (named ``rf.run.tag``, ``key``'s
     stored name) as what ``key`` answers, cut to
@@ -111,7 +110,7 @@ def score_run_file(bench: Benchmark, rf: RunFile, key: ResultKey,
     result = evaluate_run(bench, cut, name=spec.name, mc=pair_choices(bench, rf.scores),
                           depth=depth, describe=describe)
     result.failures = {q: MISSING for q in rf.missing_queries}
-    result.formulation = bench.formulation  # the texts the run answered: the key's view
+    result.formulation = bench.view  # the texts the run answered: the key's view
     result.retriever, result.condition = key.name, key.condition
     qids = [q.id for q in bench.queries]
     if context.save:
@@ -124,7 +123,7 @@ def score_run_file(bench: Benchmark, rf: RunFile, key: ResultKey,
 
 
 @writes_benchmark
-def evaluate_run_files(bench: Benchmark, specs: Sequence[RunSpec],
+def evaluate_run_files(bench: BenchmarkView, specs: Sequence[RunSpec],
                        context: EvalContext = EvalContext(), results: Results | None = None,
                        taken: Sequence[str] = ()) -> tuple[Results, list[ExternalRun]]:
     """Score every run file into ``results`` (a fresh :class:`Results` when None), each as
@@ -143,7 +142,7 @@ def evaluate_run_files(bench: Benchmark, specs: Sequence[RunSpec],
     if specs:
         check_renders(bench)  # under a condition the build cannot render: nothing saved
     # read everything first: one bad file, nothing saved
-    keys = [ResultKey(spec.name, condition_of(bench).name, bench.formulation) for spec in specs]
+    keys = [bench.key(spec.name) for spec in specs]
     files = [read_run_file(spec.path, bench, key.stored_name, spec.format) for spec, key in zip(specs, keys)]
     done = []
     for rf, key in zip(files, keys):

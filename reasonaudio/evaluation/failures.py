@@ -26,7 +26,8 @@ from reasonaudio.evaluation.runs import Run, read_trec
 from reasonaudio.logic import (And, Before, Count, Has, Interpreter, Lasts, Node, Not,
                                            Or, Overlap, conjuncts, describe)
 from reasonaudio.querylang.semantics import HOLDS, OVERLAP_MIN_MS, Occurrences, occurrences
-from reasonaudio.dataset.benchmark import ALL_TASKS, Benchmark
+from reasonaudio.dataset.benchmark import ALL_TASKS
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.store.formula import ORDER_WEIGHT
 
@@ -213,7 +214,7 @@ def no_evidence(score: float) -> bool:
     return abs(score) <= ORDER_WEIGHT
 
 
-def classify(bench: Benchmark, qid: str, ranking: Sequence[str] | None,
+def classify(bench: BenchmarkView, qid: str, ranking: Sequence[str] | None,
              retriever: str = "", top_score: float | None = None) -> FailureRecord | None:
     """Why ``ranking`` (a retriever's clip ids for query ``qid``, best first) fails the query, or
     None when its first clip is relevant. ``ranking`` None: the run was not saved (the caller
@@ -239,14 +240,14 @@ def classify(bench: Benchmark, qid: str, ranking: Sequence[str] | None,
                          first_rank(ranking, relevant))
 
 
-def _planted_negatives(bench: Benchmark) -> dict[str, frozenset[str]]:
+def _planted_negatives(bench: BenchmarkView) -> dict[str, frozenset[str]]:
     def make() -> dict[str, frozenset[str]]:
         out: dict[str, set[str]] = {}
         for c in bench.choices:
             out.setdefault(c.query_id, set()).add(c.negative)
         return {q: frozenset(s) for q, s in out.items()}
 
-    return bench.derived("planted_negatives", make)
+    return bench.files.derived("planted_negatives", make)
 
 
 # --- every failure of saved results ---------------------------------------------------------
@@ -298,13 +299,13 @@ class Breakdown:
                 "records": [r.to_json() for r in self.records]}
 
 
-def saved_run(bench: Benchmark, name: str) -> Run | None:
+def saved_run(bench: BenchmarkView, name: str) -> Run | None:
     """The TREC run ``bench eval`` saved for ``name`` (None when there is none)."""
     path = run_path(bench, name)
     return read_trec(path, tag=name) if path.is_file() else None
 
 
-def retriever_failures(bench: Benchmark, name: str, qids: Iterable[str], run: Run | None,
+def retriever_failures(bench: BenchmarkView, name: str, qids: Iterable[str], run: Run | None,
                        acc: Mapping[str, float] | None = None) -> list[FailureRecord]:
     """The failures of one retriever's run on ``qids`` (in that order). Without a run, the
     queries whose saved Acc@1 (``acc``) is below 1 are failures of kind ``run not saved``."""
@@ -320,7 +321,7 @@ def retriever_failures(bench: Benchmark, name: str, qids: Iterable[str], run: Ru
     return out
 
 
-def breakdown(bench: Benchmark, results: Results | None = None,
+def breakdown(bench: BenchmarkView, results: Results | None = None,
               runs: Mapping[str, Run | None] | None = None) -> Breakdown:
     """Failures of every retriever of ``results`` (default: the saved results of ``bench``),
     each classified from its saved run (``runs[name]`` when given, None there: no run, else the

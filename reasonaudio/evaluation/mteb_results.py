@@ -34,7 +34,7 @@ from reasonaudio.errors import DataError
 
 if TYPE_CHECKING:
     from reasonaudio.evaluation.results import Results, RetrieverResult
-    from reasonaudio.dataset.benchmark import Benchmark
+    from reasonaudio.dataset.view import BenchmarkView
 
 # the same strings as reasonaudio.models.mteb_models (not imported here: reading a run file must
 # stay light); tests/evaluation/test_mteb_errors.py checks they agree
@@ -101,7 +101,7 @@ def result_dir(out: Path | str, model_name: str, revision: str) -> Path:
     return Path(out) / "results" / model_name.replace("/", "__").replace(" ", "_") / revision
 
 
-def write_mteb_results(bench: Benchmark, results: Results, out: Path | str) -> list[Path]:
+def write_mteb_results(bench: BenchmarkView, results: Results, out: Path | str) -> list[Path]:
     """Every retriever of ``results`` as MTEB result files under ``out`` (returns the files)."""
     from reasonaudio.evaluation.mteb_tasks import task_class, task_name
     from reasonaudio.evaluation.results import fingerprint

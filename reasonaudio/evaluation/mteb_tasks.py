@@ -42,7 +42,8 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from reasonaudio.dataset.benchmark import FORMULATIONS as FORMULATIONS_FILE
-from reasonaudio.dataset.benchmark import MANIFEST, TASKS, load_benchmark
+from reasonaudio.dataset.benchmark import MANIFEST, TASKS
+from reasonaudio.dataset.view import load_benchmark
 from reasonaudio.errors import DataError
 from reasonaudio.output_dirs import EXPORT_OUTPUT
 from reasonaudio.tasks.base import FORMULATIONS

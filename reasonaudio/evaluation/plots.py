@@ -37,7 +37,8 @@ from reasonaudio.evaluation.embeddings import ProjectionQuery, load_projection_d
 from reasonaudio.evaluation.failures import Breakdown
 from reasonaudio.evaluation.metrics import LABELS
 from reasonaudio.evaluation.results import Results, RetrieverResult, embeddings_path, slug
-from reasonaudio.dataset.benchmark import ALL_TASKS, Benchmark
+from reasonaudio.dataset.benchmark import ALL_TASKS
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.errors import ReasonAudioError
 from reasonaudio.fileio import atomic_file, write_json
 
@@ -370,7 +371,7 @@ def plot_failures(failures: Breakdown, out: Path) -> list[Path]:
     return [path, path.with_suffix(".json")]
 
 
-def plot_report(bench: Benchmark, results: Results, out: Path, method: str = "pca",
+def plot_report(bench: BenchmarkView, results: Results, out: Path, method: str = "pca",
                 styles: Mapping[str, Style] | None = None) -> list[Path]:
     """Every plot the saved results allow; projections only for embedding retrievers.
     ``styles``: the report's retriever colours (default: :func:`retriever_styles` of ``results``)."""

@@ -17,7 +17,8 @@ from reasonaudio.evaluation.failures import Breakdown, breakdown
 from reasonaudio.evaluation.plots import PROJECTIONS, plot_failures, plot_report, retriever_styles
 from reasonaudio.evaluation.results import Results, RetrieverResult, load_results, results_dir
 from reasonaudio.evaluation.robustness import Robustness, plot_robustness, robustness
-from reasonaudio.dataset.benchmark import Benchmark, tasks_present
+from reasonaudio.dataset.benchmark import tasks_present
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.evaluation.intervals import results_document
 from reasonaudio.errors import DataError
 from reasonaudio.extras import available, install_hint
@@ -171,13 +172,13 @@ def write_results_json(path: Path, results: Results) -> None:
     write_json(path, results_document(results))
 
 
-def default_report_dir(bench: Benchmark) -> Path:
+def default_report_dir(bench: BenchmarkView) -> Path:
     """``DATA/results/plots`` (under a condition, in its results folder): the one folder of the
     benchmark a report may write."""
     return results_dir(bench) / "plots"
 
 
-def run_report(bench: Benchmark, out: Path | None = None, names: Sequence[str] | None = None,
+def run_report(bench: BenchmarkView, out: Path | None = None, names: Sequence[str] | None = None,
                projection: str = "pca") -> ReportOutcome:
     """Plots from saved results (no recomputation); the results and the PNG paths come back."""
     if projection not in PROJECTIONS:
@@ -222,7 +223,7 @@ def report_names(results: Results, scores: Any = None, rob: Robustness | None = 
     return sorted(names)
 
 
-def write_plots(bench: Benchmark, results: Results, out: Path, projection: str,
+def write_plots(bench: BenchmarkView, results: Results, out: Path, projection: str,
                 scores: Any = None, rob: Robustness | None = None, pairs: Any = None,
                 failures: Breakdown | None = None) -> list[Path]:
     """The plots and their data files, written into ``out`` atomically with a ``report.json``
@@ -255,7 +256,7 @@ def write_plots(bench: Benchmark, results: Results, out: Path, projection: str,
     return [out / p.name for p in made]
 
 
-def current_detections(bench: Benchmark) -> list[dict[str, Any]]:
+def current_detections(bench: BenchmarkView) -> list[dict[str, Any]]:
     """:func:`saved_detections` with each decomposition recomputed from the results saved now:
     ``bench detect`` wrote its own before the other retrievers (the oracle, the embeddings) may
     have been evaluated, so a report never reprints those figures."""
@@ -264,7 +265,7 @@ def current_detections(bench: Benchmark) -> list[dict[str, Any]]:
             for d in saved_detections(bench)]
 
 
-def saved_detections(bench: Benchmark) -> list[dict[str, Any]]:
+def saved_detections(bench: BenchmarkView) -> list[dict[str, Any]]:
     """``DATA/results/detect-*.json`` written by ``bench detect`` (or the main job), in name order;
     an unreadable one is skipped (it is a summary, the metrics live in the results)."""
     out = []

@@ -23,10 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from reasonaudio.evaluation.keys import ResultKey, legacy_key
+from reasonaudio.dataset.keys import ResultKey, legacy_key
 from reasonaudio.evaluation.metrics import METRICS, aggregate
-from reasonaudio.dataset.benchmark import ALL_TASKS, MANIFEST, Benchmark, tasks_present
-from reasonaudio.dataset.conditions import CLEAN, condition_of, results_subdir
+from reasonaudio.dataset.benchmark import ALL_TASKS, MANIFEST, tasks_present
+from reasonaudio.dataset.view import BenchmarkView
+from reasonaudio.dataset.conditions import CLEAN, results_subdir
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import atomic_file, read_json, sha256_file
 from reasonaudio.dataset.benchmark import BENCHMARK_FILES
@@ -39,12 +40,12 @@ NOT_RESULTS = ("combine-params.json", "detect-*.json")
 """JSON files a results folder holds besides results files (tuned combined parameters,
 ``bench detect``'s summaries); every other ``*.json`` there is a results file."""
 FORMAT = "reasonaudio-results/1"
-def fingerprint(bench: Benchmark) -> str:
+def fingerprint(bench: BenchmarkView) -> str:
     """:func:`_fingerprint`, computed once per loaded benchmark (results code asks for it often)."""
-    return bench.derived("fingerprint", lambda: _fingerprint(bench))
+    return bench.files.derived("fingerprint", lambda: _fingerprint(bench))
 
 
-def _fingerprint(bench: Benchmark) -> str:
+def _fingerprint(bench: BenchmarkView) -> str:
     """sha256 of the manifest, which itself records the sha256 of every benchmark file (the load
     verified them); loaded with --no-verify, the files' own hashes are folded in, since files
     edited on purpose no longer match the manifest."""
@@ -62,13 +63,13 @@ def _fingerprint(bench: Benchmark) -> str:
     return h.hexdigest()
 
 
-def data_summary(bench: Benchmark) -> dict[str, Any]:
+def data_summary(bench: BenchmarkView) -> dict[str, Any]:
     """What a results file says about the benchmark it was computed on."""
     per_task = {t: 0 for t in tasks_present([q.task for q in bench.queries])}
     for q in bench.queries:
         per_task[q.task] += 1
     manifest = {k: v for k, v in bench.manifest.items() if k != "files"}
-    condition = condition_of(bench)
+    condition = bench.condition
     extra = {} if condition.is_clean else {"condition": condition.to_json()}
     return {
         "path": str(bench.root),
@@ -201,25 +202,25 @@ class Results:
         return {"data": self.data, "versions": self.versions, "runs": runs}
 
 
-def results_dir(bench: Benchmark) -> Path:
+def results_dir(bench: BenchmarkView) -> Path:
     """``DATA/results/``; under a condition other than clean ``DATA/results/conditions/NAME/``."""
-    sub = results_subdir(condition_of(bench).name)
+    sub = results_subdir(bench.condition.name)
     return bench.root / RESULTS_DIR / sub if sub else bench.root / RESULTS_DIR
 
 
-def result_path(bench: Benchmark, name: str) -> Path:
+def result_path(bench: BenchmarkView, name: str) -> Path:
     return results_dir(bench) / f"{slug(name)}.json"
 
 
-def run_path(bench: Benchmark, name: str) -> Path:
+def run_path(bench: BenchmarkView, name: str) -> Path:
     return results_dir(bench) / "runs" / f"{slug(name)}.trec"
 
 
-def embeddings_path(bench: Benchmark, name: str) -> Path:
+def embeddings_path(bench: BenchmarkView, name: str) -> Path:
     return results_dir(bench) / f"{slug(name)}.embeddings.npz"
 
 
-def save_result(bench: Benchmark, result: RetrieverResult) -> Path:
+def save_result(bench: BenchmarkView, result: RetrieverResult) -> Path:
     import json
 
     path = result_path(bench, result.name)
@@ -228,7 +229,7 @@ def save_result(bench: Benchmark, result: RetrieverResult) -> Path:
     return path
 
 
-def load_result(bench: Benchmark, name: str) -> RetrieverResult | None:
+def load_result(bench: BenchmarkView, name: str) -> RetrieverResult | None:
     """The saved result of ``name`` on this build of the benchmark, or None (missing or stale)."""
     path = result_path(bench, name)
     if not path.is_file():
@@ -236,11 +237,11 @@ def load_result(bench: Benchmark, name: str) -> RetrieverResult | None:
     result = RetrieverResult.from_json(read_json(path), str(path))
     if result.fingerprint != fingerprint(bench):
         return None
-    result.condition = condition_of(bench).name  # the folder it was saved in
+    result.condition = bench.condition.name  # the folder it was saved in
     return result
 
 
-def load_results(bench: Benchmark, names: Iterable[str] | None = None,
+def load_results(bench: BenchmarkView, names: Iterable[str] | None = None,
                  formulations: bool = False) -> Results:
     """Saved results (``names`` in that order, or all: oracle first, then by name); results of
     another build of the benchmark are listed in ``Results.stale``, files that cannot be read
@@ -257,7 +258,7 @@ def load_results(bench: Benchmark, names: Iterable[str] | None = None,
                 continue
             try:
                 r = RetrieverResult.from_json(read_json(path), str(path))
-                r.condition = condition_of(bench).name  # the folder it was saved in
+                r.condition = bench.condition.name  # the folder it was saved in
             except DataError as exc:
                 unreadable.append(str(exc))
                 continue

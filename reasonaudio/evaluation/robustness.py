@@ -23,11 +23,11 @@ import numpy as np
 
 from reasonaudio.evaluation.metrics import LABELS, MC_METRIC
 from reasonaudio.evaluation.plots import Style, _plt, _save, legend_below, retriever_styles
-from reasonaudio.evaluation.keys import ResultKey
+from reasonaudio.dataset.keys import ResultKey
 from reasonaudio.evaluation.results import RetrieverResult, load_results, run_path
 from reasonaudio.evaluation.runs import read_trec
 from reasonaudio.evaluation.significance import paired_randomization_test
-from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import write_json
 from reasonaudio.tasks.base import CAPTION, FORMULATIONS
@@ -100,7 +100,7 @@ def paired_cell(caption: RetrieverResult, other: RetrieverResult,
     return Cell(other.formulation, len(qids), values, base, p)
 
 
-def _top1(bench: Benchmark, key: str) -> dict[str, str] | None:
+def _top1(bench: BenchmarkView, key: str) -> dict[str, str] | None:
     path = run_path(bench, key)
     if not path.is_file():
         return None
@@ -111,7 +111,7 @@ def _top1(bench: Benchmark, key: str) -> dict[str, str] | None:
     return {q: ranking[0] for q in run.hits if (ranking := run.ranking(q))}
 
 
-def consistency(bench: Benchmark, name: str, results: dict[str, RetrieverResult]
+def consistency(bench: BenchmarkView, name: str, results: dict[str, RetrieverResult]
                 ) -> tuple[float | None, int, int]:
     """(consistency@1, consistent queries, queries) of ``name`` over the formulations in
     ``results`` (formulation -> result); None when a run file is missing."""
@@ -129,7 +129,7 @@ def consistency(bench: Benchmark, name: str, results: dict[str, RetrieverResult]
     return (same / len(qids) if qids else None), same, len(qids)
 
 
-def robustness(bench: Benchmark, names: Sequence[str] | None = None,
+def robustness(bench: BenchmarkView, names: Sequence[str] | None = None,
                metrics: Sequence[str] = ROBUSTNESS_METRICS) -> Robustness:
     """Every retriever with a saved ``caption`` result and at least one other formulation
     (``names``: those only), scored on ``metrics``."""

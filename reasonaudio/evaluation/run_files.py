@@ -35,7 +35,7 @@ from pathlib import Path
 from reasonaudio.evaluation.mteb_results import PREDICTIONS as MTEB_PREDICTIONS
 from reasonaudio.evaluation.mteb_results import is_mteb_predictions, prediction_rows
 from reasonaudio.evaluation.runs import Run, parse_score, trec_rows
-from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import read_text, sha256_file
 from reasonaudio.retrievers.base import rank
@@ -134,7 +134,7 @@ def _read_json_rows(path: Path, origin: dict[str, object] | None = None) -> dict
     return out
 
 
-def read_run_file(path: Path | str, bench: Benchmark, name: str, fmt: str | None = None) -> RunFile:
+def read_run_file(path: Path | str, bench: BenchmarkView, name: str, fmt: str | None = None) -> RunFile:
     """Read ``path`` (TREC or JSON, see the module docstring) and check it against ``bench``."""
     path = Path(path)
     if path.is_dir() and (path / MTEB_PREDICTIONS).is_file():  # an MTEB prediction_folder

@@ -7,10 +7,11 @@ from collections import Counter
 from typing import Any
 
 from reasonaudio.querylang.judge import benchmark_index
-from reasonaudio.dataset.benchmark import Benchmark, tasks_present
+from reasonaudio.dataset.benchmark import tasks_present
+from reasonaudio.dataset.view import BenchmarkView
 
 
-def benchmark_stats(bench: Benchmark) -> dict[str, Any]:
+def benchmark_stats(bench: BenchmarkView) -> dict[str, Any]:
     """Counts a reader wants before trusting a benchmark (also used by tests and `--json`)."""
     clips, queries = bench.clips, bench.queries
     index = benchmark_index(bench)

@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from reasonaudio.evaluation.evaluate import evaluate_run, run_retriever
-from reasonaudio.dataset.benchmark import Benchmark, content_digest
+from reasonaudio.dataset.benchmark import content_digest
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.detect.collection import (FORMAT, TRAINED, DetectOptions, detect_command,
                                           detected_collection, run_detection)
 from reasonaudio.errors import DataError, ModelError, StoreError
@@ -107,7 +108,7 @@ def params_text(name: str, params: CombineParams) -> str:
     return f"{', '.join(parts)} ({params.source})"
 
 
-def calibration_source(calib: Benchmark) -> str:
+def calibration_source(calib: BenchmarkView) -> str:
     """``calibration:<12 hex>``: the calibration build's content digest, the same for every user
     who builds it whatever their package versions (never the manifest file's bytes)."""
     return "calibration:" + content_digest(calib.manifest)[:12]
@@ -121,7 +122,7 @@ def _params(point: dict[str, float], clips: int, source: str,
                          rrf_k=int(point.get("rrf_k", default.rrf_k)), source=source, tuning=tuning)
 
 
-def _detected_ready(store: Store, calib: Benchmark, name: str) -> bool:
+def _detected_ready(store: Store, calib: BenchmarkView, name: str) -> bool:
     tagger, mode = parse_soft(name)
     coll = detected_collection(tagger, mode)
     if not store.exists(coll):
@@ -131,7 +132,7 @@ def _detected_ready(store: Store, calib: Benchmark, name: str) -> bool:
             and meta.corpus_sha256 == corpus_fingerprint(calib))
 
 
-def prepare_parts(calib: Benchmark, store: Store, names: Sequence[str], hooks: Hooks = SILENT) -> None:
+def prepare_parts(calib: BenchmarkView, store: Store, names: Sequence[str], hooks: Hooks = SILENT) -> None:
     """Make on the calibration build what the parts of ``names`` read, reusing what is there:
     model collections (``ingest_model``), detected collections for ``soft:`` parts (calibrated on
     the calibration build's own calibration build, which must exist). BM25 and joint collections
@@ -159,7 +160,7 @@ def prepare_parts(calib: Benchmark, store: Store, names: Sequence[str], hooks: H
         # too); LEXICAL: BM25 collections are derived, the retriever makes them
 
 
-def _own_calibration(calib: Benchmark, part: str) -> Benchmark:
+def _own_calibration(calib: BenchmarkView, part: str) -> BenchmarkView:
     """The calibration build's own calibration build, which detecting ``part`` on it needs."""
     try:
         return resolve_calibration(calib)
@@ -188,7 +189,7 @@ def part_kind(part: str) -> str:
     return MODEL
 
 
-def tune_one(name: str, calib: Benchmark, store: Store, clips: int, hooks: Hooks = SILENT,
+def tune_one(name: str, calib: BenchmarkView, store: Store, clips: int, hooks: Hooks = SILENT,
              query_vectors: QueryVectors | None = None) -> Tuned:
     """Every grid point of ``name`` on the calibration build; the best by :data:`OBJECTIVE`,
     with ``N`` for a corpus of ``clips``. ``query_vectors``: the calibration queries' vectors,
@@ -237,7 +238,7 @@ def _saved(path: Path) -> dict[str, Any]:
 
 
 @writes_benchmark
-def tune_combined(bench: Benchmark, names: Sequence[str], calibration: Path | None = None, *,
+def tune_combined(bench: BenchmarkView, names: Sequence[str], calibration: Path | None = None, *,
                   backend: str | None = None, url: str | None = None, force: bool = False,
                   hooks: Hooks = SILENT) -> dict[str, Tuned]:
     """Choose N, w and k for each combined retriever in ``names`` on the calibration build

@@ -15,7 +15,7 @@ from typing import Any
 from reasonaudio.evaluation.evaluate import EvalContext, evaluate_retriever
 from reasonaudio.evaluation.report import METRIC, decomposition  # noqa: F401 - METRIC: read from here too
 from reasonaudio.evaluation.results import RetrieverResult, load_results, results_dir
-from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.detect.collection import DetectOptions, DetectSummary, run_detection
 from reasonaudio.fileio import write_json
 from reasonaudio.models.names import is_embedding
@@ -41,7 +41,7 @@ class DetectRun:
 
 
 @writes_benchmark
-def detect_and_evaluate(bench: Benchmark, store: Store, options: DetectOptions = DetectOptions(), *,
+def detect_and_evaluate(bench: BenchmarkView, store: Store, options: DetectOptions = DetectOptions(), *,
                         depth: int = 100, hooks: Hooks = SILENT,
                         tagger: Any = None, embedder: Any = None) -> DetectRun:
     """Detect, write the collection, evaluate ``detected:...`` (saved like ``bench eval``), and

@@ -36,7 +36,8 @@ from reasonaudio.evaluation.results import fingerprint, load_results
 from reasonaudio.models.names import is_embedding
 from reasonaudio.querylang.judge import ClipIndex, hard_negatives
 from reasonaudio.querylang.semantics import occurrences
-from reasonaudio.dataset.benchmark import ALL_TASKS, Benchmark
+from reasonaudio.dataset.benchmark import ALL_TASKS
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.detect.event_metrics import (OFFSET_COLLAR_MS, OFFSET_COLLAR_RELATIVE,
                                               ONSET_COLLAR_MS, perception)
@@ -118,7 +119,7 @@ def _soft_index(clips: Sequence[Clip]) -> SoftIndex:
     return SoftIndex([c.id for c in clips], p, on, off, counts)
 
 
-def retrieval(bench: Benchmark, heard: Sequence[Clip]) -> dict[str, dict[str, float]]:
+def retrieval(bench: BenchmarkView, heard: Sequence[Clip]) -> dict[str, dict[str, float]]:
     """Per-query metrics of the oracle's logic over the ``heard`` clips (module docstring)."""
     index, soft = ClipIndex(heard), _soft_index(heard)
     ids = np.array([c.id for c in heard])
@@ -140,7 +141,7 @@ def retrieval(bench: Benchmark, heard: Sequence[Clip]) -> dict[str, dict[str, fl
     return per_query
 
 
-def run_level(bench: Benchmark, level: Level, seed: int, similar: dict[str, tuple[str, ...]]) -> dict[str, Any]:
+def run_level(bench: BenchmarkView, level: Level, seed: int, similar: dict[str, tuple[str, ...]]) -> dict[str, Any]:
     clips = sorted(bench.clips, key=lambda c: c.id)
     heard = [degrade(c, level, seed, bench.labels, similar) for c in clips]
     report = perception(clips, {c.id: c for c in heard}, bench.labels)
@@ -174,7 +175,7 @@ def crossing(levels: Sequence[dict[str, Any]], task: str, target: float) -> dict
 CONTROL = "bag-of-sounds"
 
 
-def saved_baselines(bench: Benchmark, names: Sequence[str] = ()) -> dict[str, dict[str, float]]:
+def saved_baselines(bench: BenchmarkView, names: Sequence[str] = ()) -> dict[str, dict[str, float]]:
     """name -> task (and ``overall``) -> Acc@1 of saved results: ``names``, or by default
     bag-of-sounds and the best learned embedding retriever (overall Acc@1) when saved."""
     results = load_results(bench)
@@ -192,7 +193,7 @@ def saved_baselines(bench: Benchmark, names: Sequence[str] = ()) -> dict[str, di
                 OVERALL: results.runs[n].overall["acc@1"]} for n in chosen}
 
 
-def sweep_perception(bench: Benchmark, levels: Sequence[Level] | None = None, seed: int = 0,
+def sweep_perception(bench: BenchmarkView, levels: Sequence[Level] | None = None, seed: int = 0,
                      baselines: dict[str, dict[str, float]] | None = None,
                      hooks: Hooks = SILENT) -> Ladder:
     """The ladder over ``levels`` (default: :data:`DEFAULT_SEVERITIES`); ``baselines``: name ->

@@ -5,7 +5,7 @@ run files made elsewhere, the conditions the audio is rendered under, and the vi
 queries asked (formulations such as ``caption`` and ``question``, and ``interleaved``, where a sound
 is given by example). :func:`make_plan` checks the combination once, before any model loads, and
 :func:`run_plan` evaluates every cell, each result addressed by its
-:class:`~reasonaudio.evaluation.keys.ResultKey`, then the tables across cells the plan calls for:
+:class:`~reasonaudio.dataset.keys.ResultKey`, then the tables across cells the plan calls for:
 robustness across formulations, named vs by example, and scores across conditions.
 """
 
@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.dataset.conditions import CLEAN
 from reasonaudio.dataset.interleaved import INTERLEAVED
 from reasonaudio.errors import ReasonAudioError
 from reasonaudio.evaluation.evaluate import EvalContext, evaluate_retrievers
 from reasonaudio.evaluation.external import RunSpec, evaluate_run_files
-from reasonaudio.evaluation.keys import ResultKey
+from reasonaudio.dataset.keys import ResultKey
 from reasonaudio.evaluation.results import Results
 from reasonaudio.tasks.base import CAPTION
 
@@ -78,7 +78,7 @@ class PlanOutcome:
 
 
 
-def make_plan(bench: Benchmark, retrievers: Sequence[str] = (), runs: Sequence[RunSpec] = (),
+def make_plan(bench: BenchmarkView, retrievers: Sequence[str] = (), runs: Sequence[RunSpec] = (),
               condition: str = CLEAN, formulation: str = CAPTION, interleaved: bool = False,
               mteb_results: Path | None = None, trec: bool = False) -> EvalPlan:
     """The plan of ``bench eval``'s flags, or one line saying which combination cannot be.
@@ -115,19 +115,13 @@ def make_plan(bench: Benchmark, retrievers: Sequence[str] = (), runs: Sequence[R
     return EvalPlan(tuple(retrievers), tuple(runs), conditions, tuple(views), mteb_results, every)
 
 
-def _view_of(bench: Benchmark, view: str) -> Benchmark:
-    from reasonaudio.dataset.interleaved import interleaved_view
-
-    return interleaved_view(bench) if view == INTERLEAVED else bench.formulated(view)
-
-
-def _evaluate_cell(bench: Benchmark, condition: str, plan: EvalPlan, view: str,
+def _evaluate_cell(bench: BenchmarkView, condition: str, plan: EvalPlan, view: str,
                    context: EvalContext) -> PlanCell:
     """One condition x view: the run files first (every file checked before any model loads),
     then the retrievers."""
     from reasonaudio.evaluation.by_example import evaluate_interleaved
 
-    asked = _view_of(bench, view)  # a build without that view: one line, before any work
+    asked = bench.with_view(view)  # a build without that view: one line, before any work
     done, notes = evaluate_run_files(asked, plan.runs, context.with_(formulation=view),
                                      taken=plan.retrievers)
     if plan.retrievers:
@@ -141,21 +135,21 @@ def _evaluate_cell(bench: Benchmark, condition: str, plan: EvalPlan, view: str,
     return PlanCell(condition, view, done, notes)
 
 
-def run_plan(bench: Benchmark, plan: EvalPlan, context: EvalContext = EvalContext()) -> PlanOutcome:
+def run_plan(bench: BenchmarkView, plan: EvalPlan, context: EvalContext = EvalContext()) -> PlanOutcome:
     """Evaluate every cell of ``plan`` (results saved as each retriever finishes), then the tables
     across cells. ``bench`` is read under the plan's only condition, or under any when the plan
-    has several (each is read anew under its own)."""
+    has several (a view under each)."""
     from reasonaudio.evaluation.by_example import by_example
-    from reasonaudio.evaluation.condition_scores import condition_scores, reread
+    from reasonaudio.evaluation.condition_scores import condition_scores
     from reasonaudio.evaluation.robustness import robustness
 
     for view in plan.views:  # every view checked before anything is evaluated
-        _view_of(bench, view)
+        bench.with_view(view)
     several = plan.across_conditions
     cells: list[PlanCell] = []
     outcome = PlanOutcome(plan, cells)
     for cond in plan.conditions:
-        under = reread(bench, cond) if several else bench
+        under = bench.with_condition(cond) if several else bench
         cells += [_evaluate_cell(under, cond, plan, view, context) for view in plan.views]
         if len([v for v in plan.views if v != INTERLEAVED]) > 1 and plan.retrievers:
             outcome.robustness[cond] = robustness(under, list(plan.retrievers))
@@ -166,7 +160,7 @@ def run_plan(bench: Benchmark, plan: EvalPlan, context: EvalContext = EvalContex
     return outcome
 
 
-def write_plan_outputs(outcome: PlanOutcome, bench: Benchmark, json_out: Path | None) -> list[str]:
+def write_plan_outputs(outcome: PlanOutcome, bench: BenchmarkView, json_out: Path | None) -> list[str]:
     """The files a plan's flags asked for (``--json``, ``--mteb-results``); what was written, one
     line each. Across conditions ``--json`` holds the scores across them."""
     from reasonaudio.evaluation.condition_scores import write_scores_json
@@ -187,12 +181,11 @@ def write_plan_outputs(outcome: PlanOutcome, bench: Benchmark, json_out: Path | 
     return wrote
 
 
-def compare_keys(bench: Benchmark, a: ResultKey, b: ResultKey, context: EvalContext | None = None) -> Any:
+def compare_keys(bench: BenchmarkView, a: ResultKey, b: ResultKey, context: EvalContext | None = None) -> Any:
     """:func:`compare` of two results by key: each read under its own condition (the queries are
     the same, so they pair by query), evaluated now where none is saved (``ensure_results`` with
     ``context``). Both must answer the same view. Each side is labelled by its key: the name, and
     the condition where the two differ or are not clean."""
-    from reasonaudio.evaluation.condition_scores import reread
     from reasonaudio.evaluation.compare import compare
     from reasonaudio.evaluation.evaluate import ensure_results
 
@@ -201,8 +194,8 @@ def compare_keys(bench: Benchmark, a: ResultKey, b: ResultKey, context: EvalCont
     context = (context or EvalContext()).with_(formulation=a.view)
     sides = []
     for key in (a, b):
-        under = reread(bench, key.condition)
-        under.formulated(key.view)  # a build without formulations: one line, before any model loads
+        under = bench.with_condition(key.condition)
+        under.with_view(key.view)  # a build without formulations: one line, before any model loads
         result = ensure_results(under, [key.name], context).runs[key.stored_name]
         show_condition = a.condition != b.condition or key.condition != CLEAN
         result.name = ResultKey(key.name, key.condition if show_condition else CLEAN).label()

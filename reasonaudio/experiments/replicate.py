@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from reasonaudio.dataset.benchmark import ALL_TASKS, Benchmark, content_digest
+from reasonaudio.dataset.benchmark import ALL_TASKS, content_digest
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.errors import DataError
 from reasonaudio.evaluation.compare import Comparison, compare
 from reasonaudio.evaluation.intervals import CONFIDENCE, seed_interval
@@ -191,7 +192,7 @@ def run_seed(params: ReplicateParams, seed: int, hooks: Hooks = SILENT) -> SeedR
     return SeedRun(seed, calibration, content_digest(bench.manifest)[:12], results)
 
 
-def _detect(params: ReplicateParams, bench: Benchmark, store: Any, size: Any, results: Results,
+def _detect(params: ReplicateParams, bench: BenchmarkView, store: Any, size: Any, results: Results,
             hooks: Hooks) -> tuple[int, ...]:
     """Each ``detected:`` retriever, detected on ``bench`` and calibrated on its calibration
     builds (made here); their seeds, or none when no detected retriever is asked."""

@@ -16,7 +16,8 @@ from typing import Any, Callable, ContextManager
 from reasonaudio.evaluation.compare import compare
 from reasonaudio.evaluation.evaluate import EvalContext, ensure_results, evaluate_retrievers
 from reasonaudio.logic import labels
-from reasonaudio.dataset.benchmark import TASKS, load_benchmark
+from reasonaudio.dataset.benchmark import TASKS
+from reasonaudio.dataset.view import BenchmarkView, load_benchmark
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import read_json, sha256_file
 from reasonaudio.ingest.run import IngestOptions, ingest_model
@@ -133,14 +134,14 @@ HELD_OUT_GROUPS = ("mentions a held-out sound", "other")
 VERBATIM_GROUPS = ("text among the training captions", "other")
 
 
-def held_out_split(results: Any, bench: Any, held: tuple[str, ...], metric: str = "acc@1") -> Split:
+def held_out_split(results: Any, bench: BenchmarkView, held: tuple[str, ...], metric: str = "acc@1") -> Split:
     """Compositional generalisation: queries that name a sound no caption named, and the others."""
     held_set = set(held)
     group_of = {q.id: HELD_OUT_GROUPS[0 if set(labels(q.logic)) & held_set else 1] for q in bench.queries}
     return split_by(results, group_of, HELD_OUT_GROUPS, metric)
 
 
-def verbatim_split(results: Any, bench: Any, leaked: tuple[str, ...], metric: str = "acc@1") -> Split:
+def verbatim_split(results: Any, bench: BenchmarkView, leaked: tuple[str, ...], metric: str = "acc@1") -> Split:
     """Queries whose exact text the model was trained on, and the others (the fair figure)."""
     texts = set(leaked)
     group_of = {q.id: VERBATIM_GROUPS[0 if q.text in texts else 1] for q in bench.queries}

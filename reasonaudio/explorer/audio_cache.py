@@ -12,7 +12,7 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
-from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.dataset.view import BenchmarkView
 
 DEFAULT_BUDGET = 256 * 1024 * 1024
 CONTENT_TYPE = "audio/wav"
@@ -21,7 +21,7 @@ CONTENT_TYPE = "audio/wav"
 class AudioCache:
     """``wav(clip_id)`` -> the clip's WAV bytes (the caller checks the id first)."""
 
-    def __init__(self, bench: Benchmark, budget_bytes: int = DEFAULT_BUDGET,
+    def __init__(self, bench: BenchmarkView, budget_bytes: int = DEFAULT_BUDGET,
                  bank_spec: str | None = None) -> None:
         self.bench = bench
         self.budget = budget_bytes

@@ -27,7 +27,8 @@ from reasonaudio.evaluation.results import Results, load_results, run_path
 from reasonaudio.evaluation.runs import Run, read_trec
 from reasonaudio.querylang.ablation import ABLATIONS
 from reasonaudio.logic import Node, conjuncts, describe, labels
-from reasonaudio.dataset.benchmark import CHOICES, TASKS, Benchmark, Choice
+from reasonaudio.dataset.benchmark import CHOICES, TASKS, Choice
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.errors import ReasonAudioError, error_line
 from reasonaudio.explorer.store_access import StoreAccess
@@ -117,7 +118,7 @@ class Failure:
     """the constraints the first clip breaks, as ``C2 !has(siren)``"""
 
 
-def shown_results(bench: Benchmark) -> Results:
+def shown_results(bench: BenchmarkView) -> Results:
     """The saved results the pages show: every result of the caption formulation (``load_results``'
     default), then the ``NAME@interleaved`` ones (their "examples" column), read in one pass."""
     from reasonaudio.dataset.interleaved import INTERLEAVED
@@ -150,7 +151,7 @@ def sort_value(rank: float, depth: int) -> int:
 class Catalog:
     """One benchmark and its saved results, as the pages read them; thread-safe."""
 
-    def __init__(self, bench: Benchmark, plots_dir: Path | None = None,
+    def __init__(self, bench: BenchmarkView, plots_dir: Path | None = None,
                  backend: str | None = None, url: str | None = None,
                  bank_spec: str | None = None) -> None:
         from reasonaudio.store.open import resolve_backend

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.errors import ReasonAudioError
 
 DEFAULT_HOST = "127.0.0.1"
@@ -63,7 +63,7 @@ def host_names(host: str, bound: str) -> tuple[str, ...]:
     return tuple(sorted(names))
 
 
-def default_plots(bench: Benchmark) -> Path | None:
+def default_plots(bench: BenchmarkView) -> Path | None:
     for rel in PLOTS_DIRS:
         folder = (bench.root / rel).resolve()
         if folder.is_dir() and any(folder.glob("*.png")):
@@ -101,7 +101,7 @@ def listen(host: str, port: int) -> Listening:
     return Listening(sock, f"http://{shown}:{bound[1]}/", host_names(host, str(bound[0])))
 
 
-def build_app(bench: Benchmark, plots: Path | None = None, backend: str | None = None,
+def build_app(bench: BenchmarkView, plots: Path | None = None, backend: str | None = None,
               url: str | None = None, bank_spec: str | None = None) -> Any:
     from reasonaudio.explorer.catalog import Catalog
     from reasonaudio.explorer.webapp import create_app  # its packages are in the core install

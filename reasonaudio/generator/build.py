@@ -17,21 +17,8 @@ from reasonaudio.logic import to_json
 from reasonaudio.querylang.semantics import holds, occurrences
 from reasonaudio.generator.formulations import formulate, formulation_counts, stream_name
 from reasonaudio.generator.templates import render_query
-from reasonaudio.dataset.benchmark import (
-    ATOMS,
-    BENCHMARK_OUTPUT,
-    CHOICES,
-    CORPUS,
-    FORMULATIONS,
-    MANIFEST,
-    QRELS,
-    QUERIES,
-    TASKS,
-    check_manifest,
-    load_benchmark,
-    write_manifest,
-    write_qrels,
-)
+from reasonaudio.dataset.benchmark import (ATOMS, BENCHMARK_OUTPUT, CHOICES, CORPUS, FORMULATIONS, MANIFEST, QRELS, QUERIES, TASKS, check_manifest, write_manifest, write_qrels)
+from reasonaudio.dataset.view import load_benchmark
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.dataset.conditions import manifest_record, parse_condition_list, with_beds
 from reasonaudio.errors import DataError

@@ -25,7 +25,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from reasonaudio.atoms.split import split_parts
-from reasonaudio.dataset.benchmark import ATOMS, MANIFEST, Benchmark, load_benchmark
+from reasonaudio.dataset.benchmark import ATOMS, MANIFEST
+from reasonaudio.dataset.view import BenchmarkView, load_benchmark
 from reasonaudio.dataset.separation import check_separate
 from reasonaudio.errors import DataError, echo
 from reasonaudio.generator.build import BuildParams, bank_folders, build_benchmark, holds_build
@@ -43,19 +44,19 @@ NESTED_CLIPS, NESTED_QUERIES = 200, 50
 class CalibrationMade:
     """One calibration build :func:`make_calibration_builds` made or found already made."""
 
-    build: Benchmark
-    of: Benchmark
+    build: BenchmarkView
+    of: BenchmarkView
     """the build it calibrates"""
     reused: bool
     """the folder already held this build (same bank, seed and sizes): kept as it was"""
 
 
-def calibration_dir(bench: Benchmark, given: Path | str | None = None) -> Path:
+def calibration_dir(bench: BenchmarkView, given: Path | str | None = None) -> Path:
     """The calibration build's folder: the one given, else ``DATA-calibration`` beside ``DATA``."""
     return Path(given) if given is not None else own_calibration_dir(bench.root)
 
 
-def calibration_params(bench: Benchmark, clips: int = CLIPS, queries: int = QUERIES) -> BuildParams:
+def calibration_params(bench: BenchmarkView, clips: int = CLIPS, queries: int = QUERIES) -> BuildParams:
     """The calibration build of ``bench``: its atom bank, the next seed."""
     atoms = (bench.manifest.get("parameters") or {}).get("atoms")
     if not atoms:
@@ -63,13 +64,13 @@ def calibration_params(bench: Benchmark, clips: int = CLIPS, queries: int = QUER
     return BuildParams(atoms=str(atoms), seed=bench.seed + 1, n_clips=clips, n_queries=queries)
 
 
-def make_command(bench: Benchmark, given: Path | str | None = None) -> str:
+def make_command(bench: BenchmarkView, given: Path | str | None = None) -> str:
     """The command that makes ``bench``'s calibration build (in ``given`` when named)."""
     command = f"bench build --calibration-for {shlex.quote(str(bench.root))}"
     return command if given is None else f"{command} --out {shlex.quote(str(given))}"
 
 
-def make_calibration_builds(bench: Benchmark, out: Path | str | None = None, clips: int = CLIPS,
+def make_calibration_builds(bench: BenchmarkView, out: Path | str | None = None, clips: int = CLIPS,
                             queries: int = QUERIES, *, overwrite: bool = False,
                             nested: tuple[int, int] = (NESTED_CLIPS, NESTED_QUERIES),
                             hooks: Hooks = SILENT) -> list[CalibrationMade]:
@@ -98,7 +99,7 @@ def make_calibration_builds(bench: Benchmark, out: Path | str | None = None, cli
             CalibrationMade(load_benchmark(wanted[1][0]), first, reused=not made[1])]
 
 
-def _check_replaceable(bench: Benchmark, out: Path | str | None, target: Path, build: BuildParams,
+def _check_replaceable(bench: BenchmarkView, out: Path | str | None, target: Path, build: BuildParams,
                        overwrite: bool, sizes: tuple[int, int]) -> None:
     """``target`` (not an input: checked before) holds no other build unless ``overwrite``; the
     refusal names the command that replaces it, which can replace nothing but earlier builds."""
@@ -115,7 +116,7 @@ def own_calibration_dir(root: Path) -> Path:
     return root.parent / f"{root.name}-calibration"
 
 
-def resolve_calibration(bench: Benchmark, given: Path | str | None = None) -> Benchmark:
+def resolve_calibration(bench: BenchmarkView, given: Path | str | None = None) -> BenchmarkView:
     """The calibration build for ``bench``: ``given``, or ``DATA-calibration``; refused in one
     line when it is missing (naming the command that makes it), holds another atom bank, or is
     not separate from ``bench``. Never builds one."""
@@ -134,6 +135,6 @@ def resolve_calibration(bench: Benchmark, given: Path | str | None = None) -> Be
     return calib
 
 
-def _bank_digest(bench: Benchmark) -> str | None:
+def _bank_digest(bench: BenchmarkView) -> str | None:
     record = (bench.manifest.get("files") or {}).get(ATOMS)
     return record.get("sha256") if isinstance(record, dict) else None

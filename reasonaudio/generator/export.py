@@ -40,7 +40,8 @@ from pathlib import Path
 from typing import Any
 
 from reasonaudio.querylang.judge import hard_negatives
-from reasonaudio.dataset.benchmark import FORMULATIONS, MANIFEST, Benchmark
+from reasonaudio.dataset.benchmark import FORMULATIONS, MANIFEST
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import atomic_dir, clear_stale_partials, read_jsonl, sha256_file
 from reasonaudio.output_dirs import EXPORT_OUTPUT, check_output_dir
@@ -184,13 +185,13 @@ def _write_table(pa: Any, path: Path, rows: list[dict[str, Any]], features: dict
 
 # --- rows ---------------------------------------------------------------------------------------
 
-def hard_negative_pairs(bench: Benchmark) -> list[tuple[str, str]]:
+def hard_negative_pairs(bench: BenchmarkView) -> list[tuple[str, str]]:
     """(query id, clip id) for the judge's hard negatives minus the qrels (as the evaluation)."""
     hard = hard_negatives(bench)
     return [(q.id, cid) for q in bench.queries for cid in sorted(hard.get(q.id, ()))]
 
 
-def _query_rows(bench: Benchmark) -> list[dict[str, Any]]:
+def _query_rows(bench: BenchmarkView) -> list[dict[str, Any]]:
     rows = []
     for q in bench.queries:
         obj = q.to_json()
@@ -206,7 +207,7 @@ def _shards(n: int, size: int) -> list[tuple[int, int]]:
     return [(lo, min(n, lo + size)) for lo in bounds]
 
 
-def check_export(bench: Benchmark, dest: Path | str, opts: ExportOptions) -> None:
+def check_export(bench: BenchmarkView, dest: Path | str, opts: ExportOptions) -> None:
     """Everything that can be refused before rendering starts: options, pyarrow, the folder."""
     opts.validate()
     _pyarrow()
@@ -216,7 +217,7 @@ def check_export(bench: Benchmark, dest: Path | str, opts: ExportOptions) -> Non
                         "pass --atoms (or --audio none)")
 
 
-def export_hf(bench: Benchmark, dest: Path | str, opts: ExportOptions = ExportOptions(),
+def export_hf(bench: BenchmarkView, dest: Path | str, opts: ExportOptions = ExportOptions(),
               hooks: Hooks = SILENT) -> ExportSummary:
     """Write the Hugging Face folder (see the module docstring); progress as
     ``hooks.progress("export", clips done, clips)``; ``hooks.notify`` hears which work folders of
@@ -242,7 +243,7 @@ def export_hf(bench: Benchmark, dest: Path | str, opts: ExportOptions = ExportOp
     return summary
 
 
-def _export(bench: Benchmark, dest: Path, opts: ExportOptions, pa: Any, renderer: Any,
+def _export(bench: BenchmarkView, dest: Path, opts: ExportOptions, pa: Any, renderer: Any,
             features: dict[str, Any], shards: list[tuple[int, int]], hooks: Hooks,
             t0: float) -> ExportSummary:
     clips = bench.clips
@@ -320,7 +321,7 @@ def _export(bench: Benchmark, dest: Path, opts: ExportOptions, pa: Any, renderer
                          files=record["files"], adjustments=record["render_adjustments"], **counts)
 
 
-def _formulation_rows(bench: Benchmark) -> list[dict[str, str]] | None:
+def _formulation_rows(bench: BenchmarkView) -> list[dict[str, str]] | None:
     """``formulations.jsonl`` as table rows, or None for a benchmark built without it."""
     if not (bench.root / FORMULATIONS).is_file():
         return None

@@ -12,7 +12,7 @@ import json
 from collections import Counter
 from typing import Any
 
-from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.dataset.view import BenchmarkView
 
 CONFIGS = (("corpus", "corpus"), ("queries", "queries"), ("default", "qrels"),
            ("choices", "choices"), ("hard_negatives", "hard_negatives"), ("atoms", "atoms"))
@@ -35,7 +35,7 @@ def _cell(text: Any) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def _header(bench: Benchmark, record: dict[str, Any]) -> list[str]:
+def _header(bench: BenchmarkView, record: dict[str, Any]) -> list[str]:
     counts = record["counts"]
     title = f"ReasonAudio benchmark (seed {bench.seed}, {counts['clips']} clips, {counts['queries']} queries)"
     lines = ["---",
@@ -108,7 +108,7 @@ def _tables(record: dict[str, Any]) -> list[str]:
     return out + [""]
 
 
-def _provenance(bench: Benchmark, record: dict[str, Any]) -> list[str]:
+def _provenance(bench: BenchmarkView, record: dict[str, Any]) -> list[str]:
     manifest = {k: v for k, v in bench.manifest.items() if k != "files"}
     files = bench.manifest.get("files") or {}
     out = ["## Provenance", "",
@@ -128,7 +128,7 @@ def _provenance(bench: Benchmark, record: dict[str, Any]) -> list[str]:
     return out
 
 
-def _licences(bench: Benchmark) -> list[str]:
+def _licences(bench: BenchmarkView) -> list[str]:
     atoms = bench.atoms
     by_licence = Counter(a.license for a in atoms)
     out = ["## Licences", "",
@@ -141,7 +141,7 @@ def _licences(bench: Benchmark) -> list[str]:
     return out + [""]
 
 
-def dataset_card(bench: Benchmark, record: dict[str, Any]) -> str:
+def dataset_card(bench: BenchmarkView, record: dict[str, Any]) -> str:
     counts = record["counts"]
     intro = [f"# ReasonAudio benchmark: {counts['clips']:,} clips, {counts['queries']:,} queries "
              f"(seed {bench.seed})", "",

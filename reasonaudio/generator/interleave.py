@@ -34,8 +34,8 @@ from reasonaudio.querylang.canonical import same_logic
 from reasonaudio.querylang.examples import ExampleLabel, placeholder, resolve_placeholders
 from reasonaudio.logic import Node, from_json
 from reasonaudio.querylang.parser import parse, parse_detailed
-from reasonaudio.dataset.benchmark import (EXAMPLES_DIR, EXAMPLES_FILE, INTERLEAVED_FILE,
-                                           load_benchmark, write_manifest)
+from reasonaudio.dataset.benchmark import EXAMPLES_DIR, EXAMPLES_FILE, INTERLEAVED_FILE, write_manifest
+from reasonaudio.dataset.view import load_benchmark
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.dataset.interleaved import Example, InterleavedRow
 from reasonaudio.errors import DataError, QueryParseError

@@ -18,6 +18,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.ingest.embedding_cache import EmbeddingCache
 from reasonaudio.ingest.pipelines import Pipeline, frames_cache_spec
@@ -78,7 +79,7 @@ class FramePipeline(Pipeline):
         self.cached_rows(clips, self.tagger, self.cache, count)
 
 
-def frame_rows(bench: Any, clips: Sequence[Clip], tagger: Any, *, cache: bool = True,
+def frame_rows(bench: BenchmarkView, clips: Sequence[Clip], tagger: Any, *, cache: bool = True,
                cache_dir: Path | None = None, renderer: Any = None,
                progress: Counter | None = None) -> tuple[dict[str, np.ndarray], FrameStats]:
     """clip id -> (frames, 521) uint8 rows for ``clips`` of ``bench``, and how each was served;

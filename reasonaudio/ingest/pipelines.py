@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.errors import DataError, ModelError
 from reasonaudio.ingest.audio_index import AudioHashIndex
@@ -78,7 +78,7 @@ class Pipeline:
     def identity(self) -> dict[str, Any]:
         raise NotImplementedError
 
-    def meta(self, bench: Benchmark, limit: int | None) -> CollectionMeta:
+    def meta(self, bench: BenchmarkView, limit: int | None) -> CollectionMeta:
         return CollectionMeta(model=self.name, revision=self.revision, dimension=self.dimension,
                               distance="cosine", pooling=self.pooling,
                               corpus_sha256=corpus_fingerprint(bench),

@@ -51,6 +51,7 @@ from typing import Any, Callable, Generator, Iterator, Sequence
 import numpy as np
 
 from reasonaudio.dataset.clip import Clip
+from reasonaudio.dataset.view import BenchmarkView, load_benchmark
 from reasonaudio.errors import DataError, ModelError, echo
 
 ENGINES = ("local", "ray")
@@ -281,13 +282,10 @@ def _check_resources(have: dict[str, float], options: RayOptions) -> None:
 # --- the render stage: CPU tasks ----------------------------------------------------------------
 
 @lru_cache(maxsize=4)
-def _worker_bench(root: str, condition: str) -> Any:
+def _worker_bench(root: str, condition: str) -> BenchmarkView:
     """The benchmark as the driver reads it: loaded from ``root`` (the driver verified it) and
     read under ``condition``, so renders, collections and caches follow it as in a local run."""
-    from reasonaudio.dataset.benchmark import load_benchmark
-    from reasonaudio.dataset.conditions import under_condition
-
-    return under_condition(load_benchmark(root, verify=False), condition)
+    return load_benchmark(root, verify=False).with_condition(condition)
 
 
 @lru_cache(maxsize=4)
@@ -647,19 +645,18 @@ class RayEngine:
             yield
 
     @contextlib.contextmanager
-    def points(self, bench: Any, store: Any, collection: str, pipe: Any, by_id: dict[str, Clip],
+    def points(self, bench: BenchmarkView, store: Any, collection: str, pipe: Any, by_id: dict[str, Clip],
                one_done: Callable[[str], None], pipeline_args: dict[str, Any],
                bank_spec: str | None) -> Iterator[Callable[[Sequence[str]], list[Any]]]:
         """A ``make_points`` for :func:`load_collection`. The first call starts the Ray job over
         every clip not yet stored (the same set load_collection just computed); each call returns
         the points of the ids it asks for as the job delivers them, in any order."""
-        from reasonaudio.dataset.conditions import condition_of
         from reasonaudio.store.base import PointIn
 
         stack = contextlib.ExitStack()
         state: dict[str, Any] = {"rows": None, "remaining": None}
         buffer: dict[str, PointIn | None] = {}
-        root, condition = str(Path(bench.root).resolve()), condition_of(bench).name
+        root, condition = str(Path(bench.root).resolve()), bench.condition.name
         renderer = getattr(pipe, "_renderer", None)
         want = _identity_digest(pipe.identity())  # what the collection's record says; each actor checks
 
@@ -716,7 +713,7 @@ class RayEngine:
                 state["rows"].close()
             stack.close()
 
-    def frame_rows(self, bench: Any, clips: Sequence[Clip], tagger: Any, *, cache: bool = True,
+    def frame_rows(self, bench: BenchmarkView, clips: Sequence[Clip], tagger: Any, *, cache: bool = True,
                    cache_dir: Path | None = None, renderer: Any = None,
                    progress: Callable[[int, int], None] | None = None) -> tuple[dict[str, np.ndarray], Any]:
         """``bench detect``'s frame pass on Ray: what
@@ -727,7 +724,6 @@ class RayEngine:
         condition -> a pool of :class:`FrameActor` (one tagger each, rows cached by audio
         hash) -> rows to the driver. A clip that still fails after its retries is named in one
         line (the rows computed are cached; a rerun computes only the rest)."""
-        from reasonaudio.dataset.conditions import condition_of
         from reasonaudio.ingest.frame_rows import FramePipeline, FrameStats
         from reasonaudio.ingest.run import _quiet_render_log
         from reasonaudio.render.clips import bench_renderer
@@ -761,7 +757,7 @@ class RayEngine:
         finally:
             pipe.close()
         if misses:
-            root, condition = str(Path(bench.root).resolve()), condition_of(bench).name
+            root, condition = str(Path(bench.root).resolve()), bench.condition.name
             want = _identity_digest(tagger.identity())
             model = dict(tagger_name=tagger.name, tagger_factory=self.tagger_factory, cache=cache,
                          cache_dir=str(cache_dir) if cache_dir else None)

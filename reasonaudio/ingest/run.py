@@ -15,14 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.errors import DataError
 from reasonaudio.ingest.pipelines import Pipeline, open_pipeline
 from reasonaudio.render.clips import bench_renderer
 from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.runtime import blas_single_thread
-from reasonaudio.dataset.conditions import collection_for, condition_of
+from reasonaudio.dataset.conditions import collection_for
 from reasonaudio.store.base import PointIn, Store, collection_name
 from reasonaudio.store.collections import check_payload_labels, load_collection
 from reasonaudio.store.payload import clip_payload
@@ -137,7 +137,7 @@ def _check_chunking(store: Store, name: str, chunking: str, force: bool) -> None
                         f"replace it with --chunking {chunking}")
 
 
-def ingest_model(bench: Benchmark, store: Store, model: str, options: IngestOptions = IngestOptions(),
+def ingest_model(bench: BenchmarkView, store: Store, model: str, options: IngestOptions = IngestOptions(),
                  *, hooks: Hooks = SILENT, pipeline: Pipeline | None = None) -> IngestSummary:
     """Make ``reasonaudio-<model>`` hold one point per clip (the first ``options.limit`` clips,
     plus any already stored), computing only what is neither stored nor cached.
@@ -150,7 +150,7 @@ def ingest_model(bench: Benchmark, store: Store, model: str, options: IngestOpti
         raise DataError(f"--limit must be >= 1, got {limit}")
     check_payload_labels(bench)  # the payload rule, before a model is loaded or a clip rendered
     t0 = time.perf_counter()
-    condition = condition_of(bench)
+    condition = bench.condition
     pipeline_args = dict(model=model, model_path=o.model_path, device=o.device,
                          batch_size=o.batch_size, cache=o.cache, cache_dir=o.cache_dir,
                          dtype=o.dtype, captioner_path=o.captioner_path, chunking=o.chunking)
@@ -185,7 +185,7 @@ def ingest_model(bench: Benchmark, store: Store, model: str, options: IngestOpti
     return _summary(pipe, store, name, result, renderer, t0)
 
 
-def _wanted_clips(bench: Benchmark, store: Store, name: str, limit: int | None, force: bool) -> list[Clip]:
+def _wanted_clips(bench: BenchmarkView, store: Store, name: str, limit: int | None, force: bool) -> list[Clip]:
     """The clips the collection must hold: the first ``limit`` (all without one) plus, unless
     ``force`` replaces it, every clip it already holds (a collection never shrinks)."""
     clips = bench.clips
@@ -234,7 +234,7 @@ def _points_maker(pipe: Pipeline, by_id: dict[str, Clip], one_done: Any) -> Any:
     return make_points
 
 
-def _collection_meta(bench: Benchmark, store: Store, name: str, pipe: Pipeline, renderer: Any,
+def _collection_meta(bench: BenchmarkView, store: Store, name: str, pipe: Pipeline, renderer: Any,
                      o: IngestOptions) -> Any:
     """The collection's record: the pipeline's, how the model covers long audio, the chunking
     (checked against the stored collection's) and, under a condition, the audio its vectors heard."""
@@ -243,7 +243,7 @@ def _collection_meta(bench: Benchmark, store: Store, name: str, pipe: Pipeline, 
     if o.chunking != "fixed":
         meta.extra["chunking"] = o.chunking
         _check_chunking(store, name, o.chunking, o.force)
-    condition = condition_of(bench)
+    condition = bench.condition
     if not condition.is_clean:  # the collection says which audio its vectors heard
         meta.extra["condition"] = renderer.condition_identity if renderer is not None \
             else condition.to_json()

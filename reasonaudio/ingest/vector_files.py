@@ -33,7 +33,7 @@ import numpy as np
 from reasonaudio.errors import DataError, StoreError
 from reasonaudio.fileio import read_text, sha256_file
 from reasonaudio.progress import SILENT, Hooks
-from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.store.base import DISTANCES, CollectionMeta, PointIn, Store, collection_name
 from reasonaudio.store.collections import corpus_fingerprint, load_collection
 from reasonaudio.store.payload import clip_payload
@@ -263,7 +263,7 @@ def check_vectors(files: VectorFiles, known: Sequence[str], what: str, distance:
     return CheckedVectors(kept, vectors[[row[x] for x in kept]], source)
 
 
-def _metas(bench: Benchmark, opts: PrecomputedOptions, clips: CheckedVectors,
+def _metas(bench: BenchmarkView, opts: PrecomputedOptions, clips: CheckedVectors,
            queries: CheckedVectors | None) -> tuple[CollectionMeta, CollectionMeta | None]:
     revision = "sha256:" + hashlib.sha256(
         (clips.digest() + (queries.digest() if queries else "")).encode()).hexdigest()[:16]
@@ -315,7 +315,7 @@ class CheckedInput:
     query_meta: CollectionMeta | None
 
 
-def check_precomputed(bench: Benchmark, opts: PrecomputedOptions) -> CheckedInput:
+def check_precomputed(bench: BenchmarkView, opts: PrecomputedOptions) -> CheckedInput:
     """Read and check every file (no store involved): bad input fails here, before any write."""
     check_name(opts.name)
     if opts.distance not in DISTANCES:
@@ -325,12 +325,12 @@ def check_precomputed(bench: Benchmark, opts: PrecomputedOptions) -> CheckedInpu
     if opts.queries is not None:
         from reasonaudio.dataset.interleaved import variant_ids
         queries = check_vectors(opts.queries, [q.id for q in bench.queries], "query", opts.distance,
-                                dimension=clips.dimension, optional=variant_ids(bench))
+                                dimension=clips.dimension, optional=variant_ids(bench.files))
     clip_meta, query_meta = _metas(bench, opts, clips, queries)
     return CheckedInput(opts, clips, queries, clip_meta, query_meta)
 
 
-def ingest_precomputed(bench: Benchmark, store: Store, opts: PrecomputedOptions | CheckedInput,
+def ingest_precomputed(bench: BenchmarkView, store: Store, opts: PrecomputedOptions | CheckedInput,
                        hooks: Hooks = SILENT) -> PrecomputedSummary:
     """Check the files (unless given checked), then load the clip (and query) collection; one
     progress label, ``vectors:NAME -> BACKEND``, over clip and query points together."""
@@ -355,7 +355,7 @@ def ingest_precomputed(bench: Benchmark, store: Store, opts: PrecomputedOptions 
     if queries is not None and query_meta is not None:
         qrow = {qid: i for i, qid in enumerate(queries.ids)}
         from reasonaudio.dataset.interleaved import variant_id, variant_texts
-        texts = {**{q.id: q.text for q in bench.queries}, **variant_texts(bench)}
+        texts = {**{q.id: q.text for q in bench.queries}, **variant_texts(bench.files)}
         task_of = {**{q.id: q.task for q in bench.queries},
                    **{variant_id(q.id): q.task for q in bench.queries}}
 

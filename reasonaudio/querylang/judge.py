@@ -15,7 +15,7 @@ import numpy as np
 from reasonaudio.logic import (And, Before, Count, Has, Interpreter, Lasts, Node, Not,
                                            Or, Overlap, labels)
 from reasonaudio.querylang.semantics import OVERLAP_MIN_MS, lasts_ms, occurrences
-from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.dataset.clip import Clip
 
 
@@ -140,17 +140,19 @@ def _or(node: Or, index: ClipIndex) -> np.ndarray:
     return out
 
 
-def benchmark_index(bench: Benchmark) -> ClipIndex:
-    """The vectorised judge over a benchmark's corpus (built once, shared by stats and evaluation)."""
-    return bench.derived("clip_index", lambda: ClipIndex(bench.clips))
+def benchmark_index(bench: BenchmarkView) -> ClipIndex:
+    """The vectorised judge over a benchmark's corpus (built once per load, shared by stats,
+    evaluation and every view)."""
+    return bench.files.derived("clip_index", lambda: ClipIndex(bench.clips))
 
 
-def hard_negatives(bench: Benchmark) -> dict[str, frozenset[str]]:
+def hard_negatives(bench: BenchmarkView) -> dict[str, frozenset[str]]:
     """Query id -> its hard negatives: clips with every label the query mentions, not relevant
-    (qrels are removed too, so a hard negative is never counted as relevant)."""
+    (qrels are removed too, so a hard negative is never counted as relevant). Every query of the
+    files: a view's query keeps its logic, so its hard negatives are the same in every view."""
     def make() -> dict[str, frozenset[str]]:
         index = benchmark_index(bench)
         return {q.id: frozenset(index.ids(index.hard_negatives(q.logic))) - bench.qrels.get(q.id, set())
-                for q in bench.queries}
+                for q in bench.files.queries}
 
-    return bench.derived("hard_negatives", make)
+    return bench.files.derived("hard_negatives", make)

@@ -35,10 +35,9 @@ import pyloudnorm
 import soundfile as sf
 import soxr
 
-from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.dataset.clip import Clip, Event
 from reasonaudio.dataset.condition_kinds import BedSpan
-from reasonaudio.dataset.conditions import condition_of
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import atomic_file
 from reasonaudio.atoms.rules import check_samples
@@ -495,7 +494,7 @@ def write_audio(path: Path, audio: np.ndarray, sr: int) -> None:
         fh.write(data)
 
 
-def render_clip_to_file(bench: Any, clip_id: str, out: Path, bank_spec: str | None = None) -> float:
+def render_clip_to_file(bench: BenchmarkView, clip_id: str, out: Path, bank_spec: str | None = None) -> float:
     """Render one clip of a loaded benchmark to ``out`` (.wav/.flac) under the benchmark's
     condition; returns the rendered duration (s: a ``long`` clip is its whole recording)."""
     out = Path(out)
@@ -533,16 +532,16 @@ def write_clip_audio(dest_dir: Path, clips: Iterable[Clip], bank: AtomBank, fmt:
             "adjustments": dict(sorted(renderer.adjustments.items()))}
 
 
-def bench_renderer(bench: Benchmark, bank_spec: str | None = None) -> Renderer | ConditionRenderer:
+def bench_renderer(bench: BenchmarkView, bank_spec: str | None = None) -> Renderer | ConditionRenderer:
     """The renderer of a benchmark's clips: its manifest's atom bank (or ``bank_spec``, e.g.
-    ``--atoms``) with the render parameters it was built with, under the condition the
-    benchmark is read under (:func:`reasonaudio.dataset.conditions.under_condition`)."""
+    ``--atoms``) with the render parameters it was built with, under the view's condition
+    (:attr:`reasonaudio.dataset.view.BenchmarkView.condition`)."""
     spec = bank_spec or (bench.manifest.get("parameters") or {}).get("atoms")
     if not spec:
         raise DataError(f"{bench.root}/manifest.json: parameters.atoms does not name the atom bank; "
                         "pass --atoms")
     base = Renderer(open_bank(str(spec)), RenderParams.from_json(bench.manifest.get("render")))
-    condition = condition_of(bench)
+    condition = bench.condition
     if condition.is_clean:
         return base
     if not condition.needs_beds:
@@ -550,11 +549,11 @@ def bench_renderer(bench: Benchmark, bank_spec: str | None = None) -> Renderer |
     return condition_renderer(base, condition, bench.seed, bench.manifest, str(spec))
 
 
-def check_renders(bench: Benchmark) -> None:
+def check_renders(bench: BenchmarkView) -> None:
     """A one-line DataError when ``bench`` is read under a condition its build cannot render (no
     bed of the condition's bank passes the tagger check for its atom bank): whatever listens,
     nothing may be evaluated or saved under such a condition. Clean always renders."""
-    if not condition_of(bench).is_clean:
+    if not bench.condition.is_clean:
         bench_renderer(bench)
 
 

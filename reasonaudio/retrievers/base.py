@@ -11,6 +11,7 @@ import heapq
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence
 
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.querylang.resolve import ResolveOptions
 from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.store.payload import point_names
@@ -163,7 +164,7 @@ class QueryRetriever(Retriever):
 
     store: Any
     collection: str
-    bench: Any
+    bench: BenchmarkView
     sign = 1.0
     """+1: a higher Qdrant score is better (precomputed vectors under a distance negate it)"""
     _names: dict[str, str] | None = None

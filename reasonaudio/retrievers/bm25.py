@@ -24,7 +24,7 @@ from typing import Any, Sequence
 import qdrant_edge as qe
 from qdrant_client.http import models
 
-from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.errors import QueryParseError, StoreError
 from reasonaudio.models.names import parse_two_stage
 from reasonaudio.retrievers.base import QueryRetriever, RetrieverOptions
@@ -36,7 +36,7 @@ SPARSE = "bm25"
 BM25_K, BM25_B = 1.2, 0.75
 
 
-def caption_texts(bench: Benchmark, captioner_name: str) -> dict[str, str]:
+def caption_texts(bench: BenchmarkView, captioner_name: str) -> dict[str, str]:
     """Clip id -> caption, as the two-stage ingest of this captioner writes it."""
     from reasonaudio.models.captioners import get_captioner
 
@@ -73,7 +73,7 @@ def sparse(vec: Any) -> Sparse:
     return Sparse(tuple(int(i) for i in vec.indices), tuple(float(v) for v in vec.values))
 
 
-def ensure_bm25_collection(bench: Benchmark, store: Store, name: str, *, auto: bool | None,
+def ensure_bm25_collection(bench: BenchmarkView, store: Store, name: str, *, auto: bool | None,
                            notify: Any = None) -> CollectionMeta:
     """The BM25 collection of ``two-stage:CAPTIONER+bm25``, made when missing (Edge by default,
     elsewhere when ``auto``), else a one-line error naming the command that makes it."""
@@ -110,7 +110,7 @@ def ensure_bm25_collection(bench: Benchmark, store: Store, name: str, *, auto: b
 
 
 class Bm25Retriever(QueryRetriever):
-    def __init__(self, name: str, bench: Benchmark, store: Store, options: RetrieverOptions) -> None:
+    def __init__(self, name: str, bench: BenchmarkView, store: Store, options: RetrieverOptions) -> None:
         self.name = name
         self.bench = bench
         self.store = store
@@ -149,5 +149,5 @@ class Bm25Retriever(QueryRetriever):
                 "store": self.store.describe()}
 
 
-def build_bm25(name: str, bench: Benchmark, store: Store, options: RetrieverOptions) -> Bm25Retriever:
+def build_bm25(name: str, bench: BenchmarkView, store: Store, options: RetrieverOptions) -> Bm25Retriever:
     return Bm25Retriever(name, bench, store, options)

@@ -32,7 +32,7 @@ from typing import Any, Callable, Sequence
 from qdrant_client.http import models
 
 from reasonaudio.logic import Node
-from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.errors import ModelError, QueryParseError, StoreError
 from reasonaudio.models.names import Combined, parse_combined
 from reasonaudio.querylang.resolve import ResolveOptions
@@ -110,7 +110,7 @@ older layout is stale, and made again): 2, a BM25 part's weights carry the clip-
 class JointCollection:
     """The collection holding every part of a combined retriever (module docstring)."""
 
-    def __init__(self, bench: Benchmark, store: Store, parts: Sequence[Retriever]) -> None:
+    def __init__(self, bench: BenchmarkView, store: Store, parts: Sequence[Retriever]) -> None:
         self.bench, self.store, self.parts = bench, store, list(parts)
         self.kinds = {r.name: _kind(r) for r in self.parts}
         names = sorted(r.name for r in self.parts)
@@ -206,7 +206,7 @@ between any two outcomes (a sixth or more) and far above float32 noise."""
 class CombinedRetriever(QueryRetriever):
     """``hybrid:`` / ``rrf:`` / ``dbsf:`` (module docstring); one Qdrant query per search."""
 
-    def __init__(self, combined: Combined, bench: Benchmark, store: Store,
+    def __init__(self, combined: Combined, bench: BenchmarkView, store: Store,
                  parts: Sequence[Retriever], params: CombineParams, options: RetrieverOptions) -> None:
         self.name = combined.name
         self.combined = combined
@@ -350,7 +350,7 @@ class CombinedRetriever(QueryRetriever):
             part.close()
 
 
-def build_combined(name: str, bench: Benchmark, store: Store, options: RetrieverOptions,
+def build_combined(name: str, bench: BenchmarkView, store: Store, options: RetrieverOptions,
                    build_part: PartBuilder, params: CombineParams | None = None) -> CombinedRetriever:
     combined = parse_combined(name)
     parts: list[Retriever] = []
@@ -371,7 +371,7 @@ PARAMS_FILE = "combine-params.json"
 """``DATA/results/combine-params.json``: name -> the parameters ``bench tune`` chose"""
 
 
-def combine_params(bench: Benchmark, name: str) -> CombineParams:
+def combine_params(bench: BenchmarkView, name: str) -> CombineParams:
     """The parameters chosen for ``name`` on the calibration build (``bench tune`` output saved
     beside the benchmark), or the defaults (``source: default``)."""
     path = bench.root / "results" / PARAMS_FILE

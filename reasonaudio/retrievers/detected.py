@@ -21,8 +21,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from reasonaudio.logic import Node
-from reasonaudio.dataset.benchmark import Benchmark
-from reasonaudio.dataset.conditions import condition_of
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.detect.collection import (DetectOptions, _check, detect_command, detected_collection,
                                           parse_detected)
 from reasonaudio.retrievers.base import RetrieverOptions
@@ -36,7 +35,7 @@ from reasonaudio.store.filters import to_filter
 class DetectedRetriever(FormulaRetriever):
     kind = "detected"
 
-    def __init__(self, name: str, bench: Benchmark, store: Store, collection: str,
+    def __init__(self, name: str, bench: BenchmarkView, store: Store, collection: str,
                  command: str) -> None:
         super().__init__(name, bench, store, collection, command)
         self._matches = _Lru()
@@ -75,10 +74,10 @@ class DetectedRetriever(FormulaRetriever):
                 "ranking": "one Qdrant formula query: filter(logic) on the detected payload + soft"}
 
 
-def build_detected(name: str, bench: Benchmark, store: Store,
+def build_detected(name: str, bench: BenchmarkView, store: Store,
                    options: RetrieverOptions) -> DetectedRetriever:
     tagger, mode = parse_detected(name)
     _check(DetectOptions(tagger=tagger, mode=mode))
-    command = detect_command(bench.root, tagger, mode, condition_of(bench).name)
-    return DetectedRetriever(name, bench, store, detected_collection(tagger, mode, condition_of(bench).name),
+    command = detect_command(bench.root, tagger, mode, bench.condition.name)
+    return DetectedRetriever(name, bench, store, detected_collection(tagger, mode, bench.condition.name),
                              command)

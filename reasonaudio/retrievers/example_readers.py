@@ -54,7 +54,7 @@ import numpy as np
 from reasonaudio.querylang.examples import (PLACEHOLDER_RE, ExampleLabel, check_name, has_placeholder,
                                               names_in, substitute)
 from reasonaudio.querylang.resolve import ResolveOptions
-from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.dataset.interleaved import example_path, examples as build_examples
 from reasonaudio.errors import DataError, ModelError, QueryParseError, ReasonAudioError
 from reasonaudio.models.names import ORACLE_PERCEIVED
@@ -81,7 +81,7 @@ class GivenExample:
 class ExampleSet:
     """The examples a run may meet, by name: audio read once, the tagger's hearing cached."""
 
-    def __init__(self, bench: Benchmark, given: Mapping[str, GivenExample],
+    def __init__(self, bench: BenchmarkView, given: Mapping[str, GivenExample],
                  perceiver: Any = None) -> None:
         self.bench = bench
         self.given = dict(given)
@@ -91,14 +91,14 @@ class ExampleSet:
         self.notes: list[str] = []
 
     @classmethod
-    def of_build(cls, bench: Benchmark, perceiver: Any = None) -> "ExampleSet":
+    def of_build(cls, bench: BenchmarkView, perceiver: Any = None) -> "ExampleSet":
         """A build's examples (``examples.jsonl``), each file checked against its sha256."""
-        return cls(bench, {e.example_id: GivenExample(e.example_id, example_path(bench, e), e.label,
+        return cls(bench, {e.example_id: GivenExample(e.example_id, example_path(bench.files, e), e.label,
                                                       e.same_recording)
-                           for e in build_examples(bench).values()}, perceiver)
+                           for e in build_examples(bench.files).values()}, perceiver)
 
     @classmethod
-    def of_pairs(cls, bench: Benchmark, pairs: Sequence[str], perceiver: Any = None) -> "ExampleSet":
+    def of_pairs(cls, bench: BenchmarkView, pairs: Sequence[str], perceiver: Any = None) -> "ExampleSet":
         """``--example NAME=PATH`` items: a user's recordings (no true label)."""
         given: dict[str, GivenExample] = {}
         for item in pairs:
@@ -118,12 +118,12 @@ class ExampleSet:
         return out
 
     @classmethod
-    def for_search(cls, bench: Benchmark, text: str, pairs: Sequence[str]) -> "ExampleSet":
+    def for_search(cls, bench: BenchmarkView, text: str, pairs: Sequence[str]) -> "ExampleSet":
         """``bench search``: the user's ``--example`` recordings, and the build's own examples
         (``ex-NNNN``) when the benchmark has them; every placeholder of ``text`` must name one."""
         from reasonaudio.dataset.interleaved import has_interleaved
 
-        own = cls.of_build(bench).given if has_interleaved(bench) else {}
+        own = cls.of_build(bench).given if has_interleaved(bench.files) else {}
         users = cls.of_pairs(bench, pairs)
         clash = sorted(set(own) & set(users.given))
         if clash:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
-from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.dataset.conditions import CLEAN
 from reasonaudio.errors import ReasonAudioError
 from reasonaudio.ingest.run import IngestOptions
@@ -78,7 +78,7 @@ class IngestOutcome:
     model: str | None = None
 
 
-def run_ingest(bench: Benchmark, store: Any, request: IngestRequest, hooks: Hooks = SILENT,
+def run_ingest(bench: BenchmarkView, store: Any, request: IngestRequest, hooks: Hooks = SILENT,
                engine: Callable[[], Any] | None = None) -> IngestOutcome:
     """Load what ``request`` asks into ``store`` (opened for writing). ``engine`` makes a model
     ingest's scheduler (``--engine ray``), asked only for a model ingest."""

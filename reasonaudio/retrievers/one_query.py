@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
-from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.errors import QueryParseError
 from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.retrievers.base import Hit, RetrieverOptions
@@ -46,7 +46,7 @@ class SearchOutcome:
     examples: Any = None
 
 
-def search_one(bench: Benchmark, text: str, retriever: str, k: int, store: Any,
+def search_one(bench: BenchmarkView, text: str, retriever: str, k: int, store: Any,
                options: RetrieverOptions = RetrieverOptions(), resolve: Any = None,
                example_files: Sequence[str] = (), captions: bool = True,
                hooks: Hooks = SILENT) -> SearchOutcome:

@@ -22,7 +22,7 @@ from reasonaudio.querylang.ablation import BY_FAMILY, without
 from reasonaudio.logic import Node
 from reasonaudio.querylang.parser import parse
 from reasonaudio.querylang.resolve import ResolveOptions
-from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.retrievers.base import Hit, Retriever, RetrieverOptions
 from reasonaudio.store.base import Store
 from reasonaudio.store.collections import PAYLOAD_COLLECTION, ensure_payload_collection
@@ -47,7 +47,7 @@ class _Lru(OrderedDict):
 class PayloadRetriever(Retriever):
     """Shared by the oracle and the baselines: a benchmark, a store, the payload collection."""
 
-    def __init__(self, bench: Benchmark, store: Store, collection: str = PAYLOAD_COLLECTION,
+    def __init__(self, bench: BenchmarkView, store: Store, collection: str = PAYLOAD_COLLECTION,
                  resolve: ResolveOptions | None = None) -> None:
         self.bench = bench
         self.store = store
@@ -71,7 +71,7 @@ class PayloadRetriever(Retriever):
 class OracleRetriever(PayloadRetriever):
     name = "oracle"
 
-    def __init__(self, bench: Benchmark, store: Store, collection: str = PAYLOAD_COLLECTION,
+    def __init__(self, bench: BenchmarkView, store: Store, collection: str = PAYLOAD_COLLECTION,
                  resolve: ResolveOptions | None = None) -> None:
         super().__init__(bench, store, collection, resolve)
         self._matches = _Lru()
@@ -98,7 +98,7 @@ class OracleRetriever(PayloadRetriever):
 class AblatedOracle(OracleRetriever):
     """The oracle over the parsed logic without one relation family, ranked like the oracle."""
 
-    def __init__(self, bench: Benchmark, store: Store, family: str,
+    def __init__(self, bench: BenchmarkView, store: Store, family: str,
                  collection: str = PAYLOAD_COLLECTION, resolve: ResolveOptions | None = None) -> None:
         super().__init__(bench, store, collection, resolve)
         self.ablation = BY_FAMILY[family]
@@ -118,7 +118,7 @@ class AblatedOracle(OracleRetriever):
                 "rewrite": "querylang.ablation.without (docs/evaluation.md, logic ablations)"}
 
 
-def build_oracle_perceived(name: str, bench: Benchmark, store: Store,
+def build_oracle_perceived(name: str, bench: BenchmarkView, store: Store,
                            options: RetrieverOptions) -> Retriever:
     """The oracle under another name: on a named query it is the oracle; on an interleaved one
     its parser gets the tagger's label for each example (its reading, ``tagger-label``)."""

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from reasonaudio.querylang.ablation import ABLATIONS, Ablation
-from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.errors import ReasonAudioError
 from reasonaudio.ingest.vector_files import FAMILY as PRECOMPUTED
 from reasonaudio.models.mteb_models import EXAMPLE as MTEB_EXAMPLE
@@ -27,7 +27,7 @@ from reasonaudio.models.registry import RECORDS
 from reasonaudio.retrievers.base import Retriever, RetrieverOptions
 from reasonaudio.store.base import Store
 
-Builder = Callable[[str, Benchmark, Store, RetrieverOptions], Retriever]
+Builder = Callable[[str, BenchmarkView, Store, RetrieverOptions], Retriever]
 """``build(name, bench, store, options) -> Retriever``"""
 
 TRUTH = "ground truth"
@@ -104,7 +104,7 @@ class UnknownRetriever(ReasonAudioError):
     """A retriever name nobody registered."""
 
 
-def two_stage_builder(name: str, bench: Benchmark, store: Store, options: RetrieverOptions) -> Retriever:
+def two_stage_builder(name: str, bench: BenchmarkView, store: Store, options: RetrieverOptions) -> Retriever:
     """Dense two-stage retrievers, or BM25 when the embedder is lexical (``+bm25``)."""
     if is_lexical(name):
         return build_bm25(name, bench, store, options)
@@ -126,7 +126,7 @@ def _privilege(kind: str) -> int:
     return INPUT_KINDS.index(kind) if kind in INPUT_KINDS else len(INPUT_KINDS)
 
 
-def combined_builder(name: str, bench: Benchmark, store: Store, options: RetrieverOptions) -> Retriever:
+def combined_builder(name: str, bench: BenchmarkView, store: Store, options: RetrieverOptions) -> Retriever:
     """``hybrid:`` / ``rrf:`` / ``dbsf:``: the parts are built from this registry."""
     return build_combined(name, bench, store, options,
                           build_part=lambda part: spec_for(part).build(part, bench, store, options))
@@ -135,7 +135,7 @@ def combined_builder(name: str, bench: Benchmark, store: Store, options: Retriev
 def payload_builder(cls: Callable[..., Retriever]) -> Builder:
     """Builder of a retriever over the ground-truth payload collection (loaded on demand);
     ``cls(bench, store, collection, resolve)`` makes it."""
-    def build(name: str, bench: Benchmark, store: Store, options: RetrieverOptions) -> Retriever:
+    def build(name: str, bench: BenchmarkView, store: Store, options: RetrieverOptions) -> Retriever:
         collection = ensure_payload_collection(bench, store, auto=options.auto_ingest,
                                                hooks=options.hooks)
         return cls(bench, store, collection, options.resolve)
@@ -145,7 +145,7 @@ def payload_builder(cls: Callable[..., Retriever]) -> Builder:
 
 def ablation_spec(ablation: Ablation) -> "RetrieverSpec":
     """``oracle-without:FAMILY``: the oracle over the logic without one relation family."""
-    def make(bench: Benchmark, store: Store, collection: str, resolve: Any) -> Retriever:
+    def make(bench: BenchmarkView, store: Store, collection: str, resolve: Any) -> Retriever:
         return AblatedOracle(bench, store, ablation.family, collection, resolve)
 
     return RetrieverSpec(ablation.retriever, payload_builder(make), f"the oracle without {ablation.family}: "
@@ -241,7 +241,7 @@ def spec_for(name: str) -> RetrieverSpec:
     raise UnknownRetriever(f"unknown retriever {name!r}{hint} (known: {', '.join(known)})")
 
 
-def get_retriever(name: str, bench: Benchmark, options: RetrieverOptions | None = None, *,
+def get_retriever(name: str, bench: BenchmarkView, options: RetrieverOptions | None = None, *,
                   backend: str | None = None, url: str | None = None,
                   store: Store | None = None) -> Retriever:
     """Build retriever ``name`` over ``bench``; opens the store unless one is passed."""

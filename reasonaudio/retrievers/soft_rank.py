@@ -31,7 +31,7 @@ from qdrant_client.http import models
 
 from reasonaudio.models.names import SOFT
 from reasonaudio.logic import Node, conjuncts, describe
-from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.detect.collection import FORMAT, DetectOptions, _check, detect_command, detected_collection
 from reasonaudio.detect.soft import SEMANTICS
 from reasonaudio.errors import StoreError
@@ -82,7 +82,7 @@ class FormulaRetriever(QueryRetriever, PayloadRetriever):
 
     kind = "soft"
 
-    def __init__(self, name: str, bench: Benchmark, store: Store, collection: str,
+    def __init__(self, name: str, bench: BenchmarkView, store: Store, collection: str,
                  command: str) -> None:
         super().__init__(bench, store, collection)
         self.name = name
@@ -160,7 +160,7 @@ def parse_soft(name: str) -> tuple[str, str]:
     return parse_detected(name)
 
 
-def build_soft(name: str, bench: Benchmark, store: Store, options: RetrieverOptions) -> SoftRetriever:
+def build_soft(name: str, bench: BenchmarkView, store: Store, options: RetrieverOptions) -> SoftRetriever:
     tagger, mode = parse_soft(name)
     _check(DetectOptions(tagger=tagger, mode=mode))
     command = detect_command(bench.root, tagger, mode)

@@ -15,7 +15,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from reasonaudio.errors import QueryParseError, StoreError
-from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.ingest.vector_files import (FAMILY, check_name, clip_collection, query_collection)
 from reasonaudio.retrievers.base import TIE_MARGIN, Hit, RetrieverOptions, rank
 from reasonaudio.store.collections import fetch_vectors, require_ready
@@ -23,7 +23,7 @@ from reasonaudio.retrievers.vector import VectorRetriever
 from reasonaudio.store.base import Store
 
 
-def resolve_query_text(bench: Benchmark, text: str) -> str:
+def resolve_query_text(bench: BenchmarkView, text: str) -> str:
     """A query id becomes that query's text (so ``bench search q-0007`` shows its checks)."""
     q = bench.query_by_id.get(text)
     return q.text if q is not None else text
@@ -32,7 +32,7 @@ def resolve_query_text(bench: Benchmark, text: str) -> str:
 class QueryVectors:
     """Plays the text tower for :class:`VectorRetriever`: a lookup of stored query vectors."""
 
-    def __init__(self, name: str, bench: Benchmark, vectors: dict[str, np.ndarray],
+    def __init__(self, name: str, bench: BenchmarkView, vectors: dict[str, np.ndarray],
                  dimension: int, revision: str) -> None:
         self.name = name
         self.bench = bench
@@ -101,7 +101,7 @@ class PrecomputedRetriever(VectorRetriever):
                 "store": self.store.describe()}
 
 
-def build_precomputed(name: str, bench: Benchmark, store: Store,
+def build_precomputed(name: str, bench: BenchmarkView, store: Store,
                       options: RetrieverOptions) -> PrecomputedRetriever:
     short = check_name(name[len(FAMILY):])
     hint = (f"bench ingest --data {bench.root} --vectors CLIPS.npy --ids CLIP_IDS.txt --name {short} "

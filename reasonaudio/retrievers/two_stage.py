@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.errors import StoreError
 from reasonaudio.models.names import parse_two_stage
 from reasonaudio.models.registry import dtype_for, load_model
 from reasonaudio.retrievers.base import Retriever, RetrieverOptions
 from reasonaudio.retrievers.vector import VectorRetriever, ingest_hint
-from reasonaudio.dataset.conditions import collection_for, condition_of
+from reasonaudio.dataset.conditions import collection_for
 from reasonaudio.store.base import Store, collection_name
 
 
@@ -43,11 +43,11 @@ class TwoStageRetriever(VectorRetriever):
         return {f.clip_id: str((f.payload or {}).get("caption", "")) for f in found}
 
 
-def build_two_stage(name: str, bench: Benchmark, store: Store, options: RetrieverOptions) -> TwoStageRetriever:
+def build_two_stage(name: str, bench: BenchmarkView, store: Store, options: RetrieverOptions) -> TwoStageRetriever:
     _, embedder_name = parse_two_stage(name)
     embedder = load_model(embedder_name, model_path=options.model_path, device=options.device,
                           batch_size=options.batch_size, dtype=dtype_for(embedder_name, options.dtype))
-    collection = collection_for(collection_name(name), condition_of(bench).name)
+    collection = collection_for(collection_name(name), bench.condition.name)
     made = TwoStageRetriever(name, bench, store, embedder, collection=collection,
                              ingest_hint=ingest_hint(bench, name, options),
                              query_vectors=options.query_vectors)

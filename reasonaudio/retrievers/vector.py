@@ -18,11 +18,11 @@ from typing import Any, Sequence
 import numpy as np
 from qdrant_client.http import models
 
-from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.errors import StoreError
 from reasonaudio.models.mteb_models import is_mteb
 from reasonaudio.models.registry import dtype_for, load_model
-from reasonaudio.dataset.conditions import collection_for, condition_of
+from reasonaudio.dataset.conditions import collection_for
 from reasonaudio.retrievers.base import QueryRetriever, QueryVectors, Retriever, RetrieverOptions
 from reasonaudio.store.base import Request, Store, collection_name
 from reasonaudio.store.collections import fetch_vectors, require_ready
@@ -33,7 +33,7 @@ from reasonaudio.store.payload import point_id
 class VectorRetriever(QueryRetriever):
     """Nearest neighbours of the query's text vector among the clips' stored vectors."""
 
-    def __init__(self, name: str, bench: Benchmark, store: Store, embedder: Any,
+    def __init__(self, name: str, bench: BenchmarkView, store: Store, embedder: Any,
                  collection: str | None = None, ingest_hint: str = "",
                  query_vectors: QueryVectors | None = None) -> None:
         self.name = name
@@ -123,22 +123,22 @@ class VectorRetriever(QueryRetriever):
                 "store": self.store.describe()}
 
 
-def build_vector(name: str, bench: Benchmark, store: Store, options: RetrieverOptions) -> VectorRetriever:
+def build_vector(name: str, bench: BenchmarkView, store: Store, options: RetrieverOptions) -> VectorRetriever:
     # ``trained:LABEL`` names one trained model among several; ``mteb:NAME`` is one whole name
     model = name if is_mteb(name) else name.partition(":")[0]
     embedder = load_model(model, model_path=options.model_path, device=options.device,
                           batch_size=options.batch_size, dtype=dtype_for(model, options.dtype))
     # the embedder's name: ``trained`` models carry their weights' digest in it
-    collection = collection_for(collection_name(embedder.name), condition_of(bench).name)
+    collection = collection_for(collection_name(embedder.name), bench.condition.name)
     return VectorRetriever(name, bench, store, embedder, collection=collection,
                            ingest_hint=ingest_hint(bench, model, options),
                            query_vectors=options.query_vectors)
 
 
-def ingest_hint(bench: Benchmark, name: str, options: RetrieverOptions) -> str:
+def ingest_hint(bench: BenchmarkView, name: str, options: RetrieverOptions) -> str:
     """The command that makes the collection this retriever searches."""
     hint = f"bench ingest --data {bench.root} --model {name}"
-    condition = condition_of(bench)
+    condition = bench.condition
     hint += "" if condition.is_clean else f" --condition {condition.name}"
     return hint + (f" --model-path {options.model_path}" if options.model_path else "")
 

@@ -15,7 +15,8 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from reasonaudio.dataset.benchmark import CORPUS, Benchmark
+from reasonaudio.dataset.benchmark import CORPUS
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.errors import StoreError
 from reasonaudio.fileio import sha256_file
 from reasonaudio.progress import SILENT, Counter, Hooks
@@ -47,7 +48,7 @@ class LoadResult:
     resumed: bool
 
 
-def corpus_fingerprint(bench: Benchmark) -> str:
+def corpus_fingerprint(bench: BenchmarkView) -> str:
     """sha256 of corpus.jsonl (from the manifest when the load verified the file against it)."""
     recorded = (bench.manifest.get("files") or {}).get(CORPUS, {})
     if bench.verified and isinstance(recorded, dict) and recorded.get("sha256"):
@@ -135,20 +136,20 @@ def _segment_pieces(todo: Sequence[str], done: int, total: int, segments: int) -
     return [todo[a:b] for a, b in zip(bounds, bounds[1:])]
 
 
-def check_payload_labels(bench: Benchmark) -> None:
+def check_payload_labels(bench: BenchmarkView) -> None:
     """Every label of the benchmark's bank fits a payload (before any collection is touched)."""
     for label in bench.labels:
         check_label(label, f"{bench.root / ATOMS}")
 
 
-def payload_meta(bench: Benchmark) -> CollectionMeta:
+def payload_meta(bench: BenchmarkView) -> CollectionMeta:
     return CollectionMeta(model=PAYLOAD_MODEL, revision="payload-v1", dimension=1,
                           distance="dot", pooling="none",
                           corpus_sha256=corpus_fingerprint(bench),
                           extra={"kind": "payload-only"})
 
 
-def ingest_payload(bench: Benchmark, store: Store, *, force: bool = False,
+def ingest_payload(bench: BenchmarkView, store: Store, *, force: bool = False,
                    shard_number: int | None = None, replication_factor: int | None = None,
                    batch_size: int = 1024, hooks: Hooks = SILENT) -> LoadResult:
     """Load the payload-only collection the oracle and the baselines search (progress under
@@ -166,7 +167,7 @@ def ingest_payload(bench: Benchmark, store: Store, *, force: bool = False,
                            progress=hooks.counter(f"payload -> {store.backend}"))
 
 
-def require_ready(store: Store, name: str, bench: Benchmark, command: str) -> CollectionMeta:
+def require_ready(store: Store, name: str, bench: BenchmarkView, command: str) -> CollectionMeta:
     """The record of a complete collection made from this benchmark's corpus, or a one-line error
     naming the collection and the ``command`` that (re)creates it."""
     if not store.exists(name):
@@ -181,7 +182,7 @@ def require_ready(store: Store, name: str, bench: Benchmark, command: str) -> Co
     return meta
 
 
-def ensure_payload_collection(bench: Benchmark, store: Store, *, auto: bool | None = None,
+def ensure_payload_collection(bench: BenchmarkView, store: Store, *, auto: bool | None = None,
                               hooks: Hooks = SILENT) -> str:
     """The payload collection's name, loading it first on the embedded Edge store when needed.
 

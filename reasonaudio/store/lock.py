@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.errors import StoreError, echo
 
 LOCK_NAME = ".reasonaudio.lock"
@@ -186,7 +187,7 @@ def writes_benchmark(func: F) -> F:
     """``func(BENCH, ...)`` (a benchmark, or its folder) runs holding that benchmark's writer
     lock alone; another process holding it is a StoreError naming it (pid and command)."""
     @functools.wraps(func)
-    def holding(bench: Any, *args: Any, **kwargs: Any) -> Any:
+    def holding(bench: BenchmarkView | str | os.PathLike[str], *args: Any, **kwargs: Any) -> Any:
         root = Path(bench if isinstance(bench, (str, os.PathLike)) else bench.root)
         if not root.is_dir() or not (os.access(root, os.W_OK) or (root / LOCK_NAME).is_file()):
             return func(bench, *args, **kwargs)  # missing: func says so; read-only: no writer

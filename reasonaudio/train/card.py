@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.errors import ModelError
 from reasonaudio.fileio import atomic_dir, read_json, sha256_file, write_json
 from reasonaudio.output_dirs import ENCODER_OUTPUT
@@ -33,7 +34,7 @@ FORMAT_VERSION = 1
 MODEL_OUTPUT = ENCODER_OUTPUT
 
 
-def save_model_dir(out: Path, model: Any, options: Any, bench: Any, data: Any, result: Any,
+def save_model_dir(out: Path, model: Any, options: Any, bench: BenchmarkView, data: Any, result: Any,
                    feats: Any, overwrite: bool = False, condition: dict[str, Any] | None = None) -> None:
     """``condition``: the acoustic condition the training audio was heard under (None: clean,
     and nothing is added, so a clean model's files are as before)."""

@@ -38,7 +38,7 @@ from reasonaudio.generator.templates import (
     match_shape,
     templates_for_shape,
 )
-from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.dataset.separation import check_separate as separate_builds
 from reasonaudio.errors import DataError
@@ -216,7 +216,7 @@ def held_out_label_set(vocabulary: Sequence[str], n: int, seed: int) -> tuple[st
     return tuple(sorted(rng.sample(sorted(vocabulary), n)))
 
 
-def _groups(bench: Benchmark) -> list[list[str]]:
+def _groups(bench: BenchmarkView) -> list[list[str]]:
     """Planted pairs stay together; every other clip is its own group."""
     paired: dict[str, int] = {}
     groups: list[list[str]] = []
@@ -227,7 +227,7 @@ def _groups(bench: Benchmark) -> list[list[str]]:
     return groups
 
 
-def _split(bench: Benchmark, fraction: float, seed: int) -> set[str]:
+def _split(bench: BenchmarkView, fraction: float, seed: int) -> set[str]:
     if not 0.0 < fraction < 0.5:
         raise DataError(f"validation fraction must be in (0, 0.5), got {fraction}")
     groups = sorted(_groups(bench))
@@ -246,7 +246,7 @@ def _split(bench: Benchmark, fraction: float, seed: int) -> set[str]:
 class _Draw:
     """What drawing one build's examples shares: the seeded generator every draw consumes in
     turn, the validation clips, the judge's index, and the examples kept so far."""
-    bench: Benchmark
+    bench: BenchmarkView
     options: DataOptions
     banned: frozenset[str]
     rng: random.Random
@@ -270,7 +270,7 @@ class _Draw:
         return template_pool(shape, self.options.hold_out_templates, self.options.hold_out_formulations)
 
 
-def make_examples(bench: Benchmark, options: DataOptions = DataOptions(),
+def make_examples(bench: BenchmarkView, options: DataOptions = DataOptions(),
                   progress: Counter | None = None) -> TrainingData:
     """Every training example of a training build (deterministic in ``options.seed``)."""
     if options.captions_per_clip < 0 or options.templates_per_query < 0:
@@ -355,7 +355,7 @@ def _stats(draw: _Draw, train: list[Example], val: list[Example], tasks: Sequenc
     }
 
 
-def planted_violations(bench: Benchmark) -> dict[str, str]:
+def planted_violations(bench: BenchmarkView) -> dict[str, str]:
     """query id -> what its planted hard negative breaks (``choices.jsonl``'s ``violation``)."""
     return {str(o["query_id"]): str(o.get("violation", ""))
             for o in read_jsonl(bench.root / "choices.jsonl")}
@@ -375,13 +375,13 @@ def truth_matrix(logics: Sequence[Node], index: Any) -> np.ndarray:
 
 # --- leakage checks -------------------------------------------------------------------------
 
-def check_separate(train: Benchmark, test: Benchmark) -> dict[str, Any]:
+def check_separate(train: BenchmarkView, test: BenchmarkView) -> dict[str, Any]:
     """The training build must not be the benchmark under test: other seed, no shared clip."""
     separate_builds(train, test, "training build")
     return {"train_seed": train.seed, "test_seed": test.seed, "shared_clips": 0}
 
 
-def query_text_overlap(data: TrainingData, test: Benchmark) -> list[str]:
+def query_text_overlap(data: TrainingData, test: BenchmarkView) -> list[str]:
     """Benchmark query texts that occur verbatim among the training captions."""
     texts = set(data.texts())
     return sorted(q.text for q in test.queries if q.text in texts)

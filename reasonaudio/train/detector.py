@@ -26,7 +26,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from reasonaudio.dataset.benchmark import Benchmark, load_benchmark
+from reasonaudio.dataset.view import BenchmarkView, load_benchmark
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.dataset.separation import clip_key
 from reasonaudio.detect.clip_frames import load_tagger
@@ -105,7 +105,7 @@ def _is_val(seed: int, build_seed: int, clip_id: str, share: float) -> bool:
     return int.from_bytes(h[:8], "big") < share * 2 ** 64
 
 
-def load_builds(data: Sequence[Path | str]) -> list[Benchmark]:
+def load_builds(data: Sequence[Path | str]) -> list[BenchmarkView]:
     """The training builds, each once; a one-line error for a folder given twice."""
     if not data:
         raise DataError("--data: give at least one training build")
@@ -119,7 +119,7 @@ def load_builds(data: Sequence[Path | str]) -> list[Benchmark]:
     return benches
 
 
-def read_samples(benches: Sequence[Benchmark], hooks: Hooks, cache_dir: Path | None = None) -> list[Sample]:
+def read_samples(benches: Sequence[BenchmarkView], hooks: Hooks, cache_dir: Path | None = None) -> list[Sample]:
     """Every clip of every build with its detector inputs (from the caches where they are)."""
     tagger = load_tagger()
     out: list[Sample] = []
@@ -296,14 +296,14 @@ def train_detector(data: Sequence[Path | str], out: Path | str, recipe: Detector
     return result
 
 
-def _build_record(bench: Benchmark) -> dict[str, Any]:
+def _build_record(bench: BenchmarkView) -> dict[str, Any]:
     return {"path": str(Path(bench.root).resolve()), "seed": bench.seed,
             "manifest_sha256": sha256_file(Path(bench.root) / "manifest.json"),
             "counts": bench.manifest.get("counts", {}), "bank": bench.manifest.get("bank", {}),
             "atoms": (bench.manifest.get("parameters") or {}).get("atoms")}
 
 
-def save_detector_dir(out: Path, cfg: DetectorConfig, state: dict[str, Any], benches: Sequence[Benchmark],
+def save_detector_dir(out: Path, cfg: DetectorConfig, state: dict[str, Any], benches: Sequence[BenchmarkView],
                       recipe: DetectorRecipe, result: DetectorTrainResult, overwrite: bool) -> None:
     """config.json, model.safetensors, card.json, README.md, training_builds.json."""
     from safetensors.torch import save

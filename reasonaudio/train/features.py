@@ -18,6 +18,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.ingest.embedding_cache import EmbeddingCache, text_hash
 from reasonaudio.ingest.frame_rows import frame_rows
@@ -37,7 +38,7 @@ def frozen_model(name: str) -> Any:
     return load_model(name)
 
 
-def clip_frames(bench: Any, clips: Sequence[Clip], progress: Counter | None = None,
+def clip_frames(bench: BenchmarkView, clips: Sequence[Clip], progress: Counter | None = None,
                 cache: bool = True) -> dict[str, np.ndarray]:
     """clip id -> (frames, 521) uint8 YAMNet codes for clips of ``bench`` (rendered with its bank)."""
     return frame_rows(bench, clips, frozen_model("yamnet"), cache=cache, progress=progress)[0]

@@ -18,8 +18,8 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from reasonaudio.querylang.judge import benchmark_index
-from reasonaudio.dataset.benchmark import load_benchmark
-from reasonaudio.dataset.conditions import CLEAN, condition_of, parse_condition, under_condition
+from reasonaudio.dataset.view import BenchmarkView, load_benchmark
+from reasonaudio.dataset.conditions import CLEAN, parse_condition
 from reasonaudio.errors import DataError, ModelError
 from reasonaudio.fileio import clear_stale_partials
 from reasonaudio.models.base import torch_device
@@ -271,7 +271,7 @@ def validate(model: Any, feats: Features, table: ExampleTable, device: str,
     return {"acc@1": mean(hits), "mc_clip": mean(mc_clip), "mc_text": mean(mc_text)}
 
 
-def load_features(bench: Any, data: TrainingData, options: TrainOptions,
+def load_features(bench: BenchmarkView, data: TrainingData, options: TrainOptions,
                   hooks: Hooks) -> Features:
     needed = sorted({ex.clip for ex in data.train + data.val}
                     | {ex.neg_clip for ex in data.train + data.val if ex.neg_clip})
@@ -293,7 +293,7 @@ def taught_sounds(data: TrainingData) -> tuple[str, ...]:
     return tuple(s for s in data.labels if s not in held)
 
 
-def perception_pairs(bench: Any, feats: Features, examples: Sequence[Example], sounds: Sequence[str],
+def perception_pairs(bench: BenchmarkView, feats: Features, examples: Sequence[Example], sounds: Sequence[str],
                      options: PerceptionOptions) -> list[tuple[np.ndarray, np.ndarray]]:
     """(frame features, frame targets) of every clip ``examples`` use, in clip-id order."""
     index = {s: i for i, s in enumerate(sounds)}
@@ -305,7 +305,7 @@ def perception_pairs(bench: Any, feats: Features, examples: Sequence[Example], s
     return out
 
 
-def perception_stage(model: Any, bench: Any, feats: Features, data: TrainingData,
+def perception_stage(model: Any, bench: BenchmarkView, feats: Features, data: TrainingData,
                      sounds: Sequence[str], options: TrainOptions,
                      hooks: Hooks) -> dict[str, Any]:
     """Fit (and by default freeze) the audio side's frame layer; its figures for the card."""
@@ -349,7 +349,7 @@ def train_model(train_dir: Path | str, out: Path | str, options: TrainOptions = 
     options = replace(options, device=torch_device(options.device))
     bench = load_benchmark(train_dir)
     if not cond.is_clean:
-        under_condition(bench, cond.name)
+        bench = bench.with_condition(cond.name)
     times: dict[str, float] = {}
     t0 = time.perf_counter()
     data = make_examples(bench, options.data,
@@ -504,11 +504,11 @@ def validate_epoch(model: Any, feats: Features, val_table: ExampleTable, epoch: 
     return val
 
 
-def training_condition(bench: Any) -> dict[str, Any] | None:
+def training_condition(bench: BenchmarkView) -> dict[str, Any] | None:
     """What the model directory records of the condition the training build was heard under
     (None under clean: a clean model's files are as before): the condition's record, its bed bank
     and accepted beds, and the build seed the beds were drawn with."""
-    cond = condition_of(bench)
+    cond = bench.condition
     if cond.is_clean:
         return None
     from reasonaudio.render.clips import bench_renderer

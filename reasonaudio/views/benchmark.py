@@ -10,10 +10,10 @@ from rich.table import Table
 from rich.text import Text
 
 from reasonaudio.evaluation.stats import benchmark_stats
-from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.dataset.view import BenchmarkView
 
 
-def print_info(console: Console, bench: Benchmark) -> dict[str, Any]:
+def print_info(console: Console, bench: BenchmarkView) -> dict[str, Any]:
     stats = benchmark_stats(bench)
     m = bench.manifest
     console.print(Text.assemble((str(bench.root), "bold"),

@@ -7,7 +7,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.generator.export import ExportOptions, ExportSummary, check_export, export_hf
 from reasonaudio.views.progress import progress_hooks
 
@@ -27,7 +27,7 @@ def print_export_summary(console: Console, s: ExportSummary) -> None:
     console.print(Text(f'load with: datasets.load_dataset("{s.path}", "corpus", split="test")'))
 
 
-def export_with_progress(console: Console, bench: Benchmark, dest: Path,
+def export_with_progress(console: Console, bench: BenchmarkView, dest: Path,
                          opts: ExportOptions) -> ExportSummary:
     check_export(bench, dest, opts)  # bad options end in one line, before any work
     with progress_hooks(console, unit="clips") as hooks:

@@ -12,7 +12,7 @@ from rich.text import Text
 
 from reasonaudio.experiments.detection import DetectRun
 from reasonaudio.evaluation.headline import accuracy_table, headline_names, tasks_asked
-from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.demo_sizes import CUSTOM, DEFAULT_SIZE, DEMO_SIZES
 from reasonaudio.ingest.run import IngestSummary
 from reasonaudio.mainjob import MainJobResult, StepStarted
@@ -35,7 +35,7 @@ def printing_hooks(console: Console, verbose: bool = False) -> Iterator[Hooks]:
             console.rule(Text(what.name, style="bold"))
         elif not verbose:
             return
-        elif isinstance(what, Benchmark):
+        elif isinstance(what, BenchmarkView):
             print_info(console, what)
         elif isinstance(what, IngestSummary):
             print_ingest_summary(console, what)

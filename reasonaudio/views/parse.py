@@ -15,7 +15,7 @@ from rich.tree import Tree
 from reasonaudio.logic import And, Before, Count, Has, Interpreter, Lasts, Leaf, Node, Not, Or, Overlap
 from reasonaudio.querylang.parser import ParseResult
 from reasonaudio.querylang.semantics import duration_bounds
-from reasonaudio.dataset.benchmark import load_benchmark
+from reasonaudio.dataset.view import load_benchmark
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import read_text
 

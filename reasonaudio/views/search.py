@@ -16,7 +16,7 @@ from rich.text import Text
 
 from reasonaudio.logic import Node, conjuncts, describe, labels, to_json
 from reasonaudio.querylang.semantics import evaluate
-from reasonaudio.dataset.benchmark import Benchmark
+from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.retrievers.base import Hit
 
@@ -97,7 +97,7 @@ class QueryTruth:
         return out
 
 
-def query_truth(bench: Benchmark, query_id: str) -> QueryTruth | None:
+def query_truth(bench: BenchmarkView, query_id: str) -> QueryTruth | None:
     """The qrels and hard negative of ``query_id``, or None when it is not a benchmark query."""
     if query_id not in bench.query_by_id:
         return None
@@ -110,7 +110,7 @@ def checks(logic: Node, clip: Clip) -> list[bool]:
     return [evaluate(c, clip.events) for c in conjuncts(logic)]
 
 
-def hits_table(bench: Benchmark, hits: Sequence[Hit], logic: Node | None, *,
+def hits_table(bench: BenchmarkView, hits: Sequence[Hit], logic: Node | None, *,
                title: str | None = None, width: int = 24, times: bool = True,
                label_width: int = LABEL_WIDTH, truth: QueryTruth | None = None) -> Table:
     """Rank, clip, (for a benchmark query: relevant or hard negative), score, timeline, one ✓/✗
@@ -165,7 +165,7 @@ def search_json(logic: Node | None, hits: Sequence[Hit]) -> dict[str, Any]:
             "hits": [{"id": h.clip_id, "score": float(h.score)} for h in hits]}
 
 
-def label_width(bench: Benchmark, hits: Sequence[Hit]) -> int:
+def label_width(bench: BenchmarkView, hits: Sequence[Hit]) -> int:
     """Room for the longest label among the hits' events (16 to 26 characters)."""
     longest = max((len(e.label) for h in hits if h.clip_id in bench.clip_by_id
                    for e in bench.clip_by_id[h.clip_id].events), default=LABEL_WIDTH)
@@ -188,7 +188,7 @@ def bar_width(console_width: int, logic: Node | None,
     return max(8, min(30, console_width - fixed)), False
 
 
-def render_search(bench: Benchmark, text: str, logic: Node | None, hits: Sequence[Hit],
+def render_search(bench: BenchmarkView, text: str, logic: Node | None, hits: Sequence[Hit],
                   retriever: str, k: int, width: int = 100, truth: QueryTruth | None = None) -> Group:
     """Everything ``bench search`` prints: the query, its logic, then the hits table; for a
     benchmark query (``truth``) each hit marked relevant or hard negative, and the rank of the
@@ -243,7 +243,7 @@ def search_events(console: Console, err_console: Console, as_json: bool) -> Any:
     return receive
 
 
-def print_search_outcome(console: Console, bench: Any, outcome: Any, retriever: str, k: int,
+def print_search_outcome(console: Console, bench: BenchmarkView, outcome: Any, retriever: str, k: int,
                          truth: Any = None) -> None:
     """``bench search``: the label resolutions, the hits, their captions."""
     from reasonaudio.views.parse import print_resolutions

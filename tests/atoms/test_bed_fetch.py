@@ -145,8 +145,7 @@ def test_build_with_the_fetched_beds(world, tonal_bank, tmp_path, monkeypatch) -
     from typer.testing import CliRunner
 
     from reasonaudio.cli import app
-    from reasonaudio.dataset.benchmark import load_benchmark
-    from reasonaudio.dataset.conditions import under_condition
+    from reasonaudio.dataset.view import load_benchmark
     from reasonaudio.atoms.fetch.bed_recipes import default_bed_dest
     from reasonaudio.render.clips import bench_renderer
 
@@ -163,7 +162,7 @@ def test_build_with_the_fetched_beds(world, tonal_bank, tmp_path, monkeypatch) -
     assert records["snr5"]["beds"] == "packages" and records["clean"]["beds"] == "generated"
     assert "test-hiss" in manifest["conditions"]["beds"]["packages"]["accepted"]
     assert manifest["parameters"]["beds"] == "packages"
-    renderer = bench_renderer(under_condition(load_benchmark(out), "snr5"))
+    renderer = bench_renderer(load_benchmark(out).with_condition("snr5"))
     clip = load_benchmark(out).clips[0]
     assert renderer.bed_spans(clip)[0].bed_id in renderer.accepted
     assert set(renderer.accepted) <= {"test-hiss", "test-hum"}

@@ -75,7 +75,7 @@ def test_calibration_builds_are_made_by_build_and_kept_on_a_rerun(tmp_path):
     something else is refused before either build is written."""
     from hostile import one_line_error as one_line
 
-    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.dataset.view import load_benchmark
 
     data = tmp_path / "b"
     assert runner.invoke(app, ["build", "--out", str(data), "--clips", "40", "--queries", "10",

@@ -194,7 +194,7 @@ def test_tune_refuses_names_it_cannot_tune_before_building(built, tmp_path, name
 def test_the_explorer_answers_only_its_host_names(built):
     from starlette.testclient import TestClient
 
-    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.dataset.view import load_benchmark
     from reasonaudio.explorer.server import build_app, guarded, listen
 
     listening = listen("127.0.0.1", 0)
@@ -230,7 +230,7 @@ def test_the_served_explorer_refuses_a_foreign_host(built):
 def test_an_unreadable_results_file_is_named_by_report_and_overview(built, tmp_path):
     from starlette.testclient import TestClient
 
-    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.dataset.view import load_benchmark
     from reasonaudio.explorer.server import build_app
 
     data = _copy(built, tmp_path)

@@ -272,7 +272,7 @@ def test_a_calibration_build_never_replaces_its_input(ws, tmp_path):
                                            str(tmp_path / "x"), "--clips", "40", "--queries", "10",
                                            *extra]), "is the input")
         assert snapshot(tmp_path) == before
-    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.dataset.view import load_benchmark
     from reasonaudio.generator.calibration import make_calibration_builds
 
     with pytest.raises(DataError, match="is the input"):
@@ -308,7 +308,7 @@ def test_a_report_never_writes_into_the_results_tree(ws, bench_copy):
         one_line_error(runner.invoke(app, ["report", "--data", str(bench_copy), "--out",
                                            str(bench_copy / rel)]), rel, "inside the benchmark")
     assert snapshot(bench_copy) == before
-    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.dataset.view import load_benchmark
     from reasonaudio.evaluation.report import run_report
 
     with pytest.raises(DataError, match="inside the benchmark"):

@@ -12,7 +12,7 @@ from store_helpers import write_fake_benchmark
 from typer.testing import CliRunner
 
 from reasonaudio.cli import app
-from reasonaudio.dataset.benchmark import load_benchmark
+from reasonaudio.dataset.view import load_benchmark
 
 
 def run(*args: str):

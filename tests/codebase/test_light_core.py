@@ -107,7 +107,7 @@ def test_the_explorer_serves_without_the_extras(light):
     if not (work / "b").is_dir():
         assert bench("build", "--atoms", "synthetic", "--clips", "60", "--queries", "10", "--out", "b").returncode == 0
     code = ("from starlette.testclient import TestClient; "
-            "from reasonaudio.dataset.benchmark import load_benchmark; "
+            "from reasonaudio.dataset.view import load_benchmark; "
             "from reasonaudio.explorer.server import build_app; "
             "r = TestClient(build_app(load_benchmark('b'))).get('/', headers={'host': '127.0.0.1'}); "
             "print(r.status_code)")

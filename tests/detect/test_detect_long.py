@@ -75,10 +75,9 @@ def long_run(tonal_bank, tmp_path_factory):  # noqa: F811
 
 
 def _bench(data: Path, condition: str):
-    from reasonaudio.dataset.benchmark import load_benchmark
-    from reasonaudio.dataset.conditions import under_condition
+    from reasonaudio.dataset.view import load_benchmark
 
-    return under_condition(load_benchmark(data), condition)
+    return load_benchmark(data).with_condition(condition)
 
 
 def _detected(data: Path, collection: str) -> dict[str, dict]:

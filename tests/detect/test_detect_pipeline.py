@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from reasonaudio.cli import app
 from reasonaudio.querylang.judge import ClipIndex
-from reasonaudio.dataset.benchmark import load_benchmark
+from reasonaudio.dataset.view import load_benchmark
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.errors import DataError
 from reasonaudio.store.filters import to_filter
@@ -222,7 +222,7 @@ def test_detect_refuses_a_missing_calibration_build_naming_the_command(tmp_path)
 
 def test_detect_refuses_a_calibration_path_that_is_no_benchmark(tiny_bench_dir, tmp_path):
     """A mistyped --calibration is refused in one line, and nothing is built there."""
-    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.dataset.view import load_benchmark
     from reasonaudio.detect.collection import DetectOptions, run_detection
     from reasonaudio.errors import DataError
 

@@ -25,7 +25,7 @@ def _script():
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory) -> Path:
     from reasonaudio.evaluation.evaluate import evaluate_retrievers
-    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.dataset.view import load_benchmark
     from reasonaudio.generator.build import BuildParams, build_benchmark
 
     root = tmp_path_factory.mktemp("figs") / "demo"
@@ -57,7 +57,8 @@ def test_blocks_are_made_from_saved_results_and_checked(demo, tmp_path):
 
 
 def test_the_benchmark_digest_leaves_out_the_install(demo):
-    from reasonaudio.dataset.benchmark import content_digest, load_benchmark
+    from reasonaudio.dataset.benchmark import content_digest
+    from reasonaudio.dataset.view import load_benchmark
 
     manifest = load_benchmark(demo / "bench").manifest
     other = {**manifest, "versions": {**manifest["versions"], "python": "3.11.2", "numpy": "9.9"}}
@@ -100,7 +101,7 @@ def test_the_robustness_block_is_the_library_table_of_every_formulation(demo, tm
 
     from reasonaudio.evaluation.evaluate import EvalContext, evaluate_retrievers
     from reasonaudio.evaluation.robustness import robustness
-    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.dataset.view import load_benchmark
     from reasonaudio.tasks.base import FORMULATIONS
 
     mod = _script()
@@ -132,7 +133,7 @@ def test_by_example_block_is_made_from_an_interleaved_copy(demo, tmp_path):
 
     from reasonaudio.evaluation.by_example import by_example, evaluate_interleaved
     from reasonaudio.evaluation.evaluate import evaluate_retrievers
-    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.dataset.view import load_benchmark
     from reasonaudio.generator.interleave import add_interleaved
 
     mod = _script()
@@ -176,7 +177,7 @@ def test_a_test_only_pin_leaves_every_header_unchanged(tmp_path, monkeypatch):
     """A figure's header names what determines it: a benchmark built under a lock whose test-only
     pin (pytest) changed has the same header line; a runtime pin (numpy) changes it."""
     from reasonaudio import provenance
-    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.dataset.view import load_benchmark
     from reasonaudio.generator.build import BuildParams, build_benchmark
 
     mod = _script()

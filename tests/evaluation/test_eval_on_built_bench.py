@@ -16,11 +16,12 @@ from evalkit import BagOfLabels, JudgeOracle, Shuffle
 from reasonaudio.evaluation.evaluate import EvalContext, evaluate_retrievers
 from reasonaudio.evaluation.metrics import METRICS
 from reasonaudio.querylang.judge import hard_negatives
-from reasonaudio.dataset.benchmark import TASKS, Benchmark, load_benchmark
+from reasonaudio.dataset.benchmark import TASKS
+from reasonaudio.dataset.view import BenchmarkView, load_benchmark
 
 
 @pytest.fixture(scope="module")
-def built(small_bench_dir, tmp_path_factory) -> Benchmark:
+def built(small_bench_dir, tmp_path_factory) -> BenchmarkView:
     dest = tmp_path_factory.mktemp("built") / "bench"
     shutil.copytree(small_bench_dir, dest)
     return load_benchmark(dest)

@@ -98,7 +98,7 @@ def test_results_of_another_build_are_stale(bench):
     evaluate_retrievers(bench, [evalkit.OracleFake(bench)])
     manifest = bench.root / "manifest.json"
     manifest.write_text(manifest.read_text().replace('"seed": 7', '"seed": 8'))
-    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.dataset.view import load_benchmark
 
     again = load_benchmark(bench.root)
     assert load_result(again, "oracle-fake") is None

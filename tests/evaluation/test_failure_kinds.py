@@ -21,13 +21,13 @@ from reasonaudio.evaluation.failures import (KIND_NAMES, KINDS, breakdown, broke
 from reasonaudio.evaluation.results import load_results, results_dir, run_path
 from reasonaudio.logic import And, Before, Count, Has, Lasts, Not, Or, Overlap, labels
 from reasonaudio.querylang.semantics import evaluate
-from reasonaudio.dataset.benchmark import Benchmark, load_benchmark
+from reasonaudio.dataset.view import BenchmarkView, load_benchmark
 from reasonaudio.dataset.clip import Clip, Event
 from reasonaudio.retrievers.base import Hit, Retriever, rank
 
 
 @pytest.fixture(scope="module")
-def hand(tmp_path_factory) -> Benchmark:
+def hand(tmp_path_factory) -> BenchmarkView:
     """evalkit's hand-made benchmark without planted pairs (kinds come from the constraints)."""
     return evalkit.write_bench(tmp_path_factory.mktemp("fail") / "bench", with_choices=False)
 
@@ -124,7 +124,7 @@ class PlantedFirst(Retriever):
 
     name = "planted-first"
 
-    def __init__(self, bench: Benchmark) -> None:
+    def __init__(self, bench: BenchmarkView) -> None:
         self.ids = [c.id for c in bench.clips]
         by_text = {q.text: q.id for q in bench.queries}
         neg = {c.query_id: c.negative for c in bench.choices}
@@ -136,7 +136,7 @@ class PlantedFirst(Retriever):
 
 
 @pytest.fixture(scope="module")
-def built(small_bench_dir, tmp_path_factory) -> Benchmark:
+def built(small_bench_dir, tmp_path_factory) -> BenchmarkView:
     dest = tmp_path_factory.mktemp("failures") / "bench"
     shutil.copytree(small_bench_dir, dest)
     bench = load_benchmark(dest)
@@ -144,7 +144,7 @@ def built(small_bench_dir, tmp_path_factory) -> Benchmark:
     return load_benchmark(dest)
 
 
-def saved_zeros(bench: Benchmark) -> dict[tuple[str, str], set[str]]:
+def saved_zeros(bench: BenchmarkView) -> dict[tuple[str, str], set[str]]:
     """(retriever, task) -> query ids whose saved Acc@1 is 0, read straight from the JSON files."""
     out: dict[tuple[str, str], set[str]] = {}
     for path in results_dir(bench).glob("*.json"):

@@ -16,7 +16,8 @@ from model_fixtures import tiny_clap_path
 from typer.testing import CliRunner
 
 from reasonaudio.cli import app
-from reasonaudio.dataset.benchmark import MANIFEST, TASKS, load_benchmark
+from reasonaudio.dataset.benchmark import MANIFEST, TASKS
+from reasonaudio.dataset.view import load_benchmark
 from reasonaudio.evaluation.mteb_tasks import mteb_tasks, task_name, task_names
 from reasonaudio.fileio import sha256_file
 from reasonaudio.models.mteb_models import register

@@ -144,7 +144,7 @@ def test_unknown_task_refused(tiny_bench_dir):
 
 
 def test_predictions_with_two_subsets_refused(tiny_bench_dir, tmp_path):
-    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.dataset.view import load_benchmark
 
     bench = load_benchmark(tiny_bench_dir)
     q, c = bench.queries[0].id, bench.clips[0].id

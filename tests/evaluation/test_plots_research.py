@@ -113,7 +113,7 @@ def test_the_projection_is_fitted_once_on_every_panels_points(results, tmp_path,
 
 
 def test_search_by_query_id_marks_relevant_hits_and_the_hard_negative(tmp_path):
-    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.dataset.view import load_benchmark
 
     data = small_build(tmp_path / "b", clips=40, queries=10)
     runner = CliRunner()

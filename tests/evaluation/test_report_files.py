@@ -19,12 +19,11 @@ def reported(tmp_path_factory):
     conditions.json beside metrics_vs_snr.png); the hand-made bench cannot render, which the
     saved results do not need."""
     from reasonaudio.evaluation.evaluate import evaluate_retrievers
-    from reasonaudio.dataset.benchmark import load_benchmark
-    from reasonaudio.dataset.conditions import under_condition
+    from reasonaudio.dataset.view import load_benchmark
 
     root = tmp_path_factory.mktemp("files")
     bench, _ = evalkit.evaluated_fakes(root / "bench")
-    noisy = under_condition(load_benchmark(root / "bench"), "snr5")
+    noisy = load_benchmark(root / "bench").with_condition("snr5")
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr("reasonaudio.render.clips.check_renders", lambda bench: None)
         evaluate_retrievers(noisy, [evalkit.OracleFake(noisy), evalkit.ConstantFake(noisy)])

@@ -17,7 +17,7 @@ import pytest
 import reasonaudio
 from reasonaudio.errors import DataError, ReasonAudioError
 from reasonaudio.evaluation.external import RunSpec
-from reasonaudio.evaluation.keys import ResultKey, legacy_key
+from reasonaudio.dataset.keys import ResultKey, legacy_key
 from reasonaudio.experiments.plan import make_plan
 from reasonaudio.evaluation.results import RetrieverResult, load_results, result_path
 

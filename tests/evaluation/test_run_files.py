@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from reasonaudio.cli import app
-from reasonaudio.dataset.benchmark import load_benchmark
+from reasonaudio.dataset.view import load_benchmark
 
 runner = CliRunner()
 

@@ -15,7 +15,7 @@ from ir_measures import RR, R, P, nDCG
 from hostile import small_build
 from reasonaudio.evaluation.evaluate import EvalContext, evaluate_retrievers
 from reasonaudio.evaluation.runs import read_trec, trec_lines
-from reasonaudio.dataset.benchmark import load_benchmark
+from reasonaudio.dataset.view import load_benchmark
 
 pytestmark = pytest.mark.fast
 

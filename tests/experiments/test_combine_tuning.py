@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 
 from reasonaudio.experiments import combine_tuning as ct
 from reasonaudio.cli import app
-from reasonaudio.dataset.benchmark import content_digest, load_benchmark
+from reasonaudio.dataset.benchmark import content_digest
+from reasonaudio.dataset.view import load_benchmark
 from reasonaudio.errors import DataError
 from reasonaudio.generator.build import BuildParams, build_benchmark
 from reasonaudio.ingest.vector_files import PrecomputedOptions, VectorFiles, ingest_precomputed

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from reasonaudio.experiments.perception_ladder import crossing, sweep_perception
 from reasonaudio.experiments.perception_model import Level, degrade, similar_labels
 from reasonaudio.cli import app
-from reasonaudio.dataset.benchmark import load_benchmark
+from reasonaudio.dataset.view import load_benchmark
 
 
 @pytest.fixture(scope="module")

@@ -34,7 +34,7 @@ def replicated(tmp_path_factory) -> tuple[Path, dict, str]:
 
 
 def _saved(out: Path, seed: int):
-    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.dataset.view import load_benchmark
     from reasonaudio.evaluation.results import load_results
 
     return load_results(load_benchmark(out / "builds" / f"seed-{seed}" / "bench"))

@@ -22,7 +22,7 @@ import pytest
 pytest.importorskip("starlette", reason="bench serve needs starlette and uvicorn (core dependencies)")
 
 from explorer_support import DETECTED_NAME, TWO_STAGE_NAME, build_explorer_bench  # noqa: E402
-from reasonaudio.dataset.benchmark import load_benchmark  # noqa: E402
+from reasonaudio.dataset.view import load_benchmark  # noqa: E402
 from reasonaudio.explorer.browser import find_chromium, headless_chromium  # noqa: E402
 from reasonaudio.explorer.server import child_server  # noqa: E402
 

@@ -24,7 +24,7 @@ from explorer_support import (CAPTION_MODEL, DETECTED_NAME, EXTRA_NAME, TWO_STAG
 from reasonaudio.evaluation.metrics import first_rank  # noqa: E402
 from reasonaudio.evaluation.results import fingerprint, run_path  # noqa: E402
 from reasonaudio.evaluation.runs import read_trec  # noqa: E402
-from reasonaudio.dataset.benchmark import load_benchmark  # noqa: E402
+from reasonaudio.dataset.view import load_benchmark  # noqa: E402
 from reasonaudio.explorer.ranges import RangeError, parse_range  # noqa: E402
 from reasonaudio.explorer.server import build_app, child_server, is_loopback  # noqa: E402
 

@@ -18,7 +18,7 @@ pytest.importorskip("starlette", reason="bench serve needs starlette and uvicorn
 from starlette.testclient import TestClient  # noqa: E402
 
 from explorer_support import DETECTED_NAME, build_explorer_bench, table_rows  # noqa: E402
-from reasonaudio.dataset.benchmark import load_benchmark  # noqa: E402
+from reasonaudio.dataset.view import load_benchmark  # noqa: E402
 from reasonaudio.evaluation.results import load_result, run_path  # noqa: E402
 from reasonaudio.evaluation.runs import Hit, read_trec, write_trec  # noqa: E402
 from reasonaudio.explorer.server import build_app, child_server  # noqa: E402

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from reasonaudio.dataset.benchmark import TASKS, load_benchmark, read_qrels
+from reasonaudio.dataset.benchmark import TASKS, read_qrels
+from reasonaudio.dataset.view import load_benchmark
 from reasonaudio.fileio import sha256_file
 from reasonaudio.generator.build import BuildParams, build_benchmark
 

@@ -17,7 +17,7 @@ import pytest
 
 from hostile import bench, one_line_error, small_build
 from reasonaudio.errors import DataError
-from reasonaudio.dataset.benchmark import load_benchmark
+from reasonaudio.dataset.view import load_benchmark
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -22,8 +22,7 @@ def test_export_under_long_writes_the_placed_events_and_bounded_shards(tonal_ban
                                                                           monkeypatch) -> None:
     import pyarrow.parquet as pq
 
-    from reasonaudio.dataset.benchmark import load_benchmark
-    from reasonaudio.dataset.conditions import under_condition
+    from reasonaudio.dataset.view import load_benchmark
     from reasonaudio.render.clips import bench_renderer
 
     monkeypatch.setenv("REASONAUDIO_CACHE", str(tmp_path / "cache"))
@@ -39,7 +38,7 @@ def test_export_under_long_writes_the_placed_events_and_bounded_shards(tonal_ban
     shards = sorted((out / "corpus").glob("*.parquet"))
     assert len(shards) == 8  # 30 recordings: 7 x 4 + 2
     rows = [r for s in shards for r in pq.read_table(s).to_pylist()]
-    bench = under_condition(load_benchmark(data), "long")
+    bench = load_benchmark(data).with_condition("long")
     renderer = bench_renderer(bench)
     by_id = bench.clip_by_id
     for row in rows:

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from reasonaudio.cli import app
 from reasonaudio.logic import to_json
-from reasonaudio.dataset.benchmark import load_benchmark
+from reasonaudio.dataset.view import load_benchmark
 
 pytest.importorskip("pyarrow")
 runner = CliRunner()

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from model_fixtures import copy_bench, stored_vectors, tiny_clap_path
 
-from reasonaudio.dataset.benchmark import load_benchmark
+from reasonaudio.dataset.view import load_benchmark
 from reasonaudio.errors import DataError, ModelError, StoreError
 from reasonaudio.ingest.embedding_cache import EmbeddingCache
 from reasonaudio.ingest.run import IngestOptions, ingest_model

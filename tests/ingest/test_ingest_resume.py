@@ -24,7 +24,7 @@ SCRIPT = textwrap.dedent("""
     import sys
     from reasonaudio.ingest.embedding_cache import EmbeddingCache
     from reasonaudio.ingest.run import IngestOptions, ingest_model
-    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.dataset.view import load_benchmark
     from reasonaudio.store.open import open_store
 
     data, model, limit = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -70,7 +70,7 @@ def _run(data: Path, model: str, n: int, env: dict, kill_after: int | None) -> b
 
 def _reference(small_bench_dir: Path, tmp_path: Path, model: str, n: int, **kw) -> tuple[Path, list[str]]:
     """An uninterrupted in-process run with a cold cache of its own."""
-    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.dataset.view import load_benchmark
     from reasonaudio.ingest.run import IngestOptions, ingest_model
     from reasonaudio.store.open import open_store
 
@@ -117,7 +117,7 @@ class _Crash(Exception):
 
 
 def test_crashes_at_random_points_then_resume_clap(small_bench_dir, tmp_path):
-    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.dataset.view import load_benchmark
     from reasonaudio.ingest.run import IngestOptions, ingest_model
     from reasonaudio.store.edge import EdgeStore
     from reasonaudio.store.open import open_store

@@ -49,10 +49,9 @@ def noisy_build(tmp_path_factory) -> Path:
 
 
 def _bench(data: Path):
-    from reasonaudio.dataset.benchmark import load_benchmark
-    from reasonaudio.dataset.conditions import under_condition
+    from reasonaudio.dataset.view import load_benchmark
 
-    return under_condition(load_benchmark(data), CONDITION)
+    return load_benchmark(data).with_condition(CONDITION)
 
 
 def _engine():
@@ -97,7 +96,7 @@ def test_a_noisy_yamnet_ingest_through_ray_equals_the_local_one_bit_for_bit(loca
     # and the noisy audio is not the clean audio: a clean ingest into the same cache computes
     # anew (a property of the cache's keys, so on the local engine: the clean Ray path is
     # test_ray_engine's, and a Ray job here would only add its actors' start-up)
-    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.dataset.view import load_benchmark
     from reasonaudio.ingest.run import IngestOptions, ingest_model
 
     clean = load_benchmark(ray_dir)

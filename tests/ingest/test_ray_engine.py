@@ -21,7 +21,7 @@ pytestmark = pytest.mark.xdist_group("ray")  # one local Ray at a time (xdist_sc
 
 
 def _ingest(bench_dir: Path, model: str, cache_dir: Path, engine=None, limit=None):
-    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.dataset.view import load_benchmark
     from reasonaudio.ingest.run import IngestOptions, ingest_model
     from reasonaudio.store.open import open_store
 

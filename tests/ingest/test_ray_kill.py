@@ -33,7 +33,7 @@ KILLED_DRIVER_GRACE_S = 3.0
 (its raylet and GCS outlive it: waiting longer only waits)"""
 SCRIPT = textwrap.dedent(f"""
     import sys
-    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.dataset.view import load_benchmark
     from reasonaudio.ingest.ray_engine import RayEngine, RayOptions
     from reasonaudio.ingest.run import IngestOptions, ingest_model
     from reasonaudio.progress import Hooks
@@ -105,7 +105,7 @@ def _drive(data: Path, cache: Path, kill_worker_at: int, kill_driver_at: int | N
 
 
 def test_worker_then_driver_killed_then_rerun(small_bench_dir, tmp_path):
-    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.dataset.view import load_benchmark
     from reasonaudio.ingest.run import IngestOptions, ingest_model
     from reasonaudio.store.open import open_store
 

@@ -122,7 +122,7 @@ def test_cli_two_stage_ingest_eval_and_cached_rerun(name, tiny_bench_dir, tmp_pa
     from model_fixtures import copy_bench
 
     from reasonaudio.cli import app
-    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.dataset.view import load_benchmark
     from reasonaudio.ingest.pipelines import TwoStagePipeline
     from reasonaudio.ingest.run import IngestOptions, ingest_model
     from reasonaudio.render.clips import bench_renderer

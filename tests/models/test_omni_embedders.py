@@ -92,7 +92,7 @@ def test_missing_weights_and_bad_folders(monkeypatch, tmp_path):
 
 def test_cli_ingest_eval_and_cached_rerun(tiny_bench_dir, tmp_path, monkeypatch):
     from reasonaudio.cli import app
-    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.dataset.view import load_benchmark
     from reasonaudio.ingest.run import IngestOptions, ingest_model
     from reasonaudio.store.open import open_store
 

@@ -106,7 +106,7 @@ def test_cli_ingest_eval_and_cached_rerun(small_bench_dir, tmp_path, monkeypatch
     results = json.loads(out.read_text())
     assert name in json.dumps(results)
 
-    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.dataset.view import load_benchmark
     from reasonaudio.ingest.run import IngestOptions, ingest_model
     from reasonaudio.store.open import open_store
 
@@ -122,7 +122,7 @@ def test_cli_ingest_eval_and_cached_rerun(small_bench_dir, tmp_path, monkeypatch
 def test_a_collection_keeps_its_dtype(small_bench_dir, tmp_path, monkeypatch):
     from model_fixtures import copy_bench
 
-    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.dataset.view import load_benchmark
     from reasonaudio.errors import StoreError
     from reasonaudio.ingest.run import IngestOptions, ingest_model
     from reasonaudio.retrievers.two_stage import build_two_stage

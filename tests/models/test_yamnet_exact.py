@@ -34,7 +34,7 @@ docs' figures, and say so in the commit."""
 SCRIPT = r"""
 import hashlib, json, sys
 import numpy as np
-from reasonaudio.dataset.benchmark import load_benchmark
+from reasonaudio.dataset.view import load_benchmark
 from reasonaudio.render.clips import bench_renderer
 from reasonaudio.detect.events import DetectParams, detect_clip, clip_duration_ms
 from reasonaudio.detect.labelmap import LabelMap
@@ -108,7 +108,7 @@ def test_codes_are_pinned_and_the_same_under_every_setting(tiny_bench_dir, cache
 
 
 def test_the_graph_computes_the_numpy_reference(tiny_bench_dir, cache, layers):
-    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.dataset.view import load_benchmark
     from reasonaudio.render.clips import bench_renderer
 
     bench = load_benchmark(tiny_bench_dir)

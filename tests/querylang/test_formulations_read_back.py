@@ -20,7 +20,7 @@ from reasonaudio.querylang.parser import parse
 from reasonaudio.generator.templates import format_slots
 from reasonaudio.generator.writer import logic_to_text
 from reasonaudio.dataset.benchmark import FORMULATIONS as FORMULATIONS_FILE
-from reasonaudio.dataset.benchmark import load_benchmark
+from reasonaudio.dataset.view import load_benchmark
 from reasonaudio.errors import DataError, QueryParseError
 from reasonaudio.atoms.registry import open_bank
 from reasonaudio.generator.build import BuildParams, add_formulations, build_benchmark, compose_benchmark
@@ -192,7 +192,7 @@ def test_formulate_adds_to_an_older_build_the_rows_a_build_writes(tiny, tmp_path
     del manifest["formulations"]
     (old / "manifest.json").write_text(json.dumps(manifest, indent=1))
     with pytest.raises(DataError, match="bench formulate"):
-        _ = load_benchmark(old).formulated("question")
+        _ = load_benchmark(old).with_view("question")
     add_formulations(old)
     assert (old / FORMULATIONS_FILE).read_bytes() == (tiny / FORMULATIONS_FILE).read_bytes()
     assert (old / "manifest.json").read_bytes() == (tiny / "manifest.json").read_bytes()

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from reasonaudio.cli import app
 from reasonaudio.querylang.ablation import ABLATIONS, without
 from reasonaudio.logic import And, Before, Count, Has, Lasts, Not, Or, Overlap, walk
-from reasonaudio.dataset.benchmark import load_benchmark
+from reasonaudio.dataset.view import load_benchmark
 from reasonaudio.models.names import is_embedding
 from reasonaudio.retrievers.registry import UnknownRetriever, retriever_names, spec_for
 

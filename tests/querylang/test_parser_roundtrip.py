@@ -87,7 +87,7 @@ def test_render_query_then_parse(seed, task) -> None:
 
 def test_built_benchmark_queries_read_back(small_bench_dir) -> None:
     """100% on the generated queries of a real build (the issue's acceptance figure)."""
-    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.dataset.view import load_benchmark
 
     bench = load_benchmark(small_bench_dir)
     assert bench.queries

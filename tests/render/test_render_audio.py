@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from reasonaudio.cli import app
 from reasonaudio.dataset.atom import Atom
-from reasonaudio.dataset.benchmark import load_benchmark
+from reasonaudio.dataset.view import load_benchmark
 from reasonaudio.dataset.clip import Clip, Event
 from reasonaudio.errors import DataError
 from reasonaudio.atoms.bank import AtomBank

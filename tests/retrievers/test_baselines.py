@@ -6,7 +6,7 @@ import pytest
 from store_helpers import write_fake_benchmark
 
 from reasonaudio.logic import And, Before, Has, Not
-from reasonaudio.dataset.benchmark import load_benchmark
+from reasonaudio.dataset.view import load_benchmark
 from reasonaudio.retrievers.base import Retriever
 from reasonaudio.retrievers.registry import (
     RetrieverSpec,

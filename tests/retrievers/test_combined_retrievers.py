@@ -10,7 +10,7 @@ from detected_helpers import THRESHOLDS_ON, detected_payloads, write_detected
 from typer.testing import CliRunner
 
 from reasonaudio.cli import app
-from reasonaudio.dataset.benchmark import load_benchmark
+from reasonaudio.dataset.view import load_benchmark
 from reasonaudio.detect.soft import SoftIndex
 from reasonaudio.errors import ModelError
 from reasonaudio.generator.build import BuildParams, build_benchmark

@@ -22,9 +22,8 @@ from reasonaudio.evaluation.evaluate import EvalContext, evaluate_retrievers
 from reasonaudio.querylang.examples import ExampleLabel, names_in, placeholder
 from reasonaudio.querylang.parser import parse, parse_detailed, same_logic
 from reasonaudio.querylang.resolve import ResolveOptions
-from reasonaudio.dataset.benchmark import load_benchmark
-from reasonaudio.dataset.interleaved import (Example, example_path, examples, interleaved_rows,
-                                             interleaved_view)
+from reasonaudio.dataset.view import load_benchmark
+from reasonaudio.dataset.interleaved import INTERLEAVED, Example, example_path, examples, interleaved_rows
 from reasonaudio.errors import DataError, QueryParseError
 from reasonaudio.generator.build import BuildParams, build_benchmark
 from reasonaudio.generator.interleave import add_interleaved
@@ -82,7 +81,7 @@ def test_files_listed_with_sha256_and_same_as_bench_interleave(built, tmp_path):
     assert set(files) <= set(manifest["files"])
     rec = manifest["interleaved"]
     assert rec["stream"] == "reasonaudio-interleaved-0" and rec["share"] == SHARE
-    assert rec["queries"] == sum(rec["queries_by_task"].values()) == len(interleaved_rows(load_benchmark(with_)))
+    assert rec["queries"] == sum(rec["queries_by_task"].values()) == len(interleaved_rows(load_benchmark(with_).files))
     later = _copy(plain, tmp_path / "later")
     add_interleaved(later, SHARE)
     assert _example_files(later) == files
@@ -92,9 +91,9 @@ def test_files_listed_with_sha256_and_same_as_bench_interleave(built, tmp_path):
 
 def test_variants_keep_query_and_examples_are_other_recordings(built):
     b = load_benchmark(built[0])
-    found = examples(b)
+    found = examples(b.files)
     positive = {c.query_id: c.positive for c in b.choices}
-    for qid, row in interleaved_rows(b).items():
+    for qid, row in interleaved_rows(b.files).items():
         q = b.query_by_id[qid]
         assert names_in(row.text) == list(row.examples)
         ex = found[row.examples[0]]
@@ -104,7 +103,7 @@ def test_variants_keep_query_and_examples_are_other_recordings(built):
         used = b.clip_by_id[positive[qid]].event(ex.label).atom_id
         assert ex.same_recording == (ex.atom_id == used)
         assert ex.same_recording or len([a for a in b.atoms if a.label == ex.label]) > 1
-        wave, sr = sf.read(str(example_path(b, ex)))
+        wave, sr = sf.read(str(example_path(b.files, ex)))
         assert sr == ex.sample_rate and abs(len(wave) / sr - ex.duration) < 1e-6
         assert np.max(np.abs(wave)) > 0
 
@@ -128,11 +127,11 @@ def test_example_paths_stay_inside_the_benchmark(built, tmp_path):
     outside = tmp_path / "outside.wav"
     sf.write(str(outside), np.zeros(480, dtype=np.float32) + 0.1, 48000)
     b = load_benchmark(root, verify=False)
-    ex = next(iter(examples(b).values()))
+    ex = next(iter(examples(b.files).values()))
     (root / ex.path).unlink()
     (root / ex.path).symlink_to(outside)
     with pytest.raises(DataError, match="outside the benchmark"):
-        example_path(b, ex)
+        example_path(b.files, ex)
 
 
 # --- the placeholder rule --------------------------------------------------------------------
@@ -169,7 +168,7 @@ def test_oracle_with_true_labels_is_the_ceiling(evaluated):
     b, named, inter = evaluated
     r = inter.runs["oracle@interleaved"]
     assert r.formulation == "interleaved" and not r.failures
-    assert len(r.per_query) == len(interleaved_rows(b))
+    assert len(r.per_query) == len(interleaved_rows(b.files))
     assert all(v["acc@1"] == 1.0 for v in r.per_query.values())
 
 
@@ -183,8 +182,8 @@ def heard_as(b, label_of):
         def hear(self, wave, sr):
             raise AssertionError("every example's hearing is set by hand")
 
-    found = ExampleSet.of_build(interleaved_view(b), Unused())
-    for name, ex in examples(b).items():
+    found = ExampleSet.of_build(b.with_view(INTERLEAVED), Unused())
+    for name, ex in examples(b.files).items():
         lab = label_of(ex)
         found._heard[name] = Heard(lab, 0.5, ((lab, 0.5),), lab)
     return found
@@ -200,7 +199,7 @@ def perceived_first_match_misses(b, heard) -> dict[str, bool]:
 
     clips = sorted(b.clips, key=lambda c: c.id)
     out = {}
-    for q in interleaved_view(b).queries:
+    for q in b.with_view(INTERLEAVED).queries:
         given = {n: ExampleLabel(lab, "tagger") for n, lab in heard.items() if lab is not None}
         try:
             logic = parse(q.text, b.labels, ResolveOptions(examples=given))
@@ -219,8 +218,8 @@ def check_perceived_law(b, named, inter, heard) -> dict[str, tuple[float, float]
     tagger's error: a correct label gives the named logic, whose first match is relevant).
     Returns task -> (loss, tagger error)."""
     misses = perceived_first_match_misses(b, heard)
-    truth = examples(b)
-    rows = interleaved_rows(b)
+    truth = examples(b.files)
+    rows = interleaved_rows(b.files)
     misheard = {q: any(heard.get(e) != truth[e].label for e in row.examples) for q, row in rows.items()}
     per_named = named.runs["oracle-perceived"].per_query
     per_inter = inter.runs["oracle-perceived@interleaved"].per_query
@@ -247,8 +246,8 @@ def test_perceived_oracle_loss_obeys_the_first_match_law_per_task(evaluated):
     perceived = table["oracle-perceived"]
     assert perceived.reading == "tagger-label"
     heard = inter.runs["oracle-perceived@interleaved"].describe["heard"]
-    assert set(heard) <= set(examples(b))
-    law = check_perceived_law(b, named, inter, {n: heard.get(n) for n in examples(b)})
+    assert set(heard) <= set(examples(b.files))
+    law = check_perceived_law(b, named, inter, {n: heard.get(n) for n in examples(b.files)})
     for t in perceived.tasks:
         assert t.named["acc@1"] == 1.0
         if t.task in law:
@@ -288,14 +287,14 @@ def test_a_misheard_excluded_sound_can_leave_the_first_match_relevant(tmp_path):
                                                 interleaved=1.0))
     b = load_benchmark(tmp_path / "b")
     found = heard_as(b, lambda ex: next(x for x in b.labels if x != ex.label))
-    heard = {name: found.heard(name).label for name in examples(b)}
+    heard = {name: found.heard(name).label for name in examples(b.files)}
     runs = tmp_path / "runs"
     named = evaluate_retrievers(b, ["oracle-perceived"], EvalContext(save=False, trec_dir=runs))
     inter = evaluate_interleaved(b, ["oracle-perceived"], EvalContext(save=False, trec_dir=runs),
                                  example_set=found)
     law = check_perceived_law(b, named, inter, heard)
     assert len(law) == 5 and all(error == 1.0 for _, error in law.values())
-    rows = interleaved_rows(b)
+    rows = interleaved_rows(b.files)
     excluded = [q for q, row in rows.items() if b.query_by_id[q].task == "negation" and any(
         isinstance(c, Not) and row.slots[0] in repr(c) for c in conjuncts(b.query_by_id[q].logic))]
     kept = [q for q in excluded
@@ -319,21 +318,21 @@ def test_correctly_heard_examples_score_as_named(evaluated):
     from reasonaudio.retrievers.example_readers import ExampleSet
 
     b, named, _ = evaluated
-    truth = examples(b)
+    truth = examples(b.files)
     wrong = {ex.example_id: next(lab for lab in b.labels if lab != ex.label) for ex in truth.values()}
 
     class HalfRight:
         def hear(self, wave, sr):
             raise AssertionError("replaced below")
 
-    found = ExampleSet.of_build(interleaved_view(b), HalfRight())
+    found = ExampleSet.of_build(b.with_view(INTERLEAVED), HalfRight())
     for i, name in enumerate(sorted(truth)):
         lab = truth[name].label if i % 2 == 0 else wrong[name]
         found._heard[name] = Heard(lab, 0.5, ((lab, 0.5),), lab)
     got = evaluate_interleaved(b, ["oracle-perceived"], EvalContext(save=False), example_set=found)
     per = got.runs["oracle-perceived@interleaved"].per_query
     base = named.runs["oracle-perceived"].per_query
-    rows = interleaved_rows(b)
+    rows = interleaved_rows(b.files)
     right = [q for q, row in rows.items() if sorted(truth).index(row.examples[0]) % 2 == 0]
     assert right and len(right) < len(rows)
     for q in right:
@@ -349,8 +348,8 @@ def test_report_table_pairs_the_same_queries(evaluated):
     # bag-of-sounds reads the true label: the same logic, so the same scores query by query
     assert all(t.delta("acc@1") == 0.0 for t in rows["bag-of-sounds"].tasks)
     by_task = {t.task: t for t in rows["oracle"].tasks}
-    assert by_task["all"].n == len(interleaved_rows(b))
-    same = sum(e.same_recording for e in examples(b).values())
+    assert by_task["all"].n == len(interleaved_rows(b.files))
+    same = sum(e.same_recording for e in examples(b.files).values())
     assert by_task.get("all, same recording", None) is None or by_task["all, same recording"].n == same
     assert sum(by_task[g].n for g in ("all, same recording", "all, other recording")
                if g in by_task) == by_task["all"].n
@@ -379,13 +378,13 @@ def test_eval_interleaved_cli_and_search_example(evaluated, tmp_path):
     assert got.exit_code == 0, got.output
     assert "oracle@interleaved" in got.output and "named vs by example" in got.output
     from reasonaudio.evaluation.results import load_result, run_path
-    view = interleaved_view(b)
+    view = b.with_view(INTERLEAVED)
     got = bench("eval", "--data", b.root, "--interleaved", "--run",
                 f"mine={run_path(view, 'oracle@interleaved')}")
     assert got.exit_code == 0, got.output
     mine = load_result(view, "mine@interleaved")
     assert mine.formulation == "interleaved" and mine.overall["acc@1"] == 1.0
-    ex = next(iter(examples(b).values()))
+    ex = next(iter(examples(b.files).values()))
     other = next(lab for lab in b.labels if lab != ex.label)
     got = bench("search", f"<audio:{ex.example_id}> and {other}", "--data", b.root)
     assert got.exit_code == 0, got.output
@@ -453,7 +452,7 @@ def test_vectors_read_the_variants_own_query_vectors(evaluated, tmp_path):
     (tmp_path / "c.txt").write_text("\n".join(cids) + "\n")
     qids = [q.id for q in b.queries]
     qv = rng.normal(size=(len(qids), 8)).astype(np.float32)
-    rows = sorted(interleaved_rows(b))
+    rows = sorted(interleaved_rows(b.files))
     kept = rows[: len(rows) // 2]
     ids = qids + [variant_id(q) for q in kept]
     np.save(tmp_path / "q.npy", np.concatenate([qv, qv[[qids.index(q) for q in kept]]]))

@@ -22,7 +22,7 @@ from reasonaudio.evaluation.by_example import by_example, evaluate_interleaved
 from reasonaudio.evaluation.evaluate import EvalContext, evaluate_retrievers, run_retriever
 from reasonaudio.querylang.examples import names_in
 from reasonaudio.querylang.parser import parse, same_logic
-from reasonaudio.dataset.interleaved import examples, interleaved_rows, interleaved_view
+from reasonaudio.dataset.interleaved import INTERLEAVED, examples, interleaved_rows
 from reasonaudio.detect.perceive_examples import Heard
 from reasonaudio.retrievers.base import RetrieverOptions
 from reasonaudio.retrievers.example_readers import (AudioTextReader, ExampleSet, PartsReader,
@@ -71,14 +71,14 @@ def test_combined_retrievers_read_each_part_its_way_and_score_as_named_when_hear
     hybrid = f"hybrid:{OC},soft:yamnet"
     named = evaluate_retrievers(b, [hybrid], _context())
     inter = evaluate_interleaved(b, names, _context(), example_set=_heard(b, right=True))
-    rows = interleaved_rows(b)
+    rows = interleaved_rows(b.files)
     for name in names:
         r = inter.runs[f"{name}@interleaved"]
         assert set(r.per_query) == set(rows) and not r.failures, (name, r.failures)
         assert r.describe["examples"].startswith("per-part ("), name
     for q in rows:  # the hybrid's formula over the model's nearest: the same answers
         assert inter.runs[f"{hybrid}@interleaved"].per_query[q] == named.runs[hybrid].per_query[q], q
-    view = interleaved_view(b)
+    view = b.with_view(INTERLEAVED)
     found = _heard(b, right=True)
     with open_store(b.root) as store:
         for name in TEXT_PARTS:  # each variant's one Qdrant query is its named twin's, exactly
@@ -94,7 +94,7 @@ def test_combined_retrievers_read_each_part_its_way_and_score_as_named_when_hear
     assert readings[f"rrf:{OC},{BM25}"] == {OC: "oracle-caption", BM25: "oracle-caption"}
     assert readings[AUDIO] == {"clap": "audio+text", "soft:yamnet": "tagger-label"}
     assert inter.runs[f"hybrid:{OC},soft:yamnet@interleaved"].describe["heard"] == {
-        n: e.label for n, e in sorted(examples(b).items())}
+        n: e.label for n, e in sorted(examples(b.files).items())}
     table = {r.name: r for r in by_example(b).rows}
     assert table[hybrid].reading == "per-part (oracle-caption + tagger-label)"
     assert all(t.delta("acc@1") == 0.0 for t in table[hybrid].tasks)
@@ -105,9 +105,9 @@ def test_misheard_example_each_part_by_its_own_reading_one_query_per_search(buil
     caption), the soft part the tagger's wrong label, the audio part the example's audio; and a
     run over the variants sends exactly one Qdrant query per search."""
     b = built
-    view = interleaved_view(b)
+    view = b.with_view(INTERLEAVED)
     found = _heard(b, right=False)
-    truth = examples(b)
+    truth = examples(b.files)
     with open_store(b.root) as store:
         for name in [*TEXT_PARTS, AUDIO]:
             opts = RetrieverOptions(model_path=str(tiny_clap_path())) if name == AUDIO else RetrieverOptions()
@@ -142,10 +142,10 @@ def test_a_part_that_cannot_read_the_example_refuses_that_query_only(built):
     combination refuses it (scores 0) and answers the others."""
     b = built
     found = _heard(b, right=True)
-    silent = sorted(examples(b))[0]
+    silent = sorted(examples(b.files))[0]
     found._heard[silent] = Heard(None, 0.0, (), "silence")
     got = evaluate_interleaved(b, [f"hybrid:{OC},soft:yamnet"], _context(save=False), example_set=found)
     r = got.runs[f"hybrid:{OC},soft:yamnet@interleaved"]
-    refused = {q for q, row in interleaved_rows(b).items() if silent in row.examples}
+    refused = {q for q, row in interleaved_rows(b.files).items() if silent in row.examples}
     assert refused and set(r.failures) == refused
     assert r.describe["example_formula"] is not None

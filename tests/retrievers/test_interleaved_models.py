@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 from reasonaudio.evaluation.by_example import by_example, evaluate_interleaved
 from reasonaudio.evaluation.evaluate import EvalContext, evaluate_retrievers
 from reasonaudio.querylang.examples import names_in, placeholder, substitute
-from reasonaudio.dataset.benchmark import load_benchmark
-from reasonaudio.dataset.interleaved import example_path, examples, interleaved_rows, interleaved_view
+from reasonaudio.dataset.view import load_benchmark
+from reasonaudio.dataset.interleaved import INTERLEAVED, example_path, examples, interleaved_rows
 from reasonaudio.errors import ModelError, ReasonAudioError
 from reasonaudio.generator.build import BuildParams, build_benchmark
 from reasonaudio.ingest.run import IngestOptions, ingest_model
@@ -62,7 +62,7 @@ def test_every_offline_retriever_evaluates_by_example(ingested):
     names = ["oracle", "oracle-perceived", "bag-of-sounds", "random", *LEARNED]
     evaluate_retrievers(b, names, _context())
     got = evaluate_interleaved(b, names, _context())
-    n = len(interleaved_rows(b))
+    n = len(interleaved_rows(b.files))
     readings = {}
     for name in names:
         r = got.runs[f"{name}@interleaved"]
@@ -80,7 +80,7 @@ def test_every_offline_retriever_evaluates_by_example(ingested):
 
 def _first_variant(bench):
     """(the interleaved view, its examples, its first query, that query's example name)."""
-    b = interleaved_view(bench)
+    b = bench.with_view(INTERLEAVED)
     q = b.queries[0]
     (name,) = names_in(q.text)
     return b, ExampleSet.of_build(b), q, name
@@ -152,7 +152,7 @@ def bench_copy(model_built, tmp_path, monkeypatch):
 
 
 def _example_wave(b, name, rate):
-    wave, sr = sf.read(str(example_path(b, examples(b)[name])), dtype="float32")
+    wave, sr = sf.read(str(example_path(b.files, examples(b.files)[name])), dtype="float32")
     return resample(wave, sr, rate)
 
 
@@ -181,7 +181,7 @@ def test_two_stage_model_captioner_reads_the_example_as_its_own_caption(bench_co
 
     ctx = EvalContext(save=False, retriever_options={TWO_STAGE: RetrieverOptions(captioner_path=path)})
     first = evaluate_interleaved(b, [TWO_STAGE], ctx).runs[f"{TWO_STAGE}@interleaved"]
-    rows = interleaved_rows(b)
+    rows = interleaved_rows(b.files)
     assert first.describe["examples"] == "model-caption" and not first.failures
     assert len(first.per_query) == len(rows)
     assert calls  # the examples were captioned by the model
@@ -228,7 +228,7 @@ def test_model_caption_refuses_a_captioner_other_than_the_collections(bench_copy
 # --- omni embedders: interleaved ---------------------------------------------------------------
 
 def _omni_reader(b, store):
-    view = interleaved_view(b)
+    view = b.with_view(INTERLEAVED)
     found = ExampleSet.of_build(view)
     r = get_retriever(OMNI, view, RetrieverOptions(model_path=str(tiny_omni_path())), store=store)
     return view, found, r, with_examples(r, found)
@@ -236,8 +236,8 @@ def _omni_reader(b, store):
 
 def _short_single_example_query(b):
     """An interleaved query with one example no longer than the twin's 5 s window."""
-    for row in interleaved_rows(b).values():
-        if len(row.examples) == 1 and examples(b)[row.examples[0]].duration <= 5.0:
+    for row in interleaved_rows(b.files).values():
+        if len(row.examples) == 1 and examples(b.files)[row.examples[0]].duration <= 5.0:
             return row
     pytest.skip("no interleaved query with one short example in this build")
 
@@ -292,7 +292,7 @@ def test_omni_embedder_reads_the_query_as_one_interleaved_input(bench_copy):
     result = evaluate_interleaved(b, [OMNI], EvalContext(save=False, retriever_options={
         OMNI: RetrieverOptions(model_path=str(tiny_omni_path()))})).runs[f"{OMNI}@interleaved"]
     assert result.describe["examples"] == "interleaved" and not result.failures
-    assert len(result.per_query) == len(interleaved_rows(b))
+    assert len(result.per_query) == len(interleaved_rows(b.files))
 
 
 def test_an_embedder_without_the_capability_gets_audio_plus_text(bench_copy, monkeypatch):

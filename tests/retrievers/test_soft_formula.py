@@ -19,7 +19,7 @@ from store_helpers import random_logic
 
 from reasonaudio.querylang.judge import ClipIndex
 from reasonaudio.logic import labels
-from reasonaudio.dataset.benchmark import load_benchmark
+from reasonaudio.dataset.view import load_benchmark
 from reasonaudio.detect.events import Detected, detected_clip
 from reasonaudio.detect.soft import SoftIndex
 from reasonaudio.generator.build import BuildParams, build_benchmark

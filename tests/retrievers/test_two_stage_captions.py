@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from model_fixtures import copy_bench
 
 from reasonaudio.retrievers.base import RetrieverOptions
-from reasonaudio.dataset.benchmark import load_benchmark
+from reasonaudio.dataset.view import load_benchmark
 from reasonaudio.dataset.clip import Clip, Event
 from reasonaudio.ingest.run import IngestOptions, ingest_model
 from reasonaudio.models.captioners import (

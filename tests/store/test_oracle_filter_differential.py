@@ -15,7 +15,7 @@ import pytest
 from store_helpers import write_fake_benchmark
 
 from reasonaudio.querylang.judge import ClipIndex
-from reasonaudio.dataset.benchmark import load_benchmark
+from reasonaudio.dataset.view import load_benchmark
 from reasonaudio.retrievers.base import RetrieverOptions
 from reasonaudio.retrievers.registry import get_retriever
 

@@ -7,7 +7,7 @@ import json
 import pytest
 from store_helpers import write_fake_benchmark
 
-from reasonaudio.dataset.benchmark import load_benchmark
+from reasonaudio.dataset.view import load_benchmark
 from reasonaudio.errors import StoreError
 from reasonaudio.progress import Hooks
 from reasonaudio.store.base import STATE_LOADING

@@ -70,7 +70,7 @@ def test_200_non_json_is_one_line(built, not_json):
 
 def test_error_body_is_one_short_line_without_the_key(built, echoing_404, monkeypatch):
     monkeypatch.setenv("QDRANT_API_KEY", SECRET)
-    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.dataset.view import load_benchmark
 
     label = load_benchmark(built).labels[0]
     r = bench("search", label, "--data", built, "-r", "random", "--qdrant-url", echoing_404)

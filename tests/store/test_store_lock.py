@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from hostile import bench, one_line_error, small_build
-from reasonaudio.dataset.benchmark import load_benchmark
+from reasonaudio.dataset.view import load_benchmark
 from reasonaudio.store.collections import PAYLOAD_COLLECTION
 from reasonaudio.store.open import embedded_path, open_store
 
@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 CHILD = r"""
 import sys
-from reasonaudio.dataset.benchmark import load_benchmark
+from reasonaudio.dataset.view import load_benchmark
 from reasonaudio.progress import Hooks
 from reasonaudio.store.collections import PAYLOAD_COLLECTION, ingest_payload
 from reasonaudio.store.open import open_store

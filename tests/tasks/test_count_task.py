@@ -25,7 +25,7 @@ from reasonaudio.logic import (And, Before, Count, Has, Lasts, Not, Or, Overlap,
 from reasonaudio.querylang.parser import parse
 from reasonaudio.querylang.semantics import evaluate, holds, intervals, occurrences
 from reasonaudio.generator.writer import logic_to_text
-from reasonaudio.dataset.benchmark import load_benchmark
+from reasonaudio.dataset.view import load_benchmark
 from reasonaudio.dataset.clip import Clip, Event, validate_clip
 from reasonaudio.errors import DataError, LogicError, QueryParseError
 from reasonaudio.generator.build import BuildParams, build_benchmark

@@ -29,7 +29,8 @@ from reasonaudio.generator.templates import (
     render_query,
     templates_for_shape,
 )
-from reasonaudio.dataset.benchmark import TASKS, load_benchmark
+from reasonaudio.dataset.benchmark import TASKS
+from reasonaudio.dataset.view import load_benchmark
 from reasonaudio.atoms.registry import open_bank
 from reasonaudio.generator.build import BuildParams, build_benchmark
 from reasonaudio.generator.compose import ComposeParams, Composer

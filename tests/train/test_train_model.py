@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from reasonaudio.querylang.semantics import holds, intervals
 from reasonaudio.generator.templates import SHAPES, templates_for_shape
-from reasonaudio.dataset.benchmark import load_benchmark
+from reasonaudio.dataset.view import load_benchmark
 from reasonaudio.errors import DataError
 from reasonaudio.generator.build import BuildParams, build_benchmark
 from reasonaudio.retrievers.base import RetrieverOptions

@@ -121,7 +121,7 @@ def test_bench_eval_at_80_columns_shows_every_number_whole(evaluated):
 
 def test_wide_tables_keep_one_line_cells(evaluated):
     from reasonaudio.evaluation.results import load_results
-    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.dataset.view import load_benchmark
     from reasonaudio.views.results import eval_table
 
     results = load_results(load_benchmark(evaluated))

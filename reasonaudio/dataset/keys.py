@@ -4,7 +4,8 @@ A result is identified by three fields, never by a name grammar: the retriever's
 ``name``, the acoustic ``condition`` its audio was rendered under (``clean``, ``snr5``, ``long``),
 and the ``view``, the texts of the queries it answered (a formulation such as ``caption`` or
 ``question``, or ``interleaved``). Every command that evaluates, compares or reports addresses
-results by key.
+results by key. The three are the fields of a :class:`~reasonaudio.dataset.view.BenchmarkView`,
+whose ``key(name)`` is the key of ``name``'s result on it.
 
 Two strings are derived from a key, for files and for people, and nothing reads either back:
 
