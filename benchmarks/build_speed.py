@@ -19,7 +19,8 @@ import numpy as np
 
 from reasonaudio.querylang.judge import ClipIndex
 from reasonaudio.logic import labels
-from reasonaudio.dataset.benchmark import TASKS, load_benchmark
+from reasonaudio.dataset.benchmark import TASKS
+from reasonaudio.dataset.view import load_benchmark
 from reasonaudio.generator.build import BuildParams, build_benchmark
 from record import Figure, vs_target, write_record
 

@@ -46,7 +46,7 @@ def main() -> int:
     ap.add_argument("--mode", default="zero-shot")
     args = ap.parse_args()
 
-    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.dataset.view import load_benchmark
     from reasonaudio.detect.collection import DetectOptions, calibrated, run_detection
     from reasonaudio.detect.clip_frames import load_tagger
     from reasonaudio.detect.labelmap import build_label_map

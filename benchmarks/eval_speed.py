@@ -22,7 +22,7 @@ from reasonaudio.evaluation.evaluate import evaluate_run
 from reasonaudio.evaluation.runs import Run
 from reasonaudio.evaluation.significance import paired_randomization_test
 from reasonaudio.querylang.judge import hard_negatives
-from reasonaudio.dataset.benchmark import load_benchmark
+from reasonaudio.dataset.view import load_benchmark
 from reasonaudio.generator.build import BuildParams, build_benchmark
 from reasonaudio.retrievers.base import Hit
 from record import Figure, vs_baseline, write_record

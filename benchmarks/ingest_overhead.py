@@ -77,7 +77,7 @@ def main() -> int:
 
     import numpy as np
 
-    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.dataset.view import load_benchmark
     from reasonaudio.ingest.embedding_cache import EmbeddingCache
     from reasonaudio.ingest.pipelines import AudioPipeline, Timings, open_pipeline
     from reasonaudio.ingest.run import IngestOptions, ingest_model

@@ -48,7 +48,7 @@ def main() -> int:
             return 2
     with tempfile.TemporaryDirectory() as tmp:
         fresh_cache(Path(tmp) / "cache")
-        from reasonaudio.dataset.benchmark import load_benchmark
+        from reasonaudio.dataset.view import load_benchmark
         from reasonaudio.experiments.detection import DetectRun
         from reasonaudio.experiments.main_detector import DetectorPlan, detect_trained, prepare_detector
         from reasonaudio.store.open import open_store

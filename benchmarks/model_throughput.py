@@ -54,7 +54,7 @@ def main() -> None:
     ap.add_argument("--clips", type=int, default=32)
     args = ap.parse_args()
 
-    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.dataset.view import load_benchmark
     from reasonaudio.generator.build import BuildParams, build_benchmark
     from reasonaudio.render.clips import bench_renderer
     from reasonaudio.models.batching import run_all

@@ -54,7 +54,7 @@ def main() -> None:
     ap.add_argument("--data", default=None, help="a built benchmark directory instead")
     args = ap.parse_args()
     if args.data:
-        from reasonaudio.dataset.benchmark import load_benchmark
+        from reasonaudio.dataset.view import load_benchmark
 
         bench = load_benchmark(args.data)
         labels = list(bench.labels)

@@ -74,7 +74,7 @@ def copy_bench(src: Path, dst: Path) -> Path:
 
 
 def run(src: Path, work: Path, label: str, args: argparse.Namespace, engine=None) -> dict:
-    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.dataset.view import load_benchmark
     from reasonaudio.ingest.run import IngestOptions, ingest_model
     from reasonaudio.progress import Hooks
     from reasonaudio.store.open import open_store

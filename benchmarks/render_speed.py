@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from reasonaudio.dataset.benchmark import load_benchmark
+from reasonaudio.dataset.view import load_benchmark
 from reasonaudio.atoms.registry import open_bank
 from reasonaudio.generator.build import BuildParams, build_benchmark
 from reasonaudio.render.clips import Renderer, RenderParams, write_clip_audio

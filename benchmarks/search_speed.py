@@ -128,7 +128,7 @@ def real_points(data: Path, points: int, queries: int) -> tuple[list[str], list[
     """The vocabulary, ``points`` clips drawn with replacement (seed 0) from the detected
     collection of the build at ``data`` (label -> (p, p3, onset s, offset s), as stored), and its
     queries' logic repeated to ``queries``."""
-    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.dataset.view import load_benchmark
     from reasonaudio.detect.collection import detected_collection
     from reasonaudio.errors import DataError
     from reasonaudio.store.open import open_store

@@ -24,7 +24,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from reasonaudio.dataset.benchmark import load_benchmark
+from reasonaudio.dataset.view import load_benchmark
 from reasonaudio.retrievers.oracle import OracleRetriever
 from reasonaudio.store.base import Store
 from reasonaudio.store.collections import PAYLOAD_COLLECTION, ingest_payload

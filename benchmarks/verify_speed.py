@@ -16,7 +16,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from reasonaudio.dataset.benchmark import BENCHMARK_FILES, load_benchmark
+from reasonaudio.dataset.benchmark import BENCHMARK_FILES
+
+from reasonaudio.dataset.view import load_benchmark
 from reasonaudio.generator.build import BuildParams, build_benchmark
 from record import vs_baseline, write_record
 

@@ -12,7 +12,7 @@ The public Python API (docs/python.md), silent and returning values::
 Benchmarks: :func:`build`, :func:`load`. Queries: :func:`parse`, :func:`parse_detailed`.
 Retrievers: :func:`retriever_names`, :func:`get_retriever`, :func:`search`. Results:
 :func:`evaluate`, :func:`load_results`, :func:`scores`, :func:`load_run`. Types:
-:class:`Benchmark`, :class:`Node` (logic), :class:`ParseResult`, :class:`Retriever`,
+:class:`BenchmarkView` (a benchmark as read: files x condition x view), :class:`Node` (logic), :class:`ParseResult`, :class:`Retriever`,
 :class:`RetrieverOptions`, :class:`Results`, :class:`RetrieverResult`, :class:`Run`,
 :class:`SearchOutcome`, ``Pathlike``.
 
@@ -28,7 +28,7 @@ _default_blas_threads()  # before anything imports numpy (see reasonaudio.runtim
 
 __version__ = "0.1.0"
 
-__all__ = ["Benchmark", "Node", "ParseResult", "Pathlike", "Results", "Retriever", "RetrieverOptions",
+__all__ = ["BenchmarkView", "Node", "ParseResult", "Pathlike", "Results", "Retriever", "RetrieverOptions",
            "RetrieverResult", "Run", "SearchOutcome", "__version__", "build", "evaluate",
            "get_retriever", "load", "load_results", "load_run", "parse", "parse_detailed",
            "retriever_names", "scores", "search"]

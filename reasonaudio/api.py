@@ -22,8 +22,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
-from reasonaudio.dataset.benchmark import Benchmark, load_benchmark
-from reasonaudio.dataset.conditions import CLEAN, condition_of, under_condition
+from reasonaudio.dataset.conditions import CLEAN
+from reasonaudio.dataset.view import BenchmarkView, load_benchmark
 from reasonaudio.dataset.interleaved import INTERLEAVED
 from reasonaudio.errors import DataError, ReasonAudioError
 from reasonaudio.evaluation.evaluate import EvalContext
@@ -52,7 +52,7 @@ Pathlike = str | Path
 def build(out: Pathlike, *, clips: int = 10_000, queries: int = 1_000, seed: int = 0,
           bank: str = "synthetic", tasks: str | Sequence[str] | None = None, audio: str | None = None,
           conditions: str | None = None, interleaved: float | None = None, overwrite: bool = False,
-          hooks: Hooks = SILENT) -> Benchmark:
+          hooks: Hooks = SILENT) -> BenchmarkView:
     """Build a benchmark directory at ``out`` (``bench build``: same arguments, same bytes for
     the same seed) and return it loaded. ``bank``: ``synthetic``, a folder of recordings,
     ``fsd50k:PATH``; ``tasks``: names or ``"all"`` (default: the five built-in tasks);
@@ -69,24 +69,24 @@ def build(out: Pathlike, *, clips: int = 10_000, queries: int = 1_000, seed: int
     return load(out)
 
 
-def load(path: Pathlike, *, condition: str = CLEAN, verify: bool = True) -> Benchmark:
+def load(path: Pathlike, *, condition: str = CLEAN, verify: bool = True) -> BenchmarkView:
     """The benchmark directory at ``path``, its files checked against ``manifest.json`` unless
     ``verify`` is off, read under ``condition`` (``clean``, ``snrNN``, ``long``: what the
     commands' ``--data`` and ``--condition`` give)."""
-    return under_condition(load_benchmark(path, verify=verify), condition)
+    return load_benchmark(path, verify=verify).with_condition(condition)
 
 
 # --- a query ----------------------------------------------------------------------------------
 
-def _labels(vocabulary: Benchmark | Sequence[str]) -> Sequence[str]:
-    return vocabulary.labels if isinstance(vocabulary, Benchmark) else list(vocabulary)
+def _labels(vocabulary: BenchmarkView | Sequence[str]) -> Sequence[str]:
+    return vocabulary.labels if isinstance(vocabulary, BenchmarkView) else list(vocabulary)
 
 
 def _resolve(strict: bool) -> ResolveOptions:
     return STRICT if strict else ResolveOptions()
 
 
-def parse_detailed(text: str, vocabulary: Benchmark | Sequence[str], *,
+def parse_detailed(text: str, vocabulary: BenchmarkView | Sequence[str], *,
                    strict: bool = False) -> ParseResult:
     """``text`` read into logic over ``vocabulary`` (a benchmark's labels, or a list of labels),
     with which words matched which label (``.logic``, ``.resolutions``). ``strict``: exact and
@@ -95,7 +95,7 @@ def parse_detailed(text: str, vocabulary: Benchmark | Sequence[str], *,
     return _parse_detailed(text, _labels(vocabulary), _resolve(strict))
 
 
-def parse(text: str, vocabulary: Benchmark | Sequence[str], *, strict: bool = False) -> Node:
+def parse(text: str, vocabulary: BenchmarkView | Sequence[str], *, strict: bool = False) -> Node:
     """``text`` read into logic (what the oracle runs as a Qdrant filter); see
     :func:`parse_detailed`. ``reasonaudio.logic.to_json`` gives its JSON form."""
     return parse_detailed(text, vocabulary, strict=strict).logic
@@ -108,7 +108,7 @@ def retriever_names() -> list[str]:
     return _retriever_names()
 
 
-def get_retriever(name: str, bench: Benchmark, **options: Any) -> Retriever:
+def get_retriever(name: str, bench: BenchmarkView, **options: Any) -> Retriever:
     """Retriever ``name`` over ``bench`` (its store opened: embedded unless ``QDRANT_URL``);
     ``options`` are :class:`~reasonaudio.retrievers.base.RetrieverOptions` fields
     (``model_path``, ``device``, ``batch_size``, ``dtype``, ...). ``.search(text, k)`` returns
@@ -116,7 +116,7 @@ def get_retriever(name: str, bench: Benchmark, **options: Any) -> Retriever:
     return _get_retriever(name, bench, RetrieverOptions(**options))
 
 
-def search(bench: Benchmark, text: str, retriever: str = "oracle", k: int = 10, *,
+def search(bench: BenchmarkView, text: str, retriever: str = "oracle", k: int = 10, *,
            strict: bool = False, examples: Sequence[str] = (), **options: Any) -> SearchOutcome:
     """``bench search``: ``text`` (or a query id) answered by ``retriever``, parsed once;
     ``.logic`` (None where the text did not parse and the retriever needs no logic), ``.hits``
@@ -130,7 +130,7 @@ def search(bench: Benchmark, text: str, retriever: str = "oracle", k: int = 10, 
 
 # --- evaluation and results -------------------------------------------------------------------
 
-def evaluate(bench: Benchmark, retrievers: Sequence[str | Retriever], *, formulation: str = CAPTION,
+def evaluate(bench: BenchmarkView, retrievers: Sequence[str | Retriever], *, formulation: str = CAPTION,
              depth: int = 100, save: bool = True, options: RetrieverOptions | None = None,
              retriever_options: dict[str, RetrieverOptions] | None = None,
              hooks: Hooks = SILENT) -> Results:
@@ -154,13 +154,13 @@ def evaluate(bench: Benchmark, retrievers: Sequence[str | Retriever], *, formula
             raise ReasonAudioError("evaluate: the interleaved view asks retrievers by name "
                                    "(each reads an example by its record)")
         return evaluate_retrievers(bench, list(retrievers), context.with_(formulation=formulation))
-    plan = make_plan(bench, [str(r) for r in retrievers], condition=condition_of(bench).name,
+    plan = make_plan(bench, [str(r) for r in retrievers], condition=bench.condition.name,
                      formulation=CAPTION if interleaved else formulation, interleaved=interleaved)
     (cell,) = run_plan(bench, plan, context).cells
     return cell.results
 
 
-def load_results(bench: Benchmark, names: Sequence[str] | None = None) -> Results:
+def load_results(bench: BenchmarkView, names: Sequence[str] | None = None) -> Results:
     """The results saved for ``bench`` (under its condition): ``names`` in that order, or every
     one (the oracle first). Results of another build are listed in ``.stale``, not returned."""
     return _load_results(bench, names)
@@ -179,7 +179,7 @@ def scores(results: Results, metric: str = "acc@1") -> dict[str, dict[str, float
     return out
 
 
-def load_run(bench: Benchmark, name: str) -> Run:
+def load_run(bench: BenchmarkView, name: str) -> Run:
     """The ranked hits a saved evaluation of ``name`` gave each query (``.hits[query_id]``, best
     first), read from its TREC file."""
     path = run_path(bench, name)
@@ -188,6 +188,6 @@ def load_run(bench: Benchmark, name: str) -> Run:
     return read_trec(path, name)
 
 
-__all__ = ["Benchmark", "Node", "ParseResult", "Pathlike", "Results", "Retriever", "RetrieverOptions",
+__all__ = ["BenchmarkView", "Node", "ParseResult", "Pathlike", "Results", "Retriever", "RetrieverOptions",
            "RetrieverResult", "Run", "SearchOutcome", "build", "evaluate", "get_retriever", "load",
            "load_results", "load_run", "parse", "parse_detailed", "retriever_names", "scores", "search"]

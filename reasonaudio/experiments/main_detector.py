@@ -20,7 +20,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from reasonaudio.dataset.benchmark import Benchmark, content_digest, load_benchmark
+from reasonaudio.dataset.benchmark import content_digest
+from reasonaudio.dataset.view import BenchmarkView, load_benchmark
 from reasonaudio.detect.collection import DetectOptions
 from reasonaudio.detect.trained import CARD
 from reasonaudio.experiments.detection import DetectRun, detect_and_evaluate
@@ -61,14 +62,14 @@ class MainDetector:
     builds: tuple[Path, ...]
 
 
-def training_params(bench: Benchmark, plan: DetectorPlan = DetectorPlan()) -> list[BuildParams]:
+def training_params(bench: BenchmarkView, plan: DetectorPlan = DetectorPlan()) -> list[BuildParams]:
     """The training builds of ``plan`` for ``bench``: its bank, seeds beside its own."""
     atoms = str((bench.manifest.get("parameters") or {}).get("atoms"))
     return [BuildParams(atoms=atoms, seed=bench.seed + off, n_clips=plan.clips, n_queries=plan.queries)
             for off in plan.seed_offsets]
 
 
-def model_key(builds: list[Benchmark], recipe: DetectorRecipe) -> str:
+def model_key(builds: list[BenchmarkView], recipe: DetectorRecipe) -> str:
     """16 hex: sha256 of the training builds' content digests, the recipe and the runtime
     packages (torch's version can change the weights' bytes)."""
     record = {"format": KEY_FORMAT, "builds": [content_digest(b.manifest) for b in builds],
@@ -76,7 +77,7 @@ def model_key(builds: list[Benchmark], recipe: DetectorRecipe) -> str:
     return hashlib.sha256(json.dumps(record, sort_keys=True).encode("utf-8")).hexdigest()[:16]
 
 
-def prepare_detector(bench: Benchmark, out: Path, plan: DetectorPlan = DetectorPlan(),
+def prepare_detector(bench: BenchmarkView, out: Path, plan: DetectorPlan = DetectorPlan(),
                      hooks: Hooks = SILENT) -> MainDetector:
     """Build (or keep) the training builds under ``out/detector``, then train the model there
     unless it is there under its key."""
@@ -99,7 +100,7 @@ def prepare_detector(bench: Benchmark, out: Path, plan: DetectorPlan = DetectorP
     return MainDetector(path, key, True, tuple(roots))
 
 
-def detect_trained(bench: Benchmark, store: Store, model: MainDetector, calibration: Path,
+def detect_trained(bench: BenchmarkView, store: Store, model: MainDetector, calibration: Path,
                    hooks: Hooks = SILENT) -> DetectRun:
     """``bench detect --mode trained`` with ``model``, calibrated on ``calibration``."""
     options = DetectOptions(mode="trained", model_path=model.path, calibration=calibration)

@@ -78,7 +78,7 @@ def test_a_second_run_reuses_the_model_by_content_key_with_the_same_figures(ran)
 
 
 def test_the_key_follows_what_determines_the_weights(ran):
-    from reasonaudio.dataset.benchmark import load_benchmark
+    from reasonaudio.dataset.view import load_benchmark
 
     _, first, _, _, _ = ran
     builds = [load_benchmark(b) for b in first.trained_detector.builds]
