@@ -38,7 +38,7 @@ from reasonaudio.generator.build import (BuildParams, absolute_bank_spec, add_fo
                                          build_benchmark, holds_build)
 from reasonaudio.generator.calibration import CalibrationMade, make_calibration_builds
 from reasonaudio.ingest.run import IngestSummary, ingest_model
-from reasonaudio.models.names import is_combined, not_offline, offline_learned, ran_yamnet
+from reasonaudio.models.names import is_combined, is_lexical, not_offline, offline_learned, ran_yamnet
 from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.retrievers.base import QueryVectors, RetrieverOptions
 from reasonaudio.store.collections import ingest_payload
@@ -138,8 +138,6 @@ def spectrum_names(learned: list[str], results: Results) -> list[str]:
     """The Qdrant-side rungs the demo adds once ``detected:yamnet`` exists: the soft logic, BM25
     over the ground-truth captions, each dense learned retriever's hybrid with the soft logic,
     and RRF / DBSF of the best dense one with BM25 and with the soft logic."""
-    from reasonaudio.models.names import is_lexical
-
     dense = [n for n in learned if not is_lexical(n)]
     if not dense:
         return []

@@ -7,6 +7,8 @@ hand-edited directory fails here with the file and field named, not deep inside 
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -150,9 +152,6 @@ def content_digest(manifest: dict[str, Any]) -> str:
     """sha256 of a manifest without its :data:`MACHINE_FIELDS`: the same for every user who
     builds the same benchmark (its files' hashes, seed, parameters, the bank's portable record),
     whatever their package versions; the docs quote it beside every figure."""
-    import hashlib
-    import json
-
     kept = {k: v for k, v in manifest.items() if k not in MACHINE_FIELDS}
     return hashlib.sha256(json.dumps(kept, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
 

@@ -14,6 +14,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -72,9 +75,6 @@ class LabelMap:
                         tuple(p[:k] for p in self.profiles))
 
     def digest(self) -> str:
-        import hashlib
-        import json
-
         return hashlib.sha256(json.dumps(self.to_json(), sort_keys=True).encode()).hexdigest()[:16]
 
     def tracks(self, probs: np.ndarray) -> np.ndarray:
@@ -109,8 +109,6 @@ def tag_names_class(tag: str, class_name: str) -> bool:
     and its last word is completed by at most an inflection (:data:`WORD_ENDINGS`). Stricter
     than ``tagger_check.tag_matches`` (a word-start prefix), which is right for confirming an
     atom from its top-5 classes but lets ``bell`` pull in ``Belly laugh`` as a label's class."""
-    import re
-
     tag = tag.strip().lower()
     if not tag:
         return False
@@ -184,9 +182,6 @@ def bank_tags(bank: Any) -> dict[str, tuple[tuple[str, ...], str]]:
 
 def _cache_file(mode: str, bank: Any, labels: Sequence[str], tagger: Any, top_k: int | None,
                 tags: Any, cache_dir: Path | None) -> Path:
-    import hashlib
-    import json
-
     key = {"mode": mode, "labels": list(labels), "tagger": tagger.revision, "top_k": top_k,
            "tags": tags, "text": "minilm" if mode == "zero-shot" else None,
            "bank": bank.describe() if mode == "enrolled" else None, "schema": 3}
@@ -199,8 +194,6 @@ def build_label_map(mode: str, bank: Any, labels: Sequence[str], tagger: Any, *,
                     cache_dir: Path | None = None) -> LabelMap:
     """The label map for ``mode``, kept in the cache (``detect/labelmap-*.json``) keyed by
     everything it depends on, so a rerun loads neither the text embedder nor the atoms."""
-    import json
-
     if mode not in MODES:
         raise DataError(f"--mode: unknown detection mode {mode!r} (known: {', '.join(MODES)})")
     k = top_k or max(TOP_K_CHOICES[mode])

@@ -40,10 +40,13 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
+import soundfile as sf
+import soxr
 
 from reasonaudio.dataset.benchmark import FORMULATIONS as FORMULATIONS_FILE
 from reasonaudio.dataset.benchmark import MANIFEST, TASKS, load_benchmark
 from reasonaudio.errors import DataError
+from reasonaudio.evaluation.results import fingerprint
 from reasonaudio.output_dirs import EXPORT_OUTPUT
 from reasonaudio.tasks.base import FORMULATIONS
 from reasonaudio.tasks.formulation_records import is_default
@@ -148,7 +151,6 @@ class TaskSource:
 
 
 def _benchmark_source(root: Path, atoms: str | None, verify: bool) -> TaskSource:
-    from reasonaudio.evaluation.results import fingerprint
     from reasonaudio.render.clips import bench_renderer
 
     bench = load_benchmark(root, verify=verify)
@@ -189,9 +191,6 @@ def _table(root: Path, folder: str) -> list[dict[str, Any]]:
 
 
 def _export_source(root: Path) -> TaskSource:
-    import soundfile as sf
-    import soxr
-
     record_path = root / EXPORT_FILE
     try:
         record = json.loads(record_path.read_text(encoding="utf-8"))

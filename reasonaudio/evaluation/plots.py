@@ -34,12 +34,14 @@ from reasonaudio.evaluation.intervals import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEE
                                          bootstrap_interval, group_values, interval_method,
                                          metric_interval)
 from reasonaudio.evaluation.embeddings import ProjectionQuery, load_projection_data
-from reasonaudio.evaluation.failures import Breakdown
+from reasonaudio.evaluation.failures import KIND_NAMES, Breakdown
 from reasonaudio.evaluation.metrics import LABELS
 from reasonaudio.evaluation.results import Results, RetrieverResult, embeddings_path, slug
 from reasonaudio.dataset.benchmark import ALL_TASKS, Benchmark
 from reasonaudio.errors import ReasonAudioError
+from reasonaudio.extras import require
 from reasonaudio.fileio import atomic_file, write_json
+from reasonaudio.models.names import name_lines
 
 BAR_METRICS = ("acc@1", "ndcg@10", "mc_acc")
 PROJECTIONS = ("pca", "tsne")
@@ -94,8 +96,6 @@ LEGEND_NAME_WIDTH = 44
 def wrap_label(label: str, width: int = LEGEND_NAME_WIDTH) -> str:
     """A legend label on lines of at most ``width`` characters, broken where a retriever name
     may break (``models/names.py``: after ``:``, ``+``, ``,``, before ``@`` and spaces)."""
-    from reasonaudio.models.names import name_lines
-
     return "\n".join(name_lines(label, width)) or label
 
 
@@ -158,8 +158,6 @@ def bar_intervals(results: Results, groups: Sequence[str],
 
 
 def _plt():
-    from reasonaudio.extras import require
-
     matplotlib = require("matplotlib", "PNG plots")
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
@@ -328,8 +326,6 @@ def plot_failures(failures: Breakdown, out: Path) -> list[Path]:
     share of the group's queries it failed (Acc@1 = 0), split by failure kind (colours from
     :func:`palette` over the kinds in their table's order), and ``failures.json`` beside it with
     every count and the failed query ids. Nothing without a retriever."""
-    from reasonaudio.evaluation.failures import KIND_NAMES
-
     if not failures.retrievers:
         return []
     plt = _plt()

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from reasonaudio.evaluation.by_example import by_example
 from reasonaudio.evaluation.compare import Comparison, compare
 from reasonaudio.evaluation.condition_scores import (
     condition_scores,
@@ -25,6 +26,7 @@ from reasonaudio.models.names import ABLATED, is_embedding
 from reasonaudio.fileio import atomic_dir, read_json, write_json
 from reasonaudio.output_dirs import REPORT_OUTPUT
 from reasonaudio.provenance import versions
+from reasonaudio.retrievers.registry import input_kind
 
 
 REPORT_FILE, REPORT_FORMAT = REPORT_OUTPUT.marker, REPORT_OUTPUT.format
@@ -85,8 +87,6 @@ class Spectrum:
 
 def spectrum(results: Results) -> Spectrum | None:
     """The spectrum of the saved results, or ``None`` without a learned retriever among them."""
-    from reasonaudio.retrievers.registry import input_kind
-
     runs = list(results.runs.values())
     # BM25 sits on the learned rung (the two-stage paradigm) but is not a learned embedding
     learned = [r for r in runs if is_embedding(r.name)]
@@ -198,7 +198,6 @@ def run_report(bench: Benchmark, out: Path | None = None, names: Sequence[str] |
     out = Path(out) if out is not None else default_report_dir(bench)
     scores = condition_scores(bench, names) if len(saved_conditions(bench)) > 1 else None
     rob = robustness(bench, names)
-    from reasonaudio.evaluation.by_example import by_example
 
     pairs = by_example(bench, names)
     failed = breakdown(bench, results)

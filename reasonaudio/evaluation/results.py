@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -220,8 +221,6 @@ def embeddings_path(bench: Benchmark, name: str) -> Path:
 
 
 def save_result(bench: Benchmark, result: RetrieverResult) -> Path:
-    import json
-
     path = result_path(bench, result.name)
     with atomic_file(path, "w", encoding="utf-8", newline="\n") as fh:
         fh.write(json.dumps(result.to_json(), ensure_ascii=False, indent=1, allow_nan=False) + "\n")

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from reasonaudio.errors import DataError, ReasonAudioError
+from reasonaudio.models import yamnet
 from reasonaudio.provenance import installed_version, lock_digest, lock_pins
 
 REFERENCE_FILE = Path(__file__).resolve().parents[1] / "data" / "reference.json"
@@ -95,8 +96,6 @@ def check_packages() -> Check:
 
 
 def check_tagger(reference: dict[str, Any]) -> Check:
-    from reasonaudio.models import yamnet
-
     ok, why = yamnet.is_available()
     if not ok:
         return Check("tagger", None, f"YAMNet cannot load here ({why})")

@@ -21,21 +21,31 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from reasonaudio.dataset.interleaved import INTERLEAVED
+from reasonaudio.evaluation.compare import compare
+from reasonaudio.evaluation.failures import breakdown, no_evidence
 from reasonaudio.evaluation.intervals import metric_interval
 from reasonaudio.evaluation.metrics import LABELS, METRICS, OVERALL, first_rank
 from reasonaudio.evaluation.results import Results, load_results, run_path
 from reasonaudio.evaluation.runs import Run, read_trec
+from reasonaudio.models.label_matcher import shared_matcher
 from reasonaudio.querylang.ablation import ABLATIONS
 from reasonaudio.logic import Node, conjuncts, describe, labels
 from reasonaudio.dataset.benchmark import CHOICES, TASKS, Benchmark, Choice
 from reasonaudio.dataset.clip import Clip
-from reasonaudio.errors import ReasonAudioError, error_line
+from reasonaudio.errors import QueryParseError, ReasonAudioError, error_line
 from reasonaudio.explorer.store_access import StoreAccess
 from reasonaudio.explorer.retriever_view import CAPTION, DETECTED, EVENTS, FIELDS, sources
 from reasonaudio.explorer.verdicts import Seen, breaking, broken, checks, measurements, verdict
 from reasonaudio.fileio import read_jsonl
 from reasonaudio.models.captioners import oracle_caption
-from reasonaudio.models.names import TWO_STAGE
+from reasonaudio.models.names import TWO_STAGE, parse_two_stage
+from reasonaudio.querylang.parser import ResolveOptions, parse_detailed
+from reasonaudio.retrievers.base import RetrieverOptions
+from reasonaudio.retrievers.registry import TRUTH, get_retriever, input_kind, spec_for
+from reasonaudio.store.collections import PAYLOAD_COLLECTION
+from reasonaudio.store.open import resolve_backend
+from reasonaudio.tasks.formulation_records import is_default
 
 DIMENSIONS = ("formulation", "condition", "examples")
 """fields of a result's ``describe`` shown as columns beside its name when any result has them"""
@@ -120,9 +130,6 @@ class Failure:
 def shown_results(bench: Benchmark) -> Results:
     """The saved results the pages show: every result of the caption formulation (``load_results``'
     default), then the ``NAME@interleaved`` ones (their "examples" column), read in one pass."""
-    from reasonaudio.dataset.interleaved import INTERLEAVED
-    from reasonaudio.tasks.formulation_records import is_default
-
     saved = load_results(bench, formulations=True)
     runs = {n: r for n, r in saved.runs.items() if is_default(r.formulation)}
     runs.update((n, r) for n, r in saved.runs.items() if r.formulation == INTERLEAVED)
@@ -153,8 +160,6 @@ class Catalog:
     def __init__(self, bench: Benchmark, plots_dir: Path | None = None,
                  backend: str | None = None, url: str | None = None,
                  bank_spec: str | None = None) -> None:
-        from reasonaudio.store.open import resolve_backend
-
         self.bench = bench
         self.backend = backend
         self.url = url
@@ -251,8 +256,6 @@ class Catalog:
             return self._tables[task]
 
     def _table(self, task: str) -> list[dict[str, Any]]:
-        from reasonaudio.retrievers.registry import TRUTH, input_kind
-
         rows = []
         group = OVERALL if task == "all" else task
         for name, r in self.results.runs.items():
@@ -336,8 +339,6 @@ class Catalog:
 
     def ranked(self, hits: Sequence[Any], logic: Node | None, qid: str | None, start: int = 1) -> list[Ranked]:
         """``hits`` (ranked from ``start``) with the judge's checks, relevance, role and evidence."""
-        from reasonaudio.evaluation.failures import no_evidence
-
         relevant = self.bench.qrels.get(qid, set()) if qid else set()
         choice = self.choice.get(qid) if qid else None
         out = []
@@ -430,8 +431,6 @@ class Catalog:
         saved results and the runs read here), computed once."""
         with self._lock:
             if self._breakdown is None:
-                from reasonaudio.evaluation.failures import breakdown
-
                 runs = {n: self.run(n) for n in self.names}  # None: no run, or one that cannot be read
                 self._breakdown = breakdown(self.bench, self.results, runs)
                 self._failed = {(r.retriever, r.qid): r for r in self._breakdown.records}
@@ -468,8 +467,6 @@ class Catalog:
         with self._lock:
             key = (a, b)
             if key not in self._paired:
-                from reasonaudio.evaluation.compare import compare
-
                 self._paired[key] = compare(self.results.runs[a], self.results.runs[b])
             return self._paired[key]
 
@@ -488,9 +485,6 @@ class Catalog:
 
     def searchable(self) -> list[str]:
         """Retrievers the store can answer with (payload retrievers, then one per collection)."""
-        from reasonaudio.retrievers.registry import spec_for
-        from reasonaudio.store.collections import PAYLOAD_COLLECTION
-
         names: list[str] = []
         for cname, meta in self.collections():
             if cname == PAYLOAD_COLLECTION:
@@ -509,8 +503,6 @@ class Catalog:
 
     def captions(self, clip: Clip) -> list[tuple[str, str]]:
         """(captioner or collection, caption): the ground truth's, then every stored one."""
-        from reasonaudio.models.names import parse_two_stage
-
         out = [("oracle-caption (ground truth)", oracle_caption(clip))]
         with self._lock:
             for cname, meta in self.collections():
@@ -588,9 +580,6 @@ class Catalog:
     def prepare(self, retriever: str) -> Any:
         """The retriever ``retriever`` of the store, built on first use (its model's weights
         loaded) and kept; the search box and the background loading both come here."""
-        from reasonaudio.retrievers.base import RetrieverOptions
-        from reasonaudio.retrievers.registry import get_retriever
-
         if retriever not in self.searchable():
             raise NotFound(f"the store has no retriever {retriever!r} (it has: "
                            f"{', '.join(self.searchable()) or 'none'})")
@@ -610,9 +599,6 @@ class Catalog:
 
     def search(self, text: str, retriever: str, k: int) -> dict[str, Any]:
         """``bench search`` for the page: logic, sound-name resolutions, ranked hits with checks."""
-        from reasonaudio.querylang.parser import parse_detailed
-        from reasonaudio.errors import QueryParseError
-        from reasonaudio.retrievers.registry import spec_for
         from reasonaudio.retrievers.stored_vectors import resolve_query_text
 
         if retriever not in self.searchable():
@@ -660,9 +646,6 @@ def detected_timeline(payload: dict[str, Any], duration: float, logic: Node | No
 def resolve_options() -> Any:
     """How the search box reads sound phrases: as ``bench search`` does by default (labels, then
     MiniLM's semantic fallback, loaded on the first phrase that needs it)."""
-    from reasonaudio.querylang.parser import ResolveOptions
-    from reasonaudio.models.label_matcher import shared_matcher
-
     return ResolveOptions(semantic=shared_matcher())
 
 

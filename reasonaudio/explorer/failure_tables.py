@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from reasonaudio.evaluation.failures import KINDS
+
 ALL = "all"
 
 
@@ -52,6 +54,4 @@ def by_task(bd: Any, name: str) -> tuple[list[str], list[KindRow]]:
 
 def meanings() -> list[tuple[str, str]]:
     """(kind, what it means) for every kind, in priority order (the page's legend)."""
-    from reasonaudio.evaluation.failures import KINDS
-
     return [(k.name, k.means) for k in KINDS]

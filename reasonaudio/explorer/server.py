@@ -16,6 +16,7 @@ from typing import Any, Iterator
 
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.errors import ReasonAudioError
+from reasonaudio.explorer.catalog import Catalog
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -103,7 +104,6 @@ def listen(host: str, port: int) -> Listening:
 
 def build_app(bench: Benchmark, plots: Path | None = None, backend: str | None = None,
               url: str | None = None, bank_spec: str | None = None) -> Any:
-    from reasonaudio.explorer.catalog import Catalog
     from reasonaudio.explorer.webapp import create_app  # its packages are in the core install
 
     catalog = Catalog(bench, plots if plots is not None else default_plots(bench), backend, url, bank_spec)

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any, Callable, Sequence, TypeVar
 
 from reasonaudio.errors import ReasonAudioError, StoreError, error_line
+from reasonaudio.explorer.store_copy import StoreCopy
+from reasonaudio.store.open import embedded_path, open_store, resolve_backend
 
 T = TypeVar("T")
 
@@ -37,8 +39,6 @@ class StoreAccess:
     def open(self) -> Any:
         """The store, opened read-only on first use (None, with :attr:`error`, when it cannot)."""
         if self._store is None and self.error is None:
-            from reasonaudio.store.open import embedded_path, open_store, resolve_backend
-
             backend, _ = resolve_backend(self.backend, self.url)
             folder = embedded_path(self.root, backend)
             if backend != "server" and not folder.is_dir():  # opening would create it
@@ -84,9 +84,6 @@ class StoreAccess:
             raise
 
     def _switch_to_copy(self, exc: Exception) -> bool:
-        from reasonaudio.explorer.store_copy import StoreCopy
-        from reasonaudio.store.open import embedded_path
-
         if self._copy is not None or getattr(self._store, "backend", None) != "edge":
             return False
         try:

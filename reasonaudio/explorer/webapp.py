@@ -16,6 +16,7 @@ import traceback
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
@@ -39,8 +40,10 @@ from reasonaudio.explorer.downloads import (CSV_TYPE, JSON_TYPE, TREC_TYPE, atta
                                              table_csv, unreadable_header, with_unreadable)
 from reasonaudio.explorer.failure_tables import by_retriever, by_task, meanings
 from reasonaudio.explorer.model_loading import FAILED, LOADING, READY, Loading
+from reasonaudio.explorer.spectrogram import spectrogram_png
 from reasonaudio.explorer.verdicts import verdict
 from reasonaudio.explorer.ranges import RangeError, parse_range
+from reasonaudio.retrievers.registry import SHORT_KIND
 
 STATIC = Path(__file__).parent / "static"
 MAX_K = 100
@@ -66,8 +69,6 @@ def breakable(name: str) -> Markup:
 
 def short_kind(kind: str) -> str:
     """What a retriever reads, in one word (``retrievers/registry.SHORT_KIND``)."""
-    from reasonaudio.retrievers.registry import SHORT_KIND
-
     return SHORT_KIND.get(kind, kind)
 
 
@@ -312,8 +313,6 @@ class Site:
                         headers={**headers, "Content-Range": r.content_range(len(data))})
 
     def spectrogram(self, request: Request) -> Response:
-        from reasonaudio.explorer.spectrogram import spectrogram_png
-
         clip = self.catalog.clip(request.path_params["cid"])
         with self.pictures_lock:
             data = self.pictures.get(clip.id)
@@ -381,8 +380,6 @@ OUTCOMES = ("all", "a", "b")
 def server_query(request: Request) -> str:
     """The query string without the parameters the page's script keeps its table state in
     (``TABLE.sort``, ``TABLE.q``, ...: a dot in the name); the server renders the same page."""
-    from urllib.parse import urlencode
-
     return urlencode([(k, v) for k, v in request.query_params.multi_items() if "." not in k])
 
 

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from reasonaudio.atoms.beds import checked_beds, open_beds
 from reasonaudio.querylang.judge import ClipIndex
 from reasonaudio.logic import to_json
 from reasonaudio.querylang.semantics import holds, occurrences
@@ -336,8 +337,6 @@ def formulations_record(seed: int, rows: list[dict[str, str]]) -> dict[str, Any]
 def _checked_beds(conditions: Any, bank: AtomBank, spec: str, hooks: Hooks) -> dict[str, Any]:
     """The tagger check of every bed bank the conditions use, against this bank's labels (the
     check runs where beds are chosen; the manifest keeps its verdicts)."""
-    from reasonaudio.atoms.beds import checked_beds, open_beds
-
     out: dict[str, Any] = {}
     root = Path(spec) if Path(spec).is_dir() else None
     for spec_name in sorted({c.beds for c in conditions if c.needs_beds}):

@@ -36,6 +36,7 @@ Ray is imported only here and only when a job starts (the ``ray`` extra).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import logging
 import math
@@ -50,8 +51,17 @@ from typing import Any, Callable, Generator, Iterator, Sequence
 
 import numpy as np
 
+from reasonaudio.dataset.benchmark import load_benchmark
 from reasonaudio.dataset.clip import Clip
-from reasonaudio.errors import DataError, ModelError, echo
+from reasonaudio.dataset.conditions import condition_of, under_condition
+from reasonaudio.errors import DataError, ModelError, ReasonAudioError, echo, one_line
+from reasonaudio.ingest.pipelines import open_pipeline
+from reasonaudio.ingest.ray_pool import actor_pool, drop_pool, run_blocks
+from reasonaudio.models.registry import load_model
+from reasonaudio.runtime import blas_single_thread, usable_cores
+from reasonaudio.store.base import PointIn
+from reasonaudio.store.open import open_store, resolve_backend
+from reasonaudio.store.payload import clip_payload
 
 ENGINES = ("local", "ray")
 JOIN_TIMEOUT_S = 5.0
@@ -108,7 +118,6 @@ class RayOptions:
             return self
         if self.address:
             return replace(self, cpus_per_worker=1.0)
-        from reasonaudio.runtime import usable_cores
 
         cores = self.local_cpus or usable_cores()
         return replace(self, cpus_per_worker=float(max(1, cores // max(1, self.workers))))
@@ -125,7 +134,6 @@ class RayOptions:
         if self.retries < 0:
             raise DataError(f"ray retries must be >= 0, got {self.retries}")
         if not self.address:  # a local Ray runs on this machine's cores: never more actors
-            from reasonaudio.runtime import usable_cores
 
             cores = self.local_cpus or usable_cores()
             cpus = self.resolved().cpus_per_worker or 1.0
@@ -180,8 +188,6 @@ def ray_engine_from_cli(engine: str, workers: int, gpus_per_worker: float, cpus_
                         address: str | None, backend: str | None, url: str | None) -> "RayEngine | None":
     """The ``--engine`` flags -> the engine (``None``: local). Ray flags without ``--engine ray``
     are an error, not ignored."""
-    from reasonaudio.store.open import resolve_backend
-
     if check_engine(engine) == "local":
         given = [flag for flag, on in (("--workers", workers != 1), ("--gpus-per-worker", gpus_per_worker != 0),
                                         ("--cpus-per-worker", cpus_per_worker is not None),
@@ -241,8 +247,6 @@ def ray_session(options: RayOptions) -> Iterator[Any]:
                 check_reachable(options.address)
                 ray.init(address=options.address, **kwargs)
             else:
-                from reasonaudio.runtime import usable_cores
-
                 ray.init(num_cpus=options.local_cpus or max(usable_cores(), math.ceil(options.needed_cpus())),
                          object_store_memory=options.object_store_mb * 1024 * 1024, **kwargs)
         except (ConnectionError, ValueError, RuntimeError) as exc:
@@ -259,8 +263,6 @@ def ray_session(options: RayOptions) -> Iterator[Any]:
         yield ray
     finally:
         if started:
-            from reasonaudio.ingest.ray_pool import drop_pool
-
             drop_pool()  # its actors end with this Ray
             ray.shutdown()
 
@@ -284,9 +286,6 @@ def _check_resources(have: dict[str, float], options: RayOptions) -> None:
 def _worker_bench(root: str, condition: str) -> Any:
     """The benchmark as the driver reads it: loaded from ``root`` (the driver verified it) and
     read under ``condition``, so renders, collections and caches follow it as in a local run."""
-    from reasonaudio.dataset.benchmark import load_benchmark
-    from reasonaudio.dataset.conditions import under_condition
-
     return under_condition(load_benchmark(root, verify=False), condition)
 
 
@@ -368,8 +367,6 @@ class _PoolActor:
         what a subclass adds): the model opens on the first job, the benchmark and renderer per
         job; the job's first batch reports how the actor started (``reused``: the model was
         already loaded by an earlier job)."""
-        from reasonaudio.runtime import blas_single_thread
-
         t0, started = time.perf_counter(), time.time()
         reused = self.pipe is not None
         if not reused:
@@ -470,8 +467,6 @@ class EmbedActor(_PoolActor):
     ``collection`` and ``server_url``."""
 
     def _open(self) -> tuple[Any, dict[str, Any]]:
-        from reasonaudio.ingest.pipelines import open_pipeline
-
         pipe = (self.model_args.get("pipeline_factory") or open_pipeline)(**self.model_args["pipeline_args"])
         return pipe, pipe.identity()
 
@@ -479,8 +474,6 @@ class EmbedActor(_PoolActor):
         self.collection = job["collection"]
         self.store = None
         if job["server_url"]:
-            from reasonaudio.store.open import open_store
-
             self.store = self._job_stack.enter_context(open_store(job["root"], "server", job["server_url"]))
 
     def _compute(self, clips: list[Clip]) -> dict[str, Any]:
@@ -512,8 +505,6 @@ class EmbedActor(_PoolActor):
 
 def registry_tagger(name: str) -> Any:
     """A frame actor's tagger: the registry's model of that name (what ``bench detect`` loads)."""
-    from reasonaudio.models.registry import load_model
-
     return load_model(name)
 
 
@@ -552,8 +543,6 @@ class FrameActor(_PoolActor):
 
 
 def _identity_digest(identity: dict[str, Any]) -> str:
-    import hashlib
-
     return hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
@@ -581,9 +570,6 @@ def _actor_startup(t0: float, started: float) -> dict[str, Any]:
 
 def clip_point(clip: Clip, vector: np.ndarray, extra: dict[str, Any]) -> Any:
     """A clip's point: its vector and its payload plus what the pipeline added (a caption)."""
-    from reasonaudio.store.base import PointIn
-    from reasonaudio.store.payload import clip_payload
-
     payload = clip_payload(clip)
     payload.update(extra)
     return PointIn(clip.id, [float(x) for x in vector], payload)
@@ -593,8 +579,6 @@ def _job_error(exc: BaseException) -> Exception:
     """What a failed Ray job raised, as the project's error: the user error an actor or task
     raised (a missing model, an unreadable bank) keeps its type and line; anything else is named
     in one line (the whole job failed, not one clip: the actor could not even start)."""
-    from reasonaudio.errors import ReasonAudioError
-
     seen: list[BaseException] = []
     cur: Any = exc
     while cur is not None and cur not in seen and len(seen) < 10:
@@ -606,8 +590,6 @@ def _job_error(exc: BaseException) -> Exception:
 
 
 def _describe(exc: BaseException) -> str:
-    from reasonaudio.errors import one_line
-
     return one_line(f"{type(exc).__name__}: {exc}")[:200]
 
 
@@ -653,9 +635,6 @@ class RayEngine:
         """A ``make_points`` for :func:`load_collection`. The first call starts the Ray job over
         every clip not yet stored (the same set load_collection just computed); each call returns
         the points of the ids it asks for as the job delivers them, in any order."""
-        from reasonaudio.dataset.conditions import condition_of
-        from reasonaudio.store.base import PointIn
-
         stack = contextlib.ExitStack()
         state: dict[str, Any] = {"rows": None, "remaining": None}
         buffer: dict[str, PointIn | None] = {}
@@ -727,7 +706,6 @@ class RayEngine:
         condition -> a pool of :class:`FrameActor` (one tagger each, rows cached by audio
         hash) -> rows to the driver. A clip that still fails after its retries is named in one
         line (the rows computed are cached; a rerun computes only the rest)."""
-        from reasonaudio.dataset.conditions import condition_of
         from reasonaudio.ingest.frame_rows import FramePipeline, FrameStats
         from reasonaudio.ingest.run import _quiet_render_log
         from reasonaudio.render.clips import bench_renderer
@@ -826,7 +804,6 @@ class RayEngine:
             return _rows(())
         import ray
 
-        from reasonaudio.ingest.ray_pool import actor_pool, run_blocks
 
         self._job_t0, self._job_wall0 = time.perf_counter(), time.time()
         opts = self.options

@@ -19,6 +19,10 @@ from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.errors import DataError
 from reasonaudio.ingest.pipelines import Pipeline, open_pipeline
+from reasonaudio.models.captioners import CAPTIONERS
+from reasonaudio.models.names import is_two_stage, parse_two_stage
+from reasonaudio.models.registry import get_record, names
+from reasonaudio.models.windowing import long_form
 from reasonaudio.render.clips import bench_renderer
 from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.runtime import blas_single_thread
@@ -110,11 +114,6 @@ class IngestOptions:
 
 def _long_form(model: str, chunking: str) -> dict[str, Any]:
     """How the model covers audio longer than its window (the collection records it)."""
-    from reasonaudio.models.captioners import CAPTIONERS
-    from reasonaudio.models.names import is_two_stage, parse_two_stage
-    from reasonaudio.models.registry import get_record, names
-    from reasonaudio.models.windowing import long_form
-
     audio = model
     if is_two_stage(model):
         captioner = parse_two_stage(model)[0]

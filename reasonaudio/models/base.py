@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import pickle
 from typing import Any, Hashable, Iterator, Sequence
 
 import numpy as np
@@ -120,8 +121,6 @@ def weight_errors() -> tuple[type[BaseException], ...]:
     """What a checkpoint that is corrupt, truncated or of another architecture raises on load:
     a safetensors header or body cut short (``SafetensorError``), a pickle that is not a
     checkpoint, a state dict of other shapes (torch's ``RuntimeError``), a config missing keys."""
-    import pickle
-
     errors: list[type[BaseException]] = [OSError, ValueError, KeyError, TypeError, EOFError,
                                          RuntimeError, pickle.UnpicklingError]
     try:

@@ -21,6 +21,7 @@ Only models that score by cosine similarity load here (collections are cosine); 
 
 from __future__ import annotations
 
+import difflib
 import importlib.util
 from typing import Any, Hashable
 
@@ -95,7 +96,6 @@ def model_meta(name: str) -> Any:
     """The ``ModelMeta`` of ``mteb:NAME`` from MTEB's registry (never the hub), checked to have an
     audio and a text side and to score by cosine."""
     body = mteb_name(name)
-    import difflib
 
     reg = registry()
     meta = reg.get(body)

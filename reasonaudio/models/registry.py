@@ -16,6 +16,7 @@ from reasonaudio.errors import MissingExtraError, ModelError
 from reasonaudio.extras import install_hint
 from reasonaudio.models import yamnet
 from reasonaudio.models.hub import cached_snapshot, packaged_model_dir
+from reasonaudio.models.mteb_models import record_for
 from reasonaudio.models.record import DTYPES, KINDS, PARADIGMS, ModelRecord
 from reasonaudio.models.windowing import long_form
 
@@ -205,7 +206,6 @@ def names() -> tuple[str, ...]:
 
 def get_record(name: str) -> ModelRecord:
     if name.startswith("mteb:"):  # any model MTEB's registry knows (mteb imported only here)
-        from reasonaudio.models.mteb_models import record_for
 
         return record_for(name)
     try:

@@ -15,10 +15,12 @@ Importing this module imports ``mteb``.
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import soxr
 from mteb.models import ModelMeta
 from mteb.models.abs_encoder import AbsEncoder
 
@@ -42,8 +44,6 @@ class TinyClapEncoder(AbsEncoder):
         self._torch = torch
 
     def _audio(self, items: list[dict[str, Any]]) -> np.ndarray:
-        import soxr
-
         window = int(self.features.nb_max_samples)
         windows, owner = [], []
         for i, item in enumerate(items):
@@ -100,8 +100,6 @@ class TinyModelMeta(ModelMeta):
     what it does use."""
 
     def _check_requirements(self) -> None:
-        import importlib.util
-
         missing = [m for m in ("transformers", "soxr") if importlib.util.find_spec(m) is None]
         if missing:
             raise ImportError(f"{self.name} needs {', '.join(missing)}")

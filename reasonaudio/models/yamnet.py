@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
+import soxr
 
 from reasonaudio.errors import ModelError
 from reasonaudio.models import yamnet_exact as exact
@@ -161,7 +162,6 @@ def resample(wave: np.ndarray, sample_rate: int, target: int = SAMPLE_RATE) -> n
     wave = np.asarray(wave, dtype=np.float32).reshape(-1)
     if sample_rate == target:
         return wave
-    import soxr
 
     return soxr.resample(wave, sample_rate, target, quality="HQ").astype(np.float32)
 

@@ -35,6 +35,7 @@ import pyloudnorm
 import soundfile as sf
 import soxr
 
+from reasonaudio.atoms.beds import STEP_S, PreparedBeds, checked_beds, open_beds
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.dataset.clip import Clip, Event
 from reasonaudio.dataset.condition_kinds import BedSpan
@@ -341,8 +342,6 @@ class ConditionRenderer:
         return {"clip_id": clip.id}
 
     def _bed_draw(self, rng: random.Random, n_s: float) -> tuple[str, int]:
-        from reasonaudio.atoms.beds import STEP_S
-
         bed_id = self.accepted[rng.randrange(len(self.accepted))]
         room = max(0, int((self.beds.seconds(bed_id) - n_s) / STEP_S))
         return bed_id, rng.randrange(room + 1)
@@ -561,8 +560,6 @@ def condition_renderer(base: Renderer, condition: Any, seed: int, manifest: dict
                        bank_spec: str | None = None, cache_dir: Path | None = None) -> ConditionRenderer:
     """``base`` under ``condition``: its bed bank, the beds the tagger check accepts for
     ``base.bank`` (recorded by the build when it ran the check, else run now and cached)."""
-    from reasonaudio.atoms.beds import PreparedBeds, checked_beds, open_beds
-
     beds = open_beds(condition.beds)
     recorded = (((manifest or {}).get("conditions") or {}).get("beds") or {}).get(beds.spec)
     if isinstance(recorded, dict) and isinstance(recorded.get("accepted"), list):

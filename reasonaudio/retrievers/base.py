@@ -11,6 +11,10 @@ import heapq
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence
 
+import numpy as np
+
+from reasonaudio.errors import QueryParseError
+from reasonaudio.ingest.embedding_cache import identity_digest
 from reasonaudio.querylang.resolve import ResolveOptions
 from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.store.payload import point_names
@@ -42,10 +46,6 @@ class QueryVectors:
 
     def embed(self, embedder: Any, texts: Sequence[str]) -> Any:
         """``embedder.embed_queries(texts)``, computing only the texts not embedded yet."""
-        import numpy as np
-
-        from reasonaudio.ingest.embedding_cache import identity_digest
-
         model = identity_digest({"class": type(embedder).__qualname__, "identity": embedder.identity(),
                                  "batch": getattr(embedder, "unit_batch", None),
                                  "device": str(getattr(embedder, "device", ""))})
@@ -99,8 +99,6 @@ class Retriever(abc.ABC):
         """``search`` for several queries; a query that cannot be read gives its
         :class:`~reasonaudio.errors.QueryParseError` in its place. Retrievers backed by one
         Qdrant query per search override this to send the batch at once (``Store.query_batch``)."""
-        from reasonaudio.errors import QueryParseError
-
         out: list[list[Hit] | Exception] = []
         for text in texts:
             try:
@@ -180,8 +178,6 @@ class QueryRetriever(Retriever):
         return self.request(text, limit)
 
     def search_batch(self, texts: Sequence[str], k: int) -> list[list[Hit] | Exception]:
-        from reasonaudio.errors import QueryParseError
-
         out: list[list[Hit] | Exception] = []
         asked: list[tuple[int, Any]] = []
         for i, text in enumerate(texts):

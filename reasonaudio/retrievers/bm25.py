@@ -26,6 +26,8 @@ from qdrant_client.http import models
 
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.errors import QueryParseError, StoreError
+from reasonaudio.ingest.pipelines import TwoStagePipeline
+from reasonaudio.models.captioners import get_captioner
 from reasonaudio.models.names import parse_two_stage
 from reasonaudio.retrievers.base import QueryRetriever, RetrieverOptions
 from reasonaudio.store.base import STATE_COMPLETE, CollectionMeta, PointIn, Request, Sparse, Store, collection_name
@@ -38,12 +40,9 @@ BM25_K, BM25_B = 1.2, 0.75
 
 def caption_texts(bench: Benchmark, captioner_name: str) -> dict[str, str]:
     """Clip id -> caption, as the two-stage ingest of this captioner writes it."""
-    from reasonaudio.models.captioners import get_captioner
-
     captioner = get_captioner(captioner_name)
     if not captioner.needs_audio:
         return {c.id: captioner.caption(c) for c in bench.clips}
-    from reasonaudio.ingest.pipelines import TwoStagePipeline
     from reasonaudio.render.clips import bench_renderer
 
     pipe = TwoStagePipeline(captioner, _NoEmbedder())

@@ -49,11 +49,19 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from reasonaudio.ingest.embedding_cache import EmbeddingCache, audio_hash
+from reasonaudio.ingest.pipelines import caption_rows_cache_spec
+from reasonaudio.ingest.vector_files import FAMILY, query_collection
+from reasonaudio.models.captioners import get_captioner, model_captioners
+from reasonaudio.models.registry import dtype_for
+from reasonaudio.models.windowing import with_chunking
+from reasonaudio.models.yamnet import resample
 from reasonaudio.querylang.examples import (PLACEHOLDER_RE, ExampleLabel, check_name, has_placeholder,
                                               names_in, substitute)
 from reasonaudio.querylang.resolve import ResolveOptions
 from reasonaudio.dataset.benchmark import Benchmark
-from reasonaudio.dataset.interleaved import example_path, examples as build_examples
+from reasonaudio.dataset.interleaved import (
+    example_path, examples as build_examples, has_interleaved, variant_id)
 from reasonaudio.errors import DataError, ModelError, QueryParseError, ReasonAudioError
 from reasonaudio.models.names import ORACLE_PERCEIVED, parse_two_stage
 from reasonaudio.retrievers.base import Hit, Retriever, RetrieverOptions
@@ -65,7 +73,7 @@ from reasonaudio.retrievers.stored_vectors import QueryVectors
 from reasonaudio.retrievers.two_stage import TwoStageRetriever
 from reasonaudio.retrievers.vector import VectorRetriever
 from reasonaudio.store.base import Store
-from reasonaudio.store.collections import ensure_payload_collection
+from reasonaudio.store.collections import ensure_payload_collection, fetch_vectors
 
 AUDIO_WORDS = "this sound"
 """what an audio+text reader's text tower reads in a placeholder's place"""
@@ -123,8 +131,6 @@ class ExampleSet:
     def for_search(cls, bench: Benchmark, text: str, pairs: Sequence[str]) -> "ExampleSet":
         """``bench search``: the user's ``--example`` recordings, and the build's own examples
         (``ex-NNNN``) when the benchmark has them; every placeholder of ``text`` must name one."""
-        from reasonaudio.dataset.interleaved import has_interleaved
-
         own = cls.of_build(bench).given if has_interleaved(bench) else {}
         users = cls.of_pairs(bench, pairs)
         clash = sorted(set(own) & set(users.given))
@@ -272,8 +278,6 @@ class AudioTextReader(ExampleReader):
         self.examples = examples
 
     def vector(self, text: str) -> np.ndarray:
-        from reasonaudio.models.yamnet import resample
-
         inner: VectorRetriever = self.inner  # type: ignore[assignment]
         names: list[str] = []
 
@@ -317,8 +321,6 @@ class InterleavedReader(AudioTextReader):
     (at the model's rate) in their order (``embed_interleaved``)."""
 
     def parts(self, text: str) -> list[str | np.ndarray]:
-        from reasonaudio.models.yamnet import resample
-
         names_in(text)  # every name checked before any audio is read
         rate = int(self.inner.embedder.sample_rate)  # type: ignore[attr-defined]
         out: list[str | np.ndarray] = []
@@ -363,8 +365,6 @@ class ModelCaptionReader(ExampleReader):
         super().__init__(inner, reading, lambda t: substitute(t, self.caption))
         self.examples = examples
         self.captioner = load_captioner_of(inner)
-        from reasonaudio.ingest.embedding_cache import EmbeddingCache
-        from reasonaudio.ingest.pipelines import caption_rows_cache_spec
 
         self.cache = EmbeddingCache(*caption_rows_cache_spec(self.captioner))
         self.example_captions: dict[str, str] = {}
@@ -375,9 +375,6 @@ class ModelCaptionReader(ExampleReader):
         return self.example_captions[name]
 
     def _caption_all(self, names: Sequence[str]) -> None:
-        from reasonaudio.ingest.embedding_cache import audio_hash
-        from reasonaudio.models.yamnet import resample
-
         model = self.captioner.audio_model
         todo: dict[str, tuple[np.ndarray, str]] = {}
         for name in dict.fromkeys(names):
@@ -422,10 +419,6 @@ def load_captioner_of(r: TwoStageRetriever) -> Any:
     """The audio-language captioner that captioned ``r``'s collection, loaded with ``r``'s
     options (``--captioner-path``, ``--device``, ``--dtype``, as the ingest took them) and the
     collection's chunking; refused in one line when its identity is not the recorded one."""
-    from reasonaudio.models.captioners import get_captioner
-    from reasonaudio.models.registry import dtype_for
-    from reasonaudio.models.windowing import with_chunking
-
     name = _captioner(r.name) or ""
     stored = ((r.meta.extra or {}).get("identity") or {}).get("captioner") or {}
     if not stored.get("model"):
@@ -525,8 +518,6 @@ def _captioner(name: str) -> str | None:
 
 
 def _model_captioner(name: str, r: Retriever) -> bool:
-    from reasonaudio.models.captioners import model_captioners
-
     return isinstance(r, TwoStageRetriever) and _captioner(name) in model_captioners()
 
 
@@ -546,10 +537,6 @@ def _has_audio_tower(r: Retriever) -> bool:
 def _variant_vectors(r: Retriever, ex: ExampleSet) -> Retriever:
     """``vectors:NAME``: an interleaved text is asked by its variant's own stored query vector
     (``QID@interleaved`` in ``--query-ids``); a variant without one is refused."""
-    from reasonaudio.dataset.interleaved import variant_id
-    from reasonaudio.ingest.vector_files import FAMILY, query_collection
-    from reasonaudio.store.collections import fetch_vectors
-
     inner: Any = r
     by_text = {q.text: q.id for q in ex.bench.queries if has_placeholder(q.text)}
     keys = [variant_id(qid) for qid in by_text.values()]

@@ -15,7 +15,9 @@ from typing import Any, Sequence
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.errors import QueryParseError
 from reasonaudio.progress import SILENT, Hooks
+from reasonaudio.querylang.parser import ResolveOptions, parse_detailed
 from reasonaudio.retrievers.base import Hit, RetrieverOptions
+from reasonaudio.retrievers.registry import get_retriever, spec_for
 
 
 @dataclass(frozen=True)
@@ -53,8 +55,6 @@ def search_one(bench: Benchmark, text: str, retriever: str, k: int, store: Any,
     """Answer ``text`` (or a benchmark query's id) with ``retriever`` over ``store``: its ``k``
     best clips. ``resolve``: the parser's label resolution options (default: the parser's).
     ``hooks`` receive :class:`ExamplesRead` and :class:`NoConstraintChecks` as they happen."""
-    from reasonaudio.querylang.parser import ResolveOptions, parse_detailed
-    from reasonaudio.retrievers.registry import get_retriever, spec_for
     from reasonaudio.retrievers.stored_vectors import resolve_query_text
 
     text = resolve_query_text(bench, text)  # a benchmark query's id stands for its text

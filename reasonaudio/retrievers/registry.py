@@ -10,6 +10,7 @@ Model-backed builders load their weights only when called, so listing names stay
 from __future__ import annotations
 
 import difflib
+import importlib
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -70,8 +71,6 @@ def lazy(target: str) -> Any:
     module, _, attr = target.partition(":")
 
     def call(*args: Any, **kwargs: Any) -> Any:
-        import importlib
-
         return getattr(importlib.import_module(module), attr)(*args, **kwargs)
 
     call.__qualname__ = call.__name__ = attr

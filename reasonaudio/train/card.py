@@ -14,7 +14,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from reasonaudio.errors import ModelError
+from reasonaudio.extras import require
 from reasonaudio.fileio import atomic_dir, read_json, sha256_file, write_json
 from reasonaudio.output_dirs import ENCODER_OUTPUT
 from reasonaudio.models import yamnet
@@ -140,12 +143,9 @@ def model_card_text(card: dict[str, Any]) -> str:
 
 
 def plot_curve(path: Path, result: Any) -> None:
-    from reasonaudio.extras import require
-
     matplotlib = require("matplotlib", "the training curve's PNG")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import numpy as np
 
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
     losses = np.asarray(result.step_losses, dtype=float)

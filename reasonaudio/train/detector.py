@@ -36,6 +36,7 @@ from reasonaudio.detect.detector_model import (DetectorConfig, frame_targets, me
 from reasonaudio.detect.trained import (BUILDS, CARD, CONFIG, FORMAT, FORMAT_VERSION, MODEL_OUTPUT, README,
                                        WEIGHTS)
 from reasonaudio.errors import DataError, echo
+from reasonaudio.models import yamnet
 from reasonaudio.models.yamnet import N_CLASSES
 from reasonaudio.fileio import atomic_dir, clear_stale_partials, sha256_file, write_json
 from reasonaudio.output_dirs import check_output_dir
@@ -309,7 +310,6 @@ def save_detector_dir(out: Path, cfg: DetectorConfig, state: dict[str, Any], ben
     from safetensors.torch import save
 
     from reasonaudio.detect.detector_features import HOP_MS, MEL_CACHE, POOL
-    from reasonaudio.models import yamnet
 
     config = {"format": FORMAT, "format_version": FORMAT_VERSION, "network": cfg.to_json(),
               "inputs": {"yamnet": {"revision": yamnet.REVISION, "rows": "uint8 outputs, 0.48 s hop"},

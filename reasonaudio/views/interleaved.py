@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.table import Table
 from rich.text import Text
 
 
@@ -32,8 +33,6 @@ def print_by_example(console: Console, table_data: Any) -> None:
     """Named vs by-example per retriever and task: Acc@1 both ways on the same queries, the
     change with its paired p-value, the tagger's error on the examples where it read them, and
     for a filter the loss in queries answered exactly (the relevant set, no more, no less)."""
-    from rich.table import Table
-
     if not table_data.rows:
         return
     table = Table(title="named vs by example (same queries, same logic; Acc@1, paired test)",

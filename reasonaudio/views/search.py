@@ -19,6 +19,9 @@ from reasonaudio.querylang.semantics import evaluate
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.retrievers.base import Hit
+from reasonaudio.retrievers.one_query import ExamplesRead, NoConstraintChecks
+from reasonaudio.views.interleaved import print_example_resolutions
+from reasonaudio.views.parse import print_resolutions
 
 YES = "[green]✓[/]"
 NO = "[red]✗[/]"
@@ -232,11 +235,7 @@ def search_events(console: Console, err_console: Console, as_json: bool) -> Any:
     """The receiver of ``search_one``'s events: the examples as heard (not with ``--json``), and a
     note where the text did not parse, each printed as it happens."""
     def receive(event: Any) -> None:
-        from reasonaudio.retrievers.one_query import ExamplesRead, NoConstraintChecks
-
         if isinstance(event, ExamplesRead) and not as_json:
-            from reasonaudio.views.interleaved import print_example_resolutions
-
             print_example_resolutions(console, event.readings, event.notes)
         elif isinstance(event, NoConstraintChecks):
             err_console.print(Text.assemble(("note: ", "yellow"), f"no constraint checks: {event.reason}"))
@@ -246,8 +245,6 @@ def search_events(console: Console, err_console: Console, as_json: bool) -> Any:
 def print_search_outcome(console: Console, bench: Any, outcome: Any, retriever: str, k: int,
                          truth: Any = None) -> None:
     """``bench search``: the label resolutions, the hits, their captions."""
-    from reasonaudio.views.parse import print_resolutions
-
     if outcome.parsed is not None:
         print_resolutions(console, outcome.parsed)
     print_search(console, bench, outcome.text, outcome.logic, outcome.hits, retriever, k, truth=truth)

@@ -40,6 +40,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable
 
+import soundfile
+
 from reasonaudio.errors import echo
 from reasonaudio.fileio import atomic_file, dumps, sha256_file
 from reasonaudio.atoms.fetch import convert as conv
@@ -737,8 +739,6 @@ def package_hashes(dest: Path, book: RecipeBook) -> dict[tuple[str, str], tuple[
 def fetch_tools() -> dict[str, str | None]:
     """The versions a fetched atom's bytes depend on: the soundfont renderer, the decoders and
     the resampler (recorded in ``fetch-report.json``; the bank's record in a manifest quotes it)."""
-    import soundfile
-
     return {"fluidsynth": soundfont.fluidsynth_version(), "libsndfile": soundfile.__libsndfile_version__,
             **{name: installed_version(name) for name in ("numpy", "soundfile", "soxr")}}
 
