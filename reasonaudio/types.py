@@ -9,12 +9,18 @@ names them; every layer may import it (it imports nothing of the package).
 from __future__ import annotations
 
 import os
-from typing import Any, TypeAlias, Union
+from typing import TYPE_CHECKING, Any, TypeAlias, Union
+
+if TYPE_CHECKING:
+    import numpy as np
 
 Seconds: TypeAlias = float
 """a time or a duration in seconds (clip times are rounded to the millisecond)"""
 Milliseconds: TypeAlias = int
 """a time or a duration in integer milliseconds (the relation semantics and the payload filters)"""
+MillisecondsLike: TypeAlias = "int | np.ndarray"
+"""integer milliseconds, or an integer array of them (the calibration scores every detection and
+shift at once by the rule that judges one)"""
 Hertz: TypeAlias = int
 """a sample rate"""
 Decibels: TypeAlias = float

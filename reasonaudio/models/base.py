@@ -10,7 +10,7 @@ from __future__ import annotations
 import abc
 import contextlib
 import pickle
-from typing import Any, Hashable, Iterator, Sequence
+from typing import Any, Hashable, Iterator, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -22,7 +22,30 @@ from reasonaudio.models.windowing import l2_normalise
 from reasonaudio.runtime import set_torch_threads as _set_torch_threads
 
 
+@runtime_checkable
+class EmbedderProtocol(Protocol):
+    """What ranking needs of a model: texts (queries) in, unit vectors out, and the identity that
+    makes two sets of vectors comparable. :class:`Embedder` implements it (and the audio side);
+    a wrapper or a model from elsewhere need only offer these."""
+
+    dimension: int
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """(n, dimension) float32 unit vectors of search queries."""
+        ...
+
+    def embed_text(self, texts: Sequence[str]) -> np.ndarray:
+        """(n, dimension) float32 unit vectors of texts (captions, labels)."""
+        ...
+
+    def identity(self) -> dict[str, Any]:
+        """What makes two sets of vectors comparable (model, weights, window policy)."""
+        ...
+
+
 class Embedder(abc.ABC):
+    """A loaded model (implements :class:`EmbedderProtocol`): its units, batches and pooling."""
+
     record: ModelRecord
     revision: str
     """the exact weights (hub commit or content hash)"""

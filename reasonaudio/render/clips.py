@@ -531,6 +531,10 @@ def write_clip_audio(dest_dir: Path, clips: Iterable[Clip], bank: AtomBank, fmt:
             "adjustments": dict(sorted(renderer.adjustments.items()))}
 
 
+ClipRenderer: TypeAlias = "Renderer | ConditionRenderer"
+"""what turns a clip into audio: the clean renderer, or one under an acoustic condition"""
+
+
 def bench_renderer(bench: Benchmark, bank_spec: str | None = None) -> Renderer | ConditionRenderer:
     """The renderer of a benchmark's clips: its manifest's atom bank (or ``bank_spec``, e.g.
     ``--atoms``) with the render parameters it was built with, under the condition the
