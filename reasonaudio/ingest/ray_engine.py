@@ -47,21 +47,27 @@ import time
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Generator, Iterator, Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Callable, Generator, Iterable, Iterator, Mapping, Sequence, cast
 
 import numpy as np
 
-from reasonaudio.dataset.benchmark import load_benchmark
+from reasonaudio.dataset.benchmark import Benchmark, load_benchmark
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.dataset.conditions import condition_of, under_condition
 from reasonaudio.errors import DataError, ModelError, ReasonAudioError, echo, one_line
-from reasonaudio.ingest.pipelines import open_pipeline
+from reasonaudio.ingest.pipelines import Pipeline, open_pipeline
 from reasonaudio.ingest.ray_pool import actor_pool, drop_pool, run_blocks
 from reasonaudio.models.registry import load_model
+from reasonaudio.models.yamnet_embedder import FrameTagger, YamnetEmbedder
 from reasonaudio.runtime import blas_single_thread, usable_cores
 from reasonaudio.store.base import PointIn
 from reasonaudio.store.open import open_store, resolve_backend
 from reasonaudio.store.payload import clip_payload
+
+if TYPE_CHECKING:
+    from reasonaudio.render.clips import ClipRenderer
+    from reasonaudio.ingest.frame_rows import FrameStats
 
 ENGINES = ("local", "ray")
 JOIN_TIMEOUT_S = 5.0
@@ -219,7 +225,7 @@ def check_reachable(address: str, timeout: float = JOIN_TIMEOUT_S) -> None:
                         f"({reason}); is the Ray head running?") from None
 
 
-def _import_ray() -> Any:
+def _import_ray() -> ModuleType:
     try:
         import ray  # the `ray` extra
     except ImportError:
@@ -283,14 +289,14 @@ def _check_resources(have: dict[str, float], options: RayOptions) -> None:
 # --- the render stage: CPU tasks ----------------------------------------------------------------
 
 @lru_cache(maxsize=4)
-def _worker_bench(root: str, condition: str) -> Any:
+def _worker_bench(root: str, condition: str) -> Benchmark:
     """The benchmark as the driver reads it: loaded from ``root`` (the driver verified it) and
     read under ``condition``, so renders, collections and caches follow it as in a local run."""
     return under_condition(load_benchmark(root, verify=False), condition)
 
 
 @lru_cache(maxsize=4)
-def _worker_renderer(root: str, condition: str, bank_spec: str | None, job: str = "") -> Any:
+def _worker_renderer(root: str, condition: str, bank_spec: str | None, job: str = "") -> ClipRenderer:
     """The local engine's renderer, reinstated in a worker: :func:`bench_renderer` of the
     benchmark under its condition (a ConditionRenderer with the same beds and seed when the
     condition is not ``clean``)."""
@@ -327,7 +333,7 @@ class _ServedRenderer:
     ``condition_identity``, the notes) is the real renderer's, so the audio-hash index keys are
     the local engine's."""
 
-    def __init__(self, real: Any) -> None:
+    def __init__(self, real: ClipRenderer) -> None:
         self.real = real
         self.waves: dict[tuple[str, int], np.ndarray] = {}
 
@@ -503,9 +509,9 @@ class EmbedActor(_PoolActor):
                 "written": np.array([written] * len(ids))}
 
 
-def registry_tagger(name: str) -> Any:
+def registry_tagger(name: str) -> FrameTagger:
     """A frame actor's tagger: the registry's model of that name (what ``bench detect`` loads)."""
-    return load_model(name)
+    return cast(YamnetEmbedder, load_model(name))
 
 
 class FrameActor(_PoolActor):
@@ -568,7 +574,7 @@ def _actor_startup(t0: float, started: float) -> dict[str, Any]:
     return out
 
 
-def clip_point(clip: Clip, vector: np.ndarray, extra: dict[str, Any]) -> Any:
+def clip_point(clip: Clip, vector: np.ndarray, extra: dict[str, Any]) -> PointIn:
     """A clip's point: its vector and its payload plus what the pipeline added (a caption)."""
     payload = clip_payload(clip)
     payload.update(extra)
@@ -695,9 +701,10 @@ class RayEngine:
                 state["rows"].close()
             stack.close()
 
-    def frame_rows(self, bench: Any, clips: Sequence[Clip], tagger: Any, *, cache: bool = True,
-                   cache_dir: Path | None = None, renderer: Any = None,
-                   progress: Callable[[int, int], None] | None = None) -> tuple[dict[str, np.ndarray], Any]:
+    def frame_rows(self, bench: Any, clips: Sequence[Clip], tagger: FrameTagger, *, cache: bool = True,
+                   cache_dir: Path | None = None, renderer: ClipRenderer | None = None,
+                   progress: Callable[[int, int], None] | None = None
+                   ) -> tuple[dict[str, np.ndarray], FrameStats]:
         """``bench detect``'s frame pass on Ray: what
         :func:`reasonaudio.ingest.frame_rows.frame_rows` returns, the same rows bit for bit
         and the same caches filled. Clips the ingest's audio-hash index and frame cache already
@@ -775,7 +782,7 @@ class RayEngine:
         return (f"--engine ray: {len(ids)} clip(s) failed after {self.options.retries} retries: "
                 f"{shown} (first: {first}); {after}, rerun to retry them")
 
-    def _note_row(self, row: dict[str, Any], renderer: Any) -> dict[str, Any]:
+    def _note_row(self, row: dict[str, Any], renderer: ClipRenderer | None) -> dict[str, Any]:
         """A row's bookkeeping: the job's start-up, the actor's start-up, the render notes
         (merged into the driver's ``renderer``, so the summary reads as a local run's);
         returns the actor's counts."""
@@ -819,7 +826,7 @@ class RayEngine:
         return _rows(run_blocks(ray, actors, job, blocks, render, render_kwargs))
 
 
-def _rows(batches: Any) -> Generator[dict[str, Any], None, None]:
+def _rows(batches: Iterable[Mapping[str, Sequence[Any]]]) -> Generator[dict[str, Any], None, None]:
     """The blocks as they come (one object per batch, no per-row conversion in Ray) -> one dict
     per clip. Closing it closes the blocks' iterator, which cancels the blocks not yet done: a
     job left running after an error would outlive the Ray it runs on (the process then ends
@@ -852,7 +859,7 @@ def _drained(rows: Iterator[dict[str, Any]]) -> None:
         raise DataError(f"--engine ray: the job returned clip {row['id']!r} twice")
 
 
-def _sample_rate(pipe: Any) -> int | None:
+def _sample_rate(pipe: Pipeline) -> int | None:
     """The rate the pipeline renders at: its audio model's (YAMNet under a captioner)."""
     if not pipe.needs_audio:
         return None

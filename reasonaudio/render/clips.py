@@ -28,7 +28,7 @@ import time
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Protocol, Sequence
 
 import numpy as np
 import pyloudnorm
@@ -96,6 +96,20 @@ class RenderParams:
                             f"got {self.resample_quality!r}")
         if not (self.fade_ms >= 0 and self.peak_headroom_db >= 0 and math.isfinite(self.loudness_lufs)):
             raise DataError(f"{where}: fade_ms and peak_headroom_db must be >= 0 and loudness finite")
+
+
+class ClipRenderer(Protocol):
+    """What turns a clip into audio: :class:`Renderer` (clean), :class:`ConditionRenderer` (under
+    an acoustic condition), or a stand-in that serves samples made elsewhere (Ray's render stage).
+    ``bank`` and ``params`` key the rendered audio's hash (``ingest.audio_index``)."""
+
+    @property
+    def bank(self) -> AtomBank: ...
+
+    @property
+    def params(self) -> RenderParams: ...
+
+    def render(self, clip: Clip) -> np.ndarray: ...
 
 
 class Renderer:
@@ -531,8 +545,6 @@ def write_clip_audio(dest_dir: Path, clips: Iterable[Clip], bank: AtomBank, fmt:
             "adjustments": dict(sorted(renderer.adjustments.items()))}
 
 
-ClipRenderer: TypeAlias = "Renderer | ConditionRenderer"
-"""what turns a clip into audio: the clean renderer, or one under an acoustic condition"""
 
 
 def bench_renderer(bench: Benchmark, bank_spec: str | None = None) -> Renderer | ConditionRenderer:
