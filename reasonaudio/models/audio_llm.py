@@ -20,7 +20,7 @@ hash and captioner identity by the two-stage ingest.
 from __future__ import annotations
 
 import math
-from typing import Any, Hashable
+from typing import Any, Hashable, TypeAlias
 
 import numpy as np
 
@@ -39,6 +39,10 @@ END = -1
 """pads a window's row of generated token ids after its end token"""
 JOIN = "; then "
 """between the captions of consecutive windows of a clip longer than the model hears"""
+
+
+PromptUnit: TypeAlias = "tuple[tuple[int, ...], np.ndarray, np.ndarray, int]"
+"""one window's prompt: token ids, features, feature mask, padded length"""
 
 
 class Qwen2AudioCaptioner(Embedder):
@@ -94,10 +98,10 @@ class Qwen2AudioCaptioner(Embedder):
         self._pads.setdefault(length, unit)
         return unit
 
-    def unit_key(self, unit: Any) -> Hashable:
+    def unit_key(self, unit: PromptUnit) -> Hashable:
         return unit[3]
 
-    def pad_unit(self, key: Hashable) -> Any:
+    def pad_unit(self, key: Hashable) -> PromptUnit:
         """A copy of a real prompt of this length class (its output is dropped)."""
         return self._pads[key]
 

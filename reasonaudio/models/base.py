@@ -16,7 +16,7 @@ import numpy as np
 
 from reasonaudio.errors import ModelError
 from reasonaudio.models.batching import FixedBatcher, run_all
-from reasonaudio.models.hub import resolve_weights
+from reasonaudio.models.hub import Weights, resolve_weights
 from reasonaudio.models.record import ModelRecord
 from reasonaudio.models.windowing import l2_normalise
 from reasonaudio.runtime import set_torch_threads as _set_torch_threads
@@ -57,7 +57,7 @@ class Embedder(abc.ABC):
     def name(self) -> str:
         return self.record.name
 
-    def _hub_weights(self, record: ModelRecord, model_path: str | None, device: str) -> Any:
+    def _hub_weights(self, record: ModelRecord, model_path: str | None, device: str) -> Weights:
         """The start every hub-backed embedder shares: record, checked device, the exact weights
         (``--model-path`` or the local hub cache; a one-line error otherwise), torch threads."""
         self.record = record

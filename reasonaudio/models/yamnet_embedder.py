@@ -63,7 +63,7 @@ class YamnetEmbedder(Embedder):
     def audio_units(self, wave: np.ndarray) -> list[Any]:
         return list(self.tagger.input_codes(wave))
 
-    def pad_unit(self, key: Hashable) -> Any:
+    def pad_unit(self, key: Hashable) -> np.ndarray:
         return _PAD
 
     def run_units(self, units: list[Any]) -> np.ndarray:

@@ -23,6 +23,7 @@ from reasonaudio.output_dirs import ENCODER_OUTPUT
 from reasonaudio.models import yamnet
 from reasonaudio.models.base import loading_weights
 from reasonaudio.provenance import versions
+from reasonaudio.train.data import TrainingData
 from reasonaudio.train.features import MAX_FRAMES, MAX_TOKENS, TokenSpec
 from reasonaudio.train.model import DualEncoder, ModelConfig
 
@@ -36,7 +37,7 @@ FORMAT_VERSION = 1
 MODEL_OUTPUT = ENCODER_OUTPUT
 
 
-def save_model_dir(out: Path, model: Any, options: Any, bench: Any, data: Any, result: Any,
+def save_model_dir(out: Path, model: DualEncoder, options: Any, bench: Any, data: TrainingData, result: Any,
                    feats: Any, overwrite: bool = False, condition: dict[str, Any] | None = None) -> None:
     """``condition``: the acoustic condition the training audio was heard under (None: clean,
     and nothing is added, so a clean model's files are as before)."""

@@ -22,7 +22,7 @@ import math
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -43,6 +43,9 @@ from reasonaudio.output_dirs import check_output_dir
 from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.provenance import versions
 from reasonaudio.train.trainer import deterministic_torch
+
+if TYPE_CHECKING:
+    import torch
 
 FEATURES_LABEL = "train-detector: inputs"
 EPOCHS_LABEL = "train-detector: epochs"
@@ -167,7 +170,7 @@ def batch_tensors(samples: Sequence[Sample], cfg: DetectorConfig, label_index: d
     return tuple(torch.from_numpy(a) for a in (logits, mel, index, phase, mask, targets))
 
 
-def batches(samples: Sequence[Sample], size: int, generator: Any) -> list[list[int]]:
+def batches(samples: Sequence[Sample], size: int, generator: torch.Generator) -> list[list[int]]:
     """Seeded batches of similar length: a permutation cut into pools of 16 batches, each pool
     sorted by length and cut into batches, the batches in a seeded order."""
     import torch
@@ -189,7 +192,7 @@ def _lr(step: int, total: int, recipe: DetectorRecipe) -> float:
     return recipe.lr * 0.5 * (1.0 + math.cos(math.pi * min(1.0, progress)))
 
 
-def _loss(model: Any, tensors: tuple, overlap_weight: float) -> Any:
+def _loss(model: torch.nn.Module, tensors: tuple, overlap_weight: float) -> torch.Tensor:
     """Binary cross-entropy over every frame and label of the batch; a label's active frames
     where another label is active too weigh ``overlap_weight``."""
     import torch
@@ -203,7 +206,7 @@ def _loss(model: Any, tensors: tuple, overlap_weight: float) -> Any:
     return (each * mask[..., None]).sum() / (mask.sum() * targets.shape[-1])
 
 
-def frame_f1(model: Any, samples: Sequence[Sample], cfg: DetectorConfig, label_index: dict[str, int],
+def frame_f1(model: torch.nn.Module, samples: Sequence[Sample], cfg: DetectorConfig, label_index: dict[str, int],
              size: int) -> float:
     """Micro F1 of frame activity (logit > 0) on ``samples``."""
     import torch
