@@ -89,7 +89,7 @@ def open_text(path: Path | str, newline: str | None = None) -> Iterator[Any]:
         yield fh
 
 
-def dumps(obj: Any) -> str:
+def dumps(obj: object) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(", ", ": "), allow_nan=False)
 
 
@@ -134,7 +134,7 @@ def read_json(path: Path) -> Any:
         raise DataError(f"{path}: invalid JSON ({exc.msg} at line {exc.lineno})") from None
 
 
-def write_json(path: Path, obj: Any) -> None:
+def write_json(path: Path, obj: object) -> None:
     """Indented JSON, written atomically (a reader never sees half a file)."""
     with atomic_file(Path(path), "w", encoding="utf-8", newline="\n") as fh:
         fh.write(json.dumps(obj, ensure_ascii=False, indent=2, allow_nan=False) + "\n")

@@ -68,7 +68,7 @@ class Query:
         return out
 
     @classmethod
-    def from_json(cls, obj: Any, where: str = QUERIES) -> "Query":
+    def from_json(cls, obj: object, where: str = QUERIES) -> "Query":
         if not isinstance(obj, dict):
             raise DataError(f"{where}: expected a JSON object")
         for key in ("_id", "text", "task", "logic"):
@@ -165,7 +165,7 @@ def write_manifest(root: Path, manifest: dict[str, Any]) -> dict[str, Any]:
     return full
 
 
-def check_manifest(manifest: Any, path: Path) -> dict[str, Any]:
+def check_manifest(manifest: object, path: Path) -> dict[str, Any]:
     """The manifest's format rules (always applied, even without hash verification)."""
     if not isinstance(manifest, dict):
         raise DataError(f"{path}: expected a JSON object, got {type(manifest).__name__ if manifest is not None else 'null'}")

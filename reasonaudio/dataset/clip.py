@@ -64,7 +64,7 @@ class Clip:
         return out
 
     @classmethod
-    def from_json(cls, obj: Any, where: str = "corpus") -> "Clip":
+    def from_json(cls, obj: object, where: str = "corpus") -> "Clip":
         if not isinstance(obj, dict):
             raise DataError(f"{where}: expected a JSON object, got {type(obj).__name__}")
         try:

@@ -25,7 +25,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from reasonaudio.evaluation.metrics import OVERALL, RANK_METRICS
-from reasonaudio.evaluation.results import RetrieverResult
+from reasonaudio.evaluation.results import Results, RetrieverResult
 
 CONFIDENCE = 0.95
 BOOTSTRAP_RESAMPLES = 1000
@@ -116,7 +116,7 @@ def interval_method() -> dict[str, Any]:
             "bootstrap": {"metrics": list(BOOTSTRAP_METRICS), **BOOTSTRAP_METHOD}}
 
 
-def results_document(results: Any) -> dict[str, Any]:
+def results_document(results: Results) -> dict[str, Any]:
     """The ``bench eval --json`` document: data, versions, runs (with per-query values), each run
     with the 95% intervals of its Acc@1, nDCG@10 and MC and how they were computed
     (``intervals``: ``overall``, ``per_task``, ``method``). ``bench eval --json``, the main job's

@@ -29,6 +29,7 @@ from reasonaudio.errors import QueryParseError, StoreError
 from reasonaudio.ingest.pipelines import TwoStagePipeline
 from reasonaudio.models.captioners import get_captioner
 from reasonaudio.models.names import parse_two_stage
+from reasonaudio.progress import Notify
 from reasonaudio.retrievers.base import QueryRetriever, RetrieverOptions
 from reasonaudio.store.base import STATE_COMPLETE, CollectionMeta, PointIn, Request, Sparse, Store, collection_name
 from reasonaudio.store.collections import corpus_fingerprint, load_collection, require_ready
@@ -64,16 +65,16 @@ class _NoEmbedder:
         return {"name": SPARSE}
 
 
-def bm25_model(avg_len: float) -> Any:
+def bm25_model(avg_len: float) -> qe.Bm25:
     return qe.Bm25(qe.Bm25Config(k=BM25_K, b=BM25_B, avg_len=avg_len, language="english"))
 
 
-def sparse(vec: Any) -> Sparse:
+def sparse(vec: qe.SparseVector) -> Sparse:
     return Sparse(tuple(int(i) for i in vec.indices), tuple(float(v) for v in vec.values))
 
 
 def ensure_bm25_collection(bench: Benchmark, store: Store, name: str, *, auto: bool | None,
-                           notify: Any = None) -> CollectionMeta:
+                           notify: Notify | None = None) -> CollectionMeta:
     """The BM25 collection of ``two-stage:CAPTIONER+bm25``, made when missing (Edge by default,
     elsewhere when ``auto``), else a one-line error naming the command that makes it."""
     captioner, _ = parse_two_stage(name, lexical=True)

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -75,6 +75,10 @@ from reasonaudio.retrievers.vector import VectorRetriever
 from reasonaudio.store.base import Store
 from reasonaudio.store.collections import ensure_payload_collection, fetch_vectors
 
+if TYPE_CHECKING:
+    from reasonaudio.detect.perceive_examples import ExamplePerceiver, Heard
+    from reasonaudio.models.captioners import Captioner
+
 AUDIO_WORDS = "this sound"
 """what an audio+text reader's text tower reads in a placeholder's place"""
 
@@ -92,23 +96,23 @@ class ExampleSet:
     """The examples a run may meet, by name: audio read once, the tagger's hearing cached."""
 
     def __init__(self, bench: Benchmark, given: Mapping[str, GivenExample],
-                 perceiver: Any = None) -> None:
+                 perceiver: ExamplePerceiver | None = None) -> None:
         self.bench = bench
         self.given = dict(given)
         self._perceiver = perceiver
         self._audio: dict[str, tuple[np.ndarray, int]] = {}
-        self._heard: dict[str, Any] = {}
+        self._heard: dict[str, Heard] = {}
         self.notes: list[str] = []
 
     @classmethod
-    def of_build(cls, bench: Benchmark, perceiver: Any = None) -> "ExampleSet":
+    def of_build(cls, bench: Benchmark, perceiver: ExamplePerceiver | None = None) -> "ExampleSet":
         """A build's examples (``examples.jsonl``), each file checked against its sha256."""
         return cls(bench, {e.example_id: GivenExample(e.example_id, example_path(bench, e), e.label,
                                                       e.same_recording)
                            for e in build_examples(bench).values()}, perceiver)
 
     @classmethod
-    def of_pairs(cls, bench: Benchmark, pairs: Sequence[str], perceiver: Any = None) -> "ExampleSet":
+    def of_pairs(cls, bench: Benchmark, pairs: Sequence[str], perceiver: ExamplePerceiver | None = None) -> "ExampleSet":
         """``--example NAME=PATH`` items: a user's recordings (no true label)."""
         given: dict[str, GivenExample] = {}
         for item in pairs:
@@ -184,7 +188,7 @@ class ExampleSet:
         return ex
 
     @property
-    def perceiver(self) -> Any:
+    def perceiver(self) -> ExamplePerceiver:
         if self._perceiver is None:
             from reasonaudio.detect.perceive_examples import ExamplePerceiver
             from reasonaudio.atoms.registry import open_bank
@@ -196,7 +200,7 @@ class ExampleSet:
             self._perceiver = ExamplePerceiver(open_bank(str(spec)), self.bench.labels)
         return self._perceiver
 
-    def heard(self, name: str) -> Any:
+    def heard(self, name: str) -> Heard:
         self._known(name)
         if name not in self._heard:
             self._heard[name] = self.perceiver.hear(*self.audio(name))
@@ -415,7 +419,7 @@ class ModelCaptionReader(ExampleReader):
         super().close()
 
 
-def load_captioner_of(r: TwoStageRetriever) -> Any:
+def load_captioner_of(r: TwoStageRetriever) -> Captioner:
     """The audio-language captioner that captioned ``r``'s collection, loaded with ``r``'s
     options (``--captioner-path``, ``--device``, ``--dtype``, as the ingest took them) and the
     collection's chunking; refused in one line when its identity is not the recorded one."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import importlib
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from reasonaudio.querylang.ablation import ABLATIONS, Ablation
 from reasonaudio.dataset.benchmark import Benchmark
@@ -27,6 +27,9 @@ from reasonaudio.models.names import ORACLE_PERCEIVED, SOFT
 from reasonaudio.models.registry import RECORDS
 from reasonaudio.retrievers.base import Retriever, RetrieverOptions
 from reasonaudio.store.base import Store
+
+if TYPE_CHECKING:
+    from reasonaudio.querylang.resolve import ResolveOptions
 
 Builder = Callable[[str, Benchmark, Store, RetrieverOptions], Retriever]
 """``build(name, bench, store, options) -> Retriever``"""
@@ -64,7 +67,7 @@ class RetrieverSpec:
     members differ a function of the full name; every table reads it through :func:`input_kind`"""
 
 
-def lazy(target: str) -> Any:
+def lazy(target: str) -> Callable[..., Any]:
     """The function or class ``"module:name"`` names, imported on first call: the registry is read
     by every listing, the explorer's start and each table's "reads" column, and importing every
     retriever module (qdrant-client, scipy through the renderer) would cost them seconds."""
@@ -138,7 +141,7 @@ def payload_builder(cls: Callable[..., Retriever]) -> Builder:
 
 def ablation_spec(ablation: Ablation) -> "RetrieverSpec":
     """``oracle-without:FAMILY``: the oracle over the logic without one relation family."""
-    def make(bench: Benchmark, store: Store, collection: str, resolve: Any) -> Retriever:
+    def make(bench: Benchmark, store: Store, collection: str, resolve: ResolveOptions | None) -> Retriever:
         return AblatedOracle(bench, store, ablation.family, collection, resolve)
 
     return RetrieverSpec(ablation.retriever, payload_builder(make), f"the oracle without {ablation.family}: "
