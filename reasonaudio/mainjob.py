@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 from reasonaudio.experiments.combine_tuning import tune_combined
 from reasonaudio.evaluation.compare import Comparison, compare
@@ -288,9 +288,12 @@ def run_main_job(params: MainJobParams, hooks: Hooks = SILENT) -> MainJobResult:
     return out
 
 
+T = TypeVar("T")
+
+
 def _stepper(out: MainJobResult, hooks: Hooks) -> Stepper:
     """The step runner: announces each step (:class:`StepStarted`), times it, logs it in ``out``."""
-    def step(name: str, fn: Callable[[], Any], what: Callable[[Any], str]) -> Any:
+    def step(name: str, fn: Callable[[], T], what: Callable[[T], str]) -> T:
         hooks.event(StepStarted(name))
         t0 = time.perf_counter()
         value = fn()

@@ -45,6 +45,7 @@ import pyloudnorm
 import soundfile as sf
 import soxr
 
+from reasonaudio.atoms.bank import AtomBank
 from reasonaudio.atoms.tagger_check import expected_tags, match_rank
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import atomic_file, read_json, read_jsonl
@@ -332,7 +333,7 @@ class BedCheck:
                 "accepted": list(self.accepted), "verdicts": [v.to_json() for v in self.verdicts]}
 
 
-def check_beds(beds: BedBank, expected: dict[str, Sequence[str]], tagger: Any,
+def check_beds(beds: BedBank, expected: dict[str, Sequence[str]], tagger: YamnetTagger,
                k: int = CHECK_TOP_K, reference_lufs: float = -28.0) -> BedCheck:
     """Tag every bed (at the loudness reference, the level atoms are heard at); refuse those in
     which any label's expected tag is among the top ``k``.
@@ -357,8 +358,8 @@ def _check_key(beds: BedBank, expected: dict[str, Sequence[str]], revision: str,
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def checked_beds(beds: BedBank, atom_bank: Any, root: Path | None = None,
-                 cache_dir: Path | None = None, tagger: Any = None) -> BedCheck:
+def checked_beds(beds: BedBank, atom_bank: AtomBank, root: Path | None = None,
+                 cache_dir: Path | None = None, tagger: YamnetTagger | None = None) -> BedCheck:
     """:func:`check_beds` against ``atom_bank``'s labels, computed once and kept in the cache."""
     expected = {lab: tags for lab, (tags, _src) in expected_tags(atom_bank, root).items()}
     tagger = tagger or YamnetTagger()

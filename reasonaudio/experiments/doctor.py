@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reasonaudio.atoms.bank import AtomBank
 from reasonaudio.errors import DataError, ReasonAudioError
 from reasonaudio.models import yamnet
 from reasonaudio.provenance import installed_version, lock_digest, lock_pins
@@ -128,7 +129,7 @@ def check_bank(reference: dict[str, Any], spec: str | None = None) -> Check:
     return _bank_check(want, spec, bank)
 
 
-def _bank_check(want: dict[str, Any], spec: str, bank: Any) -> Check:
+def _bank_check(want: dict[str, Any], spec: str, bank: AtomBank) -> Check:
     record = bank.describe()
     got, expected = str(record.get("fingerprint")), str(want.get("fingerprint") or "")
     detail = (f"{spec}: {record.get('n_classes')} classes, fingerprint {got[:12]}"

@@ -20,9 +20,9 @@ from reasonaudio.dataset.conditions import CLEAN
 from reasonaudio.dataset.interleaved import INTERLEAVED, interleaved_view
 from reasonaudio.errors import ReasonAudioError
 from reasonaudio.evaluation.by_example import by_example, evaluate_interleaved
-from reasonaudio.evaluation.compare import compare
+from reasonaudio.evaluation.compare import Comparison, compare
 from reasonaudio.evaluation.condition_scores import (
-    condition_scores, reread, resolve_conditions, write_scores_json)
+    ConditionScores, condition_scores, reread, resolve_conditions, write_scores_json)
 from reasonaudio.evaluation.evaluate import EvalContext, ensure_results, evaluate_retrievers
 from reasonaudio.evaluation.external import RunSpec, evaluate_run_files
 from reasonaudio.evaluation.keys import ResultKey
@@ -74,7 +74,7 @@ class PlanOutcome:
     """condition -> robustness across formulations (two formulations or more, with retrievers)"""
     by_example: dict[str, Any] = field(default_factory=dict)
     """condition -> named vs by-example table (the interleaved view)"""
-    condition_scores: Any = None
+    condition_scores: ConditionScores | None = None
     """scores across conditions (two conditions or more)"""
 
     @property
@@ -179,7 +179,7 @@ def write_plan_outputs(outcome: PlanOutcome, bench: Benchmark, json_out: Path | 
     return wrote
 
 
-def compare_keys(bench: Benchmark, a: ResultKey, b: ResultKey, context: EvalContext | None = None) -> Any:
+def compare_keys(bench: Benchmark, a: ResultKey, b: ResultKey, context: EvalContext | None = None) -> Comparison:
     """:func:`compare` of two results by key: each read under its own condition (the queries are
     the same, so they pair by query), evaluated now where none is saved (``ensure_results`` with
     ``context``). Both must answer the same view. Each side is labelled by its key: the name, and

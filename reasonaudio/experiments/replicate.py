@@ -24,19 +24,20 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from reasonaudio.dataset.benchmark import ALL_TASKS, Benchmark, content_digest
-from reasonaudio.demo_sizes import custom_size
+from reasonaudio.demo_sizes import DemoSize, custom_size
 from reasonaudio.errors import DataError
 from reasonaudio.evaluation.compare import Comparison, compare
 from reasonaudio.evaluation.evaluate import EvalContext
 from reasonaudio.evaluation.intervals import CONFIDENCE, seed_interval
 from reasonaudio.evaluation.metrics import OVERALL
-from reasonaudio.evaluation.results import Results
+from reasonaudio.evaluation.results import Results, RetrieverResult
 from reasonaudio.evaluation.significance import ALPHA, CORRECTION, N_PERMUTATIONS
 from reasonaudio.experiments.claims import ABOVE, CLAIM_METRICS, CLAIMS, Claim, check_claims, claims_for
 from reasonaudio.models.names import is_combined, offline_learned, parse_combined, ran_yamnet
 from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.retrievers.base import QueryVectors, RetrieverOptions
 from reasonaudio.retrievers.registry import spec_for
+from reasonaudio.store.base import Store
 from reasonaudio.store.collections import ingest_payload
 from reasonaudio.store.open import open_store
 
@@ -189,7 +190,7 @@ def run_seed(params: ReplicateParams, seed: int, hooks: Hooks = SILENT) -> SeedR
     return SeedRun(seed, calibration, content_digest(bench.manifest)[:12], results)
 
 
-def _detect(params: ReplicateParams, bench: Benchmark, store: Any, size: Any, results: Results,
+def _detect(params: ReplicateParams, bench: Benchmark, store: Store, size: DemoSize, results: Results,
             hooks: Hooks) -> tuple[int, ...]:
     """Each ``detected:`` retriever, detected on ``bench`` and calibrated on its calibration
     builds (made here); their seeds, or none when no detected retriever is asked."""
@@ -236,7 +237,7 @@ def groups_of(runs: Sequence[Results]) -> list[str]:
     return [t for t in ALL_TASKS if t in common] + [OVERALL]
 
 
-def _value(result: Any, group: str, metric: str) -> float:
+def _value(result: RetrieverResult, group: str, metric: str) -> float:
     figures = result.overall if group == OVERALL else result.per_task.get(group, {})
     return float(figures.get(metric, 0.0))
 

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from reasonaudio.dataset.interleaved import INTERLEAVED
-from reasonaudio.evaluation.compare import compare
-from reasonaudio.evaluation.failures import breakdown, no_evidence
+from reasonaudio.evaluation.compare import Comparison, compare
+from reasonaudio.evaluation.failures import Breakdown, breakdown, no_evidence
 from reasonaudio.evaluation.intervals import metric_interval
 from reasonaudio.evaluation.metrics import LABELS, METRICS, OVERALL, first_rank
 from reasonaudio.evaluation.results import Results, load_results, run_path
@@ -31,7 +31,7 @@ from reasonaudio.evaluation.runs import Run, read_trec
 from reasonaudio.models.label_matcher import shared_matcher
 from reasonaudio.querylang.ablation import ABLATIONS
 from reasonaudio.logic import Node, conjuncts, describe, labels
-from reasonaudio.dataset.benchmark import CHOICES, TASKS, Benchmark, Choice
+from reasonaudio.dataset.benchmark import CHOICES, TASKS, Benchmark, Choice, Query
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.errors import QueryParseError, ReasonAudioError, error_line
 from reasonaudio.explorer.store_access import StoreAccess
@@ -41,7 +41,7 @@ from reasonaudio.fileio import read_jsonl
 from reasonaudio.models.captioners import oracle_caption
 from reasonaudio.models.names import TWO_STAGE, parse_two_stage
 from reasonaudio.querylang.parser import ResolveOptions, parse_detailed
-from reasonaudio.retrievers.base import RetrieverOptions
+from reasonaudio.retrievers.base import Retriever, RetrieverOptions
 from reasonaudio.retrievers.registry import TRUTH, get_retriever, input_kind, spec_for
 from reasonaudio.store.collections import PAYLOAD_COLLECTION
 from reasonaudio.store.open import resolve_backend
@@ -175,7 +175,7 @@ class Catalog:
         self.access = StoreAccess(bench.root, backend, url, self._lock)
         self._retrievers: dict[str, Any] = {}
         self._building: dict[str, threading.Lock] = {}
-        self._breakdown: Any = None
+        self._breakdown: Breakdown | None = None
         self._tables: dict[str, list[dict[str, Any]]] = {}
         self._paired: dict[tuple[str, str], Any] = {}
         self._failed: dict[tuple[str, str], Any] = {}
@@ -205,7 +205,7 @@ class Catalog:
             raise NotFound(f"no clip with id {clip_id!r} in this benchmark")
         return clip
 
-    def query(self, qid: str) -> Any:
+    def query(self, qid: str) -> Query:
         q = self.bench.query_by_id.get(qid)
         if q is None:
             raise NotFound(f"no query with id {qid!r} in this benchmark")
@@ -353,7 +353,7 @@ class Catalog:
                               math.isnan(score) or not no_evidence(score)))
         return out
 
-    def pair(self, q: Any) -> list[dict[str, Any]]:
+    def pair(self, q: Query) -> list[dict[str, Any]]:
         """The planted minimal pair of query ``q`` (none without one): per side its role, clip,
         timeline, checks, verdict and measured facts (``verdicts.measurements``)."""
         choice = self.choice.get(q.id)
@@ -426,7 +426,7 @@ class Catalog:
                                [f"C{b.index} {b.node}" for b in rec.broken] if rec else []))
         return out
 
-    def breakdown(self) -> Any:
+    def breakdown(self) -> Breakdown:
         """Every saved retriever's failures by task and kind (``evaluation/failures.breakdown`` over the
         saved results and the runs read here), computed once."""
         with self._lock:
@@ -461,7 +461,7 @@ class Catalog:
             (wins if va > vb else losses).append(row)
         return {"wins": wins, "losses": losses, "ties": [{"n": ties}]}
 
-    def paired(self, a: str, b: str) -> Any:
+    def paired(self, a: str, b: str) -> Comparison:
         """``bench compare``'s paired tests of ``a`` against ``b`` (``evaluation/compare.compare``: a
         randomization test per task and overall, Holm-corrected over the tasks), computed once."""
         with self._lock:
@@ -577,7 +577,7 @@ class Catalog:
         builds it while answering; any other is built in the background first (``model_loading``)."""
         return retriever in PAYLOAD_RETRIEVERS or self.prepared(retriever)
 
-    def prepare(self, retriever: str) -> Any:
+    def prepare(self, retriever: str) -> Retriever:
         """The retriever ``retriever`` of the store, built on first use (its model's weights
         loaded) and kept; the search box and the background loading both come here."""
         if retriever not in self.searchable():
@@ -643,12 +643,12 @@ def detected_timeline(payload: dict[str, Any], duration: float, logic: Node | No
     return events_timeline(events, duration, logic, dict(payload.get("confidence") or {}))
 
 
-def resolve_options() -> Any:
+def resolve_options() -> ResolveOptions:
     """How the search box reads sound phrases: as ``bench search`` does by default (labels, then
     MiniLM's semantic fallback, loaded on the first phrase that needs it)."""
     return ResolveOptions(semantic=shared_matcher())
 
 
-def json_text(value: Any) -> str:
+def json_text(value: object) -> str:
     """A query's extra field as text: strings as they are, anything else as JSON."""
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)

@@ -15,7 +15,7 @@ import threading
 import traceback
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import urlencode
 
 from jinja2 import Environment, PackageLoader, select_autoescape
@@ -52,7 +52,7 @@ KEPT_PAGES = 1024
 log = logging.getLogger("reasonaudio.explorer")
 
 
-def _fmt(value: Any) -> str:
+def _fmt(value: object) -> str:
     if value is None:
         return "-"
     if isinstance(value, float):
@@ -115,7 +115,7 @@ class Site:
         self.answered.set()
         return HTMLResponse(html, status_code=status)
 
-    def kept(self, handler: Any) -> Any:
+    def kept(self, handler: Callable[[Request], Response]) -> Callable[[Request], Response]:
         """Render a page once and keep it: everything it shows was loaded when the server started
         (results, runs, the benchmark) or is fixed while it runs (the read-only store)."""
         def answer(request: Request) -> Response:

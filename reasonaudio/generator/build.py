@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from reasonaudio.atoms.beds import checked_beds, open_beds
 from reasonaudio.querylang.judge import ClipIndex
@@ -35,7 +35,7 @@ from reasonaudio.dataset.benchmark import (
     write_qrels,
 )
 from reasonaudio.dataset.clip import Clip
-from reasonaudio.dataset.conditions import manifest_record, parse_condition_list, with_beds
+from reasonaudio.dataset.conditions import Condition, manifest_record, parse_condition_list, with_beds
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import atomic_dir, atomic_file, clear_stale_partials, dumps, read_json, write_jsonl
 from reasonaudio.output_dirs import check_output_dir
@@ -334,7 +334,7 @@ def formulations_record(seed: int, rows: list[dict[str, str]]) -> dict[str, Any]
     return {"stream": stream_name(seed), "rows": formulation_counts(rows)}
 
 
-def _checked_beds(conditions: Any, bank: AtomBank, spec: str, hooks: Hooks) -> dict[str, Any]:
+def _checked_beds(conditions: Sequence[Condition], bank: AtomBank, spec: str, hooks: Hooks) -> dict[str, Any]:
     """The tagger check of every bed bank the conditions use, against this bank's labels (the
     check runs where beds are chosen; the manifest keeps its verdicts)."""
     out: dict[str, Any] = {}

@@ -39,7 +39,7 @@ from reasonaudio.atoms.beds import STEP_S, PreparedBeds, checked_beds, open_beds
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.dataset.clip import Clip, Event
 from reasonaudio.dataset.condition_kinds import BedSpan
-from reasonaudio.dataset.conditions import condition_of
+from reasonaudio.dataset.conditions import Condition, condition_of
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import atomic_file
 from reasonaudio.atoms.rules import check_samples
@@ -74,7 +74,7 @@ class RenderParams:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, obj: Any, where: str = "manifest.json render") -> "RenderParams":
+    def from_json(cls, obj: object, where: str = "manifest.json render") -> "RenderParams":
         if obj is None:
             return cls()
         if not isinstance(obj, dict):
@@ -307,7 +307,7 @@ class ConditionRenderer:
     time. ``beds`` is None for a kind that lays none.
     """
 
-    def __init__(self, base: Renderer, condition: Any, beds: Any, accepted: Sequence[str],
+    def __init__(self, base: Renderer, condition: Condition, beds: PreparedBeds | None, accepted: Sequence[str],
                  seed: int) -> None:
         if condition.is_clean:
             raise ValueError("ConditionRenderer is for conditions other than clean")
@@ -572,7 +572,7 @@ def check_renders(bench: Benchmark) -> None:
         bench_renderer(bench)
 
 
-def condition_renderer(base: Renderer, condition: Any, seed: int, manifest: dict[str, Any] | None = None,
+def condition_renderer(base: Renderer, condition: Condition, seed: int, manifest: dict[str, Any] | None = None,
                        bank_spec: str | None = None, cache_dir: Path | None = None) -> ConditionRenderer:
     """``base`` under ``condition``: its bed bank, the beds the tagger check accepts for
     ``base.bank`` (recorded by the build when it ran the check, else run now and cached)."""

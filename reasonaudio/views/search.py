@@ -8,7 +8,7 @@ hit of a learned retriever shows which constraint it breaks.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from rich.console import Console, Group
 from rich.table import Table
@@ -19,7 +19,7 @@ from reasonaudio.querylang.semantics import evaluate
 from reasonaudio.dataset.benchmark import Benchmark
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.retrievers.base import Hit
-from reasonaudio.retrievers.one_query import ExamplesRead, NoConstraintChecks
+from reasonaudio.retrievers.one_query import ExamplesRead, NoConstraintChecks, SearchOutcome
 from reasonaudio.views.interleaved import print_example_resolutions
 from reasonaudio.views.parse import print_resolutions
 
@@ -231,10 +231,10 @@ def print_captions(console: Console, hits: Sequence[Hit], captions: dict[str, st
                           highlight=False)
 
 
-def search_events(console: Console, err_console: Console, as_json: bool) -> Any:
+def search_events(console: Console, err_console: Console, as_json: bool) -> Callable[[object], None]:
     """The receiver of ``search_one``'s events: the examples as heard (not with ``--json``), and a
     note where the text did not parse, each printed as it happens."""
-    def receive(event: Any) -> None:
+    def receive(event: object) -> None:
         if isinstance(event, ExamplesRead) and not as_json:
             print_example_resolutions(console, event.readings, event.notes)
         elif isinstance(event, NoConstraintChecks):
@@ -242,8 +242,8 @@ def search_events(console: Console, err_console: Console, as_json: bool) -> Any:
     return receive
 
 
-def print_search_outcome(console: Console, bench: Any, outcome: Any, retriever: str, k: int,
-                         truth: Any = None) -> None:
+def print_search_outcome(console: Console, bench: Any, outcome: SearchOutcome, retriever: str, k: int,
+                         truth: QueryTruth | None = None) -> None:
     """``bench search``: the label resolutions, the hits, their captions."""
     if outcome.parsed is not None:
         print_resolutions(console, outcome.parsed)

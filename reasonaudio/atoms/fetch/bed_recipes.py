@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from reasonaudio.atoms.beds import checked_beds, open_beds, packaged_beds_dir
 from reasonaudio.fileio import atomic_file
@@ -38,6 +38,9 @@ from reasonaudio.atoms.fetch.fetch import (
 from reasonaudio.atoms.fetch.process import Runner
 from reasonaudio.atoms.fetch.recipes import RecipeBook, parse_recipes
 from reasonaudio.progress import SILENT, Hooks
+
+if TYPE_CHECKING:
+    from reasonaudio.models.yamnet import YamnetTagger
 
 DEFAULT_BED_RECIPES = "bed_recipes.jsonl"
 BEDS_NAME = "beds.jsonl"
@@ -140,7 +143,7 @@ def write_bed_list(dest: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def check_fetched_beds(dest: Path, atoms_spec: str, tagger: Any = None,
+def check_fetched_beds(dest: Path, atoms_spec: str, tagger: YamnetTagger | None = None,
                        cache_dir: Path | None = None) -> dict[str, Any]:
     """Run the tagger check of the beds at ``dest`` against the atom bank ``atoms_spec``; the
     verdicts go to ``dest/bed-check.json`` (and the check cache) and are returned."""
@@ -160,7 +163,7 @@ def fetch_beds(dest: Path | None = None, *, recipes: Path | None = None,
                atoms_spec: str | None = None, max_download_mb: float = DEFAULT_MAX_DOWNLOAD_MB,
                only: Iterable[str] | None = None, hooks: Hooks = SILENT,
                runner: Runner | None = None, environment: dict[str, str | None] | None = None,
-               tagger: Any = None, check_cache: Path | None = None,
+               tagger: YamnetTagger | None = None, check_cache: Path | None = None,
                atom_dest: Path | None = None) -> BedFetchSummary:
     """Fetch the bed recipe book (or ``only`` those bed ids) into ``dest``, write ``beds.jsonl``
     and, when an atom bank is given (``atoms_spec``, default: the fetched atom bank if there is

@@ -170,7 +170,7 @@ def _short(sha: str | None) -> str:
     return (sha or "none")[:12]
 
 
-def fetched_row(row: Any) -> bool:
+def fetched_row(row: object) -> bool:
     """Whether an ``atoms.jsonl`` row is one a fetch wrote: its provenance names a registry, a
     package and a version, its ``source`` is theirs, and it records the file and its sha256."""
     if not isinstance(row, dict) or row.get("registry") not in CLIENTS:
@@ -197,7 +197,7 @@ def _bank_row(record: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in record.items() if k != "fingerprint"}
 
 
-def _marker_says(path: Path, key: str, value: Any) -> bool:
+def _marker_says(path: Path, key: str, value: object) -> bool:
     if path.is_symlink() or not path.is_file():
         return False
     try:
