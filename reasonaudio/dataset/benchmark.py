@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Iterable, Mapping, TypeVar
 
 from reasonaudio.logic import Node, from_json, to_json
 from reasonaudio.dataset.atom import Atom
@@ -25,6 +25,7 @@ from reasonaudio.tasks.base import CAPTION
 from reasonaudio.tasks.formulation_records import is_default
 from reasonaudio.tasks.registry import (ALL_TASKS, TASKS,  # task names; importers read them here
                                        tasks_present)
+from reasonaudio.types import ClipId, Label, Qrels, QueryId
 
 CORPUS = "corpus.jsonl"
 QUERIES = "queries.jsonl"
@@ -56,7 +57,7 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Query:
-    id: str
+    id: QueryId
     text: str
     task: str
     logic: Node
@@ -102,7 +103,7 @@ def choice_score(positive: float, negative: float) -> float:
     return 0.0
 
 
-def write_qrels(path: Path, qrels: dict[str, list[str]]) -> None:
+def write_qrels(path: Path, qrels: Mapping[QueryId, Iterable[ClipId]]) -> None:
     """One row per relevant pair, score 1, queries and clips in id order."""
     with open(path, "w", encoding="utf-8", newline="\n") as fh:
         fh.write(QRELS_HEADER + "\n")
@@ -111,10 +112,10 @@ def write_qrels(path: Path, qrels: dict[str, list[str]]) -> None:
                 fh.write(f"{qid}\t{cid}\t1\n")
 
 
-def read_qrels(path: Path) -> dict[str, set[str]]:
+def read_qrels(path: Path) -> Qrels:
     if not path.is_file():
         raise DataError(f"{path}: file not found")
-    out: dict[str, set[str]] = {}
+    out: Qrels = {}
     with reading_text(path), open(path, encoding="utf-8") as fh:
         header = fh.readline().rstrip("\n")
         if header != QRELS_HEADER:
@@ -251,7 +252,7 @@ class Benchmark:
         return clips
 
     @cached_property
-    def clip_by_id(self) -> dict[str, Clip]:
+    def clip_by_id(self) -> dict[ClipId, Clip]:
         return {c.id: c for c in self.clips}
 
     @cached_property
@@ -269,11 +270,11 @@ class Benchmark:
         return queries
 
     @cached_property
-    def query_by_id(self) -> dict[str, Query]:
+    def query_by_id(self) -> dict[QueryId, Query]:
         return {q.id: q for q in self.queries}
 
     @cached_property
-    def qrels(self) -> dict[str, set[str]]:
+    def qrels(self) -> Qrels:
         path = self.root / QRELS
         qrels = read_qrels(path)
         for qid, cids in qrels.items():
@@ -346,7 +347,7 @@ class Benchmark:
         return [Atom.from_json(o, f"{path}:{i + 1}") for i, o in enumerate(read_jsonl(path))]
 
     @cached_property
-    def labels(self) -> tuple[str, ...]:
+    def labels(self) -> tuple[Label, ...]:
         """The bank's vocabulary: every class label, sorted."""
         return tuple(sorted({a.label for a in self.atoms}))
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Iterable, Mapping, Protocol, Sequence
 
 from reasonaudio.logic import (And, Before, Count, Has, Interpreter, Lasts, Node, Not,
                                            Or, Overlap)
-from reasonaudio.types import MillisecondsLike
+from reasonaudio.types import Milliseconds, MillisecondsLike, Seconds
 
 if TYPE_CHECKING:
     import numpy as np
@@ -37,7 +37,7 @@ DURATION_TOLERANCE_TEXT = (f"max({DURATION_TOLERANCE_MIN_MS / 1000:g} s, "
 """The tolerance rule in words, for messages (``max(0.5 s, 15%)``)."""
 
 
-def to_ms(seconds: float) -> int:
+def to_ms(seconds: Seconds) -> Milliseconds:
     """Seconds (already rounded to ms in metadata) as integer milliseconds."""
     return int(round(seconds * 1000.0))
 
