@@ -15,8 +15,6 @@ import os
 from pathlib import Path
 from typing import Iterator
 
-from threadpoolctl import threadpool_limits
-
 BLAS_THREADS_ENV = "OPENBLAS_NUM_THREADS"
 
 
@@ -55,6 +53,8 @@ def model_threads(cap: int | None = None) -> int:
 def blas_single_thread() -> Iterator[None]:
     """numpy's OpenBLAS on one thread while a model runs beside it, even if numpy was imported
     before ``reasonaudio`` (the environment default then came too late)."""
+    from threadpoolctl import threadpool_limits  # ctypes and a scan of the loaded libraries
+
     with threadpool_limits(limits=1, user_api="blas"):
         yield
 

@@ -36,6 +36,10 @@ STARTUP_LAYER = ("reasonaudio.cli", "reasonaudio.commands")
 """the command line: each command imports what it runs inside its function (docs/architecture.md)"""
 
 ALLOWED: dict[tuple[str, str], str] = {
+    ("reasonaudio.runtime", "threadpoolctl"):
+        "the package root imports runtime on every start (`bench --help` included); threadpoolctl "
+        "loads ctypes and reads the process's libraries, 10-20 ms, and is needed only while a "
+        "model runs beside numpy",
 }
 """(module, imported module) -> why the import sits in a function"""
 
