@@ -41,6 +41,7 @@ from reasonaudio.ingest.run import IngestSummary, ingest_model
 from reasonaudio.models.names import is_combined, is_lexical, not_offline, offline_learned, ran_yamnet
 from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.retrievers.base import QueryVectors, RetrieverOptions
+from reasonaudio.store.base import Store
 from reasonaudio.store.collections import ingest_payload
 from reasonaudio.store.open import open_store
 from reasonaudio.tasks.base import CAPTION, FORMULATIONS as FORMULATION_NAMES
@@ -303,7 +304,7 @@ def _stepper(out: MainJobResult, hooks: Hooks) -> Stepper:
     return step
 
 
-def _ingest_learned(bench: Benchmark, store: Any, learned: Sequence[str], step: Stepper,
+def _ingest_learned(bench: Benchmark, store: Store, learned: Sequence[str], step: Stepper,
                     hooks: Hooks) -> list[str]:
     """Ingest each learned retriever (one warning for one that cannot run); the ones ingested."""
     ok: list[str] = []

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from reasonaudio.evaluation.plots import _plt, _save, legend_below, retriever_styles
+from reasonaudio.evaluation.plots import Style, _plt, _save, legend_below, retriever_styles
 from reasonaudio.evaluation.results import RESULTS_DIR, Results, load_results, results_dir
 from reasonaudio.dataset.benchmark import Benchmark, load_benchmark
 from reasonaudio.dataset.conditions import (
@@ -110,7 +110,7 @@ def condition_scores(bench: Benchmark, names: Sequence[str] | None = None,
     return out
 
 
-def plot_vs_snr(scores: ConditionScores, out: Path, styles: Any = None) -> Path | None:
+def plot_vs_snr(scores: ConditionScores, out: Path, styles: dict[str, Style] | None = None) -> Path | None:
     """One panel per metric: x = SNR (dB), clean at the right; one line per retriever; the
     perception F1 of each detected retriever in a panel beside them. None without two points.
     ``styles``: the report's colours (default: :func:`~reasonaudio.evaluation.plots.retriever_styles`

@@ -52,7 +52,7 @@ OWN_NAMES = {"hnsr@10": "hnsr_at_10", "tfr@10": "tfr_at_10", "mc_acc": "mc_accur
 SHARED = "ndcg@10 = ndcg_at_10, recall@10 = recall_at_10, acc@1 = precision_at_1 = hit_rate_at_1"
 
 
-def is_mteb_predictions(obj: Any) -> bool:
+def is_mteb_predictions(obj: object) -> bool:
     return isinstance(obj, dict) and META_KEY in obj
 
 

@@ -25,7 +25,7 @@ import textwrap
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -42,6 +42,10 @@ from reasonaudio.errors import ReasonAudioError
 from reasonaudio.extras import require
 from reasonaudio.fileio import atomic_file, write_json
 from reasonaudio.models.names import name_lines
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+    from matplotlib.legend import Legend
 
 BAR_METRICS = ("acc@1", "ndcg@10", "mc_acc")
 PROJECTIONS = ("pca", "tsne")
@@ -99,7 +103,7 @@ def wrap_label(label: str, width: int = LEGEND_NAME_WIDTH) -> str:
     return "\n".join(name_lines(label, width)) or label
 
 
-def legend_below(fig: Any, handles: Sequence[Any], labels: Sequence[str], ncol: int) -> Any:
+def legend_below(fig: Figure, handles: Sequence[Any], labels: Sequence[str], ncol: int) -> Legend:
     """A figure legend under the axes (constrained layout keeps room for it), labels wrapped by
     :func:`wrap_label`, then kept inside the figure by :func:`keep_inside`."""
     ncol = max(1, min(ncol, len(labels)))
@@ -113,7 +117,7 @@ FIT_ROUNDS = 12
 """at most this many layouts to fit a legend (each drops a column or resizes the figure)"""
 
 
-def keep_inside(fig: Any, legend: Any, ncol: int) -> None:
+def keep_inside(fig: Figure, legend: Legend, ncol: int) -> None:
     """Lay the figure out and fit ``legend`` into it: while it is wider than the figure it loses
     a column (at one column the figure widens), and the figure grows by the legend's height, so
     the axes keep the room they were given and the legend never reaches past an edge."""

@@ -156,7 +156,7 @@ class RetrieverResult:
         return out
 
     @classmethod
-    def from_json(cls, obj: Any, where: str) -> "RetrieverResult":
+    def from_json(cls, obj: object, where: str) -> "RetrieverResult":
         if not isinstance(obj, dict) or obj.get("format") != FORMAT:
             raise DataError(f"{where}: not a results file of format {FORMAT!r}")
         try:

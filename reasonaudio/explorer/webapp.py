@@ -15,7 +15,7 @@ import threading
 import traceback
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 from urllib.parse import urlencode
 
 from jinja2 import Environment, PackageLoader, select_autoescape
@@ -33,7 +33,7 @@ from reasonaudio.evaluation.results import run_path
 from reasonaudio.dataset.benchmark import TASKS
 from reasonaudio.errors import ReasonAudioError, error_line, redact
 from reasonaudio.explorer.audio_cache import CONTENT_TYPE, AudioCache
-from reasonaudio.explorer.catalog import Catalog, NotFound, json_text, rank_text, sort_value
+from reasonaudio.explorer.catalog import Catalog, NotFound, Timeline, json_text, rank_text, sort_value
 from reasonaudio.explorer.colours import colour
 from reasonaudio.explorer.query_views import first_relevant_row, pair_views, side_by_side
 from reasonaudio.explorer.downloads import (CSV_TYPE, JSON_TYPE, TREC_TYPE, attachment, json_bytes,
@@ -383,7 +383,7 @@ def server_query(request: Request) -> str:
     return urlencode([(k, v) for k, v in request.query_params.multi_items() if "." not in k])
 
 
-def one_scale(durations: Any, timelines: Any) -> float:
+def one_scale(durations: Iterable[float], timelines: Iterable[Timeline]) -> float:
     """Seconds a timeline's full width stands for: the longest of a group's clips (the minimal
     pair; the hits of a page), so the timelines of a group have the same pixels per second."""
     return max([*durations, *(t.duration for t in timelines), 1.0])

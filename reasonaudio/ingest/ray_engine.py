@@ -61,7 +61,7 @@ from reasonaudio.ingest.ray_pool import actor_pool, drop_pool, run_blocks
 from reasonaudio.models.registry import load_model
 from reasonaudio.models.yamnet_embedder import FrameTagger, YamnetEmbedder
 from reasonaudio.runtime import blas_single_thread, usable_cores
-from reasonaudio.store.base import PointIn
+from reasonaudio.store.base import PointIn, Store
 from reasonaudio.store.open import open_store, resolve_backend
 from reasonaudio.store.payload import clip_payload
 
@@ -635,7 +635,7 @@ class RayEngine:
             yield
 
     @contextlib.contextmanager
-    def points(self, bench: Any, store: Any, collection: str, pipe: Any, by_id: dict[str, Clip],
+    def points(self, bench: Any, store: Store, collection: str, pipe: Pipeline, by_id: dict[str, Clip],
                one_done: Callable[[str], None], pipeline_args: dict[str, Any],
                bank_spec: str | None) -> Iterator[Callable[[Sequence[str]], list[Any]]]:
         """A ``make_points`` for :func:`load_collection`. The first call starts the Ray job over

@@ -20,7 +20,7 @@ hash and captioner identity by the two-stage ingest.
 from __future__ import annotations
 
 import math
-from typing import Any, Hashable, TypeAlias
+from typing import TYPE_CHECKING, Any, Hashable, TypeAlias
 
 import numpy as np
 
@@ -29,6 +29,9 @@ from reasonaudio.models.base import Embedder, loading_weights
 from reasonaudio.models.precision import resolve_dtype, torch_dtype
 from reasonaudio.models.record import ModelRecord
 from reasonaudio.models.windowing import WindowPolicy
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 PROMPT = ("Describe the sounds in this audio clip in the order they occur. Name each sound, "
           "say roughly how many seconds it lasts, and say which sounds happen at the same time.")
@@ -153,7 +156,7 @@ def generated_rows(new_tokens: np.ndarray, max_new_tokens: int, eos_ids: set[int
     return rows
 
 
-def decode_caption(tokenizer: Any, rows: np.ndarray) -> str:
+def decode_caption(tokenizer: PreTrainedTokenizerBase, rows: np.ndarray) -> str:
     """An item's rows (one per window, in time order) -> one caption, windows joined by
     :data:`JOIN`, whitespace normalised."""
     texts = []

@@ -29,7 +29,7 @@ import json
 import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Hashable, Sequence, TypeAlias
+from typing import TYPE_CHECKING, Any, Hashable, Sequence, TypeAlias
 
 import numpy as np
 
@@ -38,6 +38,9 @@ from reasonaudio.models.base import Embedder, first_line, loading_weights
 from reasonaudio.models.precision import resolve_dtype, torch_dtype
 from reasonaudio.models.record import ModelRecord
 from reasonaudio.models.windowing import WindowPolicy
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 PROMPT_BUCKET = 32
 """prompts are left-padded to a multiple of this many tokens (a fixed shape per length class)"""
@@ -91,7 +94,7 @@ RECIPES: dict[str, OmniRecipe] = {
 }
 
 
-def chat_template(folder: Path, tokenizer: Any) -> str:
+def chat_template(folder: Path, tokenizer: PreTrainedTokenizerBase) -> str:
     """The checkpoint's chat template: the processor's (``chat_template.jinja`` or
     ``chat_template.json``), else the tokenizer's."""
     jinja = folder / "chat_template.jinja"

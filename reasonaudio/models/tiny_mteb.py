@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import soxr
@@ -25,6 +25,11 @@ from mteb.models import ModelMeta
 from mteb.models.abs_encoder import AbsEncoder
 
 from reasonaudio.fileio import sha256_file
+
+if TYPE_CHECKING:
+    from mteb.abstasks.task_metadata import TaskMetadata
+    from mteb.types import PromptType
+    from torch.utils.data import DataLoader
 
 TINY_MTEB_NAME = "reasonaudio/tiny-random-clap"
 
@@ -80,8 +85,8 @@ class TinyClapEncoder(AbsEncoder):
         arr = out.float().cpu().numpy()
         return arr / np.linalg.norm(arr, axis=1, keepdims=True)
 
-    def encode(self, inputs: Any, *, task_metadata: Any, hf_split: str, hf_subset: str,
-               prompt_type: Any = None, **kwargs: Any) -> np.ndarray:
+    def encode(self, inputs: DataLoader, *, task_metadata: TaskMetadata, hf_split: str, hf_subset: str,
+               prompt_type: PromptType | None = None, **kwargs: Any) -> np.ndarray:
         features = inputs.dataset.features
         parts = []
         for batch in inputs:

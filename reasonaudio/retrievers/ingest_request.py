@@ -26,6 +26,7 @@ from reasonaudio.models.names import is_combined, is_lexical
 from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.retrievers.base import RetrieverOptions
 from reasonaudio.retrievers.registry import get_retriever
+from reasonaudio.store.base import Store
 from reasonaudio.store.collections import ingest_payload
 
 PAYLOAD, MODEL, DERIVED, PRECOMPUTED = "payload", "model", "derived", "precomputed"
@@ -82,7 +83,7 @@ class IngestOutcome:
     model: str | None = None
 
 
-def run_ingest(bench: Benchmark, store: Any, request: IngestRequest, hooks: Hooks = SILENT,
+def run_ingest(bench: Benchmark, store: Store, request: IngestRequest, hooks: Hooks = SILENT,
                engine: Callable[[], Any] | None = None) -> IngestOutcome:
     """Load what ``request`` asks into ``store`` (opened for writing). ``engine`` makes a model
     ingest's scheduler (``--engine ray``), asked only for a model ingest."""

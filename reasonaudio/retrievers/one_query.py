@@ -18,6 +18,7 @@ from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.querylang.parser import ResolveOptions, parse_detailed
 from reasonaudio.retrievers.base import Hit, RetrieverOptions
 from reasonaudio.retrievers.registry import get_retriever, spec_for
+from reasonaudio.store.base import Store
 
 
 @dataclass(frozen=True)
@@ -48,8 +49,8 @@ class SearchOutcome:
     examples: Any = None
 
 
-def search_one(bench: Benchmark, text: str, retriever: str, k: int, store: Any,
-               options: RetrieverOptions = RetrieverOptions(), resolve: Any = None,
+def search_one(bench: Benchmark, text: str, retriever: str, k: int, store: Store,
+               options: RetrieverOptions = RetrieverOptions(), resolve: ResolveOptions | None = None,
                example_files: Sequence[str] = (), captions: bool = True,
                hooks: Hooks = SILENT) -> SearchOutcome:
     """Answer ``text`` (or a benchmark query's id) with ``retriever`` over ``store``: its ``k``
