@@ -300,7 +300,8 @@ class _Found:
 
 
 def _detect_clips(bench: Benchmark, heard: Sequence[Clip], label_map: DetectorProtocol,
-                  calibration: Calibration, tagger: FrameTagger, renderer: ClipRenderer | None, options: DetectOptions, hooks: Hooks,
+                  calibration: Calibration, tagger: FrameTagger, renderer: ClipRenderer | None,
+                  options: DetectOptions, hooks: Hooks,
                   timings: dict[str, float]) -> _Found:
     """Every clip's events and payload, chunk by chunk of frame rows (``frames_s``: reading
     them, ``detect_s``: detecting in them); with ``calibration.event_params``, each clip's

@@ -102,7 +102,8 @@ class _MelTap:
 class _MelPipeline(Pipeline):
     """Renders the clips whose mel sums are not cached (their YAMNet rows were)."""
 
-    def __init__(self, tagger: FrameTagger, cache: EmbeddingCache, cache_dir: Path | None, enabled: bool) -> None:
+    def __init__(self, tagger: FrameTagger, cache: EmbeddingCache, cache_dir: Path | None,
+                 enabled: bool) -> None:
         super().__init__()
         self.tagger, self.cache = tagger, cache
         self._index_audio(cache_dir, enabled)

@@ -207,7 +207,8 @@ def run_report(bench: Benchmark, out: Path | None = None, names: Sequence[str] |
                          failures=failed, plots_skipped=skipped)
 
 
-def report_names(results: Results, scores: ConditionScores | None = None, rob: Robustness | None = None) -> list[str]:
+def report_names(results: Results, scores: ConditionScores | None = None,
+                 rob: Robustness | None = None) -> list[str]:
     """Every retriever a report draws (results, robustness rows, condition lines), sorted: the
     order :func:`~reasonaudio.evaluation.plots.retriever_styles` hands out colours in."""
     names = set(results.runs)

@@ -179,7 +179,8 @@ def write_plan_outputs(outcome: PlanOutcome, bench: Benchmark, json_out: Path | 
     return wrote
 
 
-def compare_keys(bench: Benchmark, a: ResultKey, b: ResultKey, context: EvalContext | None = None) -> Comparison:
+def compare_keys(bench: Benchmark, a: ResultKey, b: ResultKey,
+                 context: EvalContext | None = None) -> Comparison:
     """:func:`compare` of two results by key: each read under its own condition (the queries are
     the same, so they pair by query), evaluated now where none is saved (``ensure_results`` with
     ``context``). Both must answer the same view. Each side is labelled by its key: the name, and

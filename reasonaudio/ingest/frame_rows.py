@@ -47,7 +47,8 @@ class FrameStats:
 class FramePipeline(Pipeline):
     """Renders clips at the tagger's rate and returns its frame rows, cached by audio hash."""
 
-    def __init__(self, tagger: FrameTagger, cache_enabled: bool = True, cache_dir: Path | None = None) -> None:
+    def __init__(self, tagger: FrameTagger, cache_enabled: bool = True,
+                 cache_dir: Path | None = None) -> None:
         super().__init__()
         self.tagger = tagger
         self.name = "yamnet-frames"

@@ -307,8 +307,8 @@ class ConditionRenderer:
     time. ``beds`` is None for a kind that lays none.
     """
 
-    def __init__(self, base: Renderer, condition: Condition, beds: PreparedBeds | None, accepted: Sequence[str],
-                 seed: int) -> None:
+    def __init__(self, base: Renderer, condition: Condition, beds: PreparedBeds | None,
+                 accepted: Sequence[str], seed: int) -> None:
         if condition.is_clean:
             raise ValueError("ConditionRenderer is for conditions other than clean")
         if condition.needs_beds and not accepted:
@@ -572,7 +572,8 @@ def check_renders(bench: Benchmark) -> None:
         bench_renderer(bench)
 
 
-def condition_renderer(base: Renderer, condition: Condition, seed: int, manifest: dict[str, Any] | None = None,
+def condition_renderer(base: Renderer, condition: Condition, seed: int,
+                       manifest: dict[str, Any] | None = None,
                        bank_spec: str | None = None, cache_dir: Path | None = None) -> ConditionRenderer:
     """``base`` under ``condition``: its bed bank, the beds the tagger check accepts for
     ``base.bank`` (recorded by the build when it ran the check, else run now and cached)."""

@@ -112,7 +112,8 @@ class ExampleSet:
                            for e in build_examples(bench).values()}, perceiver)
 
     @classmethod
-    def of_pairs(cls, bench: Benchmark, pairs: Sequence[str], perceiver: ExamplePerceiver | None = None) -> "ExampleSet":
+    def of_pairs(cls, bench: Benchmark, pairs: Sequence[str],
+                 perceiver: ExamplePerceiver | None = None) -> "ExampleSet":
         """``--example NAME=PATH`` items: a user's recordings (no true label)."""
         given: dict[str, GivenExample] = {}
         for item in pairs:

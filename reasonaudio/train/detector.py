@@ -206,8 +206,8 @@ def _loss(model: torch.nn.Module, tensors: tuple, overlap_weight: float) -> torc
     return (each * mask[..., None]).sum() / (mask.sum() * targets.shape[-1])
 
 
-def frame_f1(model: torch.nn.Module, samples: Sequence[Sample], cfg: DetectorConfig, label_index: dict[str, int],
-             size: int) -> float:
+def frame_f1(model: torch.nn.Module, samples: Sequence[Sample], cfg: DetectorConfig,
+             label_index: dict[str, int], size: int) -> float:
     """Micro F1 of frame activity (logit > 0) on ``samples``."""
     import torch
 

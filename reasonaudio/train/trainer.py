@@ -469,9 +469,9 @@ def contrastive_stage(model: DualEncoder, feats: Features, train_table: ExampleT
     return loop
 
 
-def train_epoch(model: DualEncoder, feats: Features, table: ExampleTable, opt: torch.optim.Optimizer, presence: Presence | None,
-                perm: list[int], epoch: int, loop: LoopState, options: TrainOptions,
-                hooks: Hooks) -> tuple[list[float], list[float]]:
+def train_epoch(model: DualEncoder, feats: Features, table: ExampleTable, opt: torch.optim.Optimizer,
+                presence: Presence | None, perm: list[int], epoch: int, loop: LoopState,
+                options: TrainOptions, hooks: Hooks) -> tuple[list[float], list[float]]:
     """One pass over the batches of ``perm`` (until the step limit): each batch's loss and
     text-to-audio accuracy."""
     import torch
@@ -498,8 +498,9 @@ def train_epoch(model: DualEncoder, feats: Features, table: ExampleTable, opt: t
     return losses, accs
 
 
-def validate_epoch(model: DualEncoder, feats: Features, val_table: ExampleTable, epoch: int, losses: list[float],
-                   accs: list[float], loop: LoopState, options: TrainOptions, hooks: Hooks) -> dict[str, float]:
+def validate_epoch(model: DualEncoder, feats: Features, val_table: ExampleTable, epoch: int,
+                   losses: list[float], accs: list[float], loop: LoopState, options: TrainOptions,
+                   hooks: Hooks) -> dict[str, float]:
     """The epoch's validation figures, its row in the history (with its training figures)."""
     hooks.event(TrainStatus("validate", 0, 1, epoch))
     val = validate(model, feats, val_table, options.device)

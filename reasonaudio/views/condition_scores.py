@@ -52,7 +52,8 @@ def perception_table(scores: ConditionScores) -> Table | None:
     return table
 
 
-def print_condition_scores(console: Console, scores: ConditionScores, title: str = "scores per condition") -> None:
+def print_condition_scores(console: Console, scores: ConditionScores,
+                           title: str = "scores per condition") -> None:
     if scores is None:
         return
     console.print(conditions_table(scores, title))
