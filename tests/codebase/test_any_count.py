@@ -11,7 +11,11 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 import reasonaudio
+
+pytestmark = pytest.mark.fast
 
 PACKAGE = Path(reasonaudio.__file__).parent
 LIMIT = 150

@@ -16,6 +16,8 @@ from reasonaudio.retrievers.base import Retriever, RetrieverProtocol
 from reasonaudio.store.base import Store, StoreProtocol
 from reasonaudio.store.edge import EdgeStore
 
+pytestmark = pytest.mark.fast
+
 
 def members(protocol: type) -> set[str]:
     """What ``protocol`` names: its annotated attributes and its methods and properties."""
