@@ -178,14 +178,18 @@ ID_FIELD = "clip_id"
 @runtime_checkable
 class StoreProtocol(Protocol):
     """What searching needs of a store: the read side of :class:`Store` (retrievers, the
-    explorer, evaluation). Every backend implements it by subclassing :class:`Store`; a test
-    double or another vector database needs only these methods."""
+    explorer, evaluation). Every backend implements it by subclassing :class:`Store`, the
+    explorer's locked store by delegating each call; a test double or another vector database
+    needs only these methods."""
 
     backend: str
 
     def exists(self, name: str) -> bool: ...
 
     def meta(self, name: str) -> CollectionMeta: ...
+
+    def query(self, name: str, vector: Sequence[float], k: int, flt: Filter | None = None,
+              fields: Fields = False) -> list[Found]: ...
 
     def query_batch(self, name: str, requests: Sequence[Request],
                     names: Mapping[str, str] | None = None) -> list[list[Found]]: ...
@@ -194,6 +198,8 @@ class StoreProtocol(Protocol):
                batch: int = 2048) -> Iterator[Found]: ...
 
     def count(self, name: str, flt: Filter | None = None) -> int: ...
+
+    def matching_ids(self, name: str, flt: Filter | None = None) -> list[ClipId]: ...
 
     def retrieve(self, name: str, clip_ids: Sequence[ClipId],
                  fields: Fields = (ID_FIELD,)) -> list[Found]: ...
