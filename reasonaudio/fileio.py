@@ -21,6 +21,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from reasonaudio.errors import DataError
 from reasonaudio.output_dirs import OutputKind, check_output_dir, check_replaceable_file
+from reasonaudio.types import Pathlike
 
 
 WRITE_ERRNOS = {errno.ENOSPC: "no space left on the device", errno.EDQUOT: "disk quota exceeded",
@@ -50,7 +51,7 @@ def check_parent(dest: Path) -> None:
 
 
 @contextlib.contextmanager
-def writing(path: Path | str) -> Iterator[None]:
+def writing(path: Pathlike) -> Iterator[None]:
     """Map a user-caused OSError (full disk, read-only folder, bad path) in the block to a DataError."""
     try:
         yield
@@ -61,7 +62,7 @@ def writing(path: Path | str) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def reading_text(path: Path | str) -> Iterator[None]:
+def reading_text(path: Pathlike) -> Iterator[None]:
     """Map undecodable bytes in a text file read in the block to a DataError naming the file."""
     try:
         yield
@@ -75,21 +76,21 @@ TEXT_ENCODING = "utf-8-sig"
 editors write) skipped. CRLF line ends are accepted the same way by the readers' line splitting."""
 
 
-def read_text(path: Path | str) -> str:
+def read_text(path: Pathlike) -> str:
     """A whole UTF-8 text file (a BOM skipped); undecodable bytes are a DataError naming the file."""
     with reading_text(path):
         return Path(path).read_text(encoding=TEXT_ENCODING)
 
 
 @contextlib.contextmanager
-def open_text(path: Path | str, newline: str | None = None) -> Iterator[Any]:
+def open_text(path: Pathlike, newline: str | None = None) -> Iterator[Any]:
     """A UTF-8 text file open for reading line by line, as :func:`read_text` reads it (a BOM
     skipped; undecodable bytes a DataError naming the file)."""
     with reading_text(path), open(path, encoding=TEXT_ENCODING, newline=newline) as fh:
         yield fh
 
 
-def dumps(obj: Any) -> str:
+def dumps(obj: object) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(", ", ": "), allow_nan=False)
 
 
@@ -134,7 +135,7 @@ def read_json(path: Path) -> Any:
         raise DataError(f"{path}: invalid JSON ({exc.msg} at line {exc.lineno})") from None
 
 
-def write_json(path: Path, obj: Any) -> None:
+def write_json(path: Path, obj: object) -> None:
     """Indented JSON, written atomically (a reader never sees half a file)."""
     with atomic_file(Path(path), "w", encoding="utf-8", newline="\n") as fh:
         fh.write(json.dumps(obj, ensure_ascii=False, indent=2, allow_nan=False) + "\n")

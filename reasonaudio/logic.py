@@ -257,7 +257,7 @@ def to_json(node: Node) -> dict[str, Any]:
     return node.to_json()
 
 
-def from_json(obj: Any, where: str = "logic") -> Node:
+def from_json(obj: object, where: str = "logic") -> Node:
     """Parse and validate a docs/benchmark.md logic object; errors name the path of the bad field."""
     if not isinstance(obj, dict):
         raise LogicError(f"{where}: expected an object with an 'op' field, got {obj!r}")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 from reasonaudio.experiments.combine_tuning import tune_combined
 from reasonaudio.evaluation.compare import Comparison, compare
@@ -40,9 +40,10 @@ from reasonaudio.generator.build import (BuildParams, absolute_bank_spec, add_fo
                                          build_benchmark, holds_build)
 from reasonaudio.generator.calibration import CalibrationMade, make_calibration_builds
 from reasonaudio.ingest.run import IngestSummary, ingest_model
-from reasonaudio.models.names import is_combined, not_offline, offline_learned, ran_yamnet
+from reasonaudio.models.names import is_combined, is_lexical, not_offline, offline_learned, ran_yamnet
 from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.retrievers.base import QueryVectors, RetrieverOptions
+from reasonaudio.store.base import Store
 from reasonaudio.store.collections import ingest_payload
 from reasonaudio.store.open import open_store
 from reasonaudio.tasks.base import CAPTION, FORMULATIONS as FORMULATION_NAMES
@@ -154,8 +155,6 @@ def spectrum_names(learned: list[str], results: Results) -> list[str]:
     """The Qdrant-side rungs the demo adds once ``detected:yamnet`` exists: the soft logic, BM25
     over the ground-truth captions, each dense learned retriever's hybrid with the soft logic,
     and RRF / DBSF of the best dense one with BM25 and with the soft logic."""
-    from reasonaudio.models.names import is_lexical
-
     dense = [n for n in learned if not is_lexical(n)]
     if not dense:
         return []
@@ -306,9 +305,12 @@ def run_main_job(params: MainJobParams, hooks: Hooks = SILENT) -> MainJobResult:
     return out
 
 
+T = TypeVar("T")
+
+
 def _stepper(out: MainJobResult, hooks: Hooks) -> Stepper:
     """The step runner: announces each step (:class:`StepStarted`), times it, logs it in ``out``."""
-    def step(name: str, fn: Callable[[], Any], what: Callable[[Any], str]) -> Any:
+    def step(name: str, fn: Callable[[], T], what: Callable[[T], str]) -> T:
         hooks.event(StepStarted(name))
         t0 = time.perf_counter()
         value = fn()
@@ -318,7 +320,7 @@ def _stepper(out: MainJobResult, hooks: Hooks) -> Stepper:
     return step
 
 
-def _ingest_learned(bench: BenchmarkView, store: Any, learned: Sequence[str], step: Stepper,
+def _ingest_learned(bench: BenchmarkView, store: Store, learned: Sequence[str], step: Stepper,
                     hooks: Hooks) -> list[str]:
     """Ingest each learned retriever (one warning for one that cannot run); the ones ingested."""
     ok: list[str] = []

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 from reasonaudio.errors import DataError, echo
+from reasonaudio.runtime import cache_root
 
 
 @dataclass(frozen=True)
@@ -122,8 +123,6 @@ def _within(path: Path, top: Path) -> bool:
 
 def _places() -> Iterator[tuple[Path, str]]:
     """Folders no output enters: the cache, the package, the system's."""
-    from reasonaudio.runtime import cache_root
-
     yield _real(cache_root()), "the cache"
     yield PACKAGE, "the installed package"
     for folder in SYSTEM_FOLDERS:

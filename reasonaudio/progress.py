@@ -51,7 +51,7 @@ class Hooks:
         if self.on_warn is not None:
             self.on_warn(message)
 
-    def event(self, event: Any) -> None:
+    def event(self, event: object) -> None:
         if self.on_event is not None:
             self.on_event(event)
 
@@ -63,7 +63,7 @@ class Hooks:
 
         return count
 
-    def with_(self, **receivers: Any) -> "Hooks":
+    def with_(self, **receivers: Callable[..., None] | None) -> "Hooks":
         """A copy with the given receivers replaced (``None`` values leave a receiver as it is)."""
         return replace(self, **{k: v for k, v in receivers.items() if v is not None})
 

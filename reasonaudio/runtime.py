@@ -53,7 +53,7 @@ def model_threads(cap: int | None = None) -> int:
 def blas_single_thread() -> Iterator[None]:
     """numpy's OpenBLAS on one thread while a model runs beside it, even if numpy was imported
     before ``reasonaudio`` (the environment default then came too late)."""
-    from threadpoolctl import threadpool_limits  # a core dependency; imported where it is used
+    from threadpoolctl import threadpool_limits  # ctypes and a scan of the loaded libraries
 
     with threadpool_limits(limits=1, user_api="blas"):
         yield

@@ -45,9 +45,13 @@ import pyloudnorm
 import soundfile as sf
 import soxr
 
+from reasonaudio.atoms.bank import AtomBank
+from reasonaudio.atoms.tagger_check import expected_tags, match_rank
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import atomic_file, read_json, read_jsonl
 from reasonaudio.seeds import hashed_rng
+from reasonaudio.models.cache_dir import cache_root
+from reasonaudio.models.yamnet import YamnetTagger, pool_frames
 
 GENERATED = "generated"
 PACKAGES = "packages"
@@ -149,8 +153,6 @@ class BedBank:
 
 def packaged_beds_dir() -> Path:
     """Where ``bench atoms fetch beds`` writes the ``packages`` bed bank."""
-    from reasonaudio.models.cache_dir import cache_root
-
     return cache_root() / "beds" / PACKAGES
 
 
@@ -331,15 +333,12 @@ class BedCheck:
                 "accepted": list(self.accepted), "verdicts": [v.to_json() for v in self.verdicts]}
 
 
-def check_beds(beds: BedBank, expected: dict[str, Sequence[str]], tagger: Any,
+def check_beds(beds: BedBank, expected: dict[str, Sequence[str]], tagger: YamnetTagger,
                k: int = CHECK_TOP_K, reference_lufs: float = -28.0) -> BedCheck:
     """Tag every bed (at the loudness reference, the level atoms are heard at); refuse those in
     which any label's expected tag is among the top ``k``.
 
     ``expected``: label -> expected AudioSet tags (``tagger_check.expected_tags`` of the bank)."""
-    from reasonaudio.atoms.tagger_check import match_rank
-    from reasonaudio.models.yamnet import pool_frames
-
     names = tagger.class_names
     verdicts = []
     for bed in beds.beds:
@@ -359,13 +358,9 @@ def _check_key(beds: BedBank, expected: dict[str, Sequence[str]], revision: str,
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def checked_beds(beds: BedBank, atom_bank: Any, root: Path | None = None,
-                 cache_dir: Path | None = None, tagger: Any = None) -> BedCheck:
+def checked_beds(beds: BedBank, atom_bank: AtomBank, root: Path | None = None,
+                 cache_dir: Path | None = None, tagger: YamnetTagger | None = None) -> BedCheck:
     """:func:`check_beds` against ``atom_bank``'s labels, computed once and kept in the cache."""
-    from reasonaudio.atoms.tagger_check import expected_tags
-    from reasonaudio.models.cache_dir import cache_root
-    from reasonaudio.models.yamnet import YamnetTagger
-
     expected = {lab: tags for lab, (tags, _src) in expected_tags(atom_bank, root).items()}
     tagger = tagger or YamnetTagger()
     revision = str(getattr(tagger, "revision", ""))

@@ -73,7 +73,7 @@ def atom_kind(atom_id: str) -> str:
     return "excerpt" if atom_id.endswith((HEAD, TAIL)) else "recording"
 
 
-def kinds(bank: Any) -> dict[str, str]:
+def kinds(bank: AtomBank) -> dict[str, str]:
     """atom id -> :func:`atom_kind` of every atom of ``bank``."""
     return {a.atom_id: atom_kind(a.atom_id) for a in bank.atoms}
 

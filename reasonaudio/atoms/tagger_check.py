@@ -141,13 +141,13 @@ def expected_tags(bank: AtomBank, root: Path | None) -> dict[str, tuple[tuple[st
     return out
 
 
-def _load_tagger(name: str) -> Any:
+def _load_tagger(name: str) -> YamnetTagger:
     if name != "yamnet":
         raise DataError(f"--tagger: unknown tagger {name!r} (known: {', '.join(TAGGERS)})")
     return YamnetTagger()
 
 
-def run_tagger_check(bank: AtomBank, source: str, *, tagger: Any | None = None,
+def run_tagger_check(bank: AtomBank, source: str, *, tagger: YamnetTagger | None = None,
                      tagger_name: str = "yamnet", k: int = DEFAULT_TOP_K, pool: str = "max",
                      root: Path | None = None, labels: Iterable[str] | None = None,
                      hooks: Hooks = SILENT, batch: int = 16) -> TaggerReport:

@@ -15,7 +15,7 @@ import typing
 import warnings
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional, IO, NoReturn, TypeVar
 
 import click
 import typer
@@ -36,7 +36,13 @@ from reasonaudio.output_dirs import (
 )
 
 if TYPE_CHECKING:  # the CLI loads a benchmark only in the commands that read one
+    from typer._click.core import Context
+
     from reasonaudio.dataset.view import BenchmarkView
+    from reasonaudio.ingest.ray_engine import RayEngine
+    from reasonaudio.retrievers.base import RetrieverOptions
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 # soft_wrap: lines of text are never cut at the console width (pipes, CI, tests read them whole);
 # tables still fit the width.
@@ -58,18 +64,19 @@ class _UserErrorGroup(TyperGroup):
     """Turns ReasonAudioError from any subcommand into one line and a non-zero exit; usage
     errors and Python warnings into one line each too, with the same prefixes."""
 
-    def make_context(self, info_name: Any, args: Any, parent: Any = None, **extra: Any) -> Any:
+    def make_context(self, info_name: Optional[str], args: list[str], parent: Optional[Context] = None,
+                     **extra: Any) -> Context:
         try:  # the top group's own options (`bench --bogus`) are parsed here, outside invoke
             return super().make_context(info_name, args, parent=parent, **extra)
         except USAGE_ERRORS as exc:
             _usage_error(exc)
 
-    def invoke(self, ctx: Any) -> Any:
+    def invoke(self, ctx: Context) -> object:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
             return self._invoke(ctx)
 
-    def _invoke(self, ctx: Any) -> Any:
+    def _invoke(self, ctx: Context) -> object:
         try:
             return super().invoke(ctx)
         except ReasonAudioError as exc:
@@ -89,7 +96,7 @@ class _Command(TyperCommand):
     """Every command: once all its options are read, each output it writes is checked against
     the paths it reads (:func:`reasonaudio.output_dirs.check_not_input`), before any work."""
 
-    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
         rest = super().parse_args(ctx, args)
         outputs, inputs = [], []
         for param in self.get_params(ctx):
@@ -113,11 +120,11 @@ PATH_TEXT_OPTIONS = frozenset({"atoms", "beds", "model_path", "captioner_path", 
 writes nothing is read."""
 
 
-def read_paths(name: str, value: Any) -> list[Any]:
+def read_paths(name: str, value: object) -> list[Path | str]:
     """The paths parameter ``name`` reads with ``value``: a ``Path`` as given; in the text of a
     :data:`PATH_TEXT_OPTIONS` parameter, the whole or any part after a ``=`` or ``:`` that names
     something on disk."""
-    out: list[Any] = []
+    out: list[Path | str] = []
     for item in value if isinstance(value, (list, tuple)) else [value]:
         if isinstance(item, Path):
             out.append(item)
@@ -134,10 +141,10 @@ class _QueryTextCommand(_Command):
     holds a space or a comma) is the text, not an unknown option. ``--`` still ends the options;
     ``-rain`` alone reads as ``-r ain`` unless given after it."""
 
-    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
         return super().parse_args(ctx, self._text_last(ctx, list(args)))
 
-    def _text_last(self, ctx: Any, args: list[str]) -> list[str]:
+    def _text_last(self, ctx: Context, args: list[str]) -> list[str]:
         if "--" in args:
             return args
         takes, flags = set(), set()
@@ -175,7 +182,7 @@ def _print_error(message: str) -> None:
     err_console.print(Text.assemble((ERROR_PREFIX, "bold red"), error_line(message)), highlight=False)
 
 
-def _usage_error(exc: Exception) -> Any:
+def _usage_error(exc: Exception) -> NoReturn:
     """A usage error as one ``error:`` line with the hint in it (not usage + hint + blank +
     ``Error:``), exit 2; ``bench GROUP`` without a command still shows the group's help."""
     if type(exc).__name__ == "NoArgsIsHelpError":
@@ -186,8 +193,8 @@ def _usage_error(exc: Exception) -> Any:
     raise typer.Exit(getattr(exc, "exit_code", USER_ERROR_EXIT)) from None
 
 
-def _show_warning(message: Any, category: Any, filename: str, lineno: int, file: Any = None,
-                  line: Any = None) -> None:
+def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  file: Optional[IO[str]] = None, line: Optional[str] = None) -> None:
     """A Python warning (a library's ``warnings.warn``) as one ``warning:`` line: no source
     file, line number or code line of the package that warned."""
     err_console.print(Text.assemble((WARNING_PREFIX, "yellow"), error_line(message)), highlight=False)
@@ -196,7 +203,8 @@ def _show_warning(message: Any, category: Any, filename: str, lineno: int, file:
 class _Typer(typer.Typer):
     """A typer application whose commands are :class:`_Command` unless they name another."""
 
-    def command(self, *args: Any, cls: Any = None, **kwargs: Any) -> Any:
+    def command(self, *args: Any, cls: Optional[type[TyperCommand]] = None,
+                **kwargs: Any) -> Callable[[F], F]:
         return super().command(*args, cls=cls or _Command, **kwargs)
 
 
@@ -247,7 +255,7 @@ class Number:
             return False
         return self.high is None or (value < self.high if self.open_high else value <= self.high)
 
-    def __call__(self, value: Any) -> Any:
+    def __call__(self, value: Optional[float]) -> Optional[float]:
         if value is None or self.admits(value):  # None: an optional option left out
             return value
         wanted = f"{'an integer' if isinstance(value, int) else 'a finite number'} {self}".rstrip()
@@ -308,7 +316,7 @@ def _output(how: str, kind: Optional[OutputKind] = None,
     """An output option's callback: the one output rule (:mod:`reasonaudio.output_dirs`),
     applied as the option is read, before any work; :class:`_Command` then checks the path
     against the command's inputs. The callback carries its :class:`Writes` (``.writes``)."""
-    def check(ctx: Any, param: Any, value: Any) -> Any:
+    def check(ctx: Any, param: Any, value: Any) -> Any:  # typer reads these annotations at run time
         if value is None:
             return value
         if kind is not None:  # a folder owned whole
@@ -363,7 +371,7 @@ class RetrieverFlags:
         None, "--captioner-path", help="A two-stage retriever's audio-language captioner weights, "
         "to caption a sound given by example as its clips were (docs/interleaved.md).")
 
-    def options(self) -> Any:
+    def options(self) -> tuple[RetrieverOptions, dict[str, RetrieverOptions]]:
         """(options for every retriever, {name: options} for ``NAME=PATH``)."""
         from reasonaudio.evaluation.evaluate import model_options
 
@@ -392,7 +400,7 @@ class EngineFlags:
                                               help="--engine ray: join this cluster (default: a "
                                               "local Ray for the run).")
 
-    def engine_for(self, backend: Optional[str], url: Optional[str]) -> Any:
+    def engine_for(self, backend: Optional[str], url: Optional[str]) -> Optional[RayEngine]:
         """The scheduler (None: local); Ray flags without ``--engine ray`` are an error."""
         from reasonaudio.ingest.ray_engine import ray_engine_from_cli
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 from rich.text import Text
@@ -28,9 +28,12 @@ from reasonaudio.commands.app import (
 from reasonaudio.errors import ReasonAudioError
 from reasonaudio.output_dirs import REPORT_OUTPUT
 
+if TYPE_CHECKING:
+    from reasonaudio.evaluation.evaluate import EvalContext
+
 # --- eval / compare / report (evaluation/) ---------------------------------------------------------
 
-def _eval_context(store: StoreFlags, models: RetrieverFlags, **fields: Any) -> Any:
+def _eval_context(store: StoreFlags, models: RetrieverFlags, **fields: Any) -> EvalContext:
     """The evaluation context of ``eval`` / ``compare``: store and model flags, plus ``fields``."""
     from reasonaudio.evaluation.evaluate import EvalContext
 

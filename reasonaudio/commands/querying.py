@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 from rich.text import Text
@@ -29,6 +29,9 @@ from reasonaudio.commands.app import (
     option_groups,
 )
 from reasonaudio.errors import ReasonAudioError
+
+if TYPE_CHECKING:
+    from reasonaudio.querylang.resolve import ResolveOptions
 
 # --- parse -----------------------------------------------------------------------------------
 
@@ -67,7 +70,7 @@ def parse_cmd(
         print_parse(console, text, result)
 
 
-def _resolve_options(strict: bool) -> Any:
+def _resolve_options(strict: bool) -> ResolveOptions:
     """--strict: labels only; otherwise resolution with MiniLM's semantic fallback (loaded on
     the first phrase that needs it)."""
     from reasonaudio.querylang.parser import STRICT, ResolveOptions

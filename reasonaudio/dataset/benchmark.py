@@ -9,11 +9,13 @@ directory fails here with the file and field named, not deep inside a retriever.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Callable, Iterable, TypeVar
+from typing import Any, Callable, Iterable, TypeVar, Mapping
 
 from reasonaudio.logic import Node, from_json, to_json
 from reasonaudio.dataset.atom import Atom
@@ -23,6 +25,7 @@ from reasonaudio.fileio import read_json, read_jsonl, reading_text, sha256_file,
 from reasonaudio.output_dirs import BENCHMARK_OUTPUT
 from reasonaudio.tasks.registry import (ALL_TASKS, TASKS,  # task names; importers read them here
                                        tasks_present)
+from reasonaudio.types import ClipId, Label, Qrels, QueryId
 
 CORPUS = "corpus.jsonl"
 QUERIES = "queries.jsonl"
@@ -54,7 +57,7 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Query:
-    id: str
+    id: QueryId
     text: str
     task: str
     logic: Node
@@ -66,7 +69,7 @@ class Query:
         return out
 
     @classmethod
-    def from_json(cls, obj: Any, where: str = QUERIES) -> "Query":
+    def from_json(cls, obj: object, where: str = QUERIES) -> "Query":
         if not isinstance(obj, dict):
             raise DataError(f"{where}: expected a JSON object")
         for key in ("_id", "text", "task", "logic"):
@@ -118,7 +121,7 @@ def multiple_choice(choices: Iterable[Choice], scores: PairScores) -> dict[str, 
     return {qid: sum(v) / len(v) for qid, v in by_query.items()}
 
 
-def write_qrels(path: Path, qrels: dict[str, list[str]]) -> None:
+def write_qrels(path: Path, qrels: Mapping[QueryId, Iterable[ClipId]]) -> None:
     """One row per relevant pair, score 1, queries and clips in id order."""
     with open(path, "w", encoding="utf-8", newline="\n") as fh:
         fh.write(QRELS_HEADER + "\n")
@@ -127,10 +130,10 @@ def write_qrels(path: Path, qrels: dict[str, list[str]]) -> None:
                 fh.write(f"{qid}\t{cid}\t1\n")
 
 
-def read_qrels(path: Path) -> dict[str, set[str]]:
+def read_qrels(path: Path) -> Qrels:
     if not path.is_file():
         raise DataError(f"{path}: file not found")
-    out: dict[str, set[str]] = {}
+    out: Qrels = {}
     with reading_text(path), open(path, encoding="utf-8") as fh:
         header = fh.readline().rstrip("\n")
         if header != QRELS_HEADER:
@@ -168,9 +171,6 @@ def content_digest(manifest: dict[str, Any]) -> str:
     """sha256 of a manifest without its :data:`MACHINE_FIELDS`: the same for every user who
     builds the same benchmark (its files' hashes, seed, parameters, the bank's portable record),
     whatever their package versions; the docs quote it beside every figure."""
-    import hashlib
-    import json
-
     kept = {k: v for k, v in manifest.items() if k not in MACHINE_FIELDS}
     return hashlib.sha256(json.dumps(kept, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
 
@@ -184,7 +184,7 @@ def write_manifest(root: Path, manifest: dict[str, Any]) -> dict[str, Any]:
     return full
 
 
-def check_manifest(manifest: Any, path: Path) -> dict[str, Any]:
+def check_manifest(manifest: object, path: Path) -> dict[str, Any]:
     """The manifest's format rules (always applied, even without hash verification)."""
     if not isinstance(manifest, dict):
         raise DataError(f"{path}: expected a JSON object, got {type(manifest).__name__ if manifest is not None else 'null'}")
@@ -271,7 +271,7 @@ class BenchmarkFiles:
         return clips
 
     @cached_property
-    def clip_by_id(self) -> dict[str, Clip]:
+    def clip_by_id(self) -> dict[ClipId, Clip]:
         return {c.id: c for c in self.clips}
 
     @cached_property
@@ -289,11 +289,11 @@ class BenchmarkFiles:
         return queries
 
     @cached_property
-    def query_by_id(self) -> dict[str, Query]:
+    def query_by_id(self) -> dict[QueryId, Query]:
         return {q.id: q for q in self.queries}
 
     @cached_property
-    def qrels(self) -> dict[str, set[str]]:
+    def qrels(self) -> Qrels:
         path = self.root / QRELS
         qrels = read_qrels(path)
         for qid, cids in qrels.items():
@@ -343,7 +343,7 @@ class BenchmarkFiles:
         return [Atom.from_json(o, f"{path}:{i + 1}") for i, o in enumerate(read_jsonl(path))]
 
     @cached_property
-    def labels(self) -> tuple[str, ...]:
+    def labels(self) -> tuple[Label, ...]:
         """The bank's vocabulary: every class label, sorted."""
         return tuple(sorted({a.label for a in self.atoms}))
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reasonaudio.errors import DataError
+from reasonaudio.types import AtomId, ClipId, Decibels, Hertz, Label, Seconds
 
 MODES = ("sequential", "overlap")
 REPEAT_GAP_MS = 500
@@ -19,16 +20,16 @@ one's onset), so they can be counted."""
 
 @dataclass(frozen=True)
 class Event:
-    label: str
-    onset: float
+    label: Label
+    onset: Seconds
     """seconds from the clip start, rounded to ms"""
-    offset: float
-    atom_id: str
-    gain_db: float
+    offset: Seconds
+    atom_id: AtomId
+    gain_db: Decibels
     """gain relative to the bank's loudness reference (see the manifest's render parameters)"""
 
     @property
-    def duration(self) -> float:
+    def duration(self) -> Seconds:
         return round(self.offset - self.onset, 3)
 
     def to_json(self) -> dict[str, Any]:
@@ -38,19 +39,19 @@ class Event:
 
 @dataclass(frozen=True)
 class Clip:
-    id: str
+    id: ClipId
     mode: str
-    duration: float
-    sample_rate: int
+    duration: Seconds
+    sample_rate: Hertz
     events: tuple[Event, ...]
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
     """other corpus fields kept as they were read (e.g. which query planted the clip)"""
 
     @property
-    def labels(self) -> tuple[str, ...]:
+    def labels(self) -> tuple[Label, ...]:
         return tuple(e.label for e in self.events)
 
-    def event(self, label: str) -> Event | None:
+    def event(self, label: Label) -> Event | None:
         for e in self.events:
             if e.label == label:
                 return e
@@ -64,7 +65,7 @@ class Clip:
         return out
 
     @classmethod
-    def from_json(cls, obj: Any, where: str = "corpus") -> "Clip":
+    def from_json(cls, obj: object, where: str = "corpus") -> "Clip":
         if not isinstance(obj, dict):
             raise DataError(f"{where}: expected a JSON object, got {type(obj).__name__}")
         try:

@@ -18,12 +18,16 @@ from __future__ import annotations
 
 import random
 import re
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from reasonaudio.dataset.clip import Clip, Event
 from reasonaudio.errors import DataError
 from reasonaudio.registries import LiveNames, registered_for
+
+if TYPE_CHECKING:
+    import numpy as np
 
 CLEAN = "clean"
 """the reference condition: the events over digital silence; adds nothing to any name"""
@@ -106,13 +110,13 @@ class ConditionKind:
 
 # --- the built-in kinds -----------------------------------------------------------------------
 
-def events_onto_bed(r: Any, clip: Clip, placed: Clip) -> Any:
+def events_onto_bed(r: Any, clip: Clip, placed: Clip) -> np.ndarray:
     """The events added onto the gained bed (one pass reads the bed where a clean render zeroes
     its mix)."""
     return r.base.events_mix(placed, onto=r.bed_stem(clip))
 
 
-def bed_onto_events(r: Any, clip: Clip, placed: Clip) -> Any:
+def bed_onto_events(r: Any, clip: Clip, placed: Clip) -> np.ndarray:
     """The bed's stretches added onto the events, one at a time (a long recording holds one
     stretch at a time)."""
     return r.add_bed(r.base.events_mix(placed), clip)
@@ -195,7 +199,7 @@ def unregister_condition_kind(name: str) -> None:
     CONDITION_KINDS.pop(name, None)
 
 
-def registered_condition_kinds(*records: ConditionKind) -> Any:
+def registered_condition_kinds(*records: ConditionKind) -> AbstractContextManager[None]:
     """Kinds registered for the duration of a ``with`` block."""
     return registered_for(register_condition_kind, unregister_condition_kind, records)
 

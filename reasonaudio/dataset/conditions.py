@@ -108,7 +108,7 @@ class Condition:
         return out
 
     @classmethod
-    def from_json(cls, obj: Any, where: str = "manifest.json conditions") -> "Condition":
+    def from_json(cls, obj: object, where: str = "manifest.json conditions") -> "Condition":
         if not isinstance(obj, dict) or "name" not in obj:
             raise DataError(f"{where}: expected a condition record with a 'name'")
         base = parse_condition(str(obj["name"]), where)

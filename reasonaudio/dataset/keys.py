@@ -19,7 +19,6 @@ Two strings are derived from a key, for files and for people, and nothing reads 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
 
 from reasonaudio.dataset.conditions import CLEAN
 from reasonaudio.errors import DataError
@@ -64,7 +63,7 @@ class ResultKey:
         return {"name": self.name, "condition": self.condition, "view": self.view}
 
     @classmethod
-    def from_json(cls, obj: Any, where: str = "result key") -> "ResultKey":
+    def from_json(cls, obj: object, where: str = "result key") -> "ResultKey":
         if not isinstance(obj, dict) or not isinstance(obj.get("name"), str):
             raise DataError(f"{where}: expected {{name, condition, view}}")
         return cls(obj["name"], str(obj.get("condition", CLEAN)), str(obj.get("view", CAPTION)))

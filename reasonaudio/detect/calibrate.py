@@ -35,10 +35,10 @@ from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.dataset.separation import check_separate as separate_builds
 from reasonaudio.dataset.separation import clip_key
+from reasonaudio.detect.base import DetectorProtocol
 from reasonaudio.detect.calibrate_choices import tune_for_choices
 from reasonaudio.detect.events import (POLICIES, Detected, DetectParams, event_of_runs, kept_runs,
                                       shift_span)
-from reasonaudio.detect.labelmap import LabelMap
 from reasonaudio.detect.event_metrics import matches, spans
 from reasonaudio.errors import DataError
 from reasonaudio.store.collections import corpus_fingerprint
@@ -162,7 +162,7 @@ def micro_scores(truth: Sequence[dict[str, tuple[int, int]]], found: Sequence[li
     return out
 
 
-def calibrate(bench: BenchmarkView, probs: Mapping[str, np.ndarray], label_map: LabelMap,
+def calibrate(bench: BenchmarkView, probs: Mapping[str, np.ndarray], label_map: DetectorProtocol,
               top_ks: Sequence[int], *, min_positives: int = 2,
               truth: Sequence[Clip] | None = None) -> Calibration:
     """Choose :class:`DetectParams` on ``bench`` (the calibration build) from its clips' frame
@@ -196,7 +196,7 @@ class _Search:
     """The calibration build's clips as the search reads them (true spans, durations, which
     labels each holds, frame boundaries from the first tracks made) and the two steps on them."""
 
-    def __init__(self, clips: list[Clip], probs: Mapping[str, np.ndarray], label_map: LabelMap,
+    def __init__(self, clips: list[Clip], probs: Mapping[str, np.ndarray], label_map: DetectorProtocol,
                  min_positives: int) -> None:
         self.clips, self.probs, self.label_map, self.min_positives = clips, probs, label_map, min_positives
         self.labels = label_map.labels
@@ -279,7 +279,7 @@ def _choose_thresholds(search: _Search, top_ks: Sequence[int]) -> tuple[DetectPa
     return search.thresholds_for(k, tracks, peaks, beta, min_score)
 
 
-def _grid_record(top_ks: Sequence[int], label_map: LabelMap, min_positives: int) -> dict[str, Any]:
+def _grid_record(top_ks: Sequence[int], label_map: DetectorProtocol, min_positives: int) -> dict[str, Any]:
     """What the calibration searched, as its record keeps it."""
     frame_grid = label_map.grid
     return {"top_k": list(top_ks), "thresholds": list(THRESHOLD_GRID),

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence, TypeAlias, cast
 
 import numpy as np
 
@@ -27,10 +27,14 @@ from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.errors import DataError
 from reasonaudio.ingest.frame_rows import FrameStats, frame_rows
-from reasonaudio.render.clips import bench_renderer
+from reasonaudio.models.yamnet_embedder import FrameTagger, YamnetEmbedder
+from reasonaudio.render.clips import ClipRenderer, bench_renderer
 from reasonaudio.models import yamnet
 from reasonaudio.models.registry import load_model
-from reasonaudio.progress import SILENT, Hooks
+from reasonaudio.progress import SILENT, Counter, Hooks
+
+if TYPE_CHECKING:
+    from reasonaudio.ingest.ray_engine import RayEngine
 
 ROW_BYTES = 521
 """bytes of one frame row (the tagger's uint8 output per AudioSet class)"""
@@ -44,7 +48,7 @@ class DecodedFrames(Mapping[str, np.ndarray]):
     """clip id -> (frames, 521) float32 probabilities, decoded from the uint8 rows each time one
     is read (4 bytes per class and frame exist for one clip at a time, not for every clip)."""
 
-    def __init__(self, rows: Mapping[str, np.ndarray], tagger: Any) -> None:
+    def __init__(self, rows: Mapping[str, np.ndarray], tagger: FrameTagger) -> None:
         self.rows = rows
         self._tagger = tagger
 
@@ -76,13 +80,19 @@ class ClipFrames:
         return sum(int(r.nbytes) for r in getattr(self.probs, "rows", {}).values())
 
 
-def load_tagger() -> Any:
+FrameReader: TypeAlias = Callable[..., "tuple[Mapping[str, Any], FrameStats]"]
+"""what a detector's tracks are read from, as :func:`reasonaudio.ingest.frame_rows.frame_rows`
+is called (bench, clips, tagger, cache_dir=, renderer=, progress=): clip id -> its input, and
+how the rows were served"""
+
+
+def load_tagger() -> FrameTagger:
     """The YAMNet ingest model (the same identity keys the frame cache)."""
-    return load_model("yamnet")
+    return cast(YamnetEmbedder, load_model("yamnet"))
 
 
 def heard_clips(bench: BenchmarkView, clips: Sequence[Clip] | None = None, *,
-                renderer: Any = None) -> list[Clip]:
+                renderer: ClipRenderer | None = None) -> list[Clip]:
     """``clips`` (default: all) as the benchmark's condition renders them: under ``long`` each
     one placed in its long recording (events shifted, duration the recording's), by the
     renderer's own placement (:meth:`reasonaudio.render.clips.ConditionRenderer.place`); the
@@ -115,9 +125,10 @@ def chunked(clips: Sequence[Clip], budget_bytes: int = CHUNK_FRAME_BYTES) -> lis
     return out
 
 
-def clip_frames(bench: BenchmarkView, clips: Sequence[Clip] | None = None, *, tagger: Any = None,
-                cache_dir: Path | None = None, renderer: Any = None,
-                hooks: Hooks = SILENT, engine: Any = None, reader: Any = None) -> ClipFrames:
+def clip_frames(bench: BenchmarkView, clips: Sequence[Clip] | None = None, *, tagger: FrameTagger | None = None,
+                cache_dir: Path | None = None, renderer: ClipRenderer | None = None,
+                hooks: Hooks = SILENT, engine: RayEngine | None = None,
+                reader: FrameReader | None = None) -> ClipFrames:
     """Frame probabilities for ``clips`` (default: all), reusing the ingest's cached rows;
     ``engine``: the rows the cache lacks computed by another scheduler (``--engine ray``:
     :meth:`reasonaudio.ingest.ray_engine.RayEngine.frame_rows`). ``reader``: another
@@ -128,10 +139,11 @@ def clip_frames(bench: BenchmarkView, clips: Sequence[Clip] | None = None, *, ta
                    hooks.counter(FRAMES_LABEL), reader)
 
 
-def frame_chunks(bench: BenchmarkView, heard: Sequence[Clip], *, tagger: Any = None,
-                 cache_dir: Path | None = None, renderer: Any = None, hooks: Hooks = SILENT,
-                 engine: Any = None, budget_bytes: int = CHUNK_FRAME_BYTES,
-                 reader: Any = None) -> Iterator[ClipFrames]:
+def frame_chunks(bench: BenchmarkView, heard: Sequence[Clip], *, tagger: FrameTagger | None = None,
+                 cache_dir: Path | None = None, renderer: ClipRenderer | None = None,
+                 hooks: Hooks = SILENT, engine: RayEngine | None = None,
+                 budget_bytes: int = CHUNK_FRAME_BYTES,
+                 reader: FrameReader | None = None) -> Iterator[ClipFrames]:
     """:func:`clip_frames` of ``heard`` (:func:`heard_clips`) a chunk at a time
     (:func:`chunked`): a chunk's rows can be dropped before the next is read. The clips are
     read from the benchmark as built (the renderer places them itself)."""
@@ -144,8 +156,9 @@ def frame_chunks(bench: BenchmarkView, heard: Sequence[Clip], *, tagger: Any = N
         done += len(part)
 
 
-def _frames(bench: BenchmarkView, clips: list[Clip], tagger: Any, cache_dir: Path | None,
-            renderer: Any, engine: Any, progress: Any, reader: Any = None) -> ClipFrames:
+def _frames(bench: BenchmarkView, clips: list[Clip], tagger: FrameTagger, cache_dir: Path | None,
+            renderer: ClipRenderer | None, engine: RayEngine | None, progress: Counter,
+            reader: FrameReader | None = None) -> ClipFrames:
     if reader is not None and engine is not None:
         raise DataError("--engine ray: the trained detector's inputs are read in this process; "
                         "omit --engine")

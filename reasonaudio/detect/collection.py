@@ -32,17 +32,20 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
+
+import numpy as np
 
 from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.dataset.conditions import CLEAN, collection_for
+from reasonaudio.detect.base import DetectorProtocol
 from reasonaudio.detect.calibrate import GRID_VERSION, Calibration, calibrate
-from reasonaudio.detect.events import detect_in, track_summary
+from reasonaudio.detect.events import DetectParams, detect_in, track_summary
 from reasonaudio.detect.clip_frames import (
     CHUNK_FRAME_BYTES, clip_frames, frame_chunks, heard_clips, load_tagger, merged_stats,
 )
-from reasonaudio.detect.labelmap import MODES, LabelMap, build_label_map
+from reasonaudio.detect.labelmap import MODES, build_label_map
 from reasonaudio.detect.trained import MODE as TRAINED, check_training_separate, heard_share, trained_map
 from reasonaudio.detect.event_metrics import PerceptionReport, perception
 from reasonaudio.detect.soft import SEMANTICS, SoftIndex
@@ -50,13 +53,18 @@ from reasonaudio.errors import DataError
 from reasonaudio.fileio import write_json
 from reasonaudio.atoms.registry import open_bank
 from reasonaudio.generator.calibration import resolve_calibration
-from reasonaudio.render.clips import NOISY_MIX, bench_renderer
+from reasonaudio.models.base import EmbedderProtocol
+from reasonaudio.models.yamnet_embedder import FrameTagger
+from reasonaudio.render.clips import NOISY_MIX, ClipRenderer, bench_renderer
 from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.store.base import CollectionMeta, PointIn, Store, collection_name
 from reasonaudio.store.collections import corpus_fingerprint, load_collection
 from reasonaudio.store.formula import (SEARCH_SEGMENTS, evidence_dims, evidence_layout,
                                        evidence_point, evidence_record)
 from reasonaudio.store.payload import COUNT_FIELD, clip_payload
+
+if TYPE_CHECKING:
+    from reasonaudio.ingest.ray_engine import RayEngine
 
 TAGGERS = ("yamnet",)
 DETECT_MODES = (*MODES, TRAINED)
@@ -88,7 +96,7 @@ class DetectOptions:
     """classes per label (zero-shot, default 3) or signature size (enrolled, default 5)"""
     cache_dir: Path | None = None
     upsert_batch: int = 1024
-    engine: Any = None
+    engine: RayEngine | None = None
     """the frame pass's scheduler (``--engine ray``: a RayEngine); None: this process"""
     chunk_frame_bytes: int = CHUNK_FRAME_BYTES
     """the evaluated build's frames are read and detected in chunks of at most this many bytes
@@ -141,7 +149,7 @@ class DetectSummary:
     detected_events: int
     true_events: int
     calibration: Calibration
-    label_map: LabelMap
+    label_map: DetectorProtocol
     perception: PerceptionReport
     frames: dict[str, Any]
     event_point: PerceptionReport | None = None
@@ -179,7 +187,7 @@ def is_optimistic(mode: str, training: dict[str, Any] | None) -> bool:
     return mode == "enrolled" or bool(heard.get("heard_in_training"))
 
 
-def _calibration_file(calib: BenchmarkView, tagger: Any, label_map: LabelMap,
+def _calibration_file(calib: BenchmarkView, tagger: FrameTagger, label_map: DetectorProtocol,
                       top_ks: Sequence[int]) -> Path:
     spec: dict[str, Any] = {"tagger": tagger.revision, "map": label_map.to_json(),
                             "grid": GRID_VERSION, "top_k": list(top_ks)}
@@ -191,7 +199,7 @@ def _calibration_file(calib: BenchmarkView, tagger: Any, label_map: LabelMap,
     return calib.root / "detect" / f"calibration-{label_map.mode}-{key}.json"
 
 
-def calibrated(calib: BenchmarkView, label_map: LabelMap, tagger: Any, options: DetectOptions,
+def calibrated(calib: BenchmarkView, label_map: DetectorProtocol, tagger: FrameTagger, options: DetectOptions,
                hooks: Hooks = SILENT) -> Calibration:
     """The calibration for this label map on ``calib``, computed once and kept in the build,
     against ``calib``'s clips as its condition renders them (:func:`heard_clips`)."""
@@ -232,7 +240,7 @@ def add_soft_evidence(payloads: Sequence[dict[str, Any]], calibration: Calibrati
 
 
 def run_detection(bench: BenchmarkView, store: Store, options: DetectOptions = DetectOptions(), *,
-                  tagger: Any = None, embedder: Any = None,
+                  tagger: FrameTagger | None = None, embedder: EmbedderProtocol | None = None,
                   hooks: Hooks = SILENT) -> DetectSummary:
     """Detect every clip's events and (re)write ``reasonaudio-detected-<tagger>-<mode>``.
 
@@ -291,8 +299,9 @@ class _Found:
     stats: list[Any] = field(default_factory=list)
 
 
-def _detect_clips(bench: BenchmarkView, heard: Sequence[Clip], label_map: Any, calibration: Calibration,
-                  tagger: Any, renderer: Any, options: DetectOptions, hooks: Hooks,
+def _detect_clips(bench: BenchmarkView, heard: Sequence[Clip], label_map: DetectorProtocol,
+                  calibration: Calibration, tagger: FrameTagger, renderer: ClipRenderer | None,
+                  options: DetectOptions, hooks: Hooks,
                   timings: dict[str, float]) -> _Found:
     """Every clip's events and payload, chunk by chunk of frame rows (``frames_s``: reading
     them, ``detect_s``: detecting in them); with ``calibration.event_params``, each clip's
@@ -320,7 +329,8 @@ def _detect_clips(bench: BenchmarkView, heard: Sequence[Clip], label_map: Any, c
     return found
 
 
-def _clip_payload(clip: Clip, tracks: Any, label_map: Any, params: Any) -> tuple[Clip, dict[str, Any]]:
+def _clip_payload(clip: Clip, tracks: np.ndarray, label_map: DetectorProtocol, params: DetectParams
+                  ) -> tuple[Clip, dict[str, Any]]:
     """One clip's detected events and its payload (labels, relations, confidence, count, track
     summaries)."""
     det = detect_in(clip, tracks, label_map.labels, params, label_map.grid)
@@ -334,7 +344,7 @@ def _clip_payload(clip: Clip, tracks: Any, label_map: Any, params: Any) -> tuple
 
 
 def _write_collection(bench: BenchmarkView, store: Store, options: DetectOptions, revision: str,
-                      label_map: Any, calibration: Calibration, training: dict[str, Any] | None,
+                      label_map: DetectorProtocol, calibration: Calibration, training: dict[str, Any] | None,
                       payloads: dict[str, dict[str, Any]]) -> str:
     """(Re)write the detected collection with its record (tagger revision, label map, the whole
     calibration, the soft evidence's layout); returns its name."""
@@ -360,8 +370,8 @@ def _write_collection(bench: BenchmarkView, store: Store, options: DetectOptions
     return name
 
 
-def _label_map(bench: BenchmarkView, calib: BenchmarkView, tagger: Any, options: DetectOptions,
-               embedder: Any) -> tuple[Any, dict[str, Any] | None]:
+def _label_map(bench: BenchmarkView, calib: BenchmarkView, tagger: FrameTagger, options: DetectOptions,
+               embedder: EmbedderProtocol | None) -> tuple[DetectorProtocol, dict[str, Any] | None]:
     """The label map of ``options.mode`` over the benchmark's labels, and for ``trained`` the
     model's record (its training builds refused when they are not separate from ``bench`` or
     ``calib``, as ``bench train``'s are)."""
@@ -385,7 +395,7 @@ def _label_map(bench: BenchmarkView, calib: BenchmarkView, tagger: Any, options:
                            embedder=embedder, cache_dir=options.cache_dir), None
 
 
-def _renderer(bench: BenchmarkView, options: DetectOptions) -> Any:
+def _renderer(bench: BenchmarkView, options: DetectOptions) -> ClipRenderer | None:
     """The renderer the frame pass and :func:`heard_clips` share (None: the frame reader makes
     its own; under clean nothing is placed, and ``--engine ray`` renders in its workers)."""
     if options.engine is not None or bench.condition.is_clean:

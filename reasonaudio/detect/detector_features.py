@@ -34,7 +34,8 @@ from reasonaudio.ingest.embedding_cache import EmbeddingCache, audio_hash
 from reasonaudio.ingest.frame_rows import FrameStats, frame_rows
 from reasonaudio.ingest.pipelines import Pipeline
 from reasonaudio.ingest.run import _quiet_render_log
-from reasonaudio.render.clips import bench_renderer
+from reasonaudio.models.yamnet_embedder import FrameTagger
+from reasonaudio.render.clips import ClipRenderer, bench_renderer
 from reasonaudio.models import yamnet
 from reasonaudio.models import yamnet_features as front
 from reasonaudio.progress import Counter
@@ -77,7 +78,7 @@ def mel_for(sums: np.ndarray, duration_ms: int) -> np.ndarray:
     return np.concatenate([sums, np.repeat(sums[-1:], n - len(sums), axis=0)])
 
 
-def mel_identity(tagger: Any) -> dict[str, Any]:
+def mel_identity(tagger: FrameTagger) -> dict[str, Any]:
     return {"front_end": front.FRONT_END, "tagger": tagger.revision, "pool": POOL,
             "hop_ms": HOP_MS, "dtype": "uint16", "schema": 1}
 
@@ -86,7 +87,7 @@ class _MelTap:
     """The YAMNet ingest model, except that cutting a clip into patches also keeps the clip's
     mel sums (by the audio hash) in ``cache``: one front end for both inputs."""
 
-    def __init__(self, tagger: Any, cache: EmbeddingCache) -> None:
+    def __init__(self, tagger: FrameTagger, cache: EmbeddingCache) -> None:
         self._tagger = tagger
         self._cache = cache
 
@@ -102,7 +103,8 @@ class _MelTap:
 class _MelPipeline(Pipeline):
     """Renders the clips whose mel sums are not cached (their YAMNet rows were)."""
 
-    def __init__(self, tagger: Any, cache: EmbeddingCache, cache_dir: Path | None, enabled: bool) -> None:
+    def __init__(self, tagger: FrameTagger, cache: EmbeddingCache, cache_dir: Path | None,
+                 enabled: bool) -> None:
         super().__init__()
         self.tagger, self.cache = tagger, cache
         self._index_audio(cache_dir, enabled)
@@ -137,8 +139,8 @@ class ClipInputs:
     """(detector frames, 64) uint16 mel sums, :func:`n_frames` of the clip's length"""
 
 
-def detector_inputs(bench: BenchmarkView, clips: Sequence[Clip], tagger: Any, *, cache: bool = True,
-                    cache_dir: Path | None = None, renderer: Any = None,
+def detector_inputs(bench: BenchmarkView, clips: Sequence[Clip], tagger: FrameTagger, *, cache: bool = True,
+                    cache_dir: Path | None = None, renderer: ClipRenderer | None = None,
                     progress: Counter | None = None) -> tuple[dict[str, ClipInputs], FrameStats]:
     """clip id -> :class:`ClipInputs` for ``clips`` of ``bench`` (rendered by ``renderer``, by
     default the benchmark's), and how the YAMNet rows were served. ``clips`` are the clips as

@@ -22,12 +22,15 @@ from __future__ import annotations
 import decimal
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
 from reasonaudio.detect.detector_features import HOP_MS, PER_YAMNET_HOP, POOL, ClipInputs
 from reasonaudio.models import yamnet
+
+if TYPE_CHECKING:
+    import torch
 
 LOGIT_STEPS = 64
 """output logits are rounded to 1/64 before the sigmoid"""
@@ -126,7 +129,7 @@ def frame_targets(events: Sequence[Any], n: int, label_index: Mapping[str, int])
 
 # --- torch: the module training fits ---------------------------------------------------------
 
-def torch_module(cfg: DetectorConfig) -> Any:
+def torch_module(cfg: DetectorConfig) -> torch.nn.Module:
     """The network as a torch module (float32 for training)."""
     import torch
     from torch import nn
@@ -143,7 +146,8 @@ def torch_module(cfg: DetectorConfig) -> Any:
             self.out = nn.Conv1d(cfg.hidden, len(cfg.labels), 1)
             nn.init.constant_(self.out.bias, OUT_BIAS)  # labels are rare: start from "absent"
 
-        def forward(self, logits: Any, mel: Any, index: Any, phase: Any, mask: Any) -> Any:
+        def forward(self, logits: torch.Tensor, mel: torch.Tensor, index: torch.Tensor, phase: torch.Tensor,
+                    mask: torch.Tensor) -> torch.Tensor:
             """(B, Ny, 521), (B, Nd, 64), (B, Nd, 2), (B, Nd), (B, Nd) -> (B, Nd, labels)."""
             y = torch.relu(self.yam(logits))
             d = y.shape[-1]

@@ -18,13 +18,15 @@ import numpy as np
 
 from reasonaudio.querylang.semantics import occurrences
 from reasonaudio.dataset.clip import Clip
+from reasonaudio.types import MillisecondsLike
 
 ONSET_COLLAR_MS = 250
 OFFSET_COLLAR_MS = 250
 OFFSET_COLLAR_RELATIVE = 0.2
 
 
-def matches(truth: tuple[Any, Any], found: tuple[Any, Any]) -> Any:
+def matches(truth: tuple[MillisecondsLike, MillisecondsLike],
+            found: tuple[MillisecondsLike, MillisecondsLike]) -> np.bool_ | np.ndarray:
     """Whether ``found`` (onset, offset) ms matches ``truth`` within the collars: of ints, a
     bool; of integer arrays, element-wise (the calibration's search scores every detection and
     shift at once by this same rule)."""

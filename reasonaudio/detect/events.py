@@ -30,6 +30,7 @@ import numpy as np
 
 from reasonaudio.querylang.semantics import to_ms
 from reasonaudio.dataset.clip import REPEAT_GAP_MS, Clip, Event
+from reasonaudio.types import MillisecondsLike
 
 DETECTED_ATOM = "detected"
 POLICIES = ("span", "strongest")
@@ -177,8 +178,9 @@ def shifted(d: Detected, onset_shift_ms: int, offset_shift_ms: int, duration_ms:
     return Detected(d.label, int(on), int(off), d.confidence, d.count)
 
 
-def shift_span(onset_ms: Any, offset_ms: Any, onset_shift_ms: int, offset_shift_ms: int,
-               duration_ms: Any) -> tuple[Any, Any]:
+def shift_span(onset_ms: MillisecondsLike, offset_ms: MillisecondsLike, onset_shift_ms: int,
+               offset_shift_ms: int, duration_ms: MillisecondsLike
+               ) -> tuple[MillisecondsLike, MillisecondsLike]:
     """(onset, offset) moved by the shifts, kept inside the clip and at least 1 ms long: of ints,
     or element-wise of integer arrays (calibration scores every detection and shift at once)."""
     on = np.minimum(np.maximum(0, onset_ms + onset_shift_ms), duration_ms - 1)

@@ -14,19 +14,25 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
+from reasonaudio.atoms.bank import AtomBank
 from reasonaudio.detect.events import YAMNET_GRID
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import write_json
 from reasonaudio.atoms.tagger_check import expected_tags
 from reasonaudio.models import yamnet
+from reasonaudio.models.base import EmbedderProtocol
 from reasonaudio.models.cache_dir import cache_root
 from reasonaudio.models.registry import load_model
+from reasonaudio.models.yamnet_embedder import FrameTagger
 
 MODES = ("zero-shot", "enrolled")
 TOP_K_CHOICES = {"zero-shot": (1, 2, 3), "enrolled": (1, 3, 5)}
@@ -72,9 +78,6 @@ class LabelMap:
                         tuple(p[:k] for p in self.profiles))
 
     def digest(self) -> str:
-        import hashlib
-        import json
-
         return hashlib.sha256(json.dumps(self.to_json(), sort_keys=True).encode()).hexdigest()[:16]
 
     def tracks(self, probs: np.ndarray) -> np.ndarray:
@@ -109,8 +112,6 @@ def tag_names_class(tag: str, class_name: str) -> bool:
     and its last word is completed by at most an inflection (:data:`WORD_ENDINGS`). Stricter
     than ``tagger_check.tag_matches`` (a word-start prefix), which is right for confirming an
     atom from its top-5 classes but lets ``bell`` pull in ``Belly laugh`` as a label's class."""
-    import re
-
     tag = tag.strip().lower()
     if not tag:
         return False
@@ -119,14 +120,14 @@ def tag_names_class(tag: str, class_name: str) -> bool:
     return re.search(pattern, class_name.lower()) is not None
 
 
-def _text_vectors(texts: Sequence[str], embedder: Any) -> np.ndarray:
+def _text_vectors(texts: Sequence[str], embedder: EmbedderProtocol) -> np.ndarray:
     vecs = np.asarray(embedder.embed_text(list(texts)), dtype=np.float32)
     return vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
 
 
 def zero_shot_map(labels: Sequence[str], class_names: Sequence[str],
                   tags: dict[str, tuple[tuple[str, ...], str]], *, top_k: int = 3,
-                  embedder: Any = None) -> LabelMap:
+                  embedder: EmbedderProtocol | None = None) -> LabelMap:
     """Label -> its ``top_k`` AudioSet classes (tag candidates ranked by text similarity)."""
     if embedder is None:
         embedder = load_model("minilm")
@@ -150,7 +151,7 @@ def zero_shot_map(labels: Sequence[str], class_names: Sequence[str],
                     tuple(class_names))
 
 
-def enrolled_map(bank: Any, labels: Sequence[str], tagger: Any, *, top_k: int = 5) -> LabelMap:
+def enrolled_map(bank: AtomBank, labels: Sequence[str], tagger: FrameTagger, *, top_k: int = 5) -> LabelMap:
     """Signatures from tagging each label's atom files alone.
 
     A label's atom profile is its max-over-frames score vector (max over its atoms). Classes that
@@ -177,16 +178,13 @@ def enrolled_map(bank: Any, labels: Sequence[str], tagger: Any, *, top_k: int = 
                     tuple("atoms" for _ in labels), names, tuple(profiles_kept))
 
 
-def bank_tags(bank: Any) -> dict[str, tuple[tuple[str, ...], str]]:
+def bank_tags(bank: AtomBank) -> dict[str, tuple[tuple[str, ...], str]]:
     root = getattr(bank, "root", None)
     return expected_tags(bank, Path(root) if root is not None else None)
 
 
-def _cache_file(mode: str, bank: Any, labels: Sequence[str], tagger: Any, top_k: int | None,
-                tags: Any, cache_dir: Path | None) -> Path:
-    import hashlib
-    import json
-
+def _cache_file(mode: str, bank: AtomBank, labels: Sequence[str], tagger: FrameTagger, top_k: int | None,
+                tags: dict[str, tuple[tuple[str, ...], str]] | None, cache_dir: Path | None) -> Path:
     key = {"mode": mode, "labels": list(labels), "tagger": tagger.revision, "top_k": top_k,
            "tags": tags, "text": "minilm" if mode == "zero-shot" else None,
            "bank": bank.describe() if mode == "enrolled" else None, "schema": 3}
@@ -194,13 +192,11 @@ def _cache_file(mode: str, bank: Any, labels: Sequence[str], tagger: Any, top_k:
     return Path(cache_dir or cache_root()) / "detect" / f"labelmap-{mode}-{digest}.json"
 
 
-def build_label_map(mode: str, bank: Any, labels: Sequence[str], tagger: Any, *,
-                    top_k: int | None = None, embedder: Any = None,
+def build_label_map(mode: str, bank: AtomBank, labels: Sequence[str], tagger: FrameTagger, *,
+                    top_k: int | None = None, embedder: EmbedderProtocol | None = None,
                     cache_dir: Path | None = None) -> LabelMap:
     """The label map for ``mode``, kept in the cache (``detect/labelmap-*.json``) keyed by
     everything it depends on, so a rerun loads neither the text embedder nor the atoms."""
-    import json
-
     if mode not in MODES:
         raise DataError(f"--mode: unknown detection mode {mode!r} (known: {', '.join(MODES)})")
     k = top_k or max(TOP_K_CHOICES[mode])

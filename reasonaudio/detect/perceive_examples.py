@@ -16,6 +16,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from reasonaudio.atoms.bank import AtomBank
+from reasonaudio.models.yamnet_embedder import FrameTagger
 from reasonaudio.querylang.examples import ExampleLabel
 from reasonaudio.detect.clip_frames import load_tagger
 from reasonaudio.detect.labelmap import build_label_map
@@ -42,7 +44,7 @@ class Heard:
 class ExamplePerceiver:
     """YAMNet and the zero-shot label map of a bank, loaded once; :meth:`hear` per example."""
 
-    def __init__(self, bank: Any, labels: Sequence[str], tagger: Any = None) -> None:
+    def __init__(self, bank: AtomBank, labels: Sequence[str], tagger: FrameTagger | None = None) -> None:
         self.tagger = tagger or load_tagger()
         self.labels = tuple(labels)
         self.label_map = build_label_map("zero-shot", bank, self.labels, self.tagger)

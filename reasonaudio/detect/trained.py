@@ -28,6 +28,7 @@ import numpy as np
 from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.dataset.separation import BuildRecord, check_separate
 from reasonaudio.detect.calibrate_choices import ChoiceGrid
+from reasonaudio.detect.clip_frames import FrameReader
 from reasonaudio.detect.detector_features import HOP_MS, ClipInputs, detector_inputs
 from reasonaudio.detect.detector_model import DetectorConfig, ExactDetector
 from reasonaudio.detect.events import FrameGrid
@@ -146,7 +147,7 @@ class TrainedMap:
     """nothing to choose: the detector has one output per label"""
 
     @property
-    def reader(self) -> Any:
+    def reader(self) -> FrameReader:
         return detector_inputs
 
     @property

@@ -10,10 +10,12 @@ condition, so per-query values pair across conditions exactly.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from reasonaudio.evaluation.plots import Style, _plt, _save, legend_below, retriever_styles
 from reasonaudio.evaluation.results import RESULTS_DIR, Results, load_results, results_dir
 from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.dataset.conditions import (
@@ -100,7 +102,7 @@ def condition_scores(bench: BenchmarkView, names: Sequence[str] | None = None,
     return out
 
 
-def plot_vs_snr(scores: ConditionScores, out: Path, styles: Any = None) -> Path | None:
+def plot_vs_snr(scores: ConditionScores, out: Path, styles: dict[str, Style] | None = None) -> Path | None:
     """One panel per metric: x = SNR (dB), clean at the right; one line per retriever; the
     perception F1 of each detected retriever in a panel beside them. None without two points.
     ``styles``: the report's colours (default: :func:`~reasonaudio.evaluation.plots.retriever_styles`
@@ -108,7 +110,6 @@ def plot_vs_snr(scores: ConditionScores, out: Path, styles: Any = None) -> Path 
     axis = snr_order(scores.conditions)
     if len(axis) < 2:
         return None
-    from reasonaudio.evaluation.plots import _plt, _save, legend_below, retriever_styles
 
     plt = _plt()
     styles = styles or retriever_styles([*scores.retrievers, *scores.perception])
@@ -151,7 +152,5 @@ def plot_vs_snr(scores: ConditionScores, out: Path, styles: Any = None) -> Path 
 
 
 def write_scores_json(path: Path, scores: ConditionScores) -> None:
-    import json
-
     with atomic_file(path, "w", encoding="utf-8", newline="\n") as fh:
         fh.write(json.dumps(scores.to_json(), indent=1, sort_keys=True) + "\n")

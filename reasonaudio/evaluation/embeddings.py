@@ -16,7 +16,7 @@ without loading the model again.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
 
 import numpy as np
 
@@ -25,18 +25,19 @@ from reasonaudio.querylang.judge import hard_negatives
 from reasonaudio.dataset.benchmark import tasks_present
 from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.fileio import atomic_file
+from reasonaudio.retrievers.base import RetrieverProtocol
 
 MAX_PER_KIND = 12
 KINDS = ("positive", "hard_negative")
 
 
-def has_embedding_hook(retriever: Any) -> bool:
+def has_embedding_hook(retriever: RetrieverProtocol) -> bool:
     text = callable(getattr(retriever, "query_vector", None)) or callable(
         getattr(retriever, "embed_text", None))
     return text and callable(getattr(retriever, "clip_vectors", None))
 
 
-def query_vector(retriever: Any, text: str) -> np.ndarray:
+def query_vector(retriever: RetrieverProtocol, text: str) -> np.ndarray:
     """The text vector of ``text``, through whichever hook the retriever has."""
     if callable(getattr(retriever, "query_vector", None)):
         vec = np.asarray(retriever.query_vector(text), dtype=np.float32)
@@ -49,7 +50,7 @@ def query_vector(retriever: Any, text: str) -> np.ndarray:
     return vec
 
 
-def _vectors(retriever: Any, clip_ids: list[str]) -> np.ndarray:
+def _vectors(retriever: RetrieverProtocol, clip_ids: list[str]) -> np.ndarray:
     got = retriever.clip_vectors(clip_ids)
     if isinstance(got, dict):
         got = [got[c] for c in clip_ids]
@@ -72,7 +73,7 @@ class ProjectionQuery:
     clip_vectors: np.ndarray
 
 
-def collect(bench: BenchmarkView, retriever: Any) -> list[ProjectionQuery]:
+def collect(bench: BenchmarkView, retriever: RetrieverProtocol) -> list[ProjectionQuery]:
     hard = hard_negatives(bench)
     out = []
     for task in tasks_present([q.task for q in bench.queries]):
@@ -103,7 +104,7 @@ def collect(bench: BenchmarkView, retriever: Any) -> list[ProjectionQuery]:
     return out
 
 
-def save_projection_data(bench: BenchmarkView, retriever: Any, name: str) -> None:
+def save_projection_data(bench: BenchmarkView, retriever: RetrieverProtocol, name: str) -> None:
     items = collect(bench, retriever)
     if not items:
         return
@@ -121,7 +122,7 @@ def save_projection_data(bench: BenchmarkView, retriever: Any, name: str) -> Non
         np.savez_compressed(fh, **arrays)
 
 
-def load_projection_data(path: Any) -> list[ProjectionQuery]:
+def load_projection_data(path: Path) -> list[ProjectionQuery]:
     with np.load(path, allow_pickle=False) as z:
         out = []
         for i, qid in enumerate(z["query_ids"]):

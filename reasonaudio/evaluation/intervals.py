@@ -24,7 +24,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from reasonaudio.evaluation.metrics import OVERALL, RANK_METRICS
-from reasonaudio.evaluation.results import RetrieverResult
+from reasonaudio.evaluation.results import RetrieverResult, Results
 from reasonaudio.seeds import seeded_rng
 
 CONFIDENCE = 0.95
@@ -111,7 +111,7 @@ def interval_method() -> dict[str, Any]:
             "bootstrap": {"metrics": list(BOOTSTRAP_METRICS), **BOOTSTRAP_METHOD}}
 
 
-def results_document(results: Any) -> dict[str, Any]:
+def results_document(results: Results) -> dict[str, Any]:
     """The ``bench eval --json`` document: data, versions, runs (with per-query values), each run
     with the 95% intervals of its Acc@1, nDCG@10 and MC and how they were computed
     (``intervals``: ``overall``, ``per_task``, ``method``). ``bench eval --json``, the main job's

@@ -31,6 +31,9 @@ from typing import TYPE_CHECKING, Any
 
 from reasonaudio.dataset.benchmark import TASKS
 from reasonaudio.errors import DataError
+from reasonaudio.evaluation.mteb_tasks import task_class, task_name
+from reasonaudio.evaluation.results import fingerprint
+from reasonaudio.models.mteb_models import import_mteb
 
 if TYPE_CHECKING:
     from reasonaudio.evaluation.results import Results, RetrieverResult
@@ -49,7 +52,7 @@ OWN_NAMES = {"hnsr@10": "hnsr_at_10", "tfr@10": "tfr_at_10", "mc_acc": "mc_accur
 SHARED = "ndcg@10 = ndcg_at_10, recall@10 = recall_at_10, acc@1 = precision_at_1 = hit_rate_at_1"
 
 
-def is_mteb_predictions(obj: Any) -> bool:
+def is_mteb_predictions(obj: object) -> bool:
     return isinstance(obj, dict) and META_KEY in obj
 
 
@@ -103,10 +106,6 @@ def result_dir(out: Path | str, model_name: str, revision: str) -> Path:
 
 def write_mteb_results(bench: BenchmarkView, results: Results, out: Path | str) -> list[Path]:
     """Every retriever of ``results`` as MTEB result files under ``out`` (returns the files)."""
-    from reasonaudio.evaluation.mteb_tasks import task_class, task_name
-    from reasonaudio.evaluation.results import fingerprint
-    from reasonaudio.models.mteb_models import import_mteb
-
     import_mteb()
     from mteb.results import TaskResult
 

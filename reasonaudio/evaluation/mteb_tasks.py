@@ -37,19 +37,25 @@ import logging
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
+import soundfile as sf
+import soxr
 
 from reasonaudio.dataset.benchmark import FORMULATIONS as FORMULATIONS_FILE
 from reasonaudio.dataset.benchmark import MANIFEST, TASKS
 from reasonaudio.dataset.view import load_benchmark
 from reasonaudio.errors import DataError
+from reasonaudio.evaluation.results import fingerprint
 from reasonaudio.output_dirs import EXPORT_OUTPUT
 from reasonaudio.tasks.base import FORMULATIONS
 from reasonaudio.tasks.formulation_records import is_default
 from reasonaudio.models.mteb_models import (AUDIO, OVERALL_TASK, SPLIT, SUBSET, TEXT, import_mteb,
                                             mteb_licence, task_metadata)
+
+if TYPE_CHECKING:
+    from datasets import Dataset
 
 EXPORT_FILE = EXPORT_OUTPUT.marker
 """what marks a ``bench export --format hf`` folder (its provenance record)"""
@@ -134,7 +140,7 @@ class TaskSource:
                             "without formulations: add them with `bench formulate`)")
         return [replace(q, text=texts[q.id]) for q in self.queries if q.id in texts]
 
-    def corpus(self, sample_rate: int | None = None) -> Any:
+    def corpus(self, sample_rate: int | None = None) -> Dataset:
         """The corpus as a ``datasets.Dataset`` (``id``, ``audio``), built once per rate."""
         if sample_rate not in self._corpus:
             from datasets import Dataset
@@ -149,14 +155,13 @@ class TaskSource:
 
 
 def _benchmark_source(root: Path, atoms: str | None, verify: bool) -> TaskSource:
-    from reasonaudio.evaluation.results import fingerprint
     from reasonaudio.render.clips import bench_renderer
 
     bench = load_benchmark(root, verify=verify)
     if not (atoms or (bench.manifest.get("parameters") or {}).get("atoms")):
         bench_renderer(bench, atoms)  # refuses a manifest without an atom bank, up front
 
-    def waves(rate: int | None) -> Any:
+    def waves(rate: int | None) -> Iterator[tuple[str, np.ndarray, int]]:
         renderer = bench_renderer(bench, atoms)
         log = logging.getLogger("reasonaudio.render")
         level = log.level
@@ -190,9 +195,6 @@ def _table(root: Path, folder: str) -> list[dict[str, Any]]:
 
 
 def _export_source(root: Path) -> TaskSource:
-    import soundfile as sf
-    import soxr
-
     record_path = root / EXPORT_FILE
     try:
         record = json.loads(record_path.read_text(encoding="utf-8"))
@@ -223,7 +225,7 @@ def _export_source(root: Path) -> TaskSource:
             raise DataError(f"{root}: cannot decode the audio of clip {cid!r} ({exc})") from None
         return wave.mean(axis=1), int(rate)
 
-    def waves(rate: int | None) -> Any:
+    def waves(rate: int | None) -> Iterator[tuple[str, np.ndarray, int]]:
         for row in corpus_rows:
             wave, r = decode(row)
             if rate and r != rate:

@@ -25,7 +25,7 @@ import textwrap
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -34,13 +34,19 @@ from reasonaudio.evaluation.intervals import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEE
                                          bootstrap_interval, group_values, interval_method,
                                          metric_interval)
 from reasonaudio.evaluation.embeddings import ProjectionQuery, load_projection_data
-from reasonaudio.evaluation.failures import Breakdown
+from reasonaudio.evaluation.failures import KIND_NAMES, Breakdown
 from reasonaudio.evaluation.metrics import LABELS
 from reasonaudio.evaluation.results import Results, RetrieverResult, embeddings_path, slug
 from reasonaudio.dataset.benchmark import ALL_TASKS
 from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.errors import ReasonAudioError
+from reasonaudio.extras import require
 from reasonaudio.fileio import atomic_file, write_json
+from reasonaudio.models.names import name_lines
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+    from matplotlib.legend import Legend
 
 BAR_METRICS = ("acc@1", "ndcg@10", "mc_acc")
 PROJECTIONS = ("pca", "tsne")
@@ -95,12 +101,10 @@ LEGEND_NAME_WIDTH = 44
 def wrap_label(label: str, width: int = LEGEND_NAME_WIDTH) -> str:
     """A legend label on lines of at most ``width`` characters, broken where a retriever name
     may break (``models/names.py``: after ``:``, ``+``, ``,``, before ``@`` and spaces)."""
-    from reasonaudio.models.names import name_lines
-
     return "\n".join(name_lines(label, width)) or label
 
 
-def legend_below(fig: Any, handles: Sequence[Any], labels: Sequence[str], ncol: int) -> Any:
+def legend_below(fig: Figure, handles: Sequence[Any], labels: Sequence[str], ncol: int) -> Legend:
     """A figure legend under the axes (constrained layout keeps room for it), labels wrapped by
     :func:`wrap_label`, then kept inside the figure by :func:`keep_inside`."""
     ncol = max(1, min(ncol, len(labels)))
@@ -114,7 +118,7 @@ FIT_ROUNDS = 12
 """at most this many layouts to fit a legend (each drops a column or resizes the figure)"""
 
 
-def keep_inside(fig: Any, legend: Any, ncol: int) -> None:
+def keep_inside(fig: Figure, legend: Legend, ncol: int) -> None:
     """Lay the figure out and fit ``legend`` into it: while it is wider than the figure it loses
     a column (at one column the figure widens), and the figure grows by the legend's height, so
     the axes keep the room they were given and the legend never reaches past an edge."""
@@ -159,8 +163,6 @@ def bar_intervals(results: Results, groups: Sequence[str],
 
 
 def _plt():
-    from reasonaudio.extras import require
-
     matplotlib = require("matplotlib", "PNG plots")
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
@@ -329,8 +331,6 @@ def plot_failures(failures: Breakdown, out: Path) -> list[Path]:
     share of the group's queries it failed (Acc@1 = 0), split by failure kind (colours from
     :func:`palette` over the kinds in their table's order), and ``failures.json`` beside it with
     every count and the failed query ids. Nothing without a retriever."""
-    from reasonaudio.evaluation.failures import KIND_NAMES
-
     if not failures.retrievers:
         return []
     plt = _plt()

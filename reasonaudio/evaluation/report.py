@@ -6,13 +6,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from reasonaudio.evaluation.by_example import ByExample, by_example
 from reasonaudio.evaluation.compare import Comparison, compare
 from reasonaudio.evaluation.condition_scores import (
-    condition_scores,
-    plot_vs_snr,
-    saved_conditions,
-    write_scores_json,
-)
+    ConditionScores, condition_scores, plot_vs_snr, saved_conditions, write_scores_json)
 from reasonaudio.evaluation.failures import Breakdown, breakdown
 from reasonaudio.evaluation.plots import PROJECTIONS, plot_failures, plot_report, retriever_styles
 from reasonaudio.evaluation.results import Results, RetrieverResult, load_results, results_dir
@@ -26,6 +23,7 @@ from reasonaudio.models.names import ABLATED, is_embedding
 from reasonaudio.fileio import atomic_dir, read_json, write_json
 from reasonaudio.output_dirs import REPORT_OUTPUT
 from reasonaudio.provenance import versions
+from reasonaudio.retrievers.registry import input_kind
 
 
 REPORT_FILE, REPORT_FORMAT = REPORT_OUTPUT.marker, REPORT_OUTPUT.format
@@ -86,8 +84,6 @@ class Spectrum:
 
 def spectrum(results: Results) -> Spectrum | None:
     """The spectrum of the saved results, or ``None`` without a learned retriever among them."""
-    from reasonaudio.retrievers.registry import input_kind
-
     runs = list(results.runs.values())
     # BM25 sits on the learned rung (the two-stage paradigm) but is not a learned embedding
     learned = [r for r in runs if is_embedding(r.name)]
@@ -147,13 +143,13 @@ class ReportOutcome:
     detections: list[dict[str, Any]] = field(default_factory=list)
     """the saved ``bench detect`` summaries (perception report), one per mode, each with its
     decomposition recomputed from the saved results (:func:`current_detections`)"""
-    conditions: Any = None
+    conditions: ConditionScores | None = None
     """:class:`~reasonaudio.evaluation.condition_scores.ConditionScores` when results were saved under
     more than one acoustic condition (with ``metrics_vs_snr.png`` among the plots)"""
     robustness: Robustness = field(default_factory=Robustness)
     """every retriever x formulation saved (``bench eval --formulation all``)"""
     spectrum: Spectrum | None = None
-    by_example: Any = None
+    by_example: ByExample | None = None
     """:class:`~reasonaudio.evaluation.by_example.ByExample`: named vs by-example per task, from the
     saved ``NAME@interleaved`` results (empty without them)"""
     failures: Breakdown | None = None
@@ -199,7 +195,6 @@ def run_report(bench: BenchmarkView, out: Path | None = None, names: Sequence[st
     out = Path(out) if out is not None else default_report_dir(bench)
     scores = condition_scores(bench, names) if len(saved_conditions(bench)) > 1 else None
     rob = robustness(bench, names)
-    from reasonaudio.evaluation.by_example import by_example
 
     pairs = by_example(bench, names)
     failed = breakdown(bench, results)
@@ -213,7 +208,8 @@ def run_report(bench: BenchmarkView, out: Path | None = None, names: Sequence[st
                          failures=failed, plots_skipped=skipped)
 
 
-def report_names(results: Results, scores: Any = None, rob: Robustness | None = None) -> list[str]:
+def report_names(results: Results, scores: ConditionScores | None = None,
+                 rob: Robustness | None = None) -> list[str]:
     """Every retriever a report draws (results, robustness rows, condition lines), sorted: the
     order :func:`~reasonaudio.evaluation.plots.retriever_styles` hands out colours in."""
     names = set(results.runs)
@@ -224,7 +220,8 @@ def report_names(results: Results, scores: Any = None, rob: Robustness | None = 
 
 
 def write_plots(bench: BenchmarkView, results: Results, out: Path, projection: str,
-                scores: Any = None, rob: Robustness | None = None, pairs: Any = None,
+                scores: ConditionScores | None = None, rob: Robustness | None = None,
+                pairs: ByExample | None = None,
                 failures: Breakdown | None = None) -> list[Path]:
     """The plots and their data files, written into ``out`` atomically with a ``report.json``
     listing them; every file written but ``report.json`` comes back. One colour per retriever

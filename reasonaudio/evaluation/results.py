@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -156,7 +157,7 @@ class RetrieverResult:
         return out
 
     @classmethod
-    def from_json(cls, obj: Any, where: str) -> "RetrieverResult":
+    def from_json(cls, obj: object, where: str) -> "RetrieverResult":
         if not isinstance(obj, dict) or obj.get("format") != FORMAT:
             raise DataError(f"{where}: not a results file of format {FORMAT!r}")
         try:
@@ -221,8 +222,6 @@ def embeddings_path(bench: BenchmarkView, name: str) -> Path:
 
 
 def save_result(bench: BenchmarkView, result: RetrieverResult) -> Path:
-    import json
-
     path = result_path(bench, result.name)
     with atomic_file(path, "w", encoding="utf-8", newline="\n") as fh:
         fh.write(json.dumps(result.to_json(), ensure_ascii=False, indent=1, allow_nan=False) + "\n")

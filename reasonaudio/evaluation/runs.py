@@ -26,6 +26,7 @@ import numpy as np
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import atomic_file, open_text
 from reasonaudio.retrievers.base import Hit
+from reasonaudio.types import Pathlike
 
 _TOKEN = re.compile(r"^\S+$")
 
@@ -106,7 +107,7 @@ def trec_lines(run: Run, qids: Iterable[str] | None = None) -> Iterable[str]:
             yield f"{qid} Q0 {hit.clip_id} {r} {_score_text(score)} {tag}\n"
 
 
-def write_trec(path: Path | str, run: Run, qids: Iterable[str] | None = None) -> Path:
+def write_trec(path: Pathlike, run: Run, qids: Iterable[str] | None = None) -> Path:
     """Write ``run`` atomically as a TREC run file; returns the path."""
     path = Path(path)
     for qid, hits in run.hits.items():
@@ -164,7 +165,7 @@ def parse_score(text: str, where: str) -> float:
     return score
 
 
-def read_trec(path: Path | str, tag: str | None = None) -> Run:
+def read_trec(path: Pathlike, tag: str | None = None) -> Run:
     """Read a TREC run file written by :func:`write_trec`; each query's hits are ordered by the
     rank column (:func:`trec_rows` checks each line; a clip and a rank appear once per query).
     ``tag`` (default: the file's tag column, which must be the same on every line) names the run.

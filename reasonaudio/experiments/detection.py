@@ -18,7 +18,9 @@ from reasonaudio.evaluation.results import RetrieverResult, load_results, result
 from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.detect.collection import DetectOptions, DetectSummary, run_detection
 from reasonaudio.fileio import write_json
+from reasonaudio.models.base import EmbedderProtocol
 from reasonaudio.models.names import is_embedding
+from reasonaudio.models.yamnet_embedder import FrameTagger
 from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.retrievers.registry import get_retriever
 from reasonaudio.store.base import Store
@@ -43,7 +45,8 @@ class DetectRun:
 @writes_benchmark
 def detect_and_evaluate(bench: BenchmarkView, store: Store, options: DetectOptions = DetectOptions(), *,
                         depth: int = 100, hooks: Hooks = SILENT,
-                        tagger: Any = None, embedder: Any = None) -> DetectRun:
+                        tagger: FrameTagger | None = None, embedder: EmbedderProtocol | None = None
+                        ) -> DetectRun:
     """Detect, write the collection, evaluate ``detected:...`` (saved like ``bench eval``), and
     write ``DATA/results/detect-<mode>.json`` (perception report, calibration, decomposition)."""
     summary = run_detection(bench, store, options, tagger=tagger, embedder=embedder,

@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reasonaudio.atoms.bank import AtomBank
 from reasonaudio.errors import DataError, ReasonAudioError
+from reasonaudio.models import yamnet
 from reasonaudio.provenance import installed_version, lock_digest, lock_pins
 
 REFERENCE_FILE = Path(__file__).resolve().parents[1] / "data" / "reference.json"
@@ -95,8 +97,6 @@ def check_packages() -> Check:
 
 
 def check_tagger(reference: dict[str, Any]) -> Check:
-    from reasonaudio.models import yamnet
-
     ok, why = yamnet.is_available()
     if not ok:
         return Check("tagger", None, f"YAMNet cannot load here ({why})")
@@ -129,7 +129,7 @@ def check_bank(reference: dict[str, Any], spec: str | None = None) -> Check:
     return _bank_check(want, spec, bank)
 
 
-def _bank_check(want: dict[str, Any], spec: str, bank: Any) -> Check:
+def _bank_check(want: dict[str, Any], spec: str, bank: AtomBank) -> Check:
     record = bank.describe()
     got, expected = str(record.get("fingerprint")), str(want.get("fingerprint") or "")
     detail = (f"{spec}: {record.get('n_classes')} classes, fingerprint {got[:12]}"

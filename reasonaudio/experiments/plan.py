@@ -19,10 +19,18 @@ from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.dataset.conditions import CLEAN
 from reasonaudio.dataset.interleaved import INTERLEAVED
 from reasonaudio.errors import ReasonAudioError
-from reasonaudio.evaluation.evaluate import EvalContext, evaluate_retrievers
+from reasonaudio.evaluation.by_example import by_example, evaluate_interleaved
+from reasonaudio.evaluation.compare import Comparison, compare
+from reasonaudio.evaluation.condition_scores import (
+    ConditionScores, condition_scores, resolve_conditions, write_scores_json)
+from reasonaudio.evaluation.evaluate import EvalContext, ensure_results, evaluate_retrievers
 from reasonaudio.evaluation.external import RunSpec, evaluate_run_files
 from reasonaudio.dataset.keys import ResultKey
+from reasonaudio.evaluation.mteb_results import write_mteb_results
+from reasonaudio.evaluation.report import write_results_json
 from reasonaudio.evaluation.results import Results
+from reasonaudio.evaluation.robustness import robustness
+from reasonaudio.generator.formulations import ALL, check_formulation, expand
 from reasonaudio.tasks.base import CAPTION
 
 ALL_CONDITIONS = "all"
@@ -66,7 +74,7 @@ class PlanOutcome:
     """condition -> robustness across formulations (two formulations or more, with retrievers)"""
     by_example: dict[str, Any] = field(default_factory=dict)
     """condition -> named vs by-example table (the interleaved view)"""
-    condition_scores: Any = None
+    condition_scores: ConditionScores | None = None
     """scores across conditions (two conditions or more)"""
 
     @property
@@ -85,9 +93,6 @@ def make_plan(bench: BenchmarkView, retrievers: Sequence[str] = (), runs: Sequen
 
     ``condition``: one name, or ``all`` (every condition the build recorded, else every one with
     saved results). ``formulation``: one, or ``all``. ``interleaved`` adds the interleaved view."""
-    from reasonaudio.generator.formulations import ALL, check_formulation, expand
-    from reasonaudio.evaluation.condition_scores import resolve_conditions
-
     if not retrievers and not runs:
         raise ReasonAudioError("nothing to evaluate: pass --retriever NAME and/or --run NAME=PATH")
     try:
@@ -119,8 +124,6 @@ def _evaluate_cell(bench: BenchmarkView, condition: str, plan: EvalPlan, view: s
                    context: EvalContext) -> PlanCell:
     """One condition x view: the run files first (every file checked before any model loads),
     then the retrievers."""
-    from reasonaudio.evaluation.by_example import evaluate_interleaved
-
     asked = bench.with_view(view)  # a build without that view: one line, before any work
     done, notes = evaluate_run_files(asked, plan.runs, context.with_(formulation=view),
                                      taken=plan.retrievers)
@@ -139,10 +142,6 @@ def run_plan(bench: BenchmarkView, plan: EvalPlan, context: EvalContext = EvalCo
     """Evaluate every cell of ``plan`` (results saved as each retriever finishes), then the tables
     across cells. ``bench`` is read under the plan's only condition, or under any when the plan
     has several (a view under each)."""
-    from reasonaudio.evaluation.by_example import by_example
-    from reasonaudio.evaluation.condition_scores import condition_scores
-    from reasonaudio.evaluation.robustness import robustness
-
     for view in plan.views:  # every view checked before anything is evaluated
         bench.with_view(view)
     several = plan.across_conditions
@@ -163,9 +162,6 @@ def run_plan(bench: BenchmarkView, plan: EvalPlan, context: EvalContext = EvalCo
 def write_plan_outputs(outcome: PlanOutcome, bench: BenchmarkView, json_out: Path | None) -> list[str]:
     """The files a plan's flags asked for (``--json``, ``--mteb-results``); what was written, one
     line each. Across conditions ``--json`` holds the scores across them."""
-    from reasonaudio.evaluation.condition_scores import write_scores_json
-    from reasonaudio.evaluation.report import write_results_json
-
     wrote = []
     if json_out is not None:
         if outcome.condition_scores is not None:
@@ -174,21 +170,17 @@ def write_plan_outputs(outcome: PlanOutcome, bench: BenchmarkView, json_out: Pat
             write_results_json(json_out, outcome.results)
         wrote.append(f"wrote {json_out}")
     if outcome.plan.mteb_results is not None:
-        from reasonaudio.evaluation.mteb_results import write_mteb_results
-
         written = write_mteb_results(bench, outcome.results, outcome.plan.mteb_results)
         wrote.append(f"wrote {len(written)} MTEB result files under {outcome.plan.mteb_results}")
     return wrote
 
 
-def compare_keys(bench: BenchmarkView, a: ResultKey, b: ResultKey, context: EvalContext | None = None) -> Any:
+def compare_keys(bench: BenchmarkView, a: ResultKey, b: ResultKey,
+                 context: EvalContext | None = None) -> Comparison:
     """:func:`compare` of two results by key: each read under its own condition (the queries are
     the same, so they pair by query), evaluated now where none is saved (``ensure_results`` with
     ``context``). Both must answer the same view. Each side is labelled by its key: the name, and
     the condition where the two differ or are not clean."""
-    from reasonaudio.evaluation.compare import compare
-    from reasonaudio.evaluation.evaluate import ensure_results
-
     if a.view != b.view:
         raise ReasonAudioError(f"compare: both sides must answer one formulation, got {a.view!r} and {b.view!r}")
     context = (context or EvalContext()).with_(formulation=a.view)

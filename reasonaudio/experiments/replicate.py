@@ -25,14 +25,22 @@ from typing import Any, Sequence
 
 from reasonaudio.dataset.benchmark import ALL_TASKS, content_digest
 from reasonaudio.dataset.view import BenchmarkView
+from reasonaudio.demo_sizes import DemoSize, custom_size
 from reasonaudio.errors import DataError
 from reasonaudio.evaluation.compare import Comparison, compare
+from reasonaudio.evaluation.evaluate import EvalContext
 from reasonaudio.evaluation.intervals import CONFIDENCE, seed_interval
 from reasonaudio.evaluation.metrics import OVERALL
-from reasonaudio.evaluation.results import Results
+from reasonaudio.evaluation.results import Results, RetrieverResult
 from reasonaudio.evaluation.significance import ALPHA, CORRECTION, N_PERMUTATIONS
 from reasonaudio.experiments.claims import ABOVE, CLAIM_METRICS, CLAIMS, Claim, check_claims, claims_for
+from reasonaudio.models.names import is_combined, offline_learned, parse_combined, ran_yamnet
 from reasonaudio.progress import SILENT, Hooks
+from reasonaudio.retrievers.base import QueryVectors, RetrieverOptions
+from reasonaudio.retrievers.registry import spec_for
+from reasonaudio.store.base import Store
+from reasonaudio.store.collections import ingest_payload
+from reasonaudio.store.open import open_store
 
 FORMAT = "reasonaudio-replicate/1"
 DEFAULT_REPLICATES = 3
@@ -122,8 +130,6 @@ def check_seeds(reference: int, seeds: Sequence[int], training: Sequence[int] = 
 def check_params(params: ReplicateParams) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """(seeds, training seeds) once every input is known good: retriever names, seeds, the
     detector model a trained ``detected:`` retriever needs. Nothing is built before."""
-    from reasonaudio.retrievers.registry import spec_for
-
     if not params.retrievers:
         raise DataError("--retriever: name at least one retriever to replicate")
     for name in params.retrievers:
@@ -156,8 +162,6 @@ def _mode(name: str) -> str | None:
 def ingests_needed(retrievers: Sequence[str]) -> list[str]:
     """The learned models to ingest first: each asked that the demo ingests (and each part of a
     combined one), and a model that runs YAMNet when a ``detected:`` retriever is asked."""
-    from reasonaudio.models.names import is_combined, offline_learned, parse_combined, ran_yamnet
-
     learned = offline_learned()
     names = [p for n in retrievers for p in (parse_combined(n).parts if is_combined(n) else (n,))]
     out = list(dict.fromkeys(n for n in names if n in learned))
@@ -168,14 +172,9 @@ def ingests_needed(retrievers: Sequence[str]) -> list[str]:
 
 def run_seed(params: ReplicateParams, seed: int, hooks: Hooks = SILENT) -> SeedRun:
     """One seed: build (or reuse), ingest, evaluate, detect; the results in the retrievers' order."""
-    from reasonaudio.demo_sizes import custom_size
-    from reasonaudio.evaluation.evaluate import EvalContext
     from reasonaudio.experiments.plan import make_plan, run_plan
     from reasonaudio.ingest.run import ingest_model
     from reasonaudio.mainjob import MainJobParams, prepare_benchmark
-    from reasonaudio.retrievers.base import QueryVectors, RetrieverOptions
-    from reasonaudio.store.collections import ingest_payload
-    from reasonaudio.store.open import open_store
 
     size = custom_size(params.clips, params.queries, Path(params.out) / f"seed-{seed}")
     bench = prepare_benchmark(MainJobParams(out=size.out, size=size, atoms=params.atoms, seed=seed,
@@ -192,7 +191,7 @@ def run_seed(params: ReplicateParams, seed: int, hooks: Hooks = SILENT) -> SeedR
     return SeedRun(seed, calibration, content_digest(bench.manifest)[:12], results)
 
 
-def _detect(params: ReplicateParams, bench: BenchmarkView, store: Any, size: Any, results: Results,
+def _detect(params: ReplicateParams, bench: BenchmarkView, store: Store, size: DemoSize, results: Results,
             hooks: Hooks) -> tuple[int, ...]:
     """Each ``detected:`` retriever, detected on ``bench`` and calibrated on its calibration
     builds (made here); their seeds, or none when no detected retriever is asked."""
@@ -239,7 +238,7 @@ def groups_of(runs: Sequence[Results]) -> list[str]:
     return [t for t in ALL_TASKS if t in common] + [OVERALL]
 
 
-def _value(result: Any, group: str, metric: str) -> float:
+def _value(result: RetrieverResult, group: str, metric: str) -> float:
     figures = result.overall if group == OVERALL else result.per_task.get(group, {})
     return float(figures.get(metric, 0.0))
 

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, ContextManager
 
-from reasonaudio.evaluation.compare import compare
+from reasonaudio.evaluation.compare import Comparison, compare
 from reasonaudio.evaluation.evaluate import EvalContext, ensure_results, evaluate_retrievers
+from reasonaudio.evaluation.results import Results
 from reasonaudio.logic import labels
 from reasonaudio.dataset.benchmark import TASKS
 from reasonaudio.dataset.view import BenchmarkView, load_benchmark
@@ -33,9 +34,9 @@ VARIANTS = {"trained:hard-negatives": True, "trained:in-batch-only": False}
 
 @dataclass
 class ExperimentResult:
-    results: Any
+    results: Results
     """``reasonaudio.evaluation.results.Results`` of both variants (and the baselines asked for)"""
-    comparison: Any
+    comparison: Comparison | None
     """paired tests, hard negatives minus in-batch only (None when one variant ran)"""
     versus: dict[str, Any] = field(default_factory=dict)
     """baseline name -> paired tests of each variant against it"""
@@ -112,7 +113,7 @@ Split = dict[str, dict[str, dict[str, tuple[float, int]]]]
 """retriever -> group -> task (and ``overall``) -> (mean metric, queries)"""
 
 
-def split_by(results: Any, group_of: dict[str, str], groups: tuple[str, ...],
+def split_by(results: Results, group_of: dict[str, str], groups: tuple[str, ...],
              metric: str = "acc@1") -> Split:
     """Each retriever's ``metric`` per task on each group of queries (``group_of``: id -> group)."""
     out: Split = {}
@@ -134,14 +135,14 @@ HELD_OUT_GROUPS = ("mentions a held-out sound", "other")
 VERBATIM_GROUPS = ("text among the training captions", "other")
 
 
-def held_out_split(results: Any, bench: BenchmarkView, held: tuple[str, ...], metric: str = "acc@1") -> Split:
+def held_out_split(results: Results, bench: BenchmarkView, held: tuple[str, ...], metric: str = "acc@1") -> Split:
     """Compositional generalisation: queries that name a sound no caption named, and the others."""
     held_set = set(held)
     group_of = {q.id: HELD_OUT_GROUPS[0 if set(labels(q.logic)) & held_set else 1] for q in bench.queries}
     return split_by(results, group_of, HELD_OUT_GROUPS, metric)
 
 
-def verbatim_split(results: Any, bench: BenchmarkView, leaked: tuple[str, ...], metric: str = "acc@1") -> Split:
+def verbatim_split(results: Results, bench: BenchmarkView, leaked: tuple[str, ...], metric: str = "acc@1") -> Split:
     """Queries whose exact text the model was trained on, and the others (the fair figure)."""
     texts = set(leaked)
     group_of = {q.id: VERBATIM_GROUPS[0 if q.text in texts else 1] for q in bench.queries}

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from selenium.webdriver.chrome.webdriver import WebDriver
 
 BROWSERS = ("chromium", "chromium-browser")
 DRIVERS = ("chromedriver",)
@@ -38,7 +41,7 @@ def find_chromium() -> tuple[str, str] | str:
 
 
 def headless_chromium(browser: str, driver: str, width: int = 1400, height: int = 1000,
-                      timeout: float = 120.0) -> Any:
+                      timeout: float = 120.0) -> WebDriver:
     """A Selenium Chrome driver over ``browser`` that records the console (``get_log("browser")``)."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service

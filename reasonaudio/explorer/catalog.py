@@ -21,22 +21,32 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from reasonaudio.dataset.interleaved import INTERLEAVED
+from reasonaudio.evaluation.compare import Comparison, compare
+from reasonaudio.evaluation.failures import Breakdown, breakdown, no_evidence
 from reasonaudio.evaluation.intervals import metric_interval
 from reasonaudio.evaluation.metrics import LABELS, METRICS, OVERALL, first_rank
 from reasonaudio.evaluation.results import Results, load_results, run_path
 from reasonaudio.evaluation.runs import Run, read_trec
+from reasonaudio.models.label_matcher import shared_matcher
 from reasonaudio.querylang.ablation import ABLATIONS
 from reasonaudio.logic import Node, conjuncts, describe, labels
-from reasonaudio.dataset.benchmark import CHOICES, TASKS, Choice
+from reasonaudio.dataset.benchmark import CHOICES, TASKS, Choice, Query
 from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.dataset.clip import Clip
-from reasonaudio.errors import ReasonAudioError, error_line
+from reasonaudio.errors import QueryParseError, ReasonAudioError, error_line
 from reasonaudio.explorer.store_access import StoreAccess
 from reasonaudio.explorer.retriever_view import CAPTION, DETECTED, EVENTS, FIELDS, sources
 from reasonaudio.explorer.verdicts import Seen, breaking, broken, checks, measurements, verdict
 from reasonaudio.fileio import read_jsonl
 from reasonaudio.models.captioners import oracle_caption
-from reasonaudio.models.names import TWO_STAGE
+from reasonaudio.models.names import TWO_STAGE, parse_two_stage
+from reasonaudio.querylang.parser import ResolveOptions, parse_detailed
+from reasonaudio.retrievers.base import Retriever, RetrieverOptions
+from reasonaudio.retrievers.registry import TRUTH, get_retriever, input_kind, spec_for
+from reasonaudio.store.collections import PAYLOAD_COLLECTION
+from reasonaudio.store.open import resolve_backend
+from reasonaudio.tasks.formulation_records import is_default
 
 DIMENSIONS = ("formulation", "condition", "examples")
 """fields of a result's ``describe`` shown as columns beside its name when any result has them"""
@@ -121,9 +131,6 @@ class Failure:
 def shown_results(bench: BenchmarkView) -> Results:
     """The saved results the pages show: every result of the caption formulation (``load_results``'
     default), then the ``NAME@interleaved`` ones (their "examples" column), read in one pass."""
-    from reasonaudio.dataset.interleaved import INTERLEAVED
-    from reasonaudio.tasks.formulation_records import is_default
-
     saved = load_results(bench, formulations=True)
     runs = {n: r for n, r in saved.runs.items() if is_default(r.formulation)}
     runs.update((n, r) for n, r in saved.runs.items() if r.formulation == INTERLEAVED)
@@ -154,8 +161,6 @@ class Catalog:
     def __init__(self, bench: BenchmarkView, plots_dir: Path | None = None,
                  backend: str | None = None, url: str | None = None,
                  bank_spec: str | None = None) -> None:
-        from reasonaudio.store.open import resolve_backend
-
         self.bench = bench
         self.backend = backend
         self.url = url
@@ -171,7 +176,7 @@ class Catalog:
         self.access = StoreAccess(bench.root, backend, url, self._lock)
         self._retrievers: dict[str, Any] = {}
         self._building: dict[str, threading.Lock] = {}
-        self._breakdown: Any = None
+        self._breakdown: Breakdown | None = None
         self._tables: dict[str, list[dict[str, Any]]] = {}
         self._paired: dict[tuple[str, str], Any] = {}
         self._failed: dict[tuple[str, str], Any] = {}
@@ -201,7 +206,7 @@ class Catalog:
             raise NotFound(f"no clip with id {clip_id!r} in this benchmark")
         return clip
 
-    def query(self, qid: str) -> Any:
+    def query(self, qid: str) -> Query:
         q = self.bench.query_by_id.get(qid)
         if q is None:
             raise NotFound(f"no query with id {qid!r} in this benchmark")
@@ -252,8 +257,6 @@ class Catalog:
             return self._tables[task]
 
     def _table(self, task: str) -> list[dict[str, Any]]:
-        from reasonaudio.retrievers.registry import TRUTH, input_kind
-
         rows = []
         group = OVERALL if task == "all" else task
         for name, r in self.results.runs.items():
@@ -337,8 +340,6 @@ class Catalog:
 
     def ranked(self, hits: Sequence[Any], logic: Node | None, qid: str | None, start: int = 1) -> list[Ranked]:
         """``hits`` (ranked from ``start``) with the judge's checks, relevance, role and evidence."""
-        from reasonaudio.evaluation.failures import no_evidence
-
         relevant = self.bench.qrels.get(qid, set()) if qid else set()
         choice = self.choice.get(qid) if qid else None
         out = []
@@ -353,7 +354,7 @@ class Catalog:
                               math.isnan(score) or not no_evidence(score)))
         return out
 
-    def pair(self, q: Any) -> list[dict[str, Any]]:
+    def pair(self, q: Query) -> list[dict[str, Any]]:
         """The planted minimal pair of query ``q`` (none without one): per side its role, clip,
         timeline, checks, verdict and measured facts (``verdicts.measurements``)."""
         choice = self.choice.get(q.id)
@@ -426,13 +427,11 @@ class Catalog:
                                [f"C{b.index} {b.node}" for b in rec.broken] if rec else []))
         return out
 
-    def breakdown(self) -> Any:
+    def breakdown(self) -> Breakdown:
         """Every saved retriever's failures by task and kind (``evaluation/failures.breakdown`` over the
         saved results and the runs read here), computed once."""
         with self._lock:
             if self._breakdown is None:
-                from reasonaudio.evaluation.failures import breakdown
-
                 runs = {n: self.run(n) for n in self.names}  # None: no run, or one that cannot be read
                 self._breakdown = breakdown(self.bench, self.results, runs)
                 self._failed = {(r.retriever, r.qid): r for r in self._breakdown.records}
@@ -463,14 +462,12 @@ class Catalog:
             (wins if va > vb else losses).append(row)
         return {"wins": wins, "losses": losses, "ties": [{"n": ties}]}
 
-    def paired(self, a: str, b: str) -> Any:
+    def paired(self, a: str, b: str) -> Comparison:
         """``bench compare``'s paired tests of ``a`` against ``b`` (``evaluation/compare.compare``: a
         randomization test per task and overall, Holm-corrected over the tasks), computed once."""
         with self._lock:
             key = (a, b)
             if key not in self._paired:
-                from reasonaudio.evaluation.compare import compare
-
                 self._paired[key] = compare(self.results.runs[a], self.results.runs[b])
             return self._paired[key]
 
@@ -489,9 +486,6 @@ class Catalog:
 
     def searchable(self) -> list[str]:
         """Retrievers the store can answer with (payload retrievers, then one per collection)."""
-        from reasonaudio.retrievers.registry import spec_for
-        from reasonaudio.store.collections import PAYLOAD_COLLECTION
-
         names: list[str] = []
         for cname, meta in self.collections():
             if cname == PAYLOAD_COLLECTION:
@@ -510,8 +504,6 @@ class Catalog:
 
     def captions(self, clip: Clip) -> list[tuple[str, str]]:
         """(captioner or collection, caption): the ground truth's, then every stored one."""
-        from reasonaudio.models.names import parse_two_stage
-
         out = [("oracle-caption (ground truth)", oracle_caption(clip))]
         with self._lock:
             for cname, meta in self.collections():
@@ -586,12 +578,9 @@ class Catalog:
         builds it while answering; any other is built in the background first (``model_loading``)."""
         return retriever in PAYLOAD_RETRIEVERS or self.prepared(retriever)
 
-    def prepare(self, retriever: str) -> Any:
+    def prepare(self, retriever: str) -> Retriever:
         """The retriever ``retriever`` of the store, built on first use (its model's weights
         loaded) and kept; the search box and the background loading both come here."""
-        from reasonaudio.retrievers.base import RetrieverOptions
-        from reasonaudio.retrievers.registry import get_retriever
-
         if retriever not in self.searchable():
             raise NotFound(f"the store has no retriever {retriever!r} (it has: "
                            f"{', '.join(self.searchable()) or 'none'})")
@@ -611,9 +600,6 @@ class Catalog:
 
     def search(self, text: str, retriever: str, k: int) -> dict[str, Any]:
         """``bench search`` for the page: logic, sound-name resolutions, ranked hits with checks."""
-        from reasonaudio.querylang.parser import parse_detailed
-        from reasonaudio.errors import QueryParseError
-        from reasonaudio.retrievers.registry import spec_for
         from reasonaudio.retrievers.stored_vectors import resolve_query_text
 
         if retriever not in self.searchable():
@@ -658,15 +644,12 @@ def detected_timeline(payload: dict[str, Any], duration: float, logic: Node | No
     return events_timeline(events, duration, logic, dict(payload.get("confidence") or {}))
 
 
-def resolve_options() -> Any:
+def resolve_options() -> ResolveOptions:
     """How the search box reads sound phrases: as ``bench search`` does by default (labels, then
     MiniLM's semantic fallback, loaded on the first phrase that needs it)."""
-    from reasonaudio.querylang.parser import ResolveOptions
-    from reasonaudio.models.label_matcher import shared_matcher
-
     return ResolveOptions(semantic=shared_matcher())
 
 
-def json_text(value: Any) -> str:
+def json_text(value: object) -> str:
     """A query's extra field as text: strings as they are, anything else as JSON."""
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)

@@ -65,7 +65,7 @@ def unreadable_header(unreadable: Sequence[str]) -> dict[str, str]:
     return {UNREADABLE_HEADER: str(len(unreadable))} if unreadable else {}
 
 
-def json_bytes(doc: Any) -> bytes:
+def json_bytes(doc: object) -> bytes:
     """``doc`` as indented, key-sorted JSON (same document, same bytes)."""
     return (json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
 

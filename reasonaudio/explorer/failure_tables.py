@@ -10,7 +10,9 @@ that occur.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Sequence
+
+from reasonaudio.evaluation.failures import KINDS, Breakdown
 
 ALL = "all"
 
@@ -27,24 +29,24 @@ class KindRow:
     """kind -> failures of that kind (every kind of the table, zeros too)"""
 
 
-def _queries(bd: Any, name: str, task: str) -> int:
+def _queries(bd: Breakdown, name: str, task: str) -> int:
     per_task = bd.queries.get(name, {})
     return sum(per_task.values()) if task == ALL else per_task.get(task, 0)
 
 
-def _row(bd: Any, key: str, name: str, task: str, kinds: Sequence[str]) -> KindRow:
+def _row(bd: Breakdown, key: str, name: str, task: str, kinds: Sequence[str]) -> KindRow:
     cell = bd.cell(name, None if task == ALL else task)
     counts = {k: len(cell.get(k, ())) for k in kinds}
     return KindRow(key, _queries(bd, name, task), sum(len(v) for v in cell.values()), counts)
 
 
-def by_retriever(bd: Any, task: str) -> tuple[list[str], list[KindRow]]:
+def by_retriever(bd: Breakdown, task: str) -> tuple[list[str], list[KindRow]]:
     """(kinds present, one row per retriever) for ``task`` (or ``all``)."""
     kinds = list(bd.kinds_present())
     return kinds, [_row(bd, name, name, task, kinds) for name in bd.retrievers]
 
 
-def by_task(bd: Any, name: str) -> tuple[list[str], list[KindRow]]:
+def by_task(bd: Breakdown, name: str) -> tuple[list[str], list[KindRow]]:
     """(kinds present, one row per task then ``all``) for retriever ``name``."""
     kinds = list(bd.kinds_present())
     return kinds, [_row(bd, task, name, task, kinds) for task in (*bd.tasks, ALL)]
@@ -52,6 +54,4 @@ def by_task(bd: Any, name: str) -> tuple[list[str], list[KindRow]]:
 
 def meanings() -> list[tuple[str, str]]:
     """(kind, what it means) for every kind, in priority order (the page's legend)."""
-    from reasonaudio.evaluation.failures import KINDS
-
     return [(k.name, k.means) for k in KINDS]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from reasonaudio.dataset.benchmark import Query
 from reasonaudio.evaluation.failures import no_evidence
 from reasonaudio.evaluation.metrics import first_rank
 from reasonaudio.explorer.catalog import TOP, Catalog, Ranked
@@ -24,7 +25,7 @@ def _hits_by_clip(cat: Catalog, name: str, qid: str) -> dict[str, tuple[int, flo
     return {h.clip_id: (i, float(h.score)) for i, h in enumerate(run.hits.get(qid, []) if run else [], 1)}
 
 
-def pair_views(cat: Catalog, q: Any) -> list[dict[str, Any]]:
+def pair_views(cat: Catalog, q: Query) -> list[dict[str, Any]]:
     """Per saved retriever: the planted positive and hard negative as it ranked and saw them."""
     choice = cat.choice.get(q.id)
     if choice is None:
@@ -46,7 +47,7 @@ def pair_views(cat: Catalog, q: Any) -> list[dict[str, Any]]:
     return rows
 
 
-def first_relevant_row(cat: Catalog, name: str, q: Any, k: int = TOP) -> Ranked | None:
+def first_relevant_row(cat: Catalog, name: str, q: Query, k: int = TOP) -> Ranked | None:
     """The first relevant clip of ``name``'s saved ranking for ``q`` when it lies below the top
     ``k`` (None when it is in the top ``k`` or not in the ranking)."""
     run = cat.run(name)
@@ -58,7 +59,7 @@ def first_relevant_row(cat: Catalog, name: str, q: Any, k: int = TOP) -> Ranked 
     return None
 
 
-def side_by_side(cat: Catalog, a: str, b: str, q: Any, k: int = TOP) -> dict[str, Any]:
+def side_by_side(cat: Catalog, a: str, b: str, q: Query, k: int = TOP) -> dict[str, Any]:
     """Two retrievers' top ``k`` for ``q``: per side its hits, each with its rank under the other
     retriever, the first relevant clip's rank (and its row when below the top), the query's
     Acc@1; and the clips both put in their top ``k``."""

@@ -12,10 +12,15 @@ import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.errors import ReasonAudioError
+from reasonaudio.explorer.catalog import Catalog
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+    from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -102,8 +107,7 @@ def listen(host: str, port: int) -> Listening:
 
 
 def build_app(bench: BenchmarkView, plots: Path | None = None, backend: str | None = None,
-              url: str | None = None, bank_spec: str | None = None) -> Any:
-    from reasonaudio.explorer.catalog import Catalog
+              url: str | None = None, bank_spec: str | None = None) -> Starlette:
     from reasonaudio.explorer.webapp import create_app  # its packages are in the core install
 
     catalog = Catalog(bench, plots if plots is not None else default_plots(bench), backend, url, bank_spec)
@@ -114,19 +118,19 @@ WARM_AFTER_S = 5.0
 """the background warm-up starts after the first page is answered, or after this long"""
 
 
-def _warm(app: Any) -> None:
+def _warm(app: Starlette) -> None:
     app.state.answered.wait(WARM_AFTER_S)  # the first page does not share the CPU with it
     app.state.catalog.warm()
 
 
-def guarded(app: Any, hosts: tuple[str, ...]) -> Any:
+def guarded(app: Starlette, hosts: tuple[str, ...]) -> TrustedHostMiddleware:
     """``app`` answering only requests whose Host header is one of ``hosts`` (else 400)."""
     from starlette.middleware.trustedhost import TrustedHostMiddleware
 
     return TrustedHostMiddleware(app, allowed_hosts=list(hosts))
 
 
-def run(app: Any, listening: Listening) -> None:
+def run(app: Starlette | TrustedHostMiddleware, listening: Listening) -> None:
     """Serve ``app`` on the bound socket until interrupted (connections made before uvicorn's loop
     starts wait in the socket's backlog, so the URL can be announced before this call)."""
     import uvicorn

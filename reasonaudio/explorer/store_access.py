@@ -14,6 +14,9 @@ from pathlib import Path
 from typing import Any, Callable, Sequence, TypeVar
 
 from reasonaudio.errors import ReasonAudioError, StoreError, error_line
+from reasonaudio.explorer.store_copy import StoreCopy
+from reasonaudio.store.base import Store
+from reasonaudio.store.open import embedded_path, open_store, resolve_backend
 
 T = TypeVar("T")
 
@@ -34,11 +37,9 @@ class StoreAccess:
         """set when the pages read a copy of the store (another process holds its shards)"""
         self._collections: list[tuple[str, Any]] | None = None
 
-    def open(self) -> Any:
+    def open(self) -> Store | None:
         """The store, opened read-only on first use (None, with :attr:`error`, when it cannot)."""
         if self._store is None and self.error is None:
-            from reasonaudio.store.open import embedded_path, open_store, resolve_backend
-
             backend, _ = resolve_backend(self.backend, self.url)
             folder = embedded_path(self.root, backend)
             if backend != "server" and not folder.is_dir():  # opening would create it
@@ -84,9 +85,6 @@ class StoreAccess:
             raise
 
     def _switch_to_copy(self, exc: Exception) -> bool:
-        from reasonaudio.explorer.store_copy import StoreCopy
-        from reasonaudio.store.open import embedded_path
-
         if self._copy is not None or getattr(self._store, "backend", None) != "edge":
             return False
         try:
@@ -99,7 +97,7 @@ class StoreAccess:
                           f"a copy of its files taken at {self._copy.taken}")
         return True
 
-    def live(self) -> Any:
+    def live(self) -> LockedStore:
         """The store a retriever is built on: each call goes to the store the pages read now (the
         copy, once there is one), holding ``lock``."""
         return LockedStore(lambda: self._store, self.lock)
@@ -138,7 +136,7 @@ class LockedStore:
     holding the catalog's lock, so pages answer meanwhile, yet it reads the store one call at a
     time, as every page does. ``store`` is a callable: the store of the moment."""
 
-    def __init__(self, store: Callable[[], Any], lock: Any) -> None:
+    def __init__(self, store: Callable[[], Store | None], lock: threading.Lock) -> None:
         self._store = store
         self._lock = lock
 

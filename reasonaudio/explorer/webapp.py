@@ -15,7 +15,8 @@ import threading
 import traceback
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterable
+from urllib.parse import urlencode
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
@@ -32,15 +33,17 @@ from reasonaudio.evaluation.results import run_path
 from reasonaudio.dataset.benchmark import TASKS
 from reasonaudio.errors import ReasonAudioError, error_line, redact
 from reasonaudio.explorer.audio_cache import CONTENT_TYPE, AudioCache
-from reasonaudio.explorer.catalog import Catalog, NotFound, json_text, rank_text, sort_value
+from reasonaudio.explorer.catalog import Catalog, NotFound, Timeline, json_text, rank_text, sort_value
 from reasonaudio.explorer.colours import colour
 from reasonaudio.explorer.query_views import first_relevant_row, pair_views, side_by_side
 from reasonaudio.explorer.downloads import (CSV_TYPE, JSON_TYPE, TREC_TYPE, attachment, json_bytes,
                                              table_csv, unreadable_header, with_unreadable)
 from reasonaudio.explorer.failure_tables import by_retriever, by_task, meanings
 from reasonaudio.explorer.model_loading import FAILED, LOADING, READY, Loading
+from reasonaudio.explorer.spectrogram import spectrogram_png
 from reasonaudio.explorer.verdicts import verdict
 from reasonaudio.explorer.ranges import RangeError, parse_range
+from reasonaudio.retrievers.registry import SHORT_KIND
 
 STATIC = Path(__file__).parent / "static"
 MAX_K = 100
@@ -49,7 +52,7 @@ KEPT_PAGES = 1024
 log = logging.getLogger("reasonaudio.explorer")
 
 
-def _fmt(value: Any) -> str:
+def _fmt(value: object) -> str:
     if value is None:
         return "-"
     if isinstance(value, float):
@@ -66,8 +69,6 @@ def breakable(name: str) -> Markup:
 
 def short_kind(kind: str) -> str:
     """What a retriever reads, in one word (``retrievers/registry.SHORT_KIND``)."""
-    from reasonaudio.retrievers.registry import SHORT_KIND
-
     return SHORT_KIND.get(kind, kind)
 
 
@@ -114,7 +115,7 @@ class Site:
         self.answered.set()
         return HTMLResponse(html, status_code=status)
 
-    def kept(self, handler: Any) -> Any:
+    def kept(self, handler: Callable[[Request], Response]) -> Callable[[Request], Response]:
         """Render a page once and keep it: everything it shows was loaded when the server started
         (results, runs, the benchmark) or is fixed while it runs (the read-only store)."""
         def answer(request: Request) -> Response:
@@ -312,8 +313,6 @@ class Site:
                         headers={**headers, "Content-Range": r.content_range(len(data))})
 
     def spectrogram(self, request: Request) -> Response:
-        from reasonaudio.explorer.spectrogram import spectrogram_png
-
         clip = self.catalog.clip(request.path_params["cid"])
         with self.pictures_lock:
             data = self.pictures.get(clip.id)
@@ -381,12 +380,10 @@ OUTCOMES = ("all", "a", "b")
 def server_query(request: Request) -> str:
     """The query string without the parameters the page's script keeps its table state in
     (``TABLE.sort``, ``TABLE.q``, ...: a dot in the name); the server renders the same page."""
-    from urllib.parse import urlencode
-
     return urlencode([(k, v) for k, v in request.query_params.multi_items() if "." not in k])
 
 
-def one_scale(durations: Any, timelines: Any) -> float:
+def one_scale(durations: Iterable[float], timelines: Iterable[Timeline]) -> float:
     """Seconds a timeline's full width stands for: the longest of a group's clips (the minimal
     pair; the hits of a page), so the timelines of a group have the same pixels per second."""
     return max([*durations, *(t.duration for t in timelines), 1.0])

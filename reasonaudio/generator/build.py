@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
+from reasonaudio.atoms.beds import checked_beds, open_beds
 from reasonaudio.querylang.judge import ClipIndex
 from reasonaudio.logic import to_json
 from reasonaudio.querylang.semantics import holds, occurrences
@@ -20,7 +21,7 @@ from reasonaudio.generator.templates import render_query
 from reasonaudio.dataset.benchmark import (ATOMS, BENCHMARK_OUTPUT, CHOICES, CORPUS, FORMULATIONS, MANIFEST, QRELS, QUERIES, TASKS, check_manifest, write_manifest, write_qrels)
 from reasonaudio.dataset.view import load_benchmark
 from reasonaudio.dataset.clip import Clip
-from reasonaudio.dataset.conditions import manifest_record, parse_condition_list, with_beds
+from reasonaudio.dataset.conditions import Condition, manifest_record, parse_condition_list, with_beds
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import atomic_dir, atomic_file, clear_stale_partials, dumps, read_json, write_jsonl
 from reasonaudio.output_dirs import check_output_dir
@@ -320,11 +321,9 @@ def formulations_record(seed: int, rows: list[dict[str, str]]) -> dict[str, Any]
     return {"stream": stream_name(seed), "rows": formulation_counts(rows)}
 
 
-def _checked_beds(conditions: Any, bank: AtomBank, spec: str, hooks: Hooks) -> dict[str, Any]:
+def _checked_beds(conditions: Sequence[Condition], bank: AtomBank, spec: str, hooks: Hooks) -> dict[str, Any]:
     """The tagger check of every bed bank the conditions use, against this bank's labels (the
     check runs where beds are chosen; the manifest keeps its verdicts)."""
-    from reasonaudio.atoms.beds import checked_beds, open_beds
-
     out: dict[str, Any] = {}
     root = Path(spec) if Path(spec).is_dir() else None
     for spec_name in sorted({c.beds for c in conditions if c.needs_beds}):

@@ -37,7 +37,8 @@ import logging
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from reasonaudio.querylang.judge import hard_negatives
 from reasonaudio.dataset.benchmark import FORMULATIONS, MANIFEST
@@ -47,9 +48,12 @@ from reasonaudio.fileio import atomic_dir, clear_stale_partials, read_jsonl, sha
 from reasonaudio.output_dirs import EXPORT_OUTPUT, check_output_dir
 from reasonaudio.generator.export_card import CONFIGS, FORMULATIONS_CONFIG, dataset_card
 from reasonaudio.render.clips import FORMATS as AUDIO_FILE_FORMATS
-from reasonaudio.render.clips import bench_renderer, encode_audio, write_audio
+from reasonaudio.render.clips import ClipRenderer, bench_renderer, encode_audio, write_audio
 from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.provenance import versions
+
+if TYPE_CHECKING:
+    import pyarrow
 
 FORMATS = ("hf",)
 AUDIO_MODES = ("embed", "files", "none")
@@ -108,7 +112,7 @@ class ExportSummary:
     """rows of the formulations table (0: the benchmark has none)"""
 
 
-def _pyarrow() -> Any:
+def _pyarrow() -> ModuleType:
     try:
         import pyarrow
         import pyarrow.parquet  # noqa: F401
@@ -155,7 +159,7 @@ ATOM_FEATURES = {"atom_id": _value("string"), "label": _value("string"), "path":
                  "source": _value("string"), "license": _value("string")}
 
 
-def _arrow_type(pa: Any, feature: dict[str, Any]) -> Any:
+def _arrow_type(pa: ModuleType, feature: dict[str, Any]) -> pyarrow.DataType:
     kind = feature.get("_type")
     if kind == "Value":
         return {"string": pa.string(), "float64": pa.float64(), "int32": pa.int32()}[feature["dtype"]]
@@ -169,13 +173,13 @@ def _arrow_type(pa: Any, feature: dict[str, Any]) -> Any:
     raise ValueError(f"no arrow type for {feature}")
 
 
-def _schema(pa: Any, features: dict[str, Any]) -> Any:
+def _schema(pa: ModuleType, features: dict[str, Any]) -> pyarrow.Schema:
     meta = json.dumps({"info": {"features": features}}, sort_keys=False)
     return pa.schema([(k, _arrow_type(pa, v)) for k, v in features.items()],
                      metadata={"huggingface": meta})
 
 
-def _write_table(pa: Any, path: Path, rows: list[dict[str, Any]], features: dict[str, Any]) -> None:
+def _write_table(pa: ModuleType, path: Path, rows: list[dict[str, Any]], features: dict[str, Any]) -> None:
     import pyarrow.parquet as pq
 
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -243,7 +247,7 @@ def export_hf(bench: BenchmarkView, dest: Path | str, opts: ExportOptions = Expo
     return summary
 
 
-def _export(bench: BenchmarkView, dest: Path, opts: ExportOptions, pa: Any, renderer: Any,
+def _export(bench: BenchmarkView, dest: Path, opts: ExportOptions, pa: ModuleType, renderer: ClipRenderer,
             features: dict[str, Any], shards: list[tuple[int, int]], hooks: Hooks,
             t0: float) -> ExportSummary:
     clips = bench.clips

@@ -26,12 +26,12 @@ def configs(record: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     return CONFIGS + ((FORMULATIONS_CONFIG,) if "formulations" in record["counts"] else ())
 
 
-def _q(text: Any) -> str:
+def _q(text: object) -> str:
     """A YAML scalar: JSON strings are valid YAML double-quoted scalars."""
     return json.dumps(str(text), ensure_ascii=False)
 
 
-def _cell(text: Any) -> str:
+def _cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
+import soundfile as sf
 
 from reasonaudio.querylang.canonical import same_logic
 from reasonaudio.querylang.examples import ExampleLabel, placeholder, resolve_placeholders
@@ -37,7 +38,7 @@ from reasonaudio.querylang.parser import parse, parse_detailed
 from reasonaudio.dataset.benchmark import EXAMPLES_DIR, EXAMPLES_FILE, INTERLEAVED_FILE, write_manifest
 from reasonaudio.dataset.view import load_benchmark
 from reasonaudio.dataset.clip import Clip
-from reasonaudio.dataset.interleaved import Example, InterleavedRow
+from reasonaudio.dataset.interleaved import MAX_EXAMPLE_SECONDS, Example, InterleavedRow
 from reasonaudio.errors import DataError, QueryParseError
 from reasonaudio.fileio import sha256_file, write_jsonl
 from reasonaudio.atoms.bank import AtomBank
@@ -213,10 +214,6 @@ def read_example_audio(path: Path | str, where: str = "--example ") -> tuple[np.
     silent. Another sample rate than the clips' is accepted: every model resamples its input to
     its own rate, as it does for clips; the note says so. Several channels are averaged (noted);
     silent is a mono peak below :data:`SILENT_DBFS`."""
-    import soundfile as sf
-
-    from reasonaudio.dataset.interleaved import MAX_EXAMPLE_SECONDS
-
     path = Path(path)
     if not path.is_file():
         raise DataError(f"{where}{path}: no such file")

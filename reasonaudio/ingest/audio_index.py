@@ -14,18 +14,21 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.ingest.embedding_cache import EmbeddingCache
 
+if TYPE_CHECKING:
+    from reasonaudio.render.clips import ClipRenderer
+
 INDEX_LABEL = "clip-audio-hash"
 INDEX_IDENTITY = {"kind": "clip render key -> sha256 of rendered float32 samples", "schema": 1}
 
 
-def renderer_identity(renderer: Any) -> str:
+def renderer_identity(renderer: ClipRenderer) -> str:
     """The bank description and render parameters, as one stable string (cached on the renderer)."""
     cached = getattr(renderer, "_audio_index_identity", None)
     if cached is None:
@@ -41,7 +44,7 @@ def renderer_identity(renderer: Any) -> str:
     return cached
 
 
-def render_key(clip: Clip, sample_rate: int, renderer: Any) -> str:
+def render_key(clip: Clip, sample_rate: int, renderer: ClipRenderer) -> str:
     """sha256 of everything the rendered samples depend on: the clip's events, not its id,
     unless the renderer draws by it (a condition's bed and offsets: ``draw_key``)."""
     spec: dict[str, Any] = {"duration": clip.duration, "events": [e.to_json() for e in clip.events],
@@ -60,11 +63,11 @@ class AudioHashIndex:
     def __init__(self, cache_dir: Path | None = None, enabled: bool = True) -> None:
         self.cache = EmbeddingCache(INDEX_LABEL, INDEX_IDENTITY, cache_dir, enabled)
 
-    def put(self, clip: Clip, sample_rate: int, renderer: Any, digest: str) -> None:
+    def put(self, clip: Clip, sample_rate: int, renderer: ClipRenderer, digest: str) -> None:
         self.cache.put(render_key(clip, sample_rate, renderer),
                        np.frombuffer(bytes.fromhex(digest), dtype=np.uint8))
 
-    def get(self, clip: Clip, sample_rate: int, renderer: Any) -> str | None:
+    def get(self, clip: Clip, sample_rate: int, renderer: ClipRenderer) -> str | None:
         found = self.cache.get(render_key(clip, sample_rate, renderer))
         return None if found is None else bytes(np.asarray(found, dtype=np.uint8)).hex()
 

@@ -23,7 +23,8 @@ from reasonaudio.dataset.clip import Clip
 from reasonaudio.ingest.embedding_cache import EmbeddingCache
 from reasonaudio.ingest.pipelines import Pipeline, frames_cache_spec
 from reasonaudio.ingest.run import _quiet_render_log
-from reasonaudio.render.clips import bench_renderer
+from reasonaudio.models.yamnet_embedder import FrameTagger
+from reasonaudio.render.clips import ClipRenderer, bench_renderer
 from reasonaudio.progress import Counter
 from reasonaudio.runtime import blas_single_thread
 
@@ -47,7 +48,8 @@ class FrameStats:
 class FramePipeline(Pipeline):
     """Renders clips at the tagger's rate and returns its frame rows, cached by audio hash."""
 
-    def __init__(self, tagger: Any, cache_enabled: bool = True, cache_dir: Path | None = None) -> None:
+    def __init__(self, tagger: FrameTagger, cache_enabled: bool = True,
+                 cache_dir: Path | None = None) -> None:
         super().__init__()
         self.tagger = tagger
         self.name = "yamnet-frames"
@@ -79,8 +81,8 @@ class FramePipeline(Pipeline):
         self.cached_rows(clips, self.tagger, self.cache, count)
 
 
-def frame_rows(bench: BenchmarkView, clips: Sequence[Clip], tagger: Any, *, cache: bool = True,
-               cache_dir: Path | None = None, renderer: Any = None,
+def frame_rows(bench: BenchmarkView, clips: Sequence[Clip], tagger: FrameTagger, *, cache: bool = True,
+               cache_dir: Path | None = None, renderer: ClipRenderer | None = None,
                progress: Counter | None = None) -> tuple[dict[str, np.ndarray], FrameStats]:
     """clip id -> (frames, 521) uint8 rows for ``clips`` of ``bench``, and how each was served;
     ``progress(done, total)`` over the clips asked for."""

@@ -15,7 +15,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -24,13 +24,18 @@ from reasonaudio.dataset.clip import Clip
 from reasonaudio.errors import DataError, ModelError
 from reasonaudio.ingest.audio_index import AudioHashIndex
 from reasonaudio.ingest.embedding_cache import EmbeddingCache, audio_hash, identity_digest, text_hash
+from reasonaudio.models.base import Embedder, EmbedderProtocol
 from reasonaudio.models.batching import FixedBatcher
-from reasonaudio.models.captioners import get_captioner
+from reasonaudio.models.captioners import Captioner, get_captioner
 from reasonaudio.models.names import is_two_stage, parse_two_stage, two_stage_name
 from reasonaudio.models.registry import describe_model, dtype_for, get_record, load_model, names
 from reasonaudio.models.windowing import with_chunking
+from reasonaudio.models.yamnet_embedder import FrameTagger
 from reasonaudio.store.base import CollectionMeta
 from reasonaudio.store.collections import corpus_fingerprint
+
+if TYPE_CHECKING:
+    from reasonaudio.render.clips import ClipRenderer
 
 
 @dataclass
@@ -70,7 +75,7 @@ class Pipeline:
     def __init__(self) -> None:
         self.timings = Timings()
         self.caches: list[EmbeddingCache] = []
-        self._renderer: Any = None
+        self._renderer: ClipRenderer | None = None
         self.lookahead = 8
         self.audio_index: AudioHashIndex | None = None
         """clip -> audio hash, so later readers of the caches (``bench detect``) need not render again"""
@@ -89,7 +94,7 @@ class Pipeline:
         raise NotImplementedError
 
     # rendering at the model's own rate (atoms are resampled by the renderer, once per atom)
-    def attach_renderer(self, renderer: Any) -> None:
+    def attach_renderer(self, renderer: ClipRenderer | None) -> None:
         self._renderer = renderer
 
     def render(self, clip: Clip, sample_rate: int) -> np.ndarray:
@@ -136,7 +141,7 @@ class Pipeline:
                     pending.append(pool.submit(job, clips[i + self.lookahead]))
                 yield clip, cut, digest
 
-    def cached_rows(self, clips: Sequence[Clip], model: Any, cache: EmbeddingCache,
+    def cached_rows(self, clips: Sequence[Clip], model: Embedder | FrameTagger, cache: EmbeddingCache,
                     done: Callable[[str, np.ndarray, bool], None]) -> None:
         """Each clip's model rows (YAMNet frames, generated tokens): served from ``cache`` by the
         hash of the rendered audio, or computed for the misses in fixed-shape batches and stored.
@@ -172,7 +177,7 @@ class Pipeline:
         return True
 
 
-def _stream_rows(pipeline: Pipeline, embedder: Any, items: Iterator[tuple[Any, list[Any]]]
+def _stream_rows(pipeline: Pipeline, embedder: Embedder | FrameTagger, items: Iterator[tuple[Any, list[Any]]]
                  ) -> Iterator[tuple[Any, np.ndarray]]:
     batcher = FixedBatcher(_timed(embedder.run_units, pipeline.timings), embedder.unit_batch,
                            embedder.pad_unit, embedder.unit_key)
@@ -182,21 +187,21 @@ def _stream_rows(pipeline: Pipeline, embedder: Any, items: Iterator[tuple[Any, l
     pipeline.timings.padded_units += batcher.padded_units
 
 
-def caption_rows_cache_spec(captioner: Any) -> tuple[str, dict[str, Any]]:
+def caption_rows_cache_spec(captioner: Captioner) -> tuple[str, dict[str, Any]]:
     """(label, identity) of the cache of a captioner's audio-model rows (YAMNet frames, generated
     tokens) by audio hash: the clips' captions at ingest and a sound given by example share it."""
     model = captioner.audio_model
     return f"{model.name}-{captioner.rows_label}", model.identity()
 
 
-def frames_cache_spec(tagger: Any) -> tuple[str, dict[str, Any]]:
+def frames_cache_spec(tagger: FrameTagger) -> tuple[str, dict[str, Any]]:
     """(label, identity) of the frame cache the ``yamnet`` ingest, ``yamnet-caption``, detection
     and training share."""
     return f"{tagger.name}-frames", tagger.identity()
 
 
 class AudioPipeline(Pipeline):
-    def __init__(self, embedder: Any, cache_enabled: bool = True, cache_dir: Path | None = None) -> None:
+    def __init__(self, embedder: Embedder, cache_enabled: bool = True, cache_dir: Path | None = None) -> None:
         super().__init__()
         self.embedder = embedder
         self.name = embedder.name
@@ -256,7 +261,7 @@ class AudioPipeline(Pipeline):
 
 
 class TwoStagePipeline(Pipeline):
-    def __init__(self, captioner: Any, embedder: Any, cache_enabled: bool = True,
+    def __init__(self, captioner: Captioner, embedder: Embedder, cache_enabled: bool = True,
                  cache_dir: Path | None = None) -> None:
         super().__init__()
         self.captioner = captioner
@@ -319,7 +324,7 @@ class TwoStagePipeline(Pipeline):
         return out
 
 
-def _dtype_text(embedder: Any) -> str:
+def _dtype_text(embedder: EmbedderProtocol) -> str:
     """``, bf16`` etc. for loaders with a choice of dtype (so a collection made in one dtype is
     never resumed or topped up in another); nothing for fp32-only models (names unchanged)."""
     dtype = embedder.identity().get("dtype")

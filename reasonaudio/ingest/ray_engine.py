@@ -36,6 +36,7 @@ Ray is imported only here and only when a job starts (the ``ray`` extra).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import logging
 import math
@@ -46,13 +47,26 @@ import time
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Generator, Iterator, Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Callable, Generator, Iterable, Iterator, Mapping, Sequence, cast
 
 import numpy as np
 
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.dataset.view import BenchmarkView, load_benchmark
-from reasonaudio.errors import DataError, ModelError, echo
+from reasonaudio.errors import DataError, ModelError, echo, ReasonAudioError, one_line
+from reasonaudio.ingest.pipelines import Pipeline, open_pipeline
+from reasonaudio.ingest.ray_pool import actor_pool, drop_pool, run_blocks
+from reasonaudio.models.registry import load_model
+from reasonaudio.models.yamnet_embedder import FrameTagger, YamnetEmbedder
+from reasonaudio.runtime import blas_single_thread, usable_cores
+from reasonaudio.store.base import PointIn, Store
+from reasonaudio.store.open import open_store, resolve_backend
+from reasonaudio.store.payload import clip_payload
+
+if TYPE_CHECKING:
+    from reasonaudio.render.clips import ClipRenderer
+    from reasonaudio.ingest.frame_rows import FrameStats
 
 ENGINES = ("local", "ray")
 JOIN_TIMEOUT_S = 5.0
@@ -109,7 +123,6 @@ class RayOptions:
             return self
         if self.address:
             return replace(self, cpus_per_worker=1.0)
-        from reasonaudio.runtime import usable_cores
 
         cores = self.local_cpus or usable_cores()
         return replace(self, cpus_per_worker=float(max(1, cores // max(1, self.workers))))
@@ -126,7 +139,6 @@ class RayOptions:
         if self.retries < 0:
             raise DataError(f"ray retries must be >= 0, got {self.retries}")
         if not self.address:  # a local Ray runs on this machine's cores: never more actors
-            from reasonaudio.runtime import usable_cores
 
             cores = self.local_cpus or usable_cores()
             cpus = self.resolved().cpus_per_worker or 1.0
@@ -181,8 +193,6 @@ def ray_engine_from_cli(engine: str, workers: int, gpus_per_worker: float, cpus_
                         address: str | None, backend: str | None, url: str | None) -> "RayEngine | None":
     """The ``--engine`` flags -> the engine (``None``: local). Ray flags without ``--engine ray``
     are an error, not ignored."""
-    from reasonaudio.store.open import resolve_backend
-
     if check_engine(engine) == "local":
         given = [flag for flag, on in (("--workers", workers != 1), ("--gpus-per-worker", gpus_per_worker != 0),
                                         ("--cpus-per-worker", cpus_per_worker is not None),
@@ -214,7 +224,7 @@ def check_reachable(address: str, timeout: float = JOIN_TIMEOUT_S) -> None:
                         f"({reason}); is the Ray head running?") from None
 
 
-def _import_ray() -> Any:
+def _import_ray() -> ModuleType:
     try:
         import ray  # the `ray` extra
     except ImportError:
@@ -242,8 +252,6 @@ def ray_session(options: RayOptions) -> Iterator[Any]:
                 check_reachable(options.address)
                 ray.init(address=options.address, **kwargs)
             else:
-                from reasonaudio.runtime import usable_cores
-
                 ray.init(num_cpus=options.local_cpus or max(usable_cores(), math.ceil(options.needed_cpus())),
                          object_store_memory=options.object_store_mb * 1024 * 1024, **kwargs)
         except (ConnectionError, ValueError, RuntimeError) as exc:
@@ -260,8 +268,6 @@ def ray_session(options: RayOptions) -> Iterator[Any]:
         yield ray
     finally:
         if started:
-            from reasonaudio.ingest.ray_pool import drop_pool
-
             drop_pool()  # its actors end with this Ray
             ray.shutdown()
 
@@ -289,7 +295,7 @@ def _worker_bench(root: str, condition: str) -> BenchmarkView:
 
 
 @lru_cache(maxsize=4)
-def _worker_renderer(root: str, condition: str, bank_spec: str | None, job: str = "") -> Any:
+def _worker_renderer(root: str, condition: str, bank_spec: str | None, job: str = "") -> ClipRenderer:
     """The local engine's renderer, reinstated in a worker: :func:`bench_renderer` of the
     benchmark under its condition (a ConditionRenderer with the same beds and seed when the
     condition is not ``clean``)."""
@@ -326,7 +332,7 @@ class _ServedRenderer:
     ``condition_identity``, the notes) is the real renderer's, so the audio-hash index keys are
     the local engine's."""
 
-    def __init__(self, real: Any) -> None:
+    def __init__(self, real: ClipRenderer) -> None:
         self.real = real
         self.waves: dict[tuple[str, int], np.ndarray] = {}
 
@@ -366,8 +372,6 @@ class _PoolActor:
         what a subclass adds): the model opens on the first job, the benchmark and renderer per
         job; the job's first batch reports how the actor started (``reused``: the model was
         already loaded by an earlier job)."""
-        from reasonaudio.runtime import blas_single_thread
-
         t0, started = time.perf_counter(), time.time()
         reused = self.pipe is not None
         if not reused:
@@ -468,8 +472,6 @@ class EmbedActor(_PoolActor):
     ``collection`` and ``server_url``."""
 
     def _open(self) -> tuple[Any, dict[str, Any]]:
-        from reasonaudio.ingest.pipelines import open_pipeline
-
         pipe = (self.model_args.get("pipeline_factory") or open_pipeline)(**self.model_args["pipeline_args"])
         return pipe, pipe.identity()
 
@@ -477,8 +479,6 @@ class EmbedActor(_PoolActor):
         self.collection = job["collection"]
         self.store = None
         if job["server_url"]:
-            from reasonaudio.store.open import open_store
-
             self.store = self._job_stack.enter_context(open_store(job["root"], "server", job["server_url"]))
 
     def _compute(self, clips: list[Clip]) -> dict[str, Any]:
@@ -508,11 +508,9 @@ class EmbedActor(_PoolActor):
                 "written": np.array([written] * len(ids))}
 
 
-def registry_tagger(name: str) -> Any:
+def registry_tagger(name: str) -> FrameTagger:
     """A frame actor's tagger: the registry's model of that name (what ``bench detect`` loads)."""
-    from reasonaudio.models.registry import load_model
-
-    return load_model(name)
+    return cast(YamnetEmbedder, load_model(name))
 
 
 class FrameActor(_PoolActor):
@@ -550,8 +548,6 @@ class FrameActor(_PoolActor):
 
 
 def _identity_digest(identity: dict[str, Any]) -> str:
-    import hashlib
-
     return hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
@@ -577,11 +573,8 @@ def _actor_startup(t0: float, started: float) -> dict[str, Any]:
     return out
 
 
-def clip_point(clip: Clip, vector: np.ndarray, extra: dict[str, Any]) -> Any:
+def clip_point(clip: Clip, vector: np.ndarray, extra: dict[str, Any]) -> PointIn:
     """A clip's point: its vector and its payload plus what the pipeline added (a caption)."""
-    from reasonaudio.store.base import PointIn
-    from reasonaudio.store.payload import clip_payload
-
     payload = clip_payload(clip)
     payload.update(extra)
     return PointIn(clip.id, [float(x) for x in vector], payload)
@@ -591,8 +584,6 @@ def _job_error(exc: BaseException) -> Exception:
     """What a failed Ray job raised, as the project's error: the user error an actor or task
     raised (a missing model, an unreadable bank) keeps its type and line; anything else is named
     in one line (the whole job failed, not one clip: the actor could not even start)."""
-    from reasonaudio.errors import ReasonAudioError
-
     seen: list[BaseException] = []
     cur: Any = exc
     while cur is not None and cur not in seen and len(seen) < 10:
@@ -604,8 +595,6 @@ def _job_error(exc: BaseException) -> Exception:
 
 
 def _describe(exc: BaseException) -> str:
-    from reasonaudio.errors import one_line
-
     return one_line(f"{type(exc).__name__}: {exc}")[:200]
 
 
@@ -645,14 +634,12 @@ class RayEngine:
             yield
 
     @contextlib.contextmanager
-    def points(self, bench: BenchmarkView, store: Any, collection: str, pipe: Any, by_id: dict[str, Clip],
+    def points(self, bench: BenchmarkView, store: Store, collection: str, pipe: Pipeline, by_id: dict[str, Clip],
                one_done: Callable[[str], None], pipeline_args: dict[str, Any],
                bank_spec: str | None) -> Iterator[Callable[[Sequence[str]], list[Any]]]:
         """A ``make_points`` for :func:`load_collection`. The first call starts the Ray job over
         every clip not yet stored (the same set load_collection just computed); each call returns
         the points of the ids it asks for as the job delivers them, in any order."""
-        from reasonaudio.store.base import PointIn
-
         stack = contextlib.ExitStack()
         state: dict[str, Any] = {"rows": None, "remaining": None}
         buffer: dict[str, PointIn | None] = {}
@@ -713,9 +700,10 @@ class RayEngine:
                 state["rows"].close()
             stack.close()
 
-    def frame_rows(self, bench: BenchmarkView, clips: Sequence[Clip], tagger: Any, *, cache: bool = True,
-                   cache_dir: Path | None = None, renderer: Any = None,
-                   progress: Callable[[int, int], None] | None = None) -> tuple[dict[str, np.ndarray], Any]:
+    def frame_rows(self, bench: BenchmarkView, clips: Sequence[Clip], tagger: FrameTagger, *, cache: bool = True,
+                   cache_dir: Path | None = None, renderer: ClipRenderer | None = None,
+                   progress: Callable[[int, int], None] | None = None
+                   ) -> tuple[dict[str, np.ndarray], FrameStats]:
         """``bench detect``'s frame pass on Ray: what
         :func:`reasonaudio.ingest.frame_rows.frame_rows` returns, the same rows bit for bit
         and the same caches filled. Clips the ingest's audio-hash index and frame cache already
@@ -793,7 +781,7 @@ class RayEngine:
         return (f"--engine ray: {len(ids)} clip(s) failed after {self.options.retries} retries: "
                 f"{shown} (first: {first}); {after}, rerun to retry them")
 
-    def _note_row(self, row: dict[str, Any], renderer: Any) -> dict[str, Any]:
+    def _note_row(self, row: dict[str, Any], renderer: ClipRenderer | None) -> dict[str, Any]:
         """A row's bookkeeping: the job's start-up, the actor's start-up, the render notes
         (merged into the driver's ``renderer``, so the summary reads as a local run's);
         returns the actor's counts."""
@@ -822,7 +810,6 @@ class RayEngine:
             return _rows(())
         import ray
 
-        from reasonaudio.ingest.ray_pool import actor_pool, run_blocks
 
         self._job_t0, self._job_wall0 = time.perf_counter(), time.time()
         opts = self.options
@@ -838,7 +825,7 @@ class RayEngine:
         return _rows(run_blocks(ray, actors, job, blocks, render, render_kwargs))
 
 
-def _rows(batches: Any) -> Generator[dict[str, Any], None, None]:
+def _rows(batches: Iterable[Mapping[str, Sequence[Any]]]) -> Generator[dict[str, Any], None, None]:
     """The blocks as they come (one object per batch, no per-row conversion in Ray) -> one dict
     per clip. Closing it closes the blocks' iterator, which cancels the blocks not yet done: a
     job left running after an error would outlive the Ray it runs on (the process then ends
@@ -871,7 +858,7 @@ def _drained(rows: Iterator[dict[str, Any]]) -> None:
         raise DataError(f"--engine ray: the job returned clip {row['id']!r} twice")
 
 
-def _sample_rate(pipe: Any) -> int | None:
+def _sample_rate(pipe: Pipeline) -> int | None:
     """The rate the pipeline renders at: its audio model's (YAMNet under a captioner)."""
     if not pipe.needs_audio:
         return None

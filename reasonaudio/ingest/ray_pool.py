@@ -20,7 +20,8 @@ while loading the model) fails the job with that error (:func:`reasonaudio.inges
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator, Sequence
+from types import ModuleType
+from typing import Any, Hashable, Iterator, Sequence
 
 import numpy as np
 
@@ -34,7 +35,7 @@ _POOL: dict[str, Any] = {}
 ``actors`` (handles)."""
 
 
-def _frozen(value: Any) -> Any:
+def _frozen(value: object) -> Hashable:
     """A hashable, comparable form of a model's arguments (paths and callables by identity)."""
     if isinstance(value, dict):
         return tuple(sorted((k, _frozen(v)) for k, v in value.items()))
@@ -47,7 +48,7 @@ def _frozen(value: Any) -> Any:
     return ("object", type(value).__name__, str(value))
 
 
-def pool_key(ray: Any, actor: type, model: dict[str, Any], layout: dict[str, Any]) -> tuple:
+def pool_key(ray: ModuleType, actor: type, model: dict[str, Any], layout: dict[str, Any]) -> tuple:
     """What a pool is reused for: the same Ray (node and job ids: a new local Ray, or a new
     connection to a cluster, has other ones), actor class, model arguments and layout."""
     ctx = ray.get_runtime_context()
@@ -55,7 +56,7 @@ def pool_key(ray: Any, actor: type, model: dict[str, Any], layout: dict[str, Any
             _frozen(model), _frozen(layout))
 
 
-def actor_pool(ray: Any, actor: type, model: dict[str, Any], *, workers: int, cpus: float,
+def actor_pool(ray: ModuleType, actor: type, model: dict[str, Any], *, workers: int, cpus: float,
                gpus: float) -> list[Any]:
     """The pool for ``actor`` over ``model``: the live one when its key matches, else a new one
     of ``workers`` actors (each ``cpus`` CPUs, ``gpus`` GPUs) after the live one is ended."""
@@ -71,7 +72,7 @@ def actor_pool(ray: Any, actor: type, model: dict[str, Any], *, workers: int, cp
     return actors
 
 
-def drop_pool(ray: Any | None = None) -> None:
+def drop_pool(ray: ModuleType | None = None) -> None:
     """End the live pool's actors (``ray``: the running Ray; ``None``: it is already shut down)."""
     actors = _POOL.pop("actors", [])
     _POOL.clear()
@@ -81,7 +82,7 @@ def drop_pool(ray: Any | None = None) -> None:
                 ray.kill(handle)
 
 
-def run_blocks(ray: Any, actors: Sequence[Any], job: dict[str, Any], blocks: list[list[str]],
+def run_blocks(ray: ModuleType, actors: Sequence[Any], job: dict[str, Any], blocks: list[list[str]],
                render: Any | None, render_kwargs: dict[str, Any]) -> Iterator[dict[str, np.ndarray]]:
     """Each block through (``render``, a Ray remote function, when given) the least busy actor's
     ``run(job, batch)``; yields each block's columns as it finishes. Closing the iterator cancels

@@ -13,18 +13,22 @@ import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.errors import DataError
 from reasonaudio.ingest.pipelines import Pipeline, open_pipeline
-from reasonaudio.render.clips import bench_renderer
+from reasonaudio.models.captioners import CAPTIONERS
+from reasonaudio.models.names import is_two_stage, parse_two_stage
+from reasonaudio.models.registry import get_record, names
+from reasonaudio.models.windowing import long_form
+from reasonaudio.render.clips import ClipRenderer, bench_renderer
 from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.runtime import blas_single_thread
 from reasonaudio.dataset.conditions import collection_for
-from reasonaudio.store.base import PointIn, Store, collection_name
-from reasonaudio.store.collections import check_payload_labels, load_collection
+from reasonaudio.store.base import PointIn, Store, collection_name, CollectionMeta
+from reasonaudio.store.collections import check_payload_labels, load_collection, LoadResult
 from reasonaudio.store.payload import clip_payload
 
 
@@ -110,11 +114,6 @@ class IngestOptions:
 
 def _long_form(model: str, chunking: str) -> dict[str, Any]:
     """How the model covers audio longer than its window (the collection records it)."""
-    from reasonaudio.models.captioners import CAPTIONERS
-    from reasonaudio.models.names import is_two_stage, parse_two_stage
-    from reasonaudio.models.registry import get_record, names
-    from reasonaudio.models.windowing import long_form
-
     audio = model
     if is_two_stage(model):
         captioner = parse_two_stage(model)[0]
@@ -201,7 +200,7 @@ class _Progress:
     """``hooks.progress`` as clips complete: the count the store confirmed after the last batch
     plus the clips finished since inside the batch under way."""
 
-    def __init__(self, report: Any, label: str, total: int) -> None:
+    def __init__(self, report: Callable[[str, int, int], None], label: str, total: int) -> None:
         self._report, self.label, self.total = report, label, total
         self.base = self.in_batch = 0
 
@@ -217,7 +216,8 @@ class _Progress:
         self.report(self.base + self.in_batch)
 
 
-def _points_maker(pipe: Pipeline, by_id: dict[str, Clip], one_done: Any) -> Any:
+def _points_maker(pipe: Pipeline, by_id: dict[str, Clip], one_done: Callable[[str], None]
+                  ) -> Callable[[Sequence[str]], list[PointIn]]:
     """Points computed in this process: each clip's vector and payload (the clip's, plus what
     the pipeline adds)."""
 
@@ -234,8 +234,8 @@ def _points_maker(pipe: Pipeline, by_id: dict[str, Clip], one_done: Any) -> Any:
     return make_points
 
 
-def _collection_meta(bench: BenchmarkView, store: Store, name: str, pipe: Pipeline, renderer: Any,
-                     o: IngestOptions) -> Any:
+def _collection_meta(bench: BenchmarkView, store: Store, name: str, pipe: Pipeline,
+                     renderer: ClipRenderer | None, o: IngestOptions) -> CollectionMeta:
     """The collection's record: the pipeline's, how the model covers long audio, the chunking
     (checked against the stored collection's) and, under a condition, the audio its vectors heard."""
     meta = pipe.meta(bench, o.limit)
@@ -250,7 +250,8 @@ def _collection_meta(bench: BenchmarkView, store: Store, name: str, pipe: Pipeli
     return meta
 
 
-def _summary(pipe: Pipeline, store: Store, name: str, result: Any, renderer: Any, t0: float) -> IngestSummary:
+def _summary(pipe: Pipeline, store: Store, name: str, result: LoadResult, renderer: ClipRenderer | None,
+             t0: float) -> IngestSummary:
     hits = sum(c.hits for c in pipe.caches[:1])
     return IngestSummary(
         model=pipe.name, collection=name, backend=store.backend, clips=result.points,

@@ -30,6 +30,7 @@ from typing import Sequence
 
 import numpy as np
 
+from reasonaudio.dataset.interleaved import variant_id, variant_ids, variant_texts
 from reasonaudio.errors import DataError, StoreError
 from reasonaudio.fileio import read_text, sha256_file
 from reasonaudio.progress import SILENT, Hooks
@@ -323,7 +324,6 @@ def check_precomputed(bench: BenchmarkView, opts: PrecomputedOptions) -> Checked
     clips = check_vectors(opts.clips, [c.id for c in bench.clips], "clip", opts.distance)
     queries = None
     if opts.queries is not None:
-        from reasonaudio.dataset.interleaved import variant_ids
         queries = check_vectors(opts.queries, [q.id for q in bench.queries], "query", opts.distance,
                                 dimension=clips.dimension, optional=variant_ids(bench.files))
     clip_meta, query_meta = _metas(bench, opts, clips, queries)
@@ -354,7 +354,6 @@ def ingest_precomputed(bench: BenchmarkView, store: Store, opts: PrecomputedOpti
                                progress=hooks.counter(label, total=total)).upserted
     if queries is not None and query_meta is not None:
         qrow = {qid: i for i, qid in enumerate(queries.ids)}
-        from reasonaudio.dataset.interleaved import variant_id, variant_texts
         texts = {**{q.id: q.text for q in bench.queries}, **variant_texts(bench.files)}
         task_of = {**{q.id: q.task for q in bench.queries},
                    **{variant_id(q.id): q.task for q in bench.queries}}

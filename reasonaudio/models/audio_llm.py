@@ -20,7 +20,7 @@ hash and captioner identity by the two-stage ingest.
 from __future__ import annotations
 
 import math
-from typing import Any, Hashable
+from typing import TYPE_CHECKING, Any, Hashable, TypeAlias
 
 import numpy as np
 
@@ -29,6 +29,9 @@ from reasonaudio.models.base import Embedder, loading_weights
 from reasonaudio.models.precision import resolve_dtype, torch_dtype
 from reasonaudio.models.record import ModelRecord
 from reasonaudio.models.windowing import WindowPolicy
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 PROMPT = ("Describe the sounds in this audio clip in the order they occur. Name each sound, "
           "say roughly how many seconds it lasts, and say which sounds happen at the same time.")
@@ -39,6 +42,10 @@ END = -1
 """pads a window's row of generated token ids after its end token"""
 JOIN = "; then "
 """between the captions of consecutive windows of a clip longer than the model hears"""
+
+
+PromptUnit: TypeAlias = "tuple[tuple[int, ...], np.ndarray, np.ndarray, int]"
+"""one window's prompt: token ids, features, feature mask, padded length"""
 
 
 class Qwen2AudioCaptioner(Embedder):
@@ -94,10 +101,10 @@ class Qwen2AudioCaptioner(Embedder):
         self._pads.setdefault(length, unit)
         return unit
 
-    def unit_key(self, unit: Any) -> Hashable:
+    def unit_key(self, unit: PromptUnit) -> Hashable:
         return unit[3]
 
-    def pad_unit(self, key: Hashable) -> Any:
+    def pad_unit(self, key: Hashable) -> PromptUnit:
         """A copy of a real prompt of this length class (its output is dropped)."""
         return self._pads[key]
 
@@ -149,7 +156,7 @@ def generated_rows(new_tokens: np.ndarray, max_new_tokens: int, eos_ids: set[int
     return rows
 
 
-def decode_caption(tokenizer: Any, rows: np.ndarray) -> str:
+def decode_caption(tokenizer: PreTrainedTokenizerBase, rows: np.ndarray) -> str:
     """An item's rows (one per window, in time order) -> one caption, windows joined by
     :data:`JOIN`, whitespace normalised."""
     texts = []

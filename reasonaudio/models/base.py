@@ -9,19 +9,43 @@ from __future__ import annotations
 
 import abc
 import contextlib
-from typing import Any, Hashable, Iterator, Sequence
+import pickle
+from typing import Any, Hashable, Iterator, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
 from reasonaudio.errors import ModelError
 from reasonaudio.models.batching import FixedBatcher, run_all
-from reasonaudio.models.hub import resolve_weights
+from reasonaudio.models.hub import Weights, resolve_weights
 from reasonaudio.models.record import ModelRecord
 from reasonaudio.models.windowing import l2_normalise
 from reasonaudio.runtime import set_torch_threads as _set_torch_threads
 
 
+@runtime_checkable
+class EmbedderProtocol(Protocol):
+    """What ranking needs of a model: texts (queries) in, unit vectors out, and the identity that
+    makes two sets of vectors comparable. :class:`Embedder` implements it (and the audio side);
+    a wrapper or a model from elsewhere need only offer these."""
+
+    dimension: int
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """(n, dimension) float32 unit vectors of search queries."""
+        ...
+
+    def embed_text(self, texts: Sequence[str]) -> np.ndarray:
+        """(n, dimension) float32 unit vectors of texts (captions, labels)."""
+        ...
+
+    def identity(self) -> dict[str, Any]:
+        """What makes two sets of vectors comparable (model, weights, window policy)."""
+        ...
+
+
 class Embedder(abc.ABC):
+    """A loaded model (implements :class:`EmbedderProtocol`): its units, batches and pooling."""
+
     record: ModelRecord
     revision: str
     """the exact weights (hub commit or content hash)"""
@@ -33,7 +57,7 @@ class Embedder(abc.ABC):
     def name(self) -> str:
         return self.record.name
 
-    def _hub_weights(self, record: ModelRecord, model_path: str | None, device: str) -> Any:
+    def _hub_weights(self, record: ModelRecord, model_path: str | None, device: str) -> Weights:
         """The start every hub-backed embedder shares: record, checked device, the exact weights
         (``--model-path`` or the local hub cache; a one-line error otherwise), torch threads."""
         self.record = record
@@ -120,8 +144,6 @@ def weight_errors() -> tuple[type[BaseException], ...]:
     """What a checkpoint that is corrupt, truncated or of another architecture raises on load:
     a safetensors header or body cut short (``SafetensorError``), a pickle that is not a
     checkpoint, a state dict of other shapes (torch's ``RuntimeError``), a config missing keys."""
-    import pickle
-
     errors: list[type[BaseException]] = [OSError, ValueError, KeyError, TypeError, EOFError,
                                          RuntimeError, pickle.UnpicklingError]
     try:

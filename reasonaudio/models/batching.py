@@ -31,7 +31,7 @@ class FixedBatcher:
         self.calls = 0
         self.padded_units = 0
 
-    def add(self, key: Any, units: Sequence[Any]) -> list[tuple[Any, np.ndarray]]:
+    def add(self, key: Hashable, units: Sequence[Any]) -> list[tuple[Hashable, np.ndarray]]:
         """Queue one item's units; returns the items that became complete."""
         if not units:
             raise ValueError(f"item {key!r} has no units")

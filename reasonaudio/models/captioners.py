@@ -26,6 +26,7 @@ import numpy as np
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.errors import ModelError
 from reasonaudio.models import yamnet
+from reasonaudio.models.base import Embedder
 from reasonaudio.models.registry import RECORDS, load_model
 
 CAPTION_GRAMMAR = "v1: '<label> for N seconds', ', then ' between blocks, ' while ' inside a block"
@@ -135,7 +136,7 @@ class Captioner:
     """names the cache of :attr:`audio_model`'s rows (YAMNet's frames are shared with its ingest)"""
 
     @property
-    def audio_model(self) -> Any:
+    def audio_model(self) -> Embedder | None:
         """The model run over the audio (units, batches, rows) when :attr:`needs_audio`."""
         return None
 
@@ -162,7 +163,7 @@ class YamnetCaptioner(Captioner):
         self.tagger = load_model("yamnet")
 
     @property
-    def audio_model(self) -> Any:
+    def audio_model(self) -> Embedder:
         return self.tagger
 
     def identity(self) -> dict[str, Any]:
@@ -182,13 +183,13 @@ class ModelCaptioner(Captioner):
     needs_audio = True
     rows_label = "captions"
 
-    def __init__(self, model: Any) -> None:
+    def __init__(self, model: Embedder) -> None:
         self.model = model
         self.name = model.name
         self.registry_model = model.name
 
     @property
-    def audio_model(self) -> Any:
+    def audio_model(self) -> Embedder:
         return self.model
 
     def identity(self) -> dict[str, Any]:

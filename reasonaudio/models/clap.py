@@ -11,7 +11,7 @@ checkpoint's own feature extractor, so tiny test models with a shorter window wo
 from __future__ import annotations
 
 import math
-from typing import Any, Hashable
+from typing import Any, Hashable, TypeAlias
 
 import numpy as np
 
@@ -30,6 +30,10 @@ AUDIO = "audio"
 def _tensor(output: Any) -> Any:
     """transformers 5 returns BaseModelOutputWithPooling from get_*_features; 4.x a tensor."""
     return output.pooler_output if hasattr(output, "pooler_output") else output
+
+
+ClapUnit: TypeAlias = "tuple[str, int] | np.ndarray"
+"""a text and its padded token length, or one window's log-mel features"""
 
 
 class ClapEmbedder(Embedder):
@@ -77,10 +81,10 @@ class ClapEmbedder(Embedder):
         n = len(self.tokenizer(text, truncation=True, max_length=self.max_tokens)["input_ids"])
         return [(text, min(self.max_tokens, TEXT_BUCKET * math.ceil(n / TEXT_BUCKET)))]
 
-    def unit_key(self, unit: Any) -> Hashable:
+    def unit_key(self, unit: ClapUnit) -> Hashable:
         return unit[1] if isinstance(unit, tuple) else AUDIO
 
-    def pad_unit(self, key: Hashable) -> Any:
+    def pad_unit(self, key: Hashable) -> ClapUnit:
         if key != AUDIO:
             return ("", key)
         if self._pad_features is None:

@@ -13,6 +13,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from reasonaudio.models.base import EmbedderProtocol
 from reasonaudio.models.registry import load_model
 from reasonaudio.models.windowing import l2_normalise
 from reasonaudio.runtime import torch_threads
@@ -32,7 +33,7 @@ class LabelMatcher:
         self._labels: dict[tuple[str, ...], np.ndarray] = {}
 
     @property
-    def embedder(self) -> Any:
+    def embedder(self) -> EmbedderProtocol:
         if self._embedder is None:
             self._embedder = load_model(self.model, device=self.device)
         return self._embedder

@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib.util
 import os
 from pathlib import Path
-from typing import Any, Hashable
+from typing import Any, Hashable, TypeAlias
 
 import numpy as np
 
@@ -38,6 +38,10 @@ def repeat_pad(wave: np.ndarray, length: int) -> np.ndarray:
 def _int16_round_trip(x: np.ndarray) -> np.ndarray:
     """The quantisation laion_clap applies to numpy input, done up front so it is explicit."""
     return (np.clip(x, -1.0, 1.0) * 32767.0).astype(np.int16).astype(np.float32) / 32767.0
+
+
+LaionUnit: TypeAlias = "str | np.ndarray"
+"""a text, or one window's samples"""
 
 
 class LaionClapEmbedder(Embedder):
@@ -82,10 +86,10 @@ class LaionClapEmbedder(Embedder):
     def text_units(self, text: str) -> list[Any]:
         return [text]  # its tokenizer pads every text to 77 tokens: one shape
 
-    def unit_key(self, unit: Any) -> Hashable:
+    def unit_key(self, unit: LaionUnit) -> Hashable:
         return "text" if isinstance(unit, str) else "audio"
 
-    def pad_unit(self, key: Hashable) -> Any:
+    def pad_unit(self, key: Hashable) -> LaionUnit:
         return "" if key == "text" else np.zeros(self.window_samples, np.float32)
 
     def run_units(self, units: list[Any]) -> np.ndarray:

@@ -21,8 +21,10 @@ Only models that score by cosine similarity load here (collections are cosine); 
 
 from __future__ import annotations
 
+import difflib
 import importlib.util
-from typing import Any, Hashable
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Hashable, TypeAlias
 
 import numpy as np
 
@@ -30,6 +32,12 @@ from reasonaudio.errors import ModelError
 from reasonaudio.models.base import Embedder, first_line, set_torch_threads, torch_device
 from reasonaudio.models.record import ModelRecord
 from reasonaudio.models.windowing import l2_normalise
+
+if TYPE_CHECKING:
+    from mteb.abstasks.task_metadata import TaskMetadata
+    from mteb.models.model_meta import ModelMeta
+    from mteb.models.models_protocols import EncoderProtocol
+    from torch.utils.data import DataLoader
 
 PREFIX = "mteb:"
 EXAMPLE = "mteb:laion/clap-htsat-unfused"
@@ -67,7 +75,7 @@ def require_mteb() -> None:
                          f"({INSTALL})")
 
 
-def import_mteb() -> Any:
+def import_mteb() -> ModuleType:
     require_mteb()
     import mteb
 
@@ -82,7 +90,7 @@ def registry() -> dict[str, Any]:
     return MODEL_REGISTRY
 
 
-def register(meta: Any, *, replace: bool = False) -> Any:
+def register(meta: ModelMeta, *, replace: bool = False) -> ModelMeta:
     """Add a ``ModelMeta`` to MTEB's registry, so ``mteb.get_model_meta`` and ``mteb:NAME`` find it."""
     reg = registry()
     if meta.name in reg and not replace and reg[meta.name] is not meta:
@@ -91,11 +99,10 @@ def register(meta: Any, *, replace: bool = False) -> Any:
     return meta
 
 
-def model_meta(name: str) -> Any:
+def model_meta(name: str) -> ModelMeta:
     """The ``ModelMeta`` of ``mteb:NAME`` from MTEB's registry (never the hub), checked to have an
     audio and a text side and to score by cosine."""
     body = mteb_name(name)
-    import difflib
 
     reg = registry()
     meta = reg.get(body)
@@ -130,7 +137,7 @@ def record_for(name: str) -> ModelRecord:
 
 def task_metadata(name: str = OVERALL_TASK, *, description: str = "", revision: str = "unknown",
                   path: str = "reasonaudio", licence: str = "not specified",
-                  eval_langs: Any = None) -> Any:
+                  eval_langs: list[str] | dict[str, list[str]] | None = None) -> TaskMetadata:
     """MTEB ``TaskMetadata`` of a ReasonAudio text-to-audio retrieval task (one source for the
     tasks of :mod:`reasonaudio.evaluation.mteb_tasks` and for the encode calls of
     :class:`MtebEmbedder`)."""
@@ -170,7 +177,7 @@ def mteb_licence(licences: set[str] | list[str]) -> str:
     return "not specified"
 
 
-def encode(model: Any, rows: dict[str, list[Any]], prompt: str, meta: Any = None,
+def encode(model: EncoderProtocol, rows: dict[str, list[Any]], prompt: str, meta: TaskMetadata | None = None,
            batch_size: int = 32) -> np.ndarray:
     """``model.encode`` over ``rows`` (columns ``id`` + ``text`` or ``audio``), batched as MTEB's
     retrieval evaluator batches a retrieval task's inputs (:func:`batches`)."""
@@ -186,7 +193,7 @@ def encode(model: Any, rows: dict[str, list[Any]], prompt: str, meta: Any = None
     return np.asarray(out, dtype=np.float32)
 
 
-def batches(rows: dict[str, list[Any]], prompt: str, batch_size: int) -> Any:
+def batches(rows: dict[str, list[Any]], prompt: str, batch_size: int) -> DataLoader:
     """A torch ``DataLoader`` over a ``datasets.Dataset`` of ``rows`` (MTEB's wrappers read the
     loader's ``dataset.features``), yielding MTEB's ``BatchedInput`` dicts in order: a query's
     ``text`` also as ``query`` (no instruction is added), a document's ``text`` also as ``body``,
@@ -207,6 +214,10 @@ def batches(rows: dict[str, list[Any]], prompt: str, batch_size: int) -> Any:
                 else default_collate([item[key] for item in batch]) for key in batch[0]}
 
     return DataLoader(ds, batch_size=batch_size, collate_fn=collate, shuffle=False)
+
+
+MtebUnit: TypeAlias = "tuple[str, np.ndarray | str]"
+"""(``audio``, samples) or (``text``, the text)"""
 
 
 class MtebEmbedder(Embedder):
@@ -249,10 +260,10 @@ class MtebEmbedder(Embedder):
     def text_units(self, text: str) -> list[Any]:
         return [(TEXT, text)]
 
-    def unit_key(self, unit: Any) -> Hashable:
+    def unit_key(self, unit: MtebUnit) -> Hashable:
         return unit[0]
 
-    def pad_unit(self, key: Hashable) -> Any:
+    def pad_unit(self, key: Hashable) -> MtebUnit:
         return (AUDIO, np.zeros(self.sample_rate, np.float32)) if key == AUDIO else (TEXT, "")
 
     def run_units(self, units: list[Any]) -> np.ndarray:

@@ -29,7 +29,7 @@ import json
 import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Hashable, Sequence
+from typing import TYPE_CHECKING, Any, Hashable, Sequence, TypeAlias
 
 import numpy as np
 
@@ -39,12 +39,21 @@ from reasonaudio.models.precision import resolve_dtype, torch_dtype
 from reasonaudio.models.record import ModelRecord
 from reasonaudio.models.windowing import WindowPolicy
 
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
+
 PROMPT_BUCKET = 32
 """prompts are left-padded to a multiple of this many tokens (a fixed shape per length class)"""
 AUDIO_TOKEN = "<|AUDIO|>"
 EOS = "<|endoftext|>"
 INTERLEAVED = "interleaved"
 """the unit kind of one user turn holding text and audio parts in order"""
+
+
+UnitFeatures: TypeAlias = "np.ndarray | tuple[np.ndarray, ...] | None"
+"""a unit's features or feature mask: one window's, each window's of an interleaved turn, or none (text)"""
+OmniUnit: TypeAlias = "tuple[str, tuple[int, ...], UnitFeatures, UnitFeatures, int]"
+"""(``audio`` | ``text`` | ``interleaved``, token ids, features, feature mask, padded length)"""
 
 
 @dataclass(frozen=True)
@@ -85,7 +94,7 @@ RECIPES: dict[str, OmniRecipe] = {
 }
 
 
-def chat_template(folder: Path, tokenizer: Any) -> str:
+def chat_template(folder: Path, tokenizer: PreTrainedTokenizerBase) -> str:
     """The checkpoint's chat template: the processor's (``chat_template.jinja`` or
     ``chat_template.json``), else the tokenizer's."""
     jinja = folder / "chat_template.jinja"
@@ -160,7 +169,8 @@ class OmniThinker(Embedder):
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
     # --- units: ("audio"|"text", token ids, features, feature mask, padded length) ------------
-    def _unit(self, kind: str, ids: list[int], feats: Any = None, mask: Any = None) -> Any:
+    def _unit(self, kind: str, ids: list[int], feats: UnitFeatures = None,
+              mask: UnitFeatures = None) -> OmniUnit:
         length = PROMPT_BUCKET * math.ceil(len(ids) / PROMPT_BUCKET)
         unit = (kind, tuple(ids), feats, mask, length)
         self._pads.setdefault((kind, length), unit)
@@ -205,10 +215,10 @@ class OmniThinker(Embedder):
     def query_units(self, text: str) -> list[Any]:
         return [self._unit("text", self._text_ids(text, self.recipe.query_prefix, self.recipe.query_suffix))]
 
-    def unit_key(self, unit: Any) -> Hashable:
+    def unit_key(self, unit: OmniUnit) -> Hashable:
         return unit[0], unit[4]
 
-    def pad_unit(self, key: Hashable) -> Any:
+    def pad_unit(self, key: Hashable) -> OmniUnit:
         return self._pads[key]
 
     def batch_inputs(self, units: list[Any]) -> tuple[Any, Any, Any]:

@@ -7,9 +7,12 @@ metadata, like the revision. Default: fp32 on the CPU (bf16 matmuls are slow the
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from reasonaudio.errors import ModelError
+
+if TYPE_CHECKING:
+    import torch
 
 TORCH_DTYPES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
 
@@ -23,7 +26,7 @@ def resolve_dtype(dtype: str | None, device: str) -> str:
     return dtype
 
 
-def torch_dtype(name: str) -> Any:
+def torch_dtype(name: str) -> torch.dtype:
     import torch
 
     return getattr(torch, TORCH_DTYPES[name])

@@ -13,7 +13,7 @@ the last real token.
 from __future__ import annotations
 
 import math
-from typing import Any, Hashable, Sequence
+from typing import Any, Hashable, Sequence, TypeAlias
 
 import numpy as np
 
@@ -29,6 +29,10 @@ TASK = "Given a description of sounds, retrieve the audio caption that matches i
 QUERY_TEMPLATE = "Instruct: {task}\nQuery:{text}"
 MAX_TOKENS = 8192
 EOS = "<|endoftext|>"
+
+
+Qwen3Unit: TypeAlias = "tuple[tuple[int, ...], int]"
+"""a text's token ids and its padded length"""
 
 
 class Qwen3Embedder(Embedder):
@@ -80,10 +84,10 @@ class Qwen3Embedder(Embedder):
     def query_units(self, text: str) -> list[Any]:
         return [self._unit(self.query_text(text))]
 
-    def unit_key(self, unit: Any) -> Hashable:
+    def unit_key(self, unit: Qwen3Unit) -> Hashable:
         return unit[1]
 
-    def pad_unit(self, key: Hashable) -> Any:
+    def pad_unit(self, key: Hashable) -> Qwen3Unit:
         return (self.eos_id,), key
 
     def run_units(self, units: list[Any]) -> np.ndarray:

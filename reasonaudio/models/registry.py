@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from reasonaudio.errors import MissingExtraError, ModelError
 from reasonaudio.extras import install_hint
 from reasonaudio.models import yamnet
 from reasonaudio.models.hub import cached_snapshot, packaged_model_dir
+from reasonaudio.models.mteb_models import record_for
 from reasonaudio.models.record import DTYPES, KINDS, PARADIGMS, ModelRecord
 from reasonaudio.models.windowing import long_form
+
+if TYPE_CHECKING:
+    from reasonaudio.models.base import Embedder
 
 __all__ = ["DTYPES", "KINDS", "PARADIGMS", "ModelRecord", "RECORDS", "availability", "get_record",
            "describe_model", "load_model", "loadable_record", "names"]
@@ -205,7 +209,6 @@ def names() -> tuple[str, ...]:
 
 def get_record(name: str) -> ModelRecord:
     if name.startswith("mteb:"):  # any model MTEB's registry knows (mteb imported only here)
-        from reasonaudio.models.mteb_models import record_for
 
         return record_for(name)
     try:
@@ -235,7 +238,7 @@ def _load_kwargs(record: ModelRecord, model_path: str | None, device: str, batch
 
 
 def load_model(name: str, *, model_path: str | None = None, device: str = "cpu",
-               batch_size: int | None = None, dtype: str | None = None) -> Any:
+               batch_size: int | None = None, dtype: str | None = None) -> Embedder:
     """The embedder for ``name`` (a :class:`reasonaudio.models.base.Embedder`).
 
     ``dtype`` (``fp32 | bf16 | fp16``) is passed only to loaders whose record lists it in
@@ -264,7 +267,7 @@ def loadable_record(name: str, dtype: str | None = None) -> ModelRecord:
 
 
 def describe_model(name: str, *, model_path: str | None = None, device: str = "cpu",
-                   batch_size: int | None = None, dtype: str | None = None) -> Any:
+                   batch_size: int | None = None, dtype: str | None = None) -> Embedder:
     """``name`` with its identity and no weights loaded, where its record has a ``describer``
     that can tell from the files; otherwise :func:`load_model` (so the result always has the
     identity a loaded model has: ``tests/models/test_model_registry.py`` compares the two)."""

@@ -75,10 +75,10 @@ class SentenceTransformerEmbedder(Embedder):
         n = len(self.model.tokenizer(text, truncation=True, max_length=self.max_tokens)["input_ids"])
         return [(text, min(self.max_tokens, TEXT_BUCKET * math.ceil(n / TEXT_BUCKET)))]
 
-    def unit_key(self, unit: Any) -> Hashable:
+    def unit_key(self, unit: tuple[str, int]) -> Hashable:
         return unit[1]
 
-    def pad_unit(self, key: Hashable) -> Any:
+    def pad_unit(self, key: Hashable) -> tuple[str, Hashable]:
         return ("", key)
 
     def run_units(self, units: list[Any]) -> np.ndarray:
@@ -123,7 +123,7 @@ class BgeM3Embedder(Embedder):
     def text_units(self, text: str) -> list[Any]:
         return [text]
 
-    def pad_unit(self, key: Hashable) -> Any:
+    def pad_unit(self, key: Hashable) -> str:
         return ""
 
     def run_units(self, units: list[Any]) -> np.ndarray:

@@ -15,14 +15,21 @@ Importing this module imports ``mteb``.
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import soxr
 from mteb.models import ModelMeta
 from mteb.models.abs_encoder import AbsEncoder
 
 from reasonaudio.fileio import sha256_file
+
+if TYPE_CHECKING:
+    from mteb.abstasks.task_metadata import TaskMetadata
+    from mteb.types import PromptType
+    from torch.utils.data import DataLoader
 
 TINY_MTEB_NAME = "reasonaudio/tiny-random-clap"
 
@@ -42,8 +49,6 @@ class TinyClapEncoder(AbsEncoder):
         self._torch = torch
 
     def _audio(self, items: list[dict[str, Any]]) -> np.ndarray:
-        import soxr
-
         window = int(self.features.nb_max_samples)
         windows, owner = [], []
         for i, item in enumerate(items):
@@ -80,8 +85,8 @@ class TinyClapEncoder(AbsEncoder):
         arr = out.float().cpu().numpy()
         return arr / np.linalg.norm(arr, axis=1, keepdims=True)
 
-    def encode(self, inputs: Any, *, task_metadata: Any, hf_split: str, hf_subset: str,
-               prompt_type: Any = None, **kwargs: Any) -> np.ndarray:
+    def encode(self, inputs: DataLoader, *, task_metadata: TaskMetadata, hf_split: str, hf_subset: str,
+               prompt_type: PromptType | None = None, **kwargs: Any) -> np.ndarray:
         features = inputs.dataset.features
         parts = []
         for batch in inputs:
@@ -100,8 +105,6 @@ class TinyModelMeta(ModelMeta):
     what it does use."""
 
     def _check_requirements(self) -> None:
-        import importlib.util
-
         missing = [m for m in ("transformers", "soxr") if importlib.util.find_spec(m) is None]
         if missing:
             raise ImportError(f"{self.name} needs {', '.join(missing)}")

@@ -12,10 +12,13 @@ nothing; the pipeline around them is what gets tested.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reasonaudio.fileio import atomic_dir
 from reasonaudio.models.tiny import TINY_MODEL
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase, PreTrainedTokenizerFast
 
 QWEN_SPECIAL = ("<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|AUDIO|>", "<|audio_bos|>",
                 "<|audio_eos|>")
@@ -32,7 +35,7 @@ TINY_MAX_NEW_TOKENS = 24
 """the twin's generation_config caps captions at this many tokens (keeps tests fast)"""
 
 
-def tiny_qwen_tokenizer(vocab_size: int = 320) -> Any:
+def tiny_qwen_tokenizer(vocab_size: int = 320) -> PreTrainedTokenizerFast:
     """A ``PreTrainedTokenizerFast`` with Qwen's special tokens (pad ``<|endoftext|>``, eos
     ``<|im_end|>``) trained deterministically on a fixed corpus."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
@@ -66,7 +69,7 @@ def build_tiny_qwen3_embedding(out: Path | str, seed: int = 0, overwrite: bool =
     return _save(out, overwrite, model, tokenizer)
 
 
-def _generation_defaults(model: Any, tokenizer: Any) -> None:
+def _generation_defaults(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase) -> None:
     """The twins' generation settings: the tokenizer's pad/eos, a short answer."""
     model.generation_config.pad_token_id = tokenizer.pad_token_id
     model.generation_config.eos_token_id = tokenizer.eos_token_id

@@ -18,11 +18,17 @@ the collection record change with it, while ``fixed`` describes itself as before
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence, TypeVar
 
 import numpy as np
 
 from reasonaudio.errors import ModelError
+
+if TYPE_CHECKING:
+    from reasonaudio.models.record import ModelRecord
+
+E = TypeVar("E")
+"""a loaded model (an ``Embedder``): :func:`with_chunking` gives back the one it was given"""
 
 POOLINGS = ("mean-l2",)
 CHUNKINGS = ("fixed", "silence")
@@ -102,7 +108,7 @@ class WindowPolicy:
         return out
 
 
-def with_chunking(embedder: Any, chunking: str, name: str = "") -> Any:
+def with_chunking(embedder: E, chunking: str, name: str = "") -> E:
     """Set ``--chunking`` on a loaded model (before its identity keys a cache); ``fixed`` leaves
     it as it is. A model without windows refuses ``silence``, naming how it covers long audio."""
     if chunking == "fixed":
@@ -116,7 +122,7 @@ def with_chunking(embedder: Any, chunking: str, name: str = "") -> Any:
     return embedder
 
 
-def long_form(record: Any) -> dict[str, Any]:
+def long_form(record: ModelRecord) -> dict[str, Any]:
     """How a registry model covers audio longer than its window, and how it pools."""
     if not record.has_audio:
         return {"covers": "no audio (text tower only)", "pooling": record.pooling}

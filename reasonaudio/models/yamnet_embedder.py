@@ -8,7 +8,7 @@ compactly and decode them with :meth:`frames`.
 
 from __future__ import annotations
 
-from typing import Any, Hashable
+from typing import Any, Hashable, Protocol
 
 import numpy as np
 
@@ -21,7 +21,29 @@ from reasonaudio.models.windowing import l2_normalise
 _PAD = np.zeros((yamnet.PATCH_FRAMES, yamnet.N_MELS), np.uint8)
 
 
+class FrameTagger(Protocol):
+    """What the frame pass (``bench detect``, the ``yamnet-caption`` reader) needs of its tagger:
+    :class:`YamnetEmbedder`, or a wrapper that also keeps something of each clip it cuts."""
+
+    revision: str
+    sample_rate: int | None
+    tagger: yamnet.YamnetTagger
+
+    @property
+    def name(self) -> str: ...
+
+    def identity(self) -> dict[str, Any]: ...
+
+    def audio_units(self, wave: np.ndarray) -> list[Any]: ...
+
+    def run_units(self, units: list[Any]) -> np.ndarray: ...
+
+    def frames(self, rows: np.ndarray) -> np.ndarray: ...
+
+
 class YamnetEmbedder(Embedder):
+    """YAMNet as an ingest model (a :class:`FrameTagger`)."""
+
     sample_rate = yamnet.SAMPLE_RATE
     dimension = yamnet.N_CLASSES
     cache_rows = True
@@ -41,7 +63,7 @@ class YamnetEmbedder(Embedder):
     def audio_units(self, wave: np.ndarray) -> list[Any]:
         return list(self.tagger.input_codes(wave))
 
-    def pad_unit(self, key: Hashable) -> Any:
+    def pad_unit(self, key: Hashable) -> np.ndarray:
         return _PAD
 
     def run_units(self, units: list[Any]) -> np.ndarray:

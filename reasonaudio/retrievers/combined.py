@@ -27,7 +27,7 @@ import hashlib
 import json
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from qdrant_client.http import models
 
@@ -36,6 +36,7 @@ from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.errors import ModelError, QueryParseError, StoreError
 from reasonaudio.models.names import Combined, parse_combined
 from reasonaudio.querylang.resolve import ResolveOptions
+from reasonaudio.progress import Notify
 from reasonaudio.retrievers.base import QueryRetriever, Retriever, RetrieverOptions
 from reasonaudio.retrievers.bm25 import SPARSE, Bm25Retriever, sparse
 from reasonaudio.retrievers.soft_rank import SoftRetriever, ranked_request, restricted_request
@@ -46,6 +47,9 @@ from reasonaudio.store.base import (
 )
 from reasonaudio.store.collections import corpus_fingerprint, fetch_vectors, load_collection
 from reasonaudio.store.payload import clip_payload, point_id
+
+if TYPE_CHECKING:
+    from qdrant_client.models import Filter
 
 
 
@@ -130,7 +134,7 @@ class JointCollection:
         return (meta.state == STATE_COMPLETE and meta.revision == self.revision
                 and meta.corpus_sha256 == corpus_fingerprint(self.bench))
 
-    def ensure(self, auto: bool | None, command: str, notify: Any = None) -> None:
+    def ensure(self, auto: bool | None, command: str, notify: Notify | None = None) -> None:
         if self.ready():
             return
         if not (self.store.backend == "edge" if auto is None else auto):
@@ -238,7 +242,7 @@ class CombinedRetriever(QueryRetriever):
         for part in self.parts:  # each keeps it only where it reads the text alike
             part.reuse_parse(text, logic, resolve)
 
-    def part_request(self, part: Retriever, text: str, limit: int, flt: Any = None) -> Request:
+    def part_request(self, part: Retriever, text: str, limit: int, flt: Filter | None = None) -> Request:
         kind = self.joint.kinds[part.name]
         text = self.text_for(part, text)
         if kind == "dense":
@@ -257,7 +261,7 @@ class CombinedRetriever(QueryRetriever):
                                  self.n_points, self.dims, self.counts)
         return fm.dbsf_soft_part(req) if self.combined.kind == "dbsf" else req
 
-    def request(self, text: str, limit: int, flt: Any = None, depth: int | None = None) -> Request:
+    def request(self, text: str, limit: int, flt: Filter | None = None, depth: int | None = None) -> Request:
         """One Qdrant query: each part's own query limited to ``N = max(prefetch, depth)``
         (``depth`` defaults to ``limit``; multiple choice, ``flt``: the choices themselves)."""
         self._last_text = text

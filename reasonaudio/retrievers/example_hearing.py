@@ -10,9 +10,12 @@ label of a tie. The label keeps the tagger's score for display (``resolved`` in 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from reasonaudio.querylang.examples import ExampleLabel
+
+if TYPE_CHECKING:
+    from reasonaudio.detect.perceive_examples import Heard
 
 TAGGER = "tagger"
 """``ExampleLabel.how`` for a label the tagger chose"""
@@ -20,7 +23,7 @@ TIE = 1e-4
 """Top scores closer than this are a tie (the perceiver rounds scores to 4 decimals)."""
 
 
-def heard_label(heard: Any) -> ExampleLabel:
+def heard_label(heard: Heard) -> ExampleLabel:
     """The example's label from the tagger's ``Heard``, or an ``ExampleLabel`` with a refusal."""
     if heard.label is None:
         return ExampleLabel("", TAGGER, 0.0, refusal="the tagger hears no sound of the bank in "

@@ -47,15 +47,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from reasonaudio.ingest.embedding_cache import EmbeddingCache, audio_hash
+from reasonaudio.ingest.pipelines import caption_rows_cache_spec
+from reasonaudio.ingest.vector_files import FAMILY, query_collection
+from reasonaudio.models.captioners import get_captioner
+from reasonaudio.models.registry import dtype_for
+from reasonaudio.models.windowing import with_chunking
+from reasonaudio.models.yamnet import resample
 from reasonaudio.querylang.examples import (PLACEHOLDER_RE, ExampleLabel, check_name, has_placeholder,
                                               names_in, substitute)
 from reasonaudio.querylang.resolve import ResolveOptions
 from reasonaudio.dataset.view import BenchmarkView
-from reasonaudio.dataset.interleaved import example_path, examples as build_examples
+from reasonaudio.dataset.interleaved import (
+    example_path, examples as build_examples, has_interleaved, variant_id)
 from reasonaudio.errors import DataError, ModelError, QueryParseError, ReasonAudioError
 from reasonaudio.models.names import ORACLE_PERCEIVED
 from reasonaudio.retrievers.base import Hit, Retriever
@@ -64,6 +72,11 @@ from reasonaudio.retrievers.example_hearing import heard_label
 from reasonaudio.retrievers.combined import CombinedRetriever
 from reasonaudio.retrievers.two_stage import TwoStageRetriever, captioner_of
 from reasonaudio.retrievers.vector import VectorRetriever
+from reasonaudio.store.collections import fetch_vectors
+
+if TYPE_CHECKING:
+    from reasonaudio.detect.perceive_examples import ExamplePerceiver, Heard
+    from reasonaudio.models.captioners import Captioner
 
 AUDIO_WORDS = "this sound"
 """what an audio+text reader's text tower reads in a placeholder's place"""
@@ -82,23 +95,24 @@ class ExampleSet:
     """The examples a run may meet, by name: audio read once, the tagger's hearing cached."""
 
     def __init__(self, bench: BenchmarkView, given: Mapping[str, GivenExample],
-                 perceiver: Any = None) -> None:
+                 perceiver: ExamplePerceiver | None = None) -> None:
         self.bench = bench
         self.given = dict(given)
         self._perceiver = perceiver
         self._audio: dict[str, tuple[np.ndarray, int]] = {}
-        self._heard: dict[str, Any] = {}
+        self._heard: dict[str, Heard] = {}
         self.notes: list[str] = []
 
     @classmethod
-    def of_build(cls, bench: BenchmarkView, perceiver: Any = None) -> "ExampleSet":
+    def of_build(cls, bench: BenchmarkView, perceiver: ExamplePerceiver | None = None) -> "ExampleSet":
         """A build's examples (``examples.jsonl``), each file checked against its sha256."""
         return cls(bench, {e.example_id: GivenExample(e.example_id, example_path(bench.files, e), e.label,
                                                       e.same_recording)
                            for e in build_examples(bench.files).values()}, perceiver)
 
     @classmethod
-    def of_pairs(cls, bench: BenchmarkView, pairs: Sequence[str], perceiver: Any = None) -> "ExampleSet":
+    def of_pairs(cls, bench: BenchmarkView, pairs: Sequence[str],
+                 perceiver: ExamplePerceiver | None = None) -> "ExampleSet":
         """``--example NAME=PATH`` items: a user's recordings (no true label)."""
         given: dict[str, GivenExample] = {}
         for item in pairs:
@@ -121,8 +135,6 @@ class ExampleSet:
     def for_search(cls, bench: BenchmarkView, text: str, pairs: Sequence[str]) -> "ExampleSet":
         """``bench search``: the user's ``--example`` recordings, and the build's own examples
         (``ex-NNNN``) when the benchmark has them; every placeholder of ``text`` must name one."""
-        from reasonaudio.dataset.interleaved import has_interleaved
-
         own = cls.of_build(bench).given if has_interleaved(bench.files) else {}
         users = cls.of_pairs(bench, pairs)
         clash = sorted(set(own) & set(users.given))
@@ -176,7 +188,7 @@ class ExampleSet:
         return ex
 
     @property
-    def perceiver(self) -> Any:
+    def perceiver(self) -> ExamplePerceiver:
         if self._perceiver is None:
             from reasonaudio.detect.perceive_examples import ExamplePerceiver
             from reasonaudio.atoms.registry import open_bank
@@ -188,7 +200,7 @@ class ExampleSet:
             self._perceiver = ExamplePerceiver(open_bank(str(spec)), self.bench.labels)
         return self._perceiver
 
-    def heard(self, name: str) -> Any:
+    def heard(self, name: str) -> Heard:
         self._known(name)
         if name not in self._heard:
             self._heard[name] = self.perceiver.hear(*self.audio(name))
@@ -273,8 +285,6 @@ class AudioTextReader(ExampleReader):
         self.examples = examples
 
     def vector(self, text: str) -> np.ndarray:
-        from reasonaudio.models.yamnet import resample
-
         inner: VectorRetriever = self.inner  # type: ignore[assignment]
         names: list[str] = []
 
@@ -318,8 +328,6 @@ class InterleavedReader(AudioTextReader):
     (at the model's rate) in their order (``embed_interleaved``)."""
 
     def parts(self, text: str) -> list[str | np.ndarray]:
-        from reasonaudio.models.yamnet import resample
-
         names_in(text)  # every name checked before any audio is read
         rate = int(self.inner.embedder.sample_rate)  # type: ignore[attr-defined]
         out: list[str | np.ndarray] = []
@@ -364,8 +372,6 @@ class ModelCaptionReader(ExampleReader):
         super().__init__(inner, reading, lambda t: substitute(t, self.caption))
         self.examples = examples
         self.captioner = load_captioner_of(inner)
-        from reasonaudio.ingest.embedding_cache import EmbeddingCache
-        from reasonaudio.ingest.pipelines import caption_rows_cache_spec
 
         self.cache = EmbeddingCache(*caption_rows_cache_spec(self.captioner))
         self.example_captions: dict[str, str] = {}
@@ -376,9 +382,6 @@ class ModelCaptionReader(ExampleReader):
         return self.example_captions[name]
 
     def _caption_all(self, names: Sequence[str]) -> None:
-        from reasonaudio.ingest.embedding_cache import audio_hash
-        from reasonaudio.models.yamnet import resample
-
         model = self.captioner.audio_model
         todo: dict[str, tuple[np.ndarray, str]] = {}
         for name in dict.fromkeys(names):
@@ -419,14 +422,10 @@ class ModelCaptionReader(ExampleReader):
         super().close()
 
 
-def load_captioner_of(r: TwoStageRetriever) -> Any:
+def load_captioner_of(r: TwoStageRetriever) -> Captioner:
     """The audio-language captioner that captioned ``r``'s collection, loaded with ``r``'s
     options (``--captioner-path``, ``--device``, ``--dtype``, as the ingest took them) and the
     collection's chunking; refused in one line when its identity is not the recorded one."""
-    from reasonaudio.models.captioners import get_captioner
-    from reasonaudio.models.registry import dtype_for
-    from reasonaudio.models.windowing import with_chunking
-
     name = captioner_of(r.name) or ""
     stored = ((r.meta.extra or {}).get("identity") or {}).get("captioner") or {}
     if not stored.get("model"):
@@ -520,10 +519,6 @@ def _caption(which: Callable[[ExampleSet, str], str]) -> Callable[[Retriever, Ex
 def _variant_vectors(r: Retriever, ex: ExampleSet) -> Retriever:
     """``vectors:NAME``: an interleaved text is asked by its variant's own stored query vector
     (``QID@interleaved`` in ``--query-ids``); a variant without one is refused."""
-    from reasonaudio.dataset.interleaved import variant_id
-    from reasonaudio.ingest.vector_files import FAMILY, query_collection
-    from reasonaudio.store.collections import fetch_vectors
-
     inner: Any = r
     by_text = {q.text: q.id for q in ex.bench.queries if has_placeholder(q.text)}
     keys = [variant_id(qid) for qid in by_text.values()]

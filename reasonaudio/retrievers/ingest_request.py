@@ -21,7 +21,13 @@ from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.dataset.conditions import CLEAN
 from reasonaudio.errors import ReasonAudioError
 from reasonaudio.ingest.run import IngestOptions
+from reasonaudio.ingest.vector_files import ingest_precomputed
+from reasonaudio.models.names import is_combined, is_lexical
 from reasonaudio.progress import SILENT, Hooks
+from reasonaudio.retrievers.base import RetrieverOptions
+from reasonaudio.retrievers.registry import get_retriever
+from reasonaudio.store.base import Store
+from reasonaudio.store.collections import ingest_payload
 
 PAYLOAD, MODEL, DERIVED, PRECOMPUTED = "payload", "model", "derived", "precomputed"
 PROGRESS_UNIT = {MODEL: "clips"}
@@ -33,7 +39,6 @@ def request_kind(model: str | None, precomputed: bool) -> str:
         return PRECOMPUTED
     if model == "none":
         return PAYLOAD
-    from reasonaudio.models.names import is_combined, is_lexical
 
     return DERIVED if is_combined(model) or is_lexical(model) else MODEL
 
@@ -78,19 +83,14 @@ class IngestOutcome:
     model: str | None = None
 
 
-def run_ingest(bench: BenchmarkView, store: Any, request: IngestRequest, hooks: Hooks = SILENT,
+def run_ingest(bench: BenchmarkView, store: Store, request: IngestRequest, hooks: Hooks = SILENT,
                engine: Callable[[], Any] | None = None) -> IngestOutcome:
     """Load what ``request`` asks into ``store`` (opened for writing). ``engine`` makes a model
     ingest's scheduler (``--engine ray``), asked only for a model ingest."""
     kind = request.check().kind
     if kind == PRECOMPUTED:
-        from reasonaudio.ingest.vector_files import ingest_precomputed
-
         summary: Any = ingest_precomputed(bench, store, request.precomputed, hooks=hooks)
     elif kind == DERIVED:
-        from reasonaudio.retrievers.base import RetrieverOptions
-        from reasonaudio.retrievers.registry import get_retriever
-
         opts = RetrieverOptions(auto_ingest=True, model_path=request.options.model_path,
                                 device=request.options.device, hooks=hooks)
         with get_retriever(request.model, bench, opts, store=store) as made:
@@ -101,8 +101,6 @@ def run_ingest(bench: BenchmarkView, store: Any, request: IngestRequest, hooks: 
         options = request.options if engine is None else replace(request.options, engine=engine())
         summary = ingest_model(bench, store, request.model, options, hooks=hooks)
     else:
-        from reasonaudio.store.collections import ingest_payload
-
         summary = ingest_payload(bench, store, force=request.options.force,
                                  shard_number=request.shard_number,
                                  replication_factor=request.replication_factor, hooks=hooks)

@@ -15,7 +15,10 @@ from typing import Any, Sequence
 from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.errors import QueryParseError
 from reasonaudio.progress import SILENT, Hooks
+from reasonaudio.querylang.parser import ResolveOptions, parse_detailed
 from reasonaudio.retrievers.base import Hit, RetrieverOptions
+from reasonaudio.retrievers.registry import get_retriever, spec_for
+from reasonaudio.store.base import Store
 
 
 @dataclass(frozen=True)
@@ -46,15 +49,13 @@ class SearchOutcome:
     examples: Any = None
 
 
-def search_one(bench: BenchmarkView, text: str, retriever: str, k: int, store: Any,
-               options: RetrieverOptions = RetrieverOptions(), resolve: Any = None,
+def search_one(bench: BenchmarkView, text: str, retriever: str, k: int, store: Store,
+               options: RetrieverOptions = RetrieverOptions(), resolve: ResolveOptions | None = None,
                example_files: Sequence[str] = (), captions: bool = True,
                hooks: Hooks = SILENT) -> SearchOutcome:
     """Answer ``text`` (or a benchmark query's id) with ``retriever`` over ``store``: its ``k``
     best clips. ``resolve``: the parser's label resolution options (default: the parser's).
     ``hooks`` receive :class:`ExamplesRead` and :class:`NoConstraintChecks` as they happen."""
-    from reasonaudio.querylang.parser import ResolveOptions, parse_detailed
-    from reasonaudio.retrievers.registry import get_retriever, spec_for
     from reasonaudio.retrievers.stored_vectors import resolve_query_text
 
     text = resolve_query_text(bench, text)  # a benchmark query's id stands for its text

@@ -16,7 +16,7 @@ check admits every clip.
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any, Sequence
+from typing import Any, Callable, Hashable, Sequence, TypeVar
 
 from reasonaudio.querylang.ablation import BY_FAMILY, without
 from reasonaudio.logic import Node
@@ -31,10 +31,13 @@ from reasonaudio.store.filters import to_filter
 _CACHE_SIZE = 256
 
 
+V = TypeVar("V")
+
+
 class _Lru(OrderedDict):
     """A tiny bounded cache: eval asks for the same query's search and scores back to back."""
 
-    def get_or(self, key: Any, make: Any) -> Any:
+    def get_or(self, key: Hashable, make: Callable[[], V]) -> V:
         if key in self:
             self.move_to_end(key)
             return self[key]

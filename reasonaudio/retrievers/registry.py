@@ -10,8 +10,9 @@ Model-backed builders load their weights only when called, so listing names stay
 from __future__ import annotations
 
 import difflib
+import importlib
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from reasonaudio.querylang.ablation import ABLATIONS, Ablation
 from reasonaudio.dataset.view import BenchmarkView
@@ -26,6 +27,9 @@ from reasonaudio.models.names import ORACLE_PERCEIVED, SOFT
 from reasonaudio.models.registry import RECORDS
 from reasonaudio.retrievers.base import Retriever, RetrieverOptions
 from reasonaudio.store.base import Store
+
+if TYPE_CHECKING:
+    from reasonaudio.querylang.resolve import ResolveOptions
 
 Builder = Callable[[str, BenchmarkView, Store, RetrieverOptions], Retriever]
 """``build(name, bench, store, options) -> Retriever``"""
@@ -67,15 +71,13 @@ class RetrieverSpec:
     differ a function of the full name and the built retriever, or None: such a query is refused"""
 
 
-def lazy(target: str) -> Any:
+def lazy(target: str) -> Callable[..., Any]:
     """The function or class ``"module:name"`` names, imported on first call: the registry is read
     by every listing, the explorer's start and each table's "reads" column, and importing every
     retriever module (qdrant-client, scipy through the renderer) would cost them seconds."""
     module, _, attr = target.partition(":")
 
     def call(*args: Any, **kwargs: Any) -> Any:
-        import importlib
-
         return getattr(importlib.import_module(module), attr)(*args, **kwargs)
 
     call.__qualname__ = call.__name__ = attr
@@ -145,7 +147,7 @@ def payload_builder(cls: Callable[..., Retriever]) -> Builder:
 
 def ablation_spec(ablation: Ablation) -> "RetrieverSpec":
     """``oracle-without:FAMILY``: the oracle over the logic without one relation family."""
-    def make(bench: BenchmarkView, store: Store, collection: str, resolve: Any) -> Retriever:
+    def make(bench: BenchmarkView, store: Store, collection: str, resolve: ResolveOptions | None) -> Retriever:
         return AblatedOracle(bench, store, ablation.family, collection, resolve)
 
     return RetrieverSpec(ablation.retriever, payload_builder(make), f"the oracle without {ablation.family}: "

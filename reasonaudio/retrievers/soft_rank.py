@@ -24,7 +24,7 @@ fusion reads its soft part inside Qdrant, so that part ranks by
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 from qdrant_client.http import models
@@ -38,14 +38,17 @@ from reasonaudio.errors import StoreError
 from reasonaudio.retrievers.base import QueryRetriever, RetrieverOptions
 from reasonaudio.retrievers.oracle import PayloadRetriever
 from reasonaudio.store import formula as fm
-from reasonaudio.store.base import Request, Store
+from reasonaudio.store.base import Fields, Request, Store
 from reasonaudio.store.collections import require_ready
 from reasonaudio.store.payload import COUNT_FIELD, point_id
+
+if TYPE_CHECKING:
+    from qdrant_client.models import Filter
 
 
 
 def ranked_request(expr: fm.Expr, logic: Node, limit: int, n_points: int,
-                   dims: Mapping[str, int], counts: Mapping[str, int], fields: Any = False) -> Request:
+                   dims: Mapping[str, int], counts: Mapping[str, int], fields: Fields = False) -> Request:
     """One formula query over the whole collection: the clips ``formula.evidence_filter`` admits,
     plus the ``limit`` smallest clip ids of the rest (all of which score the same but for the tie
     term: 0, or the formula's value at its defaults when the logic requires no label). Both are
@@ -64,7 +67,7 @@ def ranked_request(expr: fm.Expr, logic: Node, limit: int, n_points: int,
     return Request(limit=limit, formula=formula, fields=fields, prefetch=prefetch)
 
 
-def restricted_request(expr: fm.Expr, flt: Any, limit: int, dims: Mapping[str, int]) -> Request:
+def restricted_request(expr: fm.Expr, flt: Filter | None, limit: int, dims: Mapping[str, int]) -> Request:
     """The formula over the (at most ``limit``) points ``flt`` admits, every search kept to them
     (multiple choice: the choices)."""
     formula, prefetch = fm.read_by_prefetch(expr, (fm.order_search(limit, flt),), dims, limit, flt)

@@ -20,6 +20,7 @@ from qdrant_client.http import models
 
 from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.errors import StoreError
+from reasonaudio.models.base import Embedder
 from reasonaudio.models.mteb_models import is_mteb
 from reasonaudio.models.registry import dtype_for, load_model
 from reasonaudio.dataset.conditions import collection_for
@@ -33,7 +34,7 @@ from reasonaudio.store.payload import point_id
 class VectorRetriever(QueryRetriever):
     """Nearest neighbours of the query's text vector among the clips' stored vectors."""
 
-    def __init__(self, name: str, bench: BenchmarkView, store: Store, embedder: Any,
+    def __init__(self, name: str, bench: BenchmarkView, store: Store, embedder: Embedder,
                  collection: str | None = None, ingest_hint: str = "",
                  query_vectors: QueryVectors | None = None) -> None:
         self.name = name

@@ -12,9 +12,13 @@ from __future__ import annotations
 import abc
 import re
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Protocol, Sequence, runtime_checkable
 
 from reasonaudio.errors import StoreError
+from reasonaudio.types import ClipId
+
+if TYPE_CHECKING:
+    from qdrant_client.models import Filter
 
 COLLECTION_PREFIX = "reasonaudio-"
 PAYLOAD_MODEL = "none"
@@ -71,7 +75,7 @@ class CollectionMeta:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, obj: Any, where: str) -> "CollectionMeta":
+    def from_json(cls, obj: object, where: str) -> "CollectionMeta":
         if not isinstance(obj, dict):
             raise StoreError(f"{where}: collection metadata missing or not an object "
                              "(not created by reasonaudio?)")
@@ -134,10 +138,11 @@ class Request:
     nearest: Sequence[float] | Sparse | None = None
     using: str | None = None
     formula: Any = None
+    """a ``store.formula.Expr``"""
     fusion: str | None = None
     rrf_k: int = 60
     prefetch: tuple["Request", ...] = ()
-    flt: Any = None
+    flt: "Filter | None" = None
     fields: "Fields" = False
     score_threshold: float | None = None
     """only points scoring at least this come back (``formula.kept_to_first``)"""
@@ -170,8 +175,42 @@ Fields = bool | Sequence[str]
 ID_FIELD = "clip_id"
 
 
+@runtime_checkable
+class StoreProtocol(Protocol):
+    """What searching needs of a store: the read side of :class:`Store` (retrievers, the
+    explorer, evaluation). Every backend implements it by subclassing :class:`Store`, the
+    explorer's locked store by delegating each call; a test double or another vector database
+    needs only these methods."""
+
+    backend: str
+
+    def exists(self, name: str) -> bool: ...
+
+    def meta(self, name: str) -> CollectionMeta: ...
+
+    def query(self, name: str, vector: Sequence[float], k: int, flt: Filter | None = None,
+              fields: Fields = False) -> list[Found]: ...
+
+    def query_batch(self, name: str, requests: Sequence[Request],
+                    names: Mapping[str, str] | None = None) -> list[list[Found]]: ...
+
+    def scroll(self, name: str, flt: Filter | None = None, fields: Fields = (ID_FIELD,),
+               batch: int = 2048) -> Iterator[Found]: ...
+
+    def count(self, name: str, flt: Filter | None = None) -> int: ...
+
+    def matching_ids(self, name: str, flt: Filter | None = None) -> list[ClipId]: ...
+
+    def retrieve(self, name: str, clip_ids: Sequence[ClipId],
+                 fields: Fields = (ID_FIELD,)) -> list[Found]: ...
+
+    def vectors(self, name: str, clip_ids: Sequence[ClipId]) -> dict[ClipId, list[float]]: ...
+
+    def describe(self) -> dict[str, Any]: ...
+
+
 class Store(abc.ABC):
-    """A set of named collections in one Qdrant backend."""
+    """A set of named collections in one Qdrant backend (implements :class:`StoreProtocol`)."""
 
     backend: str = "store"
 
@@ -220,7 +259,7 @@ class Store(abc.ABC):
         """Insert or replace one batch of points (callers batch; see ``ingest``)."""
 
     @abc.abstractmethod
-    def query(self, name: str, vector: Sequence[float], k: int, flt: Any = None,
+    def query(self, name: str, vector: Sequence[float], k: int, flt: Filter | None = None,
               fields: Fields = False) -> list[Found]:
         """The ``k`` nearest points to ``vector`` (optionally among those ``flt`` admits)."""
 
@@ -249,12 +288,12 @@ class Store(abc.ABC):
         request's fields (``payload``) or none."""
 
     @abc.abstractmethod
-    def scroll(self, name: str, flt: Any = None, fields: Fields = (ID_FIELD,),
+    def scroll(self, name: str, flt: Filter | None = None, fields: Fields = (ID_FIELD,),
                batch: int = 2048) -> Iterator[Found]:
         """Every point ``flt`` admits (all points when ``None``), in point-id order."""
 
     @abc.abstractmethod
-    def count(self, name: str, flt: Any = None) -> int:
+    def count(self, name: str, flt: Filter | None = None) -> int:
         """Exact number of points ``flt`` admits."""
 
     @abc.abstractmethod
@@ -277,7 +316,7 @@ class Store(abc.ABC):
         """Release files, locks and connections."""
 
     # --- conveniences built on the primitives ---------------------------------------------
-    def matching_ids(self, name: str, flt: Any = None) -> list[str]:
+    def matching_ids(self, name: str, flt: Filter | None = None) -> list[str]:
         """Clip ids of every point ``flt`` admits, sorted ascending."""
         return sorted(f.clip_id for f in self.scroll(name, flt, fields=(ID_FIELD,)))
 
@@ -295,7 +334,7 @@ class Store(abc.ABC):
     def __enter__(self) -> "Store":
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
@@ -337,7 +376,7 @@ def found_from_payload(payload: dict[str, Any] | None, score: float, fields: Fie
     return Found(clip_id, float(score), keep)
 
 
-def plain_vector(vec: Any) -> list[float]:
+def plain_vector(vec: Sequence[float] | Mapping[str, Sequence[float]]) -> list[float]:
     """A stored vector as a list of floats (a single named vector is unwrapped)."""
     if isinstance(vec, dict):
         if len(vec) != 1:

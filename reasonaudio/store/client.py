@@ -56,13 +56,13 @@ def _not_qdrant(where: str, exc: BaseException) -> StoreError:
                       f"({_reason(exc)}); is the URL a Qdrant server?")
 
 
-def _vector(vec: Any) -> Any:
+def _vector(vec: Sequence[float] | Sparse) -> list[float] | models.SparseVector:
     if isinstance(vec, Sparse):
         return models.SparseVector(indices=list(vec.indices), values=[float(v) for v in vec.values])
     return [float(x) for x in vec]
 
 
-def _scoring(req: Request) -> Any:
+def _scoring(req: Request) -> models.Query | list[float] | models.SparseVector | None:
     if req.nearest is not None:
         return _vector(req.nearest)
     if req.formula is not None:
@@ -274,7 +274,7 @@ class ClientStore(Store):
         with self._errors(f"upserting into {name!r}"):
             self.client.upsert(name, points=structs, wait=True)
 
-    def query(self, name: str, vector: Sequence[float], k: int, flt: Any = None,
+    def query(self, name: str, vector: Sequence[float], k: int, flt: models.Filter | None = None,
               fields: Fields = False) -> list[Found]:
         self._require(name)
         with self._errors(f"querying {name!r}"):
@@ -290,7 +290,7 @@ class ClientStore(Store):
                                                             for r in requests])
         return [a.points for a in answers]
 
-    def scroll(self, name: str, flt: Any = None, fields: Fields = ("clip_id",),
+    def scroll(self, name: str, flt: models.Filter | None = None, fields: Fields = ("clip_id",),
                batch: int = 2048) -> Iterator[Found]:
         self._require(name)
         offset = None
@@ -305,7 +305,7 @@ class ClientStore(Store):
             if offset is None:
                 return
 
-    def count(self, name: str, flt: Any = None) -> int:
+    def count(self, name: str, flt: models.Filter | None = None) -> int:
         self._require(name)
         with self._errors(f"counting {name!r}"):
             return int(self.client.count(name, count_filter=flt, exact=True).count)

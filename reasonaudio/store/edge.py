@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence, TypeAlias
 
 import qdrant_edge as qe
 from qdrant_client.http import models
@@ -41,14 +41,18 @@ _DISTANCE = {"cosine": qe.Distance.Cosine, "dot": qe.Distance.Dot,
 
 
 # --- filter translation: qdrant-client models -> qdrant_edge classes ------------------------
+EdgeCondition: TypeAlias = ("qe.Filter | qe.FieldCondition | qe.IsEmptyCondition | qe.IsNullCondition"
+                            " | qe.HasIdCondition | qe.NestedCondition")
+"""one condition of an Edge filter"""
 
-def _as_list(value: Any) -> list[Any] | None:
+
+def _as_list(value: object) -> list[Any] | None:
     if value is None:
         return None
     return list(value) if isinstance(value, list) else [value]
 
 
-def _edge_match(match: Any) -> Any:
+def _edge_match(match: models.Match) -> qe.MatchValue | qe.MatchAny | qe.MatchExcept | qe.MatchText:
     if isinstance(match, models.MatchValue):
         if isinstance(match.value, bool):  # Edge 0.9.0 stores True as 1 (docs/qdrant.md)
             raise TypeError("boolean MatchValue is not supported on Qdrant Edge 0.9.0")
@@ -62,7 +66,7 @@ def _edge_match(match: Any) -> Any:
     raise TypeError(f"match {type(match).__name__} has no Qdrant Edge translation here")
 
 
-def _edge_condition(cond: Any) -> Any:
+def _edge_condition(cond: models.Condition) -> EdgeCondition:
     if isinstance(cond, models.Filter):
         return to_edge_filter(cond)
     if isinstance(cond, models.FieldCondition):
@@ -104,7 +108,7 @@ _OPS = {"sum": lambda a: qe.Expression.Sum(a), "mult": lambda a: qe.Expression.M
         "div": lambda a: qe.Expression.Div(a[0], a[1], 0.0)}
 
 
-def to_edge_expression(expr: fm.Expr) -> Any:
+def to_edge_expression(expr: fm.Expr) -> qe.Expression:
     """A ``store.formula`` expression in qdrant_edge's classes."""
     if isinstance(expr, fm.Const):
         return qe.Expression.Constant(float(expr.value))
@@ -117,13 +121,13 @@ def to_edge_expression(expr: fm.Expr) -> Any:
     raise TypeError(f"formula expression {expr!r} has no Qdrant Edge translation here")
 
 
-def _edge_vector(vec: Any) -> Any:
+def _edge_vector(vec: Sequence[float] | Sparse) -> list[float] | qe.SparseVector:
     if isinstance(vec, Sparse):
         return qe.SparseVector(list(vec.indices), [float(v) for v in vec.values])
     return [float(x) for x in vec]
 
 
-def _edge_scoring(req: Request) -> Any:
+def _edge_scoring(req: Request) -> qe.Query | qe.Formula | qe.Fusion | None:
     if req.nearest is not None:
         return qe.Query.Nearest(_edge_vector(req.nearest), using=req.using)
     if req.formula is not None:
@@ -140,14 +144,14 @@ def _edge_scoring(req: Request) -> Any:
 _EXACT = qe.SearchParams(exact=True)
 
 
-def _edge_prefetch(req: Request, filters: dict[int, Any]) -> Any:
+def _edge_prefetch(req: Request, filters: dict[int, qe.Filter | None]) -> qe.Prefetch:
     return qe.Prefetch(limit=req.limit, query=_edge_scoring(req),
                        prefetches=[_edge_prefetch(p, filters) for p in req.prefetch] or None,
                        filter=_shared_filter(req.flt, filters), score_threshold=req.score_threshold,
                        params=_EXACT if req.exact else None)
 
 
-def _shared_filter(flt: Any, filters: dict[int, Any]) -> Any:
+def _shared_filter(flt: models.Filter | None, filters: dict[int, qe.Filter | None]) -> qe.Filter | None:
     """``to_edge_filter`` once per filter object of a request (a soft query's searches share
     one: half the translation time)."""
     if flt is None:
@@ -157,9 +161,9 @@ def _shared_filter(flt: Any, filters: dict[int, Any]) -> Any:
     return filters[id(flt)]
 
 
-def to_edge_request(req: Request, payload: bool = True) -> Any:
+def to_edge_request(req: Request, payload: bool = True) -> qe.QueryRequest:
     """A :class:`Request` as an Edge ``QueryRequest`` (``payload=False``: no payload back)."""
-    filters: dict[int, Any] = {}
+    filters: dict[int, qe.Filter | None] = {}
     return qe.QueryRequest(limit=req.limit, query=_edge_scoring(req),
                            prefetches=[_edge_prefetch(p, filters) for p in req.prefetch] or None,
                            filter=_shared_filter(req.flt, filters),
@@ -168,7 +172,7 @@ def to_edge_request(req: Request, payload: bool = True) -> Any:
                            params=_EXACT if req.exact else None)
 
 
-def _selector(fields: Fields) -> Any:
+def _selector(fields: Fields) -> bool | qe.PayloadSelector:
     sel = payload_fields(fields)
     return True if sel is True else qe.PayloadSelector.Include(sel)
 
@@ -350,7 +354,7 @@ class EdgeStore(Store):
         self._lock.require_write()
         self._shard(name).optimize()  # only a shard created with segments > 1 optimises
 
-    def query(self, name: str, vector: Sequence[float], k: int, flt: Any = None,
+    def query(self, name: str, vector: Sequence[float], k: int, flt: models.Filter | None = None,
               fields: Fields = False) -> list[Found]:
         req = qe.QueryRequest(limit=k, query=qe.Query.Nearest([float(x) for x in vector]),
                               filter=to_edge_filter(flt), with_payload=_selector(fields),
@@ -362,7 +366,7 @@ class EdgeStore(Store):
         return self._shard(name).query_batch(qe.QueryBatchRequest(
             [to_edge_request(r, payload) for r in requests]))
 
-    def scroll(self, name: str, flt: Any = None, fields: Fields = ("clip_id",),
+    def scroll(self, name: str, flt: models.Filter | None = None, fields: Fields = ("clip_id",),
                batch: int = 2048) -> Iterator[Found]:
         shard = self._shard(name)
         eflt = to_edge_filter(flt)
@@ -376,7 +380,7 @@ class EdgeStore(Store):
             if offset is None:
                 return
 
-    def count(self, name: str, flt: Any = None) -> int:
+    def count(self, name: str, flt: models.Filter | None = None) -> int:
         return int(self._shard(name).count(qe.CountRequest(exact=True, filter=to_edge_filter(flt))))
 
     def retrieve(self, name: str, clip_ids: Sequence[str], fields: Fields = ("clip_id",)) -> list[Found]:

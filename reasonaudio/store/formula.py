@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -40,6 +40,9 @@ from reasonaudio.logic import (And, Before, Count, Has, Interpreter, Lasts, Node
                                            Or, Overlap, labels)
 from reasonaudio.querylang.semantics import OVERLAP_MIN_MS, duration_tolerance_ms
 from reasonaudio.store.base import PointIn, Request, Sparse, VectorSpec
+if TYPE_CHECKING:
+    from qdrant_client.http import models as qm
+
 from reasonaudio.store.payload import (COUNT_FIELD, DUR_FIELD, SOFT_FIELDS, SOFT_LABEL_IDS_FIELD,
                                        SOFT_LABELS_FIELD, SOFT_ORDER_FIELD, check_label, count_key)
 
@@ -109,7 +112,7 @@ class Var(Expr):
 
 @dataclass(frozen=True)
 class Cond(Expr):
-    flt: Any
+    flt: qm.Filter
     """a qdrant-client ``models.Filter``: 1 where it admits the point, else 0"""
 
 
@@ -377,7 +380,7 @@ def fused_sparse(vec: Sparse, order: float, n_points: int) -> Sparse:
     return Sparse(vec.indices, tuple(float(v) * factor for v in vec.values))
 
 
-def detected_formula(logic: Node, flt: Any, order: bool = True) -> Expr:
+def detected_formula(logic: Node, flt: qm.Filter | None, order: bool = True) -> Expr:
     """What ``detected:TAGGER`` ranks by: 1 where the hard filter admits the clip, plus the soft
     value (so admitted clips come first, each group by soft value, then clip id)."""
     return add(Cond(flt), soft_formula(logic, order))
@@ -434,7 +437,7 @@ def evaluate(expr: Expr, column: Columns, n: int,
 
 # --- qdrant-client translation ---------------------------------------------------------------
 
-def to_client(expr: Expr) -> Any:
+def to_client(expr: Expr) -> qm.Expression:
     """The expression in qdrant-client's models (REST schema: local mode and servers)."""
     from qdrant_client.http import models
 
@@ -628,7 +631,7 @@ def milliseconds(seconds: float, field: str, label: str) -> int:
     return ms
 
 
-def order_search(limit: int, flt: Any, walk: bool = False) -> Request:
+def order_search(limit: int, flt: qm.Filter | None, walk: bool = False) -> Request:
     """The points ``flt`` admits with the largest :data:`ORDER` first (the smallest clip ids),
     each scored by its :data:`ORDER` value, exactly, so a formula reads the value as that
     prefetch's score. A search of :data:`ORDER_VECTOR` (Qdrant scores the points the filter's
@@ -646,7 +649,7 @@ def is_order_search(req: Request) -> bool:
             or (req.using == CLIP_VECTOR and req.nearest == ORDER_QUERY))
 
 
-def evidence_filter(logic: Node, dims: Mapping[str, int]) -> Any:
+def evidence_filter(logic: Node, dims: Mapping[str, int]) -> qm.Filter:
     """The clips whose soft value can differ from the rest: with evidence for every label the
     logic requires (:func:`required`), or, when it requires none, for any label it mentions;
     read from :data:`EVIDENCE_IDS`. A label without a dimension has no evidence in any clip: its
@@ -677,7 +680,7 @@ def evidence_bound(logic: Node, counts: Mapping[str, int], n_points: int) -> int
     return max(1, min(int(n_points), got))
 
 
-def _both(a: Any, b: Any) -> Any:
+def _both(a: qm.Filter | None, b: qm.Filter | None) -> qm.Filter | None:
     from qdrant_client.http import models
     return a if b is None else b if a is None else models.Filter(must=[a, b])
 
@@ -706,7 +709,7 @@ def kept_to_first(expr: Expr) -> tuple[Expr, float]:
 
 
 def read_by_prefetch(expr: Expr, prefetch: Sequence[Request], dims: Mapping[str, int],
-                     limit: int, restrict: Any, conditions: bool = True
+                     limit: int, restrict: qm.Filter | None, conditions: bool = True
                      ) -> tuple[Expr, tuple[Request, ...]]:
     """``expr`` reading no payload: each evidence variable becomes the score of a prefetch that
     searches its field's sparse vector for its label's dimension (``$score[i]``, default 0), so
@@ -727,9 +730,9 @@ def read_by_prefetch(expr: Expr, prefetch: Sequence[Request], dims: Mapping[str,
     - A label without a dimension has no evidence anywhere: its variables read 0."""
     out = list(prefetch)
     orders = [i for i, p in enumerate(out) if is_order_search(p)]
-    made: dict[Any, Expr] = {}
+    made: dict[Hashable, Expr] = {}
 
-    def scored(key: Any, req: Request) -> Expr:
+    def scored(key: Hashable, req: Request) -> Expr:
         if key not in made:
             out.append(req)
             made[key] = Var(f"$score[{len(out) - 1}]")

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-from typing import Any, Callable
+from typing import Any, Callable, Generic, TypeVar
+
+H = TypeVar("H")
+"""the kind of handle (an Edge shard, a qdrant-client)"""
 
 
-class SharedHandles:
-    def __init__(self, close: Callable[[Any], None]) -> None:
+class SharedHandles(Generic[H]):
+    def __init__(self, close: Callable[[H], None]) -> None:
         self._open: dict[str, list[Any]] = {}
         """key -> [handle, number of users]"""
         self._close = close
@@ -23,11 +26,11 @@ class SharedHandles:
     def __contains__(self, key: str) -> bool:
         return key in self._open
 
-    def peek(self, key: str) -> Any:
+    def peek(self, key: str) -> H:
         """The open handle for ``key`` (the caller already counts as a user)."""
         return self._open[key][0]
 
-    def acquire(self, key: str, open_: Callable[[], Any]) -> Any:
+    def acquire(self, key: str, open_: Callable[[], H]) -> H:
         """The handle for ``key`` (opened with ``open_`` if none is), counting one more user."""
         entry = self._open.get(key)
         if entry is None:

@@ -17,6 +17,7 @@ re-export the names.
 from __future__ import annotations
 
 import random
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
@@ -126,7 +127,7 @@ def unregister_formulation(name: str) -> None:
     _RECORDS.pop(name, None)
 
 
-def registered_formulations(*records: Formulation) -> Any:
+def registered_formulations(*records: Formulation) -> AbstractContextManager[None]:
     """Formulations registered for the duration of a ``with`` block."""
     return registered_for(register_formulation, unregister_formulation, records)
 

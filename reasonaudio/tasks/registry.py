@@ -18,7 +18,8 @@ build reads what it always did; :func:`all_shapes` and ``ALL_TASKS`` list everyt
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Callable, Iterator, TypeVar
+from contextlib import AbstractContextManager
+from typing import Callable, Iterator, TypeVar
 
 from reasonaudio.logic import Node, describe
 from reasonaudio.registries import LiveNames, registered_for
@@ -126,7 +127,7 @@ def unregister(name: str) -> None:
     _SHAPES[:] = [s for s in _SHAPES if s.name != name]
 
 
-def registered(*extra: Shape) -> Any:
+def registered(*extra: Shape) -> AbstractContextManager[None]:
     """Shapes registered for the duration of a ``with`` block."""
     return registered_for(register, unregister, extra)
 

@@ -15,12 +15,16 @@ from pathlib import Path
 from typing import Any
 
 from reasonaudio.dataset.view import BenchmarkView
+import numpy as np
+
 from reasonaudio.errors import ModelError
+from reasonaudio.extras import require
 from reasonaudio.fileio import atomic_dir, read_json, sha256_file, write_json
 from reasonaudio.output_dirs import ENCODER_OUTPUT
 from reasonaudio.models import yamnet
 from reasonaudio.models.base import loading_weights
 from reasonaudio.provenance import versions
+from reasonaudio.train.data import TrainingData
 from reasonaudio.train.features import MAX_FRAMES, MAX_TOKENS, TokenSpec
 from reasonaudio.train.model import DualEncoder, ModelConfig
 
@@ -34,7 +38,7 @@ FORMAT_VERSION = 1
 MODEL_OUTPUT = ENCODER_OUTPUT
 
 
-def save_model_dir(out: Path, model: Any, options: Any, bench: BenchmarkView, data: Any, result: Any,
+def save_model_dir(out: Path, model: DualEncoder, options: Any, bench: BenchmarkView, data: TrainingData, result: Any,
                    feats: Any, overwrite: bool = False, condition: dict[str, Any] | None = None) -> None:
     """``condition``: the acoustic condition the training audio was heard under (None: clean,
     and nothing is added, so a clean model's files are as before)."""
@@ -141,12 +145,9 @@ def model_card_text(card: dict[str, Any]) -> str:
 
 
 def plot_curve(path: Path, result: Any) -> None:
-    from reasonaudio.extras import require
-
     matplotlib = require("matplotlib", "the training curve's PNG")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import numpy as np
 
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
     losses = np.asarray(result.step_losses, dtype=float)

@@ -28,7 +28,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from reasonaudio.querylang.judge import benchmark_index
+from reasonaudio.querylang.judge import ClipIndex, benchmark_index
 from reasonaudio.logic import Before, Lasts, Node, Overlap, labels
 from reasonaudio.querylang.semantics import holds, occurrences
 from reasonaudio.generator.templates import (
@@ -251,7 +251,7 @@ class _Draw:
     banned: frozenset[str]
     rng: random.Random
     val_ids: set[str]
-    index: Any
+    index: ClipIndex
     examples: list[Example] = field(default_factory=list)
     dropped: dict[str, int] = field(default_factory=dict)
 
@@ -361,7 +361,7 @@ def planted_violations(bench: BenchmarkView) -> dict[str, str]:
             for o in read_jsonl(bench.root / "choices.jsonl")}
 
 
-def truth_matrix(logics: Sequence[Node], index: Any) -> np.ndarray:
+def truth_matrix(logics: Sequence[Node], index: ClipIndex) -> np.ndarray:
     """(len(logics), clips) bool: whether each statement holds for each clip (the judge)."""
     out = np.zeros((len(logics), index.n), dtype=bool)
     memo: dict[int, np.ndarray] = {}

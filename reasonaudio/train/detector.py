@@ -22,7 +22,7 @@ import math
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -36,12 +36,16 @@ from reasonaudio.detect.detector_model import (DetectorConfig, frame_targets, me
 from reasonaudio.detect.trained import (BUILDS, CARD, CONFIG, FORMAT, FORMAT_VERSION, MODEL_OUTPUT, README,
                                        WEIGHTS)
 from reasonaudio.errors import DataError, echo
+from reasonaudio.models import yamnet
 from reasonaudio.models.yamnet import N_CLASSES
 from reasonaudio.fileio import atomic_dir, clear_stale_partials, sha256_file, write_json
 from reasonaudio.output_dirs import check_output_dir
 from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.provenance import versions
 from reasonaudio.train.trainer import deterministic_torch
+
+if TYPE_CHECKING:
+    import torch
 
 FEATURES_LABEL = "train-detector: inputs"
 EPOCHS_LABEL = "train-detector: epochs"
@@ -166,7 +170,7 @@ def batch_tensors(samples: Sequence[Sample], cfg: DetectorConfig, label_index: d
     return tuple(torch.from_numpy(a) for a in (logits, mel, index, phase, mask, targets))
 
 
-def batches(samples: Sequence[Sample], size: int, generator: Any) -> list[list[int]]:
+def batches(samples: Sequence[Sample], size: int, generator: torch.Generator) -> list[list[int]]:
     """Seeded batches of similar length: a permutation cut into pools of 16 batches, each pool
     sorted by length and cut into batches, the batches in a seeded order."""
     import torch
@@ -188,7 +192,7 @@ def _lr(step: int, total: int, recipe: DetectorRecipe) -> float:
     return recipe.lr * 0.5 * (1.0 + math.cos(math.pi * min(1.0, progress)))
 
 
-def _loss(model: Any, tensors: tuple, overlap_weight: float) -> Any:
+def _loss(model: torch.nn.Module, tensors: tuple, overlap_weight: float) -> torch.Tensor:
     """Binary cross-entropy over every frame and label of the batch; a label's active frames
     where another label is active too weigh ``overlap_weight``."""
     import torch
@@ -202,8 +206,8 @@ def _loss(model: Any, tensors: tuple, overlap_weight: float) -> Any:
     return (each * mask[..., None]).sum() / (mask.sum() * targets.shape[-1])
 
 
-def frame_f1(model: Any, samples: Sequence[Sample], cfg: DetectorConfig, label_index: dict[str, int],
-             size: int) -> float:
+def frame_f1(model: torch.nn.Module, samples: Sequence[Sample], cfg: DetectorConfig,
+             label_index: dict[str, int], size: int) -> float:
     """Micro F1 of frame activity (logit > 0) on ``samples``."""
     import torch
 
@@ -309,7 +313,6 @@ def save_detector_dir(out: Path, cfg: DetectorConfig, state: dict[str, Any], ben
     from safetensors.torch import save
 
     from reasonaudio.detect.detector_features import HOP_MS, MEL_CACHE, POOL
-    from reasonaudio.models import yamnet
 
     config = {"format": FORMAT, "format_version": FORMAT_VERSION, "network": cfg.to_json(),
               "inputs": {"yamnet": {"revision": yamnet.REVISION, "rows": "uint8 outputs, 0.48 s hop"},

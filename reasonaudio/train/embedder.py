@@ -72,7 +72,7 @@ class TrainedEmbedder(Embedder):
     def audio_units(self, wave: np.ndarray) -> list[Any]:
         return self.yamnet.audio_units(wave)
 
-    def pad_unit(self, key: Hashable) -> Any:
+    def pad_unit(self, key: Hashable) -> np.ndarray:
         return self.yamnet.pad_unit(key)
 
     def run_units(self, units: list[Any]) -> np.ndarray:

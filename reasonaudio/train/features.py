@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -22,6 +22,7 @@ from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.ingest.embedding_cache import EmbeddingCache, text_hash
 from reasonaudio.ingest.frame_rows import frame_rows
+from reasonaudio.models.base import Embedder
 from reasonaudio.models.batching import FixedBatcher
 from reasonaudio.models.registry import load_model
 from reasonaudio.progress import Counter
@@ -33,7 +34,7 @@ MAX_TOKENS = 64
 
 
 @lru_cache(maxsize=None)
-def frozen_model(name: str) -> Any:
+def frozen_model(name: str) -> Embedder:
     """The frozen backbone ``yamnet`` or ``minilm``, loaded once per process (read-only here)."""
     return load_model(name)
 

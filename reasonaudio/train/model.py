@@ -20,6 +20,7 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -164,8 +165,6 @@ class DualEncoder(nn.Module):
 
 def pad_batch(arrays: list[Any], max_len: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Variable-length (T_i, D) arrays -> (B, T, D) float32 and a (B, T) mask (T = longest)."""
-    import numpy as np
-
     length = max(1, min(max_len, max(len(a) for a in arrays)))
     dim = arrays[0].shape[1]
     out = np.zeros((len(arrays), length, dim), dtype=np.float32)

@@ -16,12 +16,15 @@ Only training-split clips are used; the validation clips give the frame F1 in th
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.models import yamnet
+
+if TYPE_CHECKING:
+    from reasonaudio.train.model import SequenceEncoder
 
 
 @dataclass(frozen=True)
@@ -60,7 +63,7 @@ def _f1(scores: np.ndarray, targets: np.ndarray) -> float:
     return 2 * tp / denom if denom else 0.0
 
 
-def fit_perception(encoder: Any, train: Sequence[tuple[np.ndarray, np.ndarray]],
+def fit_perception(encoder: SequenceEncoder, train: Sequence[tuple[np.ndarray, np.ndarray]],
                    val: Sequence[tuple[np.ndarray, np.ndarray]], n_labels: int,
                    options: PerceptionOptions, seed: int, device: str = "cpu") -> dict[str, Any]:
     """Fit ``encoder``'s norm and frame layer as a frame tagger on (features, targets) pairs.

@@ -13,7 +13,7 @@ import math
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 import numpy as np
 
@@ -31,6 +31,11 @@ from reasonaudio.train.features import TokenEncoder, clip_frames, codes_to_featu
 from reasonaudio.train.loss import PresenceHead, contrastive_loss, finite_loss, finite_weights, presence_loss
 from reasonaudio.train.model import DualEncoder, ModelConfig, pad_batch
 from reasonaudio.train.perception_stage import PerceptionOptions, fit_perception, frame_targets
+
+if TYPE_CHECKING:
+    import torch
+
+    from reasonaudio.querylang.judge import ClipIndex
 
 PHASES = ("captions", "audio features", "text features", "perception", "train", "validate")
 
@@ -149,7 +154,7 @@ class Presence:
         self.head = PresenceHead()
         self._torch = torch
 
-    def targets(self, clip_ids: Sequence[str]) -> Any:
+    def targets(self, clip_ids: Sequence[str]) -> torch.Tensor:
         out = np.zeros((len(clip_ids), len(self.sounds)), np.float32)
         for i, cid in enumerate(clip_ids):
             for e in self.clips[cid].events:
@@ -162,7 +167,7 @@ class Presence:
 class ExampleTable:
     """Examples with judge truth against every clip, for masking and validation."""
 
-    def __init__(self, examples: list[Example], index: Any) -> None:
+    def __init__(self, examples: list[Example], index: ClipIndex) -> None:
         self.examples = examples
         self.col = {cid: i for i, cid in enumerate(index.clip_ids)}
         self.truth = truth_matrix([ex.logic for ex in examples], index)
@@ -191,8 +196,8 @@ def _lr_at(step: int, total: int, options: TrainOptions) -> float:
     return options.lr * 0.5 * (1.0 + math.cos(math.pi * min(1.0, progress)))
 
 
-def train_step(model: Any, feats: Features, table: ExampleTable, rows: list[int],
-               options: TrainOptions, presence: Presence | None = None) -> Any:
+def train_step(model: DualEncoder, feats: Features, table: ExampleTable, rows: list[int],
+               options: TrainOptions, presence: Presence | None = None) -> torch.Tensor:
     """The loss of one batch of example rows (in-batch InfoNCE plus hard negatives, plus the
     weighted presence loss over every clip of the batch when ``presence`` is given)."""
     import torch
@@ -230,7 +235,7 @@ def train_step(model: Any, feats: Features, table: ExampleTable, rows: list[int]
     return result
 
 
-def validate(model: Any, feats: Features, table: ExampleTable, device: str,
+def validate(model: DualEncoder, feats: Features, table: ExampleTable, device: str,
              batch: int = 256) -> dict[str, float]:
     """Validation figures on held-out clips of the training build.
 
@@ -305,7 +310,7 @@ def perception_pairs(bench: BenchmarkView, feats: Features, examples: Sequence[E
     return out
 
 
-def perception_stage(model: Any, bench: BenchmarkView, feats: Features, data: TrainingData,
+def perception_stage(model: DualEncoder, bench: BenchmarkView, feats: Features, data: TrainingData,
                      sounds: Sequence[str], options: TrainOptions,
                      hooks: Hooks) -> dict[str, Any]:
     """Fit (and by default freeze) the audio side's frame layer; its figures for the card."""
@@ -417,7 +422,8 @@ def step_plan(n: int, options: TrainOptions) -> LoopState:
     return LoopState(per_epoch, total)
 
 
-def make_optimizer(model: Any, presence: Presence | None, options: TrainOptions) -> Any:
+def make_optimizer(model: DualEncoder, presence: Presence | None, options: TrainOptions
+                   ) -> torch.optim.Optimizer:
     """AdamW over every trainable parameter (the presence head's too); no weight decay on vectors."""
     import torch
 
@@ -430,7 +436,7 @@ def make_optimizer(model: Any, presence: Presence | None, options: TrainOptions)
                               {"params": keep, "weight_decay": 0.0}], lr=options.lr)
 
 
-def contrastive_stage(model: Any, feats: Features, train_table: ExampleTable, val_table: ExampleTable,
+def contrastive_stage(model: DualEncoder, feats: Features, train_table: ExampleTable, val_table: ExampleTable,
                       presence: Presence | None, options: TrainOptions, hooks: Hooks) -> LoopState:
     """Epochs of shuffled batches, validated after each, stopped after ``patience`` epochs
     without a better Acc@1 or at the step limit; the model ends with the best epoch's weights."""
@@ -463,9 +469,9 @@ def contrastive_stage(model: Any, feats: Features, train_table: ExampleTable, va
     return loop
 
 
-def train_epoch(model: Any, feats: Features, table: ExampleTable, opt: Any, presence: Presence | None,
-                perm: list[int], epoch: int, loop: LoopState, options: TrainOptions,
-                hooks: Hooks) -> tuple[list[float], list[float]]:
+def train_epoch(model: DualEncoder, feats: Features, table: ExampleTable, opt: torch.optim.Optimizer,
+                presence: Presence | None, perm: list[int], epoch: int, loop: LoopState,
+                options: TrainOptions, hooks: Hooks) -> tuple[list[float], list[float]]:
     """One pass over the batches of ``perm`` (until the step limit): each batch's loss and
     text-to-audio accuracy."""
     import torch
@@ -492,8 +498,9 @@ def train_epoch(model: Any, feats: Features, table: ExampleTable, opt: Any, pres
     return losses, accs
 
 
-def validate_epoch(model: Any, feats: Features, val_table: ExampleTable, epoch: int, losses: list[float],
-                   accs: list[float], loop: LoopState, options: TrainOptions, hooks: Hooks) -> dict[str, float]:
+def validate_epoch(model: DualEncoder, feats: Features, val_table: ExampleTable, epoch: int,
+                   losses: list[float], accs: list[float], loop: LoopState, options: TrainOptions,
+                   hooks: Hooks) -> dict[str, float]:
     """The epoch's validation figures, its row in the history (with its training figures)."""
     hooks.event(TrainStatus("validate", 0, 1, epoch))
     val = validate(model, feats, val_table, options.device)

@@ -3,8 +3,6 @@ the main job's clean-vs-noisy table)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -54,7 +52,8 @@ def perception_table(scores: ConditionScores) -> Table | None:
     return table
 
 
-def print_condition_scores(console: Console, scores: Any, title: str = "scores per condition") -> None:
+def print_condition_scores(console: Console, scores: ConditionScores,
+                           title: str = "scores per condition") -> None:
     if scores is None:
         return
     console.print(conditions_table(scores, title))

@@ -9,6 +9,7 @@ from rich.text import Text
 from reasonaudio.retrievers.ingest_request import DERIVED, MODEL, PRECOMPUTED, IngestOutcome
 from reasonaudio.ingest.run import IngestSummary
 from reasonaudio.store.collections import LoadResult
+from reasonaudio.views.vector_files import print_precomputed_summary
 
 
 def print_ingest_summary(console: Console, summary: IngestSummary) -> None:
@@ -52,8 +53,6 @@ def print_ingest_outcome(console: Console, outcome: IngestOutcome) -> None:
     if outcome.kind == MODEL:
         print_ingest_summary(console, outcome.summary)
     elif outcome.kind == PRECOMPUTED:
-        from reasonaudio.views.vector_files import print_precomputed_summary
-
         print_precomputed_summary(console, outcome.summary)
     elif outcome.kind == DERIVED:
         console.print(Text(f"{outcome.model}: collection {outcome.summary} ready"))

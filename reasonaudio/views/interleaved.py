@@ -4,10 +4,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
+from rich.table import Table
 from rich.text import Text
+
+if TYPE_CHECKING:
+    from reasonaudio.evaluation.by_example import ByExample
 
 
 def print_interleave_summary(console: Console, root: Path, manifest: dict[str, Any]) -> None:
@@ -28,12 +32,10 @@ def _fmt(x: float) -> str:
     return f"{x:.3f}"
 
 
-def print_by_example(console: Console, table_data: Any) -> None:
+def print_by_example(console: Console, table_data: ByExample) -> None:
     """Named vs by-example per retriever and task: Acc@1 both ways on the same queries, the
     change with its paired p-value, the tagger's error on the examples where it read them, and
     for a filter the loss in queries answered exactly (the relevant set, no more, no less)."""
-    from rich.table import Table
-
     if not table_data.rows:
         return
     table = Table(title="named vs by example (same queries, same logic; Acc@1, paired test)",

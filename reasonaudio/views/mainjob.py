@@ -4,7 +4,7 @@ the step log and where the rest is; ``--verbose`` adds the tables each step prod
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator
+from typing import Iterator
 
 from rich.console import Console
 from rich.table import Table
@@ -30,7 +30,7 @@ def printing_hooks(console: Console, verbose: bool = False) -> Iterator[Hooks]:
     """Hooks that print each step as it happens (progress bars on the same console): a rule per
     :class:`StepStarted`; with ``verbose`` also the benchmark's counts, each ingest and the
     detection run."""
-    def event(what: Any) -> None:
+    def event(what: object) -> None:
         if isinstance(what, StepStarted):
             console.rule(Text(what.name, style="bold"))
         elif not verbose:

@@ -10,8 +10,6 @@ weights in the local caches only.
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich import box
 from rich.console import Console
 from rich.markup import escape
@@ -20,16 +18,17 @@ from rich.text import Text
 
 from reasonaudio.models.captioners import captioner_names
 from reasonaudio.models.names import EXAMPLE as TWO_STAGE_EXAMPLE
+from reasonaudio.models.record import ModelRecord
 from reasonaudio.models.registry import PARADIGMS, RECORDS, availability, get_record
 
 TITLE = "Models (bench ingest --model NAME)"
 
 
-def _dimension(r: Any) -> str:
+def _dimension(r: ModelRecord) -> str:
     return str(r.dimension) if r.dimension else "- (text)"
 
 
-def _ordered() -> list[Any]:
+def _ordered() -> list[ModelRecord]:
     order = {p: i for i, p in enumerate(PARADIGMS)}
     return sorted(RECORDS, key=lambda r: order.get(r.paradigm, len(order)))
 
@@ -38,15 +37,15 @@ def _loads(ok: bool, why: str) -> str:
     return f"[green]yes[/] ({escape(why)})" if ok else f"[red]no[/] ({escape(why)})"
 
 
-def _rate(r: Any) -> str:
+def _rate(r: ModelRecord) -> str:
     return f"{r.sample_rate // 1000:g} kHz" if r.sample_rate else "-"
 
 
-def _window(r: Any) -> str:
+def _window(r: ModelRecord) -> str:
     return f"{r.window_seconds:g} s / {r.hop_seconds:g} s" if r.window_seconds else "-"
 
 
-def _gpu(r: Any) -> str:
+def _gpu(r: ModelRecord) -> str:
     return f"~{r.gpu_memory_gb:g} GB" if r.gpu_memory_gb else "-"
 
 

@@ -11,6 +11,7 @@ from rich.progress import (
     MofNCompleteColumn,
     Progress,
     ProgressColumn,
+    Task,
     TaskID,
     TextColumn,
     TimeElapsedColumn,
@@ -27,7 +28,7 @@ class _Rate(ProgressColumn):
         super().__init__()
         self.unit = unit
 
-    def render(self, task: Any) -> Text:
+    def render(self, task: Task) -> Text:
         speed = task.finished_speed or task.speed
         return Text(f"{speed:.1f} {self.unit}/s" if speed else f"- {self.unit}/s")
 

@@ -7,6 +7,7 @@ more lines), so a table fits an 80-column terminal with every figure whole.
 
 from __future__ import annotations
 
+import textwrap
 from typing import Sequence
 
 from rich import box
@@ -22,6 +23,9 @@ from reasonaudio.evaluation.report import ReportOutcome, Spectrum
 from reasonaudio.evaluation.results import Results, RetrieverResult
 from reasonaudio.evaluation.significance import ALPHA
 from reasonaudio.dataset.benchmark import ALL_TASKS
+from reasonaudio.retrievers.registry import SHORT_KIND, UNKNOWN, input_kind
+from reasonaudio.views.condition_scores import print_condition_scores
+from reasonaudio.views.failures import print_failures
 from reasonaudio.views.name_cells import NAME_ROOM, NameCell, room_for_names, stacked_table
 
 _COMPACT = dict(box=box.SIMPLE_HEAD, pad_edge=False)
@@ -78,15 +82,11 @@ def _interval(r: RetrieverResult, group: str, metric: str) -> str:
 
 
 def _short_kind(kind: str) -> str:
-    from reasonaudio.retrievers.registry import SHORT_KIND, UNKNOWN
-
     return "" if kind == UNKNOWN else SHORT_KIND.get(kind, "")
 
 
 def _name_cell(r: RetrieverResult) -> NameCell:
     """A result's name and, dim, what its retriever reads (truth / heard / learned / none)."""
-    from reasonaudio.retrievers.registry import input_kind
-
     kind = _short_kind(input_kind(r.key.name))
     return NameCell(Text.assemble(r.name, (f" ({kind})", "dim") if kind else ""))
 
@@ -258,7 +258,6 @@ def print_eval_tables(console: Console, results: Results, detail: bool = True) -
         console.print("no results to show")
         return
     console.print(eval_table(results, console.width))
-    import textwrap
 
     console.print(textwrap.fill(READS_LEGEND, width=max(40, min(console.width, 100))), highlight=False)
     console.print(mc_table(results))
@@ -283,16 +282,12 @@ def print_comparison(console: Console, c: Comparison) -> None:
 
 def print_report_outcome(console: Console, outcome: ReportOutcome) -> None:
     """``bench report``: the tables, then the plots written."""
-    from reasonaudio.views.failures import print_failures
-
     print_report(console, outcome.results)
     print_spectrum(console, outcome.spectrum)
     print_failures(console, outcome.failures)
     for detection in outcome.detections:
         print_perception_summary(console, detection)
     if outcome.conditions is not None:
-        from reasonaudio.views.condition_scores import print_condition_scores
-
         print_condition_scores(console, outcome.conditions)
     if outcome.plots_skipped:
         console.print(Text(outcome.plots_skipped))

@@ -8,7 +8,7 @@ hit of a learned retriever shows which constraint it breaks.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from rich.console import Console, Group
 from rich.table import Table
@@ -19,6 +19,9 @@ from reasonaudio.querylang.semantics import evaluate
 from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.dataset.clip import Clip
 from reasonaudio.retrievers.base import Hit
+from reasonaudio.retrievers.one_query import ExamplesRead, NoConstraintChecks, SearchOutcome
+from reasonaudio.views.interleaved import print_example_resolutions
+from reasonaudio.views.parse import print_resolutions
 
 YES = "[green]✓[/]"
 NO = "[red]✗[/]"
@@ -228,26 +231,20 @@ def print_captions(console: Console, hits: Sequence[Hit], captions: dict[str, st
                           highlight=False)
 
 
-def search_events(console: Console, err_console: Console, as_json: bool) -> Any:
+def search_events(console: Console, err_console: Console, as_json: bool) -> Callable[[object], None]:
     """The receiver of ``search_one``'s events: the examples as heard (not with ``--json``), and a
     note where the text did not parse, each printed as it happens."""
-    def receive(event: Any) -> None:
-        from reasonaudio.retrievers.one_query import ExamplesRead, NoConstraintChecks
-
+    def receive(event: object) -> None:
         if isinstance(event, ExamplesRead) and not as_json:
-            from reasonaudio.views.interleaved import print_example_resolutions
-
             print_example_resolutions(console, event.readings, event.notes)
         elif isinstance(event, NoConstraintChecks):
             err_console.print(Text.assemble(("note: ", "yellow"), f"no constraint checks: {event.reason}"))
     return receive
 
 
-def print_search_outcome(console: Console, bench: BenchmarkView, outcome: Any, retriever: str, k: int,
-                         truth: Any = None) -> None:
+def print_search_outcome(console: Console, bench: BenchmarkView, outcome: SearchOutcome, retriever: str, k: int,
+                         truth: QueryTruth | None = None) -> None:
     """``bench search``: the label resolutions, the hits, their captions."""
-    from reasonaudio.views.parse import print_resolutions
-
     if outcome.parsed is not None:
         print_resolutions(console, outcome.parsed)
     print_search(console, bench, outcome.text, outcome.logic, outcome.hits, retriever, k, truth=truth)

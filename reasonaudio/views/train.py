@@ -4,7 +4,7 @@ a line per validated epoch, and a summary table. The trainer itself only emits h
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from rich.console import Console
 from rich.progress import (
@@ -21,6 +21,9 @@ from reasonaudio.progress import Hooks
 from reasonaudio.train.card import event_figures_text, perception_text
 from reasonaudio.views.progress import notifier
 
+if TYPE_CHECKING:
+    from reasonaudio.train.trainer import TrainResult
+
 
 @contextlib.contextmanager
 def train_progress(console: Console) -> Iterator[Hooks]:
@@ -31,7 +34,7 @@ def train_progress(console: Console) -> Iterator[Hooks]:
                         TimeRemainingColumn(), TimeElapsedColumn(), console=console)
     tasks: dict[str, Any] = {}
 
-    def update(status: Any) -> None:
+    def update(status: object) -> None:
         if not hasattr(status, "phase"):  # another kind of event: not the trainer's
             return
         phase = status.phase
@@ -55,7 +58,7 @@ def train_progress(console: Console) -> Iterator[Hooks]:
         yield Hooks(on_event=update, on_notify=notifier(progress.console))  # e.g. stale work folders removed
 
 
-def print_train_summary(console: Console, result: Any) -> None:
+def print_train_summary(console: Console, result: TrainResult) -> None:
     card = result.card
     table = Table(title=f"bench train -> {result.out}", show_header=False)
     table.add_column("what")

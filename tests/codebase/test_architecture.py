@@ -23,7 +23,7 @@ PACKAGE = Path(reasonaudio.__file__).parent
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("foundation", ("reasonaudio", "reasonaudio.errors", "reasonaudio.fileio", "reasonaudio.output_dirs",
                     "reasonaudio.provenance", "reasonaudio.runtime", "reasonaudio.progress",
-                    "reasonaudio.extras", "reasonaudio.registries", "reasonaudio.seeds")),
+                    "reasonaudio.extras", "reasonaudio.registries", "reasonaudio.seeds", "reasonaudio.types")),
     ("data model", ("reasonaudio.logic", "reasonaudio.dataset", "reasonaudio.tasks")),
     ("query language", ("reasonaudio.querylang",)),
     ("store", ("reasonaudio.store",)),

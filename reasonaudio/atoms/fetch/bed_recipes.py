@@ -27,22 +27,20 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
+from reasonaudio.atoms.beds import checked_beds, open_beds, packaged_beds_dir
 from reasonaudio.fileio import atomic_file
 from reasonaudio.atoms.fetch.errors import FetchError
 from reasonaudio.atoms.fetch.fetch import (
-    link_known_archives,
-    DEFAULT_MAX_DOWNLOAD_MB,
-    MANIFEST_NAME,
-    Fetcher,
-    FetchSummary,
-    default_dest,
-    fetched_row,
-)
+    DEFAULT_MAX_DOWNLOAD_MB, MANIFEST_NAME, FetchSummary, Fetcher, default_dest, fetched_row,
+    link_known_archives, published_bank)
 from reasonaudio.atoms.fetch.process import Runner
 from reasonaudio.atoms.fetch.recipes import RecipeBook, parse_recipes
 from reasonaudio.progress import SILENT, Hooks
+
+if TYPE_CHECKING:
+    from reasonaudio.models.yamnet import YamnetTagger
 
 DEFAULT_BED_RECIPES = "bed_recipes.jsonl"
 BEDS_NAME = "beds.jsonl"
@@ -98,8 +96,6 @@ def load_bed_recipes(path: Path | str | None = None) -> RecipeBook:
 
 def default_bed_dest() -> Path:
     """``$REASONAUDIO_CACHE/beds/packages``: the bed bank ``packages`` names."""
-    from reasonaudio.atoms.beds import packaged_beds_dir
-
     return packaged_beds_dir()
 
 
@@ -147,12 +143,11 @@ def write_bed_list(dest: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def check_fetched_beds(dest: Path, atoms_spec: str, tagger: Any = None,
+def check_fetched_beds(dest: Path, atoms_spec: str, tagger: YamnetTagger | None = None,
                        cache_dir: Path | None = None) -> dict[str, Any]:
     """Run the tagger check of the beds at ``dest`` against the atom bank ``atoms_spec``; the
     verdicts go to ``dest/bed-check.json`` (and the check cache) and are returned."""
     from reasonaudio.atoms.registry import open_bank
-    from reasonaudio.atoms.beds import checked_beds, open_beds
 
     bank = open_bank(atoms_spec)
     root = Path(atoms_spec) if Path(atoms_spec).is_dir() else None
@@ -168,14 +163,13 @@ def fetch_beds(dest: Path | None = None, *, recipes: Path | None = None,
                atoms_spec: str | None = None, max_download_mb: float = DEFAULT_MAX_DOWNLOAD_MB,
                only: Iterable[str] | None = None, hooks: Hooks = SILENT,
                runner: Runner | None = None, environment: dict[str, str | None] | None = None,
-               tagger: Any = None, check_cache: Path | None = None,
+               tagger: YamnetTagger | None = None, check_cache: Path | None = None,
                atom_dest: Path | None = None) -> BedFetchSummary:
     """Fetch the bed recipe book (or ``only`` those bed ids) into ``dest``, write ``beds.jsonl``
     and, when an atom bank is given (``atoms_spec``, default: the fetched atom bank if there is
     one), run the tagger check against its labels."""
     if max_download_mb <= 0:
         raise FetchError(f"--max-download-mb: must be positive, got {max_download_mb}")
-    from reasonaudio.atoms.fetch.fetch import published_bank
 
     dest = Path(dest) if dest is not None else default_bed_dest()
     book = load_bed_recipes(recipes)

@@ -10,6 +10,8 @@ import io
 from dataclasses import dataclass
 
 import numpy as np
+import soundfile as sf
+import soxr
 
 from reasonaudio.atoms.fetch.errors import FetchError
 from reasonaudio.atoms.fetch.recipes import Trim
@@ -37,8 +39,6 @@ class Converted:
 
 def decode(data: bytes, where: str) -> tuple[np.ndarray, int, int]:
     """(mono float32 samples, sample rate, channel count) of an audio file's bytes."""
-    import soundfile as sf
-
     try:
         samples, sr = sf.read(io.BytesIO(data), dtype="float32", always_2d=True)
     except Exception as exc:  # libsndfile raises LibsndfileError/RuntimeError with a reason
@@ -52,7 +52,6 @@ def decode(data: bytes, where: str) -> tuple[np.ndarray, int, int]:
 def resample(wave: np.ndarray, sr: int, target: int = SAMPLE_RATE) -> np.ndarray:
     if sr == target:
         return np.asarray(wave, dtype=np.float32)
-    import soxr
 
     return soxr.resample(np.asarray(wave, dtype=np.float32), sr, target, quality="HQ").astype(np.float32)
 
@@ -86,8 +85,6 @@ def _fade(wave: np.ndarray, sr: int) -> np.ndarray:
 
 
 def to_wav_bytes(wave: np.ndarray, sr: int = SAMPLE_RATE) -> bytes:
-    import soundfile as sf
-
     buf = io.BytesIO()
     sf.write(buf, np.clip(wave, -1.0, 1.0), sr, format="WAV", subtype=SUBTYPE)
     return buf.getvalue()

@@ -40,6 +40,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable
 
+import soundfile
+
 from reasonaudio.errors import echo
 from reasonaudio.fileio import atomic_file, dumps, sha256_file
 from reasonaudio.atoms.fetch import convert as conv
@@ -168,7 +170,7 @@ def _short(sha: str | None) -> str:
     return (sha or "none")[:12]
 
 
-def fetched_row(row: Any) -> bool:
+def fetched_row(row: object) -> bool:
     """Whether an ``atoms.jsonl`` row is one a fetch wrote: its provenance names a registry, a
     package and a version, its ``source`` is theirs, and it records the file and its sha256."""
     if not isinstance(row, dict) or row.get("registry") not in CLIENTS:
@@ -195,7 +197,7 @@ def _bank_row(record: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in record.items() if k != "fingerprint"}
 
 
-def _marker_says(path: Path, key: str, value: Any) -> bool:
+def _marker_says(path: Path, key: str, value: object) -> bool:
     if path.is_symlink() or not path.is_file():
         return False
     try:
@@ -737,8 +739,6 @@ def package_hashes(dest: Path, book: RecipeBook) -> dict[tuple[str, str], tuple[
 def fetch_tools() -> dict[str, str | None]:
     """The versions a fetched atom's bytes depend on: the soundfont renderer, the decoders and
     the resampler (recorded in ``fetch-report.json``; the bank's record in a manifest quotes it)."""
-    import soundfile
-
     return {"fluidsynth": soundfont.fluidsynth_version(), "libsndfile": soundfile.__libsndfile_version__,
             **{name: installed_version(name) for name in ("numpy", "soundfile", "soxr")}}
 

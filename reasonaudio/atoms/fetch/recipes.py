@@ -271,7 +271,7 @@ class _Row:
             raise FetchError(f"{self.where}: field {name!r} = {value!r}: must be an integer")
         return value
 
-    def sha(self, name: str, value: Any = None, use_obj: bool = True) -> str | None:
+    def sha(self, name: str, value: object = None, use_obj: bool = True) -> str | None:
         v = self.obj.get(name) if use_obj else value
         if v is None:
             return None

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import shutil
 import struct
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -39,8 +40,6 @@ def fluidsynth_problem() -> str | None:
 
 def fluidsynth_version() -> str | None:
     """``fluidsynth --version``'s first line (a render's bytes depend on it), None without it."""
-    import subprocess
-
     exe = shutil.which("fluidsynth")
     if exe is None:
         return None
