@@ -20,6 +20,7 @@ Retrievers: :func:`retriever_names`, :func:`get_retriever`, :func:`search`. Resu
 use, so the command line and the light core start fast and never load torch.
 """
 
+import importlib
 from typing import Any
 
 from reasonaudio.runtime import default_blas_threads as _default_blas_threads
@@ -39,8 +40,6 @@ def __getattr__(name: str) -> Any:
     """A name of ``__all__`` from ``reasonaudio.api``, loaded on first use (the one import that
     runs up the layers, docs/architecture.md)."""
     if name in __all__:
-        import importlib
-
         value = getattr(importlib.import_module("reasonaudio.api"), name)
         globals()[name] = value  # loaded once
         return value

@@ -26,7 +26,7 @@ from reasonaudio.dataset.conditions import CLEAN
 from reasonaudio.dataset.view import BenchmarkView, load_benchmark
 from reasonaudio.dataset.interleaved import INTERLEAVED
 from reasonaudio.errors import DataError, ReasonAudioError
-from reasonaudio.evaluation.evaluate import EvalContext
+from reasonaudio.evaluation.evaluate import EvalContext, evaluate_retrievers
 from reasonaudio.evaluation.metrics import OVERALL
 from reasonaudio.evaluation.results import Results, RetrieverResult, load_results as _load_results, run_path
 from reasonaudio.evaluation.runs import Run, read_trec
@@ -140,7 +140,6 @@ def evaluate(bench: BenchmarkView, retrievers: Sequence[str | Retriever], *, for
     registry name or a :class:`~reasonaudio.retrievers.base.Retriever` of your own (its
     ``.name`` names its results). ``.runs[name]`` is each retriever's
     :class:`~reasonaudio.evaluation.results.RetrieverResult`; :func:`scores` tabulates them."""
-    from reasonaudio.evaluation.evaluate import evaluate_retrievers  # the renderer: scipy
     from reasonaudio.experiments.plan import make_plan, run_plan
 
     if formulation == "all":

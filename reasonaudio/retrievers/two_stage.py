@@ -14,6 +14,7 @@ from typing import Sequence
 
 from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.errors import StoreError
+from reasonaudio.models.captioners import model_captioners
 from reasonaudio.models.names import parse_two_stage
 from reasonaudio.models.registry import dtype_for, load_model
 from reasonaudio.retrievers.base import Retriever, RetrieverOptions
@@ -68,8 +69,6 @@ def example_reading(name: str, r: Retriever) -> str | None:
     as its captioner would caption it, the true caption (``oracle-caption``), the tagger's
     (``tagger-caption``) or a dense retriever's audio-language captioner's (``model-caption``);
     None (refused) for BM25 over a model's captions."""
-    from reasonaudio.models.captioners import model_captioners
-
     captioner = captioner_of(name)
     if captioner == "oracle-caption":
         return "oracle-caption"
