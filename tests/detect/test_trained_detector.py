@@ -302,7 +302,9 @@ def test_bench_train_detector_defaults_are_the_recipe_defaults():
     recipe = DetectorRecipe()
     got = {name: p.default.default for name, p in inspect.signature(train_detector_cmd).parameters.items()}
     want = {name: getattr(recipe, name) for name in ("seed", "epochs", "batch_clips", "lr", "hidden",
-                                                     "overlap_weight", "val_share", "threads")}
+                                                     "overlap_weight", "val_share", "threads", "gain_db",
+                                                     "band_shift", "mel_dropout", "yamnet_dropout",
+                                                     "prior_top_k")}
     assert {k: got[k] for k in want} == want
 
 
