@@ -114,6 +114,22 @@ def train_detector_cmd(
     overlap_weight: float = typer.Option(5.0, "--overlap-weight", callback=Positive,
                                          help="Loss weight of a label's frames where another "
                                          "label is active too (sounds heard under others)."),
+    gain_db: float = typer.Option(0.0, "--gain-db", callback=NonNegative, help="Augmentation: "
+                                  "a random gain within +-this many dB on each training clip's "
+                                  "mel track (0: off)."),
+    band_shift: int = typer.Option(0, "--band-shift", callback=NonNegative,
+                                   help="Augmentation: shift each training clip's mel bands by up "
+                                   "to this many bands either way, a pitch change (0: off)."),
+    mel_dropout: float = typer.Option(0.0, "--mel-dropout", callback=Number(0, 1),
+                                      help="Augmentation: share of training clips whose mel track "
+                                      "is blanked each step (0: off)."),
+    yamnet_dropout: float = typer.Option(0.0, "--yamnet-dropout", callback=Number(0, 1, open_high=True),
+                                         help="Augmentation: share of YAMNet classes zeroed per "
+                                         "training clip and step (0: off)."),
+    prior_top_k: int = typer.Option(0, "--prior-top-k", callback=Number(0, 3),
+                                    help="Zero-shot prior: add a learned weight times the top YAMNet "
+                                    "logit of each label's this many zero-shot AudioSet classes, "
+                                    "for recordings never trained on (0: off)."),
     val_share: float = typer.Option(0.05, "--val-share", callback=Number(0, 0.5, open_high=True),
                                     help="Share of the clips held out for "
                                     "the validation figures."),
@@ -132,7 +148,9 @@ def train_detector_cmd(
 
     recipe = DetectorRecipe(epochs=epochs, batch_clips=batch_clips, lr=lr, hidden=hidden,
                             overlap_weight=overlap_weight, val_share=val_share, seed=seed,
-                            threads=threads)
+                            threads=threads, gain_db=gain_db, band_shift=band_shift,
+                            mel_dropout=mel_dropout, yamnet_dropout=yamnet_dropout,
+                            prior_top_k=prior_top_k)
     with progress_hooks(console, unit="clips") as hooks:
         result = train_detector(data, out, recipe, hooks=hooks, overwrite=force)
     print_detector_summary(console, result)

@@ -8,7 +8,11 @@ Per clip, from its :class:`~reasonaudio.detect.detector_features.ClipInputs`:
    embedding of its place inside the 0.48 s hop (``t % 6``);
 3. a 1x1 convolution to ``hidden`` channels, residual dilated convolutions over time
    (kernel 3, ``dilations``: about 2.5 s of context each way with the defaults), ReLU;
-4. one logit per label and frame (a 1x1 convolution).
+4. one logit per label and frame (a 1x1 convolution);
+5. with a prior (``prior_classes``, the zero-shot label map's AudioSet classes of each label):
+   plus ``scale[label] * prior + bias[label]``, the prior being the highest YAMNet logit of the
+   label's classes over the two patches: what YAMNet's own classes say, a path that does not
+   depend on the recordings the detector trained on.
 
 Training (:mod:`reasonaudio.train.detector`) runs the torch module in float32. Detection runs
 :class:`ExactDetector`, the same network in numpy float64 with every sum in a fixed order (one
@@ -38,6 +42,8 @@ LOGIT_LIMIT = 16
 PHASE_DIM = 8
 OUT_BIAS = -4.0
 """initial output bias (sigmoid 0.018: a label is active in few frames)"""
+PRIOR_SCALE = 0.5
+"""initial weight of the zero-shot prior's logit"""
 
 
 @dataclass(frozen=True)
@@ -53,6 +59,8 @@ class DetectorConfig:
     mel_mean: tuple[float, ...] = field(default=(), repr=False)
     """per band, of the mel sums divided by POOL, over the training frames"""
     mel_std: tuple[float, ...] = field(default=(), repr=False)
+    prior_classes: tuple[tuple[int, ...], ...] = ()
+    """per label, the YAMNet classes of its zero-shot prior (empty: no prior)"""
 
     @property
     def in_channels(self) -> int:
@@ -62,6 +70,10 @@ class DetectorConfig:
         out = asdict(self)
         out.update(labels=list(self.labels), dilations=list(self.dilations), hop_ms=HOP_MS,
                    pool=POOL, mel_mean=list(self.mel_mean), mel_std=list(self.mel_std))
+        if self.prior_classes:
+            out["prior_classes"] = [list(c) for c in self.prior_classes]
+        else:  # no prior: not written, so a model without one has the config it always had
+            del out["prior_classes"]
         return out
 
     @classmethod
@@ -71,7 +83,8 @@ class DetectorConfig:
                    dilations=tuple(int(d) for d in obj["dilations"]), kernel=int(obj["kernel"]),
                    logit_scale=float(obj["logit_scale"]), logit_zero=float(obj["logit_zero"]),
                    mel_mean=tuple(float(x) for x in obj["mel_mean"]),
-                   mel_std=tuple(float(x) for x in obj["mel_std"]))
+                   mel_std=tuple(float(x) for x in obj["mel_std"]),
+                   prior_classes=tuple(tuple(int(c) for c in x) for x in obj.get("prior_classes", ())))
 
 
 # --- inputs, the same arithmetic for training and detection ---------------------------------
@@ -113,6 +126,13 @@ def mel_statistics(mels: Sequence[np.ndarray]) -> tuple[tuple[float, ...], tuple
     return tuple(round(v, 6) for v in mean), tuple(round(float(np.sqrt(v)), 6) for v in var)
 
 
+def prior_track(logits: np.ndarray, cfg: DetectorConfig, index: np.ndarray) -> np.ndarray:
+    """(frames, labels) float64: per detector frame, the highest logit of each label's prior
+    classes over its two patches (``logits``: (yamnet frames, 521) dequantised)."""
+    z = np.stack([logits[:, list(c)].max(axis=1) for c in cfg.prior_classes], axis=1)
+    return np.maximum(z[index[:, 0]], z[index[:, 1]])
+
+
 def frame_targets(events: Sequence[Any], n: int, label_index: Mapping[str, int]) -> np.ndarray:
     """(n, labels) float32: 1 where an event of the label covers at least half the frame."""
     out = np.zeros((n, len(label_index)), np.float32)
@@ -145,6 +165,10 @@ def torch_module(cfg: DetectorConfig) -> torch.nn.Module:
                 for d in cfg.dilations)
             self.out = nn.Conv1d(cfg.hidden, len(cfg.labels), 1)
             nn.init.constant_(self.out.bias, OUT_BIAS)  # labels are rare: start from "absent"
+            if cfg.prior_classes:
+                self.prior_scale = nn.Parameter(torch.full((len(cfg.labels),), PRIOR_SCALE))
+                self.prior_bias = nn.Parameter(torch.zeros(len(cfg.labels)))
+                self.prior_index = [torch.tensor(c, dtype=torch.long) for c in cfg.prior_classes]
 
         def forward(self, logits: torch.Tensor, mel: torch.Tensor, index: torch.Tensor, phase: torch.Tensor,
                     mask: torch.Tensor) -> torch.Tensor:
@@ -158,7 +182,14 @@ def torch_module(cfg: DetectorConfig) -> torch.nn.Module:
             x = self.inp(x) * m
             for conv in self.blocks:
                 x = x + conv(torch.relu(x)) * m
-            return self.out(torch.relu(x)).transpose(1, 2)
+            out = self.out(torch.relu(x)).transpose(1, 2)
+            if cfg.prior_classes:
+                z = torch.stack([logits[..., c].max(dim=-1).values for c in self.prior_index], dim=-1)
+                n = z.shape[-1]
+                za = torch.gather(z, 1, index[..., :1].expand(-1, -1, n))
+                zb = torch.gather(z, 1, index[..., 1:].expand(-1, -1, n))
+                out = out + self.prior_scale * torch.maximum(za, zb) + self.prior_bias
+            return out
 
     return FrameDetector()
 
@@ -207,6 +238,8 @@ def weight_shapes(cfg: DetectorConfig) -> dict[str, tuple[int, ...]]:
     for i in range(len(cfg.dilations)):
         out[f"blocks.{i}.weight"], out[f"blocks.{i}.bias"] = (h, h, cfg.kernel), (h,)
     out["out.weight"], out["out.bias"] = (n, h, 1), (n,)
+    if cfg.prior_classes:
+        out["prior_scale"], out["prior_bias"] = (n,), (n,)
     return out
 
 
@@ -228,11 +261,17 @@ class ExactDetector:
         stats = (self.cfg.mel_mean, self.cfg.mel_std)
         if any(len(s) != yamnet.N_MELS for s in stats) or min(self.cfg.mel_std) <= 0:
             raise ValueError(f"mel statistics must be {yamnet.N_MELS} means and positive deviations")
+        prior = self.cfg.prior_classes
+        if prior and (len(prior) != len(self.cfg.labels)
+                      or not all(c and all(0 <= i < yamnet.N_CLASSES for i in c) for c in prior)):
+            raise ValueError(f"prior_classes must name 1 or more of the {yamnet.N_CLASSES} classes "
+                             f"for each of the {len(self.cfg.labels)} labels")
 
     def logits(self, inputs: ClipInputs) -> np.ndarray:
         """(frames, labels) float64 output logits of one clip."""
         cfg, w = self.cfg, self.w
-        y = np.maximum(_dense(yamnet_logits(inputs.rows, cfg).T, w["yam.weight"], w["yam.bias"]), 0.0)
+        logits = yamnet_logits(inputs.rows, cfg)
+        y = np.maximum(_dense(logits.T, w["yam.weight"], w["yam.bias"]), 0.0)
         n = len(inputs.mel)
         idx = patch_index(n, y.shape[1])
         x = np.concatenate([y[:, idx[:, 0]], y[:, idx[:, 1]], mel_input(inputs.mel, cfg).T,
@@ -240,7 +279,10 @@ class ExactDetector:
         x = _dense(x, w["inp.weight"][:, :, 0], w["inp.bias"])
         for i, d in enumerate(cfg.dilations):
             x = x + _conv(np.maximum(x, 0.0), w[f"blocks.{i}.weight"], w[f"blocks.{i}.bias"], d)
-        return _dense(np.maximum(x, 0.0), w["out.weight"][:, :, 0], w["out.bias"]).T
+        out = _dense(np.maximum(x, 0.0), w["out.weight"][:, :, 0], w["out.bias"]).T
+        if cfg.prior_classes:
+            out = out + w["prior_scale"] * prior_track(logits, cfg, idx) + w["prior_bias"]
+        return out
 
     def tracks(self, inputs: ClipInputs) -> np.ndarray:
         """(frames, labels) float32 activity in [0, 1]: logits rounded to 1/64, sigmoid by table."""

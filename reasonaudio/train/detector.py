@@ -31,6 +31,7 @@ from reasonaudio.dataset.clip import Clip
 from reasonaudio.dataset.separation import clip_key
 from reasonaudio.detect.clip_frames import load_tagger
 from reasonaudio.detect.detector_features import ClipInputs, detector_inputs
+from reasonaudio.detect.labelmap import build_label_map
 from reasonaudio.detect.detector_model import (DetectorConfig, frame_targets, mel_input, mel_statistics,
                                                patch_index, phases, torch_module, yamnet_logits)
 from reasonaudio.detect.trained import (BUILDS, CARD, CONFIG, FORMAT, FORMAT_VERSION, MODEL_OUTPUT, README,
@@ -51,6 +52,11 @@ FEATURES_LABEL = "train-detector: inputs"
 EPOCHS_LABEL = "train-detector: epochs"
 
 
+AUGMENTATIONS = ("gain_db", "band_shift", "mel_dropout", "yamnet_dropout", "prior_top_k")
+"""the recipe's fields added after the enrolled figure's model (0: off, and then absent from the
+card, so that model's recipe reads as it always did)"""
+
+
 @dataclass(frozen=True)
 class DetectorRecipe:
     """The default recipe is the one the docs' figures and the speed benchmark use."""
@@ -68,12 +74,39 @@ class DetectorRecipe:
     overlap_weight: float = 5.0
     """loss weight of a label's active frames where another label is active too (a sound heard
     under another: rare in the data, and what an overlap query asks for)"""
+    gain_db: float = 0.0
+    """augmentation: each training clip's mel track shifted by a gain drawn uniformly in
+    [-gain_db, gain_db] dB per step (the log-mel codes move by :func:`codes_per_db` per dB; the
+    YAMNet rows stay: a level change YAMNet's classes mostly ignore). 0: off"""
+    band_shift: int = 0
+    """augmentation: each training clip's mel bands shifted by up to this many bands either way
+    (a pitch change; the edge band repeats). 0: off"""
+    mel_dropout: float = 0.0
+    """augmentation: the share of training clips (per step) whose mel track is replaced by the
+    training mean (0 after standardising): the detector must place sounds from YAMNet's classes
+    too, not only from a recording's spectrum. 0: off"""
+    yamnet_dropout: float = 0.0
+    """augmentation: the share of YAMNet input classes zeroed per training clip and step (their
+    logits set to 0, the scale's midpoint), so no label rests on a few classes of one recording.
+    0: off"""
+    prior_top_k: int = 0
+    """a zero-shot prior (``detect.detector_model``, step 5): each label's output adds a learned
+    weight times the highest YAMNet logit of its ``prior_top_k`` zero-shot AudioSet classes
+    (``detect.labelmap.zero_shot_map``, from the training builds' bank), a path that hears
+    recordings the detector never trained on as YAMNet does. 0: off (no prior in the network)"""
     seed: int = 0
     threads: int = 2
+
+    @property
+    def augments(self) -> bool:
+        return bool(self.gain_db or self.band_shift or self.mel_dropout or self.yamnet_dropout)
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
         out["dilations"] = list(self.dilations)
+        for name in AUGMENTATIONS:  # an augmentation left off is not written: older cards stay
+            if not out[name]:
+                del out[name]
         return out
 
     def check(self) -> None:
@@ -85,6 +118,13 @@ class DetectorRecipe:
             raise DataError(f"--val-share must be in [0, 0.5), got {self.val_share}")
         if not self.lr > 0 or self.threads < 1:
             raise DataError("--lr must be > 0 and --threads >= 1")
+        if not 0 <= self.prior_top_k <= 3:
+            raise DataError(f"--prior-top-k must be in 0..3 (0: no prior), got {self.prior_top_k}")
+        if not (self.gain_db >= 0 and self.band_shift >= 0 and 0 <= self.mel_dropout <= 1
+                and 0 <= self.yamnet_dropout < 1):
+            raise DataError(f"augmentation out of range: --gain-db {self.gain_db} and --band-shift "
+                            f"{self.band_shift} must be >= 0, --mel-dropout {self.mel_dropout} in [0, 1], "
+                            f"--yamnet-dropout {self.yamnet_dropout} in [0, 1)")
 
 
 @dataclass
@@ -137,13 +177,28 @@ def read_samples(benches: Sequence[BenchmarkView], hooks: Hooks, cache_dir: Path
     return out
 
 
+def prior_classes(benches: Sequence[BenchmarkView], labels: Sequence[str],
+                  top_k: int) -> tuple[tuple[int, ...], ...]:
+    """Each label's ``top_k`` zero-shot AudioSet classes, from the first training build's bank
+    (its tags: every build of one detector comes from one bank's labels)."""
+    from reasonaudio.atoms.registry import open_bank
+
+    spec = (benches[0].manifest.get("parameters") or {}).get("atoms")
+    if not spec:
+        raise DataError(f"--data {echo(str(benches[0].root))}: the manifest names no atom bank "
+                        "(the zero-shot prior needs its tags)")
+    lm = build_label_map("zero-shot", open_bank(spec), list(labels), load_tagger(), top_k=top_k)
+    return tuple(tuple(c) for c in lm.classes)
+
+
 def network_config(samples: Sequence[Sample], labels: Sequence[str],
-                   recipe: DetectorRecipe) -> DetectorConfig:
+                   recipe: DetectorRecipe, prior: tuple[tuple[int, ...], ...] = ()) -> DetectorConfig:
     tagger = load_tagger().tagger
     mean, std = mel_statistics([s.inputs.mel for s in samples])
     return DetectorConfig(labels=tuple(labels), hidden=recipe.hidden, yamnet_dim=recipe.yamnet_dim,
                           dilations=recipe.dilations, logit_scale=float(tagger.output_scale),
-                          logit_zero=float(tagger.output_zero), mel_mean=mean, mel_std=std)
+                          logit_zero=float(tagger.output_zero), mel_mean=mean, mel_std=std,
+                          prior_classes=prior)
 
 
 def batch_tensors(samples: Sequence[Sample], cfg: DetectorConfig, label_index: dict[str, int]) -> tuple:
@@ -168,6 +223,42 @@ def batch_tensors(samples: Sequence[Sample], cfg: DetectorConfig, label_index: d
         mask[i, :len(m)] = 1.0
         targets[i, :len(m)] = frame_targets(s.clip.events, len(m), label_index)
     return tuple(torch.from_numpy(a) for a in (logits, mel, index, phase, mask, targets))
+
+
+def codes_per_db(cfg: DetectorConfig) -> float:
+    """How far YAMNet's log-mel codes move for a 1 dB gain: the codes are
+    ``log(magnitude) / input_scale + input_zero``, a gain multiplies the magnitude by
+    ``10 ** (dB / 20)``."""
+    return math.log(10.0) / 20.0 / float(load_tagger().tagger.input_scale)
+
+
+def augment(tensors: tuple, cfg: DetectorConfig, recipe: DetectorRecipe, generator: torch.Generator,
+            code_step: float) -> tuple:
+    """A training batch with the recipe's augmentations, drawn from ``generator`` (only the
+    augmentations the recipe turns on draw, in a fixed order). Inputs only: the targets stay."""
+    import torch
+
+    logits, mel, index, phase, mask, targets = tensors
+    b = mel.shape[0]
+    std = torch.tensor(cfg.mel_std, dtype=torch.float32)
+    if recipe.gain_db:
+        db = (torch.rand(b, generator=generator) * 2 - 1) * recipe.gain_db
+        mel = mel + (db * code_step)[:, None, None] / std
+    if recipe.band_shift:
+        shift = torch.randint(-recipe.band_shift, recipe.band_shift + 1, (b,), generator=generator)
+        bands = torch.arange(mel.shape[-1])
+        raw = mel * std + torch.tensor(cfg.mel_mean, dtype=torch.float32)
+        src = (bands[None, :] - shift[:, None]).clamp(0, mel.shape[-1] - 1)
+        raw = torch.gather(raw, 2, src[:, None, :].expand(-1, mel.shape[1], -1))
+        mel = (raw - torch.tensor(cfg.mel_mean, dtype=torch.float32)) / std
+    if recipe.mel_dropout:
+        keep = (torch.rand(b, generator=generator) >= recipe.mel_dropout).float()
+        mel = mel * keep[:, None, None]
+    if recipe.yamnet_dropout:
+        keep = (torch.rand(b, 1, logits.shape[-1], generator=generator) >= recipe.yamnet_dropout).float()
+        logits = logits * keep
+    mel = mel * mask[..., None]
+    return logits, mel, index, phase, mask, targets
 
 
 def batches(samples: Sequence[Sample], size: int, generator: torch.Generator) -> list[list[int]]:
@@ -239,6 +330,8 @@ def fit(train: Sequence[Sample], val: Sequence[Sample], cfg: DetectorConfig, rec
         opt = torch.optim.AdamW([{"params": decay, "weight_decay": recipe.weight_decay},
                                  {"params": keep, "weight_decay": 0.0}], lr=recipe.lr)
         gen = torch.Generator().manual_seed(recipe.seed)
+        aug_gen = torch.Generator().manual_seed(recipe.seed + 1) if recipe.augments else None
+        code_step = codes_per_db(cfg) if recipe.gain_db else 0.0
         per_epoch = math.ceil(len(train) / recipe.batch_clips)
         total, step, history = per_epoch * recipe.epochs, 0, []
         progress = hooks.counter(EPOCHS_LABEL)
@@ -249,8 +342,10 @@ def fit(train: Sequence[Sample], val: Sequence[Sample], cfg: DetectorConfig, rec
             for rows in batches(train, recipe.batch_clips, gen):
                 for group in opt.param_groups:
                     group["lr"] = _lr(step, total, recipe)
-                loss = _loss(model, batch_tensors([train[i] for i in rows], cfg, label_index),
-                             recipe.overlap_weight)
+                tensors = batch_tensors([train[i] for i in rows], cfg, label_index)
+                if aug_gen is not None:
+                    tensors = augment(tensors, cfg, recipe, aug_gen, code_step)
+                loss = _loss(model, tensors, recipe.overlap_weight)
                 losses.append(finite_loss(loss, f"epoch {epoch}, step {step + 1}", recipe.lr))
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
@@ -289,7 +384,8 @@ def train_detector(data: Sequence[Path | str], out: Path | str, recipe: Detector
                                                recipe.val_share)]
     if not train:
         raise DataError(f"--data: no training clips left after the validation share {recipe.val_share}")
-    cfg = network_config(train, labels, recipe)
+    prior = prior_classes(benches, labels, recipe.prior_top_k) if recipe.prior_top_k else ()
+    cfg = network_config(train, labels, recipe, prior)
     t1 = time.perf_counter()
     state, history = fit(train, val, cfg, recipe, hooks)
     times["train_s"] = time.perf_counter() - t1
@@ -345,10 +441,10 @@ def card_text(card: dict[str, Any]) -> str:
     last = card["validation"][-1] if card["validation"] else {}
     lines = ["# Trained frame detector (reasonaudio `bench train-detector`)", "",
              f"- weights sha256: `{card['weights_sha256']}`",
-             f"- training builds: " + "; ".join(
+             "- training builds: " + "; ".join(
                  f"seed {b['seed']}, {b['counts'].get('clips', '?')} clips, bank `{b['atoms']}`, "
                  f"manifest sha256 `{b['manifest_sha256'][:16]}`" for b in builds),
-             f"- recipe: " + ", ".join(f"{k} {v}" for k, v in card["recipe"].items()),
+             "- recipe: " + ", ".join(f"{k} {v}" for k, v in card["recipe"].items()),
              f"- data: {card['data']}",
              f"- last epoch: train loss {last.get('train_loss')}, validation frame F1 "
              f"{last.get('val_frame_f1')}",

@@ -302,7 +302,9 @@ def test_bench_train_detector_defaults_are_the_recipe_defaults():
     recipe = DetectorRecipe()
     got = {name: p.default.default for name, p in inspect.signature(train_detector_cmd).parameters.items()}
     want = {name: getattr(recipe, name) for name in ("seed", "epochs", "batch_clips", "lr", "hidden",
-                                                     "overlap_weight", "val_share", "threads")}
+                                                     "overlap_weight", "val_share", "threads", "gain_db",
+                                                     "band_shift", "mel_dropout", "yamnet_dropout",
+                                                     "prior_top_k")}
     assert {k: got[k] for k in want} == want
 
 
@@ -345,3 +347,21 @@ def test_the_enrolled_figures_were_measured_with_the_default_recipe():
     assert got == want
     for fig in figures.values():
         assert "; recipe: epochs " in mod.render(fig)[0]
+
+
+def test_a_detector_with_the_zero_shot_prior_trains_loads_and_repeats(setup, tmp_path):
+    """``prior_top_k``: the model directory records each label's zero-shot classes, loads into
+    the exact detector, and the same seed gives the same bytes."""
+    from reasonaudio.detect.trained import load_detector
+    from reasonaudio.train.detector import DetectorRecipe, train_detector
+
+    root, plain = setup
+    recipe = DetectorRecipe(**{**TINY, "epochs": 2, "prior_top_k": 2})
+    first = train_detector([root / "train"], tmp_path / "a", recipe)
+    again = train_detector([root / "train"], tmp_path / "b", recipe)
+    assert first.weights_sha256 == again.weights_sha256 != plain.weights_sha256
+    det = load_detector(tmp_path / "a")
+    cfg = det.config
+    assert len(cfg.prior_classes) == len(cfg.labels) and all(1 <= len(c) <= 2 for c in cfg.prior_classes)
+    assert first.card["recipe"]["prior_top_k"] == 2
+    assert "prior_classes" not in json.loads((root / "model" / "config.json").read_text())["network"]
