@@ -27,6 +27,10 @@ class DemoSize:
     nested_queries: int
     out: Path
     what: str
+    noisy: str | None = None
+    """the acoustic condition the retrievers that listen are also ingested, evaluated and
+    detected under (docs/conditions.md); None: clean only (the quick size: about a third of its
+    time on a 2-core machine)"""
     trains_detector: bool = False
     """the job trains (or reuses, by content key) the trained detector and evaluates
     ``detected:yamnet-trained`` (reasonaudio.experiments.main_detector): minutes, so the full
@@ -42,7 +46,7 @@ DEMO_SIZES: dict[str, DemoSize] = {s.name: s for s in (
     DemoSize("quick", 600, 200, 200, 50, 100, 25, Path("data/demo"),
              "every step and table on a small sample: the README's first command"),
     DemoSize("full", 2_000, 500, 500, 100, 200, 50, Path("data/demo-full"),
-             "the size every figure in docs/ is measured on", trains_detector=True),
+             "the size every figure in docs/ is measured on", noisy="snr5", trains_detector=True),
 )}
 """size name -> record; the full one's calibration builds are ``bench build --calibration-for``'s
 default sizes (a test says so)"""
@@ -61,13 +65,13 @@ def custom_size(clips: int, queries: int, out: Path | None = None) -> DemoSize:
     """The size of ``clips`` clips and ``queries`` queries, given by numbers: named
     :data:`CUSTOM` (never a named size's label, even where its numbers are one's), calibrated by
     one rule: the :data:`CALIBRATED_AS` record's calibration builds, the first at most the
-    benchmark's size, its own at most the first's. ``out``: its folder (default: the
+    benchmark's size, its own at most the first's; that record's noisy condition. ``out``: its folder (default: the
     :data:`DEFAULT_SIZE` record's, where ``bench demo --clips N --queries M`` goes)."""
     ref = DEMO_SIZES[CALIBRATED_AS]
     cal_clips, cal_queries = min(ref.calibration_clips, clips), min(ref.calibration_queries, queries)
     return DemoSize(CUSTOM, clips, queries, cal_clips, cal_queries, min(ref.nested_clips, cal_clips),
                     min(ref.nested_queries, cal_queries), DEMO_SIZES[DEFAULT_SIZE].out if out is None else out,
-                    "a size given by numbers")
+                    "a size given by numbers", noisy=ref.noisy)
 
 
 def demo_size(name: str = DEFAULT_SIZE, clips: int | None = None, queries: int | None = None) -> DemoSize:

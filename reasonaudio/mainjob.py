@@ -1,7 +1,8 @@
 """`bench demo`: the main job, end to end, on what runs offline on a 2-core machine.
 
 build -> payload collection -> offline learned ingests -> eval of every retriever -> detect ->
-the retrievers that listen again under one noisy condition (``snr5``) -> compare -> report.
+the retrievers that listen again under one noisy condition (``snr5`` at the full size) -> compare
+-> report.
 Each step is the library function its own command calls, so the demo is the README's
 walk-through run for you. Re-running reuses what is already there (the build when its parameters
 match, collections that are complete, embeddings in the cache). Silent from Python: what happens
@@ -53,6 +54,8 @@ Stepper = Callable[[str, Callable[[], Any], Callable[[Any], str]], Any]
 
 
 SYMBOLIC = ("oracle", "bag-of-sounds", "random")
+NO_CONDITION = "none"
+"""``MainJobParams.noisy`` (``bench demo --noisy none``): clean only, whatever the size"""
 MIN_REAL_CLASSES = 150
 
 
@@ -74,9 +77,10 @@ class MainJobParams:
     detect: bool = True
     """after an ingest that ran YAMNet, detect events from its cached frames (calibrated on a
     separate build, seed + 1) and evaluate detected:yamnet beside the rest"""
-    noisy: str | None = "snr5"
+    noisy: str | None = None
     """an acoustic condition (docs/conditions.md) the retrievers that listen (the YAMNet-based
-    ones) are ingested, evaluated and detected under as well, beside the oracle; None: clean only"""
+    ones) are ingested, evaluated and detected under as well, beside the oracle; ``"none"``:
+    clean only; None: the size's choice (:attr:`DemoSize.noisy`)"""
     trained_detector: bool | None = None
     """after detection: train (or reuse, by content key) the trained detector on training builds
     of its own and evaluate detected:yamnet-trained (reasonaudio.experiments.main_detector);
@@ -86,6 +90,13 @@ class MainJobParams:
     spectrum: bool = True
     """after detection: evaluate the Qdrant-side rungs too (soft:yamnet, hybrids, fusions, BM25;
     reasonaudio.mainjob.spectrum_names) so the report prints the whole spectrum"""
+
+    @property
+    def noisy_condition(self) -> str | None:
+        """The condition the job scores the listening retrievers under too (None: clean only)."""
+        if self.noisy is None:
+            return self.size.noisy
+        return None if self.noisy == NO_CONDITION else self.noisy
 
     @property
     def trains_detector(self) -> bool:
@@ -145,7 +156,7 @@ class MainJobResult:
     not_run: dict[str, str] = field(default_factory=dict)
     runs_dir: Path | None = None
     noisy: Results | None = None
-    """the results under ``MainJobParams.noisy`` (oracle and the retrievers that listen)"""
+    """the results under ``MainJobParams.noisy_condition`` (oracle and the retrievers that listen)"""
     formulation_runs: dict[str, Any] = field(default_factory=dict)
     """``NAME@FORMULATION`` -> result, for every retriever evaluated and formulation other than
     caption (the report's robustness table reads them back from results/)"""
@@ -245,10 +256,10 @@ def _calibration_root(params: MainJobParams) -> Path:
 
 def _noisy_condition(params: MainJobParams, bench: BenchmarkView, context: EvalContext,
                      listening: list[str], detect: bool, step: Stepper) -> Results:
-    """The retrievers that listen, again under ``params.noisy``: ingest, eval (with the oracle,
-    whose payload needs no audio), and detection calibrated under the same condition."""
+    """The retrievers that listen, again under ``params.noisy_condition``: ingest, eval (with the
+    oracle, whose payload needs no audio), and detection calibrated under the same condition."""
     store, hooks = context.store, context.hooks
-    cond = parse_condition(str(params.noisy), "--noisy").name
+    cond = parse_condition(str(params.noisy_condition), "--noisy").name
     noisy = bench.with_condition(cond)
     for name in listening:
         summary = step(f"ingest {name} @{cond}",
@@ -272,7 +283,8 @@ def _noisy_condition(params: MainJobParams, bench: BenchmarkView, context: EvalC
 def run_main_job(params: MainJobParams, hooks: Hooks = SILENT) -> MainJobResult:
     """Run every step; returns the step log, the results, the report and the comparison."""
     out = MainJobResult(not_run=not_offline(), size=params.size)
-    if params.noisy is not None and parse_condition(params.noisy, "--noisy").is_clean:
+    noisy = params.noisy_condition
+    if noisy is not None and parse_condition(noisy, "--noisy").is_clean:
         raise DataError("--noisy: name a condition other than clean (e.g. snr5), or none")
     step = _stepper(out, hooks)
     bench = step("build", lambda: prepare_benchmark(params, hooks),
@@ -295,12 +307,12 @@ def run_main_job(params: MainJobParams, hooks: Hooks = SILENT) -> MainJobResult:
         if params.detect and any(ran_yamnet(n) for n in learned_ok):
             _detect_and_spectrum(params, bench, context, learned_ok, step, out)
         listening = [n for n in learned_ok if ran_yamnet(n)]
-        if params.noisy and listening:
+        if noisy and listening:
             try:
                 out.noisy = _noisy_condition(params, bench, context, listening,
                                              out.detection is not None, step)
             except ReasonAudioError as exc:  # e.g. no bed the tagger check accepts for this bank
-                hooks.warn(f"skipped the {params.noisy} condition: {exc}")
+                hooks.warn(f"skipped the {noisy} condition: {exc}")
     _report_and_compare(params, bench, learned_ok, step, out)
     return out
 

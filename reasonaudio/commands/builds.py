@@ -169,8 +169,10 @@ def demo(
                                                 help="Learned retrievers to ingest and evaluate "
                                                 "(default: every one whose weights ship offline)."),
     backend: Optional[str] = BackendOpt,
-    noisy: str = typer.Option("snr5", "--noisy", help="Acoustic condition the retrievers that "
-                              "listen are also scored under (docs/conditions.md); none: clean only."),
+    noisy: Optional[str] = typer.Option(None, "--noisy", help="Acoustic condition the retrievers "
+                                        "that listen are also scored under (docs/conditions.md); "
+                                        "none: clean only. Default: snr5 with --full or a custom "
+                                        "size, none at the quick size."),
     trained_detector: Optional[bool] = typer.Option(
         None, "--trained-detector/--no-trained-detector",
         help="Train (or reuse, by content key) a detector on training builds of its own and "
@@ -186,7 +188,7 @@ def demo(
     params = MainJobParams.sized("full" if full else "quick", out=out, n_clips=clips,
                                  n_queries=queries, atoms=atoms, seed=seed,
                                  learned=tuple(learned) if learned else None, backend=backend,
-                                 noisy=None if noisy == "none" else noisy,
+                                 noisy=noisy,
                                  trained_detector=trained_detector)
     with printing_hooks(console, verbose) as hooks:
         result = run_main_job(params, hooks)

@@ -115,6 +115,7 @@ def where_the_rest_is(result: MainJobResult, verbose: bool) -> list[str]:
         full = DEMO_SIZES["full"]
         lines.append(f"this is the quick size ({size.describe()}); `bench demo --full` "
                      f"runs the size the docs' figures are measured on ({full.describe()}), "
+                     f"scores the retrievers that listen under {full.noisy} too (docs/conditions.md), "
                      "and adds detected:yamnet-trained, a detector trained on the testbed's own "
                      "strong labels (docs/trained-detector.md)")
     elif size is not None and size.name == CUSTOM:

@@ -31,7 +31,7 @@ def _params(out, **kw):
 
     plan = DetectorPlan(clips=50, queries=10, recipe=DetectorRecipe(**TINY_RECIPE))
     return MainJobParams(out=out, size=custom_size(40, 10, out), atoms="synthetic",
-                         learned=("two-stage:yamnet-caption+minilm",), noisy=None, spectrum=False,
+                         learned=("two-stage:yamnet-caption+minilm",), noisy="none", spectrum=False,
                          trained_detector=True, detector_plan=plan, **kw)
 
 

@@ -105,6 +105,7 @@ def test_demo_detects_after_the_yamnet_ingest(tmp_path):
     own = json.loads((out / "calibration-calibration" / "manifest.json").read_text())
     assert own["seed"] == 2 and own["counts"]["clips"] == 40
     assert "build calibration" in r.output
+    assert "two-stage:yamnet-caption+minilm @snr5" in r.output  # a custom size's noisy step runs
     assert "perception" in r.output and "detected events" in r.output
     assert (out / "bench" / "results" / "detect-yamnet-zero-shot.json").is_file()
     # the Qdrant-side rungs (issue 23): soft, BM25, hybrid and fusions, and the spectrum table
@@ -131,7 +132,8 @@ def test_the_report_step_counts_the_files_it_wrote_by_kind(tmp_path):
 def test_the_demo_sizes_reach_the_main_job(monkeypatch):
     """`bench demo` runs the quick size into data/demo, `--full` the docs' size into
     data/demo-full (its calibration builds those `bench build --calibration-for` makes);
-    --clips, --queries and --out override; --noisy none is the clean-only job."""
+    --clips, --queries and --out override; the quick size is clean only, the full and custom
+    ones add snr5, and --noisy none is the clean-only job at any size."""
     from reasonaudio.generator import calibration
 
     seen = []
@@ -142,18 +144,20 @@ def test_the_demo_sizes_reach_the_main_job(monkeypatch):
         assert r.exit_code == 0, r.output
     quick, full, given = seen
     assert (str(quick.out), quick.n_clips, quick.n_queries) == ("data/demo", 600, 200)
-    assert quick.noisy == "snr5" and quick.size.calibration_clips < full.size.calibration_clips
+    assert quick.noisy_condition is None and full.noisy_condition == "snr5"
+    assert quick.size.calibration_clips < full.size.calibration_clips
     assert (str(full.out), full.n_clips, full.n_queries) == ("data/demo-full", 2000, 500)
     assert (full.size.calibration_clips, full.size.calibration_queries) == (calibration.CLIPS, calibration.QUERIES)
     assert (full.size.nested_clips, full.size.nested_queries) == (calibration.NESTED_CLIPS,
                                                                   calibration.NESTED_QUERIES)
-    assert (str(given.out), given.n_clips, given.n_queries, given.noisy) == ("x", 900, 500, None)
-    assert given.size.name == "custom"
+    assert (str(given.out), given.n_clips, given.n_queries, given.noisy_condition) == ("x", 900, 500, None)
+    assert given.size.name == "custom" and given.size.noisy == "snr5"
     from reasonaudio.demo_sizes import DEMO_SIZES
     from reasonaudio.views.mainjob import where_the_rest_is
 
     said = "\n".join(where_the_rest_is(mainjob.MainJobResult(size=DEMO_SIZES["quick"]), verbose=False))
     assert "`bench demo --full` runs the size the docs' figures are measured on (2,000 clips" in said
+    assert "under snr5 too" in said
     full_said = "\n".join(where_the_rest_is(mainjob.MainJobResult(size=DEMO_SIZES["full"]), verbose=False))
     assert "--full" not in full_said and "custom" not in full_said
 
