@@ -61,6 +61,9 @@ class FramePipeline(Pipeline):
     def identity(self) -> dict[str, Any]:
         return self.tagger.identity()
 
+    def with_caches(self, cache_enabled: bool, cache_dir: Path | None) -> "FramePipeline":
+        return FramePipeline(self.tagger, cache_enabled, cache_dir)
+
     def known_rows(self, clip: Clip) -> np.ndarray | None:
         """The clip's rows when the index knows its hash and the cache has them (no render)."""
         assert self.audio_index is not None

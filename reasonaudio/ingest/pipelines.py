@@ -172,6 +172,12 @@ class Pipeline:
         for cache in self.caches:
             cache.close()
 
+    def with_caches(self, cache_enabled: bool, cache_dir: Path | None) -> "Pipeline":
+        """The same loaded models over other caches (a Ray actor kept for the next job of its
+        model: :mod:`reasonaudio.ingest.ray_pool`); no renderer attached. This pipeline's caches
+        are left open (close them)."""
+        raise NotImplementedError
+
     @property
     def needs_audio(self) -> bool:
         return True
@@ -221,6 +227,9 @@ class AudioPipeline(Pipeline):
 
     def identity(self) -> dict[str, Any]:
         return self.embedder.identity()
+
+    def with_caches(self, cache_enabled: bool, cache_dir: Path | None) -> "AudioPipeline":
+        return AudioPipeline(self.embedder, cache_enabled, cache_dir)
 
     def vectors(self, clips: Sequence[Clip], done: Callable[[str], None]) -> dict[str, tuple[np.ndarray, dict[str, Any]]]:
         out: dict[str, tuple[np.ndarray, dict[str, Any]]] = {}
@@ -287,6 +296,9 @@ class TwoStagePipeline(Pipeline):
     def identity(self) -> dict[str, Any]:
         return {"pipeline": self.name, "captioner": self.captioner.identity(),
                 "embedder": self.embedder.identity()}
+
+    def with_caches(self, cache_enabled: bool, cache_dir: Path | None) -> "TwoStagePipeline":
+        return TwoStagePipeline(self.captioner, self.embedder, cache_enabled, cache_dir)
 
     def captions(self, clips: Sequence[Clip]) -> dict[str, str]:
         if not self.captioner.needs_audio:

@@ -358,14 +358,22 @@ class _PoolActor:
     def __init__(self, **model: Any) -> None:
         self.model_args = model
         self.pipe: Any = None
+        self.caches: dict[str, Any] | None = None
+        """the caches the pipe writes: a job's ``caches`` (``cache``, ``cache_dir``), not part of
+        the pool's key, so a job with other caches reuses the loaded model"""
         self.job: dict[str, Any] | None = None
         self.startup: dict[str, Any] | None = None
         self._stack = contextlib.ExitStack()
         self._job_stack = contextlib.ExitStack()
 
     def _open(self) -> tuple[Any, dict[str, Any]]:
-        """This actor's model (a pipeline) and its identity."""
+        """This actor's model (a pipeline over the caches of :attr:`caches`) and its identity."""
         raise NotImplementedError
+
+    def _reopened(self, pipe: Any, caches: dict[str, Any]) -> Any:
+        """``pipe``'s loaded model over the caches a later job names (``cache``, ``cache_dir``)."""
+        cache_dir = caches["cache_dir"]
+        return pipe.with_caches(caches["cache"], Path(cache_dir) if cache_dir else None)
 
     def _configure(self, job: dict[str, Any]) -> None:
         """Make this actor serve ``job`` (root, condition, bank_spec, sample_rate, retries, and
@@ -374,11 +382,16 @@ class _PoolActor:
         already loaded by an earlier job)."""
         t0, started = time.perf_counter(), time.time()
         reused = self.pipe is not None
+        caches = job["caches"]
         if not reused:
             self._stack.enter_context(blas_single_thread())
+            self.caches = caches
             self.pipe, identity = self._open()
-            self._stack.callback(self.pipe.close)
+            self._stack.callback(lambda: self.pipe.close())  # whichever pipe serves last
             self.identity = _identity_digest(identity)
+        elif caches != self.caches:  # the loaded model over this job's caches
+            self.pipe.close()
+            self.pipe, self.caches = self._reopened(self.pipe, caches), caches
         self._job_stack.close()
         self._job_stack = contextlib.ExitStack()
         root, condition, bank_spec = job["root"], job["condition"], job["bank_spec"]
@@ -468,11 +481,15 @@ class _PoolActor:
 
 class EmbedActor(_PoolActor):
     """One model copy of an ingest: a rendered batch -> vectors, captions, failures. Model
-    arguments: ``pipeline_args`` (:func:`open_pipeline`'s) and ``pipeline_factory``; a job adds
-    ``collection`` and ``server_url``."""
+    arguments: ``pipeline_args`` (:func:`open_pipeline`'s but its caches) and ``pipeline_factory``
+    (called with the caches too); a job adds ``caches``, ``collection`` and ``server_url``."""
 
     def _open(self) -> tuple[Any, dict[str, Any]]:
-        pipe = (self.model_args.get("pipeline_factory") or open_pipeline)(**self.model_args["pipeline_args"])
+        assert self.caches is not None
+        cache_dir = self.caches["cache_dir"]
+        pipe = (self.model_args.get("pipeline_factory") or open_pipeline)(
+            **self.model_args["pipeline_args"], cache=self.caches["cache"],
+            cache_dir=Path(cache_dir) if cache_dir else None)
         return pipe, pipe.identity()
 
     def _job_opened(self, job: dict[str, Any]) -> None:
@@ -516,17 +533,18 @@ def registry_tagger(name: str) -> FrameTagger:
 class FrameActor(_PoolActor):
     """One tagger copy of ``bench detect``'s frame pass: a rendered batch -> each clip's frame
     rows (uint8, cached by audio hash as :func:`reasonaudio.ingest.frame_rows.frame_rows`
-    caches them), failures. Model arguments: ``tagger_name``, ``tagger_factory``, ``cache``,
-    ``cache_dir``."""
+    caches them), failures. Model arguments: ``tagger_name``, ``tagger_factory``; a job's
+    ``caches``: ``cache``, ``cache_dir``."""
 
     def _open(self) -> tuple[Any, dict[str, Any]]:
         from reasonaudio.ingest.frame_rows import FramePipeline, FrameStats
 
         args = self.model_args
+        assert self.caches is not None
         self.tagger = (args.get("tagger_factory") or registry_tagger)(args["tagger_name"])
         self.stats = FrameStats()
-        cache_dir = args["cache_dir"]
-        return (FramePipeline(self.tagger, args["cache"], Path(cache_dir) if cache_dir else None),
+        cache_dir = self.caches["cache_dir"]
+        return (FramePipeline(self.tagger, self.caches["cache"], Path(cache_dir) if cache_dir else None),
                 self.tagger.identity())
 
     def _compute(self, clips: list[Clip]) -> dict[str, Any]:
@@ -652,9 +670,12 @@ class RayEngine:
             todo = [cid for cid in by_id if cid not in present]
             state["remaining"] = set(todo)
             stack.enter_context(self._session())
-            model = dict(pipeline_args=pipeline_args, pipeline_factory=self.pipeline_factory)
+            args = dict(pipeline_args)
+            caches = dict(cache=args.pop("cache"), cache_dir=_path_text(args.pop("cache_dir")))
+            model = dict(pipeline_args=args, pipeline_factory=self.pipeline_factory)
             job = dict(root=root, condition=condition, bank_spec=bank_spec, sample_rate=_sample_rate(pipe),
-                       retries=self.options.retries, collection=collection, server_url=self.server_url)
+                       caches=caches, retries=self.options.retries, collection=collection,
+                       server_url=self.server_url)
             return self._job(todo, EmbedActor, model, job)
 
         def make(ids: Sequence[str]) -> list[PointIn]:
@@ -747,9 +768,9 @@ class RayEngine:
         if misses:
             root, condition = str(Path(bench.root).resolve()), bench.condition.name
             want = _identity_digest(tagger.identity())
-            model = dict(tagger_name=tagger.name, tagger_factory=self.tagger_factory, cache=cache,
-                         cache_dir=str(cache_dir) if cache_dir else None)
+            model = dict(tagger_name=tagger.name, tagger_factory=self.tagger_factory)
             job = dict(root=root, condition=condition, bank_spec=None,
+                       caches=dict(cache=cache, cache_dir=_path_text(cache_dir)),
                        sample_rate=int(tagger.sample_rate), retries=self.options.retries)
             with self._session(), contextlib.ExitStack() as stop:
                 rows_iter = self._job(misses, FrameActor, model, job)
@@ -823,6 +844,11 @@ class RayEngine:
         render_kwargs = dict(root=job["root"], condition=job["condition"], bank_spec=job["bank_spec"],
                              sample_rate=sample_rate, job=f"{os.getpid()}-{self._job_wall0!r}")
         return _rows(run_blocks(ray, actors, job, blocks, render, render_kwargs))
+
+
+def _path_text(path: Path | str | None) -> str | None:
+    """A cache folder as a job carries it (a string, or None: the default cache)."""
+    return str(path) if path else None
 
 
 def _rows(batches: Iterable[Mapping[str, Sequence[Any]]]) -> Generator[dict[str, Any], None, None]:

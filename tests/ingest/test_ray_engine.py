@@ -291,20 +291,24 @@ def test_the_driver_describes_the_model_and_an_actor_with_other_weights_is_refus
 def test_a_second_job_of_the_same_model_reuses_the_pool_on_another_benchmark(
         local_ray, tiny_bench_dir, small_bench_dir, tmp_path):
     """Issue 54: the actors (and the model each loaded) outlive a job; the next job of the same
-    model and layout in this process runs on them, configured for its own benchmark, and gives
-    the local engine's bits. Another layout gets a pool of its own."""
+    model and layout in this process runs on them, configured for its own benchmark and caches,
+    and gives the local engine's bits and cache rows. Another layout gets a pool of its own."""
+    from reasonaudio.ingest.ray_pool import drop_pool
+
+    drop_pool(local_ray)  # whatever an earlier test left
     model, name = "two-stage:oracle-caption+minilm", "reasonaudio-two-stage-oracle-caption-minilm"
     first, second = _ray_engine(), _ray_engine()
     _ingest(copy_bench(tiny_bench_dir, tmp_path / "a"), model, tmp_path / "cache", engine=first, limit=8)
     other = copy_bench(small_bench_dir, tmp_path / "b")
-    got = _ingest(other, model, tmp_path / "cache", engine=second, limit=8)
-    assert got.upserted == 8
+    got = _ingest(other, model, tmp_path / "cache-b", engine=second, limit=8)
+    assert got.upserted == got.embedded == 8
     assert [a["reused"] for a in first.startup["actors"]] == [False, False]
     assert [a["reused"] for a in second.startup["actors"]] == [True, True]
     assert sorted(a["pid"] for a in second.startup["actors"]) == sorted(a["pid"] for a in first.startup["actors"])
     local = copy_bench(small_bench_dir, tmp_path / "local")
     _ingest(local, model, tmp_path / "cache-local", limit=8)
     _assert_same_collection(other, local, name, 8)
+    assert cache_rows(tmp_path / "cache-b") == cache_rows(tmp_path / "cache-local")  # its own caches
     third = _ray_engine(options={**POOL, "workers": 1})
     _ingest(copy_bench(tiny_bench_dir, tmp_path / "c"), model, tmp_path / "cache", engine=third, limit=8)
     assert [a["reused"] for a in third.startup["actors"]] == [False]
