@@ -126,7 +126,7 @@ def keep_inside(fig: Figure, legend: Legend, ncol: int) -> None:
     for _ in range(FIT_ROUNDS):
         with warnings.catch_warnings():  # a first layout may have no room for the axes yet
             warnings.filterwarnings("ignore", "constrained_layout not applied")
-            fig.canvas.draw()
+            fig.draw_without_rendering()  # the layout and every extent, no pixels
         box, fig_box = legend.get_window_extent(), fig.bbox
         w, h = fig.get_size_inches()
         if box.width > fig_box.width and ncol > 1:
