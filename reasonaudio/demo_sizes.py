@@ -65,8 +65,9 @@ def custom_size(clips: int, queries: int, out: Path | None = None) -> DemoSize:
     """The size of ``clips`` clips and ``queries`` queries, given by numbers: named
     :data:`CUSTOM` (never a named size's label, even where its numbers are one's), calibrated by
     one rule: the :data:`CALIBRATED_AS` record's calibration builds, the first at most the
-    benchmark's size, its own at most the first's; that record's noisy condition. ``out``: its folder (default: the
-    :data:`DEFAULT_SIZE` record's, where ``bench demo --clips N --queries M`` goes)."""
+    benchmark's size, its own at most the first's; that record's noisy condition. ``out``: its
+    folder (default: the :data:`DEFAULT_SIZE` record's, where ``bench demo --clips N --queries M``
+    goes)."""
     ref = DEMO_SIZES[CALIBRATED_AS]
     cal_clips, cal_queries = min(ref.calibration_clips, clips), min(ref.calibration_queries, queries)
     return DemoSize(CUSTOM, clips, queries, cal_clips, cal_queries, min(ref.nested_clips, cal_clips),

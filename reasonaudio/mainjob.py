@@ -254,12 +254,11 @@ def _calibration_root(params: MainJobParams) -> Path:
     return params.out / "calibration"
 
 
-def _noisy_condition(params: MainJobParams, bench: BenchmarkView, context: EvalContext,
+def _noisy_condition(params: MainJobParams, cond: str, bench: BenchmarkView, context: EvalContext,
                      listening: list[str], detect: bool, step: Stepper) -> Results:
-    """The retrievers that listen, again under ``params.noisy_condition``: ingest, eval (with the
+    """The retrievers that listen, again under the condition ``cond``: ingest, eval (with the
     oracle, whose payload needs no audio), and detection calibrated under the same condition."""
     store, hooks = context.store, context.hooks
-    cond = parse_condition(str(params.noisy_condition), "--noisy").name
     noisy = bench.with_condition(cond)
     for name in listening:
         summary = step(f"ingest {name} @{cond}",
@@ -284,8 +283,11 @@ def run_main_job(params: MainJobParams, hooks: Hooks = SILENT) -> MainJobResult:
     """Run every step; returns the step log, the results, the report and the comparison."""
     out = MainJobResult(not_run=not_offline(), size=params.size)
     noisy = params.noisy_condition
-    if noisy is not None and parse_condition(noisy, "--noisy").is_clean:
-        raise DataError("--noisy: name a condition other than clean (e.g. snr5), or none")
+    if noisy is not None:
+        condition = parse_condition(noisy, "--noisy")
+        if condition.is_clean:
+            raise DataError("--noisy: name a condition other than clean (e.g. snr5), or none")
+        noisy = condition.name
     step = _stepper(out, hooks)
     bench = step("build", lambda: prepare_benchmark(params, hooks),
                  lambda b: f"{len(b.clips)} clips, {len(b.queries)} queries, "
@@ -309,7 +311,7 @@ def run_main_job(params: MainJobParams, hooks: Hooks = SILENT) -> MainJobResult:
         listening = [n for n in learned_ok if ran_yamnet(n)]
         if noisy and listening:
             try:
-                out.noisy = _noisy_condition(params, bench, context, listening,
+                out.noisy = _noisy_condition(params, noisy, bench, context, listening,
                                              out.detection is not None, step)
             except ReasonAudioError as exc:  # e.g. no bed the tagger check accepts for this bank
                 hooks.warn(f"skipped the {noisy} condition: {exc}")

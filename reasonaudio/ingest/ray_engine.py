@@ -370,10 +370,11 @@ class _PoolActor:
         """This actor's model (a pipeline over the caches of :attr:`caches`) and its identity."""
         raise NotImplementedError
 
-    def _reopened(self, pipe: Any, caches: dict[str, Any]) -> Any:
-        """``pipe``'s loaded model over the caches a later job names (``cache``, ``cache_dir``)."""
-        cache_dir = caches["cache_dir"]
-        return pipe.with_caches(caches["cache"], Path(cache_dir) if cache_dir else None)
+    def _cache_args(self) -> tuple[bool, Path | None]:
+        """(cache enabled, cache folder) of :attr:`caches`, as a pipeline takes them."""
+        assert self.caches is not None
+        folder = self.caches["cache_dir"]
+        return bool(self.caches["cache"]), Path(folder) if folder else None
 
     def _configure(self, job: dict[str, Any]) -> None:
         """Make this actor serve ``job`` (root, condition, bank_spec, sample_rate, retries, and
@@ -391,7 +392,8 @@ class _PoolActor:
             self.identity = _identity_digest(identity)
         elif caches != self.caches:  # the loaded model over this job's caches
             self.pipe.close()
-            self.pipe, self.caches = self._reopened(self.pipe, caches), caches
+            self.caches = caches
+            self.pipe = self.pipe.with_caches(*self._cache_args())
         self._job_stack.close()
         self._job_stack = contextlib.ExitStack()
         root, condition, bank_spec = job["root"], job["condition"], job["bank_spec"]
@@ -485,11 +487,9 @@ class EmbedActor(_PoolActor):
     (called with the caches too); a job adds ``caches``, ``collection`` and ``server_url``."""
 
     def _open(self) -> tuple[Any, dict[str, Any]]:
-        assert self.caches is not None
-        cache_dir = self.caches["cache_dir"]
+        cache, cache_dir = self._cache_args()
         pipe = (self.model_args.get("pipeline_factory") or open_pipeline)(
-            **self.model_args["pipeline_args"], cache=self.caches["cache"],
-            cache_dir=Path(cache_dir) if cache_dir else None)
+            **self.model_args["pipeline_args"], cache=cache, cache_dir=cache_dir)
         return pipe, pipe.identity()
 
     def _job_opened(self, job: dict[str, Any]) -> None:
@@ -540,12 +540,9 @@ class FrameActor(_PoolActor):
         from reasonaudio.ingest.frame_rows import FramePipeline, FrameStats
 
         args = self.model_args
-        assert self.caches is not None
         self.tagger = (args.get("tagger_factory") or registry_tagger)(args["tagger_name"])
         self.stats = FrameStats()
-        cache_dir = self.caches["cache_dir"]
-        return (FramePipeline(self.tagger, self.caches["cache"], Path(cache_dir) if cache_dir else None),
-                self.tagger.identity())
+        return FramePipeline(self.tagger, *self._cache_args()), self.tagger.identity()
 
     def _compute(self, clips: list[Clip]) -> dict[str, Any]:
         out: dict[str, np.ndarray] = {}

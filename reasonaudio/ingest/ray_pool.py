@@ -4,9 +4,8 @@ One pool of actors is kept per Ray (the one this process started or joined) and 
 later job of the same model and layout in the process: a second ingest or frame pass of that
 model pays neither actor start-up nor model load (issue 54), whichever benchmark, condition or
 caches it names (the caches are a job's, not the model's: an actor reopens its loaded model
-over them). A job of another model, or of the
-same model laid out otherwise, replaces the pool (its actors are ended first, so the new pool
-always finds the CPUs and GPUs the old one held). A pool dies with its Ray: after a shutdown, or
+over them). A job of another model, or of the same model laid out otherwise, replaces the pool
+(its actors are ended first, so the new pool always finds the CPUs and GPUs the old one held). A pool dies with its Ray: after a shutdown, or
 on another Ray, a job starts a new one.
 
 A job cuts its clips into blocks (:meth:`RayOptions.blocks_for`); each block is rendered by a

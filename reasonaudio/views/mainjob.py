@@ -126,7 +126,7 @@ def where_the_rest_is(result: MainJobResult, verbose: bool) -> list[str]:
     if result.runs_dir is not None:
         data = result.runs_dir.parent
         if not verbose:
-            tables = "spectrum, detection, robustness" + (", conditions" if result.noisy is not None else "")
+            tables = "spectrum, detection, robustness" + ("" if result.noisy is None else ", conditions")
             lines.append(f"every table ({tables}): "
                          f"bench report --data {data}, or bench demo --verbose")
         lines.append(f"explore queries, hits and failures in a browser: bench serve --data {data}")
