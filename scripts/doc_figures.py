@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
     from reasonaudio.dataset.view import BenchmarkView
+    from reasonaudio.evaluation.by_example import ByExample
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -594,7 +595,36 @@ def block_by_example(ctx: "Context") -> list[str]:
                            ("Acc@1 loss", lambda t: -t.delta("acc@1"))):
             lines.append(f"| {label} | " + " | ".join(
                 "-" if c not in cells else f3(get(cells[c])) for c in BY_EXAMPLE_COLUMNS) + " |")
-    return lines
+    return lines + perceivers_table(table)
+
+
+PERCEIVERS = (("tagger-label", "the tagger (zero-shot YAMNet)"),
+              ("detector-label", "the trained detector"))
+"""the readings whose labels a perceiver chose, and what each row of the refusal table calls it"""
+
+
+def perceivers_table(table: "ByExample") -> list[str]:
+    """Each perceiver's reading of the examples, from the first retriever that read them so (every
+    retriever of a reading hears the same labels): the share of the interleaved queries with an
+    example it refuses (nothing heard, a tie), and with one it refuses or labels wrong."""
+    lines: list[str] = []
+    for reading, who in PERCEIVERS:
+        row = next((r for r in table.rows if r.reading == reading), None)
+        if row is None:
+            continue
+        cells = {t.task: t for t in row.tasks}
+        for label, get in ((f"{who}: refused", lambda t: t.refused),
+                           (f"{who}: refused or labelled wrong", lambda t: t.tagger_error)):
+            lines.append(f"| {label} | `{row.name}` | " + " | ".join(
+                "-" if c not in cells or get(cells[c]) is None else f3(get(cells[c]))
+                for c in BY_EXAMPLE_COLUMNS) + " |")
+    if not lines:
+        return []
+    return ["", "How each perceiver reads the examples: the share of the interleaved queries with an "
+            "example it refuses (hears nothing, or ties between labels) or labels wrong, as recorded "
+            "by the retriever named:", "",
+            "| perceiver | as read by | " + " | ".join(BY_EXAMPLE_COLUMNS) + " |",
+            "|---|---|" + "---|" * len(BY_EXAMPLE_COLUMNS), *lines]
 
 
 BLOCKS: dict[str, Callable[[Context], list[str]]] = {

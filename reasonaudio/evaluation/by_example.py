@@ -6,8 +6,9 @@
 formulations' ``@`` grammar). :func:`by_example` then pairs, per retriever and task, its named
 result and its by-example result over the same query ids, with the change and the paired
 randomization test of :mod:`reasonaudio.evaluation.robustness` (the same cell code). For a retriever
-that reads examples by the tagger (``oracle-perceived``) the row also carries the tagger's error
-on those queries' examples, from the labels its result recorded; for a filter (a retriever
+that reads examples by a perceiver (the tagger: ``oracle-perceived``; a trained detector:
+``detected:yamnet-trained``) the row also carries the perceiver's error on those queries'
+examples and the share it refused, from the labels its result recorded; for a filter (a retriever
 answering every named query with exactly its relevant set: the oracle, ``oracle-perceived``) the
 share answered exactly both ways, from the saved run files. The perceived-example oracle's loss
 in that share *is* the tagger's error: a misheard example changes the logic, hence the set
@@ -83,11 +84,14 @@ class TaskPair:
     by_example: dict[str, float]
     p_values: dict[str, float]
     tagger_error: float | None = None
-    """share of these queries with an example the tagger mislabels (tagger readers only)"""
+    """share of these queries with an example the perceiver mislabels or refuses (perceiving
+    readers only: ``tagger-label``, ``detector-label``)"""
     exact: tuple[float, float] | None = None
     """(named, by example): share of these queries answered exactly, the retriever's answer (its
     run) being the relevant set; only for a retriever that answers every named query so (a
     filter: the oracle, ``oracle-perceived``), whose loss in it is then the tagger's error"""
+    refused: float | None = None
+    """share of these queries with an example the perceiver refuses (hears nothing, or a tie)"""
 
     def delta(self, metric: str) -> float:
         return self.by_example[metric] - self.named[metric]
@@ -99,7 +103,7 @@ class TaskPair:
     def to_json(self) -> dict[str, Any]:
         return {"task": self.task, "n": self.n, "named": self.named, "by_example": self.by_example,
                 "delta": {m: self.delta(m) for m in self.named}, "p_values": self.p_values,
-                "tagger_error": self.tagger_error,
+                "tagger_error": self.tagger_error, "refused": self.refused,
                 "exact": None if self.exact is None else {"named": self.exact[0],
                                                           "by_example": self.exact[1],
                                                           "loss": self.exact_loss}}
@@ -131,14 +135,24 @@ def _subset(result: RetrieverResult, qids: set[str]) -> RetrieverResult:
                    task_of={q: t for q, t in result.task_of.items() if q in qids})
 
 
-def tagger_errors(bench: BenchmarkView, result: RetrieverResult) -> dict[str, bool] | None:
-    """query id -> whether the tagger mislabelled one of its examples, from the labels the
-    result recorded (None when it read examples otherwise)."""
+REFUSED = "(refused)"
+"""what a perceiving reader records (``describe.heard``) for an example it refused"""
+
+
+def tagger_errors(bench: BenchmarkView, result: RetrieverResult, refused_only: bool = False
+                  ) -> dict[str, bool] | None:
+    """query id -> whether the perceiver mislabelled or refused one of its examples (only
+    refused: ``refused_only``), from the labels the result recorded (None when it read examples
+    otherwise)."""
     heard = (result.describe or {}).get("heard")
     if not isinstance(heard, dict):
         return None
     truth = examples(bench.files)
-    return {qid: any(heard.get(e) != truth[e].label for e in row.examples)
+
+    def wrong(e: str) -> bool:
+        return heard.get(e) == REFUSED if refused_only else heard.get(e) != truth[e].label
+
+    return {qid: any(wrong(e) for e in row.examples)
             for qid, row in interleaved_rows(bench.files).items()}
 
 
@@ -180,6 +194,7 @@ def by_example(bench: BenchmarkView, names: Sequence[str] | None = None) -> ByEx
         if named is None or (names is not None and name not in names):
             continue
         errors = tagger_errors(bench, inter)
+        refusals = tagger_errors(bench, inter, refused_only=True)
         exact_named = answered_exactly(bench, named.name)
         exact_inter = answered_exactly(bench, key)
         tasks = list(dict.fromkeys(inter.task_of.values()))
@@ -193,9 +208,10 @@ def by_example(bench: BenchmarkView, names: Sequence[str] | None = None) -> ByEx
             if not qids:
                 continue
             cell = paired_cell(_subset(named, qids), _subset(inter, qids))
-            err = None if errors is None else sum(errors.get(q, False) for q in qids) / max(len(qids), 1)
+            err, ref = (None if found_ is None else sum(found_.get(q, False) for q in qids) / len(qids)
+                        for found_ in (errors, refusals))
             pairs.append(TaskPair(task, cell.n, cell.caption, cell.values, cell.p_values, err,
-                                  _exact_shares(exact_named, exact_inter, qids)))
+                                  _exact_shares(exact_named, exact_inter, qids), ref))
         rows.append(RetrieverPairs(name, str((inter.describe or {}).get("examples", "")), pairs))
     rows.sort(key=lambda r: (r.name != "oracle", r.name != "oracle-perceived", r.name))
     return ByExample(rows, sum(e.same_recording for e in found.values()), len(found))

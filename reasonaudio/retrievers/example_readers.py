@@ -12,6 +12,9 @@ by the member: ``example_reading`` in ``retrievers/two_stage.py`` and ``retrieve
   perception tagger's label for the example audio (:mod:`reasonaudio.detect.perceive_examples`),
   so ``oracle-perceived`` is perfect logic over perceived examples; an example the tagger hears
   nothing in is refused (the query scores 0);
+- ``detector-label`` (``detected:yamnet-trained``, ``soft:yamnet-trained``): the same, with the
+  label the retriever's own trained detector hears best (the model its collection records), so
+  clips and examples are heard by one detector;
 - ``as-written`` (``random``): the text as it is (the seed follows the text);
 - ``oracle-caption`` (``two-stage:oracle-caption+…``, BM25 too): the placeholder becomes the
   example's ground-truth caption (its true label, as the captioner writes labels);
@@ -75,9 +78,11 @@ from reasonaudio.retrievers.vector import VectorRetriever
 from reasonaudio.store.collections import fetch_vectors
 
 if TYPE_CHECKING:
-    from reasonaudio.detect.perceive_examples import ExamplePerceiver, Heard
+    from reasonaudio.detect.perceive_examples import DetectorPerceiver, ExamplePerceiver, Heard
     from reasonaudio.models.captioners import Captioner
 
+PERCEIVED_READINGS = ("tagger-label", "detector-label")
+"""the readings whose labels a perceiver chose (recorded as ``heard`` in ``describe``)"""
 AUDIO_WORDS = "this sound"
 """what an audio+text reader's text tower reads in a placeholder's place"""
 
@@ -101,6 +106,8 @@ class ExampleSet:
         self._perceiver = perceiver
         self._audio: dict[str, tuple[np.ndarray, int]] = {}
         self._heard: dict[str, Heard] = {}
+        self._detectors: dict[str, DetectorPerceiver] = {}
+        self._detected: dict[tuple[str, str], Heard] = {}
         self.notes: list[str] = []
 
     @classmethod
@@ -216,6 +223,41 @@ class ExampleSet:
         """The tagger's label of every example (silence or a tie is a refusal)."""
         return {name: heard_label(self.heard(name)) for name in self.given}
 
+    def detector_heard(self) -> dict[str, Heard]:
+        """example -> what a trained detector heard in it, for the examples one has read."""
+        return {name: heard for (_, name), heard in self._detected.items()}
+
+    def detector(self, record: Mapping[str, Any]) -> DetectorPerceiver:
+        """The trained detector a detected collection records (its label map's ``model`` and
+        ``weights_sha256``), loaded once; refused in one line when the model is gone or its
+        weights are not the recorded ones."""
+        from reasonaudio.detect.perceive_examples import DetectorPerceiver
+        from reasonaudio.detect.trained import trained_map
+
+        path, sha = str(record.get("model") or ""), str(record.get("weights_sha256") or "")
+        if not path or not sha:
+            raise DataError("the detected collection records no trained model (label_map.model and "
+                            "weights_sha256); rerun `bench detect --mode trained --model-path DIR`")
+        if sha not in self._detectors:
+            tmap = trained_map(path, self.bench.labels)
+            if tmap.detector.weights_sha256 != sha:
+                raise DataError(f"the trained detector at {path}: its weights (sha256 "
+                                f"{tmap.detector.weights_sha256[:12]}) are not the ones the detected "
+                                f"collection was made with ({sha[:12]}); rerun `bench detect "
+                                "--mode trained` with this model")
+            self._detectors[sha] = DetectorPerceiver(tmap)
+        return self._detectors[sha]
+
+    def detector_labels(self, record: Mapping[str, Any]) -> dict[str, ExampleLabel]:
+        """The label the trained detector ``record`` names hears best in every example (nothing
+        heard or a tie is a refusal)."""
+        perceiver = self.detector(record)
+        key = perceiver.map.detector.weights_sha256
+        for name in self.given:
+            if (key, name) not in self._detected:
+                self._detected[key, name] = perceiver.hear(*self.audio(name))
+        return {name: heard_label(self._detected[key, name]) for name in self.given}
+
 
 class ExampleReader(Retriever):
     """A retriever asked interleaved queries through one :class:`Reading`: texts with a
@@ -265,7 +307,7 @@ class ExampleReader(Retriever):
 
     def describe(self) -> dict[str, Any]:
         out = {**self.inner.describe(), "examples": self.reading.name}
-        if self.labels is not None and self.reading.name == "tagger-label":
+        if self.labels is not None and self.reading.name in PERCEIVED_READINGS:
             out["heard"] = self.labels
         return out
 
@@ -464,7 +506,7 @@ class PartsReader(ExampleReader):
         for part in self.parts:
             inner.part_text[part.name] = part.text
         heard = [p.labels for p in self.parts if p.labels is not None
-                 and p.reading.name == "tagger-label"]
+                 and p.reading.name in PERCEIVED_READINGS]
         self.labels = heard[0] if heard else None
 
     def prepare(self, texts: Sequence[str]) -> None:
@@ -495,10 +537,10 @@ class Reading:
     read: Callable[[Retriever, ExampleSet], Retriever]
 
 
-def _given_labels(labels: Callable[[ExampleSet], Mapping[str, ExampleLabel]]
+def _given_labels(labels: Callable[[Retriever, ExampleSet], Mapping[str, ExampleLabel]]
                   ) -> Callable[[Retriever, ExampleSet], Retriever]:
     def read(r: Retriever, ex: ExampleSet) -> Retriever:
-        given = labels(ex)
+        given = labels(r, ex)
         r.resolve = replace(r.resolve or ResolveOptions(), examples=given)  # type: ignore[attr-defined]
         r._parsed.clear()  # type: ignore[attr-defined]
         reader = ExampleReader(r, reading_named(r))
@@ -535,6 +577,12 @@ def _variant_vectors(r: Retriever, ex: ExampleSet) -> Retriever:
     return ExampleReader(r, reading_named(r), key)
 
 
+def _detector_record(r: Retriever) -> Mapping[str, Any]:
+    """The trained detector's record of a ``detected:``/``soft:`` retriever's collection."""
+    meta = getattr(r, "meta", None)
+    return ((getattr(meta, "extra", None) or {}).get("label_map") or {}) if meta is not None else {}
+
+
 def _tagger_caption(ex: ExampleSet, name: str) -> str:
     """What the captioner writes for the example: ``silence`` when it hears nothing, as it
     writes for such a clip."""
@@ -545,9 +593,12 @@ READINGS: tuple[Reading, ...] = (
     Reading("as-written", "the text as it is (chance level; the seed follows the text)",
             lambda r, ex: ExampleReader(r, reading_named(r))),
     Reading("tagger-label", "the parser gets the tagger's label for the example",
-            _given_labels(lambda ex: ex.perceived_labels())),
+            _given_labels(lambda r, ex: ex.perceived_labels())),
+    Reading("detector-label", "the parser gets the label the retriever's own trained detector "
+            "hears best in the example (the model its collection records)",
+            _given_labels(lambda r, ex: ex.detector_labels(_detector_record(r)))),
     Reading("true-label", "the parser gets the example's true label (the ceiling)",
-            _given_labels(lambda ex: ex.true_labels())),
+            _given_labels(lambda r, ex: ex.true_labels())),
     Reading("oracle-caption", "the placeholder becomes the example's ground-truth caption",
             _caption(lambda ex, n: ex.label(n))),
     Reading("tagger-caption", "the placeholder becomes the yamnet-caption of the example",

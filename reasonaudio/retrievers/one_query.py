@@ -82,6 +82,9 @@ def search_one(bench: BenchmarkView, text: str, retriever: str, k: int, store: S
         from reasonaudio.retrievers.example_readers import with_examples
 
         found = with_examples(found, examples)
+        by_detector = {n: h for n, h in examples.detector_heard().items() if f"<audio:{n}>" in text}
+        if by_detector:  # the retriever reads examples by its trained detector: say what it heard
+            hooks.event(ExamplesRead(by_detector, []))
     if logic is not None:
         found.reuse_parse(text, logic, resolve)  # parsed once: above, kept where read alike
     with found:

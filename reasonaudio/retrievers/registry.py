@@ -119,6 +119,14 @@ def two_stage_reads(name: str) -> str:
     return TRUTH if parse_two_stage(name, lexical=True)[0] == "oracle-caption" else HEARD
 
 
+def detector_reading(name: str, retriever: Retriever | None = None) -> str:
+    """``detected:``/``soft:``: a trained detector's retriever reads an example by that detector
+    (``detector-label``), the others by the zero-shot tagger (``tagger-label``)."""
+    from reasonaudio.detect.collection import parse_detected
+
+    return "detector-label" if parse_detected(name)[1] == "trained" else "tagger-label"
+
+
 def combined_reads(name: str) -> str:
     """The most privileged input among the two parts (:data:`INPUT_KINDS` order)."""
     return min((input_kind(p) for p in parse_combined(name).parts), key=_privilege)
@@ -193,12 +201,12 @@ BUILT_IN: tuple[RetrieverSpec, ...] = (
                   "metadata, then a soft score (detected:yamnet, detected:yamnet-enrolled = optimistic, "
                   "detected:yamnet-trained = bench train-detector's model)",
                   needs_logic=True, family=True, example="detected:yamnet", reads=HEARD,
-                  examples="tagger-label"),
+                  examples=detector_reading),
     RetrieverSpec(SOFT, build_soft,
                   "the soft logic over YAMNet-detected evidence as one Qdrant score formula per "
                   "query: every clip ranked, no hard filter (bench detect first)",
                   needs_logic=True, family=True, example="soft:yamnet", reads=HEARD,
-                  examples="tagger-label"),
+                  examples=detector_reading),
     RetrieverSpec("hybrid:", combined_builder,
                   "a vector retriever's nearest N rescored by (1 - w) x its score + w x the soft "
                   "logic, in one Qdrant formula query", needs_logic=True, family=True,

@@ -34,14 +34,14 @@ def _fmt(x: float) -> str:
 
 def print_by_example(console: Console, table_data: ByExample) -> None:
     """Named vs by-example per retriever and task: Acc@1 both ways on the same queries, the
-    change with its paired p-value, the tagger's error on the examples where it read them, and
-    for a filter the loss in queries answered exactly (the relevant set, no more, no less)."""
+    change with its paired p-value, the perceiver's error on the examples and the share it
+    refused where one read them (the tagger, a trained detector), and for a filter the loss in queries answered exactly (the relevant set, no more, no less)."""
     if not table_data.rows:
         return
     table = Table(title="named vs by example (same queries, same logic; Acc@1, paired test)",
                   title_justify="left")
     for col in ("retriever", "reading", "task", "n", "named", "by example", "change", "p",
-                "tagger error", "exact loss"):
+                "perceiver error", "refused", "exact loss"):
         table.add_column(col, no_wrap=col in ("retriever", "task"),
                          justify="right" if col not in ("retriever", "reading", "task") else "left")
     for row in table_data.rows:
@@ -50,6 +50,7 @@ def print_by_example(console: Console, table_data: ByExample) -> None:
                           t.task, f"{t.n:,}", _fmt(t.named["acc@1"]), _fmt(t.by_example["acc@1"]),
                           f"{t.delta('acc@1'):+.3f}", f"{t.p_values['acc@1']:.3g}",
                           "-" if t.tagger_error is None else _fmt(t.tagger_error),
+                          "-" if t.refused is None else _fmt(t.refused),
                           "-" if t.exact_loss is None else _fmt(t.exact_loss))
     console.print(table)
     console.print(Text(f"{table_data.examples} examples, {table_data.same_recording} from the same "
@@ -57,13 +58,13 @@ def print_by_example(console: Console, table_data: ByExample) -> None:
 
 
 def print_example_resolutions(console: Console, heard: dict[str, Any], notes: list[str]) -> None:
-    """``bench search --example``: what the tagger hears in each example, like the sound-name
-    resolutions (label, score, runners-up)."""
+    """``bench search --example``: what the perceiver (the tagger, or the retriever's trained
+    detector) hears in each example, like the sound-name resolutions (label, score, runners-up)."""
     for note in notes:
         console.print(Text(f"note: {note}"))
     for name, h in heard.items():
         others = ", ".join(f"{lab} {s:.2f}" for lab, s in h.top[1:])
         label = h.label if h.label is not None else "nothing (refused)"
         console.print(Text.assemble(("example ", "dim"), f"<audio:{name}> -> {label}",
-                                    f" (tagger {h.score:.2f}" + (f"; next: {others}" if others else "")
-                                    + f"; hears: {h.caption})"))
+                                    f" ({h.who} {h.score:.2f}" + (f"; next: {others}" if others else "")
+                                    + (f"; hears: {h.caption})" if h.caption else ")")))

@@ -66,6 +66,24 @@ def test_a_tie_between_the_top_labels_is_refused() -> None:
     assert (clear.label, clear.how, clear.score, clear.refusal) == ("siren", "tagger", 0.61, "")
 
 
+def test_a_trained_detector_refuses_below_its_floor_and_on_a_tie_and_says_so() -> None:
+    """peak_label: the label whose track peaks highest; a trained detector (floor 0.5, its
+    sigmoid's boundary) refuses an example no track rises above, and two saturated outputs tie."""
+    from reasonaudio.detect.perceive_examples import DETECTOR, DETECTOR_HEARS, peak_label
+
+    labels = ["rain", "siren", "dog barking"]
+    tracks = np.array([[0.1, 0.7, 0.2], [0.3, 0.9, 0.95]], dtype=np.float32)
+    got = peak_label(tracks, labels, DETECTOR_HEARS, who=DETECTOR)
+    assert (got.label, got.score, got.top[1]) == ("dog barking", 0.95, ("siren", 0.9))
+    assert heard_label(got).how == "detector" and not heard_label(got).refusal
+    low = peak_label(tracks * 0.5, labels, DETECTOR_HEARS, who=DETECTOR)
+    assert low.label is None and "the detector hears no sound" in heard_label(low).refusal
+    tied = peak_label(np.array([[1.0, 0.99999, 0.2]], dtype=np.float32), labels, DETECTOR_HEARS,
+                      who=DETECTOR)
+    assert "the detector hears 2 labels equally ('rain', 'siren'" in heard_label(tied).refusal
+    assert peak_label(tracks, labels, 0.0).who == "tagger"
+
+
 # --- the resolution says it came from an example ------------------------------------------------
 
 def test_resolved_names_the_example_and_the_taggers_score() -> None:

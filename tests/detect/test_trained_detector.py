@@ -11,7 +11,10 @@ YAMNet tagger (and MiniLM for the zero-shot map it is compared with).
   benchmark;
 - the CLI: both commands, exit 2 with one line on bad input; its defaults are the recipe's;
 - docs/trained-detector.md holds the committed figures record (``--check``), measured with the
-  default recipe.
+  default recipe;
+- by example: ``detected:yamnet-trained`` hears a sound given by example with its own detector
+  (``detector-label``), the labels the evaluation records are the detector's peaks, silence is a
+  refusal, and the by-example table counts the refusals (issue 52, item 5).
 """
 
 from __future__ import annotations
@@ -365,3 +368,73 @@ def test_a_detector_with_the_zero_shot_prior_trains_loads_and_repeats(setup, tmp
     assert len(cfg.prior_classes) == len(cfg.labels) and all(1 <= len(c) <= 2 for c in cfg.prior_classes)
     assert first.card["recipe"]["prior_top_k"] == 2
     assert "prior_classes" not in json.loads((root / "model" / "config.json").read_text())["network"]
+
+
+def test_the_trained_detector_reads_examples_by_its_own_peaks(setup, tmp_path):
+    from reasonaudio.detect.perceive_examples import DETECTOR, DETECTOR_HEARS, DetectorPerceiver
+    from reasonaudio.detect.trained import trained_map
+    from reasonaudio.evaluation.by_example import by_example, tagger_errors
+    from reasonaudio.evaluation.evaluate import evaluate_retrievers
+    from reasonaudio.evaluation.by_example import evaluate_interleaved
+    from reasonaudio.generator.interleave import add_interleaved
+    from reasonaudio.retrievers.example_hearing import heard_label
+    from reasonaudio.retrievers.example_readers import ExampleSet
+
+    root, _ = setup
+    copy = tmp_path / "eval-i"
+    shutil.copytree(root / "eval", copy)
+    add_interleaved(copy, 0.5)
+    bench = load_benchmark(copy)
+    with open_store(bench.root, write=True) as store:
+        from reasonaudio.detect.collection import DetectOptions, run_detection
+        run_detection(bench, store, DetectOptions(mode="trained", calibration=root / "calib",
+                                                  model_path=root / "model"))
+    name = "detected:yamnet-trained"
+    evaluate_retrievers(bench, [name])
+    (inter,) = evaluate_interleaved(bench, [name]).runs.values()
+    assert inter.describe["examples"] == "detector-label"
+    heard = inter.describe["heard"]
+    perceiver = DetectorPerceiver(trained_map(root / "model", bench.labels))
+    examples = ExampleSet.of_build(bench)
+    assert set(heard) == set(examples.given)
+    for ex in examples.given:  # the recorded label is the detector's peak, or a refusal
+        h = perceiver.hear(*examples.audio(ex))
+        tracks = perceiver.map.tracks(perceiver.inputs(*examples.audio(ex)))
+        peaks = tracks.max(axis=0)
+        if h.label is None:
+            assert heard[ex] == "(refused)" and peaks.max() <= DETECTOR_HEARS
+        else:
+            assert h.label == bench.labels[int(np.argmax(peaks))] and h.who == DETECTOR
+            assert heard[ex] == ("(refused)" if heard_label(h).refusal else h.label)
+    silent = heard_label(perceiver.hear(np.zeros(16_000, dtype=np.float32), 16_000))
+    assert silent.how == DETECTOR and "the detector hears no sound of the bank" in silent.refusal
+    row = next(r for r in by_example(bench).rows if r.name == name)
+    allt = next(t for t in row.tasks if t.task == "all")
+    refused = tagger_errors(bench, inter, refused_only=True)
+    wrong = tagger_errors(bench, inter)
+    assert allt.refused == pytest.approx(sum(refused.values()) / len(refused))
+    assert allt.tagger_error == pytest.approx(sum(wrong.values()) / len(wrong))
+    assert allt.refused <= allt.tagger_error
+    # bench search says what the detector heard in an example it reads so
+    from reasonaudio.dataset.interleaved import interleaved_rows
+    from reasonaudio.progress import Hooks
+    from reasonaudio.retrievers.one_query import ExamplesRead, search_one
+
+    row = next(iter(interleaved_rows(bench.files).values()))
+    events = []
+    with open_store(bench.root) as store:
+        search_one(bench, row.text, name, 3, store, hooks=Hooks(on_event=events.append))
+    said = [e.readings for e in events if isinstance(e, ExamplesRead)]
+    assert [h.who for h in said[-1].values()] == [DETECTOR] * len(set(row.examples))
+
+
+def test_examples_refused_when_the_recorded_detector_is_not_the_loaded_one(setup, tmp_path):
+    from reasonaudio.retrievers.example_readers import ExampleSet
+
+    root, _ = setup
+    bench = load_benchmark(root / "eval")
+    found = ExampleSet(bench, {})
+    with pytest.raises(DataError, match="records no trained model"):
+        found.detector({})
+    with pytest.raises(DataError, match="are not the ones the detected collection was made with"):
+        found.detector({"model": str(root / "model"), "weights_sha256": "0" * 64})

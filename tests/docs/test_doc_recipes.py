@@ -303,10 +303,13 @@ bench ingest --data data/demo/bench --model two-stage:oracle-caption+minilm
 bench ingest --data data/demo/bench --model two-stage:yamnet-caption+minilm
 bench eval --data data/demo/bench -r oracle -r bag-of-sounds -r random -r two-stage:oracle-caption+minilm -r two-stage:yamnet-caption+minilm
 bench detect --data data/demo/bench --calibration data/demo/calibration
+bench build --atoms fetched:packages --seed 11 --out data/demo/detector/train-11 --clips {CLIPS} --queries {QUERIES}
+bench train-detector --data data/demo/detector/train-11 --out data/demo/detector/model --epochs 1 --hidden 16
+bench detect --data data/demo/bench --calibration data/demo/calibration --mode trained --model-path data/demo/detector/model
 cp -r data/demo data/demo-full && cp -r data/demo/bench DATA && cp -r data/demo/bench DIR && cp -r data/demo/calibration CALIB
 """
-"""the main job's steps (build, calibration build, the offline learned ingests, eval, detect) as
-commands: the small stand-ins for ``bench demo``'s folders, and copies as the reader's own"""
+"""the main job's steps (build, calibration build, the offline learned ingests, eval, detect, the
+trained detector's training build, training and detection: ``bench demo --full``'s) as commands: the small stand-ins for ``bench demo``'s folders, and copies as the reader's own"""
 
 LABELS = ("dog barking", "siren", "rain", "thunder", "car horn", "church bell", "cat meowing",
           "door creaking", "owl hooting", "applause")
