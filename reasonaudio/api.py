@@ -152,7 +152,7 @@ def evaluate(bench: BenchmarkView, retrievers: Sequence[str | Retriever], *, for
         if interleaved:
             raise ReasonAudioError("evaluate: the interleaved view asks retrievers by name "
                                    "(each reads an example by its record)")
-        return evaluate_retrievers(bench, list(retrievers), context.with_(formulation=formulation))
+        return evaluate_retrievers(bench.with_view(formulation), list(retrievers), context)
     plan = make_plan(bench, [str(r) for r in retrievers], condition=bench.condition.name,
                      formulation=CAPTION if interleaved else formulation, interleaved=interleaved)
     (cell,) = run_plan(bench, plan, context).cells

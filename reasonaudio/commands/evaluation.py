@@ -152,7 +152,7 @@ def compare(
     bench = _load(data, no_verify, condition)
     with progress_hooks(console) as hooks:
         comparison = compare_keys(bench, keys[0], keys[1],
-                                  _eval_context(store, models, depth=depth, formulation=form, hooks=hooks))
+                                  _eval_context(store, models, depth=depth, hooks=hooks))
     print_comparison(console, comparison)
     if json_out is not None:
         write_json(json_out, comparison.to_json())

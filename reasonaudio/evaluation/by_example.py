@@ -68,7 +68,7 @@ def evaluate_interleaved(bench: BenchmarkView, names: Sequence[str],
         for n in names:
             opts = (context.retriever_options or {}).get(n, base)
             built.append(with_examples(get_retriever(n, view, opts, store=store), found))
-        return evaluate_retrievers(view, built, context.with_(formulation=INTERLEAVED, store=store))
+        return evaluate_retrievers(view, built, context.with_(store=store))
     finally:
         for r in built:
             r.close()

@@ -40,7 +40,6 @@ from reasonaudio.retrievers.registry import get_retriever, spec_for
 from reasonaudio.store.base import Store
 from reasonaudio.store.lock import writes_benchmark
 from reasonaudio.store.open import open_store
-from reasonaudio.tasks.base import CAPTION
 
 DEFAULT_DEPTH = 100
 SEARCH_BATCH = 64
@@ -70,10 +69,6 @@ class EvalContext:
     hooks: Hooks = SILENT
     """progress per retriever and stage, notes (e.g. a payload collection loaded on demand) and
     warnings"""
-    formulation: str = CAPTION
-    """which formulation of the queries is asked (``formulations.jsonl``); results of another
-    than ``caption`` are saved and listed as ``NAME@FORMULATION``"""
-
     def with_(self, **changes: Any) -> "EvalContext":
         return replace(self, **changes)
 
@@ -207,7 +202,9 @@ def _save_embeddings(bench: BenchmarkView, retriever: Retriever, name: str, hook
 @writes_benchmark
 def evaluate_retrievers(bench: BenchmarkView, names: Sequence[str | Retriever],
                         context: EvalContext = EvalContext()) -> Results:
-    """Evaluate retrievers (registry names or Retriever objects) on every query of ``bench``.
+    """Evaluate retrievers (registry names or Retriever objects) on every query of ``bench``, asked
+    in its view (``bench.with_view("question")``: the question formulation, saved as
+    ``NAME@question``).
 
     Each retriever's run, per-query metrics and multiple-choice values are saved under
     ``DATA/results/`` (unless ``context.save`` is off) so ``bench report`` and ``bench compare``
@@ -224,7 +221,6 @@ def evaluate_retrievers(bench: BenchmarkView, names: Sequence[str | Retriever],
     from reasonaudio.render.clips import check_renders  # the renderer loads scipy: only to evaluate
 
     check_renders(bench)  # under a condition the build cannot render: refused, nothing saved
-    bench = bench.with_view(context.formulation)
     results = Results(data_summary(bench), versions())
     store = context.store
     own_store = None
@@ -270,7 +266,7 @@ def ensure_results(bench: BenchmarkView, names: Sequence[str],
     results = Results(data_summary(bench), versions())
     missing = []
     weighted = [n for n in names if given_weights(n, context.options, context.retriever_options)]
-    key = {n: ResultKey(n, view=context.formulation).stored_name for n in names}
+    key = {n: bench.key(n).stored_name for n in names}
     for name in names:
         saved = None if name in weighted else load_result(bench, key[name])
         if saved is None:

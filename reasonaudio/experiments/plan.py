@@ -125,13 +125,12 @@ def _evaluate_cell(bench: BenchmarkView, condition: str, plan: EvalPlan, view: s
     """One condition x view: the run files first (every file checked before any model loads),
     then the retrievers."""
     asked = bench.with_view(view)  # a build without that view: one line, before any work
-    done, notes = evaluate_run_files(asked, plan.runs, context.with_(formulation=view),
-                                     taken=plan.retrievers)
+    done, notes = evaluate_run_files(asked, plan.runs, context, taken=plan.retrievers)
     if plan.retrievers:
         if view == INTERLEAVED:
             fresh = evaluate_interleaved(bench, plan.retrievers, context)
         else:
-            fresh = evaluate_retrievers(bench, plan.retrievers, context.with_(formulation=view))
+            fresh = evaluate_retrievers(asked, plan.retrievers, context)
         if plan.runs:
             fresh.runs.update(done.runs)
         done = fresh
@@ -183,11 +182,11 @@ def compare_keys(bench: BenchmarkView, a: ResultKey, b: ResultKey,
     the condition where the two differ or are not clean."""
     if a.view != b.view:
         raise ReasonAudioError(f"compare: both sides must answer one formulation, got {a.view!r} and {b.view!r}")
-    context = (context or EvalContext()).with_(formulation=a.view)
+    context = context or EvalContext()
     sides = []
     for key in (a, b):
-        under = bench.with_condition(key.condition)
-        under.with_view(key.view)  # a build without formulations: one line, before any model loads
+        under = bench.with_condition(key.condition).with_view(key.view)  # a build without
+        # formulations: one line, before any model loads
         result = ensure_results(under, [key.name], context).runs[key.stored_name]
         show_condition = a.condition != b.condition or key.condition != CLEAN
         result.name = ResultKey(key.name, key.condition if show_condition else CLEAN).label()

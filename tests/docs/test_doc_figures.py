@@ -111,7 +111,7 @@ def test_the_robustness_block_is_the_library_table_of_every_formulation(demo, tm
     shutil.copytree(demo, copy)
     bench = load_benchmark(copy / "bench")
     for form in FORMULATIONS[1:]:
-        evaluate_retrievers(bench, ["oracle", "bag-of-sounds"], EvalContext(formulation=form))
+        evaluate_retrievers(bench.with_view(form), ["oracle", "bag-of-sounds"], EvalContext())
     ctx = mod.Context(mod.Saved.load(copy / "bench"), {})
     assert "robustness" in mod.available(ctx)
     new = mod.rewrite(doc, ctx, mod.available(ctx))
@@ -152,7 +152,7 @@ def test_by_example_block_is_made_from_an_interleaved_copy(demo, tmp_path):
     assert "0.999" not in body and "bench interleave --data data/interleaved/bench --share 0.5" in body
     perceived = next(r for r in by_example(bench).rows if r.name == "oracle-perceived")
     allt = next(t for t in perceived.tasks if t.task == "all")
-    assert f"| `oracle-perceived` | tagger-label |" in body
+    assert "| `oracle-perceived` | tagger-label |" in body
     exact = next(line for line in body.splitlines() if line.startswith("| exact-answer loss"))
     error = next(line for line in body.splitlines() if line.startswith("| tagger error"))
     assert f"{allt.exact_loss:.3f}" in exact and exact.split("|")[2:] == error.split("|")[2:]

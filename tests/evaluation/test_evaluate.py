@@ -228,11 +228,14 @@ def test_ensure_results_evaluates_a_name_given_weights_instead_of_reusing_it(mon
     monkeypatch.setattr(ev, "evaluate_retrievers", fake_evaluate)
     monkeypatch.setattr(ev, "data_summary", lambda bench: {})
     notes: list[str] = []
-    got = ev.ensure_results(None, ["random", "trained:x"], EvalContext(
+    from reasonaudio.dataset.keys import ResultKey
+
+    bench = SimpleNamespace(key=ResultKey)  # the caption view: a result is stored by its name
+    got = ev.ensure_results(bench, ["random", "trained:x"], EvalContext(
         retriever_options={"trained:x": RetrieverOptions(model_path="/m")},
         hooks=Hooks(on_notify=notes.append)))
     assert got.runs == {"random": "saved random", "trained:x": "fresh trained:x"}
     assert evaluated == [["trained:x"]] and any("weights given for trained:x" in n for n in notes)
     evaluated.clear()
-    got = ev.ensure_results(None, ["random", "trained:x"])
+    got = ev.ensure_results(bench, ["random", "trained:x"])
     assert got.runs == {"random": "saved random", "trained:x": "saved trained:x"} and evaluated == []

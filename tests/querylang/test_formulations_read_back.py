@@ -303,8 +303,8 @@ def test_robustness_scores_multiple_choice_and_marks_held_out_formulations(tiny,
     bench = load_benchmark(data)
     done = {}
     for form in FORMULATIONS:
-        done.update(evaluate_retrievers(bench, ["oracle", "random"],
-                                        EvalContext(formulation=form)).runs)
+        done.update(evaluate_retrievers(bench.with_view(form), ["oracle", "random"],
+                                        EvalContext()).runs)
     rob = robustness(bench, ["oracle", "random"], ("acc@1", "ndcg@10", "mc_acc"))
     assert rob.metrics == ("acc@1", "ndcg@10", "mc_acc") and [r.name for r in rob.rows] == ["oracle", "random"]
     for row in rob.rows:
