@@ -75,6 +75,8 @@ def command_of(doc: dict[str, Any]) -> str:
         args += ["--atoms", doc["atoms"]]
     for name in doc["retrievers"]:
         args += ["-r", name]
+    if doc.get("detector_model"):
+        args += ["--detector-model", doc["detector_model"]]
     return shlex.join(args + ["--json", "replicate.json"])
 
 

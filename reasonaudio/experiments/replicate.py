@@ -296,6 +296,7 @@ def replication_document(rep: Replication) -> dict[str, Any]:
                    "benchmark_digest": r.digest} for r in rep.runs],
         "size": {"clips": p.clips, "queries": p.queries},
         "atoms": p.atoms,
+        **({"detector_model": str(p.detector_model)} if p.detector_model is not None else {}),
         "retrievers": list(p.retrievers),
         "interval": {"confidence": CONFIDENCE, "method": "Student t over the seeds' means (K - 1 "
                      "degrees of freedom); per seed, the mean over that build's queries"},

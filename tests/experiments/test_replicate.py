@@ -135,6 +135,9 @@ def test_the_claims_block_is_written_from_the_json_and_says_only_k_of_k(replicat
     assert mod.holds_phrase(3, 3) == "holds on all 3 seeds"
     assert mod.holds_phrase(0, 3) == "holds on none of the 3 seeds"
     assert "--data-seeds 100,200,300" in new and "--atoms synthetic" in new
+    assert "--detector-model" not in new  # the command names the model only when one was given
+    with_model = {**doc, "detector_model": "data/demo-full/detector/model-k"}
+    assert "--detector-model data/demo-full/detector/model-k --json" in mod.command_of(with_model)
 
 
 def test_the_docs_blocks_name_only_known_pages_and_every_claim_is_well_formed():
