@@ -595,7 +595,7 @@ def block_by_example(ctx: "Context") -> list[str]:
                            ("Acc@1 loss", lambda t: -t.delta("acc@1"))):
             lines.append(f"| {label} | " + " | ".join(
                 "-" if c not in cells else f3(get(cells[c])) for c in BY_EXAMPLE_COLUMNS) + " |")
-    return lines + perceivers_table(table)
+    return lines + perceivers_table(table) + detector_heard_examples(s.bench, table)
 
 
 PERCEIVERS = (("tagger-label", "the tagger (zero-shot YAMNet)"),
@@ -613,8 +613,10 @@ def perceivers_table(table: "ByExample") -> list[str]:
         if row is None:
             continue
         cells = {t.task: t for t in row.tasks}
-        for label, get in ((f"{who}: refused", lambda t: t.refused),
-                           (f"{who}: refused or labelled wrong", lambda t: t.tagger_error)):
+        shown = ((f"{who}: refused", lambda t: t.refused),)
+        if reading != "tagger-label":  # the tagger's is the oracle table's "tagger error" row
+            shown += ((f"{who}: refused or labelled wrong", lambda t: t.tagger_error),)
+        for label, get in shown:
             lines.append(f"| {label} | `{row.name}` | " + " | ".join(
                 "-" if c not in cells or get(cells[c]) is None else f3(get(cells[c]))
                 for c in BY_EXAMPLE_COLUMNS) + " |")
@@ -625,6 +627,24 @@ def perceivers_table(table: "ByExample") -> list[str]:
             "by the retriever named:", "",
             "| perceiver | as read by | " + " | ".join(BY_EXAMPLE_COLUMNS) + " |",
             "|---|---|" + "---|" * len(BY_EXAMPLE_COLUMNS), *lines]
+
+
+def detector_heard_examples(bench: "BenchmarkView", table: "ByExample") -> list[str]:
+    """How many examples are cut from recordings the trained detector heard in training (what
+    makes its reading optimistic), from the model ``bench detect --mode trained`` recorded."""
+    if not any(r.reading == "detector-label" for r in table.rows):
+        return []
+    from reasonaudio.dataset.interleaved import examples
+    from reasonaudio.detect.trained import load_detector
+    from reasonaudio.fileio import read_json
+
+    record = read_json(bench.root / "results" / "detect-yamnet-trained.json")
+    detector = load_detector(record["label_map"]["model"])
+    found = examples(bench.files).values()
+    heard = sum(e.atom_id in detector.atoms for e in found)
+    return ["", f"The trained detector heard the recordings of {heard} of the {len(found)} examples "
+            f"in training (its builds' atoms): its reading is the enrolled case, not a sound it "
+            "never heard."]
 
 
 BLOCKS: dict[str, Callable[[Context], list[str]]] = {
