@@ -636,9 +636,10 @@ def detector_heard_examples(bench: "BenchmarkView", table: "ByExample") -> list[
         return []
     from reasonaudio.dataset.interleaved import examples
     from reasonaudio.detect.trained import load_detector
+    from reasonaudio.evaluation.results import results_dir
     from reasonaudio.fileio import read_json
 
-    record = read_json(bench.root / "results" / "detect-yamnet-trained.json")
+    record = read_json(results_dir(bench) / "detect-yamnet-trained.json")
     detector = load_detector(record["label_map"]["model"])
     found = examples(bench.files).values()
     heard = sum(e.atom_id in detector.atoms for e in found)

@@ -21,7 +21,7 @@ that remains is a refusal (:mod:`reasonaudio.retrievers.example_hearing`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -76,10 +76,6 @@ class ExamplePerceiver:
         self.labels = tuple(labels)
         self.label_map = build_label_map("zero-shot", bank, self.labels, self.tagger)
 
-    def identity(self) -> dict[str, Any]:
-        return {"tagger": self.tagger.identity(), "label_map": self.label_map.digest(),
-                "mode": "zero-shot", "rule": "argmax over labels of the peak track score"}
-
     def hear(self, wave: np.ndarray, sample_rate: int) -> Heard:
         rows = self.tagger.run_units(self.tagger.audio_units(yamnet.resample(wave, int(sample_rate))))
         probs = self.tagger.frames(rows)
@@ -97,11 +93,6 @@ class DetectorPerceiver:
         self.tagger = tagger or load_tagger()
         self.map = detector_map
         self.labels = detector_map.labels
-
-    def identity(self) -> dict[str, Any]:
-        return {"tagger": self.tagger.identity(), "detector": self.map.detector.weights_sha256,
-                "mode": self.map.mode, "rule": "argmax over labels of the peak track; heard above "
-                                               f"{DETECTOR_HEARS}"}
 
     def inputs(self, wave: np.ndarray, sample_rate: int) -> ClipInputs:
         """The example's detector inputs, made from one pass of the tagger's front end as a

@@ -32,6 +32,7 @@ from reasonaudio.dataset.view import BenchmarkView
 from reasonaudio.dataset.interleaved import INTERLEAVED, examples, interleaved_rows
 from reasonaudio.progress import SILENT
 from reasonaudio.retrievers.base import RetrieverOptions
+from reasonaudio.retrievers.example_hearing import REFUSED
 from reasonaudio.retrievers.registry import get_retriever, spec_for
 from reasonaudio.store.open import open_store
 from reasonaudio.tasks.base import CAPTION
@@ -133,10 +134,6 @@ class ByExample:
 def _subset(result: RetrieverResult, qids: set[str]) -> RetrieverResult:
     return replace(result, per_query={q: v for q, v in result.per_query.items() if q in qids},
                    task_of={q: t for q, t in result.task_of.items() if q in qids})
-
-
-REFUSED = "(refused)"
-"""what a perceiving reader records (``describe.heard``) for an example it refused"""
 
 
 def tagger_errors(bench: BenchmarkView, result: RetrieverResult, refused_only: bool = False

@@ -185,8 +185,8 @@ def compare_keys(bench: BenchmarkView, a: ResultKey, b: ResultKey,
     context = context or EvalContext()
     sides = []
     for key in (a, b):
-        under = bench.with_condition(key.condition).with_view(key.view)  # a build without
-        # formulations: one line, before any model loads
+        # a build without formulations: one line, before any model loads
+        under = bench.with_condition(key.condition).with_view(key.view)
         result = ensure_results(under, [key.name], context).runs[key.stored_name]
         show_condition = a.condition != b.condition or key.condition != CLEAN
         result.name = ResultKey(key.name, key.condition if show_condition else CLEAN).label()

@@ -5,8 +5,8 @@ later job of the same model and layout in the process: a second ingest or frame 
 model pays neither actor start-up nor model load (issue 54), whichever benchmark, condition or
 caches it names (the caches are a job's, not the model's: an actor reopens its loaded model
 over them). A job of another model, or of the same model laid out otherwise, replaces the pool
-(its actors are ended first, so the new pool always finds the CPUs and GPUs the old one held). A pool dies with its Ray: after a shutdown, or
-on another Ray, a job starts a new one.
+(its actors are ended first, so the new pool always finds the CPUs and GPUs the old one held). A
+pool dies with its Ray: after a shutdown, or on another Ray, a job starts a new one.
 
 A job cuts its clips into blocks (:meth:`RayOptions.blocks_for`); each block is rendered by a
 CPU task (when the model hears audio) and handed to the least busy actor, at most

@@ -56,8 +56,9 @@ def has_placeholder(text: str) -> bool:
 @dataclass(frozen=True)
 class ExampleLabel:
     """What a resolver says an example is: a bank label, how (``true`` | ``tagger`` |
-    ``detector``), the perceiver's score where it listened, and a line for display; or, with ``refusal``, why the
-    example names no label (silence, a tie between labels): a query holding it is refused."""
+    ``detector``), the perceiver's score where it listened, and a line for display; or, with
+    ``refusal``, why the example names no label (silence, a tie between labels): a query holding
+    it is refused."""
 
     label: str
     how: str

@@ -18,6 +18,8 @@ from reasonaudio.querylang.examples import ExampleLabel
 if TYPE_CHECKING:
     from reasonaudio.detect.perceive_examples import Heard
 
+REFUSED = "(refused)"
+"""what a perceiving reader records as an example's label (``describe.heard``) when it refused it"""
 TIE = 1e-4
 """Top scores closer than this are a tie (the perceiver rounds scores to 4 decimals)."""
 

@@ -71,7 +71,7 @@ from reasonaudio.errors import DataError, ModelError, QueryParseError, ReasonAud
 from reasonaudio.models.names import ORACLE_PERCEIVED
 from reasonaudio.retrievers.base import Hit, Retriever
 from reasonaudio.retrievers.registry import UnknownRetriever, spec_for
-from reasonaudio.retrievers.example_hearing import heard_label
+from reasonaudio.retrievers.example_hearing import REFUSED, heard_label
 from reasonaudio.retrievers.combined import CombinedRetriever
 from reasonaudio.retrievers.two_stage import TwoStageRetriever, captioner_of
 from reasonaudio.retrievers.vector import VectorRetriever
@@ -544,7 +544,7 @@ def _given_labels(labels: Callable[[Retriever, ExampleSet], Mapping[str, Example
         r.resolve = replace(r.resolve or ResolveOptions(), examples=given)  # type: ignore[attr-defined]
         r._parsed.clear()  # type: ignore[attr-defined]
         reader = ExampleReader(r, reading_named(r))
-        reader.labels = {n: "(refused)" if lab.refusal else lab.label
+        reader.labels = {n: REFUSED if lab.refusal else lab.label
                          for n, lab in sorted(given.items())}
         return reader
 
