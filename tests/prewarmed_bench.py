@@ -20,7 +20,7 @@ import os
 import socket
 import sys
 
-PREIMPORT = ("reasonaudio.cli", "torch", "sentence_transformers", "matplotlib", "matplotlib.pyplot",
+PREIMPORT = ("reasonaudio.cli", "torch", "transformers", "matplotlib", "matplotlib.pyplot",
              "soundfile", "scipy.signal")
 """imported once before any fork: the CLI and the heavy modules its commands import lazily"""
 

@@ -12,7 +12,8 @@ from types import ModuleType
 from typing import Any, Iterator
 
 LOCAL_RAY = dict(num_cpus=2, object_store_memory=500 * 1024 * 1024, include_dashboard=False)
-"""The tests' Ray: 2 logical CPUs, a 500 MB object store, no dashboard."""
+"""The tests' Ray: 2 logical CPUs, a 500 MB object store, no dashboard; its system config is the
+engine's own local Ray's (workers at the test process's priority)."""
 POOL = dict(workers=2, cpus_per_worker=0.5, render_cpus=0.5, batch_clips=8)
 """Two model actors and a render task on 2 CPUs; small batches so a job has many."""
 
@@ -28,8 +29,10 @@ def started_local_ray(*by_value: ModuleType) -> Iterator[Any]:
     before = ray_processes(descendants(os.getpid()))
     for module in by_value:
         ray.cloudpickle.register_pickle_by_value(module)
+    from reasonaudio.ingest.ray_engine import LOCAL_SYSTEM_CONFIG
+
     ray.init(log_to_driver=False, runtime_env={"env_vars": {"OMP_WAIT_POLICY": "PASSIVE"}},
-             **LOCAL_RAY)
+             _system_config=LOCAL_SYSTEM_CONFIG, **LOCAL_RAY)
     try:
         yield ray
     finally:
@@ -101,6 +104,12 @@ def cmdline(pid: int) -> str:
 
 def ray_processes(pids: set[int]) -> set[int]:
     return {p for p in pids if any(k in cmdline(p) for k in ("ray::", "raylet", "gcs_server", "ray/"))}
+
+
+def niceness(pid: int) -> int:
+    """A process's nice value (``/proc/PID/stat``'s 19th field)."""
+    with open(f"/proc/{pid}/stat") as fh:
+        return int(fh.read().rsplit(")", 1)[1].split()[16])
 
 
 def alive(pid: int) -> bool:

@@ -30,17 +30,15 @@ class SentenceTransformerEmbedder(Embedder):
                  batch_size: int | None = None) -> None:
         self._locate(record, model_path, device, batch_size)
         set_torch_threads()
-        from sentence_transformers import SentenceTransformer
-
         folder = self.folder
         with loading_weights(f"model {record.name!r}: cannot load sentence-transformers folder {folder}"):
-            self.model = SentenceTransformer(str(folder), device=self.device, local_files_only=True)
-        get_dim = (getattr(self.model, "get_embedding_dimension", None)
-                   or self.model.get_sentence_embedding_dimension)
-        dim = get_dim()
-        self.dimension = int(dim or record.dimension)
-        self.max_tokens = int(self.model.max_seq_length or 256)
-        self._preprocess = getattr(self.model, "preprocess", None) or self.model.tokenize
+            plain = plain_mean_pooling(folder)
+            self.model = (MeanPooledTransformer(folder, self.device, **plain) if plain is not None
+                          else SentenceTransformersModules(folder, self.device))
+        self.dimension = int(self.model.dimension or record.dimension)
+        self.max_tokens = self.model.max_tokens
+        self.tokenizer = self.model.tokenizer
+        self.transformer = self.model.transformer
 
     def _locate(self, record: ModelRecord, model_path: str | None, device: str,
                 batch_size: int | None) -> None:
@@ -72,7 +70,7 @@ class SentenceTransformerEmbedder(Embedder):
         return self
 
     def text_units(self, text: str) -> list[Any]:
-        n = len(self.model.tokenizer(text, truncation=True, max_length=self.max_tokens)["input_ids"])
+        n = len(self.tokenizer(text, truncation=True, max_length=self.max_tokens)["input_ids"])
         return [(text, min(self.max_tokens, TEXT_BUCKET * math.ceil(n / TEXT_BUCKET)))]
 
     def unit_key(self, unit: tuple[str, int]) -> Hashable:
@@ -82,12 +80,96 @@ class SentenceTransformerEmbedder(Embedder):
         return ("", key)
 
     def run_units(self, units: list[Any]) -> np.ndarray:
-        """sentence-transformers' own modules, inputs padded to the unit's length class."""
+        """The folder's modules over the texts, padded to the unit's length class."""
+        return self.model.embed([t for t, _ in units], int(units[0][1]))
+
+    def policy(self) -> dict[str, Any]:
+        return {"kind": "sentence-transformers", "normalize": True}
+
+
+PLAIN_BERT_CONFIG = {"max_seq_length", "do_lower_case"}
+"""the ``sentence_bert_config.json`` keys the plain path reads (any other one, such as model or
+tokenizer arguments, sends the folder to sentence-transformers)"""
+
+
+def plain_mean_pooling(folder: Path) -> dict[str, Any] | None:
+    """``{"max_tokens", "normalize"}`` when a sentence-transformers folder is a transformer at the
+    folder's root, mean pooling, and optionally ``Normalize`` (all-MiniLM-L6-v2's layout), with
+    no lower-casing, prompts or module arguments; ``None`` for anything else. Such a folder runs
+    on transformers alone (:class:`MeanPooledTransformer`), without importing
+    sentence-transformers (seconds per process)."""
+    try:
+        kinds = [(str(m.get("type", "")).rsplit(".", 1)[-1], str(m.get("path", "")))
+                 for m in json.loads((folder / "modules.json").read_text())]
+        bert = json.loads((folder / "sentence_bert_config.json").read_text())
+        pooling = json.loads((folder / kinds[1][1] / "config.json").read_text()) if len(kinds) > 1 else {}
+        st_path = folder / "config_sentence_transformers.json"
+        st_config = json.loads(st_path.read_text()) if st_path.is_file() else {}
+    except (OSError, ValueError, AttributeError, TypeError):
+        return None
+    layout = [k for k, _ in kinds]
+    if layout not in (["Transformer", "Pooling"], ["Transformer", "Pooling", "Normalize"]):
+        return None
+    if kinds[0][1] != "" or set(bert) - PLAIN_BERT_CONFIG or bert.get("do_lower_case"):
+        return None
+    if any((st_config.get("prompts") or {}).values()) or st_config.get("default_prompt_name"):
+        return None
+    mode = pooling.get("pooling_mode")
+    switches = [k for k in pooling if k.startswith("pooling_mode") and k != "pooling_mode" and pooling[k]]
+    mean = mode in ("mean", ["mean"]) if mode is not None else switches in ([], ["pooling_mode_mean_tokens"])
+    if not mean or not isinstance(bert.get("max_seq_length", 256), int):
+        return None
+    return {"max_tokens": int(bert.get("max_seq_length") or 256), "normalize": layout[-1] == "Normalize"}
+
+
+class MeanPooledTransformer:
+    """A plain sentence-transformers folder (:func:`plain_mean_pooling`) on transformers alone:
+    the model's last hidden states, averaged over the attention mask, L2-normalised when the
+    folder says so; the same operations in the same order as sentence-transformers' modules, so
+    the same bits (a test compares the two on the packaged MiniLM)."""
+
+    def __init__(self, folder: Path, device: str, *, max_tokens: int, normalize: bool) -> None:
+        from transformers import AutoModel, AutoTokenizer
+
+        self.device, self.max_tokens, self.normalize = device, max_tokens, normalize
+        self.tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+        self.transformer = AutoModel.from_pretrained(str(folder), local_files_only=True).to(device).eval()
+        self.dimension = int(self.transformer.config.hidden_size)
+
+    def embed(self, texts: list[str], length: int) -> np.ndarray:
         import torch
 
-        length = int(units[0][1])
-        features = self._preprocess([t for t, _ in units])
-        pad_id = self.model.tokenizer.pad_token_id or 0
+        enc = self.tokenizer(texts, padding="max_length", truncation="longest_first", max_length=length,
+                             return_tensors="pt").to(self.device)
+        with torch.inference_mode():
+            tokens = self.transformer(**enc).last_hidden_state
+            mask = enc["attention_mask"].unsqueeze(-1).expand(tokens.size()).to(tokens.dtype)
+            out = torch.sum(tokens * mask, 1) / torch.clamp(mask.sum(1), min=1e-9)
+            if self.normalize:
+                out = torch.nn.functional.normalize(out, p=2, dim=1)
+        return out.float().cpu().numpy()
+
+
+class SentenceTransformersModules:
+    """Any other sentence-transformers folder, through sentence-transformers' own modules."""
+
+    def __init__(self, folder: Path, device: str) -> None:
+        from sentence_transformers import SentenceTransformer
+
+        self.device = device
+        self.st = SentenceTransformer(str(folder), device=device, local_files_only=True)
+        get_dim = getattr(self.st, "get_embedding_dimension", None) or self.st.get_sentence_embedding_dimension
+        self.dimension = get_dim()
+        self.max_tokens = int(self.st.max_seq_length or 256)
+        self.tokenizer = self.st.tokenizer
+        self.transformer = self.st[0].auto_model
+        self._preprocess = getattr(self.st, "preprocess", None) or self.st.tokenize
+
+    def embed(self, texts: list[str], length: int) -> np.ndarray:
+        import torch
+
+        features = self._preprocess(texts)
+        pad_id = self.tokenizer.pad_token_id or 0
         for key, value in list(features.items()):
             if isinstance(value, torch.Tensor) and value.ndim == 2 and value.shape[1] < length:
                 fill = pad_id if key == "input_ids" else 0
@@ -96,11 +178,8 @@ class SentenceTransformerEmbedder(Embedder):
             if isinstance(value, torch.Tensor):
                 features[key] = features[key].to(self.device)
         with torch.inference_mode():
-            out = self.model(features)["sentence_embedding"]
+            out = self.st(features)["sentence_embedding"]
         return out.float().cpu().numpy()
-
-    def policy(self) -> dict[str, Any]:
-        return {"kind": "sentence-transformers", "normalize": True}
 
 
 class BgeM3Embedder(Embedder):

@@ -67,7 +67,7 @@ class TokenEncoder:
     def __init__(self, spec: TokenSpec = TokenSpec(), cache: bool = True) -> None:
         self.spec = spec
         self.st = frozen_model("minilm")
-        self.model = self.st.model
+        self.tokenizer, self.transformer = self.st.tokenizer, self.st.transformer
         self.dimension = int(self.st.dimension)
         self.revision = self.st.revision
         identity = {"model": "minilm", "revision": self.revision, "output": "token_embeddings",
@@ -77,18 +77,17 @@ class TokenEncoder:
         self.cache = EmbeddingCache("minilm-tokens", identity, enabled=cache)
 
     def _length(self, text: str) -> int:
-        return len(self.model.tokenizer(text, truncation=True, max_length=MAX_TOKENS)["input_ids"])
+        return len(self.tokenizer(text, truncation=True, max_length=MAX_TOKENS)["input_ids"])
 
     def _run(self, units: list[tuple[str, int, int]]) -> np.ndarray:
         import torch
 
         length = units[0][1]
-        enc = self.model.tokenizer([u[0] for u in units], padding="max_length", truncation=True,
-                                   max_length=length, return_tensors="pt")
-        transformer = self.model[0].auto_model
+        enc = self.tokenizer([u[0] for u in units], padding="max_length", truncation=True,
+                             max_length=length, return_tensors="pt")
         with torch.inference_mode():
-            out = transformer(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"],
-                              token_type_ids=enc.get("token_type_ids")).last_hidden_state
+            out = self.transformer(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"],
+                                   token_type_ids=enc.get("token_type_ids")).last_hidden_state
         return out.float().numpy().astype(self.spec.dtype)
 
     def encode(self, texts: Sequence[str], progress: Counter | None = None) -> dict[str, np.ndarray]:

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from model_fixtures import copy_bench, stored_vectors
-from ray_helpers import POOL, cmdline, descendants, wait_gone
+from ray_helpers import POOL, cmdline, descendants, niceness, wait_gone
 
 pytest.importorskip("ray", reason="the ray extra is part of the test install")
 pytestmark = [pytest.mark.xdist_group("ray"),  # one local Ray at a time (xdist_schedule.py)
@@ -84,7 +84,9 @@ def _drive(data: Path, cache: Path, kill_worker_at: int, kill_driver_at: int | N
             done = int(line.split()[1])
             seen["max_done"] = max(seen["max_done"], done)
             if seen["worker_killed_at"] is None and done >= kill_worker_at:
-                os.kill(_actor(proc.pid), signal.SIGKILL)
+                actor = _actor(proc.pid)
+                seen["actor_nice"] = niceness(actor)
+                os.kill(actor, signal.SIGKILL)
                 seen["worker_killed_at"] = done
             elif kill_driver_at is not None and seen["worker_killed_at"] is not None \
                     and done >= kill_driver_at:
@@ -117,6 +119,9 @@ def test_worker_then_driver_killed_then_rerun(small_bench_dir, tmp_path):
     data = copy_bench(small_bench_dir, tmp_path / "killed")
     first = _drive(data, tmp_path / "cache", kill_worker_at=12, kill_driver_at=32)
     assert not first["finished"] and first["worker_killed_at"] is not None
+    # the engine's local Ray runs its actors at the driver's priority (Ray's default, nice 15
+    # above it, starves them beside any other work)
+    assert first["actor_nice"] == os.nice(0)
     assert first["max_done"] >= first["worker_killed_at"] + 8  # the job went on without that worker
     with open_store(data) as store:
         name = "reasonaudio-yamnet"

@@ -74,11 +74,13 @@ def test_bench_models_json_is_a_list_with_paradigms():
 
 
 def test_minilm_runs_offline_and_ranks_sensibly():
+    from reasonaudio.models.text_embedders import SentenceTransformersModules
+
     m = minilm()
     vecs = m.embed_text(["a dog barks", "a dog is barking loudly", "heavy rain falls"])
     assert vecs.shape == (3, 384)
     assert vecs[0] @ vecs[1] > vecs[0] @ vecs[2]
-    ref = m.model.encode(["a dog barks"], normalize_embeddings=True)
+    ref = SentenceTransformersModules(m.folder, "cpu").st.encode(["a dog barks"], normalize_embeddings=True)
     assert np.allclose(ref[0], vecs[0], atol=1e-5)
     assert m.identity()["revision"].startswith("sha256:")
     with pytest.raises(ModelError, match="no audio tower"):
@@ -163,3 +165,56 @@ def test_a_described_model_has_the_identity_of_the_loaded_one(tmp_path):
         loaded = load_model("minilm", model_path=str(folder))
         assert got.identity() == loaded.identity() and loaded.dimension == size, folder.name
         assert hasattr(got, "model") is not weightless, folder.name
+
+
+PHRASES = ["", "dog", "a dog barks, then a siren wails twice", "ünïcode émoji 🎵 and\ttabs",
+           "rain " * 40, "thunder and a piano " * 90]
+"""texts of several length classes: empty, short, long, and one cut at the 256-token limit"""
+
+
+def _units(embedder, texts):
+    by_length: dict[int, list[tuple[str, int]]] = {}
+    for text in texts:
+        for unit in embedder.text_units(text):
+            by_length.setdefault(unit[1], []).append(unit)
+    return list(by_length.values())
+
+
+def test_a_plain_folder_runs_on_transformers_with_sentence_transformers_bits(tmp_path):
+    """Differential: the plain path (transformers alone, what MiniLM runs on) against
+    sentence-transformers' own modules, bit for bit, on the packaged MiniLM and on a random
+    folder without Normalize; a folder of another shape goes to sentence-transformers."""
+    import json
+
+    from reasonaudio.models.text_embedders import (MeanPooledTransformer, SentenceTransformersModules,
+                                                   plain_mean_pooling)
+
+    minilm = load_model("minilm")
+    assert isinstance(minilm.model, MeanPooledTransformer)
+    reference = SentenceTransformersModules(minilm.folder, "cpu")
+    assert (reference.dimension, reference.max_tokens) == (minilm.dimension, minilm.max_tokens)
+    for group in _units(minilm, PHRASES * 2):
+        texts, length = [t for t, _ in group], group[0][1]
+        assert np.array_equal(minilm.model.embed(texts, length), reference.embed(texts, length)), length
+    bare = _tiny_sentence_transformer(tmp_path / "bare", modes=("mean",), dense=0)
+    config = bare / "sentence_bert_config.json"
+    assert plain_mean_pooling(bare) is None  # sentence-transformers 6's own module settings
+    config.write_text(json.dumps({"max_seq_length": 256, "do_lower_case": False}))  # the hub's
+    assert plain_mean_pooling(bare) == {"max_tokens": 256, "normalize": False}
+    plain = MeanPooledTransformer(bare, "cpu", max_tokens=256, normalize=False)
+    ours, theirs = plain.embed(PHRASES, 256), SentenceTransformersModules(bare, "cpu").embed(PHRASES, 256)
+    assert np.array_equal(ours, theirs)
+    assert plain_mean_pooling(_tiny_sentence_transformer(tmp_path / "two", dense=0)) is None  # mean+max
+    config.write_text(json.dumps({"max_seq_length": 256, "do_lower_case": True}))
+    assert plain_mean_pooling(bare) is None
+
+
+def test_minilm_loads_without_importing_sentence_transformers():
+    """Its import is seconds in every process and Ray actor that embeds text."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from reasonaudio.models.registry import load_model; m = load_model('minilm'); "
+            "m.run_units(m.text_units('a dog')); print('sentence_transformers' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split()[-1] == "False"
