@@ -121,8 +121,15 @@ FIT_ROUNDS = 12
 def keep_inside(fig: Figure, legend: Legend, ncol: int) -> None:
     """Lay the figure out and fit ``legend`` into it: while it is wider than the figure it loses
     a column (at one column the figure widens), and the figure grows by the legend's height, so
-    the axes keep the room they were given and the legend never reaches past an edge."""
+    the axes keep the room they were given and the legend never reaches past an edge.
+
+    A legend's size does not depend on the layout (only its place does), so the columns are
+    dropped first, measured without laying the figure out: a layout costs a full draw."""
     base_h = fig.get_size_inches()[1]
+    renderer = fig.canvas.get_renderer()
+    while ncol > 1 and legend.get_window_extent(renderer).width > fig.bbox.width:
+        ncol -= 1
+        legend.set_ncols(ncol)
     for _ in range(FIT_ROUNDS):
         with warnings.catch_warnings():  # a first layout may have no room for the axes yet
             warnings.filterwarnings("ignore", "constrained_layout not applied")
