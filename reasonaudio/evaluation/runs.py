@@ -19,7 +19,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, NamedTuple
 
 import numpy as np
 
@@ -120,15 +120,21 @@ def write_trec(path: Pathlike, run: Run, qids: Iterable[str] | None = None) -> P
     return path
 
 
-@dataclass(frozen=True)
-class TrecRow:
-    where: str
-    """``path:line`` for messages"""
+class TrecRow(NamedTuple):
+    """One checked line of a TREC run file (a tuple: a run holds hundreds of thousands)."""
+
+    path: Path
+    lineno: int
     qid: str
     clip_id: str
     rank: int
     score: float
     tag: str
+
+    @property
+    def where(self) -> str:
+        """``path:line`` for messages"""
+        return f"{self.path}:{self.lineno}"
 
 
 def trec_rows(path: Path) -> Iterator[TrecRow]:
@@ -141,17 +147,27 @@ def trec_rows(path: Path) -> Iterator[TrecRow]:
             parts = line.split()
             if not parts:
                 continue
-            where = f"{path}:{lineno}"
             if len(parts) < 6:
-                raise DataError(f"{where}: expected 6 fields 'qid Q0 docid rank score tag', "
+                raise DataError(f"{path}:{lineno}: expected 6 fields 'qid Q0 docid rank score tag', "
                                 f"got {len(parts)}")
             qid, _q0, cid, rank_s, score_s = parts[:5]
             try:
                 rnk = int(rank_s)
+                score = float(score_s)
             except ValueError:
-                raise DataError(f"{where}: rank must be an integer, got {rank_s!r} "
-                                "(columns are 'qid Q0 docid rank score tag')") from None
-            yield TrecRow(where, qid, cid, rnk, parse_score(score_s, where), " ".join(parts[5:]))
+                rnk = _rank(rank_s, f"{path}:{lineno}")
+                score = parse_score(score_s, f"{path}:{lineno}")
+            if score != score:  # NaN
+                score = parse_score(score_s, f"{path}:{lineno}")
+            yield TrecRow(path, lineno, qid, cid, rnk, score, parts[5] if len(parts) == 6 else " ".join(parts[5:]))
+
+
+def _rank(text: str, where: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise DataError(f"{where}: rank must be an integer, got {text!r} "
+                        "(columns are 'qid Q0 docid rank score tag')") from None
 
 
 def parse_score(text: str, where: str) -> float:
