@@ -20,7 +20,8 @@ import os
 import socket
 import sys
 
-PREIMPORT = ("reasonaudio.cli", "torch", "transformers", "matplotlib", "matplotlib.pyplot",
+PREIMPORT = ("reasonaudio.cli", "torch", "transformers", "transformers.models.bert.modeling_bert",
+             "transformers.models.bert.tokenization_bert", "matplotlib", "matplotlib.pyplot",
              "soundfile", "scipy.signal")
 """imported once before any fork: the CLI and the heavy modules its commands import lazily"""
 
