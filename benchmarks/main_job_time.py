@@ -6,12 +6,14 @@
 Runs ``python -m reasonaudio.cli demo --out DIR/demo`` as a child process (its step table is
 printed as it goes) with ``REASONAUDIO_CACHE=DIR/cache``, and prints its wall time against the
 3-minute target (an idle 2-core machine; issue 54) and the CPU time it and its children used. ``--out`` keeps the folder (default:
-a temporary one, removed after).
+a temporary one, removed after). A demo on a bank of fewer classes than the full install's
+(without fluidsynth, say) writes no record: the page's figures are of the full install.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import shutil
@@ -26,6 +28,21 @@ from record import Figure, vs_target, write_record
 TARGET_SECONDS = 3 * 60.0
 
 
+def bank_classes(bench: Path) -> int | None:
+    """The classes of the bank ``bench`` was built from (its manifest), or None."""
+    try:
+        return json.loads((bench / "manifest.json").read_text())["bank"]["n_classes"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def canonical_classes() -> int:
+    """The full install's bank: every label of the fetch recipes."""
+    from reasonaudio.atoms.fetch.recipes import load_recipes
+
+    return len({r.label for r in load_recipes(None).atoms})
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=None, help="keep the demo and its cache here")
@@ -38,12 +55,19 @@ def main() -> int:
                             env=env).returncode
         wall = time.perf_counter() - t0
         usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        classes = bank_classes(work / "demo" / "bench")
     finally:
         if args.out is None:
             shutil.rmtree(work, ignore_errors=True)
     if rc != 0:
         print(f"error: bench demo exited with {rc}", file=sys.stderr)
         return rc
+    want = canonical_classes()
+    if classes != want:  # the page's figures are of the full install (scripts/install.sh)
+        print(f"error: the demo ran on a bank of {classes} classes, not the full install's {want} "
+              "(bash scripts/install.sh installs fluidsynth for the rest); no record written",
+              file=sys.stderr)
+        return 2
     cpu = usage.ru_utime + usage.ru_stime
     print(f"bench demo, cold cache: {wall:.0f} s wall (target {TARGET_SECONDS:.0f} s: "
           f"{wall / TARGET_SECONDS:.2f}), {cpu:.0f} s CPU")
