@@ -836,8 +836,10 @@ class RayEngine:
             return _rows(())
         import ray
 
-
         self._job_t0, self._job_wall0 = time.perf_counter(), time.time()
+        # every job is a job of its own to an actor, a rerun of the same one included: it
+        # configures afresh and its first batch reports how the actor started it
+        job = {**job, "serial": f"{os.getpid()}-{self._job_wall0!r}"}
         opts = self.options
         sample_rate = job["sample_rate"]
         # one block per batch (numpy's split: as even as it gets), a multiple of the actors
@@ -847,7 +849,7 @@ class RayEngine:
                             gpus=opts.gpus_per_worker)
         render = ray.remote(num_cpus=opts.render_cpus)(render_batch) if sample_rate else None
         render_kwargs = dict(root=job["root"], condition=job["condition"], bank_spec=job["bank_spec"],
-                             sample_rate=sample_rate, job=f"{os.getpid()}-{self._job_wall0!r}")
+                             sample_rate=sample_rate, job=job["serial"])
         return _rows(run_blocks(ray, actors, job, blocks, render, render_kwargs))
 
 

@@ -173,13 +173,11 @@ def test_a_failing_clip_is_retried_then_named_and_a_rerun_finishes(local_ray, ti
     with open_store(data) as store:
         assert store.meta(name).state == "loading"  # never looks complete
         assert store.count(name) == 23 and BAD_CLIP not in store.existing_ids(name, [BAD_CLIP])
-    from reasonaudio.ingest import ray_pool
-
-    actors = ray_pool._POOL["actors"]
     flag.unlink()  # the rerun retries it
-    done = _ingest(data, model, tmp_path / "cache", engine=_ray_engine(options=one, pipeline_factory=factory))
+    rerun = _ray_engine(options=one, pipeline_factory=factory)
+    done = _ingest(data, model, tmp_path / "cache", engine=rerun)
     assert done.resumed and done.upserted == 1
-    assert ray_pool._POOL["actors"] is actors  # on the same actor
+    assert [a["reused"] for a in rerun.startup["actors"]] == [True]  # on the same actor
     _ingest(reference, model, tmp_path / "cache-local")
     _assert_same_collection(data, reference, name, 24)
 
