@@ -36,13 +36,6 @@ def bank_classes(bench: Path) -> int | None:
         return None
 
 
-def canonical_classes() -> int:
-    """The full install's bank: every label of the fetch recipes."""
-    from reasonaudio.atoms.fetch.recipes import load_recipes
-
-    return len({r.label for r in load_recipes(None).atoms})
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=None, help="keep the demo and its cache here")
@@ -62,7 +55,9 @@ def main() -> int:
     if rc != 0:
         print(f"error: bench demo exited with {rc}", file=sys.stderr)
         return rc
-    want = canonical_classes()
+    from reasonaudio.atoms.fetch.recipes import full_install_classes
+
+    want = full_install_classes()
     if classes != want:  # the page's figures are of the full install (scripts/install.sh)
         print(f"error: the demo ran on a bank of {classes} classes, not the full install's {want} "
               "(bash scripts/install.sh installs fluidsynth for the rest); no record written",

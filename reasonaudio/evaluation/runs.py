@@ -151,15 +151,14 @@ def trec_rows(path: Path) -> Iterator[TrecRow]:
                 raise DataError(f"{path}:{lineno}: expected 6 fields 'qid Q0 docid rank score tag', "
                                 f"got {len(parts)}")
             qid, _q0, cid, rank_s, score_s = parts[:5]
-            try:
-                rnk = int(rank_s)
-                score = float(score_s)
+            try:  # the common case; a bad field is read again below to say which
+                rnk, score = int(rank_s), float(score_s)
+                bad = math.isnan(score)
             except ValueError:
-                rnk = _rank(rank_s, f"{path}:{lineno}")
-                score = parse_score(score_s, f"{path}:{lineno}")
-            if score != score:  # NaN
-                score = parse_score(score_s, f"{path}:{lineno}")
-            yield TrecRow(path, lineno, qid, cid, rnk, score, parts[5] if len(parts) == 6 else " ".join(parts[5:]))
+                bad = True
+            if bad:
+                rnk, score = _rank(rank_s, f"{path}:{lineno}"), parse_score(score_s, f"{path}:{lineno}")
+            yield TrecRow(path, lineno, qid, cid, rnk, score, " ".join(parts[5:]))
 
 
 def _rank(text: str, where: str) -> int:

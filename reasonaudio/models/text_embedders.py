@@ -37,8 +37,6 @@ class SentenceTransformerEmbedder(Embedder):
                           else SentenceTransformersModules(folder, self.device))
         self.dimension = int(self.model.dimension or record.dimension)
         self.max_tokens = self.model.max_tokens
-        self.tokenizer = self.model.tokenizer
-        self.transformer = self.model.transformer
 
     def _locate(self, record: ModelRecord, model_path: str | None, device: str,
                 batch_size: int | None) -> None:
@@ -68,6 +66,16 @@ class SentenceTransformerEmbedder(Embedder):
             return None
         self.dimension = dimension
         return self
+
+    @property
+    def tokenizer(self) -> Any:
+        """The loaded folder's tokenizer."""
+        return self.model.tokenizer
+
+    @property
+    def transformer(self) -> Any:
+        """The loaded folder's transformer (token states, before pooling)."""
+        return self.model.transformer
 
     def text_units(self, text: str) -> list[Any]:
         n = len(self.tokenizer(text, truncation=True, max_length=self.max_tokens)["input_ids"])
@@ -114,9 +122,7 @@ def plain_mean_pooling(folder: Path) -> dict[str, Any] | None:
         return None
     if any((st_config.get("prompts") or {}).values()) or st_config.get("default_prompt_name"):
         return None
-    mode = pooling.get("pooling_mode")
-    switches = [k for k in pooling if k.startswith("pooling_mode") and k != "pooling_mode" and pooling[k]]
-    mean = mode in ("mean", ["mean"]) if mode is not None else switches in ([], ["pooling_mode_mean_tokens"])
+    mean = pooling_modes(pooling) in (["mean"], ["pooling_mode_mean_tokens"])
     if not mean or not isinstance(bert.get("max_seq_length", 256), int):
         return None
     return {"max_tokens": int(bert.get("max_seq_length") or 256), "normalize": layout[-1] == "Normalize"}
@@ -230,6 +236,18 @@ LEGACY_POOLING_MODES = ("pooling_mode_cls_token", "pooling_mode_mean_tokens",
 means mean pooling): its output is the token dimension once per mode, concatenated"""
 
 
+def pooling_modes(config: dict[str, Any]) -> list[str] | None:
+    """The modes a ``Pooling`` config pools with, in its own spelling: ``pooling_mode`` (a name or
+    a list), or the legacy switches that are on (none on: mean pooling); None for a switch this
+    reader does not know."""
+    mode = config.get("pooling_mode")
+    if mode is not None:
+        return [mode] if isinstance(mode, str) else list(mode)
+    if any(k.startswith("pooling_mode") and k not in LEGACY_POOLING_MODES for k in config):
+        return None
+    return [k for k in LEGACY_POOLING_MODES if config.get(k)] or ["pooling_mode_mean_tokens"]
+
+
 def folder_dimension(folder: Path) -> int | None:
     """The vector size a sentence-transformers folder produces, read from its configs as
     ``SentenceTransformer.get_sentence_embedding_dimension`` reads it from the loaded modules:
@@ -248,11 +266,8 @@ def folder_dimension(folder: Path) -> int | None:
             if kind != "Pooling":
                 return None
             size = int(config.get("embedding_dimension", config.get("word_embedding_dimension")))
-            mode = config.get("pooling_mode")
-            if mode is not None:
-                return size * (1 if isinstance(mode, str) else len(mode))
-            unknown = [k for k in config if k.startswith("pooling_mode") and k not in LEGACY_POOLING_MODES]
-            return None if unknown else size * max(1, sum(bool(config.get(k)) for k in LEGACY_POOLING_MODES))
+            modes = pooling_modes(config)
+            return None if modes is None else size * len(modes)
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return None

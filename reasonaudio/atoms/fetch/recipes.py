@@ -497,6 +497,12 @@ def load_recipes(path: Path | str | None = None, label_check: bool = True,
     return parse_recipes(lines, where, label_check, known=book)
 
 
+def full_install_classes() -> int:
+    """The classes of the bank the full install fetches: every label of the shipped recipes (the
+    bank the docs' figures are measured on)."""
+    return len(load_recipes(None).by_label())
+
+
 def write_recipes(book: RecipeBook, path: Path, after: RecipeBook | None = None) -> None:
     with atomic_file(Path(path), "w", encoding="utf-8", newline="\n") as fh:
         fh.write("\n".join(book.dump_lines(after)) + "\n")
