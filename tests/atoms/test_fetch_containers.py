@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from test_fetch_fixtures import cat_bytes, dpkg_deb, manual_deb, rcc_bytes, tar_bytes, tone, zip_bytes
+from test_fetch_fixtures import cat_bytes, dpkg_deb, manual_deb, rcc_bytes, tar_bytes, tone, write_ar, zip_bytes
 
 from reasonaudio.errors import ReasonAudioError
 from reasonaudio.atoms.fetch.containers import (
@@ -100,6 +100,27 @@ def test_not_a_deb_and_truncated(tmp_path: Path) -> None:
     cut.write_bytes(good.read_bytes()[:-200])
     with pytest.raises(FetchError):
         extract_members(cut, ["a.wav"], tmp_path / "o2")
+
+
+@pytest.mark.parametrize("compression", ["xz", ""])
+def test_stream_not_read_past_the_last_wanted_member(tmp_path: Path, compression: str) -> None:
+    """Once every wanted file is out, the rest of the data stream is not unpacked: a package
+    whose tail is cut still gives the files before the cut, and a file after it still fails."""
+    import lzma
+
+    data = tar_bytes([("./usr/share/a.wav", b"a" * 3000, None), ("./usr/share/b.wav", b"b" * 3000, None),
+                      ("./usr/share/tail.bin", bytes(range(256)) * 400, None)], "w")
+    cut = data[:-60_000]
+    payload = lzma.compress(cut) if compression == "xz" else cut
+    name = "data.tar" + (f".{compression}" if compression else "")
+    deb = write_ar(tmp_path / "cut.deb", [("debian-binary", b"2.0\n"),
+                                          ("control.tar.gz", tar_bytes([("./control", b"P\n", None)])),
+                                          (name, payload)])
+    res = extract_members(deb, ["usr/share/b.wav", "usr/share/a.wav"], tmp_path / "o")
+    assert res["usr/share/a.wav"].path.read_bytes() == b"a" * 3000
+    assert res["usr/share/b.wav"].path.read_bytes() == b"b" * 3000
+    with pytest.raises(FetchError, match="corrupt archive"):
+        extract_members(deb, ["usr/share/a.wav", "usr/share/tail.bin"], tmp_path / "o2")
 
 
 def test_npm_style_tarball(tmp_path: Path) -> None:

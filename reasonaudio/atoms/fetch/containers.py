@@ -197,7 +197,8 @@ def extract_members(archive: Path, wanted: Iterable[str], dest: Path, *,
     """Extract the ``wanted`` regular files of a ``.deb`` or tar(.gz) into ``dest``, one pass.
 
     Returns one :class:`MemberResult` per wanted name; names never seen get ``error="not in
-    package"``. Links, devices, absolute or ``..`` names and oversize members are refused per
+    package"``. Reading stops once every wanted file is extracted (a compressed stream is not
+    unpacked past its last wanted member). Links, devices, absolute or ``..`` names and oversize members are refused per
     member (the rest still extract). ``kind`` is ``deb`` or ``tar``; guessed from the suffix.
     """
     archive, dest = Path(archive), Path(dest)
@@ -248,6 +249,8 @@ def extract_members(archive: Path, wanted: Iterable[str], dest: Path, *,
                 with open(target_path, "wb") as out:
                     _copy_capped(src, out, max_member_bytes, where, rel)
                 res.path, res.error = target_path, None
+                if all(r.path is not None for r in results.values()):
+                    break  # every wanted file is out: the rest of the stream need not be unpacked
         except (tarfile.TarError, EOFError, lzma.LZMAError, OSError, zlib.error) as exc:
             raise FetchError(f"{where}: corrupt archive ({exc})") from None
     finally:
