@@ -37,7 +37,14 @@ BLOCK = re.compile(r"(<!-- detector-figures:(?P<name>[\w-]+) -->\n)(?P<body>.*?)
                    r"(<!-- /detector-figures:(?P=name) -->)", re.S)
 TRAINED = "detected:yamnet-trained"
 SHOWN = ("epochs", "batch_clips", "lr", "hidden", "yamnet_dim", "overlap_weight")
-"""the recipe fields a block names (the card and the figures record hold them all)"""
+"""the recipe fields a block names, with ``train.detector.AUGMENTATIONS`` (the card and the figures
+record hold them all; an augmentation or prior left off is not in the recipe, so not named)"""
+
+
+def _shown() -> tuple[str, ...]:
+    from reasonaudio.train.detector import AUGMENTATIONS
+
+    return (*SHOWN, *AUGMENTATIONS)
 
 
 def _f3(x: float | None) -> str:
@@ -163,7 +170,7 @@ def _setup_lines(s: dict[str, Any]) -> list[str]:
             + (f"; {s['calibration_step3']}" if s.get("calibration_step3") else "")
             + "); the detector heard "
             f"{s['heard']} of the {s['atoms']} atoms these clips use; recipe: "
-            + ", ".join(f"{k} {s['recipe'][k]}" for k in SHOWN if k in (s.get("recipe") or {}))
+            + ", ".join(f"{k} {s['recipe'][k]}" for k in _shown() if k in (s.get("recipe") or {}))
             + ".", ""]
 
 
