@@ -50,8 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tier", choices=["suite", "fast", "both"], default="both")
     args = ap.parse_args(argv)
     figures = []
-    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--collect-only", "-n", "0"],
-                   cwd=ROOT, capture_output=True, text=True)  # warm the bytecode caches, untimed
+    warm = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--collect-only", "-n", "0"]
+    subprocess.run(warm, cwd=ROOT, capture_output=True, text=True)  # the bytecode caches, untimed
     for name in (["fast", "suite"] if args.tier == "both" else [args.tier]):
         seconds, closing, slow = run_tier(name)
         target = TIERS[name][1]

@@ -9,7 +9,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from test_fetch_fixtures import cat_bytes, dpkg_deb, manual_deb, rcc_bytes, tar_bytes, tone, write_ar, zip_bytes
+from test_fetch_fixtures import (cat_bytes, dpkg_deb, manual_deb, rcc_bytes, tar_bytes, tone, write_ar,
+                                 zip_bytes)
 
 from reasonaudio.errors import ReasonAudioError
 from reasonaudio.atoms.fetch.containers import (

@@ -198,8 +198,9 @@ def extract_members(archive: Path, wanted: Iterable[str], dest: Path, *,
 
     Returns one :class:`MemberResult` per wanted name; names never seen get ``error="not in
     package"``. Reading stops once every wanted file is extracted (a compressed stream is not
-    unpacked past its last wanted member). Links, devices, absolute or ``..`` names and oversize members are refused per
-    member (the rest still extract). ``kind`` is ``deb`` or ``tar``; guessed from the suffix.
+    unpacked past its last wanted member). Links, devices, absolute or ``..`` names and oversize
+    members are refused per member (the rest still extract). ``kind`` is ``deb`` or ``tar``;
+    guessed from the suffix.
     """
     archive, dest = Path(archive), Path(dest)
     where = str(archive)
