@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -113,11 +114,15 @@ def tag_names_class(tag: str, class_name: str) -> bool:
     than ``tagger_check.tag_matches`` (a word-start prefix), which is right for confirming an
     atom from its top-5 classes but lets ``bell`` pull in ``Belly laugh`` as a label's class."""
     tag = tag.strip().lower()
-    if not tag:
-        return False
+    return bool(tag) and _tag_pattern(tag).search(class_name.lower()) is not None
+
+
+@functools.lru_cache(maxsize=4096)
+def _tag_pattern(tag: str) -> re.Pattern[str]:
+    """The compiled pattern of one (stripped, lower-case) tag: a map tests every tag against all
+    521 class names, more patterns than ``re``'s own cache keeps."""
     endings = "|".join(re.escape(e) for e in WORD_ENDINGS if e)
-    pattern = r"(?<![a-z0-9])" + re.escape(tag) + rf"(?:{endings})?(?![a-z0-9])"
-    return re.search(pattern, class_name.lower()) is not None
+    return re.compile(r"(?<![a-z0-9])" + re.escape(tag) + rf"(?:{endings})?(?![a-z0-9])")
 
 
 def _text_vectors(texts: Sequence[str], embedder: EmbedderProtocol) -> np.ndarray:
