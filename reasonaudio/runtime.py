@@ -22,10 +22,11 @@ def cache_root() -> Path:
     """``$REASONAUDIO_CACHE``, else ``$XDG_CACHE_HOME/reasonaudio``, else ``~/.cache/reasonaudio``:
     the one folder every derived file goes to (model weights, embeddings, fetched banks), so a
     user can find and delete everything the package wrote, and no command writes its output there
-    (:mod:`reasonaudio.output_dirs`)."""
+    (:mod:`reasonaudio.output_dirs`). A relative ``$REASONAUDIO_CACHE`` is taken from the
+    working folder and returned absolute, so a tool run in another folder finds the same one."""
     env = os.environ.get("REASONAUDIO_CACHE")
     if env:
-        return Path(env).expanduser()
+        return Path(env).expanduser().absolute()
     xdg = os.environ.get("XDG_CACHE_HOME")
     base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
     return base / "reasonaudio"

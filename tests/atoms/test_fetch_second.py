@@ -171,6 +171,26 @@ def test_a_passing_failure_is_retried(tmp_path, deb, monkeypatch) -> None:
     assert not cached.fetched and runner.calls == 5
 
 
+def test_a_relative_cache_folder_fetches_a_wheel(tmp_path, deb, monkeypatch) -> None:
+    """pip runs in its download folder and reads ``-d`` from there, as pip does: with a relative
+    cache (``REASONAUDIO_CACHE=data/x/cache``) the wheel must still land where it is looked for."""
+    from reasonaudio.atoms.fetch import pypi
+    from reasonaudio.runtime import cache_root
+
+    def pip(argv, cwd) -> Completed:
+        dest = Path(argv[argv.index("-d") + 1])
+        dest = dest if dest.is_absolute() else Path(cwd) / dest
+        dest.mkdir(parents=True, exist_ok=True)
+        (dest / "tiny-1.0-py3-none-any.whl").write_bytes(deb.read_bytes())
+        return Completed(0, "", "")
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("REASONAUDIO_CACHE", "data/x/cache")
+    assert cache_root() == tmp_path / "data" / "x" / "cache"
+    dl = pypi.download(_pkg(deb, registry="pypi"), Path("data/x/cache/packages"), pip)
+    assert dl.fetched and dl.path.read_bytes() == deb.read_bytes()
+
+
 @pytest.mark.parametrize("runner_kw, pin, message", [
     ({"fails": 99}, {}, re.escape("apt-get download failed after 3 tries (E: Failed to fetch")),
     ({"files": 2}, {}, "apt-get download produced 2 .deb files, expected one"),

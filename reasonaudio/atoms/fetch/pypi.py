@@ -28,8 +28,10 @@ def cached(pkg: PackageRecipe, cache_dir: Path) -> Path | None:
 
 
 def _commands(pkg: PackageRecipe, tmp: Path) -> list[list[str]]:
+    """pip runs in ``tmp`` (the runner's cwd): its destination is named absolutely, so a
+    relative cache folder does not nest a second copy of its path inside ``tmp``."""
     return [[sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-             "--disable-pip-version-check", "--no-input", "-q", "-d", str(tmp),
+             "--disable-pip-version-check", "--no-input", "-q", "-d", str(tmp.absolute()),
              f"{pkg.name}=={pkg.version}"]]
 
 
