@@ -39,6 +39,7 @@ COMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
                                                    "--forward-clips", "0")),
     "install_size": ("install_size", ()),
     "main_job_time": ("main_job_time", ()),
+    "main_job_time-paper": ("main_job_time", ("--paper", "--out", "data/paper")),
     "main_detector_cost": ("main_detector_cost", ("--data", "data/demo-full")),
     "model_throughput": ("model_throughput", ("--model", "qwen3-embedding-0.6b")),
     "parse_speed": ("parse_speed", ()),

@@ -1,7 +1,7 @@
 """The figures the docs quote, made from saved results (never typed by hand).
 
     python scripts/doc_figures.py --demo data/demo-full [--quick data/demo] [--experiment NAME=BENCH_DIR:MODELS_DIR ...]
-        [--interleaved DIR] [--check]
+        [--interleaved DIR] [--paper DIR] [--check]
 
 Every block of figures in README.md and docs/*.md sits between
 
@@ -11,7 +11,8 @@ Every block of figures in README.md and docs/*.md sits between
 
 and is rewritten here from the saved results of a `bench demo --full` folder (its benchmark's
 ``results/``: runs, per-query values, `bench detect` summaries; README.md's table from a `bench
-demo` folder, the quick size the README's first command runs) and of training experiments
+demo` folder, the quick size the README's first command runs; the paper-size table from a `bench
+demo` folder of :data:`PAPER_DEMO`'s size) and of training experiments
 (``scripts/train_vs_test.py``'s benchmark copies). Each block starts with the benchmark it was
 measured on (seed, clips, queries, the bank and its class count, the benchmark's content digest,
 the lock's runtime digest) and the
@@ -165,6 +166,15 @@ DEMO_COMMANDS = ["bash scripts/install.sh && .venv/bin/bench demo --full   # the
 QUICK_COMMANDS = ["bash scripts/install.sh && .venv/bin/bench demo   # the full install: 201 classes",
                   "python scripts/doc_figures.py --quick data/demo --check"]
 """the README's table: what the README's first command prints (``bench demo``, the quick size)"""
+
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from main_job_time import PAPER_ARGS  # noqa: E402  (the benchmark that times this job: one spelling)
+
+PAPER_DEMO = " ".join([".venv/bin/bench", "demo", *PAPER_ARGS, "--out", "data/paper"])
+"""the main job at the paper's size; its time is docs/performance.md's"""
+PAPER_COMMANDS = [f"bash scripts/install.sh && {PAPER_DEMO}   # its time: docs/performance.md",
+                  "python scripts/doc_figures.py --paper data/paper --check"]
 
 
 def block_demo_results(ctx: "Context") -> list[str]:
@@ -538,6 +548,8 @@ class Context:
     """a copy of the demo's benchmark with `bench interleave` and its named and by-example results"""
     quick: Saved | None = None
     """the quick demo (``bench demo``): the README's table"""
+    paper: Saved | None = None
+    """the main job at the paper's size (:data:`PAPER_DEMO`): docs/evaluation.md's headline"""
 
 
 BY_EXAMPLE_COLUMNS = ("negation", "order", "overlap", "duration", "mix", "all",
@@ -642,8 +654,16 @@ def detector_heard_examples(bench: "BenchmarkView", table: "ByExample") -> list[
             "never heard."]
 
 
+def block_paper_results(ctx: "Context") -> list[str]:
+    """docs/evaluation.md: the main job's table at the paper's size, every row the job evaluated
+    (both detectors among them)."""
+    s = ctx.paper
+    return header(s, PAPER_COMMANDS) + acc_table(s, headline_names(s.results, s.job_runs))
+
+
 BLOCKS: dict[str, Callable[[Context], list[str]]] = {
     "demo-results": block_demo_results,
+    "paper-results": block_paper_results,
     "detect-results": block_detect_results,
     "detect-decomposition": block_detect_decomposition,
     "detect-perception": block_detect_perception,
@@ -696,8 +716,10 @@ def available(ctx: Context) -> set[str]:
             or (n == "conditions" and noisy) or (n == "robustness" and formulated)
             or (n == "by-example" and ctx.interleaved is not None)
             or (n == "demo-results" and ctx.quick is not None)
+            or (n == "paper-results" and ctx.paper is not None)
             or (not n.startswith("train-") and n not in ("conditions", "robustness", "by-example",
-                                                          "demo-results") and ctx.demo is not None)}
+                                                          "demo-results", "paper-results")
+                and ctx.demo is not None)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -709,14 +731,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--interleaved", type=Path, metavar="DIR",
                     help="a copy of the demo folder (or its evaluation/) with `bench interleave` and its "
                          "named and by-example results (docs/interleaved.md's table)")
+    ap.add_argument("--paper", type=Path, metavar="DIR",
+                    help="a `bench demo` folder of the paper's size (PAPER_DEMO): its headline table")
     ap.add_argument("--check", action="store_true", help="rewrite nothing; exit 1 on a difference")
     ap.add_argument("--allow-small-bank", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     demo = Saved.load(args.demo / "bench") if args.demo else None
     quick = Saved.load(args.quick / "bench") if args.quick else None
+    paper = Saved.load(args.paper / "bench") if args.paper else None
     from reasonaudio.atoms.fetch.recipes import full_install_classes
 
-    for folder, saved in ((args.demo, demo), (args.quick, quick)):
+    for folder, saved in ((args.demo, demo), (args.quick, quick), (args.paper, paper)):
         if saved is None or args.allow_small_bank:
             continue
         have, want = saved.bench.manifest.get("bank", {}).get("n_classes"), full_install_classes()
@@ -741,7 +766,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: --interleaved {args.interleaved}: no interleaved queries (run `bench "
                   "interleave` on it first)", file=sys.stderr)
             return 2
-    ctx = Context(demo, experiments, inter, quick)
+    ctx = Context(demo, experiments, inter, quick, paper)
     only = available(ctx)
     changed = []
     for doc in DOCS:

@@ -56,6 +56,24 @@ def test_blocks_are_made_from_saved_results_and_checked(demo, tmp_path):
     assert mod.rewrite(new.replace("1.000", "0.900", 1), ctx) == new
 
 
+def test_the_paper_size_block_is_the_main_job_s_table_with_the_job_s_command(demo):
+    """docs/evaluation.md's paper-size table comes from --paper only, lists the command the
+    benchmark times (benchmarks/main_job_time.py --paper runs the same demo) and every row the
+    job evaluated."""
+    mod = _script()
+    ctx = mod.Context(None, {}, paper=mod.Saved.load(demo / "bench"))
+    assert "paper-results" in mod.available(ctx) and "demo-results" not in mod.available(ctx)
+    assert "paper-results" not in mod.available(mod.Context(mod.Saved.load(demo / "bench"), {}))
+    doc = "<!-- figures:paper-results -->\nstale\n<!-- /figures:paper-results -->\n"
+    body = mod.rewrite(doc, ctx)
+    demo_line = next(line for line in body.splitlines() if " demo " in line)
+    assert demo_line.split(" && ")[1].split("   #")[0].split()[2:-2] == list(mod.PAPER_ARGS)
+    assert "--paper data/paper --check" in body and "seed 0, 80 clips, 20 queries" in body
+    rows = [line.split("`")[1] for line in body.splitlines() if line.startswith("| `")]
+    assert rows == ["oracle", "bag-of-sounds", "random"]
+    assert mod.rewrite(body, ctx) == body
+
+
 def test_the_benchmark_digest_leaves_out_the_install(demo):
     from reasonaudio.dataset.benchmark import content_digest
     from reasonaudio.dataset.view import load_benchmark
@@ -68,7 +86,7 @@ def test_the_benchmark_digest_leaves_out_the_install(demo):
 
 def test_a_smaller_bank_than_the_full_install_is_refused(demo, capsys):
     mod = _script()
-    for flag in ("--demo", "--quick"):
+    for flag in ("--demo", "--quick", "--paper"):
         assert mod.main([flag, str(demo), "--check"]) == 2  # synthetic: not the 201-class bank
         assert "not the full install's" in capsys.readouterr().err
 
