@@ -10,8 +10,8 @@ a temporary one, removed after). A demo on a bank of fewer classes than the full
 (without fluidsynth, say) writes no record: the page's figures are of the full install.
 
 ``--paper`` runs the paper's size instead (issue 52): :data:`PAPER_ARGS`, 10,000 clips and
-1,000 queries, clean only, with the trained detector; its time has no target (about an hour
-on 2 cores). ``scripts/doc_figures.py --paper DIR/demo`` renders its headline table.
+1,000 queries, clean only, with the trained detector; its time has no target.
+``scripts/doc_figures.py --paper DIR/demo`` renders its headline table.
 """
 
 from __future__ import annotations
