@@ -52,6 +52,11 @@ DEMO_SIZES: dict[str, DemoSize] = {s.name: s for s in (
 default sizes (a test says so)"""
 
 
+PAPER_ARGS = ("--clips", "10000", "--queries", "1000", "--noisy", "none", "--trained-detector")
+"""``bench demo`` at the paper's size (ReasonAudio: 10,000 clips, 1,000 queries), clean only, with
+the trained detector: what ``benchmarks/main_job_time.py --paper`` times and
+``scripts/doc_figures.py --paper`` renders (a custom size, so arguments, not a record)"""
+
 DEFAULT_SIZE = "quick"
 """the size ``bench demo`` runs without --full, --clips or --queries"""
 CUSTOM = "custom"

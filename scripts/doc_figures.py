@@ -36,12 +36,11 @@ if TYPE_CHECKING:
     from reasonaudio.evaluation.by_example import ByExample
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from reasonaudio.evaluation.headline import (accuracy_table, f3, headline_names,  # noqa: E402
                                              markdown, ordered_names, spectrum_rung, tasks_asked)
-from main_job_time import PAPER_ARGS  # noqa: E402  (benchmarks/: the paper-size job's one spelling)
+from reasonaudio.demo_sizes import PAPER_ARGS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
