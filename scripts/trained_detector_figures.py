@@ -1,6 +1,7 @@
 """The trained detector's figures in docs/trained-detector.md: saved once, rendered and checked.
 
     python scripts/trained_detector_figures.py --enrolled EVAL_DIR --unseen EVAL_DIR   # measure
+    python scripts/trained_detector_figures.py --identify identify.json                 # measure
     python scripts/trained_detector_figures.py --check                                  # verify
 
 With ``--enrolled``/``--unseen``, reads what `bench detect` and `bench eval` saved under each
@@ -11,7 +12,9 @@ perception per detection mode (event and tagging F1), Acc@1 and multiple choice 
 learned embedding, and the paired randomization test of the trained detector against
 bag-of-sounds and that embedding (Holm-corrected over tasks). The unseen block also splits the
 perception by what the evaluated atoms are (other recordings, or the unheard halves of heard
-recordings: ``atoms/split.py``). Then, and without those options, it rewrites the
+recordings: ``atoms/split.py``). With ``--identify``, it keeps what `bench atoms identify ...
+--json` printed (how well each way of hearing names one unheard recording) as the block
+``identify``. Then, and without those options, it rewrites the
 page's blocks ``<!-- detector-figures:NAME -->`` ... ``<!-- /detector-figures:NAME -->`` from
 :data:`FIGURES`; ``--check`` rewrites nothing and exits 1 when a block differs.
 """
@@ -159,6 +162,20 @@ def measure(data: Path, unseen: bool = False) -> dict[str, Any]:
             "tests": _tests(results, [n for n in ("bag-of-sounds", best) if n and n in results.runs], tasks)}
 
 
+def read_identify(path: Path) -> dict[str, Any]:
+    """`bench atoms identify --json`'s output; exits 2 naming the file when it is not one."""
+    try:
+        fig = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        fig, why = None, f"cannot read it as JSON ({type(exc).__name__})"
+    else:
+        why = "not the output of `bench atoms identify --json`"
+    if not isinstance(fig, dict) or not str(fig.get("format", "")).startswith("reasonaudio-identify/"):
+        print(f"error: --identify {path}: {why}", file=sys.stderr)
+        raise SystemExit(2)
+    return fig
+
+
 # --- render: the figures record -> the page's lines ----------------------------------------
 
 def _setup_lines(s: dict[str, Any]) -> list[str]:
@@ -212,7 +229,42 @@ def _test_lines(rows: list[dict[str, Any]], tasks: list[str]) -> list[str]:
     return out
 
 
+IDENTIFY_COMMAND = "bench atoms identify {bank} --model-path {model} --json > identify.json"
+
+
+def render_identify(fig: dict[str, Any]) -> list[str]:
+    """The ``identify`` block: `bench atoms identify --json`'s table, one row per identifier in
+    the order it printed them, and which names the most other recordings."""
+    p, n, d = fig["parent"], fig["atoms"], fig.get("detector")
+    head = (f"Measured on: `{fig['spec']}` ({fig['labels']} labels; {n.get('recording', 0)} other "
+            f"recordings, {n.get('excerpt', 0)} unheard excerpts) of bank `{p['spec']}` ({p['labels']} "
+            f"labels, {p['atoms']} recordings, fingerprint {p['fingerprint']}), runtime lock "
+            f"{fig['versions']['runtime']}")
+    if d:
+        head += (f"; detector `{d['weights_sha256']}` trained on the builds of seeds "
+                 f"{', '.join(str(x) for x in d['training_seeds'])}, which played "
+                 f"{d['heard_test_atoms']} of these atoms")
+    model = "DIR" if not d else "data/det/detector-unseen"
+    lines = [head + f"; command: `{IDENTIFY_COMMAND.format(bank=p['spec'], model=model)}`.", "",
+             "| identifier | knows | other recordings: top-1 / top-5 / named / refused | unheard "
+             "excerpts: top-1 / top-5 / named / refused |", "|---|---|---|---|"]
+    for name in dict.fromkeys(r["identifier"] for r in fig["rows"]):
+        cells = []
+        for kind in ("recording", "excerpt"):
+            row = next((r for r in fig["rows"] if r["identifier"] == name and r["kind"] == kind), None)
+            cells.append("-" if row is None else
+                         " / ".join(f"{row[k]:.3f}" for k in ("top1", "top5", "named", "refused")))
+        lines.append(f"| `{name}` | {fig['identifiers'][name]['learns_from']} | " + " | ".join(cells) + " |")
+    other = [r for r in fig["rows"] if r["kind"] == "recording"]
+    if other:
+        best = max(other, key=lambda r: (r["top1"], r["identifier"]))
+        lines += ["", f"Highest top-1 on other recordings: `{best['identifier']}` ({best['top1']:.3f})."]
+    return lines
+
+
 def render(fig: dict[str, Any]) -> list[str]:
+    if fig.get("format", "").startswith("reasonaudio-identify/"):
+        return render_identify(fig)
     lines = _setup_lines(fig["setup"]) + _perception_lines(fig["perception"])
     if fig.get("by_kind"):
         lines += _by_kind_lines(fig["by_kind"])
@@ -232,14 +284,17 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--enrolled", type=Path, help="the enrolled split's evaluated build (measure)")
     ap.add_argument("--unseen", type=Path, help="the unseen split's evaluated build (measure)")
+    ap.add_argument("--identify", type=Path, help="what `bench atoms identify ... --json` printed (measure)")
     ap.add_argument("--check", action="store_true", help="rewrite nothing; exit 1 on a difference")
     args = ap.parse_args(argv)
     given = {"enrolled": args.enrolled, "unseen": args.unseen}
-    if any(given.values()):
+    if any(given.values()) or args.identify:
         if args.check:
             ap.error("--check reads the saved figures; give no build")
         figures = json.loads(FIGURES.read_text(encoding="utf-8")) if FIGURES.is_file() else {}
         figures.update({name: measure(d, name == "unseen") for name, d in given.items() if d})
+        if args.identify:
+            figures["identify"] = read_identify(args.identify)
         FIGURES.write_text(json.dumps(figures, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     if not FIGURES.is_file():
         print(f"error: {FIGURES.name}: not found (measure with --enrolled DIR)", file=sys.stderr)

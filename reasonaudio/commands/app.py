@@ -215,7 +215,7 @@ def _app(**kwargs: Any) -> typer.Typer:
 
 
 app = _app(help="ReasonAudio testbed: build the benchmark, ingest into Qdrant, search, evaluate.")
-atoms_app = _app(help="Atom banks: check and fetch the source recordings.")
+atoms_app = _app(help="Atom banks: check, fetch, and how well their recordings are named.")
 app.add_typer(atoms_app, name="atoms")
 
 # --- numbers: the one rule every int and float option is read by ------------------------------

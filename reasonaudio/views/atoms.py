@@ -1,4 +1,5 @@
-"""`bench atoms check`: the bank report and the tagger report."""
+"""`bench atoms check` and `bench atoms identify`: the bank report, the tagger report, the
+identification table."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from rich.text import Text
 
 from reasonaudio.atoms.check import BankReport
 from reasonaudio.atoms.tagger_check import TaggerReport
+from reasonaudio.detect.identify import BY_NAME, KINDS, IdentifyResult
 
 
 def print_bank_report(console: Console, report: BankReport, err_console: Console | None = None) -> None:
@@ -67,3 +69,33 @@ def print_tagger_report(console: Console, report: TaggerReport, show: str = "all
     console.print(Text(f"{report.tagger}: {m} of {n} classes confirmed ({100 * report.rate:.1f}%)"
                        + (f"; unconfirmed: {', '.join(c.label for c in report.unconfirmed)}"
                           if report.unconfirmed else "")), highlight=False)
+
+
+KIND_TITLES = {"recording": "other recordings", "excerpt": "unheard excerpts of heard recordings"}
+
+
+def print_identify_report(console: Console, result: IdentifyResult) -> None:
+    """Per kind of test atom, one row per identifier: top-1, top-5 (ties split), named, refused."""
+    p = result.parent
+    console.print(Text(f"{result.spec}: {result.labels} labels; bank {p.get('spec')} "
+                       f"({p.get('labels')} labels, {p.get('atoms')} recordings"
+                       + (f", fingerprint {p['fingerprint']}" if p.get("fingerprint") else "") + ")"))
+    for kind in KINDS:
+        rows = [r for r in result.rows if r.kind == kind]
+        if not rows:
+            continue
+        table = Table(title=f"{KIND_TITLES[kind]} ({result.atoms.get(kind, 0)} atoms)", title_justify="left")
+        for name, justify in (("identifier", "left"), ("top-1", "right"), ("top-5", "right"),
+                              ("named", "right"), ("refused", "right")):
+            table.add_column(name, justify=justify)  # type: ignore[arg-type]
+        for r in rows:
+            table.add_row(escape(r.identifier), f"{r.top1:.3f}", f"{r.top5:.3f}", f"{r.named:.3f}",
+                          f"{r.refused:.3f}")
+        console.print(table)
+    for name in dict.fromkeys(r.identifier for r in result.rows):
+        console.print(Text(f"{name}: {BY_NAME[name].title}; knows {BY_NAME[name].learns_from}"))
+    if result.detector:
+        d = result.detector
+        console.print(Text(f"detector {d['weights_sha256']} (training builds' seeds "
+                           f"{', '.join(str(s) for s in d['training_seeds'])}) heard "
+                           f"{d['heard_test_atoms']} of these test atoms in training"))

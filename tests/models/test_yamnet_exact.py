@@ -141,6 +141,20 @@ def test_the_graph_computes_the_numpy_reference(tiny_bench_dir, cache, layers):
             assert np.array_equal(got, want), (level, threads)
 
 
+def test_the_embeddings_are_the_numpy_references_pooled_layer(cache, layers):
+    """patch_codes_and_embeddings (the graph's pooled layer as a second output) against the
+    numpy reference, whole and stopped at that layer, in runs of 3 patches, on every code."""
+    codes = np.random.default_rng(1).integers(0, 256, (7, 96, 64), dtype=np.uint8)
+    pool = next(layer for layer in layers if layer.kind == "pool")
+    want = yamnet_exact.reference_codes(layers, codes[:, None], until_pool=True)
+    want = want.astype(np.float32) - pool.out_zero
+    tagger = yamnet.YamnetTagger(cache=cache, threads=1, patches_per_run=3)
+    rows, got = tagger.patch_codes_and_embeddings(codes)
+    assert got.shape == (7, yamnet.EMBEDDING_DIM) and np.array_equal(got, want)
+    assert np.array_equal(rows, yamnet_exact.reference_codes(layers, codes[:, None]))
+    assert np.ptp(got) > 0  # the random codes reach the layer as distinct values
+
+
 def test_every_layer_sums_within_float32s_exact_range(layers):
     assert [layer.kind for layer in layers].count("conv") == 27
     assert max(layer.bound for layer in layers) < yamnet_exact.EXACT_FLOAT32_SUM

