@@ -173,7 +173,7 @@ def read_identify(path: Path) -> dict[str, Any]:
     if not isinstance(fig, dict) or not str(fig.get("format", "")).startswith("reasonaudio-identify/"):
         print(f"error: --identify {path}: {why}", file=sys.stderr)
         raise SystemExit(2)
-    return fig
+    return {k: v for k, v in fig.items() if k != "per_atom"}  # the block shows the table only
 
 
 # --- render: the figures record -> the page's lines ----------------------------------------

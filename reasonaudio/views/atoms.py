@@ -74,8 +74,11 @@ def print_tagger_report(console: Console, report: TaggerReport, show: str = "all
 KIND_TITLES = {"recording": "other recordings", "excerpt": "unheard excerpts of heard recordings"}
 
 
-def print_identify_report(console: Console, result: IdentifyResult) -> None:
-    """Per kind of test atom, one row per identifier: top-1, top-5 (ties split), named, refused."""
+def print_identify_report(console: Console, result: IdentifyResult, per_atom: bool = False) -> None:
+    """Per kind of test atom, one row per identifier: top-1, top-5 (ties split), named, refused;
+    with ``per_atom``, first each atom and the label each identifier heard in it."""
+    if per_atom:
+        print_atom_picks(console, result)
     p = result.parent
     console.print(Text(f"{result.spec}: {result.labels} labels; bank {p.get('spec')} "
                        f"({p.get('labels')} labels, {p.get('atoms')} recordings"
@@ -99,3 +102,20 @@ def print_identify_report(console: Console, result: IdentifyResult) -> None:
         console.print(Text(f"detector {d['weights_sha256']} (training builds' seeds "
                            f"{', '.join(str(s) for s in d['training_seeds'])}) heard "
                            f"{d['heard_test_atoms']} of these test atoms in training"))
+
+
+def print_atom_picks(console: Console, result: IdentifyResult) -> None:
+    """One row per test atom: its label, its kind and what each identifier heard (bold when it is
+    the label; ``+n`` other labels tied; ``-`` nothing heard)."""
+    names = list(dict.fromkeys(r.identifier for r in result.rows))
+    table = Table(title="what each identifier heard", title_justify="left")
+    for column in ("atom", "label", "kind", *names):
+        table.add_column(column)
+    for a in result.per_atom:
+        cells = []
+        for name in names:
+            p = a.picks[name]
+            text = "-" if p.label is None else p.label + (f" +{p.tied}" if p.tied else "")
+            cells.append(Text(text, style="bold" if p.label == a.label and not p.tied else ""))
+        table.add_row(escape(a.atom_id), escape(a.label), a.kind, *cells)
+    console.print(table)

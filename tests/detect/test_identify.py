@@ -54,6 +54,14 @@ def test_every_identifier_without_a_model_reports_each_kind(identified):
     for r in identified.rows:
         assert r.atoms == counts[r.kind]
         assert 0 <= r.named <= r.top1 <= r.top5 <= 1 and 0 <= r.refused <= 1
+    # each atom's pick agrees with the table: the share picked alone and right is "named"
+    assert [a.atom_id for a in identified.per_atom] == [a.atom_id for a in test.atoms]
+    for r in identified.rows:
+        atoms = [a for a in identified.per_atom if a.kind == r.kind]
+        right = [a.picks[r.identifier].label == a.label and not a.picks[r.identifier].tied for a in atoms]
+        nothing = [a.picks[r.identifier].label is None for a in atoms]
+        assert r.named == pytest.approx(np.mean(right), abs=1e-4)
+        assert r.refused == pytest.approx(np.mean(nothing), abs=1e-4)
     # an unheard half of a synthetic recording is its train half's sound: the nearest mean names it
     excerpt = {r.identifier: r for r in identified.rows if r.kind == "excerpt"}
     assert excerpt["nearest:yamnet-embedding"].top1 > 0.5
@@ -66,10 +74,11 @@ def test_the_table_names_every_row_and_the_cli_repeats_it_as_json(identified):
 
     from reasonaudio.views.atoms import print_identify_report
 
-    console = Console(record=True, width=200)
-    print_identify_report(console, identified)
+    console = Console(record=True, width=400)
+    print_identify_report(console, identified, per_atom=True)
     text = console.export_text()
     assert "other recordings" in text and "unheard excerpts" in text
+    assert all(a.atom_id in text for a in identified.per_atom)
     assert all(i.name in text for i in IDENTIFIERS if not i.needs_model)
     out = bench("atoms", "identify", BANK, "--json")
     assert out.exit_code == 0, out.output
