@@ -30,7 +30,7 @@ import numpy as np
 
 from reasonaudio.atoms.bank import AtomBank
 from reasonaudio.atoms.registry import open_bank
-from reasonaudio.atoms.split import PREFIX, SplitBank, kinds
+from reasonaudio.atoms.split import PREFIX, SplitBank, atom_kind, kinds
 from reasonaudio.errors import DataError
 from reasonaudio.models import yamnet
 from reasonaudio.progress import SILENT, Hooks
@@ -131,6 +131,12 @@ def tie_split_top(scores: np.ndarray, truth: int, k: int) -> float:
     return float(min(1.0, max(0.0, (k - above) / (level + 1))))
 
 
+def played(atom_id: str, heard: frozenset[str] | set[str]) -> bool:
+    """Whether training clips that used the atoms ``heard`` played ``atom_id``'s audio: the atom
+    itself, or the whole recording an excerpt (``#head`` / ``#tail``) was cut from."""
+    return atom_id in heard or (atom_kind(atom_id) == "excerpt" and atom_id.rsplit("#", 1)[0] in heard)
+
+
 def _parts(spec: str) -> tuple[str, SplitBank, SplitBank]:
     inner = spec.strip()
     if inner.startswith(PREFIX):
@@ -223,7 +229,7 @@ def identify(spec: str, *, model_path: Path | str | None = None, hooks: Hooks = 
 
         dmap = trained_map(model_path, labels)
         det = DetectorPerceiver(dmap, frame_tagger)
-        heard = len({a.atom_id for a in test.atoms} & dmap.detector.atoms)
+        heard = sum(played(a.atom_id, dmap.detector.atoms) for a in test.atoms)
         detector_info = {"weights_sha256": dmap.detector.weights_sha256[:16],
                          "training_seeds": [b.seed for b in dmap.detector.builds],
                          "heard_test_atoms": heard, "floor": DETECTOR_HEARS}

