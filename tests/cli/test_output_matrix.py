@@ -65,7 +65,7 @@ READS = {
     ("build", "calibration_for"), ("ingest", "vectors"), ("ingest", "ids"),
     ("ingest", "query_vectors"), ("ingest", "query_ids"), ("parse", "labels"), ("serve", "plots"),
     ("detect", "model_path"), ("detect", "calibration"), ("tune", "calibration"),
-    ("replicate", "detector_model"),
+    ("replicate", "detector_model"), ("atoms identify", "model_path"),
     ("atoms fetch packages", "recipes"), ("atoms fetch beds", "recipes"),
 }
 """Path options that only read (besides every ``--data``)"""
