@@ -203,6 +203,7 @@ def identify(spec: str, *, model_path: Path | str | None = None, hooks: Hooks = 
 
     inner, train, test = _parts(spec)
     labels = test.labels
+    dmap = trained_map(model_path, labels) if model_path is not None else None  # its errors first
     frame_tagger = load_tagger()
     tagger = frame_tagger.tagger
     heard_test = _hear(test, tagger, hooks, "hearing the test part", keep_waves=True)
@@ -224,10 +225,9 @@ def identify(spec: str, *, model_path: Path | str | None = None, hooks: Hooks = 
     scorers["nearest:yamnet-logits"] = lambda aid: (near_logits(logit(heard_test.rows[aid])), True)
     scorers["nearest:yamnet-embedding"] = lambda aid: (near_embed(heard_test.embeddings[aid]), True)
     detector_info = None
-    if model_path is not None:
+    if dmap is not None:
         from reasonaudio.detect.perceive_examples import DETECTOR_HEARS
 
-        dmap = trained_map(model_path, labels)
         det = DetectorPerceiver(dmap, frame_tagger)
         heard = sum(played(a.atom_id, dmap.detector.atoms) for a in test.atoms)
         detector_info = {"weights_sha256": dmap.detector.weights_sha256[:16],

@@ -98,6 +98,17 @@ def test_a_bank_that_cannot_be_opened_is_one_line(tmp_path):
     one_line_error(bench("atoms", "identify", str(tmp_path / "absent")), "absent")
 
 
+def test_a_folder_that_is_no_model_is_one_line_before_any_audio_is_heard(tmp_path, monkeypatch):
+    """--model-path is read first: a wrong folder costs no tagging of the bank."""
+    import reasonaudio.detect.identify as identify_module
+
+    def no_hearing(*args, **kwargs):
+        raise AssertionError("the bank was heard before the model was read")
+
+    monkeypatch.setattr(identify_module, "_hear", no_hearing)
+    one_line_error(bench("atoms", "identify", BANK, "--model-path", str(tmp_path)), "config.json")
+
+
 @needs_tagger
 def test_the_docs_script_renders_the_json_and_refuses_another_file(identified, tmp_path, capsys):
     import importlib.util as iu
