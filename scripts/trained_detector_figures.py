@@ -47,7 +47,7 @@ record hold them all; an augmentation or prior left off is not in the recipe, so
 def _shown() -> tuple[str, ...]:
     from reasonaudio.train.detector import AUGMENTATIONS
 
-    return (*SHOWN, *AUGMENTATIONS, "yamnet_input")
+    return (*SHOWN, *AUGMENTATIONS)
 
 
 def _f3(x: float | None) -> str:

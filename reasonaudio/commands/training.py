@@ -126,9 +126,6 @@ def train_detector_cmd(
     yamnet_dropout: float = typer.Option(0.0, "--yamnet-dropout", callback=Number(0, 1, open_high=True),
                                          help="Augmentation: share of YAMNet classes zeroed per "
                                          "training clip and step (0: off)."),
-    yamnet_input: str = typer.Option("logits", "--yamnet-input",
-                                     help="What the first layer reads of each YAMNet frame: logits "
-                                     "(its 521 classes) or embedding (its pooled layer, 1,024 values)."),
     prior_top_k: int = typer.Option(0, "--prior-top-k", callback=Number(0, 3),
                                     help="Zero-shot prior: add a learned weight times the top YAMNet "
                                     "logit of each label's this many zero-shot AudioSet classes, "
@@ -153,7 +150,7 @@ def train_detector_cmd(
                             overlap_weight=overlap_weight, val_share=val_share, seed=seed,
                             threads=threads, gain_db=gain_db, band_shift=band_shift,
                             mel_dropout=mel_dropout, yamnet_dropout=yamnet_dropout,
-                            prior_top_k=prior_top_k, yamnet_input=yamnet_input)
+                            prior_top_k=prior_top_k)
     with progress_hooks(console, unit="clips") as hooks:
         result = train_detector(data, out, recipe, hooks=hooks, overwrite=force)
     print_detector_summary(console, result)

@@ -11,11 +11,6 @@ Two frozen inputs, both integers, so the features are the same bytes on every CP
   every :data:`HOP_MS` ms (uint16: the sum of 8 uint8 codes is exact). They give the detector
   the onsets and offsets a 0.48 s hop cannot: YAMNet says *what*, the mel track *when*.
 
-A third input, optional (a detector whose configuration reads ``embedding``): **the pooled
-layer**, the 1,024 values YAMNet's classifier reads per patch (integer steps of its exact graph,
-:meth:`reasonaudio.models.yamnet.YamnetTagger.patch_codes_and_embeddings`), in its own cache
-(``yamnet-pooled``, keyed by the audio hash; a clip is rendered once more to fill it).
-
 The mel track is read from the tagger's own input patches (each 0.96 s patch holds 96 STFT
 frames, consecutive patches overlap by half), so a clip the tagger runs on costs no second front
 end: while :func:`frame_rows` tags a clip, :class:`_MelTap` keeps the mel sums of its patches in
@@ -52,7 +47,6 @@ HOP_MS = POOL * front.STFT_HOP * 1000 // front.SAMPLE_RATE
 """the detector's frame hop: 80 ms (six detector frames per YAMNet hop)"""
 PER_YAMNET_HOP = round(yamnet.HOP_SECONDS * 1000) // HOP_MS
 MEL_CACHE = f"yamnet-mel{HOP_MS}"
-POOLED_CACHE = "yamnet-pooled"
 
 
 def n_frames(duration_ms: int) -> int:
@@ -106,26 +100,13 @@ class _MelTap:
         return units
 
 
-def pooled_identity(tagger: FrameTagger) -> dict[str, Any]:
-    return {"front_end": front.FRONT_END, "tagger": tagger.revision, "layer": "pooled",
-            "dtype": "int16", "schema": 1}
-
-
-def pooled_rows(tagger: FrameTagger, wave16k: np.ndarray) -> np.ndarray:
-    """(yamnet frames, 1024) int16: the pooled layer of each of the waveform's patches."""
-    codes = tagger.tagger.input_codes(wave16k)
-    return tagger.tagger.patch_codes_and_embeddings(codes)[1].astype(np.int16)
-
-
-class _InputPipeline(Pipeline):
-    """Renders the clips whose cached input (by default the mel sums) is missing (their YAMNet
-    rows were cached)."""
+class _MelPipeline(Pipeline):
+    """Renders the clips whose mel sums are not cached (their YAMNet rows were)."""
 
     def __init__(self, tagger: FrameTagger, cache: EmbeddingCache, cache_dir: Path | None,
-                 enabled: bool, derive: Any = None) -> None:
+                 enabled: bool) -> None:
         super().__init__()
         self.tagger, self.cache = tagger, cache
-        self.derive = derive or (lambda wave: mel_sums(self.tagger.tagger.input_codes(wave)))
         self._index_audio(cache_dir, enabled)
 
     def known(self, clip: Clip) -> np.ndarray | None:
@@ -135,7 +116,7 @@ class _InputPipeline(Pipeline):
 
     def fill(self, clips: Sequence[Clip], out: dict[str, np.ndarray]) -> None:
         def units(wave: np.ndarray) -> list[Any]:
-            return [self.derive(wave)]
+            return [mel_sums(self.tagger.tagger.input_codes(wave))]
 
         for clip, cut, digest in self.rendered(clips, self.tagger.sample_rate, units, self.cache.contains):
             if cut is None:
@@ -156,30 +137,14 @@ class ClipInputs:
     """(yamnet frames, 521) uint8 tagger outputs"""
     mel: np.ndarray
     """(detector frames, 64) uint16 mel sums, :func:`n_frames` of the clip's length"""
-    pooled: np.ndarray | None = None
-    """(yamnet frames, 1024) int16 pooled layer, when the detector reads it"""
-
-
-def _cached_or_derived(clips: Sequence[Clip], pipe: _InputPipeline, out: dict[str, np.ndarray]) -> int:
-    """Fill ``out`` from ``pipe``'s cache, rendering the clips it lacks; how many were rendered."""
-    missing = []
-    for clip in clips:
-        found = pipe.known(clip)
-        if found is None:
-            missing.append(clip)
-        else:
-            out[clip.id] = found
-    pipe.fill(missing, out)
-    return len(missing)
 
 
 def detector_inputs(bench: BenchmarkView, clips: Sequence[Clip], tagger: FrameTagger, *, cache: bool = True,
                     cache_dir: Path | None = None, renderer: ClipRenderer | None = None,
-                    progress: Counter | None = None,
-                    pooled: bool = False) -> tuple[dict[str, ClipInputs], FrameStats]:
+                    progress: Counter | None = None) -> tuple[dict[str, ClipInputs], FrameStats]:
     """clip id -> :class:`ClipInputs` for ``clips`` of ``bench`` (rendered by ``renderer``, by
     default the benchmark's), and how the YAMNet rows were served. ``clips`` are the clips as
-    heard (their durations fix the detector frames); ``pooled``: with the pooled layer too."""
+    heard (their durations fix the detector frames)."""
     t0 = time.perf_counter()
     renderer = renderer or bench_renderer(bench)
     mel_cache = EmbeddingCache(MEL_CACHE, mel_identity(tagger), cache_dir, cache)
@@ -188,28 +153,25 @@ def detector_inputs(bench: BenchmarkView, clips: Sequence[Clip], tagger: FrameTa
                                  cache_dir=cache_dir, renderer=renderer, progress=progress)
         mel_cache.commit()
         sums: dict[str, np.ndarray] = {}
-        layers: dict[str, np.ndarray] = {}
-        pipe = _InputPipeline(tagger, mel_cache, cache_dir, cache)
+        pipe = _MelPipeline(tagger, mel_cache, cache_dir, cache)
         pipe.attach_renderer(renderer)
         try:
             with _quiet_render_log(), blas_single_thread():
-                stats.rendered += _cached_or_derived(clips, pipe, sums)
+                missing = []
+                for clip in clips:
+                    found = pipe.known(clip)
+                    if found is None:
+                        missing.append(clip)
+                    else:
+                        sums[clip.id] = found
+                pipe.fill(missing, sums)
         finally:
             for c in pipe.caches:
                 if c is not mel_cache:
                     c.close()
-        if pooled:
-            pooled_cache = EmbeddingCache(POOLED_CACHE, pooled_identity(tagger), cache_dir, cache)
-            pipe = _InputPipeline(tagger, pooled_cache, cache_dir, cache, lambda w: pooled_rows(tagger, w))
-            pipe.attach_renderer(renderer)
-            try:
-                with _quiet_render_log(), blas_single_thread():
-                    stats.rendered += _cached_or_derived(clips, pipe, layers)
-            finally:
-                for c in [*pipe.caches, pooled_cache]:
-                    c.close()
     finally:
         mel_cache.close()
+    stats.rendered += len(missing)
     stats.seconds = time.perf_counter() - t0
-    return {c.id: ClipInputs(rows[c.id], mel_for(sums[c.id], round(c.duration * 1000)), layers.get(c.id))
+    return {c.id: ClipInputs(rows[c.id], mel_for(sums[c.id], round(c.duration * 1000)))
             for c in clips}, stats

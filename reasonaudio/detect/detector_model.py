@@ -2,8 +2,7 @@
 
 Per clip, from its :class:`~reasonaudio.detect.detector_features.ClipInputs`:
 
-1. each YAMNet frame's dequantised logits (521), or with ``yamnet_input="embedding"`` its pooled
-   layer (1,024, standardised per value) -> a linear layer + ReLU (``yamnet_dim``);
+1. each YAMNet frame's dequantised logits (521) -> a linear layer + ReLU (``yamnet_dim``);
 2. every detector frame (80 ms) takes the two 0.96 s patches that cover its middle (the
    patches ``i - 1`` and ``i``, ``i = t // 6``), its normalised mel sums (64 bands) and an
    embedding of its place inside the 0.48 s hop (``t % 6``);
@@ -62,19 +61,10 @@ class DetectorConfig:
     mel_std: tuple[float, ...] = field(default=(), repr=False)
     prior_classes: tuple[tuple[int, ...], ...] = ()
     """per label, the YAMNet classes of its zero-shot prior (empty: no prior)"""
-    yamnet_input: str = "logits"
-    """what the first layer reads of each YAMNet frame: ``logits`` (521) or ``embedding`` (the
-    pooled layer's 1,024 values, standardised by ``pooled_mean`` / ``pooled_std``)"""
-    pooled_mean: tuple[float, ...] = field(default=(), repr=False)
-    pooled_std: tuple[float, ...] = field(default=(), repr=False)
 
     @property
     def in_channels(self) -> int:
         return 2 * self.yamnet_dim + yamnet.N_MELS + PHASE_DIM
-
-    @property
-    def yamnet_width(self) -> int:
-        return yamnet.EMBEDDING_DIM if self.yamnet_input == "embedding" else yamnet.N_CLASSES
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
@@ -84,11 +74,6 @@ class DetectorConfig:
             out["prior_classes"] = [list(c) for c in self.prior_classes]
         else:  # no prior: not written, so a model without one has the config it always had
             del out["prior_classes"]
-        if self.yamnet_input == "embedding":
-            out.update(pooled_mean=list(self.pooled_mean), pooled_std=list(self.pooled_std))
-        else:  # the logits: not written either
-            for key in ("yamnet_input", "pooled_mean", "pooled_std"):
-                del out[key]
         return out
 
     @classmethod
@@ -99,10 +84,7 @@ class DetectorConfig:
                    logit_scale=float(obj["logit_scale"]), logit_zero=float(obj["logit_zero"]),
                    mel_mean=tuple(float(x) for x in obj["mel_mean"]),
                    mel_std=tuple(float(x) for x in obj["mel_std"]),
-                   prior_classes=tuple(tuple(int(c) for c in x) for x in obj.get("prior_classes", ())),
-                   yamnet_input=str(obj.get("yamnet_input", "logits")),
-                   pooled_mean=tuple(float(x) for x in obj.get("pooled_mean", ())),
-                   pooled_std=tuple(float(x) for x in obj.get("pooled_std", ())))
+                   prior_classes=tuple(tuple(int(c) for c in x) for x in obj.get("prior_classes", ())))
 
 
 # --- inputs, the same arithmetic for training and detection ---------------------------------
@@ -127,13 +109,11 @@ def mel_input(mel: np.ndarray, cfg: DetectorConfig) -> np.ndarray:
     return (np.asarray(mel, dtype=np.float64) / POOL - np.asarray(cfg.mel_mean)) / np.asarray(cfg.mel_std)
 
 
-def mel_statistics(mels: Sequence[np.ndarray], width: int = yamnet.N_MELS,
-                   scale: int = POOL) -> tuple[tuple[float, ...], tuple[float, ...]]:
+def mel_statistics(mels: Sequence[np.ndarray]) -> tuple[tuple[float, ...], tuple[float, ...]]:
     """Per-band mean and standard deviation of ``sum / POOL`` over every frame, from exact
-    integer sums (the same on every CPU); ``width`` and ``scale`` 1024 and 1 for the pooled
-    layer's values."""
-    total = np.zeros(width, dtype=np.int64)
-    squares = np.zeros(width, dtype=np.int64)
+    integer sums (the same on every CPU)."""
+    total = np.zeros(yamnet.N_MELS, dtype=np.int64)
+    squares = np.zeros(yamnet.N_MELS, dtype=np.int64)
     n = 0
     for m in mels:
         m = np.asarray(m, dtype=np.int64)
@@ -141,23 +121,9 @@ def mel_statistics(mels: Sequence[np.ndarray], width: int = yamnet.N_MELS,
         squares += (m * m).sum(axis=0)
         n += len(m)
     n = max(n, 1)
-    mean = [int(t) / (n * scale) for t in total]
-    var = [max(int(s) / (n * scale * scale) - mu * mu, 1e-6) for s, mu in zip(squares, mean)]
+    mean = [int(t) / (n * POOL) for t in total]
+    var = [max(int(s) / (n * POOL * POOL) - mu * mu, 1e-6) for s, mu in zip(squares, mean)]
     return tuple(round(v, 6) for v in mean), tuple(round(float(np.sqrt(v)), 6) for v in var)
-
-
-def pooled_input(pooled: np.ndarray, cfg: DetectorConfig) -> np.ndarray:
-    """(frames, 1024) float64: the pooled layer standardised per value."""
-    return (np.asarray(pooled, dtype=np.float64) - np.asarray(cfg.pooled_mean)) / np.asarray(cfg.pooled_std)
-
-
-def yamnet_input(inputs: ClipInputs, cfg: DetectorConfig) -> np.ndarray:
-    """(yamnet frames, width) float64: what the first layer reads (module docstring, step 1)."""
-    if cfg.yamnet_input == "embedding":
-        if inputs.pooled is None:
-            raise ValueError("this detector reads the pooled layer; the clip's inputs lack it")
-        return pooled_input(inputs.pooled, cfg)
-    return yamnet_logits(inputs.rows, cfg)
 
 
 def prior_track(logits: np.ndarray, cfg: DetectorConfig, index: np.ndarray) -> np.ndarray:
@@ -191,7 +157,7 @@ def torch_module(cfg: DetectorConfig) -> torch.nn.Module:
     class FrameDetector(nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            self.yam = nn.Linear(cfg.yamnet_width, cfg.yamnet_dim)
+            self.yam = nn.Linear(yamnet.N_CLASSES, cfg.yamnet_dim)
             self.phase = nn.Embedding(PER_YAMNET_HOP, PHASE_DIM)
             self.inp = nn.Conv1d(cfg.in_channels, cfg.hidden, 1)
             self.blocks = nn.ModuleList(
@@ -205,9 +171,9 @@ def torch_module(cfg: DetectorConfig) -> torch.nn.Module:
                 self.prior_index = [torch.tensor(c, dtype=torch.long) for c in cfg.prior_classes]
 
         def forward(self, logits: torch.Tensor, mel: torch.Tensor, index: torch.Tensor, phase: torch.Tensor,
-                    mask: torch.Tensor, pooled: torch.Tensor | None = None) -> torch.Tensor:
-            """(B, Ny, 521), (B, Nd, 64), (B, Nd, 2), (B, Nd), (B, Nd)[, (B, Ny, 1024)] -> (B, Nd, labels)."""
-            y = torch.relu(self.yam(pooled if cfg.yamnet_input == "embedding" else logits))
+                    mask: torch.Tensor) -> torch.Tensor:
+            """(B, Ny, 521), (B, Nd, 64), (B, Nd, 2), (B, Nd), (B, Nd) -> (B, Nd, labels)."""
+            y = torch.relu(self.yam(logits))
             d = y.shape[-1]
             ya = torch.gather(y, 1, index[..., :1].expand(-1, -1, d))
             yb = torch.gather(y, 1, index[..., 1:].expand(-1, -1, d))
@@ -266,7 +232,7 @@ def _conv(x: np.ndarray, w: np.ndarray, b: np.ndarray, dilation: int) -> np.ndar
 def weight_shapes(cfg: DetectorConfig) -> dict[str, tuple[int, ...]]:
     """Every weight of the network and its shape (torch's names)."""
     h, d, n = cfg.hidden, cfg.yamnet_dim, len(cfg.labels)
-    out = {"yam.weight": (d, cfg.yamnet_width), "yam.bias": (d,),
+    out = {"yam.weight": (d, yamnet.N_CLASSES), "yam.bias": (d,),
            "phase.weight": (PER_YAMNET_HOP, PHASE_DIM),
            "inp.weight": (h, cfg.in_channels, 1), "inp.bias": (h,)}
     for i in range(len(cfg.dilations)):
@@ -295,13 +261,6 @@ class ExactDetector:
         stats = (self.cfg.mel_mean, self.cfg.mel_std)
         if any(len(s) != yamnet.N_MELS for s in stats) or min(self.cfg.mel_std) <= 0:
             raise ValueError(f"mel statistics must be {yamnet.N_MELS} means and positive deviations")
-        if self.cfg.yamnet_input not in ("logits", "embedding"):
-            raise ValueError(f"yamnet_input must be 'logits' or 'embedding', got {self.cfg.yamnet_input!r}")
-        if self.cfg.yamnet_input == "embedding" and (
-                any(len(s) != yamnet.EMBEDDING_DIM for s in (self.cfg.pooled_mean, self.cfg.pooled_std))
-                or min(self.cfg.pooled_std) <= 0):
-            raise ValueError(f"pooled-layer statistics must be {yamnet.EMBEDDING_DIM} means and positive "
-                             "deviations")
         prior = self.cfg.prior_classes
         if prior and (len(prior) != len(self.cfg.labels)
                       or not all(c and all(0 <= i < yamnet.N_CLASSES for i in c) for c in prior)):
@@ -312,7 +271,7 @@ class ExactDetector:
         """(frames, labels) float64 output logits of one clip."""
         cfg, w = self.cfg, self.w
         logits = yamnet_logits(inputs.rows, cfg)
-        y = np.maximum(_dense(yamnet_input(inputs, cfg).T, w["yam.weight"], w["yam.bias"]), 0.0)
+        y = np.maximum(_dense(logits.T, w["yam.weight"], w["yam.bias"]), 0.0)
         n = len(inputs.mel)
         idx = patch_index(n, y.shape[1])
         x = np.concatenate([y[:, idx[:, 0]], y[:, idx[:, 1]], mel_input(inputs.mel, cfg).T,

@@ -101,10 +101,7 @@ class DetectorPerceiver:
         units = self.tagger.audio_units(wave16)
         rows = self.tagger.run_units(units)
         duration_ms = round(len(wave) * 1000 / int(sample_rate))
-        pooled = None
-        if self.map.detector.config.yamnet_input == "embedding":
-            pooled = self.tagger.tagger.patch_codes_and_embeddings(np.stack(units))[1].astype(np.int16)
-        return ClipInputs(rows, mel_for(mel_sums(np.stack(units)), duration_ms), pooled)
+        return ClipInputs(rows, mel_for(mel_sums(np.stack(units)), duration_ms))
 
     def hear(self, wave: np.ndarray, sample_rate: int) -> Heard:
         tracks = self.map.tracks(self.inputs(wave, sample_rate))

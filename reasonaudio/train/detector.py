@@ -33,8 +33,7 @@ from reasonaudio.detect.clip_frames import load_tagger
 from reasonaudio.detect.detector_features import ClipInputs, detector_inputs
 from reasonaudio.detect.labelmap import build_label_map
 from reasonaudio.detect.detector_model import (DetectorConfig, frame_targets, mel_input, mel_statistics,
-                                               patch_index, phases, pooled_input, torch_module,
-                                               yamnet_logits)
+                                               patch_index, phases, torch_module, yamnet_logits)
 from reasonaudio.detect.trained import (BUILDS, CARD, CONFIG, FORMAT, FORMAT_VERSION, MODEL_OUTPUT, README,
                                        WEIGHTS)
 from reasonaudio.errors import DataError, echo
@@ -53,8 +52,6 @@ FEATURES_LABEL = "train-detector: inputs"
 EPOCHS_LABEL = "train-detector: epochs"
 
 
-YAMNET_INPUTS = ("logits", "embedding")
-"""what the detector's first layer may read (``DetectorRecipe.yamnet_input``)"""
 AUGMENTATIONS = ("gain_db", "band_shift", "mel_dropout", "yamnet_dropout", "prior_top_k")
 """the recipe's fields added after the enrolled figure's model (0: off, and then absent from the
 card, so that model's recipe reads as it always did)"""
@@ -92,10 +89,6 @@ class DetectorRecipe:
     """augmentation: the share of YAMNet input classes zeroed per training clip and step (their
     logits set to 0, the scale's midpoint), so no label rests on a few classes of one recording.
     0: off"""
-    yamnet_input: str = "logits"
-    """what the first layer reads of each YAMNet frame: ``logits`` (its 521 classes) or
-    ``embedding`` (its pooled layer, the 1,024 values the classes are read from:
-    ``detect.detector_model``); the logits: absent from the card, as models always had"""
     prior_top_k: int = 0
     """a zero-shot prior (``detect.detector_model``, step 5): each label's output adds a learned
     weight times the highest YAMNet logit of its ``prior_top_k`` zero-shot AudioSet classes
@@ -114,8 +107,6 @@ class DetectorRecipe:
         for name in AUGMENTATIONS:  # an augmentation left off is not written: older cards stay
             if not out[name]:
                 del out[name]
-        if self.yamnet_input == "logits":
-            del out["yamnet_input"]
         return out
 
     def check(self) -> None:
@@ -127,12 +118,6 @@ class DetectorRecipe:
             raise DataError(f"--val-share must be in [0, 0.5), got {self.val_share}")
         if not self.lr > 0 or self.threads < 1:
             raise DataError("--lr must be > 0 and --threads >= 1")
-        if self.yamnet_input not in YAMNET_INPUTS:
-            raise DataError(f"--yamnet-input must be one of {', '.join(YAMNET_INPUTS)}, "
-                            f"got {self.yamnet_input!r}")
-        if self.yamnet_input == "embedding" and self.yamnet_dropout:
-            raise DataError("--yamnet-dropout zeroes YAMNet's logits; with --yamnet-input embedding they are "
-                            "not the first layer's input")
         if not 0 <= self.prior_top_k <= 3:
             raise DataError(f"--prior-top-k must be in 0..3 (0: no prior), got {self.prior_top_k}")
         if not (self.gain_db >= 0 and self.band_shift >= 0 and 0 <= self.mel_dropout <= 1
@@ -178,16 +163,14 @@ def load_builds(data: Sequence[Path | str]) -> list[BenchmarkView]:
     return benches
 
 
-def read_samples(benches: Sequence[BenchmarkView], hooks: Hooks, cache_dir: Path | None = None,
-                 pooled: bool = False) -> list[Sample]:
-    """Every clip of every build with its detector inputs (from the caches where they are);
-    ``pooled``: with YAMNet's pooled layer."""
+def read_samples(benches: Sequence[BenchmarkView], hooks: Hooks, cache_dir: Path | None = None) -> list[Sample]:
+    """Every clip of every build with its detector inputs (from the caches where they are)."""
     tagger = load_tagger()
     out: list[Sample] = []
     total = sum(len(b.clips) for b in benches)
     done = 0
     for i, bench in enumerate(benches):
-        inputs, _ = detector_inputs(bench, bench.clips, tagger, cache_dir=cache_dir, pooled=pooled,
+        inputs, _ = detector_inputs(bench, bench.clips, tagger, cache_dir=cache_dir,
                                     progress=hooks.counter(FEATURES_LABEL, offset=done, total=total))
         out += [Sample(c, inputs[c.id], i) for c in bench.clips]
         done += len(bench.clips)
@@ -212,19 +195,14 @@ def network_config(samples: Sequence[Sample], labels: Sequence[str],
                    recipe: DetectorRecipe, prior: tuple[tuple[int, ...], ...] = ()) -> DetectorConfig:
     tagger = load_tagger().tagger
     mean, std = mel_statistics([s.inputs.mel for s in samples])
-    pooled: tuple[tuple[float, ...], tuple[float, ...]] = ((), ())
-    if recipe.yamnet_input == "embedding":
-        pooled = mel_statistics([s.inputs.pooled for s in samples], yamnet.EMBEDDING_DIM, 1)
     return DetectorConfig(labels=tuple(labels), hidden=recipe.hidden, yamnet_dim=recipe.yamnet_dim,
                           dilations=recipe.dilations, logit_scale=float(tagger.output_scale),
                           logit_zero=float(tagger.output_zero), mel_mean=mean, mel_std=std,
-                          prior_classes=prior, yamnet_input=recipe.yamnet_input,
-                          pooled_mean=pooled[0], pooled_std=pooled[1])
+                          prior_classes=prior)
 
 
 def batch_tensors(samples: Sequence[Sample], cfg: DetectorConfig, label_index: dict[str, int]) -> tuple:
-    """(logits, mel, index, phase, mask, targets, pooled) torch tensors of a batch, padded
-    (``pooled``: empty unless the detector reads the pooled layer)."""
+    """(logits, mel, index, phase, mask, targets) torch tensors of a batch, padded."""
     import torch
 
     ny = max(len(s.inputs.rows) for s in samples)
@@ -236,8 +214,6 @@ def batch_tensors(samples: Sequence[Sample], cfg: DetectorConfig, label_index: d
     phase = np.zeros((b, nd), np.int64)
     mask = np.zeros((b, nd), np.float32)
     targets = np.zeros((b, nd, n_labels), np.float32)
-    embedding = cfg.yamnet_input == "embedding"
-    pooled = np.zeros((b, ny, yamnet.EMBEDDING_DIM) if embedding else (0,), np.float32)
     for i, s in enumerate(samples):
         rows, m = s.inputs.rows, s.inputs.mel
         logits[i, :len(rows)] = yamnet_logits(rows, cfg)
@@ -246,9 +222,7 @@ def batch_tensors(samples: Sequence[Sample], cfg: DetectorConfig, label_index: d
         phase[i, :len(m)] = phases(len(m))
         mask[i, :len(m)] = 1.0
         targets[i, :len(m)] = frame_targets(s.clip.events, len(m), label_index)
-        if embedding:
-            pooled[i, :len(rows)] = pooled_input(s.inputs.pooled, cfg)
-    return tuple(torch.from_numpy(a) for a in (logits, mel, index, phase, mask, targets, pooled))
+    return tuple(torch.from_numpy(a) for a in (logits, mel, index, phase, mask, targets))
 
 
 def codes_per_db(cfg: DetectorConfig) -> float:
@@ -264,7 +238,7 @@ def augment(tensors: tuple, cfg: DetectorConfig, recipe: DetectorRecipe, generat
     augmentations the recipe turns on draw, in a fixed order). Inputs only: the targets stay."""
     import torch
 
-    logits, mel, index, phase, mask, targets, pooled = tensors
+    logits, mel, index, phase, mask, targets = tensors
     b = mel.shape[0]
     std = torch.tensor(cfg.mel_std, dtype=torch.float32)
     if recipe.gain_db:
@@ -284,7 +258,7 @@ def augment(tensors: tuple, cfg: DetectorConfig, recipe: DetectorRecipe, generat
         keep = (torch.rand(b, 1, logits.shape[-1], generator=generator) >= recipe.yamnet_dropout).float()
         logits = logits * keep
     mel = mel * mask[..., None]
-    return logits, mel, index, phase, mask, targets, pooled
+    return logits, mel, index, phase, mask, targets
 
 
 def batches(samples: Sequence[Sample], size: int, generator: torch.Generator) -> list[list[int]]:
@@ -314,8 +288,8 @@ def _loss(model: torch.nn.Module, tensors: tuple, overlap_weight: float) -> torc
     where another label is active too weigh ``overlap_weight``."""
     import torch
 
-    logits, mel, index, phase, mask, targets, pooled = tensors
-    out = model(logits, mel, index, phase, mask, pooled)
+    logits, mel, index, phase, mask, targets = tensors
+    out = model(logits, mel, index, phase, mask)
     each = torch.nn.functional.binary_cross_entropy_with_logits(out, targets, reduction="none")
     if overlap_weight != 1.0:
         shared = (targets.sum(dim=-1, keepdim=True) >= 2).float() * targets
@@ -331,9 +305,8 @@ def frame_f1(model: torch.nn.Module, samples: Sequence[Sample], cfg: DetectorCon
     tp = fp = fn = 0
     with torch.no_grad():
         for k in range(0, len(samples), size):
-            batch = batch_tensors(samples[k:k + size], cfg, label_index)
-            logits, mel, index, phase, mask, targets, pooled = batch
-            pred = (model(logits, mel, index, phase, mask, pooled) > 0) & (mask[..., None] > 0)
+            logits, mel, index, phase, mask, targets = batch_tensors(samples[k:k + size], cfg, label_index)
+            pred = (model(logits, mel, index, phase, mask) > 0) & (mask[..., None] > 0)
             truth = targets > 0.5
             tp += int((pred & truth).sum())
             fp += int((pred & ~truth).sum())
@@ -403,7 +376,7 @@ def train_detector(data: Sequence[Path | str], out: Path | str, recipe: Detector
     clear_stale_partials(out, "training", hooks.notify)
     times: dict[str, float] = {}
     t0 = time.perf_counter()
-    samples = read_samples(benches, hooks, cache_dir, pooled=recipe.yamnet_input == "embedding")
+    samples = read_samples(benches, hooks, cache_dir)
     times["features_s"] = time.perf_counter() - t0
     labels = sorted({lab for b in benches for lab in b.labels})
     val = [s for s in samples if _is_val(recipe.seed, benches[s.build].seed, s.clip.id, recipe.val_share)]

@@ -162,8 +162,7 @@ def test_exact_detector_computes_the_torch_network(setup):
     for clip in clips:
         tensors = batch_tensors([Sample(clip, inputs[clip.id], 0)], det.config, index)
         with torch.no_grad():
-            five = [t.double() if t.is_floating_point() else t for t in tensors[:5]]
-            want = module(*five, tensors[6].double())[0].numpy()
+            want = module(*(t.double() if t.is_floating_point() else t for t in tensors[:5]))[0].numpy()
         got = det.exact.logits(inputs[clip.id])
         assert got.shape == want.shape == (len(inputs[clip.id].mel), len(det.config.labels))
         np.testing.assert_allclose(got, want, atol=1e-5)  # the batch holds float32 inputs
@@ -464,61 +463,3 @@ def _trained_atoms(root):
     from reasonaudio.detect.trained import load_detector
 
     return load_detector(root / "model").atoms
-
-
-def test_a_detector_reading_the_pooled_layer_trains_detects_and_repeats(setup, tmp_path):
-    """``--yamnet-input embedding``: the first layer reads YAMNet's pooled layer (its own cache),
-    the config keeps its statistics, the exact numpy network computes the torch module, the
-    detection reader and the example perceiver hand it the layer, and the same seed gives the
-    same bytes; a default model's config names none of it."""
-    import torch
-    from safetensors.torch import load_file
-
-    from reasonaudio.detect.clip_frames import load_tagger
-    from reasonaudio.detect.detector_model import torch_module
-    from reasonaudio.detect.perceive_examples import DetectorPerceiver
-    from reasonaudio.detect.trained import load_detector, trained_map
-    from reasonaudio.models import yamnet
-    from reasonaudio.render.clips import bench_renderer
-    from reasonaudio.train.detector import DetectorRecipe, Sample, batch_tensors, train_detector
-
-    root, plain = setup
-    recipe = DetectorRecipe(**{**TINY, "epochs": 2, "yamnet_input": "embedding", "prior_top_k": 1})
-    first = train_detector([root / "train"], tmp_path / "a", recipe)
-    assert first.weights_sha256 == train_detector([root / "train"], tmp_path / "b", recipe).weights_sha256
-    network = json.loads((tmp_path / "a" / "config.json").read_text())["network"]
-    assert network["yamnet_input"] == "embedding" and len(network["pooled_std"]) == yamnet.EMBEDDING_DIM
-    plain_network = json.loads((root / "model" / "config.json").read_text())["network"]
-    assert not {"yamnet_input", "pooled_mean"} & set(plain_network)
-    det = load_detector(tmp_path / "a")
-    dmap = trained_map(tmp_path / "a", det.config.labels)
-    bench = load_benchmark(root / "eval")
-    clips = bench.clips[:2]
-    inputs, _ = dmap.reader(bench, clips, load_tagger())
-    module = torch_module(det.config)
-    module.load_state_dict(load_file(str(tmp_path / "a" / "model.safetensors")))
-    module.double().eval()
-    index = {lab: j for j, lab in enumerate(det.config.labels)}
-    for clip in clips:
-        assert inputs[clip.id].pooled.shape == (len(inputs[clip.id].rows), yamnet.EMBEDDING_DIM)
-        t = batch_tensors([Sample(clip, inputs[clip.id], 0)], det.config, index)
-        with torch.no_grad():
-            want = module(*[x.double() if x.is_floating_point() else x for x in t[:5]], t[6].double())[0]
-        np.testing.assert_allclose(det.exact.logits(inputs[clip.id]), want.numpy(), atol=1e-5)
-    wave = bench_renderer(bench).render(clips[0])
-    heard = DetectorPerceiver(dmap).inputs(wave, clips[0].sample_rate)
-    codes = yamnet.YamnetTagger().input_codes(yamnet.resample(wave, clips[0].sample_rate))
-    rows, layer = yamnet.YamnetTagger().patch_codes_and_embeddings(codes)
-    assert np.array_equal(heard.rows, rows) and np.array_equal(heard.pooled, layer.astype(np.int16))
-
-
-def test_the_pooled_layer_refuses_yamnet_dropout_and_unknown_inputs_in_one_line():
-    from reasonaudio.errors import DataError
-    from reasonaudio.train.detector import DetectorRecipe
-
-    with pytest.raises(DataError, match="--yamnet-input must be one of logits, embedding"):
-        DetectorRecipe(yamnet_input="mel").check()
-    with pytest.raises(DataError, match="--yamnet-dropout"):
-        DetectorRecipe(yamnet_input="embedding", yamnet_dropout=0.1).check()
-    assert "yamnet_input" not in DetectorRecipe().to_json()
-    assert DetectorRecipe(yamnet_input="embedding").to_json()["yamnet_input"] == "embedding"

@@ -45,7 +45,7 @@ def _batch():
     targets = (torch.rand(B, ND, 2, generator=g) > 0.5).float()
     index = torch.zeros(B, ND, 2, dtype=torch.long)
     phase = torch.zeros(B, ND, dtype=torch.long)
-    return logits, mel, index, phase, mask, targets, torch.zeros(0)
+    return logits, mel, index, phase, mask, targets
 
 
 def _aug(seed, **kw):
