@@ -32,7 +32,8 @@ KILLED_DRIVER_GRACE_S = 3.0
 """how long a killed driver's processes get to exit by themselves before they are killed here
 (its raylet and GCS outlive it: waiting longer only waits)"""
 SCRIPT = textwrap.dedent(f"""
-    import sys
+    import os, sys, time
+    import reasonaudio.ingest.run as run
     from reasonaudio.dataset.view import load_benchmark
     from reasonaudio.ingest.ray_engine import RayEngine, RayOptions
     from reasonaudio.ingest.run import IngestOptions, ingest_model
@@ -40,6 +41,16 @@ SCRIPT = textwrap.dedent(f"""
     from reasonaudio.store.open import open_store
 
     data, cache = sys.argv[1], sys.argv[2]
+    pause_at = int(os.environ.get("PAUSE_AT_STORED", "0"))
+    confirmed = run._Progress.sync
+
+    def sync(self, done, total):  # the store confirmed ``done`` points
+        confirmed(self, done, total)
+        if pause_at and done >= pause_at:  # wait here to be killed: the store holds ``done``
+            print("stored", done, flush=True)
+            time.sleep(600)
+
+    run._Progress.sync = sync
     bench = load_benchmark(data)
 
     def progress(label, done, total):
@@ -67,9 +78,11 @@ def _actor(driver: int, timeout: float = 120.0) -> int:
 
 def _drive(data: Path, cache: Path, kill_worker_at: int, kill_driver_at: int | None) -> dict:
     """Run the driver; kill -9 one model actor once ``kill_worker_at`` clips are done, and the
-    driver itself at ``kill_driver_at`` (``None``: let it finish)."""
+    driver itself once the store has confirmed ``kill_driver_at`` points (the driver waits there,
+    so the kill lands mid-job whatever the timing; ``None``: let it finish)."""
+    env = {**os.environ, "PAUSE_AT_STORED": str(kill_driver_at or 0)}
     proc = subprocess.Popen([sys.executable, "-c", SCRIPT, str(data), str(cache)],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
     seen: dict = {"worker_killed_at": None, "max_done": 0, "finished": False}
     started: set[int] = set()
     try:
@@ -78,6 +91,10 @@ def _drive(data: Path, cache: Path, kill_worker_at: int, kill_driver_at: int | N
             started |= descendants(proc.pid)
             if line.startswith("finished"):
                 seen["finished"] = True
+                break
+            if line.startswith("stored "):  # paused with kill_driver_at points stored: kill it
+                started |= descendants(proc.pid)
+                os.kill(proc.pid, signal.SIGKILL)
                 break
             if not line.startswith("done "):  # Ray's own lines (e.g. a restarted actor's note)
                 continue
@@ -88,11 +105,6 @@ def _drive(data: Path, cache: Path, kill_worker_at: int, kill_driver_at: int | N
                 seen["actor_nice"] = niceness(actor)
                 os.kill(actor, signal.SIGKILL)
                 seen["worker_killed_at"] = done
-            elif kill_driver_at is not None and seen["worker_killed_at"] is not None \
-                    and done >= kill_driver_at:
-                started |= descendants(proc.pid)
-                os.kill(proc.pid, signal.SIGKILL)
-                break
         proc.wait(timeout=120)
     finally:
         if proc.poll() is None:
