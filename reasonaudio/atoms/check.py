@@ -14,13 +14,16 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 
 from reasonaudio.querylang.labels import UNSAFE_WORDS
 from reasonaudio.errors import DataError
 from reasonaudio.atoms.bank import AtomBank
+from reasonaudio.atoms.distinct import MAX_COMPARED, RecordingsReport, comparable, compare_recordings
 from reasonaudio.atoms.folder import FolderBank
 from reasonaudio.atoms.fsd50k import FSD50KBank
-from reasonaudio.atoms.registry import open_bank
+from reasonaudio.atoms.registry import FETCHED_PREFIX, fetched_root, open_bank
+from reasonaudio.atoms.split import PREFIX as SPLIT_PREFIX
 from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.atoms.rules import check_samples, duration_problems, payload_label_problems
 
@@ -40,6 +43,8 @@ class BankReport:
     errors: list[str] = field(default_factory=list)
     """one line per bad file, naming it"""
     warnings: list[str] = field(default_factory=list)
+    recordings: RecordingsReport | None = None
+    """labels by recordings and by distinct recordings (decoded banks only)"""
 
     @property
     def ok(self) -> bool:
@@ -51,15 +56,20 @@ class BankReport:
                 "duration_median": self.durations[1], "duration_max": self.durations[2],
                 "sample_rates": {str(k): v for k, v in self.sample_rates.items()},
                 "licences": self.licences, "decoded": self.decoded, "errors": self.errors,
-                "warnings": self.warnings}
+                "warnings": self.warnings,
+                "recordings": self.recordings.to_json() if self.recordings is not None else None}
 
 
 def _open_collecting(source: str, errors: list[str]) -> AtomBank:
     spec = source.strip()
-    if spec == "synthetic" or spec.startswith("synthetic:"):
+    if spec == "synthetic" or spec.startswith(("synthetic:", SPLIT_PREFIX)):
         return open_bank(spec)
     if spec.startswith("fsd50k:"):
         return FSD50KBank.from_path(spec.split(":", 1)[1], errors=errors)
+    if spec.startswith(FETCHED_PREFIX):
+        bank = FolderBank.from_path(fetched_root(spec), errors=errors)
+        bank.spec = spec
+        return bank
     return FolderBank.from_path(spec, errors=errors)
 
 
@@ -76,10 +86,14 @@ def _label_warnings(labels: tuple[str, ...]) -> list[str]:
 
 
 def check_bank(source: str, decode: bool = True, hooks: Hooks = SILENT) -> BankReport:
-    """Open and validate the bank named by ``source`` (``synthetic``, ``PATH``, ``fsd50k:PATH``)."""
+    """Open and validate the bank named by ``source`` (``synthetic``, ``fetched:NAME``, ``PATH``,
+    ``fsd50k:PATH``, ``split:PART:SPEC``)."""
     errors: list[str] = []
     bank = _open_collecting(source, errors)
     bad_ids: set[str] = set()
+    groups = {label: [a.atom_id for a in atoms] for label, atoms in bank.by_label.items()}
+    compared = {i for ids in groups.values() if 1 < len(ids) <= MAX_COMPARED for i in ids}
+    kept: dict[str, np.ndarray] = {}
     if decode:
         report = hooks.progress
         report("decoding atoms", 0, len(bank.atoms))
@@ -87,6 +101,8 @@ def check_bank(source: str, decode: bool = True, hooks: Hooks = SILENT) -> BankR
             try:
                 x, sr = bank.load(atom.atom_id)
                 check_samples(x, sr, atom.path)
+                if atom.atom_id in compared:
+                    kept[atom.atom_id] = comparable(x, sr)
             except DataError as exc:
                 errors.append(f"{atom.atom_id}: {exc}" if atom.atom_id not in str(exc) else str(exc))
                 bad_ids.add(atom.atom_id)
@@ -94,10 +110,17 @@ def check_bank(source: str, decode: bool = True, hooks: Hooks = SILENT) -> BankR
     errors.extend(duration_problems(a for a in bank.atoms if a.atom_id not in bad_ids))
     errors.extend(payload_label_problems(bank.atoms, source))
     durations = sorted(a.duration for a in bank.atoms)
+    recordings = None
+    if decode:
+        recordings = compare_recordings(groups, kept.get, hooks)
+    warnings = _label_warnings(bank.labels) + [
+        f"{s.label}: recordings {s.first} and {s.second} share their audio (peak correlation "
+        f"{s.correlation:.2f}): an unseen-recordings split would test a heard recording"
+        for s in (recordings.shared if recordings else ())]
     return BankReport(
         source=source, bank=bank, description=bank.describe(), n_classes=len(bank.labels),
         n_files=len(bank.atoms),
         durations=(durations[0], statistics.median(durations), durations[-1]),
         sample_rates=dict(sorted(Counter(a.sample_rate for a in bank.atoms).items())),
         licences=dict(Counter(a.license for a in bank.atoms).most_common()),
-        decoded=decode, errors=errors, warnings=_label_warnings(bank.labels))
+        decoded=decode, errors=errors, warnings=warnings, recordings=recordings)

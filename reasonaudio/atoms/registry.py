@@ -31,6 +31,16 @@ def fetched_bank_dir(name: str) -> Path:
     return cache_root() / "atoms" / name
 
 
+def fetched_root(spec: str) -> Path:
+    """The folder of the fetched bank ``fetched:NAME``; a one-line error when it is not fetched."""
+    name = spec[len(FETCHED_PREFIX):]
+    root = fetched_bank_dir(name)
+    if not root.is_dir():
+        how = "packages --second-recordings" if name == SECOND_BANK else name
+        raise DataError(f"atom bank {spec}: not fetched yet (run `bench atoms fetch {how}`)")
+    return root
+
+
 def open_bank(spec: str) -> AtomBank:
     """``synthetic``, ``fetched:packages`` (the bank ``bench atoms fetch packages`` published in
     this user's cache; ``fetched:packages-second`` with its second recordings), ``fsd50k:PATH``, a folder ``PATH`` (Scaper layout, optional manifest), or
@@ -41,12 +51,7 @@ def open_bank(spec: str) -> AtomBank:
     if spec == "synthetic" or spec.startswith("synthetic:"):
         return SyntheticBank.from_spec(spec)
     if spec.startswith(FETCHED_PREFIX):
-        name = spec[len(FETCHED_PREFIX):]
-        root = fetched_bank_dir(name)
-        if not root.is_dir():
-            how = "packages --second-recordings" if name == SECOND_BANK else name
-            raise DataError(f"atom bank {spec}: not fetched yet (run `bench atoms fetch {how}`)")
-        bank = FolderBank.from_path(root)
+        bank = FolderBank.from_path(fetched_root(spec))
         bank.spec = spec
         return bank
     if spec.startswith("fsd50k:"):

@@ -25,7 +25,8 @@ from reasonaudio.output_dirs import FETCH_OUTPUT
 
 @atoms_app.command("check")
 def atoms_check(
-    source: str = typer.Argument(..., help="synthetic | synthetic:N | PATH (folder bank) | fsd50k:PATH"),
+    source: str = typer.Argument(..., help="synthetic | synthetic:N | fetched:NAME | PATH (folder bank) | "
+                                "fsd50k:PATH | split:PART:SPEC"),
     quick: bool = typer.Option(False, "--quick", help="Metadata only: do not decode every file."),
     tagger: Optional[str] = typer.Option(None, "--tagger",
                                          help="Also run an audio tagger on every atom: yamnet."),

@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from reasonaudio.atoms.check import BankReport
+from reasonaudio.atoms.distinct import MAX_COMPARED
 from reasonaudio.atoms.tagger_check import TaggerReport
 from reasonaudio.detect.identify import BY_NAME, KINDS, IdentifyResult
 
@@ -30,6 +31,16 @@ def print_bank_report(console: Console, report: BankReport, err_console: Console
         if d.get(key) is not None:
             table.add_row(key.replace("_", " "), escape(str(d[key])))
     table.add_row("decoded", "every file" if report.decoded else "no (metadata only)")
+    rec = report.recordings
+    if rec is not None:
+        def counts(by: dict[int, int]) -> str:
+            return " · ".join(f"{k} ×{v}" for k, v in sorted(by.items())) or "none"
+
+        table.add_row("labels by recordings", counts(rec.by_recordings))
+        distinct = counts(rec.by_distinct)
+        if rec.not_compared:
+            distinct += f" (not compared: {len(rec.not_compared)} label(s) of more than {MAX_COMPARED})"
+        table.add_row("labels by distinct recordings", distinct)
     status = "[green]ok[/]" if report.ok else f"[red]{len(report.errors)} bad file(s)[/]"
     table.add_row("status", status)
     console.print(table)
