@@ -24,6 +24,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import soxr
 
+from reasonaudio.atoms.bank import AtomBank
+from reasonaudio.errors import DataError
 from reasonaudio.progress import SILENT, Hooks
 
 SAME_AUDIO = 0.7
@@ -126,3 +128,16 @@ def compare_recordings(groups: dict[str, Sequence[str]], samples: Callable[[str]
     hooks.progress("comparing recordings", len(groups), len(groups))
     out.by_distinct = dict(distinct)
     return out
+
+
+def bank_recordings(bank: AtomBank, hooks: Hooks = SILENT) -> RecordingsReport:
+    """:func:`compare_recordings` over ``bank``, decoding only the recordings it compares (one
+    that cannot be decoded is left out; ``bench atoms check`` names it)."""
+    def samples(atom_id: str) -> np.ndarray | None:
+        try:
+            return comparable(*bank.load(atom_id))
+        except DataError:
+            return None
+
+    return compare_recordings({label: [a.atom_id for a in atoms] for label, atoms in bank.by_label.items()},
+                              samples, hooks)

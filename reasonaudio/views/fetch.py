@@ -21,6 +21,9 @@ def print_fetch_summary(console: Console, summary: FetchSummary) -> None:
     table.add_row("classes" if set(by_n) <= {"1"} else "atoms", f"{fetched} of {requested} fetched"
                   + (f" ([red]{len(summary.failed)} failed[/], listed below)" if summary.failed else ""))
     table.add_row("recordings", "; ".join(f"{v} labels with {k}" for k, v in by_n.items()) or "none")
+    if set(by_n) - {"1"} and summary.distinct:
+        table.add_row("distinct recordings", "; ".join(f"{v} labels with {k}" for k, v
+                                                       in sorted(summary.distinct.items())))
     cached = sum(1 for a in summary.atoms if a.status == "cached")
     if cached:
         table.add_row("resumed", f"{cached} atoms already done by an earlier run")

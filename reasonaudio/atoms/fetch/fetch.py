@@ -44,6 +44,8 @@ import soundfile
 
 from reasonaudio.errors import echo
 from reasonaudio.fileio import atomic_file, dumps, sha256_file
+from reasonaudio.atoms.distinct import bank_recordings
+from reasonaudio.atoms.folder import FolderBank
 from reasonaudio.atoms.fetch import convert as conv
 from reasonaudio.atoms.fetch import debian, npm, process, pypi, soundfont
 from reasonaudio.atoms.fetch.containers import (
@@ -118,6 +120,9 @@ class FetchSummary:
     seconds: float
     notices: list[str] = field(default_factory=list)
     published: int = 0
+    distinct: dict[int, int] = field(default_factory=dict)
+    """distinct recordings -> labels of the published bank with that many
+    (:mod:`reasonaudio.atoms.distinct`: recordings that share their audio are one)"""
 
     @property
     def failed(self) -> list[AtomResult]:
@@ -143,6 +148,7 @@ class FetchSummary:
             "classes_requested": len(self.atoms), "classes_fetched": len(self.succeeded),
             "classes_failed": len(self.failed),
             "labels_by_recordings": self.labels_by_recordings(),
+            "labels_by_distinct_recordings": {str(k): v for k, v in sorted(self.distinct.items())},
             "downloaded_mib": round(self.downloaded_bytes / MB, 1),
             "archives_mib": round((self.downloaded_bytes + self.cached_bytes) / MB, 1),
             "seconds": round(self.seconds, 1), "notices": self.notices, "tools": fetch_tools(),
@@ -338,6 +344,7 @@ class Fetcher:
         summary = FetchSummary(self.dest, ordered, packages, self.downloaded, self.cached_bytes,
                                time.monotonic() - start, notices)
         summary.published = self._publish(atoms, results)
+        summary.distinct = self._distinct() if summary.published else {}
         summary.seconds = time.monotonic() - start
         with atomic_file(self.dest / REPORT_NAME, "w", encoding="utf-8") as fh:
             fh.write(json.dumps(summary.to_json(), ensure_ascii=False, indent=2) + "\n")
@@ -618,6 +625,11 @@ class Fetcher:
                 row = _bank_row(rec)
             rows.append(row)
         return rows
+
+    def _distinct(self) -> dict[int, int]:
+        """The published bank's labels by distinct recordings (what the book's second recordings
+        claim, measured): only labels of two or more recordings are decoded."""
+        return bank_recordings(FolderBank.from_path(self.dest)).by_distinct
 
     def _publish(self, atoms: list[AtomRecipe], results: dict[str, AtomResult]) -> int:
         """Move staged files into place, rewrite atoms.jsonl in one rename, then remove the files
