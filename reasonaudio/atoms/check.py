@@ -19,7 +19,9 @@ import numpy as np
 from reasonaudio.querylang.labels import UNSAFE_WORDS
 from reasonaudio.errors import DataError
 from reasonaudio.atoms.bank import AtomBank
-from reasonaudio.atoms.distinct import MAX_COMPARED, RecordingsReport, comparable, compare_recordings
+from reasonaudio.atoms.distinct import (
+    RecordingsReport, comparable, compare_recordings, label_groups, to_compare,
+)
 from reasonaudio.atoms.folder import FolderBank
 from reasonaudio.atoms.fsd50k import FSD50KBank
 from reasonaudio.atoms.registry import FETCHED_PREFIX, fetched_root, open_bank
@@ -91,8 +93,8 @@ def check_bank(source: str, decode: bool = True, hooks: Hooks = SILENT) -> BankR
     errors: list[str] = []
     bank = _open_collecting(source, errors)
     bad_ids: set[str] = set()
-    groups = {label: [a.atom_id for a in atoms] for label, atoms in bank.by_label.items()}
-    compared = {i for ids in groups.values() if 1 < len(ids) <= MAX_COMPARED for i in ids}
+    groups = label_groups(bank)
+    compared = to_compare(groups)
     kept: dict[str, np.ndarray] = {}
     if decode:
         report = hooks.progress

@@ -104,19 +104,30 @@ def distinct_count(ids: Sequence[str], shared: Sequence[SharedAudio]) -> int:
     return len({root(i) for i in ids})
 
 
+def label_groups(bank: AtomBank) -> dict[str, list[str]]:
+    """label -> the ids of its recordings, in the bank's order."""
+    return {label: [a.atom_id for a in atoms] for label, atoms in bank.by_label.items()}
+
+
+def to_compare(groups: dict[str, Sequence[str]]) -> set[str]:
+    """The recordings :func:`compare_recordings` reads: those of labels of 2 to MAX_COMPARED."""
+    return {i for ids in groups.values() if 1 < len(ids) <= MAX_COMPARED for i in ids}
+
+
 def compare_recordings(groups: dict[str, Sequence[str]], samples: Callable[[str], np.ndarray | None],
                        hooks: Hooks = SILENT) -> RecordingsReport:
     """``groups``: label -> its recordings' ids; ``samples(id)``: :func:`comparable` samples, or
     None for a recording that could not be read (left out of its label's comparison)."""
     out = RecordingsReport(by_recordings=dict(Counter(len(v) for v in groups.values())))
     distinct: Counter[int] = Counter()
+    wanted = to_compare(groups)
     for done, (label, ids) in enumerate(groups.items()):
         hooks.progress("comparing recordings", done, len(groups))
         if len(ids) > MAX_COMPARED:
             out.not_compared.append(label)
             continue
-        read = {i: samples(i) for i in ids} if len(ids) > 1 else {}
-        ok = [i for i in ids if len(ids) == 1 or read[i] is not None]
+        read = {i: samples(i) for i in ids if i in wanted}
+        ok = [i for i in ids if i not in wanted or read[i] is not None]
         pairs = []
         for n, a in enumerate(ok):
             for b in ok[n + 1:]:
@@ -139,5 +150,4 @@ def bank_recordings(bank: AtomBank, hooks: Hooks = SILENT) -> RecordingsReport:
         except DataError:
             return None
 
-    return compare_recordings({label: [a.atom_id for a in atoms] for label, atoms in bank.by_label.items()},
-                              samples, hooks)
+    return compare_recordings(label_groups(bank), samples, hooks)
