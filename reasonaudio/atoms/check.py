@@ -24,7 +24,7 @@ from reasonaudio.atoms.distinct import (
 )
 from reasonaudio.atoms.folder import FolderBank
 from reasonaudio.atoms.fsd50k import FSD50KBank
-from reasonaudio.atoms.registry import FETCHED_PREFIX, fetched_root, open_bank
+from reasonaudio.atoms.registry import FETCHED_PREFIX, open_bank, open_fetched
 from reasonaudio.atoms.split import PREFIX as SPLIT_PREFIX
 from reasonaudio.progress import SILENT, Hooks
 from reasonaudio.atoms.rules import check_samples, duration_problems, payload_label_problems
@@ -69,9 +69,7 @@ def _open_collecting(source: str, errors: list[str]) -> AtomBank:
     if spec.startswith("fsd50k:"):
         return FSD50KBank.from_path(spec.split(":", 1)[1], errors=errors)
     if spec.startswith(FETCHED_PREFIX):
-        bank = FolderBank.from_path(fetched_root(spec), errors=errors)
-        bank.spec = spec
-        return bank
+        return open_fetched(spec, errors)
     return FolderBank.from_path(spec, errors=errors)
 
 
@@ -93,7 +91,7 @@ def check_bank(source: str, decode: bool = True, hooks: Hooks = SILENT) -> BankR
     errors: list[str] = []
     bank = _open_collecting(source, errors)
     bad_ids: set[str] = set()
-    groups = label_groups(bank)
+    groups = label_groups(bank) if decode else {}
     compared = to_compare(groups)
     kept: dict[str, np.ndarray] = {}
     if decode:

@@ -31,14 +31,17 @@ def fetched_bank_dir(name: str) -> Path:
     return cache_root() / "atoms" / name
 
 
-def fetched_root(spec: str) -> Path:
-    """The folder of the fetched bank ``fetched:NAME``; a one-line error when it is not fetched."""
+def open_fetched(spec: str, errors: list[str] | None = None) -> FolderBank:
+    """The fetched bank ``fetched:NAME`` (a one-line error when it is not fetched); with
+    ``errors``, bad files are collected there instead of raised (``bench atoms check``)."""
     name = spec[len(FETCHED_PREFIX):]
     root = fetched_bank_dir(name)
     if not root.is_dir():
         how = "packages --second-recordings" if name == SECOND_BANK else name
         raise DataError(f"atom bank {spec}: not fetched yet (run `bench atoms fetch {how}`)")
-    return root
+    bank = FolderBank.from_path(root, errors=errors)
+    bank.spec = spec
+    return bank
 
 
 def open_bank(spec: str) -> AtomBank:
@@ -51,9 +54,7 @@ def open_bank(spec: str) -> AtomBank:
     if spec == "synthetic" or spec.startswith("synthetic:"):
         return SyntheticBank.from_spec(spec)
     if spec.startswith(FETCHED_PREFIX):
-        bank = FolderBank.from_path(fetched_root(spec))
-        bank.spec = spec
-        return bank
+        return open_fetched(spec)
     if spec.startswith("fsd50k:"):
         return FSD50KBank.from_path(spec.split(":", 1)[1])
     return FolderBank.from_path(spec)
