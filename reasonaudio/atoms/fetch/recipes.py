@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from reasonaudio.querylang.labels import label_problems
 from reasonaudio.fileio import atomic_file
@@ -38,8 +38,11 @@ CONTAINERS = ("rcc", "cat", "zip")
 CHECK_STATUSES = ("confirmed", "unconfirmed", "not-run")
 DEFAULT_RECIPES = "atom_recipes.jsonl"
 SECOND_RECIPES = "atom_recipes_second.jsonl"
-"""second (third...) recordings of the default book's labels from other source files: opt-in
+"""second recordings of the default book's labels from other source files: opt-in
 (``bench atoms fetch packages --second-recordings``), so the default bank never changes"""
+THIRD_RECIPES = "atom_recipes_third.jsonl"
+"""more recordings added after the second book (``--third-recordings``): a third recording of
+labels the second book gave two, a second of others; the second bank never changes"""
 _SHA_RE = re.compile(r"^[0-9a-f]{64}$")
 _NAME_RE = re.compile(r"^[A-Za-z0-9@][A-Za-z0-9@._+/-]*$")
 _VERSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.:~+_-]*$")
@@ -486,15 +489,16 @@ def _lines(path: Path | str) -> tuple[list[str], str]:
 
 
 def load_recipes(path: Path | str | None = None, label_check: bool = True,
-                 second: Path | str | bool | None = None) -> RecipeBook:
-    """The recipe book at ``path``, or the one shipped in ``reasonaudio/data``; with ``second``
-    (True: the shipped :data:`SECOND_RECIPES`, or a path) that book plus the second recordings."""
+                 adds: Sequence[Path | str] = ()) -> RecipeBook:
+    """The recipe book at ``path``, or the one shipped in ``reasonaudio/data``, plus the books
+    ``adds`` chained onto it in order (a ``str``: a file shipped in ``reasonaudio/data`` such as
+    :data:`SECOND_RECIPES`; a ``Path``: a file)."""
     lines, where = _shipped(DEFAULT_RECIPES) if path is None else _lines(path)
     book = parse_recipes(lines, where, label_check)
-    if second is None or second is False:
-        return book
-    lines, where = _shipped(SECOND_RECIPES) if second is True else _lines(second)
-    return parse_recipes(lines, where, label_check, known=book)
+    for add in adds:
+        lines, where = _shipped(add) if isinstance(add, str) else _lines(add)
+        book = parse_recipes(lines, where, label_check, known=book)
+    return book
 
 
 def full_install_classes() -> int:
