@@ -29,6 +29,8 @@ class FetchedBank:
     """the shipped recipe files chained onto the default book, in order (none: the default book)"""
     flag: str
     """the ``bench atoms fetch packages`` option that publishes it ("" for the default bank)"""
+    max_download_mb: int = 1024
+    """its fetch's default download budget (MiB): every package of its books fits"""
 
     @property
     def command(self) -> str:
@@ -38,7 +40,7 @@ class FetchedBank:
 FETCHED_BANKS = {b.name: b for b in (
     FetchedBank("packages", (), ""),
     FetchedBank("packages-second", (SECOND_RECIPES,), "--second-recordings"),
-    FetchedBank("packages-third", (SECOND_RECIPES, THIRD_RECIPES), "--third-recordings"),
+    FetchedBank("packages-third", (SECOND_RECIPES, THIRD_RECIPES), "--third-recordings", 3072),
 )}
 """every fetched bank; each one's books extend the one before, so each opt-in bank holds the
 default bank's recordings unchanged (builds from ``fetched:packages`` never change)"""

@@ -113,9 +113,11 @@ def atoms_fetch_packages(
     dest: Optional[Path] = typer.Option(None, "--dest", callback=out_dir(FETCH_OUTPUT, _atoms_dest),
                                         help="Bank folder to write (default: "
                                         "$REASONAUDIO_CACHE/atoms/NAME)."),
-    max_download_mb: float = typer.Option(1024, "--max-download-mb", callback=Positive,
-                                          help="Download budget in MiB; packages that would pass it "
-                                          "are skipped and their atoms reported."),
+    max_download_mb: Optional[float] = typer.Option(None, "--max-download-mb", callback=Positive,
+                                                    help="Download budget in MiB (default: the "
+                                                    "bank's, 1024; 3072 for the third recordings); "
+                                                    "packages that would pass it are skipped and "
+                                                    "their atoms reported."),
     only: Optional[list[str]] = typer.Option(None, "--only", help="Fetch only this label (repeat)."),
     recipes: Optional[Path] = typer.Option(None, "--recipes", help="Recipe file (default: the "
                                            "one shipped in reasonaudio/data)."),
@@ -142,9 +144,9 @@ def atoms_fetch_packages(
     bank = FETCHED_BANKS["packages-third" if third else "packages-second" if second else "packages"]
     target = dest if dest is not None else default_dest(bank.name)
     with progress_hooks(err_console, show=not json_out) as hooks:
-        summary = fetch_packages(target, recipes=recipes, max_download_mb=max_download_mb,
-                                 only=only, hooks=hooks, record=record_recipe is not None,
-                                 adds=bank.books)
+        summary = fetch_packages(target, recipes=recipes, only=only, hooks=hooks,
+                                 max_download_mb=max_download_mb or bank.max_download_mb,
+                                 record=record_recipe is not None, adds=bank.books)
     if record_recipe is not None:
         record_recipe_file(target, recipes, summary, record_recipe, adds=bank.books)
     if json_out:

@@ -68,6 +68,16 @@ def test_the_second_book_adds_distinct_source_files_to_100_labels() -> None:
     assert both.dump_lines(after=first) == text.splitlines()
 
 
+def test_every_fetched_bank_fits_its_default_download_budget() -> None:
+    """A fresh fetch of any bank (nothing cached) downloads every package its atoms use within
+    the bank's default ``--max-download-mb``: no atom is skipped for the budget by default."""
+    for bank in FETCHED_BANKS.values():
+        book = load_recipes(adds=bank.books)
+        used = {(a.registry, a.package) for a in book.atoms}
+        total = sum(book.packages[k].size for k in used)
+        assert total <= bank.max_download_mb * 2 ** 20, (bank.name, total / 2 ** 20)
+
+
 def test_the_third_book_adds_tagger_confirmed_recordings_of_other_source_files() -> None:
     """Each added recording is the next number of its label, from a source file no earlier
     recording of the label uses, heard by the tagger as its label, and its note's correlations
