@@ -130,6 +130,9 @@ def train_detector_cmd(
                                     help="Zero-shot prior: add a learned weight times the top YAMNet "
                                     "logit of each label's this many zero-shot AudioSet classes, "
                                     "for recordings never trained on (0: off)."),
+    pooled_dim: int = typer.Option(0, "--pooled-dim", callback=NonNegative,
+                                   help="Also read YAMNet's 1,024-d pooled layer through a branch "
+                                   "this wide, for recordings never trained on (0: off)."),
     val_share: float = typer.Option(0.05, "--val-share", callback=Number(0, 0.5, open_high=True),
                                     help="Share of the clips held out for "
                                     "the validation figures."),
@@ -150,7 +153,7 @@ def train_detector_cmd(
                             overlap_weight=overlap_weight, val_share=val_share, seed=seed,
                             threads=threads, gain_db=gain_db, band_shift=band_shift,
                             mel_dropout=mel_dropout, yamnet_dropout=yamnet_dropout,
-                            prior_top_k=prior_top_k)
+                            prior_top_k=prior_top_k, pooled_dim=pooled_dim)
     with progress_hooks(console, unit="clips") as hooks:
         result = train_detector(data, out, recipe, hooks=hooks, overwrite=force)
     print_detector_summary(console, result)

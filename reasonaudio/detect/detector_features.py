@@ -24,7 +24,7 @@ import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -47,6 +47,7 @@ HOP_MS = POOL * front.STFT_HOP * 1000 // front.SAMPLE_RATE
 """the detector's frame hop: 80 ms (six detector frames per YAMNet hop)"""
 PER_YAMNET_HOP = round(yamnet.HOP_SECONDS * 1000) // HOP_MS
 MEL_CACHE = f"yamnet-mel{HOP_MS}"
+POOLED_CACHE = "yamnet-pooled"
 
 
 def n_frames(duration_ms: int) -> int:
@@ -100,13 +101,16 @@ class _MelTap:
         return units
 
 
-class _MelPipeline(Pipeline):
-    """Renders the clips whose mel sums are not cached (their YAMNet rows were)."""
+class _CachedPipeline(Pipeline):
+    """Renders the clips whose per-clip array is not in ``cache``: ``cut`` makes the array's
+    input from the wave (in the render thread), ``compute`` the array from it."""
 
     def __init__(self, tagger: FrameTagger, cache: EmbeddingCache, cache_dir: Path | None,
-                 enabled: bool) -> None:
+                 enabled: bool, cut: Callable[[np.ndarray], Any],
+                 compute: Callable[[Any], np.ndarray] = lambda x: x) -> None:
         super().__init__()
         self.tagger, self.cache = tagger, cache
+        self._cut, self._compute = cut, compute
         self._index_audio(cache_dir, enabled)
 
     def known(self, clip: Clip) -> np.ndarray | None:
@@ -116,7 +120,7 @@ class _MelPipeline(Pipeline):
 
     def fill(self, clips: Sequence[Clip], out: dict[str, np.ndarray]) -> None:
         def units(wave: np.ndarray) -> list[Any]:
-            return [mel_sums(self.tagger.tagger.input_codes(wave))]
+            return [self._cut(wave)]
 
         for clip, cut, digest in self.rendered(clips, self.tagger.sample_rate, units, self.cache.contains):
             if cut is None:
@@ -124,9 +128,41 @@ class _MelPipeline(Pipeline):
                 assert found is not None
                 out[clip.id] = found
             else:
-                self.cache.put(digest, cut[0])
-                out[clip.id] = cut[0]
+                value = self._compute(cut[0])
+                self.cache.put(digest, value)
+                out[clip.id] = value
         self.cache.commit()
+
+    def read(self, clips: Sequence[Clip], renderer: ClipRenderer) -> tuple[dict[str, np.ndarray], int]:
+        """clip id -> array for ``clips`` (cached, else computed), and how many were rendered."""
+        self.attach_renderer(renderer)
+        out: dict[str, np.ndarray] = {}
+        missing = []
+        try:
+            with _quiet_render_log(), blas_single_thread():
+                for clip in clips:
+                    found = self.known(clip)
+                    if found is None:
+                        missing.append(clip)
+                    else:
+                        out[clip.id] = found
+                self.fill(missing, out)
+        finally:
+            for c in self.caches:
+                if c is not self.cache:
+                    c.close()
+        return out, len(missing)
+
+
+def pooled_identity(tagger: FrameTagger) -> dict[str, Any]:
+    return {"tagger": tagger.revision, "layer": "pooled", "dtype": "int16", "schema": 1}
+
+
+def pooled_codes(tagger: FrameTagger, patches: np.ndarray) -> np.ndarray:
+    """(patches, 1024) int16: YAMNet's pooled layer for input patches ((n, 96, 64) uint8), as
+    integer steps above its zero point (exact: the same on every CPU)."""
+    _, emb = tagger.tagger.patch_codes_and_embeddings(patches)
+    return np.rint(emb).astype(np.int16)
 
 
 @dataclass(frozen=True)
@@ -137,14 +173,19 @@ class ClipInputs:
     """(yamnet frames, 521) uint8 tagger outputs"""
     mel: np.ndarray
     """(detector frames, 64) uint16 mel sums, :func:`n_frames` of the clip's length"""
+    pooled: np.ndarray | None = None
+    """(yamnet frames, 1024) int16 pooled-layer codes, read only for a detector with a pooled
+    branch (``pooled=True``)"""
 
 
 def detector_inputs(bench: BenchmarkView, clips: Sequence[Clip], tagger: FrameTagger, *, cache: bool = True,
                     cache_dir: Path | None = None, renderer: ClipRenderer | None = None,
-                    progress: Counter | None = None) -> tuple[dict[str, ClipInputs], FrameStats]:
+                    progress: Counter | None = None, pooled: bool = False
+                    ) -> tuple[dict[str, ClipInputs], FrameStats]:
     """clip id -> :class:`ClipInputs` for ``clips`` of ``bench`` (rendered by ``renderer``, by
     default the benchmark's), and how the YAMNet rows were served. ``clips`` are the clips as
-    heard (their durations fix the detector frames)."""
+    heard (their durations fix the detector frames). ``pooled``: also YAMNet's pooled layer
+    (its own cache, ``yamnet-pooled``; a clip not in it is rendered and run once more)."""
     t0 = time.perf_counter()
     renderer = renderer or bench_renderer(bench)
     mel_cache = EmbeddingCache(MEL_CACHE, mel_identity(tagger), cache_dir, cache)
@@ -152,26 +193,20 @@ def detector_inputs(bench: BenchmarkView, clips: Sequence[Clip], tagger: FrameTa
         rows, stats = frame_rows(bench, clips, _MelTap(tagger, mel_cache), cache=cache,
                                  cache_dir=cache_dir, renderer=renderer, progress=progress)
         mel_cache.commit()
-        sums: dict[str, np.ndarray] = {}
-        pipe = _MelPipeline(tagger, mel_cache, cache_dir, cache)
-        pipe.attach_renderer(renderer)
-        try:
-            with _quiet_render_log(), blas_single_thread():
-                missing = []
-                for clip in clips:
-                    found = pipe.known(clip)
-                    if found is None:
-                        missing.append(clip)
-                    else:
-                        sums[clip.id] = found
-                pipe.fill(missing, sums)
-        finally:
-            for c in pipe.caches:
-                if c is not mel_cache:
-                    c.close()
+        sums, rendered = _CachedPipeline(tagger, mel_cache, cache_dir, cache,
+                                         lambda w: mel_sums(tagger.tagger.input_codes(w))).read(clips, renderer)
     finally:
         mel_cache.close()
-    stats.rendered += len(missing)
+    codes: dict[str, np.ndarray] = {}
+    if pooled:
+        pooled_cache = EmbeddingCache(POOLED_CACHE, pooled_identity(tagger), cache_dir, cache)
+        try:
+            codes, more = _CachedPipeline(tagger, pooled_cache, cache_dir, cache, tagger.tagger.input_codes,
+                                          lambda p: pooled_codes(tagger, p)).read(clips, renderer)
+        finally:
+            pooled_cache.close()
+        rendered += more
+    stats.rendered += rendered
     stats.seconds = time.perf_counter() - t0
-    return {c.id: ClipInputs(rows[c.id], mel_for(sums[c.id], round(c.duration * 1000)))
+    return {c.id: ClipInputs(rows[c.id], mel_for(sums[c.id], round(c.duration * 1000)), codes.get(c.id))
             for c in clips}, stats

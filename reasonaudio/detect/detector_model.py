@@ -3,8 +3,11 @@
 Per clip, from its :class:`~reasonaudio.detect.detector_features.ClipInputs`:
 
 1. each YAMNet frame's dequantised logits (521) -> a linear layer + ReLU (``yamnet_dim``);
+   with ``pooled_dim``, also its pooled layer (the 1,024 codes YAMNet's classifier reads, scaled
+   by ``pooled_scale``) -> a linear layer + ReLU (``pooled_dim``): what the recordings share
+   beyond YAMNet's 521 classes, a representation that names unheard recordings better;
 2. every detector frame (80 ms) takes the two 0.96 s patches that cover its middle (the
-   patches ``i - 1`` and ``i``, ``i = t // 6``), its normalised mel sums (64 bands) and an
+   patches ``i - 1`` and ``i``, ``i = t // 6``; both branches), its normalised mel sums (64 bands) and an
    embedding of its place inside the 0.48 s hop (``t % 6``);
 3. a 1x1 convolution to ``hidden`` channels, residual dilated convolutions over time
    (kernel 3, ``dilations``: about 2.5 s of context each way with the defaults), ReLU;
@@ -24,6 +27,7 @@ computed in decimal arithmetic: the tracks are the same bytes on every CPU, as Y
 from __future__ import annotations
 
 import decimal
+import math
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
@@ -61,10 +65,19 @@ class DetectorConfig:
     mel_std: tuple[float, ...] = field(default=(), repr=False)
     prior_classes: tuple[tuple[int, ...], ...] = ()
     """per label, the YAMNet classes of its zero-shot prior (empty: no prior)"""
+    pooled_dim: int = 0
+    """width of the pooled-layer branch (0: none, the network reads the logits only)"""
+    pooled_scale: float = 0.0
+    """the pooled codes' multiplier: one over their standard deviation on the training patches"""
 
     @property
     def in_channels(self) -> int:
-        return 2 * self.yamnet_dim + yamnet.N_MELS + PHASE_DIM
+        return 2 * self.yamnet_dim + 2 * self.pooled_dim + yamnet.N_MELS + PHASE_DIM
+
+    @property
+    def yamnet_width(self) -> int:
+        """the columns of a YAMNet frame the network reads: the logits, then the pooled codes"""
+        return yamnet.N_CLASSES + (yamnet.EMBEDDING_DIM if self.pooled_dim else 0)
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
@@ -74,6 +87,8 @@ class DetectorConfig:
             out["prior_classes"] = [list(c) for c in self.prior_classes]
         else:  # no prior: not written, so a model without one has the config it always had
             del out["prior_classes"]
+        if not self.pooled_dim:  # likewise without the pooled branch
+            del out["pooled_dim"], out["pooled_scale"]
         return out
 
     @classmethod
@@ -84,7 +99,8 @@ class DetectorConfig:
                    logit_scale=float(obj["logit_scale"]), logit_zero=float(obj["logit_zero"]),
                    mel_mean=tuple(float(x) for x in obj["mel_mean"]),
                    mel_std=tuple(float(x) for x in obj["mel_std"]),
-                   prior_classes=tuple(tuple(int(c) for c in x) for x in obj.get("prior_classes", ())))
+                   prior_classes=tuple(tuple(int(c) for c in x) for x in obj.get("prior_classes", ())),
+                   pooled_dim=int(obj.get("pooled_dim", 0)), pooled_scale=float(obj.get("pooled_scale", 0.0)))
 
 
 # --- inputs, the same arithmetic for training and detection ---------------------------------
@@ -102,6 +118,31 @@ def phases(n_detector: int) -> np.ndarray:
 def yamnet_logits(rows: np.ndarray, cfg: DetectorConfig) -> np.ndarray:
     """(frames, 521) float64 dequantised logits of the tagger's uint8 rows."""
     return cfg.logit_scale * (np.asarray(rows, dtype=np.float64) - cfg.logit_zero)
+
+
+def yamnet_input(inputs: ClipInputs, cfg: DetectorConfig) -> np.ndarray:
+    """(frames, :attr:`DetectorConfig.yamnet_width`) float64: the dequantised logits, then with
+    the pooled branch the pooled codes times ``pooled_scale`` (a one-line error without them)."""
+    logits = yamnet_logits(inputs.rows, cfg)
+    if not cfg.pooled_dim:
+        return logits
+    if inputs.pooled is None or inputs.pooled.shape != (len(inputs.rows), yamnet.EMBEDDING_DIM):
+        raise ValueError("the detector reads YAMNet's pooled layer: read its inputs with pooled=True")
+    return np.concatenate([logits, cfg.pooled_scale * np.asarray(inputs.pooled, dtype=np.float64)], axis=1)
+
+
+def pooled_statistics(pooled: Sequence[np.ndarray]) -> float:
+    """One over the standard deviation of every pooled code of ``pooled``, from exact integer
+    sums (the same on every CPU), rounded to 6 significant digits."""
+    total = squares = n = 0
+    for p in pooled:
+        p = np.asarray(p, dtype=np.int64)
+        total += int(p.sum())
+        squares += int((p * p).sum())
+        n += p.size
+    n = max(n, 1)
+    var = max(squares / n - (total / n) ** 2, 1e-6)
+    return float(f"{1.0 / math.sqrt(var):.6g}")
 
 
 def mel_input(mel: np.ndarray, cfg: DetectorConfig) -> np.ndarray:
@@ -158,6 +199,8 @@ def torch_module(cfg: DetectorConfig) -> torch.nn.Module:
         def __init__(self) -> None:
             super().__init__()
             self.yam = nn.Linear(yamnet.N_CLASSES, cfg.yamnet_dim)
+            if cfg.pooled_dim:
+                self.pool = nn.Linear(yamnet.EMBEDDING_DIM, cfg.pooled_dim)
             self.phase = nn.Embedding(PER_YAMNET_HOP, PHASE_DIM)
             self.inp = nn.Conv1d(cfg.in_channels, cfg.hidden, 1)
             self.blocks = nn.ModuleList(
@@ -172,12 +215,16 @@ def torch_module(cfg: DetectorConfig) -> torch.nn.Module:
 
         def forward(self, logits: torch.Tensor, mel: torch.Tensor, index: torch.Tensor, phase: torch.Tensor,
                     mask: torch.Tensor) -> torch.Tensor:
-            """(B, Ny, 521), (B, Nd, 64), (B, Nd, 2), (B, Nd), (B, Nd) -> (B, Nd, labels)."""
-            y = torch.relu(self.yam(logits))
-            d = y.shape[-1]
-            ya = torch.gather(y, 1, index[..., :1].expand(-1, -1, d))
-            yb = torch.gather(y, 1, index[..., 1:].expand(-1, -1, d))
-            x = torch.cat([ya, yb, mel, self.phase(phase)], dim=-1).transpose(1, 2)
+            """(B, Ny, yamnet_width), (B, Nd, 64), (B, Nd, 2), (B, Nd), (B, Nd) -> (B, Nd, labels)."""
+            branches = [torch.relu(self.yam(logits[..., :yamnet.N_CLASSES]))]
+            if cfg.pooled_dim:
+                branches.append(torch.relu(self.pool(logits[..., yamnet.N_CLASSES:])))
+            parts = []
+            for y in branches:
+                d = y.shape[-1]
+                parts += [torch.gather(y, 1, index[..., :1].expand(-1, -1, d)),
+                          torch.gather(y, 1, index[..., 1:].expand(-1, -1, d))]
+            x = torch.cat([*parts, mel, self.phase(phase)], dim=-1).transpose(1, 2)
             m = mask[:, None, :]
             x = self.inp(x) * m
             for conv in self.blocks:
@@ -233,6 +280,8 @@ def weight_shapes(cfg: DetectorConfig) -> dict[str, tuple[int, ...]]:
     """Every weight of the network and its shape (torch's names)."""
     h, d, n = cfg.hidden, cfg.yamnet_dim, len(cfg.labels)
     out = {"yam.weight": (d, yamnet.N_CLASSES), "yam.bias": (d,),
+           **({"pool.weight": (cfg.pooled_dim, yamnet.EMBEDDING_DIM), "pool.bias": (cfg.pooled_dim,)}
+              if cfg.pooled_dim else {}),
            "phase.weight": (PER_YAMNET_HOP, PHASE_DIM),
            "inp.weight": (h, cfg.in_channels, 1), "inp.bias": (h,)}
     for i in range(len(cfg.dilations)):
@@ -258,6 +307,8 @@ class ExactDetector:
                 raise ValueError(f"weight {name!r} missing")
             if got.shape != shape or not np.all(np.isfinite(got)):
                 raise ValueError(f"weight {name!r} has shape {got.shape}, expected {shape} (finite)")
+        if self.cfg.pooled_dim and not self.cfg.pooled_scale > 0:
+            raise ValueError("pooled_scale must be > 0 with a pooled branch")
         stats = (self.cfg.mel_mean, self.cfg.mel_std)
         if any(len(s) != yamnet.N_MELS for s in stats) or min(self.cfg.mel_std) <= 0:
             raise ValueError(f"mel statistics must be {yamnet.N_MELS} means and positive deviations")
@@ -270,12 +321,16 @@ class ExactDetector:
     def logits(self, inputs: ClipInputs) -> np.ndarray:
         """(frames, labels) float64 output logits of one clip."""
         cfg, w = self.cfg, self.w
-        logits = yamnet_logits(inputs.rows, cfg)
-        y = np.maximum(_dense(logits.T, w["yam.weight"], w["yam.bias"]), 0.0)
+        both = yamnet_input(inputs, cfg)
+        logits = both[:, :yamnet.N_CLASSES]
+        branches = [np.maximum(_dense(logits.T, w["yam.weight"], w["yam.bias"]), 0.0)]
+        if cfg.pooled_dim:
+            branches.append(np.maximum(_dense(both[:, yamnet.N_CLASSES:].T, w["pool.weight"],
+                                              w["pool.bias"]), 0.0))
         n = len(inputs.mel)
-        idx = patch_index(n, y.shape[1])
-        x = np.concatenate([y[:, idx[:, 0]], y[:, idx[:, 1]], mel_input(inputs.mel, cfg).T,
-                            w["phase.weight"][phases(n)].T])
+        idx = patch_index(n, len(logits))
+        x = np.concatenate([*(y[:, idx[:, k]] for y in branches for k in (0, 1)),
+                            mel_input(inputs.mel, cfg).T, w["phase.weight"][phases(n)].T])
         x = _dense(x, w["inp.weight"][:, :, 0], w["inp.bias"])
         for i, d in enumerate(cfg.dilations):
             x = x + _conv(np.maximum(x, 0.0), w[f"blocks.{i}.weight"], w[f"blocks.{i}.bias"], d)

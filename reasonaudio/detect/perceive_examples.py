@@ -28,7 +28,7 @@ import numpy as np
 from reasonaudio.atoms.bank import AtomBank
 from reasonaudio.models.yamnet_embedder import FrameTagger
 from reasonaudio.detect.clip_frames import load_tagger
-from reasonaudio.detect.detector_features import ClipInputs, mel_for, mel_sums
+from reasonaudio.detect.detector_features import ClipInputs, mel_for, mel_sums, pooled_codes
 from reasonaudio.detect.labelmap import build_label_map
 from reasonaudio.detect.trained import TrainedMap
 from reasonaudio.models import yamnet
@@ -101,7 +101,8 @@ class DetectorPerceiver:
         units = self.tagger.audio_units(wave16)
         rows = self.tagger.run_units(units)
         duration_ms = round(len(wave) * 1000 / int(sample_rate))
-        return ClipInputs(rows, mel_for(mel_sums(np.stack(units)), duration_ms))
+        pooled = pooled_codes(self.tagger, np.stack(units)) if self.map.detector.config.pooled_dim else None
+        return ClipInputs(rows, mel_for(mel_sums(np.stack(units)), duration_ms), pooled)
 
     def hear(self, wave: np.ndarray, sample_rate: int) -> Heard:
         tracks = self.map.tracks(self.inputs(wave, sample_rate))

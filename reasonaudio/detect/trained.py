@@ -20,6 +20,7 @@ model records, against the evaluated build and its calibration build.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -148,6 +149,8 @@ class TrainedMap:
 
     @property
     def reader(self) -> FrameReader:
+        if self.detector.config.pooled_dim:
+            return partial(detector_inputs, pooled=True)
         return detector_inputs
 
     @property

@@ -33,7 +33,8 @@ from reasonaudio.detect.clip_frames import load_tagger
 from reasonaudio.detect.detector_features import ClipInputs, detector_inputs
 from reasonaudio.detect.labelmap import build_label_map
 from reasonaudio.detect.detector_model import (DetectorConfig, frame_targets, mel_input, mel_statistics,
-                                               patch_index, phases, torch_module, yamnet_logits)
+                                               patch_index, phases, pooled_statistics, torch_module,
+                                               yamnet_input)
 from reasonaudio.detect.trained import (BUILDS, CARD, CONFIG, FORMAT, FORMAT_VERSION, MODEL_OUTPUT, README,
                                        WEIGHTS)
 from reasonaudio.errors import DataError, echo
@@ -52,7 +53,7 @@ FEATURES_LABEL = "train-detector: inputs"
 EPOCHS_LABEL = "train-detector: epochs"
 
 
-AUGMENTATIONS = ("gain_db", "band_shift", "mel_dropout", "yamnet_dropout", "prior_top_k")
+AUGMENTATIONS = ("gain_db", "band_shift", "mel_dropout", "yamnet_dropout", "prior_top_k", "pooled_dim")
 """the recipe's fields added after the enrolled figure's model (0: off, and then absent from the
 card, so that model's recipe reads as it always did)"""
 
@@ -94,6 +95,10 @@ class DetectorRecipe:
     weight times the highest YAMNet logit of its ``prior_top_k`` zero-shot AudioSet classes
     (``detect.labelmap.zero_shot_map``, from the training builds' bank), a path that hears
     recordings the detector never trained on as YAMNet does. 0: off (no prior in the network)"""
+    pooled_dim: int = 0
+    """the pooled-layer branch's width (``detect.detector_model``, step 1): the network also reads
+    YAMNet's 1,024 pooled codes, which name unheard recordings better than its 521 logits do
+    (``bench atoms identify``). 0: off (logits only)"""
     seed: int = 0
     threads: int = 2
 
@@ -112,6 +117,8 @@ class DetectorRecipe:
     def check(self) -> None:
         if self.epochs < 1 or self.batch_clips < 1 or self.hidden < 1 or self.yamnet_dim < 1:
             raise DataError("--epochs, --batch-clips, --hidden and the YAMNet width must be >= 1")
+        if self.pooled_dim < 0:
+            raise DataError(f"--pooled-dim must be >= 0 (0: off), got {self.pooled_dim}")
         if not self.overlap_weight > 0:
             raise DataError(f"--overlap-weight must be > 0, got {self.overlap_weight}")
         if not 0.0 <= self.val_share < 0.5:
@@ -163,14 +170,16 @@ def load_builds(data: Sequence[Path | str]) -> list[BenchmarkView]:
     return benches
 
 
-def read_samples(benches: Sequence[BenchmarkView], hooks: Hooks, cache_dir: Path | None = None) -> list[Sample]:
-    """Every clip of every build with its detector inputs (from the caches where they are)."""
+def read_samples(benches: Sequence[BenchmarkView], hooks: Hooks, cache_dir: Path | None = None,
+                 pooled: bool = False) -> list[Sample]:
+    """Every clip of every build with its detector inputs (from the caches where they are);
+    ``pooled``: with YAMNet's pooled layer."""
     tagger = load_tagger()
     out: list[Sample] = []
     total = sum(len(b.clips) for b in benches)
     done = 0
     for i, bench in enumerate(benches):
-        inputs, _ = detector_inputs(bench, bench.clips, tagger, cache_dir=cache_dir,
+        inputs, _ = detector_inputs(bench, bench.clips, tagger, cache_dir=cache_dir, pooled=pooled,
                                     progress=hooks.counter(FEATURES_LABEL, offset=done, total=total))
         out += [Sample(c, inputs[c.id], i) for c in bench.clips]
         done += len(bench.clips)
@@ -195,10 +204,11 @@ def network_config(samples: Sequence[Sample], labels: Sequence[str],
                    recipe: DetectorRecipe, prior: tuple[tuple[int, ...], ...] = ()) -> DetectorConfig:
     tagger = load_tagger().tagger
     mean, std = mel_statistics([s.inputs.mel for s in samples])
+    scale = pooled_statistics([s.inputs.pooled for s in samples]) if recipe.pooled_dim else 0.0
     return DetectorConfig(labels=tuple(labels), hidden=recipe.hidden, yamnet_dim=recipe.yamnet_dim,
                           dilations=recipe.dilations, logit_scale=float(tagger.output_scale),
                           logit_zero=float(tagger.output_zero), mel_mean=mean, mel_std=std,
-                          prior_classes=prior)
+                          prior_classes=prior, pooled_dim=recipe.pooled_dim, pooled_scale=scale)
 
 
 def batch_tensors(samples: Sequence[Sample], cfg: DetectorConfig, label_index: dict[str, int]) -> tuple:
@@ -208,7 +218,7 @@ def batch_tensors(samples: Sequence[Sample], cfg: DetectorConfig, label_index: d
     ny = max(len(s.inputs.rows) for s in samples)
     nd = max(len(s.inputs.mel) for s in samples)
     b, n_labels = len(samples), len(cfg.labels)
-    logits = np.zeros((b, ny, N_CLASSES), np.float32)
+    logits = np.zeros((b, ny, cfg.yamnet_width), np.float32)
     mel = np.zeros((b, nd, len(cfg.mel_mean)), np.float32)
     index = np.zeros((b, nd, 2), np.int64)
     phase = np.zeros((b, nd), np.int64)
@@ -216,7 +226,7 @@ def batch_tensors(samples: Sequence[Sample], cfg: DetectorConfig, label_index: d
     targets = np.zeros((b, nd, n_labels), np.float32)
     for i, s in enumerate(samples):
         rows, m = s.inputs.rows, s.inputs.mel
-        logits[i, :len(rows)] = yamnet_logits(rows, cfg)
+        logits[i, :len(rows)] = yamnet_input(s.inputs, cfg)
         mel[i, :len(m)] = mel_input(m, cfg)
         index[i, :len(m)] = patch_index(len(m), len(rows))
         phase[i, :len(m)] = phases(len(m))
@@ -255,8 +265,8 @@ def augment(tensors: tuple, cfg: DetectorConfig, recipe: DetectorRecipe, generat
         keep = (torch.rand(b, generator=generator) >= recipe.mel_dropout).float()
         mel = mel * keep[:, None, None]
     if recipe.yamnet_dropout:
-        keep = (torch.rand(b, 1, logits.shape[-1], generator=generator) >= recipe.yamnet_dropout).float()
-        logits = logits * keep
+        keep = (torch.rand(b, 1, N_CLASSES, generator=generator) >= recipe.yamnet_dropout).float()
+        logits = torch.cat([logits[..., :N_CLASSES] * keep, logits[..., N_CLASSES:]], dim=-1)
     mel = mel * mask[..., None]
     return logits, mel, index, phase, mask, targets
 
@@ -376,7 +386,7 @@ def train_detector(data: Sequence[Path | str], out: Path | str, recipe: Detector
     clear_stale_partials(out, "training", hooks.notify)
     times: dict[str, float] = {}
     t0 = time.perf_counter()
-    samples = read_samples(benches, hooks, cache_dir)
+    samples = read_samples(benches, hooks, cache_dir, pooled=recipe.pooled_dim > 0)
     times["features_s"] = time.perf_counter() - t0
     labels = sorted({lab for b in benches for lab in b.labels})
     val = [s for s in samples if _is_val(recipe.seed, benches[s.build].seed, s.clip.id, recipe.val_share)]
