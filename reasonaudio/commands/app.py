@@ -45,9 +45,10 @@ if TYPE_CHECKING:  # the CLI loads a benchmark only in the commands that read on
 F = TypeVar("F", bound=Callable[..., Any])
 
 # soft_wrap: lines of text are never cut at the console width (pipes, CI, tests read them whole);
-# tables still fit the width.
-console = Console(soft_wrap=True)
-err_console = Console(stderr=True, soft_wrap=True)
+# tables still fit the width. emoji off: user text such as the bank spec split:train:SPEC holds
+# ``:name:`` runs that rich would replace with emoji.
+console = Console(soft_wrap=True, emoji=False)
+err_console = Console(stderr=True, soft_wrap=True, emoji=False)
 PIPE_COLUMNS = "140"
 """Width when output goes to a file or pipe (rich would use 80 and cut long retriever names)."""
 

@@ -65,3 +65,23 @@ def test_summaries_do_not_depend_on_console_width(tmp_path, columns):
                       env={"COLUMNS": columns})
     assert r.exit_code == 0, r.output
     assert "sequential 120" in r.output and str(out) in r.output
+
+
+def test_colon_words_in_user_text_are_not_read_as_emoji(tmp_path, capsys):
+    """``split:train:fetched:...`` (a bank spec) or a folder named ``a:train:b`` is printed as
+    typed: the consoles read no ``:name:`` emoji codes (rich's default turned ``:train:`` into
+    a tram in ``bench train-detector``'s summary)."""
+    from reasonaudio.commands.app import console
+    from reasonaudio.train.detector import DetectorTrainResult
+    from reasonaudio.views.detector import print_detector_summary
+
+    out = tmp_path / "q:train:x"
+    r = runner.invoke(app, ["build", "--out", str(out), "--clips", "200", "--queries", "25"])
+    assert r.exit_code == 0, r.output
+    assert str(out) in no_traceback(r) and "\U0001F68B" not in r.output
+    card = {"training_builds": [{"seed": 13, "counts": {"clips": 9}, "atoms": "split:train:fetched:x"}],
+            "data": {"labels": 2, "clips_train": 8, "frames_train": 80, "clips_val": 1},
+            "validation": [], "timings_s": {}, "threads": 2}
+    print_detector_summary(console, DetectorTrainResult(tmp_path / "m:train:", "ab" * 8, [], {}, {}, card))
+    printed = capsys.readouterr().out
+    assert "bank split:train:fetched:x" in printed and "m:train:" in printed, printed
