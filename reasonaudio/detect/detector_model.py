@@ -4,8 +4,9 @@ Per clip, from its :class:`~reasonaudio.detect.detector_features.ClipInputs`:
 
 1. each YAMNet frame's dequantised logits (521) -> a linear layer + ReLU (``yamnet_dim``);
    with ``pooled_dim``, also its pooled layer (the 1,024 codes YAMNet's classifier reads, scaled
-   by ``pooled_scale``) -> a linear layer + ReLU (``pooled_dim``): what the recordings share
-   beyond YAMNet's 521 classes, a representation that names unheard recordings better;
+   by ``pooled_scale``) -> a linear layer + ReLU (``pooled_dim``): a richer representation
+   than the 521 classes (by nearest label mean it names unheard recordings better, ``bench
+   atoms identify``), which a detector also fits its training recordings with more closely;
 2. every detector frame (80 ms) takes the two 0.96 s patches that cover its middle (the
    patches ``i - 1`` and ``i``, ``i = t // 6``; both branches), its normalised mel sums (64 bands) and an
    embedding of its place inside the 0.48 s hop (``t % 6``);
