@@ -115,9 +115,8 @@ def atoms_fetch_packages(
                                         "$REASONAUDIO_CACHE/atoms/NAME)."),
     max_download_mb: Optional[float] = typer.Option(None, "--max-download-mb", callback=Positive,
                                                     help="Download budget in MiB (default: the "
-                                                    "bank's, 1024; 3072 for the third recordings); "
-                                                    "packages that would pass it are skipped and "
-                                                    "their atoms reported."),
+                                                    "bank's own, which all its packages fit); packages "
+                                                    "that would pass it are skipped and reported."),
     only: Optional[list[str]] = typer.Option(None, "--only", help="Fetch only this label (repeat)."),
     recipes: Optional[Path] = typer.Option(None, "--recipes", help="Recipe file (default: the "
                                            "one shipped in reasonaudio/data)."),
@@ -141,7 +140,8 @@ def atoms_fetch_packages(
     from reasonaudio.views.fetch import print_fetch_summary
     from reasonaudio.views.progress import progress_hooks
 
-    bank = FETCHED_BANKS["packages-third" if third else "packages-second" if second else "packages"]
+    given = {"--second-recordings": second, "--third-recordings": third}
+    bank = [b for b in FETCHED_BANKS.values() if not b.flag or given[b.flag]][-1]  # the widest asked
     target = dest if dest is not None else default_dest(bank.name)
     with progress_hooks(err_console, show=not json_out) as hooks:
         summary = fetch_packages(target, recipes=recipes, only=only, hooks=hooks,

@@ -101,8 +101,9 @@ class DetectorPerceiver:
         units = self.tagger.audio_units(wave16)
         rows = self.tagger.run_units(units)
         duration_ms = round(len(wave) * 1000 / int(sample_rate))
-        pooled = pooled_codes(self.tagger, np.stack(units)) if self.map.detector.config.pooled_dim else None
-        return ClipInputs(rows, mel_for(mel_sums(np.stack(units)), duration_ms), pooled)
+        patches = np.stack(units)
+        pooled = pooled_codes(self.tagger, patches) if self.map.detector.config.pooled_dim else None
+        return ClipInputs(rows, mel_for(mel_sums(patches), duration_ms), pooled)
 
     def hear(self, wave: np.ndarray, sample_rate: int) -> Heard:
         tracks = self.map.tracks(self.inputs(wave, sample_rate))

@@ -94,8 +94,6 @@ def test_config_round_trips_and_no_branch_is_written_as_before():
 
 
 def test_a_pooled_detector_refuses_inputs_without_the_pooled_codes():
-    import torch
-
     from reasonaudio.detect.detector_model import ExactDetector, torch_module
 
     cfg = _cfg()
@@ -103,7 +101,6 @@ def test_a_pooled_detector_refuses_inputs_without_the_pooled_codes():
     with pytest.raises(ValueError, match="pooled=True") as exc:
         ExactDetector(cfg, state).logits(_inputs(pooled=False))
     assert "\n" not in str(exc.value)
-    del torch
 
 
 def test_the_pooled_scale_is_exact_and_order_free():
