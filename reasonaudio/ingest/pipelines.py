@@ -373,10 +373,11 @@ def open_pipeline(model: str, *, model_path: str | None = None, device: str = "c
         cap_name, emb_name = parse_two_stage(model)
         captioner = get_captioner(cap_name, model_path=captioner_path, device=device,
                                   dtype=dtype_for(cap_name, dtype) if cap_name in names() else None)
+        # the captioner's windows are checked before the embedder loads: a refusal costs nothing
+        with_chunking(getattr(captioner, "model", captioner), chunking, model)
         embedder = (load_model if weights else describe_model)(
             emb_name, model_path=model_path, device=device, batch_size=batch_size,
             dtype=dtype_for(emb_name, dtype))
-        with_chunking(getattr(captioner, "model", captioner), chunking, model)
         return TwoStagePipeline(captioner, embedder, cache, cache_dir)
     if captioner_path is not None:
         raise ModelError(f"--captioner-path is for two-stage:CAPTIONER+EMBEDDER models, not {model!r}")

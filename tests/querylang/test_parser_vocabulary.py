@@ -52,6 +52,40 @@ def test_nearest_prefers_shared_words() -> None:
     assert v.nearest("zzzzqqq") == []
 
 
+def _nearest_by_full_ratio(v: Vocabulary, phrase: str, n: int = 3) -> list[str]:
+    """``Vocabulary.nearest`` as written before its length bound: every ratio computed."""
+    import difflib
+
+    want, p = set(label_words(phrase)), phrase.casefold()
+    scored = sorted(((len(want & v._stems[lab]), difflib.SequenceMatcher(None, p, lab).ratio(), lab)
+                     for lab in v.labels), key=lambda s: (-s[0], -s[1], s[2]))
+    return [lab for shared, ratio, lab in scored[:n] if shared or ratio >= 0.4]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="abcdeghiklnorstw ", min_size=1, max_size=120))
+def test_nearest_skips_only_ratios_that_cannot_count(phrase) -> None:
+    """The length bound that spares a long phrase the quadratic spelling match gives the answer
+    every ratio computed would give (differential)."""
+    v = vocabulary(("dog barking", "dog growling", "rain", "thunder", "church bell", "siren", "car horn",
+                    "glass breaking", "wind"))
+    assert v.nearest(phrase) == _nearest_by_full_ratio(v, phrase)
+
+
+def test_nearest_runs_no_spelling_match_for_a_very_long_phrase(monkeypatch) -> None:
+    """A pasted 100,000-character word gets its "no nearest label" without the quadratic
+    spelling match per label (seconds a label): no label can reach the cutoff at that length."""
+    import difflib
+
+    calls = []
+    full = difflib.SequenceMatcher.find_longest_match
+    monkeypatch.setattr(difflib.SequenceMatcher, "find_longest_match",
+                        lambda self, *a, **k: calls.append(1) or full(self, *a, **k))
+    v = Vocabulary(["dog barking", "rain"])
+    assert v.nearest("q" * 100_000) == [] and calls == []
+    assert v.nearest("rian")[0] == "rain" and calls  # a short phrase is still matched by spelling
+
+
 def test_vocabulary_is_cached() -> None:
     assert vocabulary(("rain", "thunder")) is vocabulary(("rain", "thunder"))
 
