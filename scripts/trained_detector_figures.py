@@ -2,6 +2,7 @@
 
     python scripts/trained_detector_figures.py --enrolled EVAL_DIR --unseen EVAL_DIR   # measure
     python scripts/trained_detector_figures.py --identify identify.json                 # measure
+    python scripts/trained_detector_figures.py --identify FILE --identify-block NAME    # another bank
     python scripts/trained_detector_figures.py --check                                  # verify
 
 With ``--enrolled``/``--unseen``, reads what `bench detect` and `bench eval` saved under each
@@ -14,9 +15,11 @@ bag-of-sounds and that embedding (Holm-corrected over tasks). The unseen block a
 perception by what the evaluated atoms are (other recordings, or the unheard halves of heard
 recordings: ``atoms/split.py``). With ``--identify``, it keeps what `bench atoms identify ...
 --json` printed (how well each way of hearing names one unheard recording) as the block
-``identify``. Then, and without those options, it rewrites the
-page's blocks ``<!-- detector-figures:NAME -->`` ... ``<!-- /detector-figures:NAME -->`` from
-:data:`FIGURES`; ``--check`` rewrites nothing and exits 1 when a block differs.
+``identify`` (or the block ``--identify-block`` names), with the other recordings by their
+label's training recordings where the split holds more than one count. Then, and without
+those options, it rewrites the page's blocks ``<!-- detector-figures:NAME -->`` ...
+``<!-- /detector-figures:NAME -->`` from :data:`FIGURES`; ``--check`` rewrites nothing and
+exits 1 when a block differs.
 """
 
 from __future__ import annotations
@@ -230,6 +233,9 @@ def _test_lines(rows: list[dict[str, Any]], tasks: list[str]) -> list[str]:
 
 
 IDENTIFY_COMMAND = "bench atoms identify {bank} --model-path {model} --json > identify.json"
+FIRST_IDENTIFY_MODEL = "data/det/detector-unseen"
+"""the model folder of the ``identify`` block, measured before identify recorded the folder it
+was given"""
 
 
 def render_identify(fig: dict[str, Any]) -> list[str]:
@@ -244,7 +250,7 @@ def render_identify(fig: dict[str, Any]) -> list[str]:
         head += (f"; detector `{d['weights_sha256']}` trained on the builds of seeds "
                  f"{', '.join(str(x) for x in d['training_seeds'])}, which played "
                  f"{d['heard_test_atoms']} of these atoms")
-    model = "DIR" if not d else "data/det/detector-unseen"
+    model = "DIR" if not d else d.get("model_path", FIRST_IDENTIFY_MODEL)
     lines = [head + f"; command: `{IDENTIFY_COMMAND.format(bank=p['spec'], model=model)}`.", "",
              "| identifier | knows | other recordings: top-1 / top-5 / named / refused | unheard "
              "excerpts: top-1 / top-5 / named / refused |", "|---|---|---|---|"]
@@ -259,7 +265,24 @@ def render_identify(fig: dict[str, Any]) -> list[str]:
     if other:
         best = max(other, key=lambda r: (r["top1"], r["identifier"]))
         lines += ["", f"Highest top-1 on other recordings: `{best['identifier']}` ({best['top1']:.3f})."]
-    return lines
+    return lines + _by_training_lines(fig.get("by_training") or [])
+
+
+def _by_training_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """The other recordings' top-1 / named by their label's recordings in the train part (none
+    where the split holds one count only)."""
+    counts = sorted({r["train_recordings"] for r in rows})
+    if len(counts) < 2:
+        return []
+    labels = {r["train_recordings"]: r["labels"] for r in rows}
+    out = ["", "Other recordings by their label's recordings in the train part (top-1 / named):", "",
+           "| identifier | " + " | ".join(f"{c} ({labels[c]} labels)" for c in counts) + " |",
+           "|---|" + "---|" * len(counts)]
+    for name in dict.fromkeys(r["identifier"] for r in rows):
+        cells = {r["train_recordings"]: f"{r['top1']:.3f} / {r['named']:.3f}" for r in rows
+                 if r["identifier"] == name}
+        out.append(f"| `{name}` | " + " | ".join(cells.get(c, "-") for c in counts) + " |")
+    return out
 
 
 def render(fig: dict[str, Any]) -> list[str]:
@@ -285,6 +308,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--enrolled", type=Path, help="the enrolled split's evaluated build (measure)")
     ap.add_argument("--unseen", type=Path, help="the unseen split's evaluated build (measure)")
     ap.add_argument("--identify", type=Path, help="what `bench atoms identify ... --json` printed (measure)")
+    ap.add_argument("--identify-block", default="identify", metavar="NAME",
+                    help="the page's block that --identify fills (default: identify)")
     ap.add_argument("--check", action="store_true", help="rewrite nothing; exit 1 on a difference")
     args = ap.parse_args(argv)
     given = {"enrolled": args.enrolled, "unseen": args.unseen}
@@ -294,7 +319,12 @@ def main(argv: list[str] | None = None) -> int:
         figures = json.loads(FIGURES.read_text(encoding="utf-8")) if FIGURES.is_file() else {}
         figures.update({name: measure(d, name == "unseen") for name, d in given.items() if d})
         if args.identify:
-            figures["identify"] = read_identify(args.identify)
+            blocks = {m.group("name") for m in BLOCK.finditer(PAGE.read_text(encoding="utf-8"))}
+            if args.identify_block not in blocks:
+                print(f"error: --identify-block {args.identify_block}: {PAGE.name} has no block "
+                      f"<!-- detector-figures:{args.identify_block} -->", file=sys.stderr)
+                return 2
+            figures[args.identify_block] = read_identify(args.identify)
         FIGURES.write_text(json.dumps(figures, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     if not FIGURES.is_file():
         print(f"error: {FIGURES.name}: not found (measure with --enrolled DIR)", file=sys.stderr)

@@ -18,6 +18,8 @@ ties ordered by name, and how many labels tie), which says which labels pass for
 
 Rows are split by the atom's kind: *other recordings* (a label's recording the train part does
 not hold) and *unheard excerpts* (the second half of a train-part recording), reported apart.
+The other recordings are also split by how many recordings of their label the train part holds
+(:class:`TrainingRow`): what a second training recording of a label buys its naming.
 """
 
 from __future__ import annotations
@@ -77,6 +79,21 @@ class Row:
 
 
 @dataclass(frozen=True)
+class TrainingRow:
+    """One identifier on the other recordings whose label has ``train_recordings`` recordings in
+    the train part (the same columns as :class:`Row`)."""
+
+    identifier: str
+    train_recordings: int
+    labels: int
+    atoms: int
+    top1: float
+    top5: float
+    named: float
+    refused: float
+
+
+@dataclass(frozen=True)
 class Pick:
     """What one identifier heard in one test atom: None when it heard nothing."""
 
@@ -102,6 +119,8 @@ class IdentifyResult:
     detector: dict[str, Any] | None = None
     parent: dict[str, Any] = field(default_factory=dict)
     per_atom: tuple[AtomPicks, ...] = ()
+    by_training: tuple[TrainingRow, ...] = ()
+    """the other recordings' rows by their label's recordings in the train part"""
 
     def to_json(self) -> dict[str, Any]:
         return {"format": FORMAT, "spec": self.spec, "labels": self.labels, "atoms": self.atoms,
@@ -109,6 +128,7 @@ class IdentifyResult:
                 "identifiers": {i.name: {"title": i.title, "learns_from": i.learns_from}
                                 for i in IDENTIFIERS if any(r.identifier == i.name for r in self.rows)},
                 "rows": [asdict(r) for r in self.rows],
+                "by_training": [asdict(r) for r in self.by_training],
                 "per_atom": [{"atom": a.atom_id, "label": a.label, "kind": a.kind,
                               "heard": {n: asdict(p) for n, p in a.picks.items()}} for a in self.per_atom],
                 "versions": versions()}
@@ -230,7 +250,7 @@ def identify(spec: str, *, model_path: Path | str | None = None, hooks: Hooks = 
 
         det = DetectorPerceiver(dmap, frame_tagger)
         heard = sum(played(a.atom_id, dmap.detector.atoms) for a in test.atoms)
-        detector_info = {"weights_sha256": dmap.detector.weights_sha256[:16],
+        detector_info = {"weights_sha256": dmap.detector.weights_sha256[:16], "model_path": str(model_path),
                          "training_seeds": [b.seed for b in dmap.detector.builds],
                          "heard_test_atoms": heard, "floor": DETECTOR_HEARS}
 
@@ -241,28 +261,17 @@ def identify(spec: str, *, model_path: Path | str | None = None, hooks: Hooks = 
         scorers["detector"] = by_detector
 
     kind_of = kinds(test)
-    index = {lab: j for j, lab in enumerate(labels)}
+    trained_on = {lab: len(train.by_label.get(lab, ())) for lab in labels}
     rows: list[Row] = []
+    by_training: list[TrainingRow] = []
     picks: dict[str, dict[str, Pick]] = {a.atom_id: {} for a in test.atoms}
     for ident in IDENTIFIERS:
-        if ident.name not in scorers:
-            continue
-        got: dict[str, list[tuple[float, float, float, float]]] = {k: [] for k in KINDS}
-        for i, atom in enumerate(test.atoms):
-            scores, heard_any = scorers[ident.name](atom.atom_id)
-            j = index[atom.label]
-            picks[atom.atom_id][ident.name] = pick(scores, labels, heard_any)
-            if heard_any:
-                named = float(int((scores >= scores[j]).sum()) == 1)
-                got[kind_of[atom.atom_id]].append(
-                    (tie_split_top(scores, j, 1), tie_split_top(scores, j, 5), named, 0.0))
-            else:
-                got[kind_of[atom.atom_id]].append((0.0, 0.0, 0.0, 1.0))
-            hooks.progress(ident.name, i + 1, len(test.atoms))
-        for kind in KINDS:
-            if got[kind]:
-                a = np.array(got[kind])
-                rows.append(Row(ident.name, kind, len(a), *(round(float(x), 4) for x in a.mean(axis=0))))
+        if ident.name in scorers:
+            got, by_count = _score(ident.name, scorers[ident.name], test, labels, picks, trained_on, hooks)
+            rows += [Row(ident.name, kind, len(got[kind]), *_means(got[kind])) for kind in KINDS if got[kind]]
+            by_training += [TrainingRow(ident.name, count, len({lab for lab, _ in items}), len(items),
+                                        *_means([c for _, c in items]))
+                            for count, items in sorted(by_count.items())]
     counts = {k: sum(v == k for v in kind_of.values()) for k in KINDS}
     parent = train.parent
     fingerprint = getattr(parent, "fingerprint", None)
@@ -270,4 +279,37 @@ def identify(spec: str, *, model_path: Path | str | None = None, hooks: Hooks = 
                           {"spec": inner, "labels": len(parent.labels), "atoms": len(parent.atoms),
                            "fingerprint": fingerprint()[:12] if callable(fingerprint) else None},
                           tuple(AtomPicks(a.atom_id, a.label, kind_of[a.atom_id], picks[a.atom_id])
-                                for a in test.atoms))
+                                for a in test.atoms), tuple(by_training))
+
+
+Cells = tuple[float, float, float, float]
+"""one atom's top-1, top-5, named and refused"""
+
+
+def _score(name: str, scorer: Callable[[str], tuple[np.ndarray, bool]], test: AtomBank,
+           labels: Sequence[str], picks: dict[str, dict[str, Pick]], trained_on: dict[str, int],
+           hooks: Hooks) -> tuple[dict[str, list[Cells]], dict[int, list[tuple[str, Cells]]]]:
+    """One identifier over the test atoms: their cells by kind, and the other recordings' cells
+    (with their labels) by their label's recordings in the train part; each atom's pick goes
+    into ``picks``."""
+    kind_of = kinds(test)
+    index = {lab: j for j, lab in enumerate(labels)}
+    got: dict[str, list[Cells]] = {k: [] for k in KINDS}
+    by_count: dict[int, list[tuple[str, Cells]]] = {}
+    for i, atom in enumerate(test.atoms):
+        scores, heard_any = scorer(atom.atom_id)
+        j = index[atom.label]
+        picks[atom.atom_id][name] = pick(scores, labels, heard_any)
+        cells: Cells = (0.0, 0.0, 0.0, 1.0)
+        if heard_any:
+            named = float(int((scores >= scores[j]).sum()) == 1)
+            cells = (tie_split_top(scores, j, 1), tie_split_top(scores, j, 5), named, 0.0)
+        got[kind_of[atom.atom_id]].append(cells)
+        if kind_of[atom.atom_id] == "recording":
+            by_count.setdefault(trained_on[atom.label], []).append((atom.label, cells))
+        hooks.progress(name, i + 1, len(test.atoms))
+    return got, by_count
+
+
+def _means(cells: Sequence[Cells]) -> tuple[float, ...]:
+    return tuple(round(float(x), 4) for x in np.array(cells).mean(axis=0))

@@ -106,6 +106,8 @@ def print_identify_report(console: Console, result: IdentifyResult, per_atom: bo
             table.add_row(escape(r.identifier), f"{r.top1:.3f}", f"{r.top5:.3f}", f"{r.named:.3f}",
                           f"{r.refused:.3f}")
         console.print(table)
+    if len({r.train_recordings for r in result.by_training}) > 1:
+        print_by_training(console, result)
     for name in dict.fromkeys(r.identifier for r in result.rows):
         console.print(Text(f"{name}: {BY_NAME[name].title}; knows {BY_NAME[name].learns_from}"))
     if result.detector:
@@ -113,6 +115,24 @@ def print_identify_report(console: Console, result: IdentifyResult, per_atom: bo
         console.print(Text(f"detector {d['weights_sha256']} (training builds' seeds "
                            f"{', '.join(str(s) for s in d['training_seeds'])}) heard "
                            f"{d['heard_test_atoms']} of these test atoms in training"))
+
+
+def print_by_training(console: Console, result: IdentifyResult) -> None:
+    """The other recordings' top-1 / named per identifier, one column per number of recordings
+    of their label in the train part."""
+    counts = sorted({r.train_recordings for r in result.by_training})
+    table = Table(title="other recordings by training recordings of the label", title_justify="left",
+                  caption="top-1 / named; columns: the label's recordings in the train part",
+                  caption_justify="left")
+    table.add_column("identifier")
+    for c in counts:
+        row = next(r for r in result.by_training if r.train_recordings == c)
+        table.add_column(f"{c} ({row.labels} labels)", justify="right")
+    for name in dict.fromkeys(r.identifier for r in result.by_training):
+        cells = {r.train_recordings: f"{r.top1:.3f} / {r.named:.3f}" for r in result.by_training
+                 if r.identifier == name}
+        table.add_row(escape(name), *(cells.get(c, "-") for c in counts))
+    console.print(table)
 
 
 def print_atom_picks(console: Console, result: IdentifyResult) -> None:

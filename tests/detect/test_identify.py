@@ -67,6 +67,26 @@ def test_every_identifier_without_a_model_reports_each_kind(identified):
         nothing = [a.picks[r.identifier].label is None for a in atoms]
         assert r.named == pytest.approx(np.mean(right), abs=1e-4)
         assert r.refused == pytest.approx(np.mean(nothing), abs=1e-4)
+    # the other recordings again, by their label's recordings in the train part: a partition of
+    # the recording rows, each atom in the group of its own label's count
+    train = open_bank(f"split:train:{BANK}")
+    groups = {n: {a.atom_id for a in identified.per_atom
+                  if a.kind == "recording" and len(train.by_label[a.label]) == n} for n in (1, 2, 3)}
+    counts = {r.train_recordings for r in identified.by_training}
+    assert counts == {n for n, g in groups.items() if g} == {1, 2}
+    for r in identified.rows:
+        if r.kind != "recording":
+            continue
+        parts = [b for b in identified.by_training if b.identifier == r.identifier]
+        assert sum(b.atoms for b in parts) == r.atoms
+        for b in parts:
+            mine = [a for a in identified.per_atom if a.atom_id in groups[b.train_recordings]]
+            assert b.atoms == len(mine) and b.labels == len({a.label for a in mine})
+            right = [a.picks[b.identifier].label == a.label and not a.picks[b.identifier].tied for a in mine]
+            assert b.named == pytest.approx(np.mean(right), abs=1e-4)
+        for col in ("top1", "top5", "named", "refused"):
+            mean = sum(getattr(b, col) * b.atoms for b in parts) / r.atoms
+            assert mean == pytest.approx(getattr(r, col), abs=1e-3)
     # an unheard half of a synthetic recording is its train half's sound: the nearest mean names it
     excerpt = {r.identifier: r for r in identified.rows if r.kind == "excerpt"}
     assert excerpt["nearest:yamnet-embedding"].top1 > 0.5
@@ -83,6 +103,7 @@ def test_the_table_names_every_row_and_the_cli_repeats_it_as_json(identified):
     print_identify_report(console, identified, per_atom=True)
     text = console.export_text()
     assert "other recordings" in text and "unheard excerpts" in text
+    assert "by training recordings of the label" in text  # the split bank has 1 and 2
     assert all(a.atom_id in text for a in identified.per_atom)
     assert all(i.name in text for i in IDENTIFIERS if not i.needs_model)
     out = bench("atoms", "identify", BANK, "--json")
@@ -91,6 +112,7 @@ def test_the_table_names_every_row_and_the_cli_repeats_it_as_json(identified):
     first = identified.to_json()
     assert obj["format"] == "reasonaudio-identify/1" and obj["spec"] == f"split:test:{BANK}"
     assert obj["rows"] == first["rows"] and obj["parent"] == first["parent"]
+    assert obj["by_training"] == first["by_training"] and obj["by_training"]
     assert set(obj["identifiers"]) <= set(BY_NAME)
 
 
@@ -120,8 +142,21 @@ def test_the_docs_script_renders_the_json_and_refuses_another_file(identified, t
     spec.loader.exec_module(mod)
     lines = mod.render(identified.to_json())
     assert f"`split:test:{BANK}`" in lines[0] and "command: `bench atoms identify" in lines[0]
+    names = [i.name for i in IDENTIFIERS if not i.needs_model]
     rows = [ln for ln in lines if ln.startswith("| `")]
-    assert [r.split("`")[1] for r in rows] == [i.name for i in IDENTIFIERS if not i.needs_model]
+    assert [r.split("`")[1] for r in rows] == names * 2  # the table, then by training recordings
+    assert "| identifier | 1 (15 labels) | 2 (13 labels) |" in lines
+    by_training = {(b.identifier, b.train_recordings): b for b in identified.by_training}
+    embed = next(r for r in rows[len(names):] if "`nearest:yamnet-embedding`" in r)
+    assert embed.split(" | ")[1:] == [f"{by_training['nearest:yamnet-embedding', n].top1:.3f} / "
+                                      f"{by_training['nearest:yamnet-embedding', n].named:.3f}"
+                                      + (" |" if n == 2 else "") for n in (1, 2)]
+    saved = tmp_path / "identify.json"
+    saved.write_text(json.dumps(identified.to_json()), encoding="utf-8")
+    before = mod.FIGURES.read_bytes()
+    # a block the page lacks: refused, nothing saved
+    assert mod.main(["--identify", str(saved), "--identify-block", "no-such-block"]) == 2
+    assert "no-such-block" in capsys.readouterr().err and mod.FIGURES.read_bytes() == before
     other = tmp_path / "other.json"
     other.write_text('{"format": "reasonaudio-results/1"}', encoding="utf-8")
     with pytest.raises(SystemExit) as stop:
