@@ -232,7 +232,7 @@ def _test_lines(rows: list[dict[str, Any]], tasks: list[str]) -> list[str]:
     return out
 
 
-IDENTIFY_COMMAND = "bench atoms identify {bank} --model-path {model} --json > identify.json"
+IDENTIFY_COMMAND = "bench atoms identify {bank}{model} --json > identify.json"
 FIRST_IDENTIFY_MODEL = "data/det/detector-unseen"
 """the model folder of the ``identify`` block, measured before identify recorded the folder it
 was given"""
@@ -250,7 +250,7 @@ def render_identify(fig: dict[str, Any]) -> list[str]:
         head += (f"; detector `{d['weights_sha256']}` trained on the builds of seeds "
                  f"{', '.join(str(x) for x in d['training_seeds'])}, which played "
                  f"{d['heard_test_atoms']} of these atoms")
-    model = "DIR" if not d else d.get("model_path", FIRST_IDENTIFY_MODEL)
+    model = "" if not d else f" --model-path {d.get('model_path', FIRST_IDENTIFY_MODEL)}"
     lines = [head + f"; command: `{IDENTIFY_COMMAND.format(bank=p['spec'], model=model)}`.", "",
              "| identifier | knows | other recordings: top-1 / top-5 / named / refused | unheard "
              "excerpts: top-1 / top-5 / named / refused |", "|---|---|---|---|"]

@@ -329,8 +329,8 @@ def test_the_page_holds_the_saved_figures_and_the_check_sees_a_drift(tmp_path, m
     assert mod.main(["--check"]) == 0
     page = tmp_path / "page.md"
     text = mod.PAGE.read_text(encoding="utf-8")
-    assert text.count("<!-- detector-figures:") == 3 and "| `detected:yamnet-trained` |" in text
-    assert "<!-- detector-figures:identify -->" in text
+    assert text.count("<!-- detector-figures:") == 4 and "| `detected:yamnet-trained` |" in text
+    assert "<!-- detector-figures:identify -->" in text and "<!-- detector-figures:identify-third -->" in text
     page.write_text(text.replace("| `detected:yamnet-trained` |", "| `detected:yamnet-trained` | 9 |", 1),
                     encoding="utf-8")
     monkeypatch.setattr(mod, "PAGE", page)
@@ -346,13 +346,16 @@ def test_the_enrolled_figures_were_measured_with_the_default_recipe():
     mod = _figures_script()
     figures = json.loads(mod.FIGURES.read_text(encoding="utf-8"))
     want = {k: v for k, v in DetectorRecipe().to_json().items() if k not in ("seed", "threads")}
-    assert set(figures) == {"enrolled", "unseen", "identify"}
+    assert set(figures) == {"enrolled", "unseen", "identify", "identify-third"}
     got = {k: v for k, v in figures["enrolled"]["setup"]["recipe"].items() if k not in ("seed", "threads")}
     assert got == want
     for name in ("enrolled", "unseen"):
         assert "; recipe: epochs " in mod.render(figures[name])[0]
     # the identification block's detector is the unseen figure's (the same weights)
     assert figures["identify"]["detector"]["weights_sha256"] == figures["unseen"]["setup"]["weights"]
+    # the third bank's is measured without a detector: CPU-independent, and split by training recordings
+    third = figures["identify-third"]
+    assert third["detector"] is None and {r["train_recordings"] for r in third["by_training"]} == {1, 2}
 
 
 def test_a_detector_with_the_zero_shot_prior_trains_loads_and_repeats(setup, tmp_path):
