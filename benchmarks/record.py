@@ -105,14 +105,9 @@ def key_for(script: str, argv: Sequence[str]) -> str | None:
 
 
 def machine() -> dict[str, object]:
-    cpu = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = " ".join(line.split(":", 1)[1].split())
-                break
-    except OSError:
-        pass
+    from reasonaudio.provenance import cpu_model
+
+    cpu = cpu_model()
     memory = None
     try:
         for line in Path("/proc/meminfo").read_text().splitlines():

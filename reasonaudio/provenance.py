@@ -4,10 +4,12 @@ package metadata so that nothing heavy is imported just to name a version."""
 from __future__ import annotations
 
 import hashlib
+import os
 import platform
 import re
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 RECORDED_PACKAGES = ("reasonaudio", "numpy", "soundfile", "soxr", "pyloudnorm", "qdrant-client",
                      "qdrant-edge-py", "torch", "transformers", "sentence-transformers",
@@ -74,3 +76,42 @@ def versions(packages: tuple[str, ...] = RECORDED_PACKAGES) -> dict[str, str | N
     out["lock"] = lock_digest()
     out["runtime"] = runtime_digest()
     return out
+
+
+FLOAT_KERNEL_SETTINGS = ("MKL_CBWR", "ONEDNN_MAX_CPU_ISA", "ATEN_CPU_CAPABILITY")
+"""the environment variables that choose the code paths of torch's float kernels on CPU (MKL's
+conditional numerical reproducibility branch, oneDNN's instruction set, ATen's vector width)"""
+
+
+def cpu_model() -> str:
+    """The CPU's model name as the kernel reports it (``unknown`` where it does not)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.startswith("model name"):
+                return " ".join(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def float_kernels() -> dict[str, str | None]:
+    """What a trained model's weight bytes depend on beyond its seeds, data, recipe and threads:
+    torch's float kernels (MKL, oneDNN, ATen) take code paths by CPU, so the CPU model, the
+    vector width torch chose and the settings of :data:`FLOAT_KERNEL_SETTINGS` (None: unset)."""
+    import torch
+
+    out: dict[str, str | None] = {"cpu": cpu_model(),
+                                  "torch_cpu_capability": torch.backends.cpu.get_cpu_capability()}
+    out.update({name: os.environ.get(name) for name in FLOAT_KERNEL_SETTINGS})
+    return out
+
+
+def float_kernels_text(card: dict[str, Any]) -> str:
+    """A model card's :func:`float_kernels` in words (a card written before cards recorded them:
+    "not recorded")."""
+    fk = card.get("float_kernels")
+    if not fk:
+        return "float kernels: not recorded"
+    settings = ", ".join(f"{k}={fk[k]}" for k in FLOAT_KERNEL_SETTINGS if fk.get(k)) or "none set"
+    return (f"float kernels: CPU {fk.get('cpu')}, torch {fk.get('torch_cpu_capability')}, settings "
+            f"{settings} (the weights' bytes are those of this kind of CPU: another may differ)")

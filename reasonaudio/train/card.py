@@ -23,7 +23,7 @@ from reasonaudio.fileio import atomic_dir, read_json, sha256_file, write_json
 from reasonaudio.output_dirs import ENCODER_OUTPUT
 from reasonaudio.models import yamnet
 from reasonaudio.models.base import loading_weights
-from reasonaudio.provenance import versions
+from reasonaudio.provenance import float_kernels, float_kernels_text, versions
 from reasonaudio.train.data import TrainingData
 from reasonaudio.train.features import MAX_FRAMES, MAX_TOKENS, TokenSpec
 from reasonaudio.train.model import DualEncoder, ModelConfig
@@ -85,6 +85,7 @@ def save_model_dir(out: Path, model: DualEncoder, options: Any, bench: Benchmark
             "steps": result.steps,
             "timings_s": {k: round(v, 1) for k, v in result.timings.items()},
             "threads": options.threads,
+            "float_kernels": float_kernels(),
             "versions": versions(),
         }
         if condition is not None:
@@ -121,6 +122,7 @@ def model_card_text(card: dict[str, Any]) -> str:
         + (f", heard under condition `{card['training_build']['condition']['condition']['name']}`"
            if card["training_build"].get("condition") else ""),
         f"- seed {card['seed']}, {card['threads']} CPU threads, device {recipe['device']}",
+        f"- {float_kernels_text(card)}",
         f"- hard negatives: {'yes' if recipe['hard_negatives'] else 'no'} "
         f"(weight {recipe['hard_weight']})",
         f"- templates: {card['data']['templates']}; held-out labels: "

@@ -43,7 +43,7 @@ from reasonaudio.models.yamnet import N_CLASSES
 from reasonaudio.fileio import atomic_dir, clear_stale_partials, sha256_file, write_json
 from reasonaudio.output_dirs import check_output_dir
 from reasonaudio.progress import SILENT, Hooks
-from reasonaudio.provenance import versions
+from reasonaudio.provenance import float_kernels, float_kernels_text, versions
 from reasonaudio.train.trainer import deterministic_torch
 
 if TYPE_CHECKING:
@@ -440,7 +440,7 @@ def save_detector_dir(out: Path, cfg: DetectorConfig, state: dict[str, Any], ben
                                                         if k not in ("labels", "mel_mean", "mel_std")},
                 "data": result.data, "validation": result.history,
                 "timings_s": {k: round(v, 1) for k, v in result.timings.items()},
-                "threads": recipe.threads, "versions": versions()}
+                "threads": recipe.threads, "float_kernels": float_kernels(), "versions": versions()}
         result.card = card
         write_json(tmp / CARD, card)
         (tmp / README).write_text(card_text(card), encoding="utf-8")
@@ -459,7 +459,8 @@ def card_text(card: dict[str, Any]) -> str:
              f"- data: {card['data']}",
              f"- last epoch: train loss {last.get('train_loss')}, validation frame F1 "
              f"{last.get('val_frame_f1')}",
-             f"- timings (s): {card['timings_s']}", "",
+             f"- timings (s): {card['timings_s']}",
+             f"- {float_kernels_text(card)}", "",
              "| epoch | train loss | validation frame F1 |", "|---|---|---|"]
     lines += [f"| {r['epoch']} | {r['train_loss']:.5f} | "
               f"{'-' if r['val_frame_f1'] is None else r['val_frame_f1']} |" for r in card["validation"]]

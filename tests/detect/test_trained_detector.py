@@ -258,6 +258,16 @@ def test_cli_train_detector_and_detect_trained(setup, tmp_path):
     assert "wrote" in res.output and (out / "card.json").is_file() and (out / "README.md").is_file()
     card = json.loads((out / "card.json").read_text())
     assert card["training_builds"][0]["seed"] == 11 and card["recipe"]["epochs"] == 1
+    # what the weights' bytes depend on beyond seeds and builds: the CPU's float kernels
+    from reasonaudio.provenance import FLOAT_KERNEL_SETTINGS, cpu_model
+
+    import torch
+
+    kernels = card["float_kernels"]
+    assert kernels["cpu"] == cpu_model()
+    assert kernels["torch_cpu_capability"] == torch.backends.cpu.get_cpu_capability()
+    assert set(FLOAT_KERNEL_SETTINGS) <= set(kernels)
+    assert f"CPU {cpu_model()}, torch {kernels['torch_cpu_capability']}" in (out / "README.md").read_text()
     res = runner.invoke(app, ["train-detector", "--data", str(root / "train"), "--out", str(out),
                               "--epochs", "1"])
     assert res.exit_code == 2 and len(res.output.strip().splitlines()) == 1, res.output

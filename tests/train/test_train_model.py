@@ -205,6 +205,8 @@ def test_tiny_training_deterministic_loss_falls_reload_ingest_eval(builds, tmp_p
         assert (tmp_path / "m1" / name).is_file()
     card = first.card
     assert card["seed"] == 0 and card["training_build"]["seed"] == 1
+    assert card["float_kernels"]["cpu"]
+    assert "float kernels: CPU" in (tmp_path / "m1" / "README.md").read_text()
     assert card["perception"]["epochs"] == opts.perception.epochs and "val_frame_f1" in card["perception"]
     assert card["recipe"]["presence_weight"] == opts.presence_weight > 0
     sounds = card["architecture"]["n_sounds"]  # the event figures: one tagger unit per taught sound
