@@ -271,17 +271,16 @@ def render_identify(fig: dict[str, Any]) -> list[str]:
 def _by_training_lines(rows: list[dict[str, Any]]) -> list[str]:
     """The other recordings' top-1 / named by their label's recordings in the train part (none
     where the split holds one count only)."""
-    counts = sorted({r["train_recordings"] for r in rows})
-    if len(counts) < 2:
+    from reasonaudio.detect.identify import training_table
+
+    columns, table = training_table(rows)
+    if len(columns) < 2:
         return []
-    labels = {r["train_recordings"]: r["labels"] for r in rows}
     out = ["", "Other recordings by their label's recordings in the train part (top-1 / named):", "",
-           "| identifier | " + " | ".join(f"{c} ({labels[c]} labels)" for c in counts) + " |",
-           "|---|" + "---|" * len(counts)]
-    for name in dict.fromkeys(r["identifier"] for r in rows):
-        cells = {r["train_recordings"]: f"{r['top1']:.3f} / {r['named']:.3f}" for r in rows
-                 if r["identifier"] == name}
-        out.append(f"| `{name}` | " + " | ".join(cells.get(c, "-") for c in counts) + " |")
+           "| identifier | " + " | ".join(f"{c} ({n} labels)" for c, n in columns) + " |",
+           "|---|" + "---|" * len(columns)]
+    out += [f"| `{name}` | " + " | ".join("-" if c is None else f"{c['top1']:.3f} / {c['named']:.3f}"
+                                          for c in cells) + " |" for name, cells in table]
     return out
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -267,7 +267,8 @@ def identify(spec: str, *, model_path: Path | str | None = None, hooks: Hooks = 
     picks: dict[str, dict[str, Pick]] = {a.atom_id: {} for a in test.atoms}
     for ident in IDENTIFIERS:
         if ident.name in scorers:
-            got, by_count = _score(ident.name, scorers[ident.name], test, labels, picks, trained_on, hooks)
+            got, by_count = _score(ident.name, scorers[ident.name], test, kind_of, labels, picks,
+                                   trained_on, hooks)
             rows += [Row(ident.name, kind, len(got[kind]), *_means(got[kind])) for kind in KINDS if got[kind]]
             by_training += [TrainingRow(ident.name, count, len({lab for lab, _ in items}), len(items),
                                         *_means([c for _, c in items]))
@@ -287,12 +288,12 @@ Cells = tuple[float, float, float, float]
 
 
 def _score(name: str, scorer: Callable[[str], tuple[np.ndarray, bool]], test: AtomBank,
-           labels: Sequence[str], picks: dict[str, dict[str, Pick]], trained_on: dict[str, int],
-           hooks: Hooks) -> tuple[dict[str, list[Cells]], dict[int, list[tuple[str, Cells]]]]:
+           kind_of: dict[str, str], labels: Sequence[str], picks: dict[str, dict[str, Pick]],
+           trained_on: dict[str, int], hooks: Hooks
+           ) -> tuple[dict[str, list[Cells]], dict[int, list[tuple[str, Cells]]]]:
     """One identifier over the test atoms: their cells by kind, and the other recordings' cells
     (with their labels) by their label's recordings in the train part; each atom's pick goes
-    into ``picks``."""
-    kind_of = kinds(test)
+    into ``picks``; ``kind_of``: each test atom's kind."""
     index = {lab: j for j, lab in enumerate(labels)}
     got: dict[str, list[Cells]] = {k: [] for k in KINDS}
     by_count: dict[int, list[tuple[str, Cells]]] = {}
@@ -313,3 +314,16 @@ def _score(name: str, scorer: Callable[[str], tuple[np.ndarray, bool]], test: At
 
 def _means(cells: Sequence[Cells]) -> tuple[float, ...]:
     return tuple(round(float(x), 4) for x in np.array(cells).mean(axis=0))
+
+
+def training_table(rows: Sequence[Mapping[str, Any]]
+                   ) -> tuple[list[tuple[int, int]], list[tuple[str, list[Mapping[str, Any] | None]]]]:
+    """The ``by_training`` rows (as ``to_json`` writes them) as a table: the columns, (training
+    recordings, labels) in ascending order, and per identifier in first-seen order its row in
+    each column (None where it has none). What ``bench atoms identify`` and the docs print."""
+    columns = sorted({(r["train_recordings"], r["labels"]) for r in rows})
+    table = []
+    for name in dict.fromkeys(r["identifier"] for r in rows):
+        mine = {r["train_recordings"]: r for r in rows if r["identifier"] == name}
+        table.append((name, [mine.get(count) for count, _ in columns]))
+    return columns, table

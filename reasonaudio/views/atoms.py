@@ -3,6 +3,8 @@ identification table."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -11,7 +13,7 @@ from rich.text import Text
 from reasonaudio.atoms.check import BankReport
 from reasonaudio.atoms.distinct import MAX_COMPARED
 from reasonaudio.atoms.tagger_check import TaggerReport
-from reasonaudio.detect.identify import BY_NAME, KINDS, IdentifyResult
+from reasonaudio.detect.identify import BY_NAME, KINDS, IdentifyResult, training_table
 
 
 def print_bank_report(console: Console, report: BankReport, err_console: Console | None = None) -> None:
@@ -106,7 +108,7 @@ def print_identify_report(console: Console, result: IdentifyResult, per_atom: bo
             table.add_row(escape(r.identifier), f"{r.top1:.3f}", f"{r.top5:.3f}", f"{r.named:.3f}",
                           f"{r.refused:.3f}")
         console.print(table)
-    if len({r.train_recordings for r in result.by_training}) > 1:
+    if len({r.train_recordings for r in result.by_training}) > 1:  # one count: the table above
         print_by_training(console, result)
     for name in dict.fromkeys(r.identifier for r in result.rows):
         console.print(Text(f"{name}: {BY_NAME[name].title}; knows {BY_NAME[name].learns_from}"))
@@ -120,18 +122,16 @@ def print_identify_report(console: Console, result: IdentifyResult, per_atom: bo
 def print_by_training(console: Console, result: IdentifyResult) -> None:
     """The other recordings' top-1 / named per identifier, one column per number of recordings
     of their label in the train part."""
-    counts = sorted({r.train_recordings for r in result.by_training})
+    columns, rows = training_table([asdict(r) for r in result.by_training])
     table = Table(title="other recordings by training recordings of the label", title_justify="left",
                   caption="top-1 / named; columns: the label's recordings in the train part",
                   caption_justify="left")
     table.add_column("identifier")
-    for c in counts:
-        row = next(r for r in result.by_training if r.train_recordings == c)
-        table.add_column(f"{c} ({row.labels} labels)", justify="right")
-    for name in dict.fromkeys(r.identifier for r in result.by_training):
-        cells = {r.train_recordings: f"{r.top1:.3f} / {r.named:.3f}" for r in result.by_training
-                 if r.identifier == name}
-        table.add_row(escape(name), *(cells.get(c, "-") for c in counts))
+    for count, labels in columns:
+        table.add_column(f"{count} ({labels} labels)", justify="right")
+    for name, cells in rows:
+        table.add_row(escape(name), *("-" if c is None else f"{c['top1']:.3f} / {c['named']:.3f}"
+                                      for c in cells))
     console.print(table)
 
 
