@@ -115,7 +115,7 @@ def load_export(folder: Path) -> onnx.ModelProto:
 def prepared_model_dir(cache: Path | None = None) -> Path:
     """Folder holding the exact graph (``exact.onnx``), its requantisation constants
     (``feeds.npz``) and the input/output quantisation (``quant.json``); built once per cache."""
-    out = Path(cache or cache_root()) / "yamnet" / REVISION
+    out = Path(cache or cache_root()) / "yamnet" / REVISION / exact.GRAPH_LAYOUT
     if all((out / name).is_file() for name in (MODEL_FILE, FEEDS_FILE, QUANT_FILE)):
         return out
     out.parent.mkdir(parents=True, exist_ok=True)

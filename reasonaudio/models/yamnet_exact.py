@@ -21,13 +21,20 @@ Two implementations read those records and must agree byte for byte (a test says
 - :func:`reference_codes`, numpy: float64 products of integer-valued arrays, exact by
   construction (every sum is an integer far below 2**53);
 - :func:`exact_graph`, an ONNX graph of float32 ``Conv``/``MatMul`` over integer-valued tensors
-  followed by the same ``Mul``/``Add``/``Relu``/``Round``/``Clip`` steps, which onnxruntime runs
-  at its default optimisation level: the requantisation constants are graph inputs, not
-  initializers, so no optimiser can fold them into a convolution's weights or bias and every
-  step stays one IEEE operation (a test runs every level and thread count). A float32
-  sum of integers is exact in any order while every partial sum stays under 2**24;
-  :func:`extract_layers` checks that bound per layer from the weights (``Layer.bound``) and
-  refuses a model that breaks it.
+  followed by the same steps, which onnxruntime runs at its default optimisation level. A
+  convolution's requantisation is itself four per-channel 1x1 convolutions (:data:`GRAPH_LAYOUT`):
+  ``x * m`` (no bias), ``1 * x + k`` (then the clip), ``1 * x + 1.5 * 2**23`` and
+  ``1 * x - 1.5 * 2**23`` (round half to even: ``x`` lies within [-255, 255] after the clip, so
+  the sum lands where float32 steps are exactly 1). Each is one IEEE operation per value
+  whether a kernel multiplies and adds apart or fused (a weight of one, or no bias), and nothing
+  folds one convolution into another; being convolutions with constant weights, they let
+  onnxruntime keep every layer in its blocked (NCHWc) layout instead of reordering each
+  activation out for element-wise steps (about a third of the graph's time). The pool's and the
+  classifier's constants are graph inputs, not initializers, so no optimiser folds them into the
+  ``MatMul``. A test runs every optimisation level and thread count. A float32 sum of integers
+  is exact in any order while every partial sum stays under 2**24; :func:`extract_layers`
+  checks that bound per layer from the weights (``Layer.bound``) and refuses a model that
+  breaks it.
 
 The GlobalAveragePool's mean of six codes is the sum times ``m = float32(sx / (6 sy))``, requantised
 the same way. What it costs: see docs/models.md ("YAMNet, exactly").
@@ -51,6 +58,14 @@ EXACT_FLOAT32_SUM = 1 << 24
 """a float32 sum of integers is exact, in any order, while every partial sum stays below this"""
 ARITHMETIC = "yamnet-exact-v1"
 """names this module's definition of the arithmetic (part of the tagger's revision)"""
+GRAPH_LAYOUT = "conv-requant-v2"
+"""names how :func:`exact_graph` lays that arithmetic out as ONNX nodes: not part of the revision
+(every layout gives the same bytes), only of the prepared model's folder, so a cache prepared
+with another layout is prepared again"""
+ROUNDING_SHIFT = float(3 << 22)
+"""1.5 * 2**23: float32 values within 2**22 of it are spaced exactly 1 apart, so adding it to a
+value of at most 255 in magnitude rounds that value half to even (the shift is even), and
+subtracting it again is exact"""
 
 
 @dataclass(frozen=True)
@@ -232,75 +247,102 @@ def pooled_output(graph: Any) -> str:
     raise ModelError("yamnet: the exact graph has no pooled layer")
 
 
+class _Graph:
+    """The nodes, graph inputs (fed at run time) and initializers of :func:`exact_graph`."""
+
+    def __init__(self) -> None:
+        from onnx import TensorProto, helper, numpy_helper
+
+        self.TensorProto, self.helper, self.numpy_helper = TensorProto, helper, numpy_helper
+        self.nodes: list[Any] = []
+        self.inputs: list[Any] = []
+        self.weights: list[Any] = []
+        self.feeds: dict[str, np.ndarray] = {}
+
+    def node(self, op: str, ins: list[str], out: str, **attrs: Any) -> str:
+        self.nodes.append(self.helper.make_node(op, ins, [out], **attrs))
+        return out
+
+    def const(self, name: str, value: np.ndarray) -> str:
+        """A pool or classifier requantisation constant, fed at run time (the returned feeds): a
+        graph input, not an initializer, so no optimiser can fold it into the ``MatMul``."""
+        self.feeds[name] = np.asarray(value, np.float32)
+        self.inputs.append(self.helper.make_tensor_value_info(name, self.TensorProto.FLOAT,
+                                                              list(self.feeds[name].shape)))
+        return name
+
+    def weight(self, name: str, value: np.ndarray) -> str:
+        """A constant: a weight (integer-valued float32), a requantising convolution's scale, bias
+        or bound, or an axes list: a true initializer."""
+        value = np.asarray(value)
+        self.weights.append(self.numpy_helper.from_array(
+            value if value.dtype == np.int64 else value.astype(np.float32), name))
+        return name
+
+    def channelwise(self, src: str, out: str, scale: np.ndarray, bias: np.ndarray | None) -> str:
+        """A per-channel 1x1 convolution: ``scale[c] * x`` (+ ``bias[c]``), constant weights."""
+        channels = len(scale)
+        ins = [src, self.weight(f"{out}_scale", np.asarray(scale, np.float32).reshape(channels, 1, 1, 1))]
+        if bias is not None:
+            ins.append(self.weight(f"{out}_bias", np.asarray(bias, np.float32).reshape(channels)))
+        return self.node("Conv", ins, out, group=channels, kernel_shape=[1, 1])
+
+    def conv_requant(self, src: str, layer: Layer, i: int) -> str:
+        """:func:`_requantise` after a convolution, as per-channel convolutions (the module's
+        docstring says why)."""
+        ones = np.ones(len(layer.step_bias), np.float32)
+        scaled = self.channelwise(src, f"scaled{i}", layer.step_multiplier, None)
+        steps = self.channelwise(scaled, f"steps{i}", ones, layer.step_bias)
+        bounds = [self.weight(f"lo{i}", np.float32(layer.low)), self.weight(f"hi{i}", np.float32(layer.high))]
+        clipped = self.node("Clip", [steps, *bounds], f"clipped{i}")
+        shifted = self.channelwise(clipped, f"shifted{i}", ones, np.full_like(ones, ROUNDING_SHIFT))
+        return self.channelwise(shifted, f"out{i}", ones, np.full_like(ones, -ROUNDING_SHIFT))
+
+    def requant(self, src: str, layer: Layer, i: int, shape: tuple[int, ...]) -> str:
+        """:func:`_requantise` after the pool or the classifier, as element-wise steps."""
+        m = self.const(f"m{i}", layer.step_multiplier.reshape(shape))
+        k = self.const(f"k{i}", layer.step_bias.reshape(shape))
+        lo, hi = self.const(f"lo{i}", np.array(layer.low)), self.const(f"hi{i}", np.array(layer.high))
+        steps = self.node("Add", [self.node("Mul", [src, m], f"scaled{i}"), k], f"steps{i}")
+        return self.node("Clip", [self.node("Round", [steps], f"round{i}"), lo, hi], f"out{i}")
+
+    def layer(self, x: str, layer: Layer, i: int) -> str:
+        """One layer's nodes over ``x`` (its input minus its zero point); its output's name."""
+        if layer.kind == "conv":
+            kh, kw = layer.weights.shape[2:]
+            acc = self.node("Conv", [x, self.weight(f"w{i}", layer.weights)], f"acc{i}", group=layer.group,
+                            kernel_shape=[kh, kw], strides=list(layer.stride), pads=list(layer.pads),
+                            dilations=[1, 1])
+            return self.conv_requant(acc, layer, i)
+        if layer.kind == "pool":
+            axes = self.weight(f"axes{i}", np.array([2, 3], np.int64))
+            return self.requant(self.node("ReduceSum", [x, axes], f"acc{i}", keepdims=0), layer, i, (1,))
+        acc = self.node("MatMul", [x, self.weight(f"w{i}", layer.weights)], f"acc{i}")
+        return self.requant(acc, layer, i, (1, -1))
+
+
 def exact_graph(layers: list[Layer]) -> tuple[Any, dict[str, np.ndarray]]:
     """An ONNX model computing :func:`reference_codes` with float32 ops over integer values, and
     the requantisation constants to feed it with every run.
 
     Input ``codes`` (n, 1, 96, 64) uint8; output ``class_codes`` (n, 521) uint8."""
-    from onnx import TensorProto, helper, numpy_helper
-
-    nodes: list[Any] = []
-    inputs: list[Any] = []
-    feeds: dict[str, np.ndarray] = {}
-
-    def const(name: str, value: np.ndarray) -> str:
-        """A requantisation constant, fed at run time (the returned feeds): a graph input, not an
-        initializer, so no optimiser can fold it into a convolution's weights or bias."""
-        feeds[name] = np.asarray(value, np.float32)
-        inputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, list(feeds[name].shape)))
-        return name
-
-    weights = []
-
-    def weight(name: str, value: np.ndarray) -> str:
-        """A weight (integer-valued float32) or an axes list: a true initializer."""
-        value = np.asarray(value)
-        weights.append(numpy_helper.from_array(value if value.dtype == np.int64 else value.astype(np.float32), name))
-        return name
-
-    def requant(src: str, layer: Layer, i: int, shape: tuple[int, ...]) -> str:
-        m = const(f"m{i}", layer.step_multiplier.reshape(shape))
-        k = const(f"k{i}", layer.step_bias.reshape(shape))
-        lo, hi = const(f"lo{i}", np.array(layer.low)), const(f"hi{i}", np.array(layer.high))
-        nodes.append(helper.make_node("Mul", [src, m], [f"scaled{i}"]))
-        nodes.append(helper.make_node("Add", [f"scaled{i}", k], [f"steps{i}"]))
-        nodes.append(helper.make_node("Round", [f"steps{i}"], [f"round{i}"]))
-        nodes.append(helper.make_node("Clip", [f"round{i}", lo, hi], [f"out{i}"]))
-        return f"out{i}"
-
-    nodes.append(helper.make_node("Cast", ["codes"], ["codes_f"], to=TensorProto.FLOAT))
-    x, zero = "codes_f", 0  # x holds codes minus ``zero``
+    g = _Graph()
+    x, zero = g.node("Cast", ["codes"], "codes_f", to=g.TensorProto.FLOAT), 0  # x: codes minus ``zero``
     for i, layer in enumerate(layers):
         if layer.in_zero != zero:
-            shift = const(f"shift{i}", np.array(layer.in_zero - zero))
-            nodes.append(helper.make_node("Sub", [x, shift], [f"centred{i}"]))
-            x = f"centred{i}"
+            x = g.node("Sub", [x, g.const(f"shift{i}", np.array(layer.in_zero - zero))], f"centred{i}")
         zero = layer.out_zero
-        if layer.kind == "conv":
-            w = weight(f"w{i}", layer.weights)
-            kh, kw = layer.weights.shape[2:]
-            nodes.append(helper.make_node("Conv", [x, w], [f"acc{i}"], group=layer.group,
-                                          kernel_shape=[kh, kw], strides=list(layer.stride),
-                                          pads=list(layer.pads), dilations=[1, 1]))
-            x = requant(f"acc{i}", layer, i, (1, -1, 1, 1))
-        elif layer.kind == "pool":
-            axes = weight(f"axes{i}", np.array([2, 3], np.int64))
-            nodes.append(helper.make_node("ReduceSum", [x, axes], [f"acc{i}"], keepdims=0))
-            x = requant(f"acc{i}", layer, i, (1,))
-        else:
-            w = weight(f"w{i}", layer.weights)
-            nodes.append(helper.make_node("MatMul", [x, w], [f"acc{i}"]))
-            x = requant(f"acc{i}", layer, i, (1, -1))
+        x = g.layer(x, layer, i)
     if zero:
-        nodes.append(helper.make_node("Add", [x, const("out_zero", np.array(zero))], ["uncentred"]))
-        x = "uncentred"
-    nodes.append(helper.make_node("Cast", [x], ["class_codes"], to=TensorProto.UINT8))
+        x = g.node("Add", [x, g.const("out_zero", np.array(zero))], "uncentred")
+    g.node("Cast", [x], "class_codes", to=g.TensorProto.UINT8)
+    helper, TensorProto = g.helper, g.TensorProto
     graph = helper.make_graph(
-        nodes, "yamnet_exact",
-        [helper.make_tensor_value_info("codes", TensorProto.UINT8, ["batch", 1, 96, 64])] + inputs,
+        g.nodes, "yamnet_exact",
+        [helper.make_tensor_value_info("codes", TensorProto.UINT8, ["batch", 1, 96, 64])] + g.inputs,
         [helper.make_tensor_value_info("class_codes", TensorProto.UINT8, ["batch", layers[-1].step_bias.shape[0]])],
-        weights)
+        g.weights)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
-                              producer_name="reasonaudio", producer_version=ARITHMETIC)
+                              producer_name="reasonaudio", producer_version=f"{ARITHMETIC}/{GRAPH_LAYOUT}")
     model.ir_version = 8
-    return model, feeds
+    return model, g.feeds

@@ -126,7 +126,8 @@ def test_the_graph_computes_the_numpy_reference(tiny_bench_dir, cache, layers):
         runs = yamnet.YamnetTagger(cache=cache, threads=threads, patches_per_run=3)
         assert np.array_equal(runs.patch_codes(codes), want), threads
     # every onnxruntime optimisation level (the fused and NCHWc layouts among them) and thread
-    # count gives the reference's bytes: the constants are inputs, so nothing folds into weights
+    # count gives the reference's bytes: each requantising step is one IEEE operation per value
+    # under any of them (yamnet_exact's docstring)
     import onnxruntime as ort
 
     feeds = dict(np.load(folder / yamnet.FEEDS_FILE))
@@ -153,6 +154,40 @@ def test_the_embeddings_are_the_numpy_references_pooled_layer(cache, layers):
     assert got.shape == (7, yamnet.EMBEDDING_DIM) and np.array_equal(got, want)
     assert np.array_equal(rows, yamnet_exact.reference_codes(layers, codes[:, None]))
     assert np.ptp(got) > 0  # the random codes reach the layer as distinct values
+
+
+LEVELS = ("ORT_DISABLE_ALL", "ORT_ENABLE_BASIC", "ORT_ENABLE_EXTENDED", "ORT_ENABLE_ALL")
+
+
+def test_a_convolutions_requantisation_rounds_ties_to_even_and_clips_as_the_reference():
+    """The per-channel convolutions that requantise a convolution's sums (scale, bias, clip, the
+    rounding shift) against numpy's ``_requantise``, on sums chosen to land on exact halves of
+    both signs, on the clip's edges and far past them, under every optimisation level: what
+    random codes reach only by chance."""
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+
+    steps = np.array([-300.5, -255.5, -254.5, -2.5, -1.5, -0.5, 0.0, 0.5, 1.5, 2.5, 3.5, 126.5,
+                      127.5, 254.5, 255.5, 1e7, -1e7, 4194304.5, -4194303.5, 0.49999997], np.float32)
+    acc = np.stack([steps, steps * 4 - 3, np.round(steps / 3)]).astype(np.float32)  # (3 channels, n)
+    for relu, zero in ((False, 128), (True, 0), (False, 3)):
+        layer = yamnet_exact.Layer("conv", np.zeros((3, 1, 1, 1), np.int8), 0,
+                                   np.array([1.0, 0.25, 3.0], np.float32),
+                                   np.array([0.0, 0.75, -0.5], np.float32), zero, relu)
+        g = yamnet_exact._Graph()
+        out = g.conv_requant("acc", layer, 0)
+        model = helper.make_model(helper.make_graph(
+            g.nodes, "requant", [helper.make_tensor_value_info("acc", TensorProto.FLOAT, [1, 3, 1, None])],
+            [helper.make_tensor_value_info(out, TensorProto.FLOAT, [1, 3, 1, None])], g.weights),
+            opset_imports=[helper.make_opsetid("", 17)])
+        model.ir_version = 8
+        want = yamnet_exact._requantise(acc[None, :, None, :], layer, axis=1).astype(np.float32) - zero
+        for level in LEVELS:
+            options = ort.SessionOptions()
+            options.graph_optimization_level = getattr(ort.GraphOptimizationLevel, level)
+            session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+            got = session.run(None, {"acc": acc[None, :, None, :]})[0]
+            assert np.array_equal(got, want), (relu, zero, level, got - want)
 
 
 def test_every_layer_sums_within_float32s_exact_range(layers):
