@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any, Hashable
+from collections import OrderedDict
+from typing import Any, Callable, Hashable
 
 import numpy as np
 
@@ -23,6 +24,26 @@ TEXT_BUCKET = 16
 """texts are padded to a multiple of this many tokens (a fixed shape per length class)"""
 
 
+LOADED_KEPT = 2
+"""sentence-transformers folders kept loaded per process, most recently asked for first: an
+evaluation loads a retriever's text embedder once per retriever and formulation (the quick demo
+asked for MiniLM 29 times, a quarter of a second each)"""
+_LOADED: "OrderedDict[tuple[Any, ...], Any]" = OrderedDict()
+
+
+def loaded_folder(key: tuple[Any, ...], load: Callable[[], Any]) -> Any:
+    """The loaded modules of a folder (``key``: its path, content hash, device and reading), loaded
+    by ``load`` unless one of the last :data:`LOADED_KEPT` asked for is that one. The modules are
+    read-only (inference mode; nothing moves or casts them), so embedders share them."""
+    model = _LOADED.pop(key, None)
+    if model is None:
+        model = load()
+    _LOADED[key] = model
+    while len(_LOADED) > LOADED_KEPT:
+        _LOADED.popitem(last=False)
+    return model
+
+
 class SentenceTransformerEmbedder(Embedder):
     """Any sentence-transformers folder; the registry's ``minilm`` points at the packaged one."""
 
@@ -33,8 +54,9 @@ class SentenceTransformerEmbedder(Embedder):
         folder = self.folder
         with loading_weights(f"model {record.name!r}: cannot load sentence-transformers folder {folder}"):
             plain = plain_mean_pooling(folder)
-            self.model = (MeanPooledTransformer(folder, self.device, **plain) if plain is not None
-                          else SentenceTransformersModules(folder, self.device))
+            key = (str(folder.resolve()), self.revision, str(self.device), tuple(sorted((plain or {}).items())))
+            self.model = loaded_folder(key, lambda: MeanPooledTransformer(folder, self.device, **plain)
+                                       if plain is not None else SentenceTransformersModules(folder, self.device))
         self.dimension = int(self.model.dimension or record.dimension)
         self.max_tokens = self.model.max_tokens
 
