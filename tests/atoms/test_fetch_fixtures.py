@@ -216,15 +216,18 @@ class FakeClients:
     def __call__(self, argv: Sequence[str], cwd: Path) -> Completed:
         argv = list(argv)
         self.calls.append(argv)
-        if argv[:2] == ["apt-get", "download"]:
-            spec = argv[-1]
-            name, _, version = spec.partition("=")
-            if name not in self.debs:
-                return Completed(100, "", f"E: Unable to locate package {name}")
-            have, path = self.debs[name]
-            if version and version != have:
-                return Completed(100, "", f"E: Version '{version}' for '{name}' was not found")
-            shutil.copy(path, Path(cwd) / f"{name}_{have.replace(':', '%3a')}_all.deb")
+        if argv[:2] == ["apt-get", "download"]:  # one or more NAME[=VERSION]: all or nothing
+            found = []
+            for spec in [a for a in argv[2:] if not a.startswith("-")]:
+                name, _, version = spec.partition("=")
+                if name not in self.debs:
+                    return Completed(100, "", f"E: Unable to locate package {name}")
+                have, path = self.debs[name]
+                if version and version != have:
+                    return Completed(100, "", f"E: Version '{version}' for '{name}' was not found")
+                found.append((name, have, path))
+            for name, have, path in found:
+                shutil.copy(path, Path(cwd) / f"{name}_{have.replace(':', '%3a')}_all.deb")
             return Completed(0, "", "")
         if len(argv) > 3 and argv[1:4] == ["-m", "pip", "download"]:
             name, _, version = argv[-1].partition("==")

@@ -260,6 +260,10 @@ class Fetcher:
         self.cached_bytes = 0
         self._sha_memo: dict[Path, str] = {}
         self._lock = threading.Lock()
+        self._batches: dict[str, threading.Event] = {}
+        """Debian package name -> the prefetch batch that may bring its archive"""
+        self._prefetched: set[str] = set()
+        """the Debian packages whose archives this run's batches downloaded"""
 
     fade_edges = True
     """fade every file's ends (atoms); a bed fetch keeps a loop's ends so it repeats seamlessly"""
@@ -333,14 +337,18 @@ class Fetcher:
         # packages in parallel, the largest first (downloads wait on the network, xz extraction
         # releases the GIL); each writes only its own files, so the bank is the same bytes in
         # any finishing order
+        jobs.sort(key=lambda job: -job[0].size)
+        prefetching = self._start_prefetch([(pkg, group) for pkg, group, _ in jobs if pkg.spec not in over])
         with ThreadPoolExecutor(max_workers=PACKAGE_WORKERS) as pool:
             futures = [pool.submit(self._do_package, pkg, group, pres, over.get(pkg.spec))
-                       for pkg, group, pres in sorted(jobs, key=lambda job: -job[0].size)]
+                       for pkg, group, pres in jobs]
             for future in as_completed(futures):
                 for res in future.result():
                     results[res.label] = res
                     done += 1
                     count(done, n_pending)
+        if prefetching is not None:
+            prefetching.join()
         ordered = [results[a.key] for a in atoms]
         summary = FetchSummary(self.dest, ordered, packages, self.downloaded, self.cached_bytes,
                                time.monotonic() - start, notices)
@@ -417,10 +425,46 @@ class Fetcher:
             shutil.rmtree(work, ignore_errors=True)
         return out
 
+    def _start_prefetch(self, jobs: list[tuple[PackageRecipe, list[AtomRecipe]]]) -> threading.Thread | None:
+        """The Debian archives ``jobs`` will download, asked for in two runs of ``apt-get``
+        (:func:`debian.prefetch`) by one background thread: the :data:`PACKAGE_WORKERS` largest,
+        whose extraction starts while the rest download, then the rest. Each run loads the package
+        lists once (about a second of CPU, which one run per package paid each time). A package's
+        own download waits for its batch (``self._batches``), then finds its archive cached."""
+        if self.env.get("debian"):
+            return None
+        cache = self.cache / "debian"
+        wanted = [pkg for pkg, group in jobs if pkg.registry == "debian" and debian.cached(pkg, cache) is None
+                  and (not self.env.get("fluidsynth") or any(a.render is None for a in group))]
+        if len(wanted) < 2:
+            return None
+        batches = [b for b in (wanted[:PACKAGE_WORKERS], wanted[PACKAGE_WORKERS:]) if b]
+        ready = [threading.Event() for _ in batches]
+        self._batches = {pkg.name: event for batch, event in zip(batches, ready) for pkg in batch}
+
+        def fetch_all() -> None:
+            for batch, event in zip(batches, ready):
+                try:
+                    self._prefetched.update(debian.prefetch(batch, cache, self.runner))
+                except Exception:  # a batch only saves time: its packages download on their own
+                    pass
+                finally:
+                    event.set()
+
+        thread = threading.Thread(target=fetch_all, name="debian-prefetch", daemon=True)
+        thread.start()
+        return thread
+
     def _download(self, pkg: PackageRecipe) -> Download:
-        """The package's archive (:func:`download.fetch_archive`: pins checked unless authoring)."""
+        """The package's archive (:func:`download.fetch_archive`: pins checked unless authoring),
+        once the batch that may bring it (:meth:`_start_prefetch`) is done."""
+        batch = self._batches.get(pkg.name) if pkg.registry == "debian" else None
+        if batch is not None:
+            batch.wait()
         dl = CLIENTS[pkg.registry].download(pkg, self.cache / pkg.registry, self.runner,
                                             check=not self.record)
+        if batch is not None and pkg.name in self._prefetched:  # this run's batch downloaded it
+            dl = replace(dl, fetched=True)
         with self._lock:
             if dl.fetched:
                 self.downloaded += dl.size
