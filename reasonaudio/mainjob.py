@@ -1,8 +1,9 @@
 """`bench demo`: the main job, end to end, on what runs offline on a 2-core machine.
 
-build -> payload collection -> offline learned ingests -> eval of every retriever -> detect ->
-the retrievers that listen again under one noisy condition (``snr5`` at the full size) -> compare
--> report.
+build -> payload collection -> offline learned ingests -> calibration builds (their frames tagged
+in the background meanwhile: :mod:`reasonaudio.detect.prefetch`) -> eval of every retriever ->
+detect -> the retrievers that listen again under one noisy condition (``snr5`` at the full size)
+-> compare -> report.
 Each step is the library function its own command calls, so the demo is the README's
 walk-through run for you. Re-running reuses what is already there (the build when its parameters
 match, collections that are complete, embeddings in the cache). Silent from Python: what happens
@@ -32,6 +33,7 @@ from reasonaudio.dataset.conditions import parse_condition
 from reasonaudio.demo_sizes import (CUSTOM, DEMO_SIZES, DemoSize, custom_size, demo_command, demo_size,
                                     named_size)
 from reasonaudio.detect.collection import DetectOptions
+from reasonaudio.detect.prefetch import FramePrefetch
 from reasonaudio.errors import DataError, ReasonAudioError
 from reasonaudio.extras import available, install_hint
 from reasonaudio.fileio import read_json
@@ -303,11 +305,19 @@ def run_main_job(params: MainJobParams, hooks: Hooks = SILENT) -> MainJobResult:
         # noisy condition's retrievers ask the queries the first eval embedded
         context = EvalContext(store=store, hooks=hooks,
                               options=RetrieverOptions(query_vectors=QueryVectors()))
-        out.results = step("eval", lambda: _evaluate(bench, names, context),
-                           lambda r: f"{len(r.runs)} retrievers x {len(bench.queries)} queries")
-        _eval_formulations(bench, names, context, step, out)
-        if params.detect and any(ran_yamnet(n) for n in learned_ok):
-            _detect_and_spectrum(params, bench, context, learned_ok, step, out)
+        detects = params.detect and any(ran_yamnet(n) for n in learned_ok)
+        # the calibration builds before the evaluations, so their frames are tagged meanwhile
+        made = _calibration_builds(params, bench, step, hooks) if detects else []
+        prefetch = FramePrefetch([m.build for m in made]) if made else None
+        try:
+            out.results = step("eval", lambda: _evaluate(bench, names, context),
+                               lambda r: f"{len(r.runs)} retrievers x {len(bench.queries)} queries")
+            _eval_formulations(bench, names, context, step, out)
+        finally:
+            if prefetch is not None:
+                prefetch.finish()
+        if detects:
+            _detect_and_spectrum(params, bench, context, learned_ok, made, step, out)
         listening = [n for n in learned_ok if ran_yamnet(n)]
         if noisy and listening:
             try:
@@ -376,14 +386,20 @@ def _calibration_line(made: list[CalibrationMade]) -> str:
                               f"{m.build.seed}" + (" (kept)" if m.reused else "") for m in made)
 
 
-def _detect_and_spectrum(params: MainJobParams, bench: BenchmarkView, context: EvalContext,
-                         learned_ok: list[str], step: Stepper, out: MainJobResult) -> None:
-    """The calibration builds (the input of detect and tune, made here by their own step), then
-    detection, the tuning of the combined rungs and the spectrum's evaluation."""
-    hooks, store = context.hooks, context.store
-    made = step("build calibration", lambda: make_calibration_builds(
+def _calibration_builds(params: MainJobParams, bench: BenchmarkView, step: Stepper,
+                        hooks: Hooks) -> list[CalibrationMade]:
+    """The calibration builds, the input of detect and tune, made by their own step."""
+    return step("build calibration", lambda: make_calibration_builds(
         bench, _calibration_root(params), params.size.calibration_clips, params.size.calibration_queries,
         nested=(params.size.nested_clips, params.size.nested_queries), hooks=hooks), _calibration_line)
+
+
+def _detect_and_spectrum(params: MainJobParams, bench: BenchmarkView, context: EvalContext,
+                         learned_ok: list[str], made: list[CalibrationMade], step: Stepper,
+                         out: MainJobResult) -> None:
+    """Detection calibrated on the calibration builds ``made``, the tuning of the combined rungs
+    and the spectrum's evaluation."""
+    hooks, store = context.hooks, context.store
     calibration = made[0].build.root
     # after the eval: the decomposition reads the saved embedding results
     out.detection = step("detect yamnet", lambda: detect_and_evaluate(

