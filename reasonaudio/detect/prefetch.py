@@ -15,7 +15,6 @@ import threading
 from typing import Sequence
 
 from reasonaudio.dataset.view import BenchmarkView
-from reasonaudio.detect.clip_frames import heard_clips
 from reasonaudio.ingest.frame_rows import frame_rows
 from reasonaudio.models.registry import get_record
 from reasonaudio.models.yamnet_embedder import YamnetEmbedder
@@ -25,7 +24,7 @@ PASS_CLIPS = 8
 
 
 class FramePrefetch:
-    """Tags the clips of ``benches`` (as their condition renders them) into the frame cache, in
+    """Tags the clips of ``benches`` (rendered under their condition) into the frame cache, in
     a daemon thread started at once; the thread only ever fills the cache, so an error in it
     leaves nothing behind but frames the cache already had (it is dropped: detection will tag
     those clips itself, and say so if it fails)."""
@@ -42,7 +41,7 @@ class FramePrefetch:
         try:
             tagger = YamnetEmbedder(get_record("yamnet"), threads=1)
             for bench in benches:
-                clips = heard_clips(bench)
+                clips = list(bench.clips)  # as built, as detection asks (the renderer places them)
                 for start in range(0, len(clips), PASS_CLIPS):
                     if self._stop.is_set():
                         return

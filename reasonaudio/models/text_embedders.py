@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 from collections import OrderedDict
+from pathlib import Path
 from typing import Any, Callable, Hashable
 
 import numpy as np
@@ -54,9 +54,11 @@ class SentenceTransformerEmbedder(Embedder):
         folder = self.folder
         with loading_weights(f"model {record.name!r}: cannot load sentence-transformers folder {folder}"):
             plain = plain_mean_pooling(folder)
-            key = (str(folder.resolve()), self.revision, str(self.device), tuple(sorted((plain or {}).items())))
-            self.model = loaded_folder(key, lambda: MeanPooledTransformer(folder, self.device, **plain)
-                                       if plain is not None else SentenceTransformersModules(folder, self.device))
+            key = (str(folder.resolve()), self.revision, str(self.device),
+                   tuple(sorted((plain or {}).items())))
+            self.model = loaded_folder(key, lambda: (
+                MeanPooledTransformer(folder, self.device, **plain) if plain is not None
+                else SentenceTransformersModules(folder, self.device)))
         self.dimension = int(self.model.dimension or record.dimension)
         self.max_tokens = self.model.max_tokens
 

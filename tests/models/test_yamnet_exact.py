@@ -89,6 +89,9 @@ def cache(tmp_path_factory):
     return folder
 
 
+LEVELS = ("ORT_DISABLE_ALL", "ORT_ENABLE_BASIC", "ORT_ENABLE_EXTENDED", "ORT_ENABLE_ALL")
+"""every onnxruntime graph optimisation level (the fused and NCHWc layouts among them)"""
+
 SETTINGS = [
     (1, {}),
     (2, {}),
@@ -131,7 +134,7 @@ def test_the_graph_computes_the_numpy_reference(tiny_bench_dir, cache, layers):
     import onnxruntime as ort
 
     feeds = dict(np.load(folder / yamnet.FEEDS_FILE))
-    for level in ("ORT_DISABLE_ALL", "ORT_ENABLE_BASIC", "ORT_ENABLE_EXTENDED", "ORT_ENABLE_ALL"):
+    for level in LEVELS:
         for threads in (1, 2):
             options = ort.SessionOptions()
             options.graph_optimization_level = getattr(ort.GraphOptimizationLevel, level)
@@ -154,9 +157,6 @@ def test_the_embeddings_are_the_numpy_references_pooled_layer(cache, layers):
     assert got.shape == (7, yamnet.EMBEDDING_DIM) and np.array_equal(got, want)
     assert np.array_equal(rows, yamnet_exact.reference_codes(layers, codes[:, None]))
     assert np.ptp(got) > 0  # the random codes reach the layer as distinct values
-
-
-LEVELS = ("ORT_DISABLE_ALL", "ORT_ENABLE_BASIC", "ORT_ENABLE_EXTENDED", "ORT_ENABLE_ALL")
 
 
 def test_a_convolutions_requantisation_rounds_ties_to_even_and_clips_as_the_reference():
@@ -185,7 +185,8 @@ def test_a_convolutions_requantisation_rounds_ties_to_even_and_clips_as_the_refe
         for level in LEVELS:
             options = ort.SessionOptions()
             options.graph_optimization_level = getattr(ort.GraphOptimizationLevel, level)
-            session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+            session = ort.InferenceSession(model.SerializeToString(), options,
+                                           providers=["CPUExecutionProvider"])
             got = session.run(None, {"acc": acc[None, :, None, :]})[0]
             assert np.array_equal(got, want), (relu, zero, level, got - want)
 
