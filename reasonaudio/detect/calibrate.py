@@ -37,8 +37,8 @@ from reasonaudio.dataset.separation import check_separate as separate_builds
 from reasonaudio.dataset.separation import clip_key
 from reasonaudio.detect.base import DetectorProtocol
 from reasonaudio.detect.calibrate_choices import tune_for_choices
-from reasonaudio.detect.events import (POLICIES, Detected, DetectParams, event_of_runs, kept_runs,
-                                      shift_span)
+from reasonaudio.detect.events import (POLICIES, Detected, DetectParams, RunTable, events_of_table,
+                                      kept_runs, shift_span)
 from reasonaudio.detect.event_metrics import matches, spans
 from reasonaudio.errors import DataError
 from reasonaudio.store.collections import corpus_fingerprint
@@ -148,12 +148,18 @@ def micro_scores(truth: Sequence[dict[str, tuple[int, int]]], found: Sequence[li
     every detection moved as :func:`~reasonaudio.detect.events.shifted` moves it and matched
     (:func:`~reasonaudio.detect.event_metrics.matches`) against the true span of its label, in
     integer arrays, all shifts at once."""
-    n_true = sum(len(ref) for ref in truth)
-    n_found = sum(len(dets) for dets in found)
     rows = [(d.onset_ms, d.offset_ms, dur, *ref[d.label])
             for ref, dets, dur in zip(truth, found, durations) for d in dets if d.label in ref]
-    tag = _f1(len(rows), n_found - len(rows), n_true - len(rows))
-    on, off, dur, ref_on, ref_off = np.asarray(rows, dtype=np.int64).reshape(-1, 5).T
+    return _shifted_scores(sum(len(ref) for ref in truth), sum(len(dets) for dets in found),
+                           np.asarray(rows, dtype=np.int64).reshape(-1, 5).T, shifts)
+
+
+def _shifted_scores(n_true: int, n_found: int, rows: np.ndarray,
+                    shifts: Sequence[tuple[int, int]]) -> list[tuple[float, float]]:
+    """:func:`micro_scores` from the (onset, offset, clip duration, true onset, true offset)
+    columns of the detections whose label the clip holds."""
+    on, off, dur, ref_on, ref_off = rows
+    tag = _f1(len(on), n_found - len(on), n_true - len(on))
     out = []
     for on_shift, off_shift in shifts:
         a, b = (on, off) if not (on_shift or off_shift) else shift_span(on, off, on_shift, off_shift, dur)
@@ -204,6 +210,7 @@ class _Search:
         col = {lab: j for j, lab in enumerate(self.labels)}
         self.truth_spans = [spans(c.events) for c in clips]   # a repeated label: the span of its occurrences
         self.durations = [round(c.duration * 1000) for c in clips]
+        self.n_true = sum(len(ref) for ref in self.truth_spans)
         self.bounds: list[np.ndarray] = []  # frame boundaries per clip, from its first tracks
         self.present = np.zeros((len(clips), len(self.labels)), dtype=bool)
         for i, c in enumerate(clips):
@@ -235,26 +242,41 @@ class _Search:
                grid: Sequence[tuple[float, int, int, str]]) -> tuple[tuple[float, float], DetectParams]:
         """Step 2: the best post-processing in ``grid`` and onset/offset shifts (the first best
         wins). A grid point's events are :func:`~reasonaudio.detect.events.detect_label`'s,
-        with step 1's runs made once per ``off_ratio``."""
-        labels, bounds = self.labels, self.bounds
+        with step 1's runs made once per ``off_ratio`` and steps 2-4 taken for every clip and
+        label at once (:func:`~reasonaudio.detect.events.events_of_table`)."""
         shifts = list(itertools.product(self.frame_grid.onset_shifts_ms, self.frame_grid.offset_shifts_ms))
-        kept: dict[float, list[list[tuple[int, list[tuple[int, int]]]]]] = {}
+        pairs = [(i, j) for i in range(len(self.clips)) for j in active[i]]
+        truth = self._truth_columns(pairs)
+        tables: dict[float, RunTable] = {}
         found_best: tuple[tuple[float, float], DetectParams] | None = None
         for off_ratio, gap, min_ms, policy in grid:
             params = replace(base, off_ratio=off_ratio, gap_ms=gap, min_ms=min_ms, policy=policy)
-            if off_ratio not in kept:
-                kept[off_ratio] = [[(j, kept_runs(tracks[i][:, j], thr[j], off_ratio)) for j in active[i]]
-                                   for i in range(len(self.clips))]
-            found = [[d for d in (event_of_runs(tracks[i][:, j], runs, bounds[i], params, labels[j])
-                                  for j, runs in kept[off_ratio][i]) if d is not None]
-                     for i in range(len(self.clips))]
-            scores = micro_scores(self.truth_spans, found, self.durations, shifts)
+            if off_ratio not in tables:
+                tables[off_ratio] = RunTable.of(
+                    (tracks[i][:, j], kept_runs(tracks[i][:, j], thr[j], off_ratio), self.bounds[i])
+                    for i, j in pairs)
+            which, on, off = events_of_table(tables[off_ratio], gap, min_ms, policy)
+            held = truth[0][which]
+            rows = np.stack([on[held], off[held], *(col[which[held]] for col in truth[1:])])
+            scores = _shifted_scores(self.n_true, len(which), rows, shifts)
             for (on_shift, off_shift), score in zip(shifts, scores):
                 if found_best is None or score > found_best[0]:
                     found_best = (score, replace(params, onset_shift_ms=on_shift,
                                                  offset_shift_ms=off_shift))
         assert found_best is not None
         return found_best
+
+    def _truth_columns(self, pairs: list[tuple[int, int]]) -> tuple[np.ndarray, ...]:
+        """Per (clip, label) pair: whether the clip holds the label, the clip's duration and the
+        label's true onset and offset (0 where it does not hold it)."""
+        held = np.zeros(len(pairs), dtype=bool)
+        cols = np.zeros((3, len(pairs)), dtype=np.int64)
+        for p, (i, j) in enumerate(pairs):
+            ref = self.truth_spans[i].get(self.labels[j])
+            cols[0, p] = self.durations[i]
+            if ref is not None:
+                held[p], cols[1, p], cols[2, p] = True, ref[0], ref[1]
+        return held, cols[0], cols[1], cols[2]
 
 
 def _choose_thresholds(search: _Search, top_ks: Sequence[int]) -> tuple[DetectParams, list, np.ndarray, list]:

@@ -24,7 +24,7 @@ so its relations are the judge's relations, computed once, in one place.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -168,6 +168,64 @@ def heard_count(kept: Sequence[tuple[int, int]], bounds: np.ndarray, min_ms: int
         else:
             groups.append([a, b])
     return max(1, sum(bounds[b] - bounds[a] >= max(min_ms, 1) for a, b in groups))
+
+
+@dataclass(frozen=True)
+class RunTable:
+    """Step 1's kept runs (:func:`kept_runs`) of many (clip, label) pairs, as arrays in pair
+    order: what :func:`events_of_table` reads to take steps 2-4 for every pair at once."""
+
+    pair: np.ndarray
+    """(R,) each run's pair, non-decreasing"""
+    start_ms: np.ndarray
+    end_ms: np.ndarray
+    first: np.ndarray
+    """(R,) each run's first frame"""
+    frames: np.ndarray
+    """(R,) each run's length in frames"""
+    peak: np.ndarray
+    """(R,) each run's highest score"""
+
+    @classmethod
+    def of(cls, pairs: Iterable[tuple[np.ndarray, Sequence[tuple[int, int]], np.ndarray]]) -> "RunTable":
+        """From (track, kept runs, frame bounds) per pair; a pair's index is its position."""
+        rows = [(p, int(bounds[a]), int(bounds[b]), a, b - a, float(track[a:b].max()))
+                for p, (track, kept, bounds) in enumerate(pairs) for a, b in kept]
+        cols = np.asarray(rows, dtype=np.float64).reshape(-1, 6).T
+        ints = cols[:5].astype(np.int64)
+        return cls(ints[0], ints[1], ints[2], ints[3], ints[4], cols[5])
+
+
+def events_of_table(table: RunTable, gap_ms: int, min_ms: int, policy: str
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Steps 2-4 of :func:`event_of_runs` for every pair of ``table``: (pairs with an event,
+    onset ms, offset ms), unshifted. Only the times: no confidence or count, which the
+    calibration's objective does not read. The same rules in arrays (a test compares the two):
+    a run joins its predecessor's group when the gap between them is at most ``gap_ms``; a
+    group shorter than ``max(min_ms, 1)`` is dropped; ``span`` reaches from the first group left
+    to the last, ``strongest`` is the group with the highest peak (then the most frames, then
+    the earliest), and a merged group's peak is its runs' (frames between kept runs stay under
+    ``on``, which every kept run reaches)."""
+    pair, n = table.pair, len(table.pair)
+    if not n:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty
+    new = np.ones(n, dtype=bool)
+    new[1:] = (pair[1:] != pair[:-1]) | (table.start_ms[1:] - table.end_ms[:-1] > gap_ms)
+    heads = np.flatnonzero(new)
+    tails = np.append(heads[1:], n) - 1
+    on, off = table.start_ms[heads], table.end_ms[tails]
+    left = np.flatnonzero(off - on >= max(min_ms, 1))
+    owner = pair[heads[left]]
+    if policy == "strongest":
+        peak = np.maximum.reduceat(table.peak, heads)[left]
+        frames = (table.first[tails] + table.frames[tails] - table.first[heads])[left]
+        order = np.lexsort((table.first[heads[left]], -frames, -peak, owner))
+        chosen = left[order[np.r_[True, owner[order][1:] != owner[order][:-1]]]]
+        return pair[heads[chosen]], on[chosen], off[chosen]
+    firsts = np.r_[True, owner[1:] != owner[:-1]] if len(owner) else np.zeros(0, dtype=bool)
+    lasts = np.r_[owner[1:] != owner[:-1], True] if len(owner) else np.zeros(0, dtype=bool)
+    return owner[firsts], on[left[firsts]], off[left[lasts]]
 
 
 def shifted(d: Detected, onset_shift_ms: int, offset_shift_ms: int, duration_ms: int) -> Detected:

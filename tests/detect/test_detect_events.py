@@ -163,6 +163,38 @@ def _plain_scores(search, found, shifts):
     return out
 
 
+def test_events_of_a_run_table_are_the_events_of_each_pairs_runs():
+    """Steps 2-4 in arrays (calibration's search) give each (clip, label) pair the event that
+    ``event_of_runs`` gives it, under every gap, minimum length and policy: quantised scores
+    (peak ties between runs), gaps exactly at the grid's values, frame bounds clipped at the
+    clip's end (runs of 0 ms) and pairs without a kept run."""
+    import itertools
+
+    from reasonaudio.detect.calibrate import GAPS_MS, MIN_MS, OFF_RATIOS
+    from reasonaudio.detect.events import POLICIES, RunTable, event_of_runs, events_of_table, kept_runs
+
+    rng = np.random.default_rng(11)
+    pairs = []
+    for _ in range(400):
+        n = int(rng.integers(1, 40))
+        duration = int(rng.integers(1, n + 2)) * 480 - int(rng.choice([0, 240, 479]))
+        track = np.round(rng.random(n) * rng.choice([0.4, 1.0]), 1).astype(np.float32)
+        pairs.append((track, frame_bounds(n, max(duration, 1)), float(rng.choice([0.2, 0.5, 0.7]))))
+    seen = 0
+    for off_ratio in OFF_RATIOS:
+        kept = [kept_runs(track, on, off_ratio) for track, _, on in pairs]
+        table = RunTable.of((track, runs, bounds) for (track, bounds, _), runs in zip(pairs, kept))
+        for gap, min_ms, policy in itertools.product(GAPS_MS + (240, 480), MIN_MS + (1, 240), POLICIES):
+            params = DetectParams(off_ratio=off_ratio, gap_ms=gap, min_ms=min_ms, policy=policy)
+            plain = {p: (d.onset_ms, d.offset_ms)
+                     for p, ((track, bounds, _), runs) in enumerate(zip(pairs, kept))
+                     if (d := event_of_runs(track, runs, bounds, params)) is not None}
+            which, on, off = events_of_table(table, gap, min_ms, policy)
+            assert dict(zip(which.tolist(), zip(on.tolist(), off.tolist()))) == plain
+            seen += len(plain)
+    assert seen > 10_000
+
+
 def test_calibration_search_chooses_what_a_plain_search_chooses():
     """The calibration's grid search (step 1's runs made once per off_ratio, every shift scored
     in arrays) scores every grid point and shift as the plain search over detect_label, shifted
