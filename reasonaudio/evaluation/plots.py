@@ -21,6 +21,7 @@
 
 from __future__ import annotations
 
+import io
 import textwrap
 import warnings
 from dataclasses import dataclass
@@ -106,26 +107,43 @@ def wrap_label(label: str, width: int = LEGEND_NAME_WIDTH) -> str:
 
 def legend_below(fig: Figure, handles: Sequence[Any], labels: Sequence[str], ncol: int) -> Legend:
     """A figure legend under the axes (constrained layout keeps room for it), labels wrapped by
-    :func:`wrap_label`, then kept inside the figure by :func:`keep_inside`."""
+    :func:`wrap_label`, then kept inside the figure by :func:`keep_inside`; :func:`_save`'s
+    drawing confirms the fit (and fits again if it does not hold)."""
     ncol = max(1, min(ncol, len(labels)))
     legend = fig.legend(handles, [wrap_label(t) for t in labels], loc="outside lower center",
                         ncol=ncol, frameon=False)
-    keep_inside(fig, legend, ncol)
+    fit = LegendFit(legend, ncol, float(fig.get_size_inches()[1]))
+    fit.ncol = keep_inside(fig, legend, ncol, base_h=fit.base_h, confirm=False)
+    setattr(fig, LEGEND_FIT, fit)
     return legend
 
 
 FIT_ROUNDS = 12
 """at most this many layouts to fit a legend (each drops a column or resizes the figure)"""
+LEGEND_FIT = "_reasonaudio_legend_fit"
+"""the figure attribute naming the legend :func:`_save` confirms inside it"""
 
 
-def keep_inside(fig: Figure, legend: Legend, ncol: int) -> None:
+@dataclass
+class LegendFit:
+    legend: Legend
+    ncol: int
+    base_h: float
+    """the figure's height before the legend's room was added"""
+
+
+def keep_inside(fig: Figure, legend: Legend, ncol: int, *, base_h: float | None = None,
+                confirm: bool = True) -> int:
     """Lay the figure out and fit ``legend`` into it: while it is wider than the figure it loses
     a column (at one column the figure widens), and the figure grows by the legend's height, so
-    the axes keep the room they were given and the legend never reaches past an edge.
+    the axes keep the room they were given and the legend never reaches past an edge; returns
+    the columns kept.
 
     A legend's size does not depend on the layout (only its place does), so the columns are
-    dropped first, measured without laying the figure out: a layout costs a full draw."""
-    base_h = fig.get_size_inches()[1]
+    dropped first, measured without laying the figure out: a layout costs a full draw.
+    ``confirm=False`` stops after the first resize, for a caller whose next draw (a save's)
+    confirms it (:func:`fits`)."""
+    base_h = fig.get_size_inches()[1] if base_h is None else base_h
     renderer = fig.canvas.get_renderer()
     while ncol > 1 and legend.get_window_extent(renderer).width > fig.bbox.width:
         ncol -= 1
@@ -134,19 +152,28 @@ def keep_inside(fig: Figure, legend: Legend, ncol: int) -> None:
         with warnings.catch_warnings():  # a first layout may have no room for the axes yet
             warnings.filterwarnings("ignore", "constrained_layout not applied")
             fig.draw_without_rendering()  # the layout and every extent, no pixels
-        box, fig_box = legend.get_window_extent(), fig.bbox
-        w, h = fig.get_size_inches()
-        if box.width > fig_box.width and ncol > 1:
+        if legend.get_window_extent().width > fig.bbox.width and ncol > 1:
             ncol -= 1
             legend.set_ncols(ncol)
             continue
-        want_w = max(w, box.width / fig.dpi + 0.4)
-        want_h = max(h, base_h + box.height / fig.dpi + 0.2)
-        inside = (box.x0 >= fig_box.x0 and box.x1 <= fig_box.x1 and box.y0 >= fig_box.y0
-                  and box.y1 <= fig_box.y1)
-        if inside and (want_w, want_h) == (w, h):
-            return
-        fig.set_size_inches(want_w, want_h)
+        wanted = fits(fig, legend, base_h)
+        if wanted is None:
+            return ncol
+        fig.set_size_inches(*wanted)
+        if not confirm:
+            return ncol
+    return ncol
+
+
+def fits(fig: Figure, legend: Legend, base_h: float) -> tuple[float, float] | None:
+    """None when the last layout holds ``legend`` inside ``fig`` at the size it wants (room for
+    its width and, above ``base_h``, its height), else that (width, height) in inches."""
+    box, fig_box = legend.get_window_extent(), fig.bbox
+    w, h = fig.get_size_inches()
+    want = (max(w, box.width / fig.dpi + 0.4), max(h, base_h + box.height / fig.dpi + 0.2))
+    inside = (box.x0 >= fig_box.x0 and box.x1 <= fig_box.x1 and box.y0 >= fig_box.y0
+              and box.y1 <= fig_box.y1)
+    return None if inside and np.allclose(want, (w, h), rtol=0, atol=1e-9) else want
 
 
 def bar_intervals(results: Results, groups: Sequence[str],
@@ -178,10 +205,23 @@ def _plt():
 
 
 def _save(fig, path: Path) -> Path:
+    """The figure as a PNG at ``path``; a legend of :func:`legend_below` is confirmed inside by
+    this drawing's layout, or fitted again (:func:`keep_inside`) and drawn once more."""
+    png = _png(fig)
+    fit = getattr(fig, LEGEND_FIT, None)
+    if fit is not None and fits(fig, fit.legend, fit.base_h) is not None:
+        keep_inside(fig, fit.legend, fit.ncol, base_h=fit.base_h)
+        png = _png(fig)
     with atomic_file(path, "wb") as fh:
-        # No timestamps in the PNG metadata: same results, same bytes.
-        fig.savefig(fh, format="png", dpi=130, metadata={"Software": None})
+        fh.write(png)
     return path
+
+
+def _png(fig) -> bytes:
+    buf = io.BytesIO()
+    # No timestamps in the PNG metadata: same results, same bytes.
+    fig.savefig(buf, format="png", dpi=130, metadata={"Software": None})
+    return buf.getvalue()
 
 
 def plot_metrics_by_task(results: Results, out: Path, metrics: Sequence[str] = BAR_METRICS,

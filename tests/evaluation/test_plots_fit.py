@@ -67,8 +67,9 @@ def results() -> Results:
 
 @pytest.fixture
 def drawn(monkeypatch):
-    """Every figure saved in the test, laid out, with the extents of its legends and titles."""
-    seen: list[dict] = []
+    """Every figure saved in the test, laid out, with the extents of its legends and titles, as
+    its last save drew it (what the file holds: a save may fit the legend again and redraw)."""
+    seen: dict[Figure, dict] = {}
     real = Figure.savefig
 
     def check(fig, *args, **kwargs):
@@ -76,10 +77,10 @@ def drawn(monkeypatch):
         legends = list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend()]
         titles = [t for t in [fig._suptitle, *(ax.title for ax in fig.axes),
                               *(ax.xaxis.label for ax in fig.axes)] if t is not None and t.get_text()]
-        seen.append({"figure": fig.bbox.frozen(),
-                     "axes": [ax.get_window_extent().frozen() for ax in fig.axes if ax.axison],
-                     "legends": [lg.get_window_extent().frozen() for lg in legends],
-                     "titles": [(t.get_text(), t.get_window_extent().frozen()) for t in titles]})
+        seen[fig] = {"figure": fig.bbox.frozen(),
+                         "axes": [ax.get_window_extent().frozen() for ax in fig.axes if ax.axison],
+                         "legends": [lg.get_window_extent().frozen() for lg in legends],
+                         "titles": [(t.get_text(), t.get_window_extent().frozen()) for t in titles]}
         return real(fig, *args, **kwargs)
 
     monkeypatch.setattr(Figure, "savefig", check)
@@ -91,9 +92,9 @@ def _inside(inner, outer, slack: float = 1.0) -> bool:
             and inner.y0 >= outer.y0 - slack and inner.y1 <= outer.y1 + slack)
 
 
-def _assert_fits(seen: list[dict], legends: int = 1) -> None:
+def _assert_fits(seen: dict[Figure, dict], legends: int = 1) -> None:
     assert seen, "no figure was saved"
-    for fig in seen:
+    for fig in seen.values():
         assert len(fig["legends"]) >= legends
         for box in fig["legends"]:
             assert _inside(box, fig["figure"]), (box, fig["figure"])
@@ -164,6 +165,24 @@ def test_training_curve_legends_inside(tmp_path, drawn):
     plot_curve(tmp_path / "curve.png", SimpleNamespace(step_losses=list(np.linspace(3, 1, 200)),
                                                        history=history))
     _assert_fits(drawn, legends=2)
+
+
+@pytest.mark.filterwarnings("ignore:constrained_layout not applied")  # the shrunk figure, drawn
+def test_a_save_fits_again_a_legend_its_layout_moved_out(tmp_path, drawn):
+    """legend_below fits once and leaves the confirmation to the save's own layout: a figure
+    changed after it (here shrunk, the legend past its edges) is fitted again before its file is
+    written, and the file holds the fitted figure."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4), layout="constrained")
+    handles = [ax.plot([0, 1], [i, i])[0] for i in range(len(NAMES))]
+    plots.legend_below(fig, handles, NAMES, 4)
+    fitted = tuple(fig.get_size_inches())
+    fig.set_size_inches(2, 1.5)
+    plots._save(fig, tmp_path / "moved.png")
+    _assert_fits(drawn)
+    assert tuple(fig.get_size_inches()) >= fitted
+    plt.close(fig)
 
 
 def test_one_report_gives_every_retriever_its_own_colour():
