@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import json
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
@@ -92,6 +93,13 @@ class Calibration:
         if self.event_params is not None:
             out["event_params"] = self.event_params.to_json()
         return out
+
+    def digest(self) -> str:
+        """12 hex of sha256 over the record without ``path``: what the calibration is (its
+        build's seed, corpus and clips, the grid and the choice), not where its build lay, so a
+        copied or moved build names the same calibration."""
+        record = {k: v for k, v in self.to_json().items() if k != "path"}
+        return hashlib.sha256(json.dumps(record, sort_keys=True).encode()).hexdigest()[:12]
 
     @classmethod
     def from_json(cls, obj: Mapping[str, Any]) -> "Calibration":

@@ -349,11 +349,10 @@ def _write_collection(bench: BenchmarkView, store: Store, options: DetectOptions
     """(Re)write the detected collection with its record (tagger revision, label map, the whole
     calibration, the soft evidence's layout); returns its name."""
     name = detected_collection(options.tagger, options.mode, bench.condition.name)
-    cal_digest = hashlib.sha256(json.dumps(calibration.to_json(), sort_keys=True).encode()).hexdigest()[:12]
     dims = evidence_dims(bench.labels)
     meta = CollectionMeta(
         model=detected_name(options.tagger, options.mode),
-        revision=f"{revision}+map-{label_map.digest()}+cal-{cal_digest}",
+        revision=f"{revision}+map-{label_map.digest()}+cal-{calibration.digest()}",
         dimension=1, distance="dot", pooling="none", corpus_sha256=corpus_fingerprint(bench),
         extra={"kind": "detected", "format": FORMAT, "tagger": options.tagger, "mode": options.mode,
                "optimistic": is_optimistic(options.mode, training),

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import random
+from dataclasses import replace
 
 import pytest
 from hostile import one_line_error
@@ -78,6 +79,11 @@ def test_calibration_is_a_separate_build(detected):
         meta = store.meta(summary.collection)
     assert meta.extra["calibration"]["seed"] == calib.seed
     assert meta.extra["calibration"]["clips_digest"] == cal.clips_digest
+    # the revision names the calibration by content: a build copied elsewhere names the same one
+    assert meta.revision.endswith(f"+cal-{cal.digest()}")
+    assert replace(cal, path="/elsewhere/calibration").digest() == cal.digest()
+    assert replace(cal, seed=cal.seed + 1).digest() != cal.digest()
+    assert replace(cal, params=replace(cal.params, gap_ms=cal.params.gap_ms + 1)).digest() != cal.digest()
 
 
 def test_same_seed_calibration_is_refused(tmp_path, detected):
