@@ -134,20 +134,22 @@ class LegendFit:
 
 def keep_inside(fig: Figure, legend: Legend, ncol: int, *, base_h: float | None = None,
                 confirm: bool = True) -> int:
-    """Lay the figure out and fit ``legend`` into it: while it is wider than the figure it loses
-    a column (at one column the figure widens), and the figure grows by the legend's height, so
-    the axes keep the room they were given and the legend never reaches past an edge; returns
-    the columns kept.
+    """Fit ``legend`` into the figure: while it is wider than the figure it loses a column (at
+    one column the figure widens), and the figure grows by the legend's height, so the axes keep
+    the room they were given and the legend never reaches past an edge; returns the columns kept.
 
-    A legend's size does not depend on the layout (only its place does), so the columns are
-    dropped first, measured without laying the figure out: a layout costs a full draw.
-    ``confirm=False`` stops after the first resize, for a caller whose next draw (a save's)
-    confirms it (:func:`fits`)."""
+    A legend's size does not depend on the layout (only its place does), so the columns and the
+    size are chosen without laying the figure out (a layout costs a full draw). With
+    ``confirm=False`` that is all: the caller's next draw (a save's) places the legend and
+    confirms the fit (:func:`fits`). Otherwise the figure is laid out until a layout confirms it."""
     base_h = fig.get_size_inches()[1] if base_h is None else base_h
     renderer = fig.canvas.get_renderer()
     while ncol > 1 and legend.get_window_extent(renderer).width > fig.bbox.width:
         ncol -= 1
         legend.set_ncols(ncol)
+    if not confirm:
+        fig.set_size_inches(*_wanted(fig, legend.get_window_extent(renderer), base_h))
+        return ncol
     for _ in range(FIT_ROUNDS):
         with warnings.catch_warnings():  # a first layout may have no room for the axes yet
             warnings.filterwarnings("ignore", "constrained_layout not applied")
@@ -160,8 +162,6 @@ def keep_inside(fig: Figure, legend: Legend, ncol: int, *, base_h: float | None 
         if wanted is None:
             return ncol
         fig.set_size_inches(*wanted)
-        if not confirm:
-            return ncol
     return ncol
 
 
@@ -169,11 +169,17 @@ def fits(fig: Figure, legend: Legend, base_h: float) -> tuple[float, float] | No
     """None when the last layout holds ``legend`` inside ``fig`` at the size it wants (room for
     its width and, above ``base_h``, its height), else that (width, height) in inches."""
     box, fig_box = legend.get_window_extent(), fig.bbox
-    w, h = fig.get_size_inches()
-    want = (max(w, box.width / fig.dpi + 0.4), max(h, base_h + box.height / fig.dpi + 0.2))
+    want = _wanted(fig, box, base_h)
     inside = (box.x0 >= fig_box.x0 and box.x1 <= fig_box.x1 and box.y0 >= fig_box.y0
               and box.y1 <= fig_box.y1)
-    return None if inside and np.allclose(want, (w, h), rtol=0, atol=1e-9) else want
+    return None if inside and np.allclose(want, fig.get_size_inches(), rtol=0, atol=1e-9) else want
+
+
+def _wanted(fig: Figure, box: Any, base_h: float) -> tuple[float, float]:
+    """The figure's size with room for a legend of ``box`` (display units): its width, and its
+    height above ``base_h``; never smaller than the figure is."""
+    w, h = fig.get_size_inches()
+    return max(w, box.width / fig.dpi + 0.4), max(h, base_h + box.height / fig.dpi + 0.2)
 
 
 def bar_intervals(results: Results, groups: Sequence[str],
