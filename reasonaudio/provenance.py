@@ -3,6 +3,7 @@ package metadata so that nothing heavy is imported just to name a version."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import platform
@@ -60,7 +61,10 @@ def canonical_name(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+@functools.lru_cache(maxsize=None)
 def installed_version(name: str) -> str | None:
+    """The installed distribution's version (None when absent), read once per process: every
+    evaluation records a dozen, and a metadata lookup scans ``sys.path``."""
     try:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
