@@ -207,25 +207,32 @@ def events_of_table(table: RunTable, gap_ms: int, min_ms: int, policy: str
     the earliest), and a merged group's peak is its runs' (frames between kept runs stay under
     ``on``, which every kept run reaches)."""
     pair, n = table.pair, len(table.pair)
+    empty = np.zeros(0, dtype=np.int64)
     if not n:
-        empty = np.zeros(0, dtype=np.int64)
         return empty, empty, empty
-    new = np.ones(n, dtype=bool)
-    new[1:] = (pair[1:] != pair[:-1]) | (table.start_ms[1:] - table.end_ms[:-1] > gap_ms)
+    new = _starts(pair)
+    new[1:] |= table.start_ms[1:] - table.end_ms[:-1] > gap_ms
     heads = np.flatnonzero(new)
     tails = np.append(heads[1:], n) - 1
     on, off = table.start_ms[heads], table.end_ms[tails]
     left = np.flatnonzero(off - on >= max(min_ms, 1))
+    if not len(left):
+        return empty, empty, empty
     owner = pair[heads[left]]
     if policy == "strongest":
         peak = np.maximum.reduceat(table.peak, heads)[left]
         frames = (table.first[tails] + table.frames[tails] - table.first[heads])[left]
         order = np.lexsort((table.first[heads[left]], -frames, -peak, owner))
-        chosen = left[order[np.r_[True, owner[order][1:] != owner[order][:-1]]]]
+        chosen = left[order[_starts(owner[order])]]
         return pair[heads[chosen]], on[chosen], off[chosen]
-    firsts = np.r_[True, owner[1:] != owner[:-1]] if len(owner) else np.zeros(0, dtype=bool)
-    lasts = np.r_[owner[1:] != owner[:-1], True] if len(owner) else np.zeros(0, dtype=bool)
+    firsts = _starts(owner)
+    lasts = np.append(firsts[1:], True)
     return owner[firsts], on[left[firsts]], off[left[lasts]]
+
+
+def _starts(keys: np.ndarray) -> np.ndarray:
+    """Where each run of equal values in a non-empty ``keys`` starts (a boolean mask)."""
+    return np.r_[True, keys[1:] != keys[:-1]]
 
 
 def shifted(d: Detected, onset_shift_ms: int, offset_shift_ms: int, duration_ms: int) -> Detected:

@@ -112,9 +112,9 @@ def legend_below(fig: Figure, handles: Sequence[Any], labels: Sequence[str], nco
     ncol = max(1, min(ncol, len(labels)))
     legend = fig.legend(handles, [wrap_label(t) for t in labels], loc="outside lower center",
                         ncol=ncol, frameon=False)
-    fit = LegendFit(legend, ncol, float(fig.get_size_inches()[1]))
-    fit.ncol = keep_inside(fig, legend, ncol, base_h=fit.base_h, confirm=False)
-    setattr(fig, LEGEND_FIT, fit)
+    base_h = float(fig.get_size_inches()[1])
+    ncol = keep_inside(fig, legend, ncol, base_h=base_h, confirm=False)
+    setattr(fig, LEGEND_FIT, LegendFit(legend, ncol, base_h))
     return legend
 
 
@@ -141,7 +141,7 @@ def keep_inside(fig: Figure, legend: Legend, ncol: int, *, base_h: float | None 
     A legend's size does not depend on the layout (only its place does), so the columns and the
     size are chosen without laying the figure out (a layout costs a full draw). With
     ``confirm=False`` that is all: the caller's next draw (a save's) places the legend and
-    confirms the fit (:func:`fits`). Otherwise the figure is laid out until a layout confirms it."""
+    confirms the fit (:func:`_fits`). Otherwise the figure is laid out until a layout confirms it."""
     base_h = fig.get_size_inches()[1] if base_h is None else base_h
     renderer = fig.canvas.get_renderer()
     while ncol > 1 and legend.get_window_extent(renderer).width > fig.bbox.width:
@@ -158,14 +158,14 @@ def keep_inside(fig: Figure, legend: Legend, ncol: int, *, base_h: float | None 
             ncol -= 1
             legend.set_ncols(ncol)
             continue
-        wanted = fits(fig, legend, base_h)
+        wanted = _fits(fig, legend, base_h)
         if wanted is None:
             return ncol
         fig.set_size_inches(*wanted)
     return ncol
 
 
-def fits(fig: Figure, legend: Legend, base_h: float) -> tuple[float, float] | None:
+def _fits(fig: Figure, legend: Legend, base_h: float) -> tuple[float, float] | None:
     """None when the last layout holds ``legend`` inside ``fig`` at the size it wants (room for
     its width and, above ``base_h``, its height), else that (width, height) in inches."""
     box, fig_box = legend.get_window_extent(), fig.bbox
@@ -215,7 +215,7 @@ def _save(fig, path: Path) -> Path:
     this drawing's layout, or fitted again (:func:`keep_inside`) and drawn once more."""
     png = _png(fig)
     fit = getattr(fig, LEGEND_FIT, None)
-    if fit is not None and fits(fig, fit.legend, fit.base_h) is not None:
+    if fit is not None and _fits(fig, fit.legend, fit.base_h) is not None:
         keep_inside(fig, fit.legend, fit.ncol, base_h=fit.base_h)
         png = _png(fig)
     with atomic_file(path, "wb") as fh:
