@@ -109,6 +109,46 @@ def test_hybrid_is_the_formula_over_the_models_nearest(data):
         hybrid.close()
 
 
+class Unnamed(Counting):
+    """Records the batches sent without point names (their answers are named by payloads)."""
+
+    def __init__(self, store):
+        super().__init__(store)
+        self.unnamed = 0
+
+    def query_batch(self, name, requests, names=None):
+        self.unnamed += names is None
+        return super().query_batch(name, requests, names)
+
+
+def test_searches_choices_and_the_prefetch_ceiling_name_points_without_reading_payloads(data):
+    """Edge parses a point's whole payload to read its clip id (a joint collection's payload holds
+    every part's evidence): a query that asks for no field names its points from the clips."""
+    from reasonaudio.retrievers.registry import get_retriever
+
+    bench = data[0]
+    texts = [q.text for q in bench.queries]
+    relevant = [set(bench.qrels.get(q.id, ())) for q in bench.queries]
+    with EdgeStore(bench.root / "qdrant" / "edge") as store:
+        for name in NAMES:
+            spy = Unnamed(store)
+            retriever = get_retriever(name, bench, store=spy)
+            retriever.prepare(texts)
+            ids = [c.id for c in bench.clips[:4]]
+            for text in texts[:5]:
+                retriever.search(text, 10)
+                retriever.score(text, ids)
+            described = retriever.describe()
+            assert spy.unnamed == 0, name
+            if name == HYBRID:  # the ceiling read by payloads is the same
+                by_payloads = Counting(store)
+                by_payloads.query_batch = lambda n, requests, names=None: store.query_batch(n, requests)
+                retriever.store = by_payloads
+                assert described["recall_at_prefetch"] == round(
+                    retriever.recall_at_prefetch(texts, relevant), 4) > 0
+            retriever.close()
+
+
 def formulas(request):
     """Every score formula of a request and of its prefetches, nested ones included."""
     out = [request.formula] if request.formula is not None else []
