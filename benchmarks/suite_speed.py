@@ -11,7 +11,10 @@ closed with, and the ten slowest tests of each run (pytest's ``--durations=10``)
 
 A rerun is timed, as a developer's loop runs: an untimed collection first compiles the test
 modules (tests/conftest.py keeps that bytecode even under PYTHONDONTWRITEBYTECODE). On a fresh
-clone the first run also compiles what it imports, once.
+clone the first run also compiles what it imports, once. Each run writes its temporary files into
+a fresh folder (``--basetemp``) removed afterwards, untimed: without it pytest deletes the folders
+of the runs before the last three at the end of a run, and a run would time the removal of an
+earlier suite's (about 3 GB, 100,000 files), which depends on what ran on the machine before.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import argparse
 import re
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -34,10 +38,12 @@ FIGURE_NAMES = {"suite": "the whole test suite (`python -m pytest -q`), wall",
 def run_tier(name: str) -> tuple[float, str, list[str]]:
     """(wall seconds, pytest's closing line, the ten slowest tests' lines) of one tier."""
     extra, _ = TIERS[name]
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--durations=10", *extra]
-    t0 = time.perf_counter()
-    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
-    seconds = time.perf_counter() - t0
+    with tempfile.TemporaryDirectory(prefix=f"suite-speed-{name}-") as scratch:
+        cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--durations=10",
+               f"--basetemp={scratch}/t", *extra]
+        t0 = time.perf_counter()
+        done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+        seconds = time.perf_counter() - t0
     lines = done.stdout.splitlines()
     closing = next((ln.strip("= ") for ln in reversed(lines) if re.search(r"\d+ (passed|failed)", ln)),
                    f"pytest exited {done.returncode}")
