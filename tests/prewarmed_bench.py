@@ -22,8 +22,9 @@ import sys
 
 PREIMPORT = ("reasonaudio.cli", "torch", "transformers", "transformers.models.bert.modeling_bert",
              "transformers.models.bert.tokenization_bert", "matplotlib", "matplotlib.pyplot",
-             "soundfile", "scipy.signal")
-"""imported once before any fork: the CLI and the heavy modules its commands import lazily"""
+             "soundfile", "scipy.signal", "qdrant_client", "qdrant_edge", "onnxruntime", "onnx")
+"""imported once before any fork: the CLI and the heavy modules its commands import lazily (the
+stores import qdrant_client, whose package imports its async client: a second per command)"""
 
 
 def serve(path: str) -> None:
