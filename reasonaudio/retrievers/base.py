@@ -19,7 +19,7 @@ from reasonaudio.ingest.embedding_cache import identity_digest
 from reasonaudio.models.base import EmbedderProtocol
 from reasonaudio.querylang.resolve import ResolveOptions
 from reasonaudio.progress import SILENT, Hooks
-from reasonaudio.store.base import Request, StoreProtocol
+from reasonaudio.store.base import Found, Request, StoreProtocol
 from reasonaudio.store.payload import point_names
 from reasonaudio.types import ClipId
 
@@ -206,6 +206,11 @@ class QueryRetriever(Retriever):
             self._names = point_names(c.id for c in self.bench.clips)
         return self._names
 
+    def answers(self, requests: Sequence[Request]) -> list[list[Found]]:
+        """``requests`` on ``self.collection`` in one batch, their points named by
+        :meth:`point_names` (no payload is read for a request that asks for no fields)."""
+        return self.store.query_batch(self.collection, list(requests), self.point_names())
+
     def request(self, text: str, limit: int) -> Request:
         """The ``store.base.Request`` answering ``text`` (a QueryParseError if it cannot)."""
         raise NotImplementedError
@@ -225,7 +230,7 @@ class QueryRetriever(Retriever):
             except QueryParseError as exc:
                 out.append(exc)
         limit = k + TIE_MARGIN
-        answers = self.store.query_batch(self.collection, [r for _, r in asked], self.point_names())
+        answers = self.answers([r for _, r in asked])
         while True:
             again = []
             for (i, _), found in zip(asked, answers):
@@ -240,8 +245,7 @@ class QueryRetriever(Retriever):
             # returned is its own (hash) order, so ask those queries again for more
             limit *= 4
             asked = [(i, self.wider_request(texts[i], limit, k + TIE_MARGIN)) for i in again]
-            answers = self.store.query_batch(self.collection, [r for _, r in asked],
-                                             self.point_names())
+            answers = self.answers([r for _, r in asked])
 
     def search(self, text: str, k: int) -> list[Hit]:
         got = self.search_batch([text], k)[0]

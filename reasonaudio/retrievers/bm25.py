@@ -136,8 +136,7 @@ class Bm25Retriever(QueryRetriever):
             return []
         ids = models.Filter(must=[models.HasIdCondition(has_id=[point_id(c) for c in clip_ids])])
         req = Request(limit=len(clip_ids), nearest=self.query_sparse(text), using=SPARSE, flt=ids)
-        found = self.store.query_batch(self.collection, [req], self.point_names())[0]
-        got = {f.clip_id: f.score for f in found}
+        got = {f.clip_id: f.score for f in self.answers([req])[0]}
         return [got.get(c, 0.0) for c in clip_ids]
 
     def captions(self, clip_ids: Sequence[str]) -> dict[str, str]:

@@ -292,8 +292,7 @@ class CombinedRetriever(QueryRetriever):
         if not clip_ids:
             return []
         ids = models.Filter(must=[models.HasIdCondition(has_id=[point_id(c) for c in clip_ids])])
-        found = self.store.query_batch(self.collection, [self.request(text, len(clip_ids), ids)],
-                                      self.point_names())[0]
+        found = self.answers([self.request(text, len(clip_ids), ids)])[0]
         got = {f.clip_id: f.score for f in found}
         scores = [got.get(c, float("-inf")) for c in clip_ids]
         if self.combined.kind == "dbsf":
@@ -325,8 +324,7 @@ class CombinedRetriever(QueryRetriever):
                 asked.append((self.part_request(self.parts[0], t, self.params.prefetch), rel))
             except QueryParseError:
                 asked.append((None, rel))
-        answers = iter(self.store.query_batch(self.collection, [r for r, _ in asked if r is not None],
-                                             self.point_names()))
+        answers = iter(self.answers([r for r, _ in asked if r is not None]))
         got = [{f.clip_id for f in next(answers)} if r is not None else set() for r, _ in asked]
         shares = [len(rel & found) / len(rel) for found, (_, rel) in zip(got, asked) if rel]
         return sum(shares) / len(shares) if shares else 0.0

@@ -113,8 +113,7 @@ class FormulaRetriever(QueryRetriever, PayloadRetriever):
         if not clip_ids:
             return []
         logic = self.parse(text)
-        found = self.store.query_batch(self.collection, [by_id_request(
-            self.expression(logic, order=False), clip_ids, self.dims)], self.point_names())[0]
+        found = self.answers([by_id_request(self.expression(logic, order=False), clip_ids, self.dims)])[0]
         got = {f.clip_id: f.score for f in found}
         return [got.get(c, float("-inf")) for c in clip_ids]
 
