@@ -14,7 +14,7 @@ modules (tests/conftest.py keeps that bytecode even under PYTHONDONTWRITEBYTECOD
 clone the first run also compiles what it imports, once. Each run writes its temporary files into
 a fresh folder (``--basetemp``) removed afterwards, untimed: without it pytest deletes the folders
 of the runs before the last three at the end of a run, and a run would time the removal of an
-earlier suite's (about 3 GB, 100,000 files), which depends on what ran on the machine before.
+earlier suite's (gigabytes of Qdrant files), which depends on what ran on the machine before.
 """
 
 from __future__ import annotations
